@@ -1,0 +1,57 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../app-env";
+import { RelayError } from "../errors";
+import { parseAgentFile } from "../registry/agent-file";
+import { checkAgentPatterns } from "../registry/check-agent";
+import { deleteAgent, getAgent, listAgents, putAgent } from "../registry/store";
+import { AgentDefinition, AgentName } from "../schemas/agent";
+import { decodeCursor, encodeCursor } from "./cursor";
+import { parseWith, readJson, readQuery, readText } from "./validate";
+
+/** Agent documents can be large (2,000 examples); 4 MiB leaves room for all limits at once. */
+const AGENT_BODY_LIMIT = 4 * 1024 * 1024;
+
+const ListQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().optional(),
+});
+
+function agentName(raw: string): string {
+  return parseWith(AgentName, raw, "agent name");
+}
+
+export const agents = new Hono<AppEnv>()
+  .put("/:name", async (c) => {
+    const name = agentName(c.req.param("name"));
+    const isMarkdown = (c.req.header("Content-Type") ?? "").startsWith("text/markdown");
+    const definition = isMarkdown
+      ? parseAgentFile(await readText(c, AGENT_BODY_LIMIT), `${name}.md`)
+      : await readJson(c, AgentDefinition, AGENT_BODY_LIMIT);
+    if (definition.name !== name) {
+      throw new RelayError("VALIDATION_FAILED", `Body names agent '${definition.name}' but the URL names '${name}'.`, {
+        issues: [{ path: "name", message: "must equal the name in the URL" }],
+      });
+    }
+    checkAgentPatterns(definition);
+    const { created, agent } = await putAgent(c.env.DB, c.get("tenant"), definition);
+    return c.json(agent, created ? 201 : 200);
+  })
+  .get("/", async (c) => {
+    const { limit, cursor } = readQuery(c, ListQuery);
+    const page = await listAgents(c.env.DB, c.get("tenant"), { limit, after: cursor ? decodeCursor(cursor) : undefined });
+    return c.json({ agents: page.agents, next_cursor: page.next ? encodeCursor(page.next) : null });
+  })
+  .get("/:name", async (c) => {
+    const name = agentName(c.req.param("name"));
+    const agent = await getAgent(c.env.DB, c.get("tenant"), name);
+    if (!agent) throw new RelayError("AGENT_NOT_FOUND", `No agent named '${name}'.`, { agent: name });
+    return c.json(agent);
+  })
+  .delete("/:name", async (c) => {
+    const name = agentName(c.req.param("name"));
+    if (!(await deleteAgent(c.env.DB, c.get("tenant"), name))) {
+      throw new RelayError("AGENT_NOT_FOUND", `No agent named '${name}'.`, { agent: name });
+    }
+    return c.body(null, 204);
+  });

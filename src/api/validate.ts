@@ -1,0 +1,53 @@
+import type { Context } from "hono";
+import type { z } from "zod";
+import { RelayError } from "../errors";
+
+/** Default ceiling for JSON bodies; routes with larger documents pass their own. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/** Zod issues as the API reports them: a dotted path and a message each. */
+export function issuesOf(error: z.ZodError): { path: string; message: string }[] {
+  return error.issues.map((issue) => ({
+    path: issue.path.map(String).join(".") || "(root)",
+    message: issue.message,
+  }));
+}
+
+/** Parses a value with a schema, or throws VALIDATION_FAILED naming every bad field. */
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what = "request body"): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw new RelayError("VALIDATION_FAILED", `Invalid ${what}.`, { issues: issuesOf(parsed.error) });
+  }
+  return parsed.data;
+}
+
+/** Reads the body as text, refusing it (413) before parsing when it is over `limit` bytes. */
+export async function readText(c: Context, limit = DEFAULT_BODY_LIMIT): Promise<string> {
+  const declared = Number(c.req.header("Content-Length") ?? "0");
+  if (declared > limit) throw tooLarge(limit);
+  const text = await c.req.text();
+  if (new TextEncoder().encode(text).byteLength > limit) throw tooLarge(limit);
+  return text;
+}
+
+function tooLarge(limit: number): RelayError {
+  return new RelayError("PAYLOAD_TOO_LARGE", `Request body is larger than ${limit} bytes.`, { limit_bytes: limit });
+}
+
+/** Reads a JSON body: size limit, then JSON syntax (INVALID_JSON), then the schema. */
+export async function readJson<S extends z.ZodType>(c: Context, schema: S, limit = DEFAULT_BODY_LIMIT): Promise<z.output<S>> {
+  const text = await readText(c, limit);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (cause) {
+    throw new RelayError("INVALID_JSON", "Request body is not valid JSON.", { reason: String((cause as Error).message) });
+  }
+  return parseWith(schema, value);
+}
+
+/** Parses the query string with a schema (VALIDATION_FAILED on a bad value). */
+export function readQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
+  return parseWith(schema, c.req.query(), "query");
+}

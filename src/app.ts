@@ -1,0 +1,21 @@
+import { Hono } from "hono";
+import type { AppEnv } from "./app-env";
+import { agents } from "./api/agents";
+import { onError, onNotFound } from "./api/error-handler";
+import { apiKeyAuth } from "./auth/middleware";
+
+/**
+ * The Hono app: public health check, then everything under /v1 behind tenant auth.
+ * Sub-apps are mounted per resource; errors meet HTTP only in `onError`.
+ */
+export function createApp() {
+  const v1 = new Hono<AppEnv>().use(apiKeyAuth()).route("/agents", agents);
+
+  return new Hono<AppEnv>()
+    .get("/health", (c) => c.json({ ok: true, service: "relay" }))
+    .route("/v1", v1)
+    .onError(onError)
+    .notFound(onNotFound);
+}
+
+export const app = createApp();

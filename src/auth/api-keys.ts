@@ -1,0 +1,51 @@
+/**
+ * API keys: `RELAY_API_KEYS` holds `tenant:key` entries, comma-separated. Each key names
+ * the tenant it acts for. Keys are compared as SHA-256 digests in constant time, so
+ * neither a key's content nor its length leaks through timing.
+ */
+export interface ApiKeyEntry {
+  tenant: string;
+  digest: ArrayBuffer;
+}
+
+const TENANT = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+export function parseApiKeys(raw: string | undefined): { tenant: string; key: string }[] {
+  if (!raw) return [];
+  return raw
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const at = entry.indexOf(":");
+      return { tenant: entry.slice(0, at), key: entry.slice(at + 1) };
+    })
+    .filter(({ tenant, key }) => TENANT.test(tenant) && key.length >= 8);
+}
+
+async function sha256(text: string): Promise<ArrayBuffer> {
+  return crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+}
+
+const digestCache = new Map<string, Promise<ApiKeyEntry[]>>();
+
+/** Digests of the configured keys, computed once per distinct secret value per isolate. */
+export function keyEntries(raw: string | undefined): Promise<ApiKeyEntry[]> {
+  const cacheKey = raw ?? "";
+  let entries = digestCache.get(cacheKey);
+  if (!entries) {
+    entries = Promise.all(parseApiKeys(raw).map(async ({ tenant, key }) => ({ tenant, digest: await sha256(key) })));
+    digestCache.set(cacheKey, entries);
+  }
+  return entries;
+}
+
+/** The tenant the presented key belongs to, or null. Every entry is compared: no early exit. */
+export async function tenantForKey(entries: ApiKeyEntry[], presented: string): Promise<string | null> {
+  const digest = await sha256(presented);
+  let tenant: string | null = null;
+  for (const entry of entries) {
+    if (crypto.subtle.timingSafeEqual(entry.digest, digest) && tenant === null) tenant = entry.tenant;
+  }
+  return tenant;
+}

@@ -1,0 +1,52 @@
+/**
+ * Every error code Relay returns, with its HTTP status. The one place codes meet statuses:
+ * domain code and Durable Objects speak codes, only the HTTP layer reads this table.
+ */
+export const ERROR_STATUS = {
+  // 400 — the request itself is malformed
+  INVALID_JSON: 400,
+  VALIDATION_FAILED: 400,
+  INVALID_PATTERN: 400,
+  INVALID_CONFIG: 400,
+  INVALID_AGENT_FILE: 400,
+  INVALID_CONDITION: 400,
+  INVALID_CURSOR: 400,
+  // 401/403 — who is calling
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  // 404 — unknown things
+  NOT_FOUND: 404,
+  AGENT_NOT_FOUND: 404,
+  SESSION_NOT_FOUND: 404,
+  HANDOFF_NOT_FOUND: 404,
+  // 409 — conflicts with current state
+  ROUTING_DISABLED: 409,
+  HANDOFF_IN_PROGRESS: 409,
+  NOT_CURRENT_AGENT: 409,
+  HANDOFF_NOT_CANCELLABLE: 409,
+  IDEMPOTENCY_KEY_REUSED: 409,
+  // 410 — it was here, it expired
+  SESSION_EXPIRED: 410,
+  // 413 — too large
+  PAYLOAD_TOO_LARGE: 413,
+  // 422 — well-formed, but a rule of the domain says no
+  HANDOFF_NOT_ALLOWED: 422,
+  CONDITION_NOT_MET: 422,
+  MAX_DEPTH_EXCEEDED: 422,
+  CIRCULAR_HANDOFF: 422,
+  CAPABILITY_MISMATCH: 422,
+  AGENT_UNAVAILABLE: 422,
+  NOTHING_TO_RETURN: 422,
+  NO_ROUTE: 422,
+  // 429, 5xx
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  AUTH_NOT_CONFIGURED: 503,
+  DEPENDENCY_UNAVAILABLE: 503,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export function statusOf(code: ErrorCode): number {
+  return ERROR_STATUS[code];
+}

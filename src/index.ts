@@ -1,0 +1,9 @@
+import { app } from "./app";
+import type { Env } from "./env";
+
+export { SessionDO } from "../durable-objects/session";
+export { AgentDO } from "../durable-objects/agent";
+
+export default {
+  fetch: app.fetch,
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,103 @@
+import { AgentDefinition, type StoredAgent } from "../schemas/agent";
+
+/**
+ * The agent registry in D1, scoped by tenant. Every write bumps the tenant's registry
+ * version in the same batch, so compiled routers know when to rebuild.
+ */
+
+interface AgentRow {
+  name: string;
+  definition: string;
+  created_at: string;
+  updated_at: string;
+}
+
+function toStored(row: AgentRow): StoredAgent {
+  return {
+    definition: AgentDefinition.parse(JSON.parse(row.definition)),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+function bumpVersion(db: D1Database, tenant: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO registry_versions (tenant, version) VALUES (?1, 1)
+       ON CONFLICT (tenant) DO UPDATE SET version = version + 1`,
+    )
+    .bind(tenant);
+}
+
+/** Creates or replaces an agent; `created` tells which. */
+export async function putAgent(
+  db: D1Database,
+  tenant: string,
+  definition: AgentDefinition,
+): Promise<{ created: boolean; agent: StoredAgent }> {
+  const now = new Date().toISOString();
+  const [upsert] = await db.batch<AgentRow & { created: number }>([
+    db
+      .prepare(
+        `INSERT INTO agents (tenant, name, definition, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)
+         ON CONFLICT (tenant, name) DO UPDATE SET definition = excluded.definition, updated_at = excluded.updated_at
+         RETURNING name, definition, created_at, updated_at, (created_at = ?4 AND updated_at = ?4) AS created`,
+      )
+      .bind(tenant, definition.name, JSON.stringify(definition), now),
+    bumpVersion(db, tenant),
+  ]);
+  const row = upsert?.results[0];
+  if (!row) throw new Error("agent upsert returned no row");
+  return { created: row.created === 1, agent: toStored(row) };
+}
+
+export async function getAgent(db: D1Database, tenant: string, name: string): Promise<StoredAgent | null> {
+  const row = await db
+    .prepare("SELECT name, definition, created_at, updated_at FROM agents WHERE tenant = ?1 AND name = ?2")
+    .bind(tenant, name)
+    .first<AgentRow>();
+  return row ? toStored(row) : null;
+}
+
+/** One page of agents in name order, after `after` (exclusive). */
+export async function listAgents(
+  db: D1Database,
+  tenant: string,
+  { after, limit }: { after?: string; limit: number },
+): Promise<{ agents: StoredAgent[]; next: string | null }> {
+  const { results } = await db
+    .prepare(
+      `SELECT name, definition, created_at, updated_at FROM agents
+       WHERE tenant = ?1 AND name > ?2 ORDER BY name LIMIT ?3`,
+    )
+    .bind(tenant, after ?? "", limit + 1)
+    .all<AgentRow>();
+  const page = results.slice(0, limit);
+  const next = results.length > limit ? (page.at(-1)?.name ?? null) : null;
+  return { agents: page.map(toStored), next };
+}
+
+/** Every agent definition of a tenant, in name order (what the routers compile). */
+export async function loadDefinitions(db: D1Database, tenant: string): Promise<AgentDefinition[]> {
+  const { results } = await db
+    .prepare("SELECT definition FROM agents WHERE tenant = ?1 ORDER BY name")
+    .bind(tenant)
+    .all<{ definition: string }>();
+  return results.map((row) => AgentDefinition.parse(JSON.parse(row.definition)));
+}
+
+export async function deleteAgent(db: D1Database, tenant: string, name: string): Promise<boolean> {
+  const [deleted] = await db.batch([
+    db.prepare("DELETE FROM agents WHERE tenant = ?1 AND name = ?2").bind(tenant, name),
+    bumpVersion(db, tenant),
+  ]);
+  return (deleted?.meta.changes ?? 0) > 0;
+}
+
+export async function registryVersion(db: D1Database, tenant: string): Promise<number> {
+  const row = await db
+    .prepare("SELECT version FROM registry_versions WHERE tenant = ?1")
+    .bind(tenant)
+    .first<{ version: number }>();
+  return row?.version ?? 0;
+}

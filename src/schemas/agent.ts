@@ -1,0 +1,115 @@
+import { z } from "zod";
+
+/** Agent names are slugs: they appear in URLs, tool names and audit records. */
+export const AgentName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "must be a slug: lower-case letters, digits, '-' or '_', at most 64 characters");
+export type AgentName = z.infer<typeof AgentName>;
+
+export const AgentKind = z.enum(["llm", "webhook", "human"]);
+export type AgentKind = z.infer<typeof AgentKind>;
+
+export const LIMITS = {
+  keywords: 500,
+  patterns: 100,
+  examples: 2000,
+  handoffs: 50,
+  capabilities: 100,
+} as const;
+
+export const Triggers = z.strictObject({
+  keywords: z.array(z.string().trim().min(1).max(100)).max(LIMITS.keywords).default([]),
+  patterns: z.array(z.string().min(1).max(500)).max(LIMITS.patterns).default([]),
+  examples: z.array(z.string().trim().min(1).max(1000)).max(LIMITS.examples).default([]),
+  /** Multiplies the rule score by priority/100 (seed semantics). */
+  priority: z.number().int().min(0).max(100).default(50),
+});
+export type Triggers = z.infer<typeof Triggers>;
+
+export const Capability = z.strictObject({
+  name: z.string().trim().min(1).max(100),
+  proficiency: z.number().min(0).max(1).default(1),
+  tags: z.array(z.string().max(100)).max(50).default([]),
+});
+export type Capability = z.infer<typeof Capability>;
+
+export const HandoffFilter = z.strictObject({
+  /** Keep the first 2 and the last N−2 history items. */
+  max_history: z.number().int().min(2).max(10_000).optional(),
+  redact_pii: z.boolean().default(false),
+  remove_tool_items: z.boolean().default(false),
+});
+export type HandoffFilter = z.infer<typeof HandoffFilter>;
+
+export const HandoffWhen = z.enum(["manual", "auto", "conditional"]);
+
+const HandoffObject = z.strictObject({
+  to: AgentName,
+  when: HandoffWhen.default("manual"),
+  description: z.string().max(2000).optional(),
+  include_context: z.boolean().default(true),
+  /** JSON Schema of the payload the handing-over agent must provide. */
+  input_schema: z.record(z.string(), z.unknown()).optional(),
+  /** Condition expression over session state (design §5); the handoff is offered only when true. */
+  condition: z.string().max(2000).optional(),
+  filter: HandoffFilter.optional(),
+});
+
+/** A handoff entry: the full object, or just the target's name (the seed's shorthand). */
+export const HandoffSpec = z.union([AgentName.transform((to) => HandoffObject.parse({ to })), HandoffObject]);
+export type HandoffSpec = z.infer<typeof HandoffObject>;
+
+export const ToolPolicy = z.strictObject({
+  allow: z.array(z.string().max(100)).max(200).default([]),
+  confirmation: z
+    .strictObject({
+      require: z.array(z.string().max(100)).max(200).default([]),
+      timeout_s: z.number().int().min(1).max(86_400).default(300),
+    })
+    .default({ require: [], timeout_s: 300 }),
+});
+
+export const Guardrails = z.strictObject({
+  output_schema: z.record(z.string(), z.unknown()).optional(),
+  on_failure: z.enum(["reject", "repair", "warn"]).default("reject"),
+});
+
+/** An agent definition (design §2): what the registry stores and the routers compile. */
+export const AgentDefinition = z
+  .strictObject({
+    name: AgentName,
+    title: z.string().trim().min(1).max(200).optional(),
+    description: z.string().max(4000).default(""),
+    kind: AgentKind.default("llm"),
+    enabled: z.boolean().default(true),
+    instructions: z.string().max(64 * 1024).default(""),
+    model: z.string().max(200).optional(),
+    endpoint: z.url({ protocol: /^https?$/ }).optional(),
+    triggers: Triggers.default({ keywords: [], patterns: [], examples: [], priority: 50 }),
+    capabilities: z.array(Capability).max(LIMITS.capabilities).default([]),
+    handoffs: z.array(HandoffSpec).max(LIMITS.handoffs).default([]),
+    tools: ToolPolicy.default({ allow: [], confirmation: { require: [], timeout_s: 300 } }),
+    guardrails: Guardrails.optional(),
+    max_concurrent_sessions: z.number().int().min(1).max(1_000_000).default(100),
+  })
+  .superRefine((agent, ctx) => {
+    if (agent.kind === "webhook" && !agent.endpoint) {
+      ctx.addIssue({ code: "custom", path: ["endpoint"], message: "a webhook agent needs an endpoint" });
+    }
+    const seen = new Set<string>();
+    agent.handoffs.forEach((h, i) => {
+      if (h.to === agent.name) ctx.addIssue({ code: "custom", path: ["handoffs", i, "to"], message: "an agent cannot hand off to itself" });
+      if (seen.has(h.to)) ctx.addIssue({ code: "custom", path: ["handoffs", i, "to"], message: `duplicate handoff to '${h.to}'` });
+      seen.add(h.to);
+    });
+  });
+export type AgentDefinition = z.infer<typeof AgentDefinition>;
+export type AgentDefinitionInput = z.input<typeof AgentDefinition>;
+
+/** An agent as the API returns it: the definition plus registry bookkeeping. */
+export const StoredAgent = z.object({
+  definition: AgentDefinition,
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type StoredAgent = z.infer<typeof StoredAgent>;

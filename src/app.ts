@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "./app-env";
 import { agents } from "./api/agents";
+import { config } from "./api/config";
 import { onError, onNotFound } from "./api/error-handler";
 import { apiKeyAuth } from "./auth/middleware";
 
@@ -9,7 +10,10 @@ import { apiKeyAuth } from "./auth/middleware";
  * Sub-apps are mounted per resource; errors meet HTTP only in `onError`.
  */
 export function createApp() {
-  const v1 = new Hono<AppEnv>().use(apiKeyAuth()).route("/agents", agents);
+  const v1 = new Hono<AppEnv>()
+    .use(apiKeyAuth())
+    .route("/agents", agents)
+    .route("/config", config);
 
   return new Hono<AppEnv>()
     .get("/health", (c) => c.json({ ok: true, service: "relay" }))

@@ -1,0 +1,38 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../app-env";
+import { RelayError } from "../errors";
+import { deleteTenantConfig, getTenantConfig, putTenantConfig } from "../registry/config-store";
+import { configProblems, patchFromVars, resolveConfig, type ResolvedConfig } from "../routing/config";
+import { RoutingConfigPatch } from "../schemas/routing";
+import { readJson } from "./validate";
+
+function view({ config, sources, warnings }: ResolvedConfig, stored: RoutingConfigPatch | null) {
+  return { config, sources, stored, warnings };
+}
+
+/**
+ * `/v1/config/routing`: the tenant layer of routing config. GET shows every resolved value
+ * with the layer it came from; PUT replaces the tenant layer; DELETE clears it.
+ */
+export const config = new Hono<AppEnv>()
+  .get("/routing", async (c) => {
+    const stored = await getTenantConfig(c.env.DB, c.get("tenant"));
+    const { patch, warnings } = patchFromVars(c.env);
+    return c.json(view(resolveConfig({ env: patch, tenant: stored, warnings }), stored));
+  })
+  .put("/routing", async (c) => {
+    const stored = await readJson(c, RoutingConfigPatch);
+    const { patch, warnings } = patchFromVars(c.env);
+    const resolved = resolveConfig({ env: patch, tenant: stored, warnings });
+    const problems = configProblems(resolved.config);
+    if (problems.length > 0) {
+      throw new RelayError("INVALID_CONFIG", `Routing configuration is inconsistent: ${problems.join("; ")}.`, { problems });
+    }
+    await putTenantConfig(c.env.DB, c.get("tenant"), stored);
+    return c.json(view(resolved, stored));
+  })
+  .delete("/routing", async (c) => {
+    await deleteTenantConfig(c.env.DB, c.get("tenant"));
+    const { patch, warnings } = patchFromVars(c.env);
+    return c.json(view(resolveConfig({ env: patch, warnings }), null));
+  });

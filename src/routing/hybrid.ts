@@ -1,0 +1,90 @@
+import type { AgentDefinition } from "../schemas/agent";
+import type { RouteDecision, RoutingConfig, RoutingStrategy } from "../schemas/routing";
+import { applyFallback } from "./fallback";
+import type { RuleDecision, RuleRouter } from "./types";
+
+/** What the LLM tier reports back: a chosen agent, or why it could not choose. */
+export type LlmOutcome =
+  | {
+      ok: true;
+      agent: string;
+      reason: string;
+      context?: string;
+      tool_call: { name: string; arguments: unknown };
+      duration_ms: number;
+    }
+  | {
+      ok: false;
+      reason: string;
+      message: string;
+      tool_call?: { name: string; arguments: unknown };
+      duration_ms: number;
+    };
+
+export interface RouteInputs {
+  input: string;
+  config: RoutingConfig;
+  rules: RuleRouter;
+  /** The tenant's registry (enabled and disabled); the tiers ignore disabled agents. */
+  agents: readonly AgentDefinition[];
+  /** Calls the LLM tier; injected so the decision logic stays pure and testable. */
+  llm: (input: string) => Promise<LlmOutcome>;
+}
+
+export type RouteResult = Omit<RouteDecision, "latency_us">;
+
+/**
+ * The routing decision (design §3). `rule` trusts the rule tier at confidence ≥ threshold,
+ * `llm` always asks the model, `hybrid` asks the model only when the rules are unsure.
+ * Whatever no tier decides goes to the configured fallback, with the reason.
+ */
+export async function decideRoute({ input, config, rules, agents, llm }: RouteInputs): Promise<RouteResult> {
+  const strategy: RoutingStrategy = config.strategy;
+  const rule = strategy === "llm" ? null : rules.decide(input);
+  const base = baseDecision(config, rule);
+
+  if (rule?.agent && rule.confidence >= config.threshold) {
+    return { ...base, agent: rule.agent, method: "rule" };
+  }
+  if (strategy === "rule") {
+    return { ...base, ...applyFallback(config, agents, ruleUnsureReason(rule, config.threshold)) };
+  }
+
+  const outcome = await llm(input);
+  const llmDetails: NonNullable<RouteDecision["llm"]> = {
+    provider: config.llm.provider,
+    model: config.llm.model,
+    duration_ms: outcome.duration_ms,
+    tool_call: outcome.tool_call ?? null,
+    ...(outcome.ok ? {} : { error: `${outcome.reason}: ${outcome.message}` }),
+  };
+  if (outcome.ok) return { ...base, agent: outcome.agent, method: "llm", llm: llmDetails };
+  const reason = `${strategy === "hybrid" ? `${ruleUnsureReason(rule, config.threshold)}; ` : ""}LLM router failed (${outcome.reason})`;
+  return { ...base, ...applyFallback(config, agents, reason), llm: llmDetails };
+}
+
+function baseDecision(config: RoutingConfig, rule: RuleDecision | null): RouteResult {
+  return {
+    agent: null,
+    method: "none",
+    strategy: config.strategy,
+    threshold: config.threshold,
+    confidence: rule?.confidence ?? 0,
+    score: rule?.score ?? 0,
+    matched_keywords: rule?.matched_keywords ?? [],
+    matched_patterns: rule?.matched_patterns ?? [],
+    candidates: (rule?.candidates ?? []).map((c) => ({
+      agent: c.agent,
+      score: c.score,
+      confidence: c.confidence,
+      matched_keywords: c.matched_keywords,
+      matched_patterns: c.matched_patterns,
+    })),
+    ...(rule?.explanation === undefined ? {} : { explanation: rule.explanation }),
+  };
+}
+
+function ruleUnsureReason(rule: RuleDecision | null, threshold: number): string {
+  if (!rule?.agent) return "no rule matched";
+  return `rule confidence ${rule.confidence} is below the threshold ${threshold}`;
+}

@@ -16,9 +16,9 @@ export function parseApiKeys(raw: string | undefined): { tenant: string; key: st
     .split(",")
     .map((entry) => entry.trim())
     .filter(Boolean)
-    .map((entry) => {
+    .flatMap((entry) => {
       const at = entry.indexOf(":");
-      return { tenant: entry.slice(0, at), key: entry.slice(at + 1) };
+      return at > 0 ? [{ tenant: entry.slice(0, at), key: entry.slice(at + 1) }] : [];
     })
     .filter(({ tenant, key }) => TENANT.test(tenant) && key.length >= 8);
 }

@@ -1,0 +1,93 @@
+/**
+ * The local provider — NOT AN LLM. An offline, deterministic stand-in that picks a tool by
+ * lexical overlap between the last user message and each tool's name and description, so
+ * the LLM tier works end to end with no network and no keys (`npm run dev` on a bare
+ * machine). It understands nothing: synonyms, negation and paraphrase all escape it.
+ */
+import { abortError } from "./failures";
+import type { ChatProvider, ChatRequest, ChatResponse, ToolSpec } from "./types";
+
+// Han, Hiragana, Katakana and Hangul have no reliable word boundaries without a
+// dictionary, so each character is its own token.
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/gu;
+// "_" is not a word character here, so tool names like transfer_to_billing split into words.
+const WORD = /[\p{L}\p{N}]+/gu;
+
+// Function words that would otherwise make every tool overlap with every message.
+const STOPWORDS = new Set([
+  "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "for", "from", "have", "i", "if", "in",
+  "is", "it", "me", "my", "no", "not", "of", "on", "or", "our", "so", "that", "the", "their", "this", "to",
+  "was", "we", "what", "when", "where", "which", "who", "will", "with", "you", "your",
+  "的", "了", "是", "我", "你", "在", "和", "有", "吗", "呢", "吧", "啊", "の", "は", "が", "を", "に", "で", "と", "も",
+]);
+
+/** How many matched terms the reason names. */
+const REASON_TERMS = 3;
+
+/**
+ * Folds common English plurals so "refunds" meets "refund" and "crashes" meets "crash".
+ * Both sides go through it, so consistency matters more than linguistics.
+ */
+function foldPlural(token: string): string {
+  if (token.length <= 3 || !/^[a-z]+$/.test(token)) return token;
+  if (token.endsWith("ies")) return `${token.slice(0, -3)}y`;
+  if (/(?:s|x|z|ch|sh)es$/.test(token)) return token.slice(0, -2);
+  if (token.endsWith("s") && !/(?:ss|us|is)$/.test(token)) return token.slice(0, -1);
+  return token;
+}
+
+/** Lower-case word tokens (plurals folded) and single CJK characters, stopwords removed, in text order. */
+export function lexicalTokens(text: string): string[] {
+  const spaced = text.normalize("NFKC").toLowerCase().replace(CJK, " $& ");
+  return (spaced.match(WORD) ?? []).filter((token) => !STOPWORDS.has(token)).map(foldPlural);
+}
+
+/** One tool's score against a query: matched terms and the sum of their IDF weights. */
+export interface LexicalScore {
+  tool: string;
+  score: number;
+  /** Matched terms, most specific (highest IDF) first, ties alphabetical. */
+  terms: string[];
+}
+
+/**
+ * Scores every tool: each distinct query term found in a tool's name or description adds
+ * its smoothed IDF, ln(1 + N/df), so a term shared by all tools weighs least. Tool order is kept.
+ */
+export function scoreTools(query: string, tools: readonly ToolSpec[]): LexicalScore[] {
+  const docs = tools.map((tool) => new Set(lexicalTokens(`${tool.function.name} ${tool.function.description}`)));
+  const df = new Map<string, number>();
+  for (const doc of docs) for (const term of doc) df.set(term, (df.get(term) ?? 0) + 1);
+  const queryTerms = [...new Set(lexicalTokens(query))];
+  return tools.map((tool, i) => {
+    const doc = docs[i] ?? new Set<string>();
+    const matched = queryTerms.filter((term) => doc.has(term));
+    const idf = (term: string): number => Math.log(1 + tools.length / (df.get(term) ?? 1));
+    const terms = matched.sort((a, b) => idf(b) - idf(a) || (a < b ? -1 : a > b ? 1 : 0));
+    return { tool: tool.function.name, score: terms.reduce((sum, term) => sum + idf(term), 0), terms };
+  });
+}
+
+/**
+ * The offline provider. Returns one call to the best-scoring tool (ties: the earlier tool),
+ * with arguments `{"reason": "local lexical match: <top terms>"}`, or content only when
+ * no tool shares a term with the last user message or `tool_choice` is "none".
+ */
+export class LocalProvider implements ChatProvider {
+  readonly name = "local" as const;
+
+  async complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
+    if (signal.aborted) throw abortError(signal, this.name);
+    if (req.tool_choice === "none" || req.tools.length === 0) {
+      return { tool_calls: [], content: "local provider: no tools offered" };
+    }
+    const last = req.messages.findLast((message) => message.role === "user");
+    let best: LexicalScore | null = null;
+    for (const candidate of scoreTools(last?.content ?? "", req.tools)) {
+      if (candidate.score > 0 && (best === null || candidate.score > best.score)) best = candidate;
+    }
+    if (best === null) return { tool_calls: [], content: "local lexical match: no tool shares a term with the message" };
+    const reason = `local lexical match: ${best.terms.slice(0, REASON_TERMS).join(", ")}`;
+    return { tool_calls: [{ id: "call_local_0", name: best.tool, arguments: JSON.stringify({ reason }) }], content: null };
+  }
+}

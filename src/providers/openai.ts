@@ -1,0 +1,127 @@
+/**
+ * The OpenAI-compatible provider: Chat Completions over HTTPS (OpenAI itself, or any
+ * endpoint that speaks the same protocol — Workers AI's REST API, vLLM, Ollama, gateways).
+ */
+import { z } from "zod";
+import { abortError, excerpt, raceAbort } from "./failures";
+import { describeIssue, toToolCalls, WireToolCall, WireUsage, wireMessage } from "./wire";
+import { ProviderError, type ChatProvider, type ChatRequest, type ChatResponse } from "./types";
+
+export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
+
+export interface OpenAIProviderOptions {
+  apiKey: string;
+  /** Default {@link DEFAULT_OPENAI_BASE_URL}; a trailing slash is ignored. */
+  baseUrl?: string;
+}
+
+// Lenient where compatible servers differ (missing ids, object arguments), strict where a
+// completion would otherwise be meaningless (no choices, a tool call without a name).
+const WireCompletion = z.object({
+  choices: z
+    .array(
+      z.object({
+        message: z.object({
+          content: z.string().nullish(),
+          tool_calls: z.array(WireToolCall).nullish(),
+        }),
+      }),
+    )
+    .min(1),
+  usage: WireUsage.nullish(),
+});
+
+const WireError = z.object({ error: z.object({ message: z.string() }) });
+
+/** Chat Completions over fetch: `POST {baseUrl}/chat/completions` with a bearer key. */
+export class OpenAIProvider implements ChatProvider {
+  readonly name = "openai" as const;
+  readonly url: string;
+  readonly #apiKey: string;
+
+  constructor(options: OpenAIProviderOptions) {
+    this.#apiKey = options.apiKey;
+    this.url = `${(options.baseUrl ?? DEFAULT_OPENAI_BASE_URL).replace(/\/+$/, "")}/chat/completions`;
+  }
+
+  complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
+    // fetch honours the signal itself; the race also covers a body read that does not.
+    return raceAbort(this.#complete(req, signal), signal, this.name);
+  }
+
+  async #complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
+    let response: Response;
+    try {
+      response = await fetch(this.url, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${this.#apiKey}`,
+          "content-type": "application/json",
+          accept: "application/json",
+        },
+        body: JSON.stringify(wireBody(req)),
+        signal,
+      });
+    } catch (error) {
+      throw this.#transportError(error, signal);
+    }
+
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      throw this.#transportError(error, signal);
+    }
+    if (!response.ok) throw httpError(response.status, text);
+
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new ProviderError("malformed", `openai: response is not JSON: ${excerpt(text, 120)}`);
+    }
+    const parsed = WireCompletion.safeParse(json);
+    if (!parsed.success) throw new ProviderError("malformed", `openai: not a chat completion: ${describeIssue(parsed.error)}`);
+    return toResponse(parsed.data);
+  }
+
+  #transportError(error: unknown, signal: AbortSignal): ProviderError {
+    if (signal.aborted) return abortError(signal, this.name);
+    const message = error instanceof Error ? error.message : String(error);
+    return new ProviderError("network", `openai: ${excerpt(message)}`);
+  }
+}
+
+function wireBody(req: ChatRequest): Record<string, unknown> {
+  const body: Record<string, unknown> = { model: req.model, messages: req.messages.map(wireMessage) };
+  // OpenAI refuses tool_choice without tools, so an empty tool list sends neither.
+  if (req.tools.length > 0) {
+    body.tools = req.tools;
+    body.tool_choice = req.tool_choice;
+  }
+  return body;
+}
+
+
+function httpError(status: number, body: string): ProviderError {
+  let detail = body;
+  try {
+    const parsed = WireError.safeParse(JSON.parse(body));
+    if (parsed.success) detail = parsed.data.error.message;
+  } catch {
+    // Not JSON: the raw body excerpt is the best description there is.
+  }
+  const suffix = detail.trim() === "" ? "" : `: ${excerpt(detail)}`;
+  return new ProviderError("http", `openai: HTTP ${status}${suffix}`, status);
+}
+
+function toResponse(completion: z.infer<typeof WireCompletion>): ChatResponse {
+  // The schema guarantees a first choice; only one is ever requested.
+  const message = completion.choices[0]?.message;
+  const response: ChatResponse = {
+    tool_calls: toToolCalls(message?.tool_calls ?? [], "openai"),
+    content: message?.content ?? null,
+  };
+  if (completion.usage) response.usage = completion.usage;
+  return response;
+}

@@ -1,0 +1,89 @@
+/**
+ * The model-provider contract: one tool-calling chat completion, whatever serves it
+ * (an OpenAI-compatible endpoint, the Workers AI binding, or the offline local matcher).
+ * Callers depend on this file only; the providers are interchangeable behind it.
+ */
+import type { ProviderName } from "../schemas/routing";
+
+export type { ProviderName };
+
+/** A tool call the model asked for; `arguments` is the raw JSON text as the wire gave it. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** One chat message in the OpenAI roles; assistant tool calls and tool results round-trip. */
+export type ChatMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string }
+  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[] }
+  | { role: "tool"; content: string; tool_call_id: string };
+
+/** A function tool in the OpenAI Chat Completions shape; `parameters` is a JSON Schema. */
+export interface ToolSpec {
+  type: "function";
+  function: {
+    name: string;
+    description: string;
+    parameters: Record<string, unknown>;
+  };
+}
+
+export type ToolChoice = "required" | "auto" | "none";
+
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+  tool_choice: ToolChoice;
+}
+
+export interface TokenUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+/** What a provider answers: tool calls in the model's order, text content, token usage if known. */
+export interface ChatResponse {
+  tool_calls: ToolCall[];
+  content: string | null;
+  usage?: TokenUsage;
+}
+
+/** A model provider. `complete` rejects only with a `ProviderError`. */
+export interface ChatProvider {
+  readonly name: ProviderName;
+  complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse>;
+}
+
+/**
+ * Why a completion failed:
+ * - `timeout`: the signal was aborted (deadline or caller cancellation) before an answer;
+ * - `http`: the upstream answered with an error (status set when there is one);
+ * - `network`: the upstream could not be reached;
+ * - `malformed`: an answer came back that is not a valid completion.
+ */
+export type ProviderErrorKind = "timeout" | "http" | "network" | "malformed";
+
+/**
+ * A provider failure. It stays inside the Worker (the LLM router turns it into an outcome
+ * value), so it never has to survive Durable Object RPC.
+ */
+export class ProviderError extends Error {
+  override readonly name = "ProviderError";
+  constructor(
+    readonly kind: ProviderErrorKind,
+    message: string,
+    /** HTTP status, for `http` failures that have one. */
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+export function isProviderError(error: unknown): error is ProviderError {
+  return error instanceof ProviderError;
+}

@@ -1,0 +1,82 @@
+/**
+ * The Workers AI provider: tool calling through the `env.AI` binding. The binding has no
+ * local simulator, so it is typed here by the one method Relay uses and tests pass a fake.
+ */
+import { z } from "zod";
+import { abortError, excerpt, raceAbort } from "./failures";
+import { describeIssue, toToolCalls, WireToolCall, WireUsage, wireMessage } from "./wire";
+import { ProviderError, type ChatProvider, type ChatRequest, type ChatResponse } from "./types";
+
+/** The part of the `Ai` binding Relay calls: `env.AI` satisfies it. */
+export interface AiBinding {
+  run(model: string, inputs: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<unknown>;
+}
+
+// Workers AI models answer with flat or nested tool calls (both parsed by WireToolCall).
+const RunResult = z.object({
+  response: z.unknown().optional(),
+  tool_calls: z.array(WireToolCall).nullish(),
+  usage: WireUsage.nullish(),
+  // Some newer models answer with a whole chat.completion instead.
+  choices: z
+    .array(z.object({ message: z.object({ content: z.string().nullish(), tool_calls: z.array(WireToolCall).nullish() }) }))
+    .nullish(),
+}).refine((result) => result.response !== undefined || result.tool_calls != null || result.choices != null, {
+  // A stream, a raw Response or an empty object would otherwise read as "no tool call".
+  message: "expected response, tool_calls or choices",
+});
+
+/**
+ * Calls `ai.run(model, { messages, tools })`. `tool_choice` is honoured only as "none"
+ * (tools are then not sent): the binding has no portable way to force a tool call.
+ */
+export class WorkersAIProvider implements ChatProvider {
+  readonly name = "workers-ai" as const;
+  readonly #ai: AiBinding;
+
+  constructor(ai: AiBinding) {
+    this.#ai = ai;
+  }
+
+  complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
+    // The binding may not stop on abort, so the race is what enforces the deadline.
+    return raceAbort(this.#complete(req, signal), signal, this.name);
+  }
+
+  async #complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
+    const inputs: Record<string, unknown> = { messages: req.messages.map(wireMessage) };
+    if (req.tools.length > 0 && req.tool_choice !== "none") inputs.tools = req.tools;
+
+    let result: unknown;
+    try {
+      result = await this.#ai.run(req.model, inputs, { signal });
+    } catch (error) {
+      if (signal.aborted) throw abortError(signal, this.name);
+      const message = error instanceof Error ? error.message : String(error);
+      // The binding reports upstream refusals (unknown model, capacity) as thrown errors without a status.
+      throw new ProviderError("http", `workers-ai: ${excerpt(message)}`);
+    }
+
+    const parsed = RunResult.safeParse(result);
+    if (!parsed.success) throw new ProviderError("malformed", `workers-ai: unexpected result: ${describeIssue(parsed.error)}`);
+    return toResponse(parsed.data);
+  }
+}
+
+
+/** Text content, or null when the model said nothing (models answer "" beside tool calls). */
+function contentOf(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  // JSON-mode models return the parsed object; callers get it back as text.
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return text.trim() === "" ? null : text;
+}
+
+function toResponse(result: z.infer<typeof RunResult>): ChatResponse {
+  const choice = result.choices?.[0]?.message;
+  const response: ChatResponse = choice
+    ? { tool_calls: toToolCalls(choice.tool_calls ?? [], "workers-ai"), content: contentOf(choice.content) }
+    : { tool_calls: toToolCalls(result.tool_calls ?? [], "workers-ai"), content: contentOf(result.response) };
+  if (result.usage) response.usage = result.usage;
+  return response;
+}

@@ -1,0 +1,117 @@
+import { describe, expect, it } from "vitest";
+import { LocalProvider, lexicalTokens, scoreTools } from "../../src/providers/local";
+import type { ChatRequest, ToolSpec } from "../../src/providers/types";
+
+const tool = (name: string, description: string): ToolSpec => ({
+  type: "function",
+  function: { name, description, parameters: { type: "object" } },
+});
+
+const tools = [
+  tool("transfer_to_billing", "Hand off to Billing: invoices, refunds and payment problems"),
+  tool("transfer_to_tech", "Hand off to Tech Support: crashes, errors, login problems and bugs"),
+  tool("transfer_to_sales", "Hand off to Sales: pricing, plans, quotes and upgrades"),
+];
+
+const request = (user: string, overrides: Partial<ChatRequest> = {}): ChatRequest => ({
+  model: "local",
+  messages: [
+    { role: "system", content: "You route messages. Refunds, crashes and pricing are all topics." },
+    { role: "user", content: user },
+  ],
+  tools,
+  tool_choice: "required",
+  ...overrides,
+});
+
+const signal = (): AbortSignal => AbortSignal.timeout(5_000);
+
+describe("lexicalTokens", () => {
+  it("lower-cases words, drops stopwords and splits tool names on underscores", () => {
+    expect(lexicalTokens("I want a REFUND for the Invoice")).toEqual(["want", "refund", "invoice"]);
+    expect(lexicalTokens("transfer_to_billing")).toEqual(["transfer", "billing"]);
+  });
+
+  it("folds plain English plurals and leaves other words alone", () => {
+    expect(lexicalTokens("refunds crashes queries boxes invoices status address bus")).toEqual([
+      "refund", "crash", "query", "box", "invoice", "status", "address", "bus",
+    ]);
+  });
+
+  it("makes every CJK character a token, even next to Latin letters", () => {
+    expect(lexicalTokens("退款API请求")).toEqual(["退", "款", "api", "请", "求"]);
+    expect(lexicalTokens("返金してください")).toContain("返");
+  });
+});
+
+describe("LocalProvider (not an LLM)", () => {
+  it("calls the tool sharing the most specific terms with the last user message", async () => {
+    const response = await new LocalProvider().complete(request("The app crashes with an error at login"), signal());
+    expect(response.content).toBeNull();
+    expect(response.tool_calls).toHaveLength(1);
+    expect(response.tool_calls[0]?.name).toBe("transfer_to_tech");
+    expect(JSON.parse(response.tool_calls[0]?.arguments ?? "")).toEqual({ reason: "local lexical match: crash, error, login" });
+  });
+
+  it("reads only the last user message, not the system prompt or earlier turns", async () => {
+    const response = await new LocalProvider().complete(
+      request("", {
+        messages: [
+          { role: "system", content: "crashes crashes crashes" },
+          { role: "user", content: "my login crashes" },
+          { role: "assistant", content: "ok" },
+          { role: "user", content: "actually I need a refund" },
+        ],
+      }),
+      signal(),
+    );
+    expect(response.tool_calls[0]?.name).toBe("transfer_to_billing");
+  });
+
+  it("is deterministic: the same request gives the same answer", async () => {
+    const provider = new LocalProvider();
+    const first = await provider.complete(request("pricing for the upgrade plans"), signal());
+    for (let i = 0; i < 5; i++) expect(await provider.complete(request("pricing for the upgrade plans"), signal())).toEqual(first);
+    expect(first.tool_calls[0]?.name).toBe("transfer_to_sales");
+  });
+
+  it("breaks ties by tool order", async () => {
+    const twins = [tool("transfer_to_a", "Hand off to A: problems"), tool("transfer_to_b", "Hand off to B: problems")];
+    const response = await new LocalProvider().complete(request("problems", { tools: twins }), signal());
+    expect(response.tool_calls[0]?.name).toBe("transfer_to_a");
+    const reversed = await new LocalProvider().complete(request("problems", { tools: [...twins].reverse() }), signal());
+    expect(reversed.tool_calls[0]?.name).toBe("transfer_to_b");
+  });
+
+  it("weighs a term several tools share less than a term only one tool has", () => {
+    const scores = scoreTools("problems with invoices", tools);
+    const billing = scores.find((s) => s.tool === "transfer_to_billing");
+    const tech = scores.find((s) => s.tool === "transfer_to_tech");
+    expect(billing?.terms).toEqual(["invoice", "problem"]);
+    expect(tech?.terms).toEqual(["problem"]);
+    expect(billing?.score ?? 0).toBeGreaterThan(tech?.score ?? 0);
+  });
+
+  it("matches CJK input against CJK descriptions", async () => {
+    const cjk = [tool("transfer_to_billing", "账单和退款"), tool("transfer_to_tech", "技术支持：崩溃和错误")];
+    const response = await new LocalProvider().complete(request("我要退款", { tools: cjk }), signal());
+    expect(response.tool_calls[0]?.name).toBe("transfer_to_billing");
+  });
+
+  it("returns content and no tool call when nothing overlaps", async () => {
+    const response = await new LocalProvider().complete(request("hello there, good morning"), signal());
+    expect(response.tool_calls).toEqual([]);
+    expect(response.content).toContain("no tool");
+  });
+
+  it("returns no tool call when tool_choice is none or no tools are offered", async () => {
+    expect((await new LocalProvider().complete(request("refund", { tool_choice: "none" }), signal())).tool_calls).toEqual([]);
+    expect((await new LocalProvider().complete(request("refund", { tools: [] }), signal())).tool_calls).toEqual([]);
+  });
+
+  it("refuses an already-aborted signal with a timeout error", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(new LocalProvider().complete(request("refund"), controller.signal)).rejects.toMatchObject({ name: "ProviderError", kind: "timeout" });
+  });
+});

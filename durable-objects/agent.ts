@@ -1,5 +1,278 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../src/env";
+import { err, ok, type Result } from "../src/errors";
+import { ulid } from "../src/lib/ulid";
+import { createSql, hasSchema, migrate, type SchemaMigration, type Sql } from "./sql";
+import { TIMERS_DDL, Timers, type TimerOutcome, type TimerRow } from "./timers";
 
-/** One agent: status, load and capacity leases. */
-export class AgentDO extends DurableObject<Env> {}
+/**
+ * One agent of one tenant: whether it takes sessions (active|paused) and its capacity
+ * leases. A lease is taken tentatively before a handoff switches sessions and confirmed
+ * after; a tentative lease that is never confirmed expires by timer, so a crash in the
+ * middle of a handoff never leaves capacity taken. Every check-and-set is synchronous
+ * SQL with no await between the read and the write (other calls interleave at awaits).
+ */
+
+export const AgentStatus = ["active", "paused"] as const;
+export type AgentStatus = (typeof AgentStatus)[number];
+
+export interface Lease {
+  lease_id: string;
+  session_id: string;
+  handoff_id: string;
+  state: "tentative" | "held";
+  /** Grows with every grant on this agent: a holder with a smaller token is stale. */
+  fencing_token: number;
+  created_at: string;
+  /** When a tentative lease lapses; null once held. */
+  expires_at: string | null;
+}
+
+export interface AgentLoad {
+  status: AgentStatus;
+  /** The capacity given with the last acquire (null before any). */
+  max_concurrent_sessions: number | null;
+  active_leases: number;
+  leases: Lease[];
+}
+
+/** Whose lease to release: one lease, or whatever the session holds here. */
+export type LeaseRef = { lease_id: string } | { session_id: string };
+
+const AGENT_MIGRATIONS: readonly SchemaMigration[] = [
+  {
+    version: 1,
+    statements: [
+      `CREATE TABLE agent (
+         id                       INTEGER PRIMARY KEY CHECK (id = 1),
+         status                   TEXT NOT NULL CHECK (status IN ('active', 'paused')),
+         max_concurrent_sessions  INTEGER CHECK (max_concurrent_sessions IS NULL OR max_concurrent_sessions > 0),
+         fencing_counter          INTEGER NOT NULL DEFAULT 0,
+         updated_at               INTEGER NOT NULL
+       )`,
+      `CREATE TABLE leases (
+         lease_id       TEXT PRIMARY KEY,
+         session_id     TEXT NOT NULL UNIQUE,
+         handoff_id     TEXT NOT NULL,
+         state          TEXT NOT NULL CHECK (state IN ('tentative', 'held')),
+         fencing_token  INTEGER NOT NULL,
+         created_at     INTEGER NOT NULL,
+         expires_at     INTEGER,
+         CHECK ((state = 'tentative') = (expires_at IS NOT NULL))
+       )`,
+      ...TIMERS_DDL,
+    ],
+  },
+];
+
+interface LeaseRow {
+  lease_id: string;
+  session_id: string;
+  handoff_id: string;
+  state: Lease["state"];
+  fencing_token: number;
+  created_at: number;
+  expires_at: number | null;
+}
+
+const toLease = (row: LeaseRow): Lease => ({
+  ...row,
+  created_at: new Date(row.created_at).toISOString(),
+  expires_at: row.expires_at === null ? null : new Date(row.expires_at).toISOString(),
+});
+
+const unavailable = (reason: string, message: string, details: Record<string, unknown> = {}) =>
+  err("AGENT_UNAVAILABLE", message, { reason, ...details });
+
+const leaseTimerKey = (leaseId: string) => `lease:${leaseId}`;
+
+export class AgentDO extends DurableObject<Env> {
+  private readonly sql: Sql;
+  private readonly timers: Timers;
+  private migrated = false;
+  /** The object's clock. Tests move it forward through `runInDurableObject` to reach expiries. */
+  clock: () => number = () => Date.now();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = createSql(ctx.storage);
+    this.timers = new Timers(ctx.storage, this.sql, () => this.clock());
+  }
+
+  /**
+   * Takes a tentative lease for a session's handoff, lapsing after `ttl_ms` unless
+   * confirmed. The same session and handoff get the same lease back; a session that holds
+   * a lease here already keeps it (a new handoff id takes it over with a new token).
+   */
+  async acquire(sessionId: string, handoffId: string, ttlMs: number, capacity: number): Promise<Result<Lease>> {
+    if (!(ttlMs > 0) || !Number.isInteger(capacity) || capacity < 1) {
+      return err("VALIDATION_FAILED", "ttl_ms must be positive and capacity a positive integer.", { ttl_ms: ttlMs, capacity });
+    }
+    this.ensureSchema();
+    const now = this.clock();
+    const result = this.ctx.storage.transactionSync((): Result<Lease> => {
+      this.dropLapsed(now);
+      const agent = this.agentRow(now);
+      this.sql`UPDATE agent SET max_concurrent_sessions = ${capacity}, updated_at = ${now} WHERE id = 1`;
+      const existing = this.sql<LeaseRow>`SELECT * FROM leases WHERE session_id = ${sessionId}`[0];
+      if (existing?.handoff_id === handoffId) return ok(toLease(existing));
+      if (existing) {
+        const token = this.nextToken();
+        const expires = existing.state === "tentative" ? now + ttlMs : null;
+        this.sql`UPDATE leases SET handoff_id = ${handoffId}, fencing_token = ${token}, expires_at = ${expires}
+                 WHERE lease_id = ${existing.lease_id}`;
+        if (expires !== null) this.timers.schedule("lease.expire", expires, { lease_id: existing.lease_id }, { key: leaseTimerKey(existing.lease_id) });
+        return ok(toLease({ ...existing, handoff_id: handoffId, fencing_token: token, expires_at: expires }));
+      }
+      if (agent.status === "paused") return unavailable("paused", "The agent is paused.");
+      const active = this.activeCount();
+      if (active >= capacity) {
+        return unavailable("at_capacity", `The agent is at its capacity of ${capacity} sessions.`, { active, capacity });
+      }
+      const lease: LeaseRow = {
+        lease_id: `lse_${ulid(now)}`,
+        session_id: sessionId,
+        handoff_id: handoffId,
+        state: "tentative",
+        fencing_token: this.nextToken(),
+        created_at: now,
+        expires_at: now + ttlMs,
+      };
+      this.sql`INSERT INTO leases (lease_id, session_id, handoff_id, state, fencing_token, created_at, expires_at)
+               VALUES (${lease.lease_id}, ${lease.session_id}, ${lease.handoff_id}, ${lease.state}, ${lease.fencing_token},
+                       ${lease.created_at}, ${lease.expires_at})`;
+      this.timers.schedule("lease.expire", now + ttlMs, { lease_id: lease.lease_id }, { key: leaseTimerKey(lease.lease_id) });
+      return ok(toLease(lease));
+    });
+    await this.timers.arm();
+    return result;
+  }
+
+  /**
+   * Turns a tentative lease into a held one (idempotent). Refused when the lease lapsed or
+   * was released, or when `fencingToken` is given and is not the lease's current one.
+   */
+  async confirm(leaseId: string, fencingToken?: number): Promise<Result<Lease>> {
+    if (!this.ready()) return unavailable("lease_not_found", "No such lease: it lapsed or was released.", { lease_id: leaseId });
+    const now = this.clock();
+    const result = this.ctx.storage.transactionSync((): Result<Lease> => {
+      this.dropLapsed(now);
+      const lease = this.sql<LeaseRow>`SELECT * FROM leases WHERE lease_id = ${leaseId}`[0];
+      if (!lease) return unavailable("lease_not_found", "No such lease: it lapsed or was released.", { lease_id: leaseId });
+      if (fencingToken !== undefined && fencingToken !== lease.fencing_token) {
+        return unavailable("stale_fencing_token", "The lease was taken over by a later grant.", {
+          lease_id: leaseId,
+          fencing_token: fencingToken,
+          current_token: lease.fencing_token,
+        });
+      }
+      if (lease.state === "held") return ok(toLease(lease));
+      this.sql`UPDATE leases SET state = 'held', expires_at = NULL WHERE lease_id = ${leaseId}`;
+      this.timers.cancel(leaseTimerKey(leaseId));
+      return ok(toLease({ ...lease, state: "held", expires_at: null }));
+    });
+    await this.timers.arm();
+    return result;
+  }
+
+  /**
+   * Releases a lease, or the lease a session holds here. Idempotent: releasing what is not
+   * there is `released: false`. With a fencing token, a lease granted since is left alone.
+   */
+  async release(ref: LeaseRef, fencingToken?: number): Promise<Result<{ released: boolean }>> {
+    if (!this.ready()) return ok({ released: false });
+    const result = this.ctx.storage.transactionSync(() => {
+      const lease =
+        "lease_id" in ref
+          ? this.sql<LeaseRow>`SELECT * FROM leases WHERE lease_id = ${ref.lease_id}`[0]
+          : this.sql<LeaseRow>`SELECT * FROM leases WHERE session_id = ${ref.session_id}`[0];
+      if (!lease || (fencingToken !== undefined && fencingToken !== lease.fencing_token)) return { released: false };
+      this.sql`DELETE FROM leases WHERE lease_id = ${lease.lease_id}`;
+      this.timers.cancel(leaseTimerKey(lease.lease_id));
+      return { released: true };
+    });
+    await this.timers.arm();
+    return ok(result);
+  }
+
+  async load(): Promise<Result<AgentLoad>> {
+    if (!this.ready()) return ok({ status: "active", max_concurrent_sessions: null, active_leases: 0, leases: [] });
+    const now = this.clock();
+    const agent = this.agentRow(now);
+    const leases = this.sql<LeaseRow>`SELECT * FROM leases WHERE state = 'held' OR expires_at > ${now} ORDER BY created_at, lease_id`;
+    return ok({ status: agent.status, max_concurrent_sessions: agent.max_concurrent_sessions, active_leases: leases.length, leases: leases.map(toLease) });
+  }
+
+  /** A paused agent keeps its leases and takes no new ones. */
+  async pause(): Promise<Result<AgentLoad>> {
+    return this.setStatus("paused");
+  }
+
+  async resume(): Promise<Result<AgentLoad>> {
+    return this.setStatus("active");
+  }
+
+  override async alarm(): Promise<void> {
+    try {
+      if (!this.ready()) return;
+      await this.timers.run({ "lease.expire": (timer, now) => this.expireLease(timer, now) });
+    } catch (error) {
+      // Never throw from an alarm: the platform drops it after six retries.
+      console.error("AgentDO alarm failed; re-arming", error);
+      await this.ctx.storage.setAlarm(this.clock() + 30_000).catch(() => undefined);
+    }
+  }
+
+  private expireLease(timer: TimerRow, now: number): TimerOutcome {
+    const leaseId = (timer.payload as { lease_id?: unknown } | null)?.lease_id;
+    if (typeof leaseId === "string") {
+      this.sql`DELETE FROM leases WHERE lease_id = ${leaseId} AND state = 'tentative' AND expires_at <= ${now}`;
+    }
+    return { type: "done" };
+  }
+
+  private async setStatus(status: AgentStatus): Promise<Result<AgentLoad>> {
+    this.ensureSchema();
+    const now = this.clock();
+    this.agentRow(now);
+    this.sql`UPDATE agent SET status = ${status}, updated_at = ${now} WHERE id = 1`;
+    return this.load();
+  }
+
+  /** Tentative leases past their expiry no longer count, even before their timer runs. */
+  private dropLapsed(now: number): void {
+    for (const { lease_id } of this.sql<{ lease_id: string }>`DELETE FROM leases WHERE state = 'tentative' AND expires_at <= ${now} RETURNING lease_id`) {
+      this.timers.cancel(leaseTimerKey(lease_id));
+    }
+  }
+
+  private activeCount(): number {
+    return this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM leases`[0]?.n ?? 0;
+  }
+
+  private nextToken(): number {
+    const row = this.sql<{ fencing_counter: number }>`UPDATE agent SET fencing_counter = fencing_counter + 1 WHERE id = 1 RETURNING fencing_counter`[0];
+    if (!row) throw new Error("agent row missing");
+    return row.fencing_counter;
+  }
+
+  private agentRow(now: number): { status: AgentStatus; max_concurrent_sessions: number | null } {
+    this.sql`INSERT INTO agent (id, status, updated_at) VALUES (1, 'active', ${now}) ON CONFLICT (id) DO NOTHING`;
+    const row = this.sql<{ status: AgentStatus; max_concurrent_sessions: number | null }>`SELECT status, max_concurrent_sessions FROM agent WHERE id = 1`[0];
+    if (!row) throw new Error("agent row missing");
+    return row;
+  }
+
+  private ensureSchema(): void {
+    if (this.migrated) return;
+    migrate(this.ctx.storage, this.sql, AGENT_MIGRATIONS);
+    this.migrated = true;
+  }
+
+  private ready(): boolean {
+    if (this.migrated) return true;
+    if (!hasSchema(this.sql)) return false;
+    this.ensureSchema();
+    return true;
+  }
+}

@@ -1,5 +1,319 @@
 import { DurableObject } from "cloudflare:workers";
+import { writeAuditBatch } from "../src/audit/d1-store";
+import * as events from "../src/audit/events";
+import { flushBackoffMs } from "../src/audit/outbox-policy";
+import { API_ACTOR, SYSTEM_ACTOR, type Actor, type AuditRecord } from "../src/audit/record";
 import type { Env } from "../src/env";
+import { err, ok, type ErrorBody, type Result } from "../src/errors";
+import { ulid } from "../src/lib/ulid";
+import type { RouteDecision } from "../src/schemas/routing";
+import type { HistoryItem } from "../src/schemas/handoff";
+import { applyStatePatch, type AgentTurnStatus, type SessionMessage, type SessionStatePatch, type SessionView } from "../src/schemas/session";
+import { end, isIdleExpired, messageActor, newSession, summarize, toHistoryItem, toView, touch, type SessionRecord } from "../src/sessions/model";
+import { writeSessionSummary } from "../src/sessions/summary-store";
+import { Outbox, type LocalAuditRecord } from "./outbox";
+import { SESSION_MIGRATIONS, SessionStore } from "./session-store";
+import { createSql, hasSchema, migrate, type Sql } from "./sql";
+import { Timers, type TimerHandlers, type TimerOutcome, type TimerRow } from "./timers";
 
-/** One collaboration session: conversation, state, current agent, handoffs, audit outbox. */
-export class SessionDO extends DurableObject<Env> {}
+/** Session state is kept small enough to load on every call. */
+export const MAX_STATE_BYTES = 256 * 1024;
+
+/** What the Worker passes to `create` once it has validated the request and picked the agent. */
+export interface SessionCreateArgs {
+  agent: string;
+  metadata: Record<string, unknown>;
+  ttl_s: number;
+  /** The first user message. */
+  input?: string;
+  /** The router's decision when the router picked the agent; recorded as `route.decided`. */
+  route?: RouteDecision;
+}
+
+export interface AddedMessage {
+  seq: number;
+  message: HistoryItem;
+  history_length: number;
+}
+
+export interface SessionAuditPage {
+  records: LocalAuditRecord[];
+  /** Records not yet in D1. */
+  pending: number;
+  next_after: string | null;
+}
+
+const FLUSH_KEY = "outbox.flush";
+const EXPIRE_KEY = "session.expire";
+const PURGE_KEY = "session.purge";
+
+/**
+ * One collaboration session: conversation, state, current agent, handoff stack, agents'
+ * turn status, timers and the audit outbox. Every mutating method is load → pure
+ * function → one `transactionSync` writing the new state and its audit rows → timers.
+ * Methods return `Result`s: codes survive RPC as values.
+ */
+export class SessionDO extends DurableObject<Env> {
+  private readonly sql: Sql;
+  private readonly store: SessionStore;
+  private readonly outbox: Outbox;
+  private readonly timers: Timers;
+  private migrated = false;
+  /** The object's clock. Tests move it forward through `runInDurableObject` to reach TTLs. */
+  clock: () => number = () => Date.now();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = createSql(ctx.storage);
+    this.store = new SessionStore(this.sql);
+    this.outbox = new Outbox(this.sql);
+    this.timers = new Timers(ctx.storage, this.sql, () => this.clock());
+  }
+
+  // ── Sessions ──────────────────────────────────────────────────────────────
+
+  /** Creates the session; creating it again returns the same session (the id is the idempotency key). */
+  async create(tenant: string, id: string, args: SessionCreateArgs, actor: Actor = API_ACTOR): Promise<Result<SessionView>> {
+    this.ensureSchema();
+    const existing = this.store.load();
+    if (existing) return existing.status === "active" ? ok(this.view(existing)) : this.gone(existing);
+    const now = this.clock();
+    const session = newSession({ id, tenant, agent: args.agent, metadata: args.metadata, ttl_s: args.ttl_s }, now);
+    const scope = this.scope(session);
+    const records: AuditRecord[] = [];
+    if (args.route) records.push(events.routeDecided(scope, now, args.route));
+    records.push(events.sessionCreated(scope, actor, now, { agent: args.agent, ttl_s: args.ttl_s, metadata: args.metadata, routed: !!args.route }));
+    await this.commit(session, records, () => {
+      if (args.input === undefined) return;
+      const item = toHistoryItem({ role: "user", content: args.input }, session.current_agent, `msg_${ulid(now)}`, now);
+      const seq = this.store.appendMessage(item, now);
+      const added = events.messageAdded(scope, actor, now, { message_id: item.id, seq, role: "user", agent: null, chars: args.input.length });
+      this.outbox.append([added]);
+    });
+    return ok(this.view(session));
+  }
+
+  async get(): Promise<Result<SessionView>> {
+    const loaded = this.live();
+    return loaded.ok ? ok(this.view(loaded.value)) : loaded;
+  }
+
+  async addMessage(message: SessionMessage, caller: Actor = API_ACTOR): Promise<Result<AddedMessage>> {
+    const loaded = this.live();
+    if (!loaded.ok) return loaded;
+    const now = this.clock();
+    const session = touch(loaded.value, now);
+    const item = toHistoryItem(message, session.current_agent, `msg_${ulid(now)}`, now);
+    let seq = 0;
+    await this.commit(session, [], () => {
+      seq = this.store.appendMessage(item, now);
+      this.outbox.append([
+        events.messageAdded(this.scope(session), messageActor(item, caller), now, {
+          message_id: item.id,
+          seq,
+          role: item.role,
+          agent: item.agent ?? null,
+          chars: item.content.length,
+        }),
+      ]);
+    });
+    return ok({ seq, message: item, history_length: this.store.historyLength() });
+  }
+
+  /** The conversation in order, `limit` items after sequence number `after`. */
+  async history({ after = 0, limit = 100 }: { after?: number; limit?: number } = {}): Promise<Result<{ items: HistoryItem[]; next_after: number | null }>> {
+    const loaded = this.live();
+    if (!loaded.ok) return loaded;
+    const rows = this.store.history({ after, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    return ok({ items: page.map((r) => r.item), next_after: rows.length > limit ? (page.at(-1)?.seq ?? null) : null });
+  }
+
+  async patchState(patch: SessionStatePatch, actor: Actor = API_ACTOR): Promise<Result<SessionView>> {
+    const loaded = this.live();
+    if (!loaded.ok) return loaded;
+    const state = applyStatePatch(loaded.value.state, patch);
+    const bytes = new TextEncoder().encode(JSON.stringify(state)).byteLength;
+    if (bytes > MAX_STATE_BYTES) {
+      return err("PAYLOAD_TOO_LARGE", `Session state would be ${bytes} bytes; the limit is ${MAX_STATE_BYTES}.`, { limit_bytes: MAX_STATE_BYTES });
+    }
+    const now = this.clock();
+    const session = { ...touch(loaded.value, now), state };
+    const record = events.stateUpdated(this.scope(session), actor, now, {
+      agent: session.current_agent,
+      set: Object.keys(patch.set ?? {}),
+      unset: patch.unset ?? [],
+    });
+    await this.commit(session, [record]);
+    return ok(this.view(session));
+  }
+
+  /**
+   * Reports an agent's turn status in this session (graceful handoffs wait for `idle`).
+   * A report that changes nothing writes nothing.
+   */
+  async setAgentStatus(agent: string, status: AgentTurnStatus, actor?: Actor): Promise<Result<SessionView>> {
+    const loaded = this.live();
+    if (!loaded.ok) return loaded;
+    const previous = this.store.agentStatus()[agent] ?? null;
+    if (previous === status) return ok(this.view(loaded.value));
+    const now = this.clock();
+    const session = touch(loaded.value, now);
+    const who = actor ?? { actor: agent, actor_type: "agent" as const };
+    await this.commit(session, [events.agentStatusChanged(this.scope(session), who, now, { agent, from: previous, to: status })], () =>
+      this.store.setAgentStatus(agent, status, now),
+    );
+    return ok(this.view(session));
+  }
+
+  /**
+   * Deletes the session: it is gone for callers at once; its storage is wiped once the
+   * `session.deleted` record (and every earlier one) has reached D1.
+   */
+  async delete(actor: Actor = API_ACTOR): Promise<Result<{ deleted: true }>> {
+    const loaded = this.live();
+    if (!loaded.ok) return loaded;
+    const now = this.clock();
+    const session = end(loaded.value, "deleted", now);
+    await this.commit(session, [events.sessionDeleted(this.scope(session), actor, now, { agent: session.current_agent })], () => {
+      this.timers.cancel(EXPIRE_KEY);
+      this.timers.schedule("session.purge", now, null, { key: PURGE_KEY });
+    });
+    return ok({ deleted: true });
+  }
+
+  /** The session's own audit trail in time order, flushed and pending alike (read-your-writes). */
+  async audit({ after, limit = 100 }: { after?: string; limit?: number } = {}): Promise<Result<SessionAuditPage>> {
+    const session = this.ready() ? this.store.load() : null;
+    if (!session || session.status === "deleted") return err("SESSION_NOT_FOUND", "No such session.");
+    const rows = this.outbox.list({ after, limit: limit + 1 });
+    const records = rows.slice(0, limit);
+    return ok({ records, pending: this.outbox.pendingCount(), next_after: rows.length > limit ? (records.at(-1)?.id ?? null) : null });
+  }
+
+  // ── Write path ────────────────────────────────────────────────────────────
+
+  /**
+   * The one write path: the session row, its audit records and any `extra` writes in one
+   * transaction; then the outbox flush (due now) and the idle-expiry timer, then the alarm.
+   */
+  private async commit(session: SessionRecord, records: readonly AuditRecord[], extra?: () => void): Promise<void> {
+    this.ctx.storage.transactionSync(() => {
+      this.store.save(session);
+      this.outbox.append(records);
+      extra?.();
+      // `keep`: a flush already waiting out a D1 backoff keeps its schedule.
+      this.timers.schedule("outbox.flush", this.clock(), null, { key: FLUSH_KEY, ifExists: "keep" });
+      if (session.status === "active") this.timers.schedule("session.expire", session.expires_at, null, { key: EXPIRE_KEY });
+    });
+    await this.timers.arm();
+  }
+
+  private scope(session: SessionRecord): events.AuditScope {
+    return { tenant: session.tenant, session_id: session.id };
+  }
+
+  private view(session: SessionRecord): SessionView {
+    return toView(session, this.store.historyLength(), this.store.agentStatus());
+  }
+
+  /** The live session, or why there is none. */
+  private live(): Result<SessionRecord> {
+    const session = this.ready() ? this.store.load() : null;
+    if (!session) return err("SESSION_NOT_FOUND", "No such session.");
+    return session.status === "active" ? ok(session) : this.gone(session);
+  }
+
+  private gone(session: SessionRecord): { ok: false; error: ErrorBody } {
+    if (session.status === "expired") {
+      const expired_at = new Date(session.ended_at ?? session.expires_at).toISOString();
+      return err("SESSION_EXPIRED", `Session expired at ${expired_at}.`, { session_id: session.id, expired_at });
+    }
+    return err("SESSION_NOT_FOUND", "No such session.");
+  }
+
+  // ── Schema ────────────────────────────────────────────────────────────────
+
+  private ensureSchema(): void {
+    if (this.migrated) return;
+    migrate(this.ctx.storage, this.sql, SESSION_MIGRATIONS);
+    this.migrated = true;
+  }
+
+  /** True when the object holds a session's tables; reads of an unknown id create nothing. */
+  private ready(): boolean {
+    if (this.migrated) return true;
+    if (!hasSchema(this.sql)) return false;
+    this.ensureSchema();
+    return true;
+  }
+
+  // ── Timers and lifecycle ──────────────────────────────────────────────────
+
+  override async alarm(): Promise<void> {
+    try {
+      if (!this.ready()) return;
+      await this.timers.run(this.timerHandlers());
+    } catch (error) {
+      // Never throw from an alarm: the platform drops it after six retries.
+      console.error("SessionDO alarm failed; re-arming", error);
+      await this.ctx.storage.setAlarm(this.clock() + 30_000).catch(() => undefined);
+    }
+  }
+
+  private timerHandlers(): TimerHandlers {
+    return {
+      "outbox.flush": (timer, now) => this.flushOutbox(timer, now),
+      "session.expire": (timer, now) => this.expire(timer, now),
+      "session.purge": (timer, now) => this.finalize(timer, now, false),
+    };
+  }
+
+  private async flushOutbox(timer: TimerRow, now: number): Promise<TimerOutcome> {
+    try {
+      const { remaining } = await this.outbox.flush((records) => writeAuditBatch(this.env.DB, records));
+      return remaining > 0 ? { type: "again", at: this.clock() } : { type: "done" };
+    } catch (error) {
+      return { type: "retry", at: now + flushBackoffMs(timer.attempts + 1), error: String(error) };
+    }
+  }
+
+  private async expire(timer: TimerRow, now: number): Promise<TimerOutcome> {
+    const session = this.store.load();
+    if (!session || session.status === "deleted") return { type: "done" };
+    if (session.status === "active") {
+      if (!isIdleExpired(session, now)) return { type: "again", at: session.expires_at };
+      const expired = end(session, "expired", now);
+      const record = events.sessionExpired(this.scope(expired), SYSTEM_ACTOR, now, {
+        agent: expired.current_agent,
+        expires_at: new Date(session.expires_at).toISOString(),
+        idle_s: Math.round((now - session.updated_at) / 1000),
+      });
+      this.ctx.storage.transactionSync(() => {
+        this.store.save(expired);
+        this.outbox.append([record]);
+      });
+    }
+    return this.finalize(timer, now, true);
+  }
+
+  /**
+   * The end of an expired or deleted session: every audit record to D1 (and the summary,
+   * for an expiry), then the storage is wiped. Until both writes succeed, it retries.
+   */
+  private async finalize(timer: TimerRow, now: number, archive: boolean): Promise<TimerOutcome> {
+    const session = this.store.load();
+    if (!session) return { type: "done" };
+    try {
+      const { remaining } = await this.outbox.flush((records) => writeAuditBatch(this.env.DB, records));
+      if (remaining > 0) return { type: "again", at: this.clock() };
+      if (archive) await writeSessionSummary(this.env.DB, summarize(session, this.store.historyLength(), this.store.agentStatus()));
+    } catch (error) {
+      return { type: "retry", at: now + flushBackoffMs(timer.attempts + 1), error: String(error) };
+    }
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.migrated = false;
+    return { type: "destroyed" };
+  }
+}

@@ -1,8 +1,10 @@
 import { Hono } from "hono";
 import type { AppEnv } from "./app-env";
 import { agents } from "./api/agents";
+import { audit } from "./api/audit";
 import { config } from "./api/config";
 import { onError, onNotFound } from "./api/error-handler";
+import { sessions } from "./api/sessions";
 import { apiKeyAuth } from "./auth/middleware";
 
 /**
@@ -13,7 +15,9 @@ export function createApp() {
   const v1 = new Hono<AppEnv>()
     .use(apiKeyAuth())
     .route("/agents", agents)
-    .route("/config", config);
+    .route("/config", config)
+    .route("/sessions", sessions)
+    .route("/audit", audit);
 
   return new Hono<AppEnv>()
     .get("/health", (c) => c.json({ ok: true, service: "relay" }))

@@ -1,0 +1,88 @@
+import { FLUSH_BATCH_ROWS, MAX_BATCHES_PER_RUN } from "../src/audit/outbox-policy";
+import type { AuditRecord } from "../src/audit/record";
+import type { Sql } from "./sql";
+
+/**
+ * The audit outbox in an object's SQLite. Records are appended in the same transaction
+ * as the change they describe and kept after they reach D1 (flushed = 1), so the object
+ * can answer its own audit trail with read-your-writes whatever D1's state.
+ */
+
+export const OUTBOX_DDL = [
+  `CREATE TABLE audit (
+     id          TEXT PRIMARY KEY,
+     at          TEXT NOT NULL,
+     tenant      TEXT NOT NULL,
+     session_id  TEXT,
+     handoff_id  TEXT,
+     action      TEXT NOT NULL,
+     agent       TEXT,
+     actor       TEXT NOT NULL,
+     actor_type  TEXT NOT NULL CHECK (actor_type IN ('user', 'agent', 'system', 'webhook')),
+     details     TEXT NOT NULL,
+     flushed     INTEGER NOT NULL DEFAULT 0 CHECK (flushed IN (0, 1))
+   )`,
+  "CREATE INDEX audit_pending ON audit (flushed, id)",
+] as const;
+
+interface AuditRow extends Omit<AuditRecord, "details"> {
+  details: string;
+  flushed: number;
+}
+
+/** A record as the object reports it: whether it has reached D1 yet. */
+export type LocalAuditRecord = AuditRecord & { flushed: boolean };
+
+function toRecord(row: AuditRow): LocalAuditRecord {
+  const { flushed, details, ...rest } = row;
+  return { ...rest, details: JSON.parse(details) as Record<string, unknown>, flushed: flushed === 1 };
+}
+
+export interface FlushResult {
+  flushed: number;
+  /** Rows still pending after this run (more than one run's worth, or written meanwhile). */
+  remaining: number;
+}
+
+export class Outbox {
+  constructor(private readonly sql: Sql) {}
+
+  /** Appends records; synchronous so it joins the caller's `transactionSync`. */
+  append(records: readonly AuditRecord[]): void {
+    for (const r of records) {
+      this.sql`INSERT INTO audit (id, at, tenant, session_id, handoff_id, action, agent, actor, actor_type, details)
+               VALUES (${r.id}, ${r.at}, ${r.tenant}, ${r.session_id}, ${r.handoff_id}, ${r.action}, ${r.agent},
+                       ${r.actor}, ${r.actor_type}, ${JSON.stringify(r.details)})`;
+    }
+  }
+
+  pendingCount(): number {
+    return this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM audit WHERE flushed = 0`[0]?.n ?? 0;
+  }
+
+  /** The object's records in time order, after `after` (exclusive), at most `limit`. */
+  list({ after, limit }: { after?: string; limit: number }): LocalAuditRecord[] {
+    return this.sql<AuditRow>`SELECT * FROM audit WHERE id > ${after ?? ""} ORDER BY id LIMIT ${limit}`.map(toRecord);
+  }
+
+  /**
+   * Sends pending records to `write` in batches of FLUSH_BATCH_ROWS, oldest first, marking
+   * each batch flushed only after `write` resolved. A failing `write` rejects with the
+   * rows still pending; rows are never deleted here.
+   */
+  async flush(write: (records: AuditRecord[]) => Promise<void>, maxBatches = MAX_BATCHES_PER_RUN): Promise<FlushResult> {
+    let flushed = 0;
+    for (let batch = 0; batch < maxBatches; batch++) {
+      const rows = this.sql<AuditRow>`SELECT * FROM audit WHERE flushed = 0 ORDER BY id LIMIT ${FLUSH_BATCH_ROWS}`;
+      if (rows.length === 0) break;
+      const records = rows.map((row) => {
+        const { flushed: _flushed, ...record } = toRecord(row);
+        return record;
+      });
+      await write(records);
+      for (const record of records) this.sql`UPDATE audit SET flushed = 1 WHERE id = ${record.id}`;
+      flushed += records.length;
+    }
+    return { flushed, remaining: this.pendingCount() };
+  }
+}

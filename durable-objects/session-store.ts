@@ -1,0 +1,140 @@
+import type { HistoryItem } from "../src/schemas/handoff";
+import type { AgentTurnStatus } from "../src/schemas/session";
+import type { SessionRecord } from "../src/sessions/model";
+import { OUTBOX_DDL } from "./outbox";
+import type { SchemaMigration, Sql } from "./sql";
+import { TIMERS_DDL } from "./timers";
+
+/**
+ * The SessionDO's own tables: the session row, its history, the agents' turn status,
+ * plus the shared outbox and timers. Later features add versions to SESSION_MIGRATIONS.
+ */
+
+export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
+  {
+    version: 1,
+    statements: [
+      `CREATE TABLE session (
+         id                    INTEGER PRIMARY KEY CHECK (id = 1),
+         session_id            TEXT NOT NULL,
+         tenant                TEXT NOT NULL,
+         status                TEXT NOT NULL CHECK (status IN ('active', 'expired', 'deleted')),
+         current_agent         TEXT NOT NULL,
+         handoff_stack         TEXT NOT NULL,
+         state                 TEXT NOT NULL,
+         metadata              TEXT NOT NULL,
+         ttl_s                 INTEGER NOT NULL CHECK (ttl_s > 0),
+         handoff_count         INTEGER NOT NULL DEFAULT 0,
+         in_flight_handoff     TEXT,
+         last_handoff_context  TEXT,
+         created_at            INTEGER NOT NULL,
+         updated_at            INTEGER NOT NULL,
+         expires_at            INTEGER NOT NULL,
+         ended_at              INTEGER
+       )`,
+      `CREATE TABLE messages (
+         seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+         id          TEXT NOT NULL UNIQUE,
+         role        TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system', 'tool')),
+         agent       TEXT,
+         item        TEXT NOT NULL,
+         created_at  INTEGER NOT NULL
+       )`,
+      `CREATE TABLE agent_status (
+         agent       TEXT PRIMARY KEY,
+         status      TEXT NOT NULL CHECK (status IN ('busy', 'idle')),
+         updated_at  INTEGER NOT NULL
+       )`,
+      ...OUTBOX_DDL,
+      ...TIMERS_DDL,
+    ],
+  },
+];
+
+interface SessionRow {
+  session_id: string;
+  tenant: string;
+  status: SessionRecord["status"];
+  current_agent: string;
+  handoff_stack: string;
+  state: string;
+  metadata: string;
+  ttl_s: number;
+  handoff_count: number;
+  in_flight_handoff: string | null;
+  last_handoff_context: string | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number;
+  ended_at: number | null;
+}
+
+const parse = <T,>(json: string | null): T | null => (json === null ? null : (JSON.parse(json) as T));
+
+export class SessionStore {
+  constructor(private readonly sql: Sql) {}
+
+  load(): SessionRecord | null {
+    const row = this.sql<SessionRow>`SELECT * FROM session WHERE id = 1`[0];
+    if (!row) return null;
+    return {
+      id: row.session_id,
+      tenant: row.tenant,
+      status: row.status,
+      current_agent: row.current_agent,
+      handoff_stack: JSON.parse(row.handoff_stack) as string[],
+      state: JSON.parse(row.state) as Record<string, unknown>,
+      metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+      ttl_s: row.ttl_s,
+      handoff_count: row.handoff_count,
+      in_flight_handoff: parse(row.in_flight_handoff),
+      last_handoff_context: parse(row.last_handoff_context),
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      expires_at: row.expires_at,
+      ended_at: row.ended_at,
+    };
+  }
+
+  save(s: SessionRecord): void {
+    const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
+    this.sql`INSERT OR REPLACE INTO session (id, session_id, tenant, status, current_agent, handoff_stack, state, metadata,
+               ttl_s, handoff_count, in_flight_handoff, last_handoff_context, created_at, updated_at, expires_at, ended_at)
+             VALUES (1, ${s.id}, ${s.tenant}, ${s.status}, ${s.current_agent}, ${JSON.stringify(s.handoff_stack)},
+               ${JSON.stringify(s.state)}, ${JSON.stringify(s.metadata)}, ${s.ttl_s}, ${s.handoff_count},
+               ${json(s.in_flight_handoff)}, ${json(s.last_handoff_context)}, ${s.created_at}, ${s.updated_at},
+               ${s.expires_at}, ${s.ended_at})`;
+  }
+
+  /** Appends one history item; returns its sequence number (1-based, gap-free per session). */
+  appendMessage(item: HistoryItem & { id: string }, now: number): number {
+    const row = this.sql<{ seq: number }>`INSERT INTO messages (id, role, agent, item, created_at)
+      VALUES (${item.id}, ${item.role}, ${item.agent ?? null}, ${JSON.stringify(item)}, ${now}) RETURNING seq`[0];
+    if (!row) throw new Error("message insert returned no row");
+    return row.seq;
+  }
+
+  historyLength(): number {
+    return this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM messages`[0]?.n ?? 0;
+  }
+
+  /** History items in order, after sequence `after` (exclusive); all of them without a limit. */
+  history({ after = 0, limit = -1 }: { after?: number; limit?: number } = {}): { seq: number; item: HistoryItem }[] {
+    return this.sql<{ seq: number; item: string }>`SELECT seq, item FROM messages WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`.map(
+      (row) => ({ seq: row.seq, item: JSON.parse(row.item) as HistoryItem }),
+    );
+  }
+
+  agentStatus(): Record<string, AgentTurnStatus> {
+    const out: Record<string, AgentTurnStatus> = {};
+    for (const row of this.sql<{ agent: string; status: AgentTurnStatus }>`SELECT agent, status FROM agent_status ORDER BY agent`) {
+      out[row.agent] = row.status;
+    }
+    return out;
+  }
+
+  setAgentStatus(agent: string, status: AgentTurnStatus, now: number): void {
+    this.sql`INSERT INTO agent_status (agent, status, updated_at) VALUES (${agent}, ${status}, ${now})
+             ON CONFLICT (agent) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at`;
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * A small layer over a Durable Object's SQLite: a `sql` tagged template whose failures
+ * name the query, and a schema-version gate (SQL `PRAGMA user_version` is refused in
+ * Durable Objects, so the version lives in a one-row table).
+ */
+
+export type SqlValue = string | number | null | ArrayBuffer;
+
+/** An SQL failure, carrying the statement that failed (binds are left out: they may be user data). */
+export class SqlError extends Error {
+  override readonly name = "SqlError";
+  constructor(
+    readonly query: string,
+    cause: unknown,
+  ) {
+    super(`${cause instanceof Error ? cause.message : String(cause)} — in: ${query.replace(/\s+/g, " ").trim().slice(0, 300)}`, {
+      cause,
+    });
+  }
+}
+
+/** Tagged-template SQL over `ctx.storage.sql`: values become bound parameters, never text. */
+export interface Sql {
+  <T = Record<string, SqlStorageValue>>(strings: TemplateStringsArray, ...values: SqlValue[]): T[];
+  /** Runs a statement given as text with positional binds (for DDL and dynamic IN lists). */
+  exec<T = Record<string, SqlStorageValue>>(query: string, ...binds: SqlValue[]): T[];
+}
+
+export function createSql(storage: DurableObjectStorage): Sql {
+  const exec = <T,>(query: string, ...binds: SqlValue[]): T[] => {
+    try {
+      return storage.sql.exec(query, ...binds).toArray() as T[];
+    } catch (cause) {
+      throw new SqlError(query, cause);
+    }
+  };
+  const tag = <T,>(strings: TemplateStringsArray, ...values: SqlValue[]): T[] => exec<T>(strings.join("?"), ...values);
+  return Object.assign(tag, { exec }) as Sql;
+}
+
+/** One schema version: the statements that take the schema from `version − 1` to `version`. */
+export interface SchemaMigration {
+  version: number;
+  statements: readonly string[];
+}
+
+const SCHEMA_TABLE = "_schema";
+
+/** True when the object has ever been migrated, without creating anything. */
+export function hasSchema(sql: Sql): boolean {
+  return sql`SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = ${SCHEMA_TABLE}`.length > 0;
+}
+
+export function schemaVersion(sql: Sql): number {
+  if (!hasSchema(sql)) return 0;
+  return sql<{ version: number }>`SELECT version FROM _schema WHERE id = 1`[0]?.version ?? 0;
+}
+
+/**
+ * Applies every migration newer than the stored version, in one transaction, and records
+ * the new version. Call once per instance; calling again is a cheap no-op.
+ */
+export function migrate(storage: DurableObjectStorage, sql: Sql, migrations: readonly SchemaMigration[]): number {
+  return storage.transactionSync(() => {
+    sql.exec(`CREATE TABLE IF NOT EXISTS ${SCHEMA_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`);
+    let version = sql<{ version: number }>`SELECT version FROM _schema WHERE id = 1`[0]?.version ?? 0;
+    for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (migration.version <= version) continue;
+      for (const statement of migration.statements) sql.exec(statement);
+      version = migration.version;
+    }
+    sql`INSERT INTO _schema (id, version) VALUES (1, ${version}) ON CONFLICT (id) DO UPDATE SET version = excluded.version`;
+    return version;
+  });
+}

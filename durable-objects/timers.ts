@@ -1,0 +1,215 @@
+import type { Sql } from "./sql";
+
+/**
+ * One physical alarm per object, multiplexing a table of timers (design §7). The alarm
+ * runs every due timer through the handler registered for its kind, then re-arms at the
+ * earliest remaining due time. Handlers are idempotent (alarms are at-least-once) and
+ * nothing here throws out of `run`: a throwing alarm is dropped after six retries.
+ */
+
+/**
+ * Every timer kind, in one registry. Kinds are not a CHECK constraint on purpose: adding
+ * one must not need a migration of every object's table.
+ */
+export const TIMER_KINDS = [
+  "outbox.flush",
+  "session.expire",
+  "session.purge",
+  "lease.expire",
+  "handoff.timeout",
+] as const;
+export type TimerKind = (typeof TIMER_KINDS)[number];
+
+/** What a handler asks the runner to do with its timer. */
+export type TimerOutcome =
+  /** Finished: the timer is deleted. */
+  | { type: "done" }
+  /** More to do later (not a failure): due again at `at`, attempts reset. */
+  | { type: "again"; at: number }
+  /** Failed: due again at `at`, attempts + 1, the error kept for inspection. */
+  | { type: "retry"; at: number; error: string }
+  /** The handler wiped the object's storage: stop at once, touch nothing. */
+  | { type: "destroyed" };
+
+export interface TimerRow {
+  id: string;
+  key: string | null;
+  kind: TimerKind;
+  due_at: number;
+  payload: unknown;
+  attempts: number;
+  last_error: string | null;
+}
+
+export type TimerHandler = (timer: TimerRow, now: number) => TimerOutcome | Promise<TimerOutcome>;
+export type TimerHandlers = Partial<Record<TimerKind, TimerHandler>>;
+
+export const TIMERS_DDL = [
+  `CREATE TABLE timers (
+     id          TEXT PRIMARY KEY,
+     key         TEXT UNIQUE,
+     kind        TEXT NOT NULL,
+     due_at      INTEGER NOT NULL,
+     payload     TEXT NOT NULL DEFAULT 'null',
+     attempts    INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+     last_error  TEXT
+   )`,
+  "CREATE INDEX timers_due ON timers (due_at)",
+] as const;
+
+/** When a handler throws (a bug, not a planned failure): 1 s doubling to a 5 min cap. */
+export function thrownBackoffMs(attempts: number): number {
+  return Math.min(300_000, 1_000 * 2 ** Math.min(attempts, 9));
+}
+
+export interface ScheduleOptions {
+  /** A stable name: scheduling again under the same key affects the one timer. */
+  key?: string;
+  /** With a key: `replace` (default) moves the timer; `keep` leaves an existing one as it is. */
+  ifExists?: "replace" | "keep";
+}
+
+export interface RunReport {
+  ran: number;
+  failed: number;
+  destroyed: boolean;
+}
+
+interface StoredTimer {
+  id: string;
+  key: string | null;
+  kind: string;
+  due_at: number;
+  payload: string;
+  attempts: number;
+  last_error: string | null;
+}
+
+let sequence = 0;
+function timerId(now: number): string {
+  sequence = (sequence + 1) % 1_000_000;
+  return `${now.toString(36)}-${sequence.toString(36)}-${crypto.randomUUID().slice(0, 8)}`;
+}
+
+export class Timers {
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly sql: Sql,
+    private readonly clock: () => number,
+  ) {}
+
+  /**
+   * Adds a timer (synchronous SQL, so it can join the transaction of the change that needs
+   * it). Call `arm()` after the transaction. Returns the timer's id.
+   */
+  schedule(kind: TimerKind, dueAt: number, payload: unknown = null, options: ScheduleOptions = {}): string {
+    const id = timerId(this.clock());
+    const json = JSON.stringify(payload ?? null);
+    if (options.key === undefined) {
+      this.sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, NULL, ${kind}, ${dueAt}, ${json})`;
+      return id;
+    }
+    if (options.ifExists === "keep") {
+      const existing = this.sql<{ id: string }>`SELECT id FROM timers WHERE key = ${options.key}`[0];
+      if (existing) return existing.id;
+    }
+    // A replaced timer gets a new id, so a handler still running for the old one cannot delete it.
+    this.sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, ${options.key}, ${kind}, ${dueAt}, ${json})
+             ON CONFLICT (key) DO UPDATE SET id = excluded.id, kind = excluded.kind, due_at = excluded.due_at,
+               payload = excluded.payload, attempts = 0, last_error = NULL`;
+    return id;
+  }
+
+  /** Cancels the timer with this key; true when there was one. */
+  cancel(key: string): boolean {
+    return this.sql<{ id: string }>`DELETE FROM timers WHERE key = ${key} RETURNING id`.length > 0;
+  }
+
+  get(key: string): TimerRow | null {
+    const row = this.sql<StoredTimer>`SELECT * FROM timers WHERE key = ${key}`[0];
+    return row ? toRow(row) : null;
+  }
+
+  list(): TimerRow[] {
+    return this.sql<StoredTimer>`SELECT * FROM timers ORDER BY due_at, id`.map(toRow);
+  }
+
+  /** The earliest due time, or null when no timer is left. */
+  nextDueAt(): number | null {
+    return this.sql<{ due: number | null }>`SELECT MIN(due_at) AS due FROM timers`[0]?.due ?? null;
+  }
+
+  /** Points the object's one alarm at the earliest timer (or clears it). */
+  async arm(): Promise<void> {
+    const due = this.nextDueAt();
+    if (due === null) await this.storage.deleteAlarm();
+    else await this.storage.setAlarm(due);
+  }
+
+  /**
+   * Runs due timers in due order, at most `limit` of them, then re-arms. Never throws:
+   * a handler's exception becomes a retry with backoff.
+   */
+  async run(handlers: TimerHandlers, limit = 100): Promise<RunReport> {
+    const report: RunReport = { ran: 0, failed: 0, destroyed: false };
+    const due = this.sql<{ id: string }>`SELECT id FROM timers WHERE due_at <= ${this.clock()} ORDER BY due_at, id LIMIT ${limit}`;
+    for (const { id } of due) {
+      // An earlier handler's await let other calls in: this timer may be cancelled or replaced.
+      const row = this.sql<StoredTimer>`SELECT * FROM timers WHERE id = ${id}`[0];
+      if (!row) continue;
+      const timer = toRow(row);
+      const outcome = await this.invoke(handlers, timer, this.clock());
+      report.ran++;
+      if (outcome.type === "destroyed") {
+        report.destroyed = true;
+        return report;
+      }
+      if (outcome.type === "retry") report.failed++;
+      this.settle(timer, outcome);
+    }
+    await this.arm();
+    return report;
+  }
+
+  private async invoke(handlers: TimerHandlers, timer: TimerRow, now: number): Promise<TimerOutcome> {
+    const handler = handlers[timer.kind];
+    if (!handler) {
+      console.error(`timer ${timer.id}: no handler for kind '${timer.kind}', dropped`);
+      return { type: "done" };
+    }
+    try {
+      return await handler(timer, now);
+    } catch (error) {
+      console.error(`timer ${timer.id} (${timer.kind}) threw`, error);
+      return { type: "retry", at: this.clock() + thrownBackoffMs(timer.attempts), error: String(error) };
+    }
+  }
+
+  /** Applies an outcome to the timer's row, unless the row was replaced while the handler ran. */
+  private settle(timer: TimerRow, outcome: Exclude<TimerOutcome, { type: "destroyed" }>): void {
+    switch (outcome.type) {
+      case "done":
+        this.sql`DELETE FROM timers WHERE id = ${timer.id}`;
+        return;
+      case "again":
+        this.sql`UPDATE timers SET due_at = ${outcome.at}, attempts = 0, last_error = NULL WHERE id = ${timer.id}`;
+        return;
+      case "retry":
+        this.sql`UPDATE timers SET due_at = ${outcome.at}, attempts = attempts + 1, last_error = ${outcome.error.slice(0, 1000)}
+                 WHERE id = ${timer.id}`;
+        return;
+    }
+  }
+}
+
+function toRow(row: StoredTimer): TimerRow {
+  return {
+    id: row.id,
+    key: row.key,
+    kind: row.kind as TimerKind,
+    due_at: row.due_at,
+    payload: JSON.parse(row.payload) as unknown,
+    attempts: row.attempts,
+    last_error: row.last_error,
+  };
+}

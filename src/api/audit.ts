@@ -1,0 +1,28 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../app-env";
+import { queryAudit } from "../audit/d1-store";
+import { AgentName } from "../schemas/agent";
+import { decodeCursor, encodeCursor } from "./cursor";
+import { readQuery } from "./validate";
+
+/** `GET /v1/audit`: the tenant's audit log from D1, newest first, cursor paging. */
+
+const AuditQuery = z.strictObject({
+  session_id: z.string().min(1).max(128).optional(),
+  agent: AgentName.optional(),
+  action: z.string().min(1).max(100).optional(),
+  since: z.iso.datetime({ offset: true }).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(200).optional(),
+});
+
+export const audit = new Hono<AppEnv>().get("/", async (c) => {
+  const { cursor, since, ...filters } = readQuery(c, AuditQuery);
+  const page = await queryAudit(c.env.DB, c.get("tenant"), {
+    ...filters,
+    since: since === undefined ? undefined : Date.parse(since),
+    before: cursor === undefined ? undefined : decodeCursor(cursor),
+  });
+  return c.json({ records: page.records, next_cursor: page.next ? encodeCursor(page.next) : null });
+});

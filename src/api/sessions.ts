@@ -1,0 +1,111 @@
+import { Hono, type Context } from "hono";
+import { z } from "zod";
+import { sessionRpc, type SessionRpc } from "../../durable-objects/stubs";
+import type { AppEnv } from "../app-env";
+import { RelayError, type Result } from "../errors";
+import { getAgent } from "../registry/store";
+import type { RouteDecision } from "../schemas/routing";
+import { AgentStatusUpdate, SessionCreate, SessionMessage, SessionStatePatch } from "../schemas/session";
+import { isSessionId, newSessionId } from "../sessions/ids";
+import { findExpiry } from "../sessions/summary-store";
+import { readJson, readQuery } from "./validate";
+
+/**
+ * `/v1/sessions`: validate → SessionDO RPC → Result → JSON. A session's object is named
+ * by tenant and id, so another tenant's key reaches an empty object and gets 404.
+ */
+
+type Ctx = Context<AppEnv>;
+
+function sessionStub(c: Ctx, id: string): SessionRpc {
+  if (!isSessionId(id)) throw new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
+  return sessionRpc(c.env, c.get("tenant"), id);
+}
+
+/** Unwraps a SessionDO result; a missing session that D1 remembers as expired is 410. */
+async function settle<T>(c: Ctx, id: string, result: Result<T>): Promise<T> {
+  if (result.ok) return result.value;
+  if (result.error.code === "SESSION_NOT_FOUND") {
+    const expired_at = await findExpiry(c.env.DB, c.get("tenant"), id);
+    if (expired_at) throw new RelayError("SESSION_EXPIRED", `Session '${id}' expired at ${expired_at}.`, { session_id: id, expired_at });
+    throw new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
+  }
+  throw RelayError.fromBody(result.error);
+}
+
+/** The agent a new session starts with: the one named (it must exist and be enabled), else the router's pick. */
+async function startingAgent(c: Ctx, body: SessionCreate): Promise<{ agent: string; route?: RouteDecision }> {
+  const tenant = c.get("tenant");
+  if (body.agent) {
+    const stored = await getAgent(c.env.DB, tenant, body.agent);
+    if (!stored) throw new RelayError("AGENT_NOT_FOUND", `No agent named '${body.agent}'.`, { agent: body.agent });
+    if (!stored.definition.enabled) throw new RelayError("AGENT_UNAVAILABLE", `Agent '${body.agent}' is disabled.`, { agent: body.agent, reason: "disabled" });
+    return { agent: body.agent };
+  }
+  if (body.input === undefined) {
+    throw new RelayError("VALIDATION_FAILED", "Name an agent, or give an input for the router.", {
+      issues: [{ path: "agent", message: "required when there is no input to route" }],
+    });
+  }
+  throw new RelayError("VALIDATION_FAILED", "Name an agent: routing of new sessions is not wired yet.", {
+    issues: [{ path: "agent", message: "required" }],
+  });
+}
+
+const HistoryQuery = z.strictObject({
+  after: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+
+const AuditQuery = z.strictObject({
+  after: z.string().max(40).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+
+export const sessions = new Hono<AppEnv>()
+  .post("/", async (c) => {
+    const body = await readJson(c, SessionCreate);
+    const { agent, route } = await startingAgent(c, body);
+    const id = newSessionId();
+    const view = await settle(
+      c,
+      id,
+      await sessionStub(c, id).create(c.get("tenant"), id, { agent, metadata: body.metadata ?? {}, ttl_s: body.ttl_s, input: body.input, route }),
+    );
+    c.header("Location", `/v1/sessions/${id}`);
+    return c.json(route ? { ...view, route } : view, 201);
+  })
+  .get("/:id", async (c) => {
+    const id = c.req.param("id");
+    return c.json(await settle(c, id, await sessionStub(c, id).get()));
+  })
+  .get("/:id/messages", async (c) => {
+    const id = c.req.param("id");
+    const query = readQuery(c, HistoryQuery);
+    return c.json(await settle(c, id, await sessionStub(c, id).history(query)));
+  })
+  .post("/:id/messages", async (c) => {
+    const id = c.req.param("id");
+    const message = await readJson(c, SessionMessage);
+    return c.json(await settle(c, id, await sessionStub(c, id).addMessage(message)), 201);
+  })
+  .patch("/:id/state", async (c) => {
+    const id = c.req.param("id");
+    const patch = await readJson(c, SessionStatePatch);
+    return c.json(await settle(c, id, await sessionStub(c, id).patchState(patch)));
+  })
+  .post("/:id/agent-status", async (c) => {
+    const id = c.req.param("id");
+    const { agent, status } = await readJson(c, AgentStatusUpdate);
+    return c.json(await settle(c, id, await sessionStub(c, id).setAgentStatus(agent, status)));
+  })
+  .get("/:id/audit", async (c) => {
+    const id = c.req.param("id");
+    const query = readQuery(c, AuditQuery);
+    return c.json(await settle(c, id, await sessionStub(c, id).audit(query)));
+  })
+  .delete("/:id", async (c) => {
+    const id = c.req.param("id");
+    await settle(c, id, await sessionStub(c, id).delete());
+    return c.body(null, 204);
+  });

@@ -1,0 +1,105 @@
+import { FLUSH_BATCH_ROWS, ROWS_PER_STATEMENT, chunk } from "./outbox-policy";
+import type { AuditRecord } from "./record";
+
+/**
+ * The audit log in D1. Writes are INSERT OR IGNORE by ULID, so a batch retried after a
+ * timeout, or flushed twice, never makes a duplicate.
+ */
+
+const COLUMNS = "id, at, tenant, session_id, handoff_id, action, agent, actor, actor_type, details";
+
+function insertStatement(db: D1Database, rows: readonly AuditRecord[]): D1PreparedStatement {
+  const placeholders = rows.map((_, r) => `(${Array.from({ length: 10 }, (_, c) => `?${r * 10 + c + 1}`).join(", ")})`);
+  const binds = rows.flatMap((row) => [
+    row.id,
+    row.at,
+    row.tenant,
+    row.session_id,
+    row.handoff_id,
+    row.action,
+    row.agent,
+    row.actor,
+    row.actor_type,
+    JSON.stringify(row.details),
+  ]);
+  return db.prepare(`INSERT OR IGNORE INTO audit_log (${COLUMNS}) VALUES ${placeholders.join(", ")}`).bind(...binds);
+}
+
+/**
+ * Writes up to FLUSH_BATCH_ROWS records in one D1 batch (one transaction). Throws what D1
+ * throws; the caller keeps the rows and retries.
+ */
+export async function writeAuditBatch(db: D1Database, records: readonly AuditRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  if (records.length > FLUSH_BATCH_ROWS) throw new RangeError(`at most ${FLUSH_BATCH_ROWS} audit rows per batch`);
+  await db.batch(chunk(records, ROWS_PER_STATEMENT).map((rows) => insertStatement(db, rows)));
+}
+
+export interface AuditQuery {
+  session_id?: string;
+  /** Records about this agent or made by it. */
+  agent?: string;
+  action?: string;
+  /** Only records at or after this time (ms since epoch). */
+  since?: number;
+  limit: number;
+  /** The id of the last record of the previous page (exclusive). */
+  before?: string;
+}
+
+interface AuditRow {
+  id: string;
+  at: string;
+  tenant: string;
+  session_id: string | null;
+  handoff_id: string | null;
+  action: string;
+  agent: string | null;
+  actor: string;
+  actor_type: AuditRecord["actor_type"];
+  details: string;
+}
+
+function toRecord(row: AuditRow): AuditRecord {
+  return { ...row, details: JSON.parse(row.details) as Record<string, unknown> };
+}
+
+const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/** The smallest ULID of a millisecond: `id >= floor` selects records made at or after it. */
+export function ulidFloor(ms: number): string {
+  let time = Math.max(0, Math.floor(ms));
+  let prefix = "";
+  for (let i = 0; i < 10; i++) {
+    prefix = CROCKFORD[time % 32] + prefix;
+    time = Math.floor(time / 32);
+  }
+  return prefix + "0".repeat(16);
+}
+
+/** One page of a tenant's audit log, newest first; `next` is the cursor position or null. */
+export async function queryAudit(
+  db: D1Database,
+  tenant: string,
+  query: AuditQuery,
+): Promise<{ records: AuditRecord[]; next: string | null }> {
+  const where = ["tenant = ?1"];
+  const binds: (string | number)[] = [tenant];
+  const bind = (clause: (n: string) => string, value: string | number) => {
+    binds.push(value);
+    where.push(clause(`?${binds.length}`));
+  };
+  if (query.session_id) bind((n) => `session_id = ${n}`, query.session_id);
+  if (query.agent) bind((n) => `(agent = ${n} OR actor = ${n})`, query.agent);
+  if (query.action) bind((n) => `action = ${n}`, query.action);
+  if (query.since !== undefined) bind((n) => `id >= ${n}`, ulidFloor(query.since));
+  if (query.before) bind((n) => `id < ${n}`, query.before);
+  binds.push(query.limit + 1);
+  const { results } = await db
+    .prepare(`SELECT ${COLUMNS} FROM audit_log WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?${binds.length}`)
+    .bind(...binds)
+    .all<AuditRow>();
+  const page = results.slice(0, query.limit);
+  const next = results.length > query.limit ? (page.at(-1)?.id ?? null) : null;
+  return { records: page.map(toRecord), next };
+}

@@ -1,0 +1,96 @@
+import { ulid } from "../lib/ulid";
+import type { Actor, AuditRecord } from "./record";
+
+/**
+ * Audit event constructors. Pure apart from the id: the caller passes the time, so the
+ * record's `at` and the state change it describes carry the same instant.
+ */
+
+/** What every record of one session shares. */
+export interface AuditScope {
+  tenant: string;
+  session_id: string | null;
+}
+
+export interface AuditEventInput {
+  action: string;
+  actor: Actor;
+  agent?: string | null;
+  handoff_id?: string | null;
+  details?: Record<string, unknown>;
+}
+
+/** Builds one record; the id is a ULID of `now`, so ids sort in time order. */
+export function auditEvent(scope: AuditScope, event: AuditEventInput, now: number): AuditRecord {
+  return {
+    id: ulid(now),
+    at: new Date(now).toISOString(),
+    tenant: scope.tenant,
+    session_id: scope.session_id,
+    handoff_id: event.handoff_id ?? null,
+    action: event.action,
+    agent: event.agent ?? null,
+    actor: event.actor.actor,
+    actor_type: event.actor.actor_type,
+    details: event.details ?? {},
+  };
+}
+
+export function sessionCreated(
+  scope: AuditScope,
+  actor: Actor,
+  now: number,
+  details: { agent: string; ttl_s: number; metadata: Record<string, unknown>; routed: boolean },
+): AuditRecord {
+  return auditEvent(scope, { action: "session.created", actor, agent: details.agent, details }, now);
+}
+
+/** The router's decision, recorded as the system's act (the router chose, not the caller). */
+export function routeDecided(scope: AuditScope, now: number, decision: Record<string, unknown> & { agent: string | null }): AuditRecord {
+  return auditEvent(
+    scope,
+    { action: "route.decided", actor: { actor: "router", actor_type: "system" }, agent: decision.agent, details: decision },
+    now,
+  );
+}
+
+export function messageAdded(
+  scope: AuditScope,
+  actor: Actor,
+  now: number,
+  details: { message_id: string; seq: number; role: string; agent: string | null; chars: number },
+): AuditRecord {
+  // The content stays in the session; the audit trail records that a message happened.
+  return auditEvent(scope, { action: "session.message_added", actor, agent: details.agent, details }, now);
+}
+
+export function stateUpdated(
+  scope: AuditScope,
+  actor: Actor,
+  now: number,
+  details: { agent: string; set: string[]; unset: string[] },
+): AuditRecord {
+  return auditEvent(scope, { action: "session.state_updated", actor, agent: details.agent, details }, now);
+}
+
+export function agentStatusChanged(
+  scope: AuditScope,
+  actor: Actor,
+  now: number,
+  details: { agent: string; from: string | null; to: string },
+): AuditRecord {
+  return auditEvent(scope, { action: "session.agent_status_changed", actor, agent: details.agent, details }, now);
+}
+
+export function sessionDeleted(scope: AuditScope, actor: Actor, now: number, details: { agent: string }): AuditRecord {
+  return auditEvent(scope, { action: "session.deleted", actor, agent: details.agent, details }, now);
+}
+
+export function sessionExpired(
+  scope: AuditScope,
+  actor: Actor,
+  now: number,
+  details: { agent: string; expires_at: string; idle_s: number },
+): AuditRecord {
+  return auditEvent(scope, { action: "session.expired", actor, agent: details.agent, details }, now);
+}

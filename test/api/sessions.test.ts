@@ -1,0 +1,128 @@
+import { describe, expect, it } from "vitest";
+import { drainDue, sessionStub } from "../durable-objects/helpers";
+import { BETA_KEY, call } from "./helpers";
+
+const support = { name: "support", description: "General help", triggers: { keywords: ["help", "question"], priority: 50 } };
+const billing = { name: "billing", description: "Invoices and refunds", triggers: { keywords: ["refund", "invoice"], patterns: ["charged\\s+twice"], priority: 80 } };
+
+async function registerAgents() {
+  await call("PUT", "/v1/agents/support", support);
+  await call("PUT", "/v1/agents/billing", billing);
+}
+
+describe("sessions API", () => {
+  it("creates a session with a named agent, reads it, and refuses an unknown agent", async () => {
+    await registerAgents();
+    const created = await call("POST", "/v1/sessions", { agent: "support", metadata: { channel: "web" }, input: "hello" });
+    expect(created.status).toBe(201);
+    expect(created.json.id).toMatch(/^ses_[0-9a-z]{52}$/);
+    expect(created.headers.get("Location")).toBe(`/v1/sessions/${created.json.id}`);
+    expect(created.json).toMatchObject({
+      status: "active",
+      current_agent: "support",
+      handoff_stack: ["support"],
+      metadata: { channel: "web" },
+      state: {},
+      history_length: 1,
+      in_flight_handoff: null,
+      agent_status: {},
+    });
+    const read = await call("GET", `/v1/sessions/${created.json.id}`);
+    expect(read.status).toBe(200);
+    expect(read.json).toEqual(created.json);
+
+    const unknown = await call("POST", "/v1/sessions", { agent: "nobody" });
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.error.code).toBe("AGENT_NOT_FOUND");
+  });
+
+  it("refuses a body with neither agent nor input, and bad fields", async () => {
+    const none = await call("POST", "/v1/sessions", {});
+    expect(none.status).toBe(400);
+    expect(none.json.error.code).toBe("VALIDATION_FAILED");
+    const badTtl = await call("POST", "/v1/sessions", { agent: "support", ttl_s: 5 });
+    expect(badTtl.json.error.code).toBe("VALIDATION_FAILED");
+  });
+
+  it("appends messages, patches state, reports agent status, and lists history", async () => {
+    await registerAgents();
+    const { json: session } = await call("POST", "/v1/sessions", { agent: "support" });
+    const path = `/v1/sessions/${session.id}`;
+
+    const user = await call("POST", `${path}/messages`, { role: "user", content: "my printer is on fire" });
+    expect(user.status).toBe(201);
+    expect(user.json).toMatchObject({ seq: 1, history_length: 1, message: { role: "user", content: "my printer is on fire" } });
+    const agent = await call("POST", `${path}/messages`, { role: "agent", content: "please step away" });
+    expect(agent.json.message).toMatchObject({ role: "assistant", agent: "support" });
+
+    const patched = await call("PATCH", `${path}/state`, { set: { tier: "gold", tries: 2 } });
+    expect(patched.status).toBe(200);
+    expect(patched.json.state).toEqual({ tier: "gold", tries: 2 });
+    const unset = await call("PATCH", `${path}/state`, { set: { tries: 3 }, unset: ["tier"] });
+    expect(unset.json.state).toEqual({ tries: 3 });
+    expect((await call("PATCH", `${path}/state`, {})).json.error.code).toBe("VALIDATION_FAILED");
+
+    const busy = await call("POST", `${path}/agent-status`, { agent: "support", status: "busy" });
+    expect(busy.json.agent_status).toEqual({ support: "busy" });
+    expect((await call("POST", `${path}/agent-status`, { agent: "support", status: "sleepy" })).status).toBe(400);
+
+    const history = await call("GET", `${path}/messages?limit=1`);
+    expect(history.json.items).toHaveLength(1);
+    expect(history.json.next_after).toBe(1);
+    const rest = await call("GET", `${path}/messages?after=1`);
+    expect(rest.json.items.map((i: { content: string }) => i.content)).toEqual(["please step away"]);
+
+    const audit = await call("GET", `${path}/audit`);
+    expect(audit.json.records.map((r: { action: string }) => r.action)).toEqual([
+      "session.created",
+      "session.message_added",
+      "session.message_added",
+      "session.state_updated",
+      "session.state_updated",
+      "session.agent_status_changed",
+    ]);
+    expect(audit.json.records[2]).toMatchObject({ actor: "support", actor_type: "agent" });
+  });
+
+  it("pushes the idle expiry forward on every change", async () => {
+    await registerAgents();
+    const { json: session } = await call("POST", "/v1/sessions", { agent: "support", ttl_s: 600 });
+    const before = Date.parse(session.expires_at);
+    const after = await call("PATCH", `/v1/sessions/${session.id}/state`, { set: { x: 1 } });
+    expect(Date.parse(after.json.expires_at)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(after.json.expires_at) - Date.parse(after.json.updated_at)).toBe(600_000);
+  });
+
+  it("deletes a session: 204, then 404 for every call", async () => {
+    await registerAgents();
+    const { json: session } = await call("POST", "/v1/sessions", { agent: "support" });
+    const path = `/v1/sessions/${session.id}`;
+    expect((await call("DELETE", path)).status).toBe(204);
+    for (const [method, suffix, body] of [
+      ["GET", "", undefined],
+      ["POST", "/messages", { role: "user", content: "hi" }],
+      ["PATCH", "/state", { set: { a: 1 } }],
+      ["DELETE", "", undefined],
+      ["GET", "/audit", undefined],
+    ] as const) {
+      const res = await call(method, `${path}${suffix}`, body);
+      expect(res.status, `${method} ${suffix}`).toBe(404);
+      expect(res.json.error.code).toBe("SESSION_NOT_FOUND");
+    }
+    const { stub } = sessionStub("alpha", session.id);
+    await drainDue(stub);
+    const remaining = await call("GET", `/v1/audit?session_id=${session.id}`);
+    expect(remaining.json.records.map((r: { action: string }) => r.action)).toEqual(["session.deleted", "session.created"]);
+  });
+
+  it("keeps sessions to their tenant and answers 404 for ids it never made", async () => {
+    await registerAgents();
+    const { json: session } = await call("POST", "/v1/sessions", { agent: "support" });
+    const other = await call("GET", `/v1/sessions/${session.id}`, undefined, { key: BETA_KEY });
+    expect(other.status).toBe(404);
+    expect(other.json.error.code).toBe("SESSION_NOT_FOUND");
+    expect((await call("DELETE", `/v1/sessions/${session.id}`, undefined, { key: BETA_KEY })).status).toBe(404);
+    expect((await call("GET", `/v1/sessions/${session.id}`)).status).toBe(200);
+    expect((await call("GET", "/v1/sessions/not-a-session-id")).json.error.code).toBe("SESSION_NOT_FOUND");
+  });
+});

@@ -8,12 +8,24 @@ export const PATTERN_FLAGS = "iu";
 
 /** Why a pattern is refused, or null when it is admitted. */
 export function checkPattern(source: string): string | null {
+  const compiled = compilePattern(source);
+  return compiled.ok ? null : compiled.reason;
+}
+
+/**
+ * The admitted pattern as a regex (flags {@link PATTERN_FLAGS}, never `g`/`y`, so `test` keeps no
+ * state between inputs), or why it is refused. The rule compiler uses this so each pattern is
+ * compiled once.
+ */
+export function compilePattern(source: string): { ok: true; regex: RegExp } | { ok: false; reason: string } {
+  let regex: RegExp;
   try {
-    new RegExp(source, PATTERN_FLAGS);
+    regex = new RegExp(source, PATTERN_FLAGS);
   } catch (error) {
-    return `does not compile: ${(error as Error).message}`;
+    return { ok: false, reason: `does not compile: ${(error as Error).message}` };
   }
-  return hasNestedUnboundedQuantifier(source) ? "nests unbounded quantifiers (catastrophic backtracking)" : null;
+  if (hasNestedUnboundedQuantifier(source)) return { ok: false, reason: "nests unbounded quantifiers (catastrophic backtracking)" };
+  return { ok: true, regex };
 }
 
 /** Length of the quantifier at `i` and whether it is unbounded, or null if there is none. */

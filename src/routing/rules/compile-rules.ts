@@ -1,0 +1,181 @@
+/**
+ * The compiled rule tier (design §3): all keywords and pattern factors of all enabled agents in
+ * one automaton, each pattern compiled once, so a route is one pass over the input plus the
+ * few regexes whose factors occurred — whatever the number of agents.
+ *
+ * Scoring is the seed's (tiangong-cli `RuleRouter.calculateScore`): per agent, each distinct
+ * keyword that occurs +10, each pattern that matches +20, then `Math.round(total × (priority/100))`
+ * with that exact expression, so scores equal the seed's. Keywords match as described in
+ * `text.ts` (case-insensitive, NFKC, whole-word in spaced scripts, substring in CJK/Thai).
+ * Patterns run on the original input with flags `iu`, like the seed's `new RegExp(p, 'i')`
+ * plus Unicode mode; patterns that do not compile or nest unbounded quantifiers are skipped.
+ */
+import type { AgentDefinition } from "../../schemas/agent";
+import type { CompiledRules, RuleMatch } from "../types";
+import { buildAutomaton, DENSE_CELL_LIMIT } from "./automaton";
+import { requiredFactors } from "./literal-factors";
+import { RuleScanner, type RuleTables } from "./rule-scanner";
+import { compilePattern } from "./pattern-safety";
+import { endCodePoints, isSpacedWordChar, normalizeKeyword } from "./text";
+
+/** What was compiled, for `/v1/route/stats` and for the benchmark. */
+export interface RuleStats {
+  agents: number;
+  keywords: number;
+  patterns: number;
+  /** Patterns whose regex runs only when one of their literal factors occurs. */
+  prefilteredPatterns: number;
+  /** Patterns with no extractable factor: their regex runs on every input. */
+  alwaysRunPatterns: number;
+  skippedPatterns: { agent: string; pattern: string; reason: string }[];
+  /** Distinct strings in the automaton (keywords and factors share entries). */
+  entries: number;
+  states: number;
+  classes: number;
+  dense: boolean;
+  /** Approximate bytes held by the compiled structures. */
+  memoryBytes: number;
+}
+
+/** Compiled rules plus what they hold. */
+export interface CompiledRuleSet extends CompiledRules {
+  readonly stats: RuleStats;
+}
+
+class EntryTable {
+  readonly ids = new Map<string, number>();
+  readonly strings: string[] = [];
+  readonly keywordAgents: number[][] = [];
+  readonly factorPatterns: number[][] = [];
+
+  idOf(text: string): number {
+    let id = this.ids.get(text);
+    if (id === undefined) {
+      id = this.strings.length;
+      this.ids.set(text, id);
+      this.strings.push(text);
+      this.keywordAgents.push([]);
+      this.factorPatterns.push([]);
+    }
+    return id;
+  }
+}
+
+function toCsr(lists: number[][]): { start: Int32Array; items: Int32Array } {
+  const start = new Int32Array(lists.length + 1);
+  lists.forEach((list, i) => (start[i + 1] = start[i]! + list.length));
+  const items = new Int32Array(start[lists.length]!);
+  lists.forEach((list, i) => items.set(list, start[i]!));
+  return { start, items };
+}
+
+/** Tuning knobs; the defaults are what production uses. */
+export interface CompileOptions {
+  /** Above this many DFA cells the automaton uses its sparse form (tests force it with 0). */
+  denseCellLimit?: number;
+}
+
+/**
+ * Compiles the rule tier for a registry snapshot. Disabled agents are left out; registry order
+ * (the order of `agents`) breaks ties between equal scores.
+ */
+export function compileRules(agents: readonly AgentDefinition[], options: CompileOptions = {}): CompiledRuleSet {
+  const entries = new EntryTable();
+  const names: string[] = [];
+  const priorities: number[] = [];
+  const keywordStart: number[] = [0];
+  const keywordEntry: number[] = [];
+  const keywordText: string[] = [];
+  const patternStart: number[] = [0];
+  const patternAgent: number[] = [];
+  const patternSource: string[] = [];
+  const patternRegex: RegExp[] = [];
+  const alwaysRun: number[] = [];
+  const skippedPatterns: RuleStats["skippedPatterns"] = [];
+  let stringBytes = 0;
+
+  for (const agent of agents) {
+    if (!agent.enabled) continue;
+    const index = names.length;
+    names.push(agent.name);
+    priorities.push(agent.triggers.priority);
+    const seenKeywords = new Set<string>();
+    for (const keyword of agent.triggers.keywords) {
+      const normalized = normalizeKeyword(keyword);
+      if (normalized === "" || seenKeywords.has(normalized)) continue;
+      seenKeywords.add(normalized);
+      const entry = entries.idOf(normalized);
+      entries.keywordAgents[entry]!.push(index);
+      keywordEntry.push(entry);
+      keywordText.push(keyword);
+      stringBytes += 2 * (keyword.length + normalized.length);
+    }
+    keywordStart.push(keywordEntry.length);
+    const seenPatterns = new Set<string>();
+    for (const source of agent.triggers.patterns) {
+      if (seenPatterns.has(source)) continue;
+      seenPatterns.add(source);
+      const compiled = compilePattern(source);
+      if (!compiled.ok) {
+        skippedPatterns.push({ agent: agent.name, pattern: source, reason: compiled.reason });
+        continue;
+      }
+      const id = patternSource.length;
+      patternAgent.push(index);
+      patternSource.push(source);
+      patternRegex.push(compiled.regex);
+      stringBytes += 8 * source.length;
+      const factors = requiredFactors(source);
+      if (factors === null) alwaysRun.push(id);
+      else for (const factor of factors) entries.factorPatterns[entries.idOf(factor)]!.push(id);
+    }
+    patternStart.push(patternSource.length);
+  }
+
+  const automaton = buildAutomaton(entries.strings, options.denseCellLimit ?? DENSE_CELL_LIMIT);
+  const keywordRefs = toCsr(entries.keywordAgents);
+  const factorRefs = toCsr(entries.factorPatterns);
+  const entryBoundary = new Uint8Array(entries.strings.length);
+  entries.strings.forEach((text, entry) => {
+    const [first, last] = endCodePoints(text);
+    entryBoundary[entry] = (isSpacedWordChar(first) ? 1 : 0) | (isSpacedWordChar(last) ? 2 : 0);
+  });
+
+  const tables: RuleTables = {
+    automaton,
+    entryBoundary,
+    keywordRefStart: keywordRefs.start,
+    keywordRefAgent: keywordRefs.items,
+    factorRefStart: factorRefs.start,
+    factorRefPattern: factorRefs.items,
+    names,
+    priorities: Int32Array.from(priorities),
+    keywordStart: Int32Array.from(keywordStart),
+    keywordEntry: Int32Array.from(keywordEntry),
+    keywordText,
+    patternStart: Int32Array.from(patternStart),
+    patternAgent: Int32Array.from(patternAgent),
+    patternSource,
+    patternRegex,
+    alwaysRun: Int32Array.from(alwaysRun),
+  };
+  const scanner = new RuleScanner(tables);
+  const typedBytes = [entryBoundary, keywordRefs.start, keywordRefs.items, factorRefs.start, factorRefs.items].reduce(
+    (sum, a) => sum + a.byteLength,
+    0,
+  );
+  const stats: RuleStats = {
+    agents: names.length,
+    keywords: keywordEntry.length,
+    patterns: patternSource.length,
+    prefilteredPatterns: patternSource.length - alwaysRun.length,
+    alwaysRunPatterns: alwaysRun.length,
+    skippedPatterns,
+    entries: entries.strings.length,
+    states: automaton.stateCount,
+    classes: automaton.classCount,
+    dense: automaton.dense !== null,
+    memoryBytes: automaton.memoryBytes + typedBytes + scanner.scratchBytes + stringBytes + 32 * keywordEntry.length,
+  };
+  return { stats, match: (input: string): RuleMatch[] => scanner.match(input) };
+}

@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { buildAutomaton, sparseNext, type Automaton } from "../../../src/routing/rules/automaton";
+import { prng } from "./reference-matcher";
+
+/** Every (entry, end index) the automaton reports, without whitespace collapsing (no spaces used). */
+function occurrences(a: Automaton, text: string): string[] {
+  const found: string[] = [];
+  let state = 0;
+  for (let i = 0; i < text.length; i++) {
+    const cls = a.classOf[text.charCodeAt(i)]!;
+    state = a.dense !== null ? a.dense[state * a.classCount + cls]! : sparseNext(a, state, cls);
+    for (let s = a.outFirst[state]!; s >= 0; s = a.dictLink[s]!) found.push(`${a.stateEntry[s]}@${i}`);
+  }
+  return found.sort();
+}
+
+function naive(entries: string[], text: string): string[] {
+  const found: string[] = [];
+  const lower = text.toLowerCase();
+  entries.forEach((entry, id) => {
+    for (let at = lower.indexOf(entry); at >= 0; at = lower.indexOf(entry, at + 1)) found.push(`${id}@${at + entry.length - 1}`);
+  });
+  return found.sort();
+}
+
+describe("buildAutomaton", () => {
+  it("finds every occurrence of every entry, overlapping ones included, dense and sparse alike", () => {
+    const rand = prng(3);
+    const alphabet = ["a", "b", "c", "退", "款"];
+    for (let round = 0; round < 50; round++) {
+      const entries = [...new Set(Array.from({ length: 1 + rand.int(12) }, () => Array.from({ length: 1 + rand.int(4) }, () => rand.pick(alphabet)).join("")))];
+      const dense = buildAutomaton(entries);
+      const sparse = buildAutomaton(entries, 0);
+      expect(dense.dense).not.toBeNull();
+      expect(sparse.dense).toBeNull();
+      for (let n = 0; n < 20; n++) {
+        const text = Array.from({ length: rand.int(30) }, () => rand.pick([...alphabet, "A", "B", "x"])).join("");
+        const expected = naive(entries, text);
+        expect(occurrences(dense, text), `${entries} in ${text}`).toEqual(expected);
+        expect(occurrences(sparse, text), `${entries} in ${text}`).toEqual(expected);
+      }
+    }
+  });
+
+  it("folds into one class exactly the units that a case-insensitive u regex equates with an ASCII letter or digit", () => {
+    const ascii = "abcdefghijklmnopqrstuvwxyz0123456789";
+    const a = buildAutomaton([ascii]);
+    for (const char of ascii) {
+      const regex = new RegExp(char, "iu");
+      const cls = a.classOf[char.charCodeAt(0)];
+      for (let unit = 0; unit < 65536; unit++) {
+        const same = a.classOf[unit] === cls;
+        if (same !== regex.test(String.fromCharCode(unit))) expect.fail(`U+${unit.toString(16)} vs ${char}`);
+      }
+    }
+  });
+
+  it("maps every whitespace unit to the space class and unknown units to class 0", () => {
+    const a = buildAutomaton(["a b"]);
+    const space = a.classOf[0x20];
+    for (const unit of [0x09, 0x0a, 0x0d, 0xa0, 0x2003, 0x3000, 0xfeff]) expect(a.classOf[unit]).toBe(space);
+    expect(a.classOf["z".charCodeAt(0)]).toBe(0);
+  });
+});

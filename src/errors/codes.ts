@@ -25,6 +25,7 @@ export const ERROR_STATUS = {
   NOT_CURRENT_AGENT: 409,
   HANDOFF_NOT_CANCELLABLE: 409,
   IDEMPOTENCY_KEY_REUSED: 409,
+  INVALID_TRANSITION: 409,
   // 410 — it was here, it expired
   SESSION_EXPIRED: 410,
   // 413 — too large

@@ -87,7 +87,13 @@ export class SessionDO extends DurableObject<Env> {
       if (args.input === undefined) return;
       const item = toHistoryItem({ role: "user", content: args.input }, session.current_agent, `msg_${ulid(now)}`, now);
       const seq = this.store.appendMessage(item, now);
-      const added = events.messageAdded(scope, actor, now, { message_id: item.id, seq, role: "user", agent: null, chars: args.input.length });
+      const added = events.messageAdded(scope, actor, now, session.current_agent, {
+        message_id: item.id,
+        seq,
+        role: "user",
+        author: null,
+        chars: args.input.length,
+      });
       this.outbox.append([added]);
     });
     return ok(this.view(session));
@@ -108,11 +114,11 @@ export class SessionDO extends DurableObject<Env> {
     await this.commit(session, [], () => {
       seq = this.store.appendMessage(item, now);
       this.outbox.append([
-        events.messageAdded(this.scope(session), messageActor(item, caller), now, {
+        events.messageAdded(this.scope(session), messageActor(item, caller), now, item.agent ?? session.current_agent, {
           message_id: item.id,
           seq,
           role: item.role,
-          agent: item.agent ?? null,
+          author: item.agent ?? null,
           chars: item.content.length,
         }),
       ]);

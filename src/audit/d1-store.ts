@@ -2,8 +2,10 @@ import { FLUSH_BATCH_ROWS, ROWS_PER_STATEMENT, chunk } from "./outbox-policy";
 import type { AuditRecord } from "./record";
 
 /**
- * The audit log in D1. Writes are INSERT OR IGNORE by ULID, so a batch retried after a
- * timeout, or flushed twice, never makes a duplicate.
+ * The audit log in D1. Writes ignore a row whose id is already there, so a batch retried
+ * after a timeout, or flushed twice, never makes a duplicate. `ON CONFLICT (id) DO NOTHING`
+ * rather than `INSERT OR IGNORE`: OR IGNORE would also silently skip a row that breaks a
+ * CHECK constraint, and the outbox would then count a lost record as delivered.
  */
 
 const COLUMNS = "id, at, tenant, session_id, handoff_id, action, agent, actor, actor_type, details";
@@ -22,7 +24,9 @@ function insertStatement(db: D1Database, rows: readonly AuditRecord[]): D1Prepar
     row.actor_type,
     JSON.stringify(row.details),
   ]);
-  return db.prepare(`INSERT OR IGNORE INTO audit_log (${COLUMNS}) VALUES ${placeholders.join(", ")}`).bind(...binds);
+  return db
+    .prepare(`INSERT INTO audit_log (${COLUMNS}) VALUES ${placeholders.join(", ")} ON CONFLICT (id) DO NOTHING`)
+    .bind(...binds);
 }
 
 /**
@@ -92,7 +96,11 @@ export async function queryAudit(
   if (query.session_id) bind((n) => `session_id = ${n}`, query.session_id);
   if (query.agent) bind((n) => `(agent = ${n} OR actor = ${n})`, query.agent);
   if (query.action) bind((n) => `action = ${n}`, query.action);
-  if (query.since !== undefined) bind((n) => `id >= ${n}`, ulidFloor(query.since));
+  if (query.since !== undefined) {
+    // `at` is the truth; the id bound (ids never sort before their time) lets the index stop early.
+    bind((n) => `at >= ${n}`, new Date(query.since).toISOString());
+    bind((n) => `id >= ${n}`, ulidFloor(query.since));
+  }
   if (query.before) bind((n) => `id < ${n}`, query.before);
   binds.push(query.limit + 1);
   const { results } = await db

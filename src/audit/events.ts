@@ -54,14 +54,19 @@ export function routeDecided(scope: AuditScope, now: number, decision: Record<st
   );
 }
 
+/**
+ * A message was stored. `agent` is the agent the message concerns: its author, or for a
+ * user's message the agent it was addressed to (the current one). The content stays in
+ * the session; the audit trail records that a message happened.
+ */
 export function messageAdded(
   scope: AuditScope,
   actor: Actor,
   now: number,
-  details: { message_id: string; seq: number; role: string; agent: string | null; chars: number },
+  agent: string,
+  details: { message_id: string; seq: number; role: string; author: string | null; chars: number },
 ): AuditRecord {
-  // The content stays in the session; the audit trail records that a message happened.
-  return auditEvent(scope, { action: "session.message_added", actor, agent: details.agent, details }, now);
+  return auditEvent(scope, { action: "session.message_added", actor, agent, details }, now);
 }
 
 export function stateUpdated(

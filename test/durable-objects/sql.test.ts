@@ -1,0 +1,125 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { SessionStore, SESSION_MIGRATIONS } from "../../durable-objects/session-store";
+import { SqlError, createSql, hasSchema, migrate, schemaVersion, type SchemaMigration } from "../../durable-objects/sql";
+import { agentStub } from "./helpers";
+
+let counter = 0;
+/** A scratch object whose storage the tests use directly. */
+const scratch = () => agentStub("sql-tests", `scratch-${++counter}`).stub;
+
+describe("sql helper", () => {
+  it("binds template values as parameters, never as text", async () => {
+    const rows = await runInDurableObject(scratch(), (_instance, state) => {
+      const sql = createSql(state.storage);
+      sql.exec("CREATE TABLE t (v TEXT)");
+      const hostile = "x'); DROP TABLE t; --";
+      sql`INSERT INTO t (v) VALUES (${hostile})`;
+      return sql<{ v: string }>`SELECT v FROM t WHERE v = ${hostile}`;
+    });
+    expect(rows).toEqual([{ v: "x'); DROP TABLE t; --" }]);
+  });
+
+  it("wraps a failure with the query that failed", async () => {
+    const error = await runInDurableObject(scratch(), (_instance, state) => {
+      try {
+        createSql(state.storage)`SELECT * FROM missing_table WHERE id = ${1}`;
+        return null;
+      } catch (e) {
+        return { name: (e as Error).name, message: (e as Error).message, query: (e as SqlError).query, isSqlError: e instanceof SqlError };
+      }
+    });
+    expect(error).toMatchObject({ name: "SqlError", isSqlError: true, query: "SELECT * FROM missing_table WHERE id = ?" });
+    expect(error!.message).toMatch(/no such table: missing_table.*in: SELECT \* FROM missing_table/);
+  });
+});
+
+describe("schema-version gate", () => {
+  const v1: SchemaMigration = { version: 1, statements: ["CREATE TABLE a (x INTEGER)"] };
+  const v2: SchemaMigration = { version: 2, statements: ["ALTER TABLE a ADD COLUMN y TEXT"] };
+
+  it("applies each version once, in order, and records it", async () => {
+    const result = await runInDurableObject(scratch(), (_instance, state) => {
+      const sql = createSql(state.storage);
+      const before = { present: hasSchema(sql), version: schemaVersion(sql) };
+      const first = migrate(state.storage, sql, [v1]);
+      const again = migrate(state.storage, sql, [v1]);
+      const upgraded = migrate(state.storage, sql, [v2, v1]);
+      sql`INSERT INTO a (x, y) VALUES (${1}, ${"yes"})`;
+      return { before, first, again, upgraded, after: schemaVersion(sql), rows: sql`SELECT * FROM a` };
+    });
+    expect(result).toEqual({ before: { present: false, version: 0 }, first: 1, again: 1, upgraded: 2, after: 2, rows: [{ x: 1, y: "yes" }] });
+  });
+
+  it("rolls a failing migration back entirely", async () => {
+    const result = await runInDurableObject(scratch(), (_instance, state) => {
+      const sql = createSql(state.storage);
+      migrate(state.storage, sql, [v1]);
+      const broken: SchemaMigration = { version: 2, statements: ["CREATE TABLE b (z INTEGER)", "NOT SQL AT ALL"] };
+      let failed = false;
+      try {
+        migrate(state.storage, sql, [v1, broken]);
+      } catch {
+        failed = true;
+      }
+      const tables = sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'b'`;
+      return { failed, version: schemaVersion(sql), tables };
+    });
+    expect(result).toEqual({ failed: true, version: 1, tables: [] });
+  });
+});
+
+describe("session tables", () => {
+  it("refuse enum values outside their CHECK constraints", async () => {
+    const refused = await runInDurableObject(scratch(), (_instance, state) => {
+      const sql = createSql(state.storage);
+      migrate(state.storage, sql, SESSION_MIGRATIONS);
+      const attempts = [
+        "INSERT INTO agent_status (agent, status, updated_at) VALUES ('a', 'asleep', 0)",
+        "INSERT INTO messages (id, role, item, created_at) VALUES ('m', 'robot', '{}', 0)",
+        "INSERT INTO audit (id, at, tenant, action, actor, actor_type, details) VALUES ('x', 't', 't', 'a.b', 'a', 'alien', '{}')",
+        `INSERT INTO session (id, session_id, tenant, status, current_agent, handoff_stack, state, metadata, ttl_s, created_at, updated_at, expires_at)
+         VALUES (1, 's', 't', 'zombie', 'a', '[]', '{}', '{}', 60, 0, 0, 0)`,
+        `INSERT INTO session (id, session_id, tenant, status, current_agent, handoff_stack, state, metadata, ttl_s, created_at, updated_at, expires_at)
+         VALUES (2, 's', 't', 'active', 'a', '[]', '{}', '{}', 60, 0, 0, 0)`,
+      ];
+      return attempts.map((q) => {
+        try {
+          sql.exec(q);
+          return "accepted";
+        } catch (e) {
+          return /CHECK constraint failed/.test(String(e)) ? "refused" : String(e);
+        }
+      });
+    });
+    expect(refused).toEqual(["refused", "refused", "refused", "refused", "refused"]);
+  });
+
+  it("round-trip a session record", async () => {
+    const record = {
+      id: "ses_x",
+      tenant: "alpha",
+      status: "active" as const,
+      current_agent: "b",
+      handoff_stack: ["a", "b"],
+      state: { n: 1, nested: { ok: true } },
+      metadata: { m: "v" },
+      ttl_s: 60,
+      handoff_count: 1,
+      in_flight_handoff: null,
+      last_handoff_context: null,
+      created_at: 1,
+      updated_at: 2,
+      expires_at: 60_002,
+      ended_at: null,
+    };
+    const loaded = await runInDurableObject(scratch(), (_instance, state) => {
+      const sql = createSql(state.storage);
+      migrate(state.storage, sql, SESSION_MIGRATIONS);
+      const store = new SessionStore(sql);
+      store.save(record);
+      return store.load();
+    });
+    expect(loaded).toEqual(record);
+  });
+});

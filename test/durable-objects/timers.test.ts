@@ -1,0 +1,149 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createSql, migrate } from "../../durable-objects/sql";
+import { TIMERS_DDL, Timers, thrownBackoffMs, type TimerRow } from "../../durable-objects/timers";
+import { agentStub } from "./helpers";
+
+// Far in the future, so the real alarm these timers arm never fires during the test.
+const T = Date.now() + 24 * 3_600_000;
+let counter = 0;
+
+/** Runs `fn` with a Timers over a scratch object's storage and a clock the test moves. */
+async function withTimers<R>(fn: (timers: Timers, clock: { now: number }, storage: DurableObjectStorage) => Promise<R> | R): Promise<R> {
+  return runInDurableObject(agentStub("timer-tests", `scratch-${++counter}`).stub, async (_instance, state) => {
+    const sql = createSql(state.storage);
+    migrate(state.storage, sql, [{ version: 1, statements: TIMERS_DDL }]);
+    const clock = { now: T };
+    return fn(new Timers(state.storage, sql, () => clock.now), clock, state.storage);
+  });
+}
+
+describe("Timers", () => {
+  it("arms the one alarm at the earliest due time across kinds", async () => {
+    const result = await withTimers(async (timers, _clock, storage) => {
+      timers.schedule("session.expire", T + 5_000);
+      timers.schedule("lease.expire", T + 1_000, { lease_id: "l1" });
+      await timers.arm();
+      return { alarm: await storage.getAlarm(), kinds: timers.list().map((t) => t.kind) };
+    });
+    expect(result).toEqual({ alarm: T + 1_000, kinds: ["lease.expire", "session.expire"] });
+  });
+
+  it("runs only due timers, through the handler of their kind, then re-arms at the next", async () => {
+    const result = await withTimers(async (timers, clock, storage) => {
+      const ran: string[] = [];
+      timers.schedule("lease.expire", T + 1_000, { lease_id: "l1" });
+      timers.schedule("session.expire", T + 5_000);
+      clock.now = T + 1_000;
+      const report = await timers.run({
+        "lease.expire": (t) => {
+          ran.push(`lease:${(t.payload as { lease_id: string }).lease_id}`);
+          return { type: "done" };
+        },
+        "session.expire": () => {
+          ran.push("expire");
+          return { type: "done" };
+        },
+      });
+      return { ran, report, alarm: await storage.getAlarm(), left: timers.list().map((t) => t.kind) };
+    });
+    expect(result).toEqual({
+      ran: ["lease:l1"],
+      report: { ran: 1, failed: 0, destroyed: false },
+      alarm: T + 5_000,
+      left: ["session.expire"],
+    });
+  });
+
+  it("replaces a keyed timer, or keeps it with ifExists: keep", async () => {
+    const result = await withTimers((timers) => {
+      timers.schedule("session.expire", T + 1_000, null, { key: "k" });
+      timers.schedule("session.expire", T + 9_000, null, { key: "k" });
+      const replaced = timers.get("k")!.due_at;
+      timers.schedule("session.expire", T + 2_000, null, { key: "k", ifExists: "keep" });
+      return { replaced, kept: timers.get("k")!.due_at, count: timers.list().length };
+    });
+    expect(result).toEqual({ replaced: T + 9_000, kept: T + 9_000, count: 1 });
+  });
+
+  it("cancels by key and clears the alarm when nothing is left", async () => {
+    const result = await withTimers(async (timers, _clock, storage) => {
+      timers.schedule("lease.expire", T + 1_000, null, { key: "lease:1" });
+      await timers.arm();
+      const armed = await storage.getAlarm();
+      const cancelled = [timers.cancel("lease:1"), timers.cancel("lease:1")];
+      await timers.arm();
+      return { armed, cancelled, alarm: await storage.getAlarm() };
+    });
+    expect(result).toEqual({ armed: T + 1_000, cancelled: [true, false], alarm: null });
+  });
+
+  it("turns a throwing handler into a retry with backoff and never throws itself", async () => {
+    const result = await withTimers(async (timers, clock) => {
+      timers.schedule("outbox.flush", T, null, { key: "f" });
+      const report = await timers.run({
+        "outbox.flush": () => {
+          throw new Error("boom");
+        },
+      });
+      const first = timers.get("f")!;
+      clock.now = first.due_at;
+      await timers.run({ "outbox.flush": () => Promise.reject(new Error("boom again")) });
+      return { report, first, second: timers.get("f")! };
+    });
+    expect(result.report).toEqual({ ran: 1, failed: 1, destroyed: false });
+    expect(result.first).toMatchObject({ attempts: 1, due_at: T + thrownBackoffMs(0), last_error: "Error: boom" });
+    expect(result.second).toMatchObject({ attempts: 2, due_at: result.first.due_at + thrownBackoffMs(1), last_error: "Error: boom again" });
+  });
+
+  it("applies again, retry and destroyed outcomes", async () => {
+    const result = await withTimers(async (timers, clock) => {
+      timers.schedule("outbox.flush", T, null, { key: "a" });
+      await timers.run({ "outbox.flush": () => ({ type: "retry", at: T + 50, error: "x" }) });
+      const retried = timers.get("a")!;
+      await timers.run({ "outbox.flush": () => ({ type: "again", at: T + 1 }) });
+      const notDue = timers.get("a")!;
+      clock.now = T + 50;
+      await timers.run({ "outbox.flush": () => ({ type: "again", at: T + 60 }) });
+      const again = timers.get("a")!;
+      timers.schedule("outbox.flush", T, null, { key: "b" });
+      const report = await timers.run({ "outbox.flush": () => ({ type: "destroyed" }) });
+      return { retried, notDue, again, report, b: timers.get("b") };
+    });
+    expect(result.retried).toMatchObject({ attempts: 1, due_at: T + 50, last_error: "x" });
+    expect(result.notDue).toMatchObject({ attempts: 1, due_at: T + 50 });
+    expect(result.again).toMatchObject({ attempts: 0, due_at: T + 60, last_error: null });
+    expect(result.report).toEqual({ ran: 1, failed: 0, destroyed: true });
+    expect(result.b).not.toBeNull();
+  });
+
+  it("does not let a handler's outcome touch a timer replaced while it ran", async () => {
+    const result = await withTimers(async (timers) => {
+      timers.schedule("session.expire", T, null, { key: "exp" });
+      await timers.run({
+        "session.expire": async () => {
+          await Promise.resolve();
+          timers.schedule("session.expire", T + 60_000, null, { key: "exp" });
+          return { type: "done" };
+        },
+      });
+      return timers.get("exp");
+    });
+    expect(result).toMatchObject({ due_at: T + 60_000, attempts: 0 });
+  });
+
+  it("drops a timer whose kind has no handler instead of looping on it", async () => {
+    const left = await withTimers(async (timers) => {
+      timers.schedule("handoff.timeout", T);
+      await timers.run({});
+      return timers.list();
+    });
+    expect(left).toEqual<TimerRow[]>([]);
+  });
+});
+
+describe("thrownBackoffMs", () => {
+  it("doubles from 1 s and caps at 5 min", () => {
+    expect([0, 1, 2, 3, 8, 9, 20].map(thrownBackoffMs)).toEqual([1_000, 2_000, 4_000, 8_000, 256_000, 300_000, 300_000]);
+  });
+});

@@ -1,20 +1,19 @@
 import { DurableObject } from "cloudflare:workers";
-import { writeAuditBatch } from "../src/audit/d1-store";
 import * as events from "../src/audit/events";
-import { flushBackoffMs } from "../src/audit/outbox-policy";
-import { API_ACTOR, SYSTEM_ACTOR, type Actor, type AuditRecord } from "../src/audit/record";
+import { API_ACTOR, type Actor, type AuditRecord } from "../src/audit/record";
 import type { Env } from "../src/env";
 import { err, ok, type ErrorBody, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
 import type { RouteDecision } from "../src/schemas/routing";
 import type { HistoryItem } from "../src/schemas/handoff";
 import { applyStatePatch, type AgentTurnStatus, type SessionMessage, type SessionStatePatch, type SessionView } from "../src/schemas/session";
-import { end, isIdleExpired, messageActor, newSession, summarize, toHistoryItem, toView, touch, type SessionRecord } from "../src/sessions/model";
-import { writeSessionSummary } from "../src/sessions/summary-store";
+import { end, messageActor, newSession, toHistoryItem, toView, touch, type SessionRecord } from "../src/sessions/model";
 import { Outbox, type LocalAuditRecord } from "./outbox";
+import { auditScope, TIMER_KEYS, type SessionKernel } from "./session-kernel";
+import { lifecycleTimers } from "./session-lifecycle";
 import { SESSION_MIGRATIONS, SessionStore } from "./session-store";
 import { createSql, hasSchema, migrate, type Sql } from "./sql";
-import { Timers, type TimerHandlers, type TimerOutcome, type TimerRow } from "./timers";
+import { Timers, type TimerHandlers } from "./timers";
 
 /** Session state is kept small enough to load on every call. */
 export const MAX_STATE_BYTES = 256 * 1024;
@@ -43,10 +42,6 @@ export interface SessionAuditPage {
   next_after: string | null;
 }
 
-const FLUSH_KEY = "outbox.flush";
-const EXPIRE_KEY = "session.expire";
-const PURGE_KEY = "session.purge";
-
 /**
  * One collaboration session: conversation, state, current agent, handoff stack, agents'
  * turn status, timers and the audit outbox. Every mutating method is load → pure
@@ -58,6 +53,7 @@ export class SessionDO extends DurableObject<Env> {
   private readonly store: SessionStore;
   private readonly outbox: Outbox;
   private readonly timers: Timers;
+  private readonly kernel: SessionKernel;
   private migrated = false;
   /** The object's clock. Tests move it forward through `runInDurableObject` to reach TTLs. */
   clock: () => number = () => Date.now();
@@ -68,6 +64,18 @@ export class SessionDO extends DurableObject<Env> {
     this.store = new SessionStore(this.sql);
     this.outbox = new Outbox(this.sql);
     this.timers = new Timers(ctx.storage, this.sql, () => this.clock());
+    this.kernel = {
+      storage: ctx.storage,
+      env,
+      store: this.store,
+      outbox: this.outbox,
+      timers: this.timers,
+      now: () => this.clock(),
+      live: () => this.live(),
+      view: (session) => this.view(session),
+      commit: (session, records, extra) => this.commit(session, records, extra),
+      destroy: () => this.destroy(),
+    };
   }
 
   // ── Sessions ──────────────────────────────────────────────────────────────
@@ -79,7 +87,7 @@ export class SessionDO extends DurableObject<Env> {
     if (existing) return existing.status === "active" ? ok(this.view(existing)) : this.gone(existing);
     const now = this.clock();
     const session = newSession({ id, tenant, agent: args.agent, metadata: args.metadata, ttl_s: args.ttl_s }, now);
-    const scope = this.scope(session);
+    const scope = auditScope(session);
     const records: AuditRecord[] = [];
     if (args.route) records.push(events.routeDecided(scope, now, args.route));
     records.push(events.sessionCreated(scope, actor, now, { agent: args.agent, ttl_s: args.ttl_s, metadata: args.metadata, routed: !!args.route }));
@@ -114,7 +122,7 @@ export class SessionDO extends DurableObject<Env> {
     await this.commit(session, [], () => {
       seq = this.store.appendMessage(item, now);
       this.outbox.append([
-        events.messageAdded(this.scope(session), messageActor(item, caller), now, item.agent ?? session.current_agent, {
+        events.messageAdded(auditScope(session), messageActor(item, caller), now, item.agent ?? session.current_agent, {
           message_id: item.id,
           seq,
           role: item.role,
@@ -145,7 +153,7 @@ export class SessionDO extends DurableObject<Env> {
     }
     const now = this.clock();
     const session = { ...touch(loaded.value, now), state };
-    const record = events.stateUpdated(this.scope(session), actor, now, {
+    const record = events.stateUpdated(auditScope(session), actor, now, {
       agent: session.current_agent,
       set: Object.keys(patch.set ?? {}),
       unset: patch.unset ?? [],
@@ -166,7 +174,7 @@ export class SessionDO extends DurableObject<Env> {
     const now = this.clock();
     const session = touch(loaded.value, now);
     const who = actor ?? { actor: agent, actor_type: "agent" as const };
-    await this.commit(session, [events.agentStatusChanged(this.scope(session), who, now, { agent, from: previous, to: status })], () =>
+    await this.commit(session, [events.agentStatusChanged(auditScope(session), who, now, { agent, from: previous, to: status })], () =>
       this.store.setAgentStatus(agent, status, now),
     );
     return ok(this.view(session));
@@ -181,9 +189,9 @@ export class SessionDO extends DurableObject<Env> {
     if (!loaded.ok) return loaded;
     const now = this.clock();
     const session = end(loaded.value, "deleted", now);
-    await this.commit(session, [events.sessionDeleted(this.scope(session), actor, now, { agent: session.current_agent })], () => {
-      this.timers.cancel(EXPIRE_KEY);
-      this.timers.schedule("session.purge", now, null, { key: PURGE_KEY });
+    await this.commit(session, [events.sessionDeleted(auditScope(session), actor, now, { agent: session.current_agent })], () => {
+      this.timers.cancel(TIMER_KEYS.expire);
+      this.timers.schedule("session.purge", now, null, { key: TIMER_KEYS.purge });
     });
     return ok({ deleted: true });
   }
@@ -199,24 +207,17 @@ export class SessionDO extends DurableObject<Env> {
 
   // ── Write path ────────────────────────────────────────────────────────────
 
-  /**
-   * The one write path: the session row, its audit records and any `extra` writes in one
-   * transaction; then the outbox flush (due now) and the idle-expiry timer, then the alarm.
-   */
+  /** The one write path (see SessionKernel.commit). */
   private async commit(session: SessionRecord, records: readonly AuditRecord[], extra?: () => void): Promise<void> {
     this.ctx.storage.transactionSync(() => {
       this.store.save(session);
       this.outbox.append(records);
       extra?.();
       // `keep`: a flush already waiting out a D1 backoff keeps its schedule.
-      this.timers.schedule("outbox.flush", this.clock(), null, { key: FLUSH_KEY, ifExists: "keep" });
-      if (session.status === "active") this.timers.schedule("session.expire", session.expires_at, null, { key: EXPIRE_KEY });
+      this.timers.schedule("outbox.flush", this.clock(), null, { key: TIMER_KEYS.flush, ifExists: "keep" });
+      if (session.status === "active") this.timers.schedule("session.expire", session.expires_at, null, { key: TIMER_KEYS.expire });
     });
     await this.timers.arm();
-  }
-
-  private scope(session: SessionRecord): events.AuditScope {
-    return { tenant: session.tenant, session_id: session.id };
   }
 
   private view(session: SessionRecord): SessionView {
@@ -267,59 +268,14 @@ export class SessionDO extends DurableObject<Env> {
     }
   }
 
+  /** Every timer kind this object runs; features add their handlers here. */
   private timerHandlers(): TimerHandlers {
-    return {
-      "outbox.flush": (timer, now) => this.flushOutbox(timer, now),
-      "session.expire": (timer, now) => this.expire(timer, now),
-      "session.purge": (timer, now) => this.finalize(timer, now, false),
-    };
+    return { ...lifecycleTimers(this.kernel) };
   }
 
-  private async flushOutbox(timer: TimerRow, now: number): Promise<TimerOutcome> {
-    try {
-      const { remaining } = await this.outbox.flush((records) => writeAuditBatch(this.env.DB, records));
-      return remaining > 0 ? { type: "again", at: this.clock() } : { type: "done" };
-    } catch (error) {
-      return { type: "retry", at: now + flushBackoffMs(timer.attempts + 1), error: String(error) };
-    }
-  }
-
-  private async expire(timer: TimerRow, now: number): Promise<TimerOutcome> {
-    const session = this.store.load();
-    if (!session || session.status === "deleted") return { type: "done" };
-    if (session.status === "active") {
-      if (!isIdleExpired(session, now)) return { type: "again", at: session.expires_at };
-      const expired = end(session, "expired", now);
-      const record = events.sessionExpired(this.scope(expired), SYSTEM_ACTOR, now, {
-        agent: expired.current_agent,
-        expires_at: new Date(session.expires_at).toISOString(),
-        idle_s: Math.round((now - session.updated_at) / 1000),
-      });
-      this.ctx.storage.transactionSync(() => {
-        this.store.save(expired);
-        this.outbox.append([record]);
-      });
-    }
-    return this.finalize(timer, now, true);
-  }
-
-  /**
-   * The end of an expired or deleted session: every audit record to D1 (and the summary,
-   * for an expiry), then the storage is wiped. Until both writes succeed, it retries.
-   */
-  private async finalize(timer: TimerRow, now: number, archive: boolean): Promise<TimerOutcome> {
-    const session = this.store.load();
-    if (!session) return { type: "done" };
-    try {
-      const { remaining } = await this.outbox.flush((records) => writeAuditBatch(this.env.DB, records));
-      if (remaining > 0) return { type: "again", at: this.clock() };
-      if (archive) await writeSessionSummary(this.env.DB, summarize(session, this.store.historyLength(), this.store.agentStatus()));
-    } catch (error) {
-      return { type: "retry", at: now + flushBackoffMs(timer.attempts + 1), error: String(error) };
-    }
+  private async destroy(): Promise<void> {
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.migrated = false;
-    return { type: "destroyed" };
   }
 }

@@ -1,0 +1,45 @@
+import type { AuditScope } from "../src/audit/events";
+import type { AuditRecord } from "../src/audit/record";
+import type { Env } from "../src/env";
+import type { Result } from "../src/errors";
+import type { SessionView } from "../src/schemas/session";
+import type { SessionRecord } from "../src/sessions/model";
+import type { Outbox } from "./outbox";
+import type { SessionStore } from "./session-store";
+import type { Timers } from "./timers";
+
+/**
+ * What the SessionDO hands to its feature modules (the lifecycle today, handoffs next):
+ * its stores and the one write path, so a feature is a set of functions and timer
+ * handlers over this kernel rather than more methods on one large class.
+ */
+export interface SessionKernel {
+  readonly storage: DurableObjectStorage;
+  readonly env: Env;
+  readonly store: SessionStore;
+  readonly outbox: Outbox;
+  readonly timers: Timers;
+  /** The object's clock (tests move it). */
+  now(): number;
+  /** The active session, or SESSION_NOT_FOUND / SESSION_EXPIRED. */
+  live(): Result<SessionRecord>;
+  view(session: SessionRecord): SessionView;
+  /**
+   * The one write path: the session row, its audit records and `extra` writes in one
+   * transaction, then the outbox flush and idle-expiry timers, then the alarm.
+   */
+  commit(session: SessionRecord, records: readonly AuditRecord[], extra?: () => void): Promise<void>;
+  /** Wipes the object's storage and alarm. Only once every audit record reached D1. */
+  destroy(): Promise<void>;
+}
+
+/** Keys of the session's singleton timers. */
+export const TIMER_KEYS = {
+  flush: "outbox.flush",
+  expire: "session.expire",
+  purge: "session.purge",
+} as const;
+
+export function auditScope(session: SessionRecord): AuditScope {
+  return { tenant: session.tenant, session_id: session.id };
+}

@@ -6,6 +6,7 @@ import { RelayError, type Result } from "../errors";
 import { getAgent } from "../registry/store";
 import type { RouteDecision } from "../schemas/routing";
 import { AgentStatusUpdate, SessionCreate, SessionMessage, SessionStatePatch } from "../schemas/session";
+import { routeInput } from "../services/routing";
 import { isSessionId, newSessionId } from "../sessions/ids";
 import { findExpiry } from "../sessions/summary-store";
 import { readJson, readQuery } from "./validate";
@@ -47,9 +48,11 @@ async function startingAgent(c: Ctx, body: SessionCreate): Promise<{ agent: stri
       issues: [{ path: "agent", message: "required when there is no input to route" }],
     });
   }
-  throw new RelayError("VALIDATION_FAILED", "Name an agent: routing of new sessions is not wired yet.", {
-    issues: [{ path: "agent", message: "required" }],
-  });
+  const { decision } = await routeInput(c.env, tenant, body.input);
+  if (!decision.agent) {
+    throw new RelayError("NO_ROUTE", "The router found no agent for this input; name one.", { route: decision });
+  }
+  return { agent: decision.agent, route: decision };
 }
 
 const HistoryQuery = z.strictObject({

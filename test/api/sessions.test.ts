@@ -36,6 +36,25 @@ describe("sessions API", () => {
     expect(unknown.json.error.code).toBe("AGENT_NOT_FOUND");
   });
 
+  it("routes a session with no agent and records the decision", async () => {
+    await registerAgents();
+    const created = await call("POST", "/v1/sessions", { input: "I was charged twice, I want a refund" });
+    expect(created.status).toBe(201);
+    expect(created.json.current_agent).toBe("billing");
+    expect(created.json.route).toMatchObject({ agent: "billing" });
+    const audit = await call("GET", `/v1/sessions/${created.json.id}/audit`);
+    expect(audit.json.records.map((r: { action: string }) => r.action)).toEqual(["route.decided", "session.created", "session.message_added"]);
+    expect(audit.json.records[0]).toMatchObject({ actor: "router", actor_type: "system", agent: "billing" });
+  });
+
+  it("creates nothing when the router finds no agent: 422 NO_ROUTE with the decision", async () => {
+    await registerAgents();
+    const res = await call("POST", "/v1/sessions", { input: "zzz qqq xyzzy" });
+    expect(res.status).toBe(422);
+    expect(res.json.error.code).toBe("NO_ROUTE");
+    expect(res.json.error.details.route).toMatchObject({ agent: null, method: "fallback" });
+  });
+
   it("refuses a body with neither agent nor input, and bad fields", async () => {
     const none = await call("POST", "/v1/sessions", {});
     expect(none.status).toBe(400);

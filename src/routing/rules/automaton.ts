@@ -2,23 +2,31 @@
  * Aho–Corasick over UTF-16 code units, built once per registry version. Every keyword and every
  * literal factor of every agent is one entry, so one pass over the input finds all of them.
  *
- * The alphabet is compressed to the code units that occur in entries (class 0 = any other unit,
- * which always leads back to the root). The class map also folds what the scanner must treat as
- * equal without lower-casing the input first: ASCII upper case, `ſ`→`s` and `K`→`k` (what a
- * case-insensitive `u` regex equates with ASCII letters), `ς`→`σ`, and every `\s` unit to the
- * space class. When states × classes fits the budget, transitions are a dense DFA table (one
- * read per input unit); otherwise sorted child lists with failure links (amortised ≤ 2 steps).
+ * Alphabet: compressed to the code units that occur in entries. Class 0 is any other unit (it
+ * always leads back to the root) and class 1 is whitespace: every `\s` unit, so the scanner can
+ * collapse whitespace runs without a second table. The class map also folds what the scanner
+ * must treat as equal without lower-casing the input: ASCII upper case, `ſ`→`s` and `K`→`k`
+ * (what a case-insensitive `u` regex equates with ASCII letters) and `ς`→`σ`.
+ *
+ * Transitions: states are numbered breadth-first, and the first `denseStates` of them (the
+ * shallow ones, where a scan spends nearly all its time) get a full DFA row within a memory
+ * budget. Deeper states keep sorted child lists and fall back along failure links until they
+ * reach a dense row. Values in the table are "codes": the target's row offset (`state ×
+ * classCount`, no multiply on the hot path) or, for deep states, an id past the dense region;
+ * bit-inverted (negative) when the target ends an entry, so one load tells the scanner both.
  */
 import { WHITESPACE } from "./text";
 
 /** The built automaton; entry ids are indexes into the `entries` given to {@link buildAutomaton}. */
 export interface Automaton {
-  /** Code unit → class (0 = not in any entry). */
+  /** Code unit → class (0 = in no entry, 1 = whitespace). */
   readonly classOf: Uint16Array;
   readonly classCount: number;
   readonly stateCount: number;
-  /** Dense DFA: `dense[state * classCount + class]`, or null when the sparse form is used. */
-  readonly dense: Int32Array | null;
+  /** States 0 … denseStates − 1 have a row in `dense`. */
+  readonly denseStates: number;
+  /** `dense[code + class]` is the next state's code (negative = bit-inverted, the state has output). */
+  readonly dense: Int32Array;
   readonly fail: Int32Array;
   readonly childStart: Int32Array;
   readonly childClass: Uint16Array;
@@ -27,14 +35,16 @@ export interface Automaton {
   readonly stateEntry: Int32Array;
   /** The nearest state on the failure chain that ends an entry, or −1. */
   readonly dictLink: Int32Array;
-  /** First state of a state's output chain (itself or its dictionary link), or −1: the scanner's only per-unit check. */
+  /** First state of a state's output chain (itself or its dictionary link), or −1. */
   readonly outFirst: Int32Array;
   /** Entry length in code units. */
   readonly entryLength: Int32Array;
   readonly memoryBytes: number;
 }
 
-/** Dense tables above this many cells (4 bytes each) fall back to the sparse form. */
+/** Class of every whitespace unit. */
+export const SPACE_CLASS = 1;
+/** Dense rows beyond this many cells (4 bytes each) are not built; deeper states stay sparse. */
 export const DENSE_CELL_LIMIT = 2_000_000;
 
 const FOLDED_INTO: ReadonlyArray<[from: number, to: number]> = [
@@ -45,7 +55,8 @@ const FOLDED_INTO: ReadonlyArray<[from: number, to: number]> = [
 
 function buildClassMap(entries: readonly string[]): { classOf: Uint16Array; classCount: number } {
   const classOf = new Uint16Array(65536);
-  let classCount = 1;
+  for (let unit = 0; unit < 65536; unit++) if (WHITESPACE[unit] === 1) classOf[unit] = SPACE_CLASS;
+  let classCount = 2;
   for (const entry of entries) {
     for (let i = 0; i < entry.length; i++) {
       const unit = entry.charCodeAt(i);
@@ -55,20 +66,15 @@ function buildClassMap(entries: readonly string[]): { classOf: Uint16Array; clas
   if (classCount > 65535) throw new RangeError("too many distinct characters in keywords");
   for (let unit = 0x61; unit <= 0x7a; unit++) if (classOf[unit] !== 0) classOf[unit - 32] = classOf[unit]!;
   for (const [from, to] of FOLDED_INTO) if (classOf[to] !== 0) classOf[from] = classOf[to]!;
-  const space = classOf[0x20]!;
-  if (space !== 0) for (let unit = 0; unit < 65536; unit++) if (WHITESPACE[unit] === 1) classOf[unit] = space;
   return { classOf, classCount };
 }
 
-/** Builds the automaton for distinct, non-empty entries (already normalised by the caller). */
-export function buildAutomaton(entries: readonly string[], denseCellLimit = DENSE_CELL_LIMIT): Automaton {
-  const { classOf, classCount } = buildClassMap(entries);
+/** The trie in insertion order, then renumbered breadth-first with class-sorted child lists. */
+function buildTrie(entries: readonly string[], classOf: Uint16Array, classCount: number) {
   const edges = new Map<number, number>();
-  const edgeParent: number[] = [];
-  const edgeClass: number[] = [];
-  const edgeChild: number[] = [];
-  const stateEntryList: number[] = [-1];
-  let stateCount = 1;
+  const parentOf: number[] = [-1];
+  const classIn: number[] = [0];
+  const entryAt: number[] = [-1];
   const entryLength = new Int32Array(entries.length);
   entries.forEach((entry, id) => {
     let state = 0;
@@ -77,90 +83,113 @@ export function buildAutomaton(entries: readonly string[], denseCellLimit = DENS
       const key = state * classCount + cls;
       let next = edges.get(key);
       if (next === undefined) {
-        next = stateCount++;
+        next = parentOf.length;
         edges.set(key, next);
-        edgeParent.push(state);
-        edgeClass.push(cls);
-        edgeChild.push(next);
-        stateEntryList.push(-1);
+        parentOf.push(state);
+        classIn.push(cls);
+        entryAt.push(-1);
       }
       state = next;
     }
-    stateEntryList[state] = id;
+    entryAt[state] = id;
     entryLength[id] = entry.length;
   });
-
-  // Children as sorted lists (CSR), for the BFS and for the sparse form.
+  const stateCount = parentOf.length;
+  // Children grouped by parent (insertion ids), then a BFS gives the new numbering.
+  const firstChild = new Int32Array(stateCount + 1);
+  for (let s = 1; s < stateCount; s++) firstChild[parentOf[s]! + 1]!++;
+  for (let s = 0; s < stateCount; s++) firstChild[s + 1]! += firstChild[s]!;
+  const cursor = firstChild.slice(0, stateCount);
+  const children = new Int32Array(Math.max(0, stateCount - 1));
+  for (let s = 1; s < stateCount; s++) children[cursor[parentOf[s]!]!++] = s;
+  const order = new Int32Array(stateCount);
+  let tail = 1;
+  for (let head = 0; head < tail; head++) {
+    const old = order[head]!;
+    const kids = Array.from(children.subarray(firstChild[old]!, firstChild[old + 1]!)).sort((x, y) => classIn[x]! - classIn[y]!);
+    for (const kid of kids) order[tail++] = kid;
+  }
   const childStart = new Int32Array(stateCount + 1);
-  for (const parent of edgeParent) childStart[parent + 1]!++;
-  for (let s = 0; s < stateCount; s++) childStart[s + 1]! += childStart[s]!;
-  const fill = childStart.slice(0, stateCount);
-  const childClass = new Uint16Array(edgeParent.length);
-  const childTarget = new Int32Array(edgeParent.length);
-  edgeParent.forEach((parent, e) => {
-    const at = fill[parent]!++;
-    childClass[at] = edgeClass[e]!;
-    childTarget[at] = edgeChild[e]!;
-  });
-  sortChildren(childStart, childClass, childTarget, stateCount);
+  const childClass = new Uint16Array(stateCount - 1);
+  const childTarget = new Int32Array(stateCount - 1);
+  const stateEntry = new Int32Array(stateCount);
+  // BFS numbering makes each state's children a contiguous, class-sorted run: the ids after its
+  // predecessors' children.
+  let next = 1;
+  for (let s = 0; s < stateCount; s++) {
+    const old = order[s]!;
+    stateEntry[s] = entryAt[old]!;
+    childStart[s] = next - 1;
+    const count = firstChild[old + 1]! - firstChild[old]!;
+    for (let k = 0; k < count; k++, next++) {
+      childClass[next - 1] = classIn[order[next]!]!;
+      childTarget[next - 1] = next;
+    }
+  }
+  childStart[stateCount] = stateCount - 1;
+  return { stateCount, childStart, childClass, childTarget, stateEntry, entryLength };
+}
 
-  const stateEntry = Int32Array.from(stateEntryList);
+/** Builds the automaton for distinct, non-empty entries (already normalised by the caller). */
+export function buildAutomaton(entries: readonly string[], denseCellLimit = DENSE_CELL_LIMIT): Automaton {
+  const { classOf, classCount } = buildClassMap(entries);
+  const { stateCount, childStart, childClass, childTarget, stateEntry, entryLength } = buildTrie(entries, classOf, classCount);
+  const partial = { childStart, childClass, childTarget };
   const fail = new Int32Array(stateCount);
   const dictLink = new Int32Array(stateCount).fill(-1);
-  const useDense = stateCount * classCount <= denseCellLimit;
-  const dense = useDense ? new Int32Array(stateCount * classCount) : null;
-  const queue = new Int32Array(stateCount);
-  let head = 0;
-  let tail = 0;
-  queue[tail++] = 0;
-  while (head < tail) {
-    const state = queue[head++]!;
-    if (dense !== null && state !== 0) dense.copyWithin(state * classCount, fail[state]! * classCount, (fail[state]! + 1) * classCount);
+  for (let state = 0; state < stateCount; state++) {
     for (let c = childStart[state]!; c < childStart[state + 1]!; c++) {
-      const cls = childClass[c]!;
       const child = childTarget[c]!;
-      if (dense !== null) dense[state * classCount + cls] = child;
       if (state !== 0) {
         let f = fail[state]!;
-        let target = edges.get(f * classCount + cls);
-        while (target === undefined && f !== 0) {
+        let target = childOf(partial, f, childClass[c]!);
+        while (target < 0 && f !== 0) {
           f = fail[f]!;
-          target = edges.get(f * classCount + cls);
+          target = childOf(partial, f, childClass[c]!);
         }
-        fail[child] = target ?? 0;
+        fail[child] = Math.max(target, 0);
       }
       const suffix = fail[child]!;
       dictLink[child] = stateEntry[suffix]! >= 0 ? suffix : dictLink[suffix]!;
-      queue[tail++] = child;
     }
   }
   const outFirst = new Int32Array(stateCount);
   for (let s = 0; s < stateCount; s++) outFirst[s] = stateEntry[s]! >= 0 ? s : dictLink[s]!;
 
-  const arrays = [classOf, dense, fail, childStart, childClass, childTarget, stateEntry, dictLink, outFirst, entryLength];
-  const memoryBytes = arrays.reduce((sum, a) => sum + (a?.byteLength ?? 0), 0);
-  return { classOf, classCount, stateCount, dense, fail, childStart, childClass, childTarget, stateEntry, dictLink, outFirst, entryLength, memoryBytes };
-}
-
-function sortChildren(start: Int32Array, classes: Uint16Array, targets: Int32Array, stateCount: number): void {
-  for (let s = 0; s < stateCount; s++) {
-    for (let i = start[s]! + 1; i < start[s + 1]!; i++) {
-      const cls = classes[i]!;
-      const target = targets[i]!;
-      let j = i - 1;
-      while (j >= start[s]! && classes[j]! > cls) {
-        classes[j + 1] = classes[j]!;
-        targets[j + 1] = targets[j]!;
-        j--;
-      }
-      classes[j + 1] = cls;
-      targets[j + 1] = target;
-    }
+  const denseStates = Math.max(1, Math.min(stateCount, Math.floor(denseCellLimit / classCount)));
+  const code = (state: number): number => {
+    const base = state < denseStates ? state * classCount : denseStates * classCount + (state - denseStates);
+    return outFirst[state]! >= 0 ? ~base : base;
+  };
+  const dense = new Int32Array(denseStates * classCount);
+  for (let state = 0; state < denseStates; state++) {
+    const row = state * classCount;
+    if (state !== 0) dense.copyWithin(row, fail[state]! * classCount, fail[state]! * classCount + classCount);
+    for (let c = childStart[state]!; c < childStart[state + 1]!; c++) dense[row + childClass[c]!] = code(childTarget[c]!);
   }
+
+  const arrays = [classOf, dense, fail, childStart, childClass, childTarget, stateEntry, dictLink, outFirst, entryLength];
+  const memoryBytes = arrays.reduce((sum, a) => sum + a.byteLength, 0);
+  return {
+    classOf,
+    classCount,
+    stateCount,
+    denseStates,
+    dense,
+    fail,
+    childStart,
+    childClass,
+    childTarget,
+    stateEntry,
+    dictLink,
+    outFirst,
+    entryLength,
+    memoryBytes,
+  };
 }
 
 /** The child of `state` on `cls`, or −1 (binary search in the sorted child list). */
-function childOf(a: Automaton, state: number, cls: number): number {
+function childOf(a: Pick<Automaton, "childStart" | "childClass" | "childTarget">, state: number, cls: number): number {
   let lo = a.childStart[state]!;
   let hi = a.childStart[state + 1]! - 1;
   while (lo <= hi) {
@@ -173,13 +202,22 @@ function childOf(a: Automaton, state: number, cls: number): number {
   return -1;
 }
 
-/** The next state after reading a unit of class `cls` (sparse form; the dense form reads the table). */
-export function sparseNext(a: Automaton, state: number, cls: number): number {
-  if (cls === 0) return 0;
-  for (;;) {
+/** The state a (non-negative) code stands for. */
+export function stateOfCode(a: Automaton, code: number): number {
+  const denseEnd = a.denseStates * a.classCount;
+  return code < denseEnd ? code / a.classCount : a.denseStates + (code - denseEnd);
+}
+
+/** The code of the next state from a deep state's code (outside the dense rows). */
+export function deepNext(a: Automaton, code: number, cls: number): number {
+  let state = stateOfCode(a, code);
+  while (state >= a.denseStates) {
     const child = childOf(a, state, cls);
-    if (child >= 0) return child;
-    if (state === 0) return 0;
+    if (child >= 0) {
+      const base = child < a.denseStates ? child * a.classCount : a.denseStates * a.classCount + (child - a.denseStates);
+      return a.outFirst[child]! >= 0 ? ~base : base;
+    }
     state = a.fail[state]!;
   }
+  return a.dense[state * a.classCount + cls]!;
 }

@@ -1,7 +1,8 @@
 /**
  * The compiled rule tier (design §3): all keywords and pattern factors of all enabled agents in
  * one automaton, each pattern compiled once, so a route is one pass over the input plus the
- * few regexes whose factors occurred — whatever the number of agents.
+ * few regexes whose factors occurred — whatever the number of agents. A pattern whose matches all
+ * start with a factor is tried sticky at the positions where that factor occurs.
  *
  * Scoring is the seed's (tiangong-cli `RuleRouter.calculateScore`): per agent, each distinct
  * keyword that occurs +10, each pattern that matches +20, then `Math.round(total × (priority/100))`
@@ -15,7 +16,8 @@ import type { CompiledRules, RuleMatch } from "../types";
 import { buildAutomaton, DENSE_CELL_LIMIT } from "./automaton";
 import { requiredFactors } from "./literal-factors";
 import { RuleScanner, type RuleTables } from "./rule-scanner";
-import { compilePattern } from "./pattern-safety";
+import { compilePattern, PATTERN_FLAGS } from "./pattern-safety";
+import { buildGate, GATE_SIZE } from "./pattern-gates";
 import { endCodePoints, isSpacedWordChar, normalizeKeyword } from "./text";
 
 /** What was compiled, for `/v1/route/stats` and for the benchmark. */
@@ -25,6 +27,10 @@ export interface RuleStats {
   patterns: number;
   /** Patterns whose regex runs only when one of their literal factors occurs. */
   prefilteredPatterns: number;
+  /** Of those, patterns every match of which starts with a factor: tried sticky at each occurrence. */
+  anchoredPatterns: number;
+  /** Joined sticky regexes that test a chunk of anchored patterns sharing a factor in one call. */
+  gates: number;
   /** Patterns with no extractable factor: their regex runs on every input. */
   alwaysRunPatterns: number;
   skippedPatterns: { agent: string; pattern: string; reason: string }[];
@@ -32,6 +38,9 @@ export interface RuleStats {
   entries: number;
   states: number;
   classes: number;
+  /** States with a full DFA row (the shallowest ones); the rest step through failure links. */
+  denseStates: number;
+  /** Every state has a dense row. */
   dense: boolean;
   /** Approximate bytes held by the compiled structures. */
   memoryBytes: number;
@@ -90,6 +99,10 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
   const patternAgent: number[] = [];
   const patternSource: string[] = [];
   const patternRegex: RegExp[] = [];
+  const patternSticky: (RegExp | null)[] = [];
+  const patternNext: number[] = [];
+  const patternBoundary: number[] = [];
+  const nextSets = new Map<string, number>();
   const alwaysRun: number[] = [];
   const skippedPatterns: RuleStats["skippedPatterns"] = [];
   let stringBytes = 0;
@@ -126,15 +139,31 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
       patternRegex.push(compiled.regex);
       stringBytes += 8 * source.length;
       const factors = requiredFactors(source);
+      patternSticky.push(factors?.anchored ? new RegExp(source, `${PATTERN_FLAGS}y`) : null);
+      patternBoundary.push(factors?.boundaryBefore ? 1 : 0);
+      const next = factors?.next ? factors.next.join("") : null;
+      if (next !== null && !nextSets.has(next)) nextSets.set(next, nextSets.size);
+      patternNext.push(next === null ? -1 : nextSets.get(next)!);
       if (factors === null) alwaysRun.push(id);
-      else for (const factor of factors) entries.factorPatterns[entries.idOf(factor)]!.push(id);
+      else for (const factor of factors.factors) entries.factorPatterns[entries.idOf(factor)]!.push(id);
     }
     patternStart.push(patternSource.length);
   }
 
   const automaton = buildAutomaton(entries.strings, options.denseCellLimit ?? DENSE_CELL_LIMIT);
   const keywordRefs = toCsr(entries.keywordAgents);
-  const factorRefs = toCsr(entries.factorPatterns);
+  // Per entry: anchored patterns first (in gated chunks), then the ones queued for a full run.
+  const factorAnchored = new Int32Array(entries.strings.length);
+  const gateStart: number[] = [0];
+  const gates: (RegExp | null)[] = [];
+  const ordered = entries.factorPatterns.map((refs, entry) => {
+    const anchored = refs.filter((p) => patternSticky[p] !== null);
+    factorAnchored[entry] = anchored.length;
+    for (let k = 0; k < anchored.length; k += GATE_SIZE) gates.push(buildGate(anchored.slice(k, k + GATE_SIZE).map((p) => patternSource[p]!)));
+    gateStart.push(gates.length);
+    return [...anchored, ...refs.filter((p) => patternSticky[p] === null)];
+  });
+  const factorRefs = toCsr(ordered);
   const entryBoundary = new Uint8Array(entries.strings.length);
   entries.strings.forEach((text, entry) => {
     const [first, last] = endCodePoints(text);
@@ -148,6 +177,12 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     keywordRefAgent: keywordRefs.items,
     factorRefStart: factorRefs.start,
     factorRefPattern: factorRefs.items,
+    factorAnchored,
+    gateStart: Int32Array.from(gateStart),
+    gates,
+    patternNext: Int32Array.from(patternNext),
+    patternBoundary: Uint8Array.from(patternBoundary),
+    nextSets: Uint8Array.from([...nextSets.keys()].flatMap((key) => [...key].map(Number))),
     names,
     priorities: Int32Array.from(priorities),
     keywordStart: Int32Array.from(keywordStart),
@@ -157,6 +192,7 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     patternAgent: Int32Array.from(patternAgent),
     patternSource,
     patternRegex,
+    patternSticky,
     alwaysRun: Int32Array.from(alwaysRun),
   };
   const scanner = new RuleScanner(tables);
@@ -169,12 +205,15 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     keywords: keywordEntry.length,
     patterns: patternSource.length,
     prefilteredPatterns: patternSource.length - alwaysRun.length,
+    anchoredPatterns: patternSticky.filter((r) => r !== null).length,
+    gates: gates.filter((g) => g !== null).length,
     alwaysRunPatterns: alwaysRun.length,
     skippedPatterns,
     entries: entries.strings.length,
     states: automaton.stateCount,
     classes: automaton.classCount,
-    dense: automaton.dense !== null,
+    denseStates: automaton.denseStates,
+    dense: automaton.denseStates === automaton.stateCount,
     memoryBytes: automaton.memoryBytes + typedBytes + scanner.scratchBytes + stringBytes + 32 * keywordEntry.length,
   };
   return { stats, match: (input: string): RuleMatch[] => scanner.match(input) };

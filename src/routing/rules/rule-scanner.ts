@@ -12,8 +12,10 @@
  * lower-cased form for keywords.
  */
 import type { RuleMatch } from "../types";
-import { sparseNext, type Automaton } from "./automaton";
-import { boundaryAfter, boundaryBefore, foldText, WHITESPACE } from "./text";
+import { deepNext, SPACE_CLASS, stateOfCode } from "./automaton";
+import type { Automaton } from "./automaton";
+import { GATE_SIZE } from "./pattern-gates";
+import { boundaryAfter, boundaryBefore, foldText } from "./text";
 
 /** Everything the scanner reads, built by `compileRules`; agent and pattern ids are indexes. */
 export interface RuleTables {
@@ -23,7 +25,17 @@ export interface RuleTables {
   keywordRefStart: Int32Array;
   keywordRefAgent: Int32Array;
   factorRefStart: Int32Array;
+  /** Per entry, grouped: anchored patterns first (this many), then the others. */
   factorRefPattern: Int32Array;
+  factorAnchored: Int32Array;
+  /** Per entry, its gates (one per GATE_SIZE anchored patterns; null = try each). */
+  gateStart: Int32Array;
+  gates: (RegExp | null)[];
+  /** Per pattern: index of the set (129 entries in `nextSets`) the unit after its factor must be in, or −1. */
+  patternNext: Int32Array;
+  /** Per pattern: 1 when a word boundary must hold where its factor starts. */
+  patternBoundary: Uint8Array;
+  nextSets: Uint8Array;
   names: string[];
   priorities: Int32Array;
   keywordStart: Int32Array;
@@ -33,11 +45,22 @@ export interface RuleTables {
   patternAgent: Int32Array;
   patternSource: string[];
   patternRegex: RegExp[];
+  /** The same regex with the `y` flag for anchored patterns (every match starts with a factor), else null. */
+  patternSticky: (RegExp | null)[];
   alwaysRun: Int32Array;
 }
 
+/** Registry sizes up to 2²⁴ agents fit the packed sort key next to any score. */
+const AGENT_SPAN = 2 ** 24;
 const KEYWORDS = 1;
 const FACTORS = 2;
+
+/** Does `\w` under flags `iu` match this unit? ASCII word characters, plus `ſ` and `K` (−1: no). */
+export function isRegexWordUnit(unit: number): boolean {
+  return (
+    (unit >= 0x61 && unit <= 0x7a) || (unit >= 0x41 && unit <= 0x5a) || (unit >= 0x30 && unit <= 0x39) || unit === 0x5f || unit === 0x17f || unit === 0x212a
+  );
+}
 
 /** Scans inputs against one compiled registry. */
 export class RuleScanner {
@@ -53,7 +76,8 @@ export class RuleScanner {
   private touchedCount = 0;
   private readonly candidates: Int32Array;
   private candidateCount = 0;
-  private readonly scores: Float64Array;
+  private readonly sortKeys: Float64Array;
+  private readonly passing = new Int32Array(GATE_SIZE);
   private positions = new Int32Array(256);
   private readonly hasFactors: boolean;
 
@@ -70,14 +94,14 @@ export class RuleScanner {
     this.keywordCount = new Int32Array(agents);
     this.patternCount = new Int32Array(agents);
     this.touched = new Int32Array(agents);
-    this.scores = new Float64Array(agents);
+    this.sortKeys = new Float64Array(agents);
     this.hasFactors = t.factorRefPattern.length > 0;
   }
 
   /** Bytes of per-route scratch held by this scanner. */
   get scratchBytes(): number {
     const arrays = [this.keywordStamp, this.factorStamp, this.candidateStamp, this.patternHit, this.agentStamp];
-    const more = [this.keywordCount, this.patternCount, this.touched, this.scores, this.candidates, this.positions];
+    const more = [this.keywordCount, this.patternCount, this.touched, this.sortKeys, this.candidates, this.positions];
     return [...arrays, ...more].reduce((sum, a) => sum + a.byteLength, 0);
   }
 
@@ -111,23 +135,28 @@ export class RuleScanner {
    */
   private scan(text: string, mode: number, asciiOnly: boolean): boolean {
     const a = this.t.automaton;
-    const { dense, classOf, outFirst, classCount } = a;
+    const { dense, classOf } = a;
+    const denseEnd = a.denseStates * a.classCount;
     if (this.positions.length < text.length) this.positions = new Int32Array(Math.max(text.length, 2 * this.positions.length));
     const positions = this.positions;
-    let state = 0;
+    let code = 0;
     let v = -1;
     let previousSpace = false;
     for (let i = 0; i < text.length; i++) {
       const unit = text.charCodeAt(i);
       if (unit >= 128 && asciiOnly) return false;
-      if (WHITESPACE[unit] === 1) {
+      const cls = classOf[unit]!;
+      if (cls === SPACE_CLASS) {
         if (previousSpace) continue;
         previousSpace = true;
       } else previousSpace = false;
       positions[++v] = i;
-      const cls = classOf[unit]!;
-      state = dense !== null ? dense[state * classCount + cls]! : sparseNext(a, state, cls);
-      if (outFirst[state]! >= 0) this.report(state, text, i, v, mode);
+      let next = code < denseEnd ? dense[code + cls]! : deepNext(a, code, cls);
+      if (next < 0) {
+        next = ~next;
+        this.report(stateOfCode(a, next), text, i, v, mode);
+      }
+      code = next;
     }
     return true;
   }
@@ -152,15 +181,58 @@ export class RuleScanner {
           for (let r = from; r < to; r++) this.keywordCount[this.touch(t.keywordRefAgent[r]!)]!++;
         }
       }
-      if ((mode & FACTORS) !== 0 && this.factorStamp[entry] !== generation) {
-        this.factorStamp[entry] = generation;
-        for (let r = t.factorRefStart[entry]!; r < t.factorRefStart[entry + 1]!; r++) {
+      if ((mode & FACTORS) !== 0) this.factorHit(entry, text, end - entryLength[entry]! + 1);
+    }
+  }
+
+  /**
+   * A factor occurred at raw index `start` (factors hold no whitespace, so their span is not
+   * collapsed). Anchored patterns are tried right there, sticky; the others are queued once.
+   */
+  private factorHit(entry: number, text: string, start: number): void {
+    const t = this.t;
+    const generation = this.generation;
+    const from = t.factorRefStart[entry]!;
+    const to = t.factorRefStart[entry + 1]!;
+    if (from === to) return;
+    const anchoredEnd = from + t.factorAnchored[entry]!;
+    if (from < anchoredEnd) {
+      // Cheap checks first: the unit after the factor, and a leading \b, decide most tries.
+      const after = start + t.automaton.entryLength[entry]!;
+      const nextUnit = after < text.length ? text.charCodeAt(after) : -1;
+      const nextIndex = nextUnit < 128 ? nextUnit : 128;
+      const boundary = isRegexWordUnit(start > 0 ? text.charCodeAt(start - 1) : -1) !== isRegexWordUnit(text.charCodeAt(start));
+      const passing = this.passing;
+      for (let chunk = from, g = t.gateStart[entry]!; chunk < anchoredEnd; chunk += GATE_SIZE, g++) {
+        let count = 0;
+        for (let r = chunk, end = Math.min(chunk + GATE_SIZE, anchoredEnd); r < end; r++) {
           const pattern = t.factorRefPattern[r]!;
-          if (this.candidateStamp[pattern] !== generation) {
-            this.candidateStamp[pattern] = generation;
-            this.candidates[this.candidateCount++] = pattern;
-          }
+          if (this.patternHit[pattern] === generation) continue;
+          const set = t.patternNext[pattern]!;
+          if (set >= 0 && (nextIndex < 0 || t.nextSets[set * 129 + nextIndex] === 0)) continue;
+          if (t.patternBoundary[pattern] === 1 && !boundary) continue;
+          passing[count++] = pattern;
         }
+        if (count === 0) continue;
+        const gate = t.gates[g]!;
+        if (count > 1 && gate !== null) {
+          gate.lastIndex = start;
+          if (!gate.test(text)) continue;
+        }
+        for (let k = 0; k < count; k++) {
+          const sticky = t.patternSticky[passing[k]!]!;
+          sticky.lastIndex = start;
+          if (sticky.test(text)) this.recordHit(passing[k]!);
+        }
+      }
+    }
+    if (this.factorStamp[entry] === generation) return;
+    this.factorStamp[entry] = generation;
+    for (let r = anchoredEnd; r < to; r++) {
+      const pattern = t.factorRefPattern[r]!;
+      if (this.candidateStamp[pattern] !== generation) {
+        this.candidateStamp[pattern] = generation;
+        this.candidates[this.candidateCount++] = pattern;
       }
     }
   }
@@ -176,38 +248,43 @@ export class RuleScanner {
   }
 
   private runPattern(pattern: number, input: string, regexes: RegExp[]): void {
-    if (regexes[pattern]!.test(input)) {
-      this.patternHit[pattern] = this.generation;
-      this.patternCount[this.touch(this.t.patternAgent[pattern]!)]!++;
-    }
+    if (this.patternHit[pattern] !== this.generation && regexes[pattern]!.test(input)) this.recordHit(pattern);
+  }
+
+  private recordHit(pattern: number): void {
+    this.patternHit[pattern] = this.generation;
+    this.patternCount[this.touch(this.t.patternAgent[pattern]!)]!++;
   }
 
   private results(): RuleMatch[] {
     const t = this.t;
-    const order: number[] = [];
+    // Sort keys pack score and registry order in one double (score · 2²⁴ + (2²⁴ − 1 − agent)), so a
+    // plain numeric typed-array sort orders by score, then registry order, with no comparator.
+    const keys = this.sortKeys;
+    let count = 0;
     for (let k = 0; k < this.touchedCount; k++) {
       const agent = this.touched[k]!;
       const raw = 10 * this.keywordCount[agent]! + 20 * this.patternCount[agent]!;
       // The seed's exact expression (not raw × priority / 100), so halves round as they did there.
       const score = Math.round(raw * (t.priorities[agent]! / 100));
-      if (score > 0) {
-        this.scores[agent] = score;
-        order.push(agent);
-      }
+      if (score > 0) keys[count++] = score * AGENT_SPAN + (AGENT_SPAN - 1 - agent);
     }
-    const scores = this.scores;
-    order.sort((x, y) => scores[y]! - scores[x]! || x - y);
+    keys.subarray(0, count).sort();
     const generation = this.generation;
-    return order.map((agent) => {
+    const out: RuleMatch[] = new Array(count);
+    for (let k = 0; k < count; k++) {
+      const key = keys[count - 1 - k]!;
+      const agent = AGENT_SPAN - 1 - (key % AGENT_SPAN);
       const matchedKeywords: string[] = [];
-      for (let k = t.keywordStart[agent]!; k < t.keywordStart[agent + 1]!; k++) {
-        if (this.keywordStamp[t.keywordEntry[k]!] === generation) matchedKeywords.push(t.keywordText[k]!);
+      for (let w = t.keywordStart[agent]!; w < t.keywordStart[agent + 1]!; w++) {
+        if (this.keywordStamp[t.keywordEntry[w]!] === generation) matchedKeywords.push(t.keywordText[w]!);
       }
       const matchedPatterns: string[] = [];
       for (let p = t.patternStart[agent]!; p < t.patternStart[agent + 1]!; p++) {
         if (this.patternHit[p] === generation) matchedPatterns.push(t.patternSource[p]!);
       }
-      return { agent: t.names[agent]!, score: scores[agent]!, matched_keywords: matchedKeywords, matched_patterns: matchedPatterns };
-    });
+      out[k] = { agent: t.names[agent]!, score: Math.floor(key / AGENT_SPAN), matched_keywords: matchedKeywords, matched_patterns: matchedPatterns };
+    }
+    return out;
   }
 }

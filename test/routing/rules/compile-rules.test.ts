@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { compileRules } from "../../../src/routing/rules";
+import { isRegexWordUnit } from "../../../src/routing/rules/rule-scanner";
 import { AgentDefinition, type AgentDefinitionInput } from "../../../src/schemas/agent";
 
 type Triggers = { keywords?: string[]; patterns?: string[]; priority?: number };
@@ -227,5 +228,15 @@ describe("compileRules — patterns", () => {
     const rules = compileRules([agent("a", { keywords: ["refund"], patterns: ["order\\d+"] })]);
     expect(rules.stats).toMatchObject({ keywords: 1, entries: 2, dense: true });
     expect(rules.stats.memoryBytes).toBeGreaterThan(0);
+  });
+});
+
+describe("isRegexWordUnit", () => {
+  it("agrees with \\w under flags iu on every BMP unit", () => {
+    const word = /^\w$/iu;
+    for (let unit = 0; unit < 65536; unit++) {
+      if (isRegexWordUnit(unit) !== word.test(String.fromCharCode(unit))) expect.fail(`U+${unit.toString(16)}`);
+    }
+    expect(isRegexWordUnit(-1)).toBe(false);
   });
 });

@@ -25,6 +25,11 @@ const TRICKY_PATTERNS = [
   "退款\\d*",
   "über\\s+\\w+",
   "Ω\\d",
+  "\\bkilo",
+  "#tag\\b",
+  "\\b#tag",
+  "stake$",
+  "order\\s+(?:now|later)",
 ];
 
 const INPUT_PIECES = [
@@ -32,9 +37,23 @@ const INPUT_PIECES = [
   "shipping", "delivered", "color", "COLOUR", "status: Open", "Status:closed", "hello there", "say bye",
   "555-1234", "err_42", "ERR-7", "\u212Ailo", "ſtake.holder", "stake holder", "aabcc", "退款123", "Über alles",
   "ω7", "Ω8", "ｏｒｄｅｒ #123456", "credit  card", "退款", "我要refund谢谢", "\n", "  ", "!", "😀",
+  "ſkilo", "xkilo", "_kilo", "#tag", "x#tag", "#tagx", "stake", "order now", "order\tLATER", "orders now", "order",
 ];
 
 describe("prefilter equivalence", () => {
+  it("gates anchored patterns that share a factor without changing any result", () => {
+    const tails = ["\\s*#?\\d{6}", "\\s+now", "\\s+(?:later|soon)", "-\\d+", "ed\\b", "s?\\s+x", "(?:ly|ing)", "\\.", "#\\d"];
+    const agents = Array.from({ length: 40 }, (_, i) => agent(`g${i}`, [], [`order${tails[i % tails.length]}`, `\\border${i}`], 100));
+    const rules = compileRules(agents);
+    expect(rules.stats.gates).toBeGreaterThan(0);
+    const rand = prng(17);
+    const pieces = ["order", "ORDER", " ", "#", "123456", "now", "later", "-7", "ed", "s", "x", "ly", ".", "3", "orders", "border"];
+    for (let n = 0; n < 500; n++) {
+      const input = Array.from({ length: 1 + rand.int(8) }, () => rand.pick(pieces)).join("");
+      expect(rules.match(input), JSON.stringify(input)).toEqual(referenceMatch(agents, input));
+    }
+  });
+
   it("gives exactly the result of running every regex, on tricky patterns and inputs", () => {
     const agents = TRICKY_PATTERNS.map((p, i) => agent(`p${i}`, [], [p], 100));
     const rules = compileRules(agents);

@@ -1,0 +1,333 @@
+/**
+ * The lexical classifier compiled from agents' example utterances: two views of one vocabulary.
+ *
+ * 1. A multinomial logistic regression (softmax.ts) over stems, stem bigrams, CJK characters and
+ *    character bigrams, and word character 3-grams: which agent the words point to.
+ * 2. A TF-IDF nearest-neighbour index over the same terms (no character grams): how close the
+ *    input is to something an agent was actually shown, and which examples those are. A query's
+ *    unseen terms count in its norm at the highest idf, so text made of new vocabulary is far
+ *    from every example — the out-of-scope signal the softmax alone lacks.
+ *
+ * Everything is typed arrays in CSR form, built in two passes; a route is one feature
+ * extraction, a few hundred multiply-adds and a walk over the postings of its rarer terms.
+ */
+import { extractFeatures, surfaceForms } from "./features";
+import { IntTable } from "./int-table";
+import { isFunctionTerm } from "./stop-words";
+import { trainSoftmax, type SoftmaxModel, type SoftmaxOptions } from "./softmax";
+
+/** The examples of one agent, in registry order. */
+export interface AgentExamples {
+  agent: string;
+  examples: readonly string[];
+}
+
+/** A query term for explanations: its own weight plus that of its character grams. */
+export interface QueryTerm {
+  term: string;
+  /** Index into the classifier's vocabulary, or −1 for a term no example contains. */
+  id: number;
+  /** Unit-normalised TF-IDF weight in the query. */
+  weight: number;
+}
+
+/** An example close to the input. */
+export interface Neighbour {
+  /** Global example index. */
+  example: number;
+  similarity: number;
+}
+
+/** What the classifier says about one input. */
+export interface Classification {
+  input: string;
+  /** Softmax logits per agent (registry order). */
+  logits: number[];
+  /** Softmax probabilities per agent. */
+  probs: number[];
+  /** Share of the query's TF-IDF mass carried by terms some example contains (0–1). */
+  knownMass: number;
+  terms: QueryTerm[];
+  /** Term ids and, for each character gram, the term it belongs to (for explanations). */
+  gramIds: number[];
+  gramOwner: number[];
+  featureScale: number;
+}
+
+/** A compiled classifier. */
+export interface LexicalClassifier {
+  readonly agents: readonly string[];
+  readonly exampleCount: number;
+  classify(input: string): Classification;
+  /**
+   * Agent a's k nearest examples to the classified input, best first, by similarity over the
+   * input's informative terms (not function words, and in at most 1/16 of the examples or 64);
+   * empty when no example shares such a term.
+   */
+  nearest(c: Classification, a: number, k?: number): Neighbour[];
+  /** Exact TF-IDF cosine between the input's terms and example i. */
+  similarity(c: Classification, i: number): number;
+  exampleText(i: number): string;
+  exampleAgent(i: number): number;
+  /**
+   * Contribution of each query term (with its grams) to agent a's logit minus agent b's (b −1:
+   * a's logit alone); terms are shown as written in the input.
+   */
+  termContributions(c: Classification, a: number, b: number): { term: string; weight: number }[];
+  readonly memoryBytes: number;
+}
+
+/** Terms in more than this share of examples (and more than 64) are skipped when looking for neighbours. */
+const COMMON_TERM_SHARE = 1 / 16;
+
+/** Compiles examples into a classifier. Agents without examples get no probability mass. */
+export function compileClassifier(sets: readonly AgentExamples[], options: Partial<SoftmaxOptions> = {}): LexicalClassifier {
+  const vocab = new Map<string, number>();
+  const gramVocab = new IntTable(4096);
+  const df: number[] = [];
+  const idOf = (key: string): number => {
+    let id = vocab.get(key);
+    if (id === undefined) {
+      id = df.length;
+      vocab.set(key, id);
+      df.push(0);
+    }
+    return id;
+  };
+  const gramIdOf = (key: number): number => {
+    let id = gramVocab.get(key);
+    if (id < 0) {
+      id = df.length;
+      gramVocab.set(key, id);
+      df.push(0);
+    }
+    return id;
+  };
+  const texts: string[] = [];
+  const owner: number[] = [];
+  const termStart: number[] = [0];
+  const termIds: number[] = [];
+  const termTf: number[] = [];
+  const rowStart: number[] = [0];
+  const rowFeatures: number[] = [];
+  sets.forEach((set, a) => {
+    for (const text of set.examples) {
+      const { terms, grams } = extractFeatures(text);
+      for (const { term, count } of terms) {
+        const id = idOf(term);
+        df[id] = (df[id] as number) + 1;
+        termIds.push(id);
+        termTf.push(count);
+        rowFeatures.push(id);
+      }
+      for (const g of grams) rowFeatures.push(gramIdOf(g));
+      texts.push(text);
+      owner.push(a);
+      termStart.push(termIds.length);
+      rowStart.push(rowFeatures.length);
+    }
+  });
+  const n = texts.length;
+  const v = df.length;
+  const agentCount = sets.length;
+  const exampleAgent = Uint32Array.from(owner);
+  const model: SoftmaxModel = trainSoftmax(
+    {
+      rowStart: Uint32Array.from(rowStart),
+      features: Uint32Array.from(rowFeatures),
+      labels: exampleAgent,
+      featureCount: v,
+      agentCount,
+    },
+    options,
+  );
+
+  const idf = new Float32Array(v);
+  for (let t = 0; t < v; t++) idf[t] = Math.log((n + 1) / ((df[t] as number) + 1)) + 1;
+  const unseenIdf = Math.log(n + 1) + 1;
+  const commonDf = Math.max(64, n * COMMON_TERM_SHARE);
+  // Terms the neighbour search uses: not too common, not function words.
+  const informative = new Uint8Array(v);
+  for (const [term, t] of vocab) informative[t] = (df[t] as number) <= commonDf && !isFunctionTerm(term) ? 1 : 0;
+
+  // Postings in CSR: term t's examples are postDoc[offset[t] .. offset[t+1]), in example order.
+  const offset = new Uint32Array(v + 1);
+  for (let t = 0; t < v; t++) offset[t + 1] = (offset[t] as number) + (df[t] as number);
+  const cursor = offset.slice(0, v);
+  const postDoc = new Uint32Array(termIds.length);
+  const postW = new Float32Array(termIds.length);
+  for (let d = 0; d < n; d++) {
+    const s = termStart[d] as number;
+    const e = termStart[d + 1] as number;
+    let norm = 0;
+    for (let j = s; j < e; j++) {
+      const wt = (1 + Math.log(termTf[j] as number)) * (idf[termIds[j] as number] as number);
+      norm += wt * wt;
+    }
+    norm = Math.sqrt(norm) || 1;
+    for (let j = s; j < e; j++) {
+      const t = termIds[j] as number;
+      const at = cursor[t] as number;
+      cursor[t] = at + 1;
+      postDoc[at] = d;
+      postW[at] = ((1 + Math.log(termTf[j] as number)) * (idf[t] as number)) / norm;
+    }
+  }
+  const acc = new Float64Array(n);
+  const stamp = new Uint32Array(n);
+  const touched = new Uint32Array(n);
+  let epoch = 0;
+
+  const exampleWeight = (i: number, t: number): number => {
+    let lo = offset[t] as number;
+    let hi = (offset[t + 1] as number) - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const d = postDoc[mid] as number;
+      if (d === i) return postW[mid] as number;
+      if (d < i) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return 0;
+  };
+
+  const classify = (input: string): Classification => {
+    const f = extractFeatures(input);
+    const terms: QueryTerm[] = [];
+    let norm = 0;
+    let known = 0;
+    for (const { term, count } of f.terms) {
+      const id = vocab.get(term) ?? -1;
+      const wt = (1 + Math.log(count)) * (id < 0 ? unseenIdf : (idf[id] as number));
+      terms.push({ term, id, weight: wt });
+      norm += wt * wt;
+      if (id >= 0) known += wt * wt;
+    }
+    const qn = Math.sqrt(norm) || 1;
+    for (const t of terms) t.weight /= qn;
+
+    // Plain arrays, not typed ones: small typed arrays get off-heap backing stores, which
+    // made garbage collection a fifth of a route's time.
+    const logits = new Array<number>(agentCount).fill(0);
+    const featureCount = f.terms.length + f.grams.length;
+    const featureScale = featureCount > 0 ? 1 / Math.sqrt(featureCount) : 0;
+    const termIdArr = new Array<number>(terms.length);
+    for (let i = 0; i < terms.length; i++) termIdArr[i] = (terms[i] as QueryTerm).id;
+    const gramIds = new Array<number>(f.grams.length);
+    for (let i = 0; i < f.grams.length; i++) gramIds[i] = gramVocab.get(f.grams[i] as number);
+    model.addLogits(termIdArr, featureScale, logits);
+    model.addLogits(gramIds, featureScale, logits);
+    const probs = new Array<number>(agentCount);
+    let max = -Infinity;
+    for (let a = 0; a < agentCount; a++) if ((logits[a] as number) > max) max = logits[a] as number;
+    let sum = 0;
+    for (let a = 0; a < agentCount; a++) {
+      probs[a] = Math.exp((logits[a] as number) - max);
+      sum += probs[a] as number;
+    }
+    for (let a = 0; a < agentCount; a++) probs[a] = (probs[a] as number) / sum;
+
+    return {
+      input,
+      logits,
+      probs,
+      knownMass: norm > 0 ? known / norm : 0,
+      terms,
+      gramIds,
+      gramOwner: f.gramOwner,
+      featureScale,
+    };
+  };
+
+  // Examples are numbered agent by agent, so each posting list is grouped by agent too.
+  const agentStart = new Uint32Array(agentCount + 1);
+  for (let d = 0; d < n; d++) agentStart[(exampleAgent[d] as number) + 1] = d + 1;
+  for (let a = 0; a < agentCount; a++) {
+    if ((agentStart[a + 1] as number) < (agentStart[a] as number)) agentStart[a + 1] = agentStart[a] as number;
+  }
+  const lowerBound = (lo: number, hi: number, doc: number): number => {
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((postDoc[mid] as number) < doc) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+
+  const nearest = (c: Classification, a: number, k = 1): Neighbour[] => {
+    const first = agentStart[a] as number;
+    const last = agentStart[a + 1] as number;
+    epoch = (epoch + 1) >>> 0;
+    if (epoch === 0) {
+      stamp.fill(0);
+      epoch = 1;
+    }
+    let nTouched = 0;
+    for (const t of c.terms) {
+      if (t.id < 0 || informative[t.id] === 0) continue;
+      const end = lowerBound(offset[t.id] as number, offset[t.id + 1] as number, last);
+      for (let p = lowerBound(offset[t.id] as number, end, first); p < end; p++) {
+        const d = postDoc[p] as number;
+        if (stamp[d] !== epoch) {
+          stamp[d] = epoch;
+          acc[d] = 0;
+          touched[nTouched++] = d;
+        }
+        acc[d] = (acc[d] as number) + t.weight * (postW[p] as number);
+      }
+    }
+    const best: Neighbour[] = [];
+    for (let i = 0; i < nTouched; i++) {
+      const d = touched[i] as number;
+      const sim = acc[d] as number;
+      if (best.length === k && sim <= (best[k - 1] as Neighbour).similarity) continue;
+      let j = best.length < k ? best.length : k - 1;
+      if (best.length < k) best.push({ example: d, similarity: sim });
+      while (j > 0 && (best[j - 1] as Neighbour).similarity < sim) {
+        best[j] = best[j - 1] as Neighbour;
+        j--;
+      }
+      best[j] = { example: d, similarity: sim };
+    }
+    return best;
+  };
+
+  const similarity = (c: Classification, i: number): number => {
+    let s = 0;
+    for (const t of c.terms) if (t.id >= 0) s += t.weight * exampleWeight(i, t.id);
+    return s;
+  };
+
+  const termContributions = (c: Classification, a: number, b: number) => {
+    const surface = surfaceForms(c.input);
+    const out = c.terms.map((t) => ({
+      term: surface.get(t.term) ?? t.term,
+      weight: t.id < 0 ? 0 : c.featureScale * (model.weight(t.id, a) - (b >= 0 ? model.weight(t.id, b) : 0)),
+    }));
+    c.gramIds.forEach((g, i) => {
+      const slot = out[c.gramOwner[i] ?? 0];
+      if (g < 0 || !slot) return;
+      slot.weight += c.featureScale * (model.weight(g, a) - (b >= 0 ? model.weight(g, b) : 0));
+    });
+    return out;
+  };
+
+  let bytes = 0;
+  for (const key of vocab.keys()) bytes += 2 * key.length + 48;
+  bytes += gramVocab.byteLength;
+  for (const t of texts) bytes += 2 * t.length + 16;
+  bytes += model.memoryBytes + idf.byteLength + offset.byteLength + postDoc.byteLength + postW.byteLength;
+  bytes += exampleAgent.byteLength + acc.byteLength + stamp.byteLength + touched.byteLength + informative.byteLength + agentStart.byteLength + 8 * df.length;
+
+  return {
+    agents: sets.map((s) => s.agent),
+    exampleCount: n,
+    classify,
+    nearest,
+    similarity,
+    exampleText: (i) => texts[i] ?? "",
+    exampleAgent: (i) => exampleAgent[i] ?? -1,
+    termContributions,
+    memoryBytes: bytes,
+  };
+}

@@ -1,0 +1,180 @@
+/**
+ * Multinomial logistic regression over sparse binary features, trained at compile time.
+ *
+ * Why a discriminative model: nearest-neighbour similarity is dominated by function words
+ * ("can you tell me…") shared across agents; a trained linear model learns which terms tell
+ * agents apart ("define", "apr", "travel alert") and reaches ~97% domain accuracy on CLINC150
+ * where TF-IDF nearest neighbours stay near 90%.
+ *
+ * Weights live in CSR form: feature f's weights are w[start[f] .. start[f+1]) for the agents
+ * listed in agent[...]. A small registry stores every (feature, agent) pair (a dense model);
+ * a large one only the pairs seen in training (an agent's own vocabulary), which keeps memory
+ * proportional to the examples instead of vocabulary × agents.
+ *
+ * Training: AdaGrad SGD with L2, a fixed-seed shuffle (so compiling is deterministic), each
+ * example's features scaled to unit length. Hyper-parameters were chosen on a held-out fifth of
+ * CLINC150 train (bench/fit-calibration.ts), never on val.
+ */
+
+/** Examples as CSR rows of feature ids, one label (agent index) each. */
+export interface TrainingSet {
+  rowStart: Uint32Array;
+  features: Uint32Array;
+  labels: Uint32Array;
+  featureCount: number;
+  agentCount: number;
+}
+
+/** Training hyper-parameters (defaults are the fitted ones). */
+export interface SoftmaxOptions {
+  epochs: number;
+  learningRate: number;
+  l2: number;
+  /** Example visits allowed in total; epochs shrink for very large registries. */
+  maxVisits: number;
+  /** Above this many (feature × agent) weights the model keeps only seen pairs. */
+  denseLimit: number;
+  /** Gradient errors below this are not applied. */
+  minError: number;
+}
+
+export const SOFTMAX_DEFAULTS: SoftmaxOptions = {
+  epochs: 8,
+  learningRate: 0.5,
+  l2: 1e-3,
+  maxVisits: 160_000,
+  denseLimit: 1 << 21,
+  minError: 1e-3,
+};
+
+/** A trained model. */
+export interface SoftmaxModel {
+  readonly agentCount: number;
+  /** Adds x × w[f, ·] to out for each present feature f (ids < 0 are unknown and skipped). */
+  addLogits(ids: ArrayLike<number>, x: number, out: number[]): void;
+  /** The weight of feature f for agent a (0 when not stored). */
+  weight(f: number, a: number): number;
+  readonly memoryBytes: number;
+}
+
+/** A small deterministic PRNG (mulberry32). */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Builds the (feature, agent) support in CSR form. */
+function support(set: TrainingSet, dense: boolean): { start: Uint32Array; agent: Uint16Array | Uint32Array } {
+  const { featureCount: v, agentCount: a } = set;
+  const start = new Uint32Array(v + 1);
+  if (dense) {
+    const agent = a <= 0x10000 ? new Uint16Array(v * a) : new Uint32Array(v * a);
+    for (let f = 0; f < v; f++) {
+      start[f + 1] = (f + 1) * a;
+      for (let k = 0; k < a; k++) agent[f * a + k] = k;
+    }
+    return { start, agent };
+  }
+  const pairs = new Set<number>();
+  const n = set.labels.length;
+  for (let d = 0; d < n; d++) {
+    const label = set.labels[d] as number;
+    for (let j = set.rowStart[d] as number; j < (set.rowStart[d + 1] as number); j++) {
+      pairs.add((set.features[j] as number) * a + label);
+    }
+  }
+  const sorted = Float64Array.from(pairs).sort();
+  const agent = a <= 0x10000 ? new Uint16Array(sorted.length) : new Uint32Array(sorted.length);
+  sorted.forEach((key, i) => {
+    const f = Math.floor(key / a);
+    agent[i] = key - f * a;
+    start[f + 1] = (start[f + 1] as number) + 1;
+  });
+  for (let f = 0; f < v; f++) start[f + 1] = (start[f + 1] as number) + (start[f] as number);
+  return { start, agent };
+}
+
+/** Trains the model; cost ≈ epochs × Σ(features per example × agents per feature). */
+export function trainSoftmax(set: TrainingSet, options: Partial<SoftmaxOptions> = {}): SoftmaxModel {
+  const o = { ...SOFTMAX_DEFAULTS, ...options };
+  const { agentCount: a, featureCount: v, rowStart, features, labels } = set;
+  const n = labels.length;
+  const { start, agent } = support(set, v * a <= o.denseLimit);
+  // Train in doubles (no float32 conversions in the hot loop), keep floats.
+  const wt = new Float64Array(agent.length);
+  const g2 = new Float64Array(agent.length);
+  const z = new Float64Array(a);
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  const random = rng(0x5eed);
+  const epochs = n === 0 ? 0 : Math.max(1, Math.min(o.epochs, Math.floor(o.maxVisits / n)));
+  for (let e = 0; e < epochs; e++) {
+    for (let i = n - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      const t = order[i] as number;
+      order[i] = order[j] as number;
+      order[j] = t;
+    }
+    for (let r = 0; r < n; r++) {
+      const d = order[r] as number;
+      const s = rowStart[d] as number;
+      const end = rowStart[d + 1] as number;
+      if (end === s) continue;
+      const x = 1 / Math.sqrt(end - s);
+      z.fill(0);
+      for (let j = s; j < end; j++) {
+        const f = features[j] as number;
+        for (let p = start[f] as number; p < (start[f + 1] as number); p++) {
+          z[agent[p] as number] = (z[agent[p] as number] as number) + (wt[p] as number) * x;
+        }
+      }
+      let max = -Infinity;
+      for (let k = 0; k < a; k++) if ((z[k] as number) > max) max = z[k] as number;
+      let sum = 0;
+      for (let k = 0; k < a; k++) {
+        const ez = Math.exp((z[k] as number) - max);
+        z[k] = ez;
+        sum += ez;
+      }
+      const label = labels[d] as number;
+      for (let k = 0; k < a; k++) z[k] = (z[k] as number) / sum - (k === label ? 1 : 0);
+      for (let j = s; j < end; j++) {
+        const f = features[j] as number;
+        for (let p = start[f] as number; p < (start[f + 1] as number); p++) {
+          const err = z[agent[p] as number] as number;
+          // Agents the example already rules out contribute nothing worth a step (lazy L2 too):
+          // after the first epochs this skips most updates.
+          if (err < o.minError && err > -o.minError) continue;
+          const grad = err * x + o.l2 * (wt[p] as number);
+          const acc = (g2[p] as number) + grad * grad;
+          g2[p] = acc;
+          wt[p] = (wt[p] as number) - (o.learningRate * grad) / Math.sqrt(acc + 1e-8);
+        }
+      }
+    }
+  }
+  const w = Float32Array.from(wt);
+  return {
+    agentCount: a,
+    addLogits(ids, x, out) {
+      for (let i = 0; i < ids.length; i++) {
+        const f = ids[i] as number;
+        if (f < 0) continue;
+        for (let p = start[f] as number; p < (start[f + 1] as number); p++) {
+          out[agent[p] as number] = (out[agent[p] as number] as number) + (w[p] as number) * x;
+        }
+      }
+    },
+    weight(f, k) {
+      for (let p = start[f] as number; p < (start[f + 1] as number); p++) if (agent[p] === k) return w[p] as number;
+      return 0;
+    },
+    memoryBytes: start.byteLength + agent.byteLength + w.byteLength,
+  };
+}

@@ -1,0 +1,191 @@
+/**
+ * The rule tier's decision: keyword and pattern rules plus a lexical classifier trained on the
+ * agents' examples, combined into one choice and one calibrated confidence.
+ *
+ * ## How the rule tier decides
+ *
+ * 1. **Evidence.** Keywords and patterns are matched as in the seed (score = (10 × keywords +
+ *    20 × patterns) × priority / 100). A classifier is compiled from every enabled agent's
+ *    `triggers.examples` (plus its keywords; an agent with no examples contributes its title,
+ *    description and name instead): a multinomial logistic regression over word stems, word
+ *    bigrams, character 3-grams and, for Chinese/Japanese, character unigrams and bigrams; and a
+ *    TF-IDF nearest-neighbour index over the same examples.
+ * 2. **Choice.** Each agent's classifier logit plus `ruleWeight` × its seed score / 10; the
+ *    highest wins (ties: registry order). Candidates are the top 3 by this combined logit.
+ * 3. **Confidence** (0–100) is an estimate of the probability that routing there is right:
+ *    a logistic function of the candidate's combined softmax probability, its margin over the
+ *    best other agent, the similarity of the input to the agent's nearest example, the share of
+ *    the input made of words any example contains, its own and the best other agent's keyword/
+ *    pattern hits, and whether the agent has real examples. The weights were fitted offline on
+ *    CLINC150 train (Larson et al., 2019, CC BY 3.0) by cross-validation, with its out-of-scope
+ *    rows counted as wrong for every agent and weighted as a fifth of the traffic; re-run
+ *    `npx tsx bench/fit-calibration.ts` to refit. So at threshold T the rule tier is right about
+ *    T% of the time on traffic like that; unfamiliar input (few known words, no close example)
+ *    gets a low confidence instead of its nearest agent.
+ * 4. **Not mine.** `agent` is null when there is no evidence at all (no known word, no rule hit)
+ *    or the confidence is below 50 — more likely wrong than right; candidates still show the
+ *    nearest agents. The hybrid sends anything under its threshold (default 80) to the LLM.
+ * 5. **Explanation** (`explanation`, computed when first read or serialised): the signals
+ *    above, the chosen agent's nearest examples with their cosine similarity, the terms that
+ *    most separated it from the runner-up (with their weight in the logit difference), and the
+ *    matched keywords/patterns.
+ *
+ * Keyword-only registries work too: the confidence then rests on the rule hits (a keyword or
+ * pattern of one agent only is strong evidence, hits for several agents are not) and on how
+ * much of the input the agents' own words cover.
+ */
+import type { AgentDefinition } from "../schemas/agent";
+import { compileRules } from "./rules";
+import type { RuleCandidate, RuleDecision, RuleMatch, RuleRouter } from "./types";
+import { compileClassifier, type Classification, type LexicalClassifier } from "./classifier/lexical-classifier";
+import { confidenceOf, type Calibration, type CandidateEvidence } from "./classifier/calibration";
+import { CALIBRATION_PARAMS } from "./classifier/calibration-params";
+import { trainingTexts } from "./classifier/training-texts";
+import { LazyExplanation } from "./classifier/explain";
+
+/** Below this confidence the rule tier answers "not mine" (agent null). */
+export const DECLINE_BELOW = 50;
+
+/** One scored candidate with its raw evidence. */
+export interface ScoredCandidate {
+  index: number;
+  agent: string;
+  evidence: CandidateEvidence;
+  match: RuleMatch | null;
+  confidence: number;
+}
+
+/** The raw evidence behind a decision (what the calibration fit consumes). */
+export interface RuleEvidence {
+  /** Best first, at most `k`; empty when nothing is known about the input. */
+  candidates: ScoredCandidate[];
+  classification: Classification | null;
+}
+
+/** The compiled rule tier plus its raw evidence, for benchmarks and calibration. */
+export interface CompiledRuleRouter extends RuleRouter {
+  evidence(input: string, k?: number): RuleEvidence;
+  readonly agents: readonly string[];
+}
+
+export interface RuleRouterOptions {
+  /** Calibration to use instead of the fitted one (the fit script passes its candidates). */
+  calibration?: Calibration;
+}
+
+const EMPTY: RuleDecision = {
+  agent: null,
+  confidence: 0,
+  score: 0,
+  matched_keywords: [],
+  matched_patterns: [],
+  candidates: [],
+};
+
+/** Compiles the rule tier for a registry snapshot. Disabled agents are left out. */
+export function compileRuleRouter(agents: readonly AgentDefinition[], options: RuleRouterOptions = {}): CompiledRuleRouter {
+  const calibration = options.calibration ?? CALIBRATION_PARAMS;
+  const enabled = agents.filter((a) => a.enabled);
+  const names = enabled.map((a) => a.name);
+  const indexOf = new Map(names.map((n, i) => [n, i]));
+  const exampleCount = enabled.map((a) => a.triggers.examples.length);
+  const rules = compileRules(enabled);
+  const classifier: LexicalClassifier | null =
+    enabled.length > 0 ? compileClassifier(enabled.map((a) => ({ agent: a.name, examples: trainingTexts(a) }))) : null;
+  const count = names.length;
+  const logits = new Float64Array(count);
+  const hits = new Float64Array(count);
+
+  const evidence = (input: string, k = 3): RuleEvidence => {
+    if (count === 0 || classifier === null) return { candidates: [], classification: null };
+    const matches = rules.match(input);
+    const c = classifier.classify(input);
+    const byAgent: (RuleMatch | null)[] = new Array<RuleMatch | null>(count).fill(null);
+    hits.fill(0);
+    for (const m of matches) {
+      const i = indexOf.get(m.agent);
+      if (i === undefined) continue;
+      byAgent[i] = m;
+      hits[i] = m.matched_keywords.length + 2 * m.matched_patterns.length;
+    }
+    if (c.knownMass === 0 && matches.length === 0) return { candidates: [], classification: c };
+    for (let a = 0; a < count; a++) {
+      logits[a] = (c.logits[a] as number) + (calibration.ruleWeight * (byAgent[a]?.score ?? 0)) / 10;
+    }
+    // The best k by combined logit (at least 2, for the margin); ties keep registry order.
+    const keep = Math.max(k, 2);
+    const order: number[] = [];
+    for (let a = 0; a < count; a++) {
+      const v = logits[a] as number;
+      if (order.length === keep && v <= (logits[order[keep - 1] as number] as number)) continue;
+      let j = order.length < keep ? order.length : keep - 1;
+      if (order.length < keep) order.push(a);
+      while (j > 0 && (logits[order[j - 1] as number] as number) < v) {
+        order[j] = order[j - 1] as number;
+        j--;
+      }
+      order[j] = a;
+    }
+    const top = order[0] as number;
+    const second = order.length > 1 ? (order[1] as number) : -1;
+    const max = logits[top] as number;
+    let sum = 0;
+    for (let a = 0; a < count; a++) sum += Math.exp((logits[a] as number) - max);
+    let mostHits = 0;
+    let mostHitsAgent = -1;
+    let nextHits = 0;
+    for (let a = 0; a < count; a++) {
+      const h = hits[a] as number;
+      if (h > mostHits) {
+        nextHits = mostHits;
+        mostHits = h;
+        mostHitsAgent = a;
+      } else if (h > nextHits) nextHits = h;
+    }
+    const candidates = order.slice(0, k).map((a): ScoredCandidate => {
+      const other = a === top ? second : top;
+      const ev: CandidateEvidence = {
+        logit: logits[a] as number,
+        probability: Math.exp((logits[a] as number) - max) / sum,
+        margin: (logits[a] as number) - (other >= 0 ? (logits[other] as number) : 0),
+        similarity: classifier.nearest(c, a, 1)[0]?.similarity ?? 0,
+        knownMass: c.knownMass,
+        ruleHits: hits[a] as number,
+        otherRuleHits: a === mostHitsAgent ? nextHits : mostHits,
+        exampleCount: exampleCount[a] as number,
+      };
+      return { index: a, agent: names[a] as string, evidence: ev, match: byAgent[a] ?? null, confidence: confidenceOf(ev, calibration) };
+    });
+    return { candidates, classification: c };
+  };
+
+  const decide = (input: string): RuleDecision => {
+    const { candidates, classification } = evidence(input);
+    const best = candidates[0];
+    if (!best || classification === null || classifier === null) return { ...EMPTY, candidates: [] };
+    const asCandidate = (s: ScoredCandidate): RuleCandidate => ({
+      agent: s.agent,
+      score: s.match?.score ?? 0,
+      matched_keywords: s.match?.matched_keywords ?? [],
+      matched_patterns: s.match?.matched_patterns ?? [],
+      confidence: s.confidence,
+    });
+    return {
+      agent: best.confidence >= DECLINE_BELOW ? best.agent : null,
+      confidence: best.confidence,
+      score: best.match?.score ?? 0,
+      matched_keywords: best.match?.matched_keywords ?? [],
+      matched_patterns: best.match?.matched_patterns ?? [],
+      candidates: candidates.map(asCandidate),
+      // Costs more than the decision itself, so it is computed only when read.
+      explanation: new LazyExplanation(classifier, classification, candidates),
+    };
+  };
+
+  return {
+    decide,
+    evidence,
+    agents: names,
+    memoryBytes: rules.stats.memoryBytes + (classifier?.memoryBytes ?? 0) + 16 * count,
+  };
+}

@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { confidenceOf, FEATURE_NAMES, calibrationFeatures, type CandidateEvidence } from "../../../src/routing/classifier/calibration";
+import { CALIBRATION_PARAMS } from "../../../src/routing/classifier/calibration-params";
+
+const base: CandidateEvidence = {
+  logit: 2,
+  probability: 0.7,
+  margin: 1,
+  similarity: 0.4,
+  knownMass: 0.6,
+  ruleHits: 0,
+  otherRuleHits: 0,
+  exampleCount: 100,
+};
+
+describe("calibration", () => {
+  it("has one weight per feature", () => {
+    expect(CALIBRATION_PARAMS.weights).toHaveLength(FEATURE_NAMES.length);
+    expect(calibrationFeatures(base)).toHaveLength(FEATURE_NAMES.length);
+  });
+
+  it("rises with margin, similarity and known words; falls with rivals' rule hits", () => {
+    const c = confidenceOf(base);
+    expect(confidenceOf({ ...base, margin: 4, probability: 0.95 })).toBeGreaterThan(c);
+    expect(confidenceOf({ ...base, similarity: 0.9 })).toBeGreaterThan(c);
+    expect(confidenceOf({ ...base, knownMass: 1 })).toBeGreaterThan(c);
+    expect(confidenceOf({ ...base, otherRuleHits: 2 })).toBeLessThan(c);
+  });
+
+  it("stays within 0–100 for extreme evidence", () => {
+    for (const margin of [-1e9, 0, 1e9]) {
+      const v = confidenceOf({ ...base, margin });
+      expect(v).toBeGreaterThanOrEqual(0);
+      expect(v).toBeLessThanOrEqual(100);
+    }
+  });
+});

@@ -69,18 +69,10 @@ function rng(seed: number): () => number {
   };
 }
 
-/** Builds the (feature, agent) support in CSR form. */
-function support(set: TrainingSet, dense: boolean): { start: Uint32Array; agent: Uint16Array | Uint32Array } {
+/** The (feature, agent) pairs seen in training, in CSR form (the sparse model's support). */
+function support(set: TrainingSet): { start: Uint32Array; agent: Uint16Array | Uint32Array } {
   const { featureCount: v, agentCount: a } = set;
   const start = new Uint32Array(v + 1);
-  if (dense) {
-    const agent = a <= 0x10000 ? new Uint16Array(v * a) : new Uint32Array(v * a);
-    for (let f = 0; f < v; f++) {
-      start[f + 1] = (f + 1) * a;
-      for (let k = 0; k < a; k++) agent[f * a + k] = k;
-    }
-    return { start, agent };
-  }
   const pairs = new Set<number>();
   const n = set.labels.length;
   for (let d = 0; d < n; d++) {
@@ -100,20 +92,33 @@ function support(set: TrainingSet, dense: boolean): { start: Uint32Array; agent:
   return { start, agent };
 }
 
-/** Trains the model; cost ≈ epochs × Σ(features per example × agents per feature). */
+/**
+ * Trains the model; cost ≈ epochs × Σ(features per example × agents per feature), and after
+ * the first epochs only agents the example does not already rule out are updated.
+ */
 export function trainSoftmax(set: TrainingSet, options: Partial<SoftmaxOptions> = {}): SoftmaxModel {
   const o = { ...SOFTMAX_DEFAULTS, ...options };
   const { agentCount: a, featureCount: v, rowStart, features, labels } = set;
   const n = labels.length;
-  const { start, agent } = support(set, v * a <= o.denseLimit);
+  // Dense: feature f's weight for agent k is at f × a + k. Sparse: CSR over seen pairs.
+  const dense = v * a <= o.denseLimit;
+  const { start, agent } = dense ? { start: null, agent: null } : support(set);
+  const size = dense ? v * a : (agent as Uint16Array | Uint32Array).length;
   // Train in doubles (no float32 conversions in the hot loop), keep floats.
-  const wt = new Float64Array(agent.length);
-  const g2 = new Float64Array(agent.length);
+  const wt = new Float64Array(size);
+  const g2 = new Float64Array(size);
   const z = new Float64Array(a);
+  const active = new Uint32Array(a);
   const order = new Uint32Array(n);
   for (let i = 0; i < n; i++) order[i] = i;
   const random = rng(0x5eed);
   const epochs = n === 0 ? 0 : Math.max(1, Math.min(o.epochs, Math.floor(o.maxVisits / n)));
+  const step = (p: number, err: number, x: number) => {
+    const grad = err * x + o.l2 * (wt[p] as number);
+    const acc = (g2[p] as number) + grad * grad;
+    g2[p] = acc;
+    wt[p] = (wt[p] as number) - (o.learningRate * grad) / Math.sqrt(acc + 1e-8);
+  };
   for (let e = 0; e < epochs; e++) {
     for (let i = n - 1; i > 0; i--) {
       const j = Math.floor(random() * (i + 1));
@@ -130,8 +135,14 @@ export function trainSoftmax(set: TrainingSet, options: Partial<SoftmaxOptions> 
       z.fill(0);
       for (let j = s; j < end; j++) {
         const f = features[j] as number;
-        for (let p = start[f] as number; p < (start[f + 1] as number); p++) {
-          z[agent[p] as number] = (z[agent[p] as number] as number) + (wt[p] as number) * x;
+        if (start === null) {
+          const base = f * a;
+          for (let k = 0; k < a; k++) z[k] = (z[k] as number) + (wt[base + k] as number) * x;
+        } else {
+          for (let p = start[f] as number; p < (start[f + 1] as number); p++) {
+            const k = (agent as Uint16Array)[p] as number;
+            z[k] = (z[k] as number) + (wt[p] as number) * x;
+          }
         }
       }
       let max = -Infinity;
@@ -143,18 +154,28 @@ export function trainSoftmax(set: TrainingSet, options: Partial<SoftmaxOptions> 
         sum += ez;
       }
       const label = labels[d] as number;
-      for (let k = 0; k < a; k++) z[k] = (z[k] as number) / sum - (k === label ? 1 : 0);
+      // Agents the example already rules out contribute nothing worth a step (lazy L2 too):
+      // after the first epochs this skips most updates.
+      let nActive = 0;
+      for (let k = 0; k < a; k++) {
+        const err = (z[k] as number) / sum - (k === label ? 1 : 0);
+        z[k] = err;
+        if (err >= o.minError || err <= -o.minError) active[nActive++] = k;
+      }
+      if (nActive === 0) continue;
       for (let j = s; j < end; j++) {
         const f = features[j] as number;
-        for (let p = start[f] as number; p < (start[f + 1] as number); p++) {
-          const err = z[agent[p] as number] as number;
-          // Agents the example already rules out contribute nothing worth a step (lazy L2 too):
-          // after the first epochs this skips most updates.
-          if (err < o.minError && err > -o.minError) continue;
-          const grad = err * x + o.l2 * (wt[p] as number);
-          const acc = (g2[p] as number) + grad * grad;
-          g2[p] = acc;
-          wt[p] = (wt[p] as number) - (o.learningRate * grad) / Math.sqrt(acc + 1e-8);
+        if (start === null) {
+          const base = f * a;
+          for (let i = 0; i < nActive; i++) {
+            const k = active[i] as number;
+            step(base + k, z[k] as number, x);
+          }
+        } else {
+          for (let p = start[f] as number; p < (start[f + 1] as number); p++) {
+            const err = z[(agent as Uint16Array)[p] as number] as number;
+            if (err >= o.minError || err <= -o.minError) step(p, err, x);
+          }
         }
       }
     }
@@ -166,15 +187,22 @@ export function trainSoftmax(set: TrainingSet, options: Partial<SoftmaxOptions> 
       for (let i = 0; i < ids.length; i++) {
         const f = ids[i] as number;
         if (f < 0) continue;
-        for (let p = start[f] as number; p < (start[f + 1] as number); p++) {
-          out[agent[p] as number] = (out[agent[p] as number] as number) + (w[p] as number) * x;
+        if (start === null) {
+          const base = f * a;
+          for (let k = 0; k < a; k++) out[k] = (out[k] as number) + (w[base + k] as number) * x;
+        } else {
+          for (let p = start[f] as number; p < (start[f + 1] as number); p++) {
+            const k = (agent as Uint16Array)[p] as number;
+            out[k] = (out[k] as number) + (w[p] as number) * x;
+          }
         }
       }
     },
     weight(f, k) {
-      for (let p = start[f] as number; p < (start[f + 1] as number); p++) if (agent[p] === k) return w[p] as number;
+      if (start === null) return w[f * a + k] as number;
+      for (let p = start[f] as number; p < (start[f + 1] as number); p++) if ((agent as Uint16Array)[p] === k) return w[p] as number;
       return 0;
     },
-    memoryBytes: start.byteLength + agent.byteLength + w.byteLength,
+    memoryBytes: w.byteLength + (start?.byteLength ?? 0) + (agent?.byteLength ?? 0),
   };
 }

@@ -4,6 +4,7 @@ import { agents } from "./api/agents";
 import { audit } from "./api/audit";
 import { config } from "./api/config";
 import { onError, onNotFound } from "./api/error-handler";
+import { route } from "./api/route";
 import { sessions } from "./api/sessions";
 import { apiKeyAuth } from "./auth/middleware";
 
@@ -15,6 +16,7 @@ export function createApp() {
   const v1 = new Hono<AppEnv>()
     .use(apiKeyAuth())
     .route("/agents", agents)
+    .route("/route", route)
     .route("/config", config)
     .route("/sessions", sessions)
     .route("/audit", audit);

@@ -1,0 +1,86 @@
+import type { Env } from "../env";
+import { RelayError } from "../errors";
+import { parseTenantConfig, tenantConfigStatement } from "../registry/config-store";
+import { configProblems, patchFromVars, resolveConfig, type ResolvedConfig } from "../routing/config";
+import { agentSummaries } from "../routing/fallback";
+import { decideRoute, type LlmOutcome } from "../routing/hybrid";
+import { routeWithLlm } from "../routing/llm/route-with-llm";
+import { resolveProvider } from "../providers";
+import type { RouteDecision, RoutingConfigPatch, RoutingStrategy } from "../schemas/routing";
+import { compiledRegistry, type CompiledRegistry } from "./registry-cache";
+
+/**
+ * Routing as the Worker runs it: one D1 round trip for the registry version and the
+ * tenant's config, the compiled registry from the isolate cache, then the pure decision.
+ */
+
+export interface RoutingContext {
+  registry: CompiledRegistry;
+  resolved: ResolvedConfig;
+}
+
+export async function routingContext(env: Env, tenant: string, override?: RoutingConfigPatch): Promise<RoutingContext> {
+  const [versionRows, configRows] = await env.DB.batch([
+    env.DB.prepare("SELECT version FROM registry_versions WHERE tenant = ?1").bind(tenant),
+    tenantConfigStatement(env.DB, tenant),
+  ]);
+  const version = (versionRows?.results[0] as { version: number } | undefined)?.version ?? 0;
+  const tenantPatch = parseTenantConfig(configRows?.results[0] as { config: string } | undefined);
+  const { patch, warnings } = patchFromVars(env);
+  const resolved = resolveConfig({ env: patch, tenant: tenantPatch, request: override, warnings });
+  const problems = configProblems(resolved.config);
+  if (problems.length > 0) {
+    throw new RelayError("INVALID_CONFIG", `Routing configuration is inconsistent: ${problems.join("; ")}.`, {
+      problems,
+      sources: resolved.sources,
+    });
+  }
+  return { registry: await compiledRegistry(env.DB, tenant, version), resolved };
+}
+
+export interface RouteOptions {
+  strategy?: RoutingStrategy;
+  config?: RoutingConfigPatch;
+}
+
+export interface TimedDecision {
+  decision: RouteDecision;
+  /** Server-Timing entries, in ms. */
+  timings: { name: string; dur: number }[];
+}
+
+/** Routes one input for a tenant. Changes nothing; throws ROUTING_DISABLED when routing is off. */
+export async function routeInput(env: Env, tenant: string, input: string, options: RouteOptions = {}): Promise<TimedDecision> {
+  const started = performance.now();
+  const override = options.strategy ? { ...options.config, strategy: options.strategy } : options.config;
+  const { registry, resolved } = await routingContext(env, tenant, override);
+  const loaded = performance.now();
+  const { config } = resolved;
+  if (!config.enabled) {
+    throw new RelayError("ROUTING_DISABLED", "Routing is disabled for this tenant; choose an agent yourself.", {
+      agents: agentSummaries(registry.agents),
+    });
+  }
+  let llmMs = 0;
+  const llm = async (text: string): Promise<LlmOutcome> => {
+    const provider = resolveProvider(config.llm.provider, env);
+    // A provider that is not set up (no key, no binding) is one more reason to fall back.
+    if (!provider.ok) return { ok: false, reason: "provider_unavailable", message: provider.error.message, duration_ms: 0 };
+    const outcome = await routeWithLlm(provider.value, registry.agents, text, {
+      model: config.llm.model,
+      timeoutMs: config.llm.timeout_ms,
+    });
+    llmMs = outcome.duration_ms;
+    return outcome;
+  };
+  const result = await decideRoute({ input, config, rules: registry.rules, agents: registry.agents, llm });
+  const total = performance.now() - started;
+  return {
+    decision: { ...result, latency_us: Math.round(total * 1000) },
+    timings: [
+      { name: "registry", dur: loaded - started },
+      ...(result.llm ? [{ name: "llm", dur: llmMs }] : []),
+      { name: "total", dur: total },
+    ],
+  };
+}

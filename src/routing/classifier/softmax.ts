@@ -39,7 +39,7 @@ export interface SoftmaxOptions {
 }
 
 export const SOFTMAX_DEFAULTS: SoftmaxOptions = {
-  epochs: 8,
+  epochs: 6,
   learningRate: 0.5,
   l2: 1e-3,
   maxVisits: 160_000,

@@ -1,0 +1,215 @@
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { app } from "../../src/app";
+import { llmServer } from "../fakes/server";
+import { answer, callTool, callTools, delayed, fakeOpenAI, garbage, httpError, type FakeReply } from "../fakes/openai";
+import { BETA_KEY, call } from "./helpers";
+
+const LLM_URL = "https://llm.test/v1";
+const withOpenAI = { ...env, OPENAI_API_KEY: "sk-test-key", OPENAI_BASE_URL: LLM_URL };
+
+/** Routes through the Worker with the OpenAI-compatible provider pointed at the fake. */
+async function routeWithModel(body: unknown, reply: FakeReply) {
+  const fake = fakeOpenAI({ baseUrl: LLM_URL, respond: () => reply });
+  llmServer.use(fake.handler);
+  const response = await app.fetch(
+    new Request("http://relay.test/v1/route", {
+      method: "POST",
+      headers: { Authorization: "Bearer alpha-test-key", "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    }),
+    withOpenAI,
+  );
+  return { status: response.status, json: (await response.json()) as any, requests: fake.requests };
+}
+
+const team = [
+  {
+    name: "billing",
+    title: "Billing",
+    description: "Invoices, refunds and payments",
+    triggers: {
+      keywords: ["refund", "invoice", "退款"],
+      patterns: ["charged\\s+twice"],
+      priority: 80,
+      examples: ["I want a refund", "I was charged twice for my subscription", "send me last month's invoice", "我想申请退款"],
+    },
+  },
+  {
+    name: "technical",
+    title: "Technical support",
+    description: "Errors, crashes and login problems",
+    triggers: {
+      keywords: ["error", "crash", "login"],
+      priority: 80,
+      examples: ["the app crashes on start", "I cannot login", "I get an error when saving"],
+    },
+  },
+  { name: "triage", title: "Triage", description: "First contact", triggers: { keywords: ["hello"], priority: 40 } },
+];
+
+beforeAll(async () => {
+  for (const agent of team) expect((await call("PUT", `/v1/agents/${agent.name}`, agent)).status).toBeLessThan(300);
+});
+
+describe("POST /v1/route — rule tier", () => {
+  it("decides by rules with the seed's score, matches and candidates, and a Server-Timing header", async () => {
+    const { status, json, headers } = await call("POST", "/v1/route", { input: "I was CHARGED twice, I want a refund" });
+    expect(status).toBe(200);
+    expect(json).toMatchObject({ agent: "billing", method: "rule", strategy: "hybrid", threshold: 80 });
+    // refund (+10) and charged\s+twice (+20), × priority 80/100
+    expect(json.score).toBe(24);
+    expect(json.matched_keywords).toEqual(["refund"]);
+    expect(json.matched_patterns).toEqual(["charged\\s+twice"]);
+    expect(json.confidence).toBeGreaterThanOrEqual(80);
+    expect(json.candidates[0].agent).toBe("billing");
+    expect(json.candidates.length).toBeLessThanOrEqual(3);
+    expect(typeof json.latency_us).toBe("number");
+    expect(headers.get("Server-Timing")).toMatch(/registry;dur=[\d.]+, total;dur=[\d.]+/);
+  });
+
+  it("matches Chinese keywords as substrings", async () => {
+    const { json } = await call("POST", "/v1/route", { input: "你好，我想申请退款。", strategy: "rule", config: { threshold: 0 } });
+    expect(json.agent).toBe("billing");
+    expect(json.matched_keywords).toContain("退款");
+  });
+
+  it("changes nothing: no registry version, agent or audit row moves", async () => {
+    const count = async () =>
+      Promise.all([
+        env.DB.prepare("SELECT version FROM registry_versions WHERE tenant = 'alpha'").first("version"),
+        env.DB.prepare("SELECT count(*) AS n FROM audit_log").first("n"),
+        env.DB.prepare("SELECT max(updated_at) AS t FROM agents").first("t"),
+      ]);
+    const before = await count();
+    await call("POST", "/v1/route", { input: "refund please" });
+    await call("POST", "/v1/route", { input: "something else entirely", strategy: "rule" });
+    expect(await count()).toEqual(before);
+  });
+
+  it("sees registry changes at once (recompiles on the next route)", async () => {
+    expect((await call("POST", "/v1/route", { input: "my parcel is late", strategy: "rule", config: { threshold: 0 } })).json.agent).not.toBe("shipping");
+    await call("PUT", "/v1/agents/shipping", { name: "shipping", triggers: { keywords: ["parcel"], priority: 90 } });
+    const after = await call("POST", "/v1/route", { input: "my parcel is late", strategy: "rule", config: { threshold: 0 } });
+    expect(after.json.agent).toBe("shipping");
+    await call("DELETE", "/v1/agents/shipping");
+    const gone = await call("POST", "/v1/route", { input: "my parcel is late", strategy: "rule", config: { threshold: 0 } });
+    expect(gone.json.agent).not.toBe("shipping");
+  });
+
+  it("keeps tenants apart: beta has no agents, so nothing routes", async () => {
+    const { json } = await call("POST", "/v1/route", { input: "refund", strategy: "rule" }, { key: BETA_KEY });
+    expect(json.agent).toBeNull();
+    expect(json.fallback.agents).toEqual([]);
+  });
+});
+
+describe("POST /v1/route — hybrid escalation to the LLM", () => {
+  it("asks the model when the rules are unsure, with one transfer tool per enabled agent and tool_choice required", async () => {
+    const { json, requests } = await routeWithModel({ input: "my thing is acting weird since yesterday" }, callTool("transfer_to_technical", { reason: "sounds like a bug" }));
+    expect(json).toMatchObject({ agent: "technical", method: "llm" });
+    expect(json.llm).toMatchObject({ provider: "openai", tool_call: { name: "transfer_to_technical", arguments: { reason: "sounds like a bug" } } });
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.authorization).toBe("Bearer sk-test-key");
+    expect(requests[0]!.body.tool_choice).toBe("required");
+    expect(requests[0]!.body.tools!.map((t) => t.function.name).sort()).toEqual(["transfer_to_billing", "transfer_to_technical", "transfer_to_triage"]);
+  });
+
+  it("does not call the model when the rules are sure", async () => {
+    const { json, requests } = await routeWithModel({ input: "I was charged twice, refund my invoice" }, callTool("transfer_to_technical"));
+    expect(json.method).toBe("rule");
+    expect(requests).toHaveLength(0);
+  });
+
+  it("takes the first tool call when the model makes several", async () => {
+    const { json } = await routeWithModel(
+      { input: "hmm", strategy: "llm" },
+      callTools({ name: "transfer_to_triage", arguments: { reason: "first" } }, { name: "transfer_to_billing", arguments: { reason: "second" } }),
+    );
+    expect(json.agent).toBe("triage");
+  });
+
+  const failures: [string, FakeReply, string, object?][] = [
+    ["a timeout", delayed(1000, callTool("transfer_to_billing")), "timeout", { llm: { timeout_ms: 100 } }],
+    ["an HTTP error", httpError(500), "http_error"],
+    ["a rate limit", httpError(429), "http_error"],
+    ["a body that is not JSON", garbage(), "malformed_response"],
+    ["malformed arguments", callTool("transfer_to_billing", "{not json"), "malformed_arguments"],
+    ["arguments without a reason", callTool("transfer_to_billing", { context: "x" }), "malformed_arguments"],
+    ["no tool call", answer("I think billing?"), "no_tool_call"],
+    ["an unknown agent", callTool("transfer_to_legal"), "unknown_agent"],
+  ];
+  for (const [what, reply, reason, config] of failures) {
+    it(`falls back on ${what}, with the reason`, async () => {
+      const { status, json } = await routeWithModel({ input: "zzz qqq", strategy: "llm", ...(config ? { config } : {}) }, reply);
+      expect(status).toBe(200);
+      expect(json).toMatchObject({ agent: null, method: "fallback", fallback: { strategy: "prompt_user" } });
+      expect(json.fallback.reason).toContain(reason);
+      expect(json.llm.error).toContain(reason);
+    });
+  }
+
+  it("falls back when the configured provider is not set up (openai without a key)", async () => {
+    const { json } = await call("POST", "/v1/route", { input: "zzz", strategy: "llm", config: { llm: { provider: "openai" } } });
+    expect(json.method).toBe("fallback");
+    expect(json.fallback.reason).toContain("provider_unavailable");
+  });
+
+  it("routes offline with the local provider by default (no key configured)", async () => {
+    const { json } = await call("POST", "/v1/route", { input: "invoices and payments question", strategy: "llm" });
+    expect(json.llm.provider).toBe("local");
+    expect(json).toMatchObject({ agent: "billing", method: "llm" });
+  });
+});
+
+describe("POST /v1/route — fallback strategies and disabled routing", () => {
+  const unmatched = { input: "zzz qqq", strategy: "rule" };
+
+  it("prompt_user returns the agent list with descriptions", async () => {
+    const { json } = await call("POST", "/v1/route", { ...unmatched, config: { fallback: "prompt_user" } });
+    expect(json).toMatchObject({ agent: null, method: "fallback" });
+    expect(json.fallback.agents).toContainEqual({ name: "billing", title: "Billing", description: "Invoices, refunds and payments" });
+  });
+
+  it("default_agent routes to the configured agent", async () => {
+    const { json } = await call("POST", "/v1/route", { ...unmatched, config: { fallback: "default_agent", default_agent: "triage" } });
+    expect(json).toMatchObject({ agent: "triage", method: "fallback", fallback: { strategy: "default_agent" } });
+  });
+
+  it("none names no agent", async () => {
+    const { json } = await call("POST", "/v1/route", { ...unmatched, config: { fallback: "none" } });
+    expect(json).toMatchObject({ agent: null, method: "none" });
+  });
+
+  it("a default_agent fallback without an agent is refused as INVALID_CONFIG", async () => {
+    const { status, json } = await call("POST", "/v1/route", { ...unmatched, config: { fallback: "default_agent" } });
+    expect(status).toBe(400);
+    expect(json.error.code).toBe("INVALID_CONFIG");
+  });
+
+  it("disabled routing → 409 ROUTING_DISABLED with the agent list", async () => {
+    await call("PUT", "/v1/config/routing", { enabled: false });
+    const { status, json } = await call("POST", "/v1/route", { input: "refund" });
+    await call("DELETE", "/v1/config/routing");
+    expect(status).toBe(409);
+    expect(json.error.code).toBe("ROUTING_DISABLED");
+    expect(json.error.details.agents.map((a: { name: string }) => a.name)).toContain("billing");
+  });
+});
+
+describe("POST /v1/route — bad input", () => {
+  it("input over 32 KiB → 413", async () => {
+    const { status, json } = await call("POST", "/v1/route", { input: "é".repeat(16 * 1024 + 1) });
+    expect(status).toBe(413);
+    expect(json.error.code).toBe("PAYLOAD_TOO_LARGE");
+  });
+
+  it("empty input, unknown fields, a bad strategy or malformed JSON → 400", async () => {
+    for (const body of [{ input: "" }, { input: "x", extra: 1 }, { input: "x", strategy: "magic" }, { input: 5 }, { input: "x", config: { threshold: -1 } }]) {
+      const { status, json } = await call("POST", "/v1/route", body);
+      expect(status).toBe(400);
+      expect(json.error.code).toBe("VALIDATION_FAILED");
+    }
+    expect((await call("POST", "/v1/route", "{")).json.error.code).toBe("INVALID_JSON");
+  });
+});

@@ -17,7 +17,7 @@ import { buildAutomaton, DENSE_CELL_LIMIT } from "./automaton";
 import { requiredFactors } from "./literal-factors";
 import { RuleScanner, type RuleTables } from "./rule-scanner";
 import { compilePattern, PATTERN_FLAGS } from "./pattern-safety";
-import { buildGate, GATE_SIZE } from "./pattern-gates";
+import { buildChunkMatcher, GATE_SIZE, type ChunkMatcher } from "./pattern-gates";
 import { endCodePoints, isSpacedWordChar, normalizeKeyword } from "./text";
 
 /** What was compiled, for `/v1/route/stats` and for the benchmark. */
@@ -29,7 +29,7 @@ export interface RuleStats {
   prefilteredPatterns: number;
   /** Of those, patterns every match of which starts with a factor: tried sticky at each occurrence. */
   anchoredPatterns: number;
-  /** Joined sticky regexes that test a chunk of anchored patterns sharing a factor in one call. */
+  /** Joined sticky regexes that try a chunk of anchored patterns sharing a factor in one call. */
   gates: number;
   /** Patterns with no extractable factor: their regex runs on every input. */
   alwaysRunPatterns: number;
@@ -48,13 +48,19 @@ export interface RuleStats {
 
 /** Compiled rules plus what they hold. */
 export interface CompiledRuleSet extends CompiledRules {
+  /**
+   * Agents with a score > 0, highest first, ties in registry order. With `limit`, only the best
+   * `limit` are built: a router that needs the top few skips building the long tail.
+   */
+  match(input: string, limit?: number): RuleMatch[];
   readonly stats: RuleStats;
 }
 
 class EntryTable {
   readonly ids = new Map<string, number>();
   readonly strings: string[] = [];
-  readonly keywordAgents: number[][] = [];
+  /** Per entry, the keyword slots (global index of an agent's keyword) it stands for. */
+  readonly keywordSlots: number[][] = [];
   readonly factorPatterns: number[][] = [];
 
   idOf(text: string): number {
@@ -63,7 +69,7 @@ class EntryTable {
       id = this.strings.length;
       this.ids.set(text, id);
       this.strings.push(text);
-      this.keywordAgents.push([]);
+      this.keywordSlots.push([]);
       this.factorPatterns.push([]);
     }
     return id;
@@ -92,8 +98,7 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
   const entries = new EntryTable();
   const names: string[] = [];
   const priorities: number[] = [];
-  const keywordStart: number[] = [0];
-  const keywordEntry: number[] = [];
+  const keywordAgent: number[] = [];
   const keywordText: string[] = [];
   const patternStart: number[] = [0];
   const patternAgent: number[] = [];
@@ -118,12 +123,11 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
       if (normalized === "" || seenKeywords.has(normalized)) continue;
       seenKeywords.add(normalized);
       const entry = entries.idOf(normalized);
-      entries.keywordAgents[entry]!.push(index);
-      keywordEntry.push(entry);
+      entries.keywordSlots[entry]!.push(keywordText.length);
+      keywordAgent.push(index);
       keywordText.push(keyword);
       stringBytes += 2 * (keyword.length + normalized.length);
     }
-    keywordStart.push(keywordEntry.length);
     const seenPatterns = new Set<string>();
     for (const source of agent.triggers.patterns) {
       if (seenPatterns.has(source)) continue;
@@ -151,15 +155,15 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
   }
 
   const automaton = buildAutomaton(entries.strings, options.denseCellLimit ?? DENSE_CELL_LIMIT);
-  const keywordRefs = toCsr(entries.keywordAgents);
+  const keywordRefs = toCsr(entries.keywordSlots);
   // Per entry: anchored patterns first (in gated chunks), then the ones queued for a full run.
   const factorAnchored = new Int32Array(entries.strings.length);
   const gateStart: number[] = [0];
-  const gates: (RegExp | null)[] = [];
+  const gates: (ChunkMatcher | null)[] = [];
   const ordered = entries.factorPatterns.map((refs, entry) => {
     const anchored = refs.filter((p) => patternSticky[p] !== null);
     factorAnchored[entry] = anchored.length;
-    for (let k = 0; k < anchored.length; k += GATE_SIZE) gates.push(buildGate(anchored.slice(k, k + GATE_SIZE).map((p) => patternSource[p]!)));
+    for (let k = 0; k < anchored.length; k += GATE_SIZE) gates.push(buildChunkMatcher(anchored.slice(k, k + GATE_SIZE).map((p) => patternSource[p]!)));
     gateStart.push(gates.length);
     return [...anchored, ...refs.filter((p) => patternSticky[p] === null)];
   });
@@ -174,7 +178,7 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     automaton,
     entryBoundary,
     keywordRefStart: keywordRefs.start,
-    keywordRefAgent: keywordRefs.items,
+    keywordRefSlot: keywordRefs.items,
     factorRefStart: factorRefs.start,
     factorRefPattern: factorRefs.items,
     factorAnchored,
@@ -185,8 +189,7 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     nextSets: Uint8Array.from([...nextSets.keys()].flatMap((key) => [...key].map(Number))),
     names,
     priorities: Int32Array.from(priorities),
-    keywordStart: Int32Array.from(keywordStart),
-    keywordEntry: Int32Array.from(keywordEntry),
+    keywordAgent: Int32Array.from(keywordAgent),
     keywordText,
     patternStart: Int32Array.from(patternStart),
     patternAgent: Int32Array.from(patternAgent),
@@ -202,7 +205,7 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
   );
   const stats: RuleStats = {
     agents: names.length,
-    keywords: keywordEntry.length,
+    keywords: keywordText.length,
     patterns: patternSource.length,
     prefilteredPatterns: patternSource.length - alwaysRun.length,
     anchoredPatterns: patternSticky.filter((r) => r !== null).length,
@@ -214,7 +217,7 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     classes: automaton.classCount,
     denseStates: automaton.denseStates,
     dense: automaton.denseStates === automaton.stateCount,
-    memoryBytes: automaton.memoryBytes + typedBytes + scanner.scratchBytes + stringBytes + 32 * keywordEntry.length,
+    memoryBytes: automaton.memoryBytes + typedBytes + scanner.scratchBytes + stringBytes + 32 * keywordText.length,
   };
-  return { stats, match: (input: string): RuleMatch[] => scanner.match(input) };
+  return { stats, match: (input: string, limit = Number.POSITIVE_INFINITY): RuleMatch[] => scanner.match(input, limit) };
 }

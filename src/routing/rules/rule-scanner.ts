@@ -14,7 +14,7 @@
 import type { RuleMatch } from "../types";
 import { deepNext, SPACE_CLASS, stateOfCode } from "./automaton";
 import type { Automaton } from "./automaton";
-import { GATE_SIZE } from "./pattern-gates";
+import { GATE_SIZE, type ChunkMatcher } from "./pattern-gates";
 import { boundaryAfter, boundaryBefore, foldText } from "./text";
 
 /** Everything the scanner reads, built by `compileRules`; agent and pattern ids are indexes. */
@@ -23,14 +23,15 @@ export interface RuleTables {
   /** Per entry: bit 1 = needs a word boundary before, bit 2 = after (keyword role only). */
   entryBoundary: Uint8Array;
   keywordRefStart: Int32Array;
-  keywordRefAgent: Int32Array;
+  /** Per entry: keyword slots, i.e. indexes into `keywordAgent`/`keywordText` (agent order, then definition order). */
+  keywordRefSlot: Int32Array;
   factorRefStart: Int32Array;
   /** Per entry, grouped: anchored patterns first (this many), then the others. */
   factorRefPattern: Int32Array;
   factorAnchored: Int32Array;
-  /** Per entry, its gates (one per GATE_SIZE anchored patterns; null = try each). */
+  /** Per entry, its chunk matchers (one per GATE_SIZE anchored patterns; null = try each). */
   gateStart: Int32Array;
-  gates: (RegExp | null)[];
+  gates: (ChunkMatcher | null)[];
   /** Per pattern: index of the set (129 entries in `nextSets`) the unit after its factor must be in, or −1. */
   patternNext: Int32Array;
   /** Per pattern: 1 when a word boundary must hold where its factor starts. */
@@ -38,8 +39,7 @@ export interface RuleTables {
   nextSets: Uint8Array;
   names: string[];
   priorities: Int32Array;
-  keywordStart: Int32Array;
-  keywordEntry: Int32Array;
+  keywordAgent: Int32Array;
   keywordText: string[];
   patternStart: Int32Array;
   patternAgent: Int32Array;
@@ -69,15 +69,26 @@ export class RuleScanner {
   private readonly factorStamp: Uint32Array;
   private readonly candidateStamp: Uint32Array;
   private readonly patternHit: Uint32Array;
-  private readonly agentStamp: Uint32Array;
-  private readonly keywordCount: Int32Array;
-  private readonly patternCount: Int32Array;
+  /**
+   * Per agent, one 16-byte record (one cache line holds four agents): [stamp, keyword hits,
+   * pattern hits, place in the result list + 1]. Valid only where stamp is this route's.
+   */
+  private readonly agentState: Uint32Array;
   private readonly touched: Int32Array;
   private touchedCount = 0;
   private readonly candidates: Int32Array;
   private candidateCount = 0;
   private readonly sortKeys: Float64Array;
   private readonly passing = new Int32Array(GATE_SIZE);
+  private occurrenceEntry = new Int32Array(64);
+  private occurrenceStart = new Int32Array(64);
+  private occurrenceCount = 0;
+  /** Keyword slots and pattern ids that matched in this route (each at most once). */
+  private matchedSlots = new Int32Array(64);
+  private slotCount = 0;
+  private readonly matchedPatterns: Int32Array;
+  private matchedPatternCount = 0;
+
   private positions = new Int32Array(256);
   private readonly hasFactors: boolean;
 
@@ -90,9 +101,8 @@ export class RuleScanner {
     this.candidateStamp = new Uint32Array(patterns);
     this.patternHit = new Uint32Array(patterns);
     this.candidates = new Int32Array(patterns);
-    this.agentStamp = new Uint32Array(agents);
-    this.keywordCount = new Int32Array(agents);
-    this.patternCount = new Int32Array(agents);
+    this.matchedPatterns = new Int32Array(patterns);
+    this.agentState = new Uint32Array(4 * agents);
     this.touched = new Int32Array(agents);
     this.sortKeys = new Float64Array(agents);
     this.hasFactors = t.factorRefPattern.length > 0;
@@ -100,33 +110,38 @@ export class RuleScanner {
 
   /** Bytes of per-route scratch held by this scanner. */
   get scratchBytes(): number {
-    const arrays = [this.keywordStamp, this.factorStamp, this.candidateStamp, this.patternHit, this.agentStamp];
-    const more = [this.keywordCount, this.patternCount, this.touched, this.sortKeys, this.candidates, this.positions];
-    return [...arrays, ...more].reduce((sum, a) => sum + a.byteLength, 0);
+    const arrays: ArrayBufferView[] = [this.keywordStamp, this.factorStamp, this.candidateStamp, this.patternHit, this.agentState];
+    arrays.push(this.touched, this.sortKeys, this.candidates, this.positions);
+    arrays.push(this.occurrenceEntry, this.occurrenceStart, this.matchedSlots, this.matchedPatterns);
+    return arrays.reduce((sum, a) => sum + a.byteLength, 0);
   }
 
-  /** Agents with a score > 0, highest first, ties in registry order. */
-  match(input: string): RuleMatch[] {
+  /** Agents with a score > 0, highest first, ties in registry order; only the first `limit` of them. */
+  match(input: string, limit: number): RuleMatch[] {
     this.startRoute();
     if (!this.scan(input, KEYWORDS | FACTORS, true)) {
       this.startRoute();
       if (this.hasFactors) this.scan(input, FACTORS, false);
       this.scan(foldText(input), KEYWORDS, false);
     }
+    for (let k = 0; k < this.occurrenceCount; k++) this.factorHit(this.occurrenceEntry[k]!, input, this.occurrenceStart[k]!);
     const { alwaysRun, patternRegex } = this.t;
     for (let k = 0; k < alwaysRun.length; k++) this.runPattern(alwaysRun[k]!, input, patternRegex);
     for (let k = 0; k < this.candidateCount; k++) this.runPattern(this.candidates[k]!, input, patternRegex);
-    return this.results();
+    return this.results(limit);
   }
 
   private startRoute(): void {
     if (this.generation === 0xffffffff) {
-      for (const a of [this.keywordStamp, this.factorStamp, this.candidateStamp, this.patternHit, this.agentStamp]) a.fill(0);
+      for (const a of [this.keywordStamp, this.factorStamp, this.candidateStamp, this.patternHit, this.agentState]) a.fill(0);
       this.generation = 0;
     }
     this.generation++;
     this.touchedCount = 0;
     this.candidateCount = 0;
+    this.occurrenceCount = 0;
+    this.slotCount = 0;
+    this.matchedPatternCount = 0;
   }
 
   /**
@@ -178,16 +193,27 @@ export class RuleScanner {
           ((boundary & 2) === 0 || boundaryAfter(text, end))
         ) {
           this.keywordStamp[entry] = generation;
-          for (let r = from; r < to; r++) this.keywordCount[this.touch(t.keywordRefAgent[r]!)]!++;
+          for (let r = from; r < to; r++) {
+            const slot = t.keywordRefSlot[r]!;
+            this.agentState[this.touch(t.keywordAgent[slot]!) + 1]!++;
+            if (this.slotCount === this.matchedSlots.length) this.matchedSlots = grow(this.matchedSlots);
+            this.matchedSlots[this.slotCount++] = slot;
+          }
         }
       }
-      if ((mode & FACTORS) !== 0) this.factorHit(entry, text, end - entryLength[entry]! + 1);
+      if ((mode & FACTORS) !== 0 && t.factorRefStart[entry]! < t.factorRefStart[entry + 1]!) {
+        // Regexes run after the scan, so they do not evict the automaton from the cache mid-pass.
+        if (this.occurrenceCount === this.occurrenceEntry.length) this.growOccurrences();
+        this.occurrenceEntry[this.occurrenceCount] = entry;
+        this.occurrenceStart[this.occurrenceCount++] = end - entryLength[entry]! + 1;
+      }
     }
   }
 
   /**
-   * A factor occurred at raw index `start` (factors hold no whitespace, so their span is not
-   * collapsed). Anchored patterns are tried right there, sticky; the others are queued once.
+   * A factor occurred at raw index `start` of the input (factors hold no whitespace, so their
+   * span is not collapsed). Anchored patterns are tried right there, sticky, after two cheap
+   * checks; the others are queued to run once over the whole input.
    */
   private factorHit(entry: number, text: string, start: number): void {
     const t = this.t;
@@ -204,6 +230,7 @@ export class RuleScanner {
       const boundary = isRegexWordUnit(start > 0 ? text.charCodeAt(start - 1) : -1) !== isRegexWordUnit(text.charCodeAt(start));
       const passing = this.passing;
       for (let chunk = from, g = t.gateStart[entry]!; chunk < anchoredEnd; chunk += GATE_SIZE, g++) {
+        // `passing` holds ref indexes: r − chunk is the pattern's place in the chunk matcher.
         let count = 0;
         for (let r = chunk, end = Math.min(chunk + GATE_SIZE, anchoredEnd); r < end; r++) {
           const pattern = t.factorRefPattern[r]!;
@@ -211,18 +238,23 @@ export class RuleScanner {
           const set = t.patternNext[pattern]!;
           if (set >= 0 && (nextIndex < 0 || t.nextSets[set * 129 + nextIndex] === 0)) continue;
           if (t.patternBoundary[pattern] === 1 && !boundary) continue;
-          passing[count++] = pattern;
+          passing[count++] = r;
         }
         if (count === 0) continue;
         const gate = t.gates[g]!;
         if (count > 1 && gate !== null) {
-          gate.lastIndex = start;
-          if (!gate.test(text)) continue;
+          gate.regex.lastIndex = start;
+          const found = gate.regex.exec(text)!;
+          for (let k = 0; k < count; k++) {
+            if (found[gate.captures[passing[k]! - chunk]!] !== undefined) this.recordHit(t.factorRefPattern[passing[k]!]!);
+          }
+          continue;
         }
         for (let k = 0; k < count; k++) {
-          const sticky = t.patternSticky[passing[k]!]!;
+          const pattern = t.factorRefPattern[passing[k]!]!;
+          const sticky = t.patternSticky[pattern]!;
           sticky.lastIndex = start;
-          if (sticky.test(text)) this.recordHit(passing[k]!);
+          if (sticky.test(text)) this.recordHit(pattern);
         }
       }
     }
@@ -237,14 +269,23 @@ export class RuleScanner {
     }
   }
 
+  private growOccurrences(): void {
+    this.occurrenceEntry = grow(this.occurrenceEntry);
+    this.occurrenceStart = grow(this.occurrenceStart);
+  }
+
+  /** Starts the agent's record for this route if needed; returns the record's offset. */
   private touch(agent: number): number {
-    if (this.agentStamp[agent] !== this.generation) {
-      this.agentStamp[agent] = this.generation;
-      this.keywordCount[agent] = 0;
-      this.patternCount[agent] = 0;
+    const at = 4 * agent;
+    const state = this.agentState;
+    if (state[at] !== this.generation) {
+      state[at] = this.generation;
+      state[at + 1] = 0;
+      state[at + 2] = 0;
+      state[at + 3] = 0;
       this.touched[this.touchedCount++] = agent;
     }
-    return agent;
+    return at;
   }
 
   private runPattern(pattern: number, input: string, regexes: RegExp[]): void {
@@ -253,10 +294,11 @@ export class RuleScanner {
 
   private recordHit(pattern: number): void {
     this.patternHit[pattern] = this.generation;
-    this.patternCount[this.touch(this.t.patternAgent[pattern]!)]!++;
+    this.matchedPatterns[this.matchedPatternCount++] = pattern;
+    this.agentState[this.touch(this.t.patternAgent[pattern]!) + 2]!++;
   }
 
-  private results(): RuleMatch[] {
+  private results(limit: number): RuleMatch[] {
     const t = this.t;
     // Sort keys pack score and registry order in one double (score · 2²⁴ + (2²⁴ − 1 − agent)), so a
     // plain numeric typed-array sort orders by score, then registry order, with no comparator.
@@ -264,27 +306,40 @@ export class RuleScanner {
     let count = 0;
     for (let k = 0; k < this.touchedCount; k++) {
       const agent = this.touched[k]!;
-      const raw = 10 * this.keywordCount[agent]! + 20 * this.patternCount[agent]!;
+      const raw = 10 * this.agentState[4 * agent + 1]! + 20 * this.agentState[4 * agent + 2]!;
       // The seed's exact expression (not raw × priority / 100), so halves round as they did there.
       const score = Math.round(raw * (t.priorities[agent]! / 100));
       if (score > 0) keys[count++] = score * AGENT_SPAN + (AGENT_SPAN - 1 - agent);
     }
     keys.subarray(0, count).sort();
-    const generation = this.generation;
-    const out: RuleMatch[] = new Array(count);
-    for (let k = 0; k < count; k++) {
+    const returned = Math.min(count, limit);
+    const out: RuleMatch[] = new Array(returned);
+    for (let k = 0; k < returned; k++) {
       const key = keys[count - 1 - k]!;
       const agent = AGENT_SPAN - 1 - (key % AGENT_SPAN);
-      const matchedKeywords: string[] = [];
-      for (let w = t.keywordStart[agent]!; w < t.keywordStart[agent + 1]!; w++) {
-        if (this.keywordStamp[t.keywordEntry[w]!] === generation) matchedKeywords.push(t.keywordText[w]!);
-      }
-      const matchedPatterns: string[] = [];
-      for (let p = t.patternStart[agent]!; p < t.patternStart[agent + 1]!; p++) {
-        if (this.patternHit[p] === generation) matchedPatterns.push(t.patternSource[p]!);
-      }
-      out[k] = { agent: t.names[agent]!, score: Math.floor(key / AGENT_SPAN), matched_keywords: matchedKeywords, matched_patterns: matchedPatterns };
+      this.agentState[4 * agent + 3] = k + 1;
+      out[k] = { agent: t.names[agent]!, score: Math.floor(key / AGENT_SPAN), matched_keywords: [], matched_patterns: [] };
+    }
+    // Slots and pattern ids are numbered by agent, then definition order: sorted, they fill
+    // each returned agent's lists in definition order without scanning unmatched keywords.
+    const slots = this.matchedSlots.subarray(0, this.slotCount).sort();
+    for (let k = 0; k < slots.length; k++) {
+      const agent = t.keywordAgent[slots[k]!]!;
+      const place = this.agentState[4 * agent + 3]!;
+      if (place > 0) out[place - 1]!.matched_keywords.push(t.keywordText[slots[k]!]!);
+    }
+    const patterns = this.matchedPatterns.subarray(0, this.matchedPatternCount).sort();
+    for (let k = 0; k < patterns.length; k++) {
+      const agent = t.patternAgent[patterns[k]!]!;
+      const place = this.agentState[4 * agent + 3]!;
+      if (place > 0) out[place - 1]!.matched_patterns.push(t.patternSource[patterns[k]!]!);
     }
     return out;
   }
+}
+
+function grow(array: Int32Array): Int32Array<ArrayBuffer> {
+  const bigger = new Int32Array(2 * array.length);
+  bigger.set(array);
+  return bigger;
 }

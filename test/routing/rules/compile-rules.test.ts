@@ -240,3 +240,17 @@ describe("isRegexWordUnit", () => {
     expect(isRegexWordUnit(-1)).toBe(false);
   });
 });
+
+describe("compileRules — limit", () => {
+  it("returns only the best `limit` matches, in the same order and with the same lists", () => {
+    const rules = compileRules(
+      Array.from({ length: 12 }, (_, i) => agent(`a${i}`, { keywords: ["refund", `k${i % 4}`], patterns: [`order${i % 3}\\d`], priority: 10 + 7 * i })),
+    );
+    const input = "refund k1 k3 order1 order25";
+    const all = rules.match(input);
+    expect(all.length).toBeGreaterThan(3);
+    expect(rules.match(input, 3)).toEqual(all.slice(0, 3));
+    expect(rules.match(input, 0)).toEqual([]);
+    expect(rules.match(input, 100)).toEqual(all);
+  });
+});

@@ -11,11 +11,12 @@
  * out-of-scope row is never right). Out-of-scope rows are weighted to a fifth of each regime
  * (about the share in CLINC150's full test split) and every regime weighs the same. Then:
  * the rule weight is chosen by forced accuracy on the keyword regimes, and the logistic
- * weights by Newton's method (L2 1e-3) on all rows.
+ * weights by Newton's method (L2 1e-3): one set on the rows of registries with several
+ * agents, one on those of one-agent registries.
  *
  * Regimes (see REGIMES): all, 10, 3 or 1 training examples per intent, or keywords only;
- * with and without derived keywords; ten domains, or three where the other seven domains' rows
- * are out of scope — so the calibration also holds for small and keyword-only registries.
+ * with and without derived keywords; ten domains, three or one, the other domains' rows then
+ * being out of scope — so the calibration also holds for small and keyword-only registries.
  *
  * The classifier's own hyper-parameters (softmax.ts) were chosen on a held-out fifth of
  * train, also never on val. Data: CLINC150 by Larson et al., 2019, CC BY 3.0.
@@ -35,6 +36,8 @@ const RULE_WEIGHTS = [0.5, 1, 2, 4];
 
 interface Row {
   regime: string;
+  /** Scored by a one-agent registry (fitted separately). */
+  single: boolean;
   x: number[];
   correct: boolean;
   outOfScope: boolean;
@@ -50,21 +53,26 @@ interface Regime {
   subset?: (domains: string[], fold: number) => string[];
 }
 
-const threeDomains = (d: string[], k: number) => [0, 3, 6].map((i) => d[(i + k) % d.length] as string);
+/** Registry sizes: all ten domains, three, or one; the domains left out are out of scope. */
+const SIZES: { label: string; subset?: Regime["subset"] }[] = [
+  { label: "" },
+  { label: ", 3 domains", subset: (d, k) => [0, 3, 6].map((i) => d[(i + k) % d.length] as string) },
+  { label: ", 1 domain", subset: (d, k) => [d[(2 * k) % d.length] as string] },
+];
 
 /**
  * Every combination of: examples per intent (all ≈ 80, 10, 3, 1, or none with keywords only),
- * registry size (10 domains, or 3 with the other seven as out-of-scope), and keywords or not.
+ * registry size, and keywords or not.
  */
 const REGIMES: Regime[] = [Infinity, 10, 3, 1, 0].flatMap((perIntent) =>
-  [false, true].flatMap((small) =>
+  SIZES.flatMap((size) =>
     (perIntent === 0 ? [true] : [false, true]).map(
       (keywords): Regime => ({
-        name: `${perIntent === Infinity ? "all" : perIntent}/intent${keywords ? "+kw" : ""}${small ? ", 3 domains" : ""}`,
+        name: `${perIntent === Infinity ? "all" : perIntent}/intent${keywords ? "+kw" : ""}${size.label}`,
         perIntent,
         keywords,
         examples: perIntent > 0,
-        ...(small ? { subset: threeDomains } : {}),
+        ...(size.subset ? { subset: size.subset } : {}),
       }),
     ),
   ),
@@ -115,6 +123,7 @@ function collect(ruleWeights: number[]): Map<number, Row[]> {
           const best = router.evidence(r.text, 1).candidates[0];
           out.get(w)?.push({
             regime: regime.name,
+            single: inRegistry.length === 1,
             x: best ? calibrationFeatures(best.evidence) : [],
             correct: best !== undefined && inScope && best.agent === r.domain,
             outOfScope: !inScope,
@@ -216,6 +225,7 @@ function evidenceOf(r: Row) {
     ruleHits: Math.expm1(rh as number),
     otherRuleHits: Math.expm1(orh as number),
     exampleCount: Math.round(10 ** (logCount as number) - 1),
+    singleAgent: r.single,
   };
 }
 
@@ -235,10 +245,16 @@ function main(): void {
     }
   }
   const rows = (byWeight.get(bestWeight) ?? []).filter((r) => r.x.length > 0);
-  const weights = fitLogistic(rows, FEATURE_NAMES.length).map((w) => Math.round(w * 1e4) / 1e4);
-  const calibration: Calibration = { ruleWeight: bestWeight, weights };
-  console.log(`\nrule weight ${bestWeight}; weights:`);
-  FEATURE_NAMES.forEach((name, i) => console.log(`  ${name.padEnd(28)} ${weights[i]}`));
+  const fit = (single: boolean) =>
+    fitLogistic(
+      rows.filter((r) => r.single === single),
+      FEATURE_NAMES.length,
+    ).map((w) => Math.round(w * 1e4) / 1e4);
+  const weights = fit(false);
+  const singleAgentWeights = fit(true);
+  const calibration: Calibration = { ruleWeight: bestWeight, weights, singleAgentWeights };
+  console.log(`\nrule weight ${bestWeight}; weights (several agents | one agent):`);
+  FEATURE_NAMES.forEach((name, i) => console.log(`  ${name.padEnd(28)} ${String(weights[i]).padStart(8)} | ${singleAgentWeights[i]}`));
   console.log("\nCross-validated on train (each row scored by a router compiled without it):\n");
   report(byWeight.get(bestWeight) ?? [], calibration);
   console.log(`\n${((performance.now() - started) / 1000).toFixed(1)} s`);
@@ -256,6 +272,7 @@ import type { Calibration } from "./calibration";
 export const CALIBRATION_PARAMS: Calibration = {
   ruleWeight: ${bestWeight},
   weights: [${weights.join(", ")}],
+  singleAgentWeights: [${singleAgentWeights.join(", ")}],
 };
 `,
     );

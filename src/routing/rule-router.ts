@@ -128,8 +128,9 @@ export function compileRuleRouter(agents: readonly AgentDefinition[], options: R
     }
     const top = order[0] as number;
     const second = order.length > 1 ? (order[1] as number) : -1;
-    const max = logits[top] as number;
-    let sum = 0;
+    // A single agent competes with "none of these" at logit 0 (see softmax.ts).
+    const max = count === 1 ? Math.max(logits[top] as number, 0) : (logits[top] as number);
+    let sum = count === 1 ? Math.exp(-max) : 0;
     for (let a = 0; a < count; a++) sum += Math.exp((logits[a] as number) - max);
     let mostHits = 0;
     let mostHitsAgent = -1;
@@ -153,6 +154,7 @@ export function compileRuleRouter(agents: readonly AgentDefinition[], options: R
         ruleHits: hits[a] as number,
         otherRuleHits: a === mostHitsAgent ? nextHits : mostHits,
         exampleCount: exampleCount[a] as number,
+        singleAgent: count === 1,
       };
       return { index: a, agent: names[a] as string, evidence: ev, match: byAgent[a] ?? null, confidence: confidenceOf(ev, calibration) };
     });

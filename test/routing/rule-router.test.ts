@@ -163,6 +163,18 @@ describe("rule router", () => {
   });
 });
 
+describe("rule router with a single agent", () => {
+  const router = compileRuleRouter([team[0] as AgentDefinition]);
+
+  it("claims what resembles its examples and stays under 80 for what does not", () => {
+    const d = router.decide("how do I change my payment method");
+    expect(d.agent).toBe("billing");
+    expect(d.confidence).toBeGreaterThanOrEqual(80);
+    expect(d.candidates).toHaveLength(1);
+    expect(router.decide("tell me a joke").confidence).toBeLessThan(80);
+  });
+});
+
 describe("rule router with keywords only", () => {
   const kw = [
     agent({ name: "billing", description: "Invoices, refunds and payments", triggers: { keywords: ["refund", "invoice", "billing"], patterns: ["charged\\s+twice"] } }),

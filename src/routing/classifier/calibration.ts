@@ -24,6 +24,8 @@ export interface CandidateEvidence {
   ruleHits: number;
   /** The most rule hits any other agent has. */
   otherRuleHits: number;
+  /** Whether the registry has this one agent only (the classifier then weighs it against "none"). */
+  singleAgent: boolean;
   /** How many real examples the agent was given (not counting keywords or its description). */
   exampleCount: number;
 }
@@ -33,6 +35,11 @@ export interface Calibration {
   /** Weight of the seed score (÷10) added to the classifier's logit when choosing the agent. */
   ruleWeight: number;
   weights: readonly number[];
+  /**
+   * Weights for a registry of one agent: its classifier weighs the agent against "none of
+   * these" instead of against other agents, so its signals mean something else.
+   */
+  singleAgentWeights: readonly number[];
 }
 
 /**
@@ -93,7 +100,8 @@ export function calibrationFeatures(e: CandidateEvidence): number[] {
 export function probabilityCorrect(e: CandidateEvidence, calibration: Calibration = CALIBRATION_PARAMS): number {
   const f = calibrationFeatures(e);
   let z = 0;
-  for (let i = 0; i < f.length; i++) z += (f[i] as number) * (calibration.weights[i] ?? 0);
+  const w = e.singleAgent ? calibration.singleAgentWeights : calibration.weights;
+  for (let i = 0; i < f.length; i++) z += (f[i] as number) * (w[i] ?? 0);
   return 1 / (1 + Math.exp(-z));
 }
 

@@ -218,9 +218,10 @@ export function compileClassifier(sets: readonly AgentExamples[], options: Parti
     model.addLogits(termIdArr, featureScale, logits);
     model.addLogits(gramIds, featureScale, logits);
     const probs = new Array<number>(agentCount);
-    let max = -Infinity;
+    // A single agent competes with "none of these" at logit 0 (see softmax.ts).
+    let max = agentCount === 1 ? 0 : -Infinity;
     for (let a = 0; a < agentCount; a++) if ((logits[a] as number) > max) max = logits[a] as number;
-    let sum = 0;
+    let sum = agentCount === 1 ? Math.exp(-max) : 0;
     for (let a = 0; a < agentCount; a++) {
       probs[a] = Math.exp((logits[a] as number) - max);
       sum += probs[a] as number;

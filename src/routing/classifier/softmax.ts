@@ -145,9 +145,11 @@ export function trainSoftmax(set: TrainingSet, options: Partial<SoftmaxOptions> 
           }
         }
       }
-      let max = -Infinity;
+      // With one agent, a "none of these" class (logit fixed at 0, never a label) gives the
+      // softmax something to tell the agent from; with several, the agents do.
+      let max = a === 1 ? 0 : -Infinity;
       for (let k = 0; k < a; k++) if ((z[k] as number) > max) max = z[k] as number;
-      let sum = 0;
+      let sum = a === 1 ? Math.exp(-max) : 0;
       for (let k = 0; k < a; k++) {
         const ez = Math.exp((z[k] as number) - max);
         z[k] = ez;

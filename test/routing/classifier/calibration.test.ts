@@ -11,11 +11,13 @@ const base: CandidateEvidence = {
   ruleHits: 0,
   otherRuleHits: 0,
   exampleCount: 100,
+  singleAgent: false,
 };
 
 describe("calibration", () => {
   it("has one weight per feature", () => {
     expect(CALIBRATION_PARAMS.weights).toHaveLength(FEATURE_NAMES.length);
+    expect(CALIBRATION_PARAMS.singleAgentWeights).toHaveLength(FEATURE_NAMES.length);
     expect(calibrationFeatures(base)).toHaveLength(FEATURE_NAMES.length);
   });
 
@@ -25,6 +27,12 @@ describe("calibration", () => {
     expect(confidenceOf({ ...base, similarity: 0.9 })).toBeGreaterThan(c);
     expect(confidenceOf({ ...base, knownMass: 1 })).toBeGreaterThan(c);
     expect(confidenceOf({ ...base, otherRuleHits: 2 })).toBeLessThan(c);
+  });
+
+  it("uses the one-agent weights for a registry of one agent", () => {
+    const calibration = { ruleWeight: 1, weights: FEATURE_NAMES.map(() => 0), singleAgentWeights: FEATURE_NAMES.map((_, i) => (i === 0 ? 5 : 0)) };
+    expect(confidenceOf(base, calibration)).toBe(50);
+    expect(confidenceOf({ ...base, singleAgent: true }, calibration)).toBeGreaterThan(99);
   });
 
   it("stays within 0–100 for extreme evidence", () => {

@@ -8,8 +8,9 @@
  * intent mod 5). For each fold and each registry regime below, a rule router is compiled from
  * the other four folds and scores the held-out rows plus train's 100 out-of-scope rows; each
  * row yields the best candidate's features (calibration.ts) and whether it was right (an
- * out-of-scope row is never right). Out-of-scope rows are weighted to a fifth of each regime
- * (about the share in CLINC150's full test split) and every regime weighs the same. Then:
+ * out-of-scope row is never right). Out-of-scope rows are weighted to a tenth of each regime
+ * (OOS_SHARE: the prior that one request in ten fits no agent; a fifth was tried first and
+ * gave a more timid rule tier) and every regime weighs the same. Then:
  * the rule weight is chosen by forced accuracy on the keyword regimes, and the logistic
  * weights by Newton's method (L2 1e-3): one set on the rows of registries with several
  * agents, one on those of one-agent registries.
@@ -18,8 +19,9 @@
  * with and without derived keywords; ten domains, three or one, the other domains' rows then
  * being out of scope — so the calibration also holds for small and keyword-only registries.
  *
- * The classifier's own hyper-parameters (softmax.ts) were chosen on a held-out fifth of
- * train, also never on val. Data: CLINC150 by Larson et al., 2019, CC BY 3.0.
+ * The classifier's own hyper-parameters (softmax.ts: epochs, learning rate, L2) were chosen on
+ * a held-out fifth of train, also never on val. Data: CLINC150 by Larson et al., 2019,
+ * CC BY 3.0.
  */
 import { writeFileSync } from "node:fs";
 import path from "node:path";
@@ -87,7 +89,7 @@ function foldOf(rows: readonly ClincRow[]): number[] {
   });
 }
 
-/** Scores every regime × fold; `setRuleWeight` lets one compile serve several rule weights. */
+/** Scores every regime × fold; one compile serves every candidate rule weight (read per call). */
 function collect(ruleWeights: number[]): Map<number, Row[]> {
   const { train, domains: domainMap } = loadClinc();
   const domains = Object.keys(domainMap);

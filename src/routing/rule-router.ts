@@ -4,35 +4,45 @@
  *
  * ## How the rule tier decides
  *
- * 1. **Evidence.** Keywords and patterns are matched as in the seed (score = (10 × keywords +
- *    20 × patterns) × priority / 100). A classifier is compiled from every enabled agent's
- *    `triggers.examples` (plus its keywords; an agent with no examples contributes its title,
- *    description and name instead): a multinomial logistic regression over word stems, word
- *    bigrams, character 3-grams and, for Chinese/Japanese, character unigrams and bigrams; and a
- *    TF-IDF nearest-neighbour index over the same examples.
- * 2. **Choice.** Each agent's classifier logit plus `ruleWeight` × its seed score / 10; the
- *    highest wins (ties: registry order). Candidates are the top 3 by this combined logit.
- * 3. **Confidence** (0–100) is an estimate of the probability that routing there is right:
- *    a logistic function of the candidate's combined softmax probability, its margin over the
- *    best other agent, the similarity of the input to the agent's nearest example, the share of
- *    the input made of words any example contains, its own and the best other agent's keyword/
- *    pattern hits, and whether the agent has real examples. The weights were fitted offline on
- *    CLINC150 train (Larson et al., 2019, CC BY 3.0) by cross-validation, with its out-of-scope
- *    rows counted as wrong for every agent and weighted as a fifth of the traffic; re-run
- *    `npx tsx bench/fit-calibration.ts` to refit. So at threshold T the rule tier is right about
- *    T% of the time on traffic like that; unfamiliar input (few known words, no close example)
- *    gets a low confidence instead of its nearest agent.
- * 4. **Not mine.** `agent` is null when there is no evidence at all (no known word, no rule hit)
- *    or the confidence is below 50 — more likely wrong than right; candidates still show the
- *    nearest agents. The hybrid sends anything under its threshold (default 80) to the LLM.
+ * 1. **Evidence.** Keywords and patterns match as in the seed (score = (10 × keywords +
+ *    20 × patterns) × priority / 100). A classifier is compiled with the registry from every
+ *    enabled agent's `triggers.examples` plus its keywords (an agent without examples
+ *    contributes its keywords, title, description and name instead). It has two parts:
+ *    - a multinomial logistic regression (trained at compile time, about 0.6 s for 10 agents ×
+ *      1,500 examples) over word stems, word bigrams, word character 3-grams, and for Chinese
+ *      and Japanese character unigrams and bigrams — which agent the words point to;
+ *    - a TF-IDF nearest-neighbour index over the same examples — how close the input is to
+ *      something an agent was actually shown (function words and very common terms left out),
+ *      and which examples those are.
+ * 2. **Choice.** Each agent's classifier logit plus 4 × its seed score / 10 (the rule weight,
+ *    fitted); the highest wins (ties: registry order). Candidates are the best 3.
+ * 3. **Confidence** (0–100) estimates the probability that routing there is right. It is a
+ *    logistic function of: the candidate's softmax probability and its margin over the best
+ *    other agent (on the combined logits), the similarity of its nearest example, the share of
+ *    the input made of words some example contains, its own and its rivals' keyword/pattern
+ *    hits, and how many examples the agent has (the classifier signals get their own slopes
+ *    for keyword-only agents and per order of magnitude of examples). A registry of one agent
+ *    weighs it against "none of these" and has its own weights. All weights were fitted offline
+ *    on CLINC150 train (Larson et al., 2019, CC BY 3.0) by 5-fold cross-validation over
+ *    registries of 1, 3 and 10 agents with 1 to ~80 examples per intent or keywords only; its
+ *    out-of-scope rows (and, in the smaller registries, the left-out domains) count as wrong
+ *    for every agent, weighted as a tenth of the traffic. `npx tsx bench/fit-calibration.ts
+ *    --write` refits them. So at threshold T the rule tier is right about T% of the time on
+ *    traffic like that: on CLINC150 val, precision at 80 is ~99% and 97% of out-of-scope
+ *    requests stay below it. Unfamiliar input (few known words, no close example) gets a low
+ *    confidence instead of its nearest agent.
+ * 4. **Not mine.** `agent` is null when nothing is known about the input (no known word, no
+ *    rule hit: confidence 0, no candidates) or the confidence is below 50 — more likely wrong
+ *    than right; candidates still show the nearest agents. The hybrid sends anything under its
+ *    threshold (default 80) to the LLM.
  * 5. **Explanation** (`explanation`, computed when first read or serialised): the signals
- *    above, the chosen agent's nearest examples with their cosine similarity, the terms that
- *    most separated it from the runner-up (with their weight in the logit difference), and the
- *    matched keywords/patterns.
+ *    above, the chosen agent's nearest examples with their cosine similarity, the input terms
+ *    that most separated it from the runner-up (with their weight in the logit difference),
+ *    and the matched keywords/patterns.
  *
- * Keyword-only registries work too: the confidence then rests on the rule hits (a keyword or
- * pattern of one agent only is strong evidence, hits for several agents are not) and on how
- * much of the input the agents' own words cover.
+ * Keyword-only registries work too: a keyword or pattern of one agent only is strong evidence
+ * (on CLINC150 with 10 derived keywords per domain, ~96% precision at 80); hits for several
+ * agents are not; a pattern at low priority weighs less.
  */
 import type { AgentDefinition } from "../schemas/agent";
 import { compileRules } from "./rules";

@@ -6,14 +6,15 @@
  * agents apart ("define", "apr", "travel alert") and reaches ~97% domain accuracy on CLINC150
  * where TF-IDF nearest neighbours stay near 90%.
  *
- * Weights live in CSR form: feature f's weights are w[start[f] .. start[f+1]) for the agents
- * listed in agent[...]. A small registry stores every (feature, agent) pair (a dense model);
- * a large one only the pairs seen in training (an agent's own vocabulary), which keeps memory
- * proportional to the examples instead of vocabulary × agents.
+ * Weights: a registry up to `denseLimit` (feature × agent) weights stores them all, feature f's
+ * for agent k at f × agents + k; a larger one only the pairs seen in training (an agent's own
+ * vocabulary) in CSR form, which keeps memory proportional to the examples instead of
+ * vocabulary × agents. A registry of one agent trains it against a "none of these" class whose
+ * logit is fixed at 0 (a softmax over one class learns nothing).
  *
  * Training: AdaGrad SGD with L2, a fixed-seed shuffle (so compiling is deterministic), each
  * example's features scaled to unit length. Hyper-parameters were chosen on a held-out fifth of
- * CLINC150 train (bench/fit-calibration.ts), never on val.
+ * CLINC150 train (`npx tsx bench/tune-classifier.ts`), never on val.
  */
 
 /** Examples as CSR rows of feature ids, one label (agent index) each. */

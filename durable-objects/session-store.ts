@@ -1,6 +1,7 @@
 import type { HistoryItem } from "../src/schemas/handoff";
 import type { AgentTurnStatus } from "../src/schemas/session";
 import type { SessionRecord } from "../src/sessions/model";
+import { HANDOFF_DDL } from "./handoff-store";
 import { OUTBOX_DDL } from "./outbox";
 import type { SchemaMigration, Sql } from "./sql";
 import { TIMERS_DDL } from "./timers";
@@ -49,6 +50,8 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
       ...TIMERS_DDL,
     ],
   },
+  // Handoffs, idempotency keys, the current agent's lease, queued releases, the inbox.
+  { version: 2, statements: HANDOFF_DDL },
 ];
 
 interface SessionRow {

@@ -5,10 +5,13 @@ import type { Env } from "../src/env";
 import { err, ok, type ErrorBody, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
 import type { RouteDecision } from "../src/schemas/routing";
-import type { HistoryItem } from "../src/schemas/handoff";
+import type { Handoff, HistoryItem } from "../src/schemas/handoff";
 import { applyStatePatch, type AgentTurnStatus, type SessionMessage, type SessionStatePatch, type SessionView } from "../src/schemas/session";
 import { end, messageActor, newSession, toHistoryItem, toView, touch, type SessionRecord } from "../src/sessions/model";
+import type { InboxItem } from "./handoff-store";
+import { endSession, handoffTimers } from "./handoff-timers";
 import { Outbox, type LocalAuditRecord } from "./outbox";
+import { SessionHandoffs, type FaultStep, type HandoffAccepted, type StartHandoffArgs } from "./session-handoffs";
 import { auditScope, TIMER_KEYS, type SessionKernel } from "./session-kernel";
 import { lifecycleTimers } from "./session-lifecycle";
 import { SESSION_MIGRATIONS, SessionStore } from "./session-store";
@@ -27,6 +30,8 @@ export interface SessionCreateArgs {
   input?: string;
   /** The router's decision when the router picked the agent; recorded as `route.decided`. */
   route?: RouteDecision;
+  /** The agent's max_concurrent_sessions for its lease; read from the registry when left out. */
+  capacity?: number;
 }
 
 export interface AddedMessage {
@@ -54,6 +59,7 @@ export class SessionDO extends DurableObject<Env> {
   private readonly outbox: Outbox;
   private readonly timers: Timers;
   private readonly kernel: SessionKernel;
+  private readonly handoffs: SessionHandoffs;
   private migrated = false;
   /** The object's clock. Tests move it forward through `runInDurableObject` to reach TTLs. */
   clock: () => number = () => Date.now();
@@ -76,6 +82,9 @@ export class SessionDO extends DurableObject<Env> {
       commit: (session, records, extra) => this.commit(session, records, extra),
       destroy: () => this.destroy(),
     };
+    this.handoffs = new SessionHandoffs(this.kernel, this.sql);
+    // A quick SQL read: a flow a crash interrupted gets its recovery sweep due now.
+    void ctx.blockConcurrencyWhile(() => this.handoffs.onStart());
   }
 
   // ── Sessions ──────────────────────────────────────────────────────────────
@@ -85,6 +94,11 @@ export class SessionDO extends DurableObject<Env> {
     this.ensureSchema();
     const existing = this.store.load();
     if (existing) return existing.status === "active" ? ok(this.view(existing)) : this.gone(existing);
+    // The first agent's capacity lease, tentative until the session is committed.
+    const lease = await this.handoffs.leases.leaseForNewSession(tenant, id, args.agent, args.capacity);
+    if (!lease.ok) return lease;
+    const raced = this.store.load();
+    if (raced) return raced.status === "active" ? ok(this.view(raced)) : this.gone(raced);
     const now = this.clock();
     const session = newSession({ id, tenant, agent: args.agent, metadata: args.metadata, ttl_s: args.ttl_s }, now);
     const scope = auditScope(session);
@@ -92,6 +106,7 @@ export class SessionDO extends DurableObject<Env> {
     if (args.route) records.push(events.routeDecided(scope, now, args.route));
     records.push(events.sessionCreated(scope, actor, now, { agent: args.agent, ttl_s: args.ttl_s, metadata: args.metadata, routed: !!args.route }));
     await this.commit(session, records, () => {
+      this.handoffs.store.setSessionLease(lease.value);
       if (args.input === undefined) return;
       const item = toHistoryItem({ role: "user", content: args.input }, session.current_agent, `msg_${ulid(now)}`, now);
       const seq = this.store.appendMessage(item, now);
@@ -104,6 +119,7 @@ export class SessionDO extends DurableObject<Env> {
       });
       this.outbox.append([added]);
     });
+    await this.handoffs.settleOrSweep();
     return ok(this.view(session));
   }
 
@@ -177,7 +193,9 @@ export class SessionDO extends DurableObject<Env> {
     await this.commit(session, [events.agentStatusChanged(auditScope(session), who, now, { agent, from: previous, to: status })], () =>
       this.store.setAgentStatus(agent, status, now),
     );
-    return ok(this.view(session));
+    // A graceful handoff waiting for this agent proceeds now.
+    await this.handoffs.onAgentStatus(agent, status);
+    return ok(this.view(this.store.load() ?? session));
   }
 
   /**
@@ -193,6 +211,8 @@ export class SessionDO extends DurableObject<Env> {
       this.timers.cancel(TIMER_KEYS.expire);
       this.timers.schedule("session.purge", now, null, { key: TIMER_KEYS.purge });
     });
+    // Best effort now; the purge timer repeats it before the storage goes.
+    await endSession(this.handoffs, this.kernel, "session deleted");
     return ok({ deleted: true });
   }
 
@@ -203,6 +223,29 @@ export class SessionDO extends DurableObject<Env> {
     const rows = this.outbox.list({ after, limit: limit + 1 });
     const records = rows.slice(0, limit);
     return ok({ records, pending: this.outbox.pendingCount(), next_after: rows.length > limit ? (records.at(-1)?.id ?? null) : null });
+  }
+
+  // ── Handoffs (durable-objects/session-handoffs.ts) ──────────────────────────
+
+  async startHandoff(args: StartHandoffArgs, actor?: Actor): Promise<Result<HandoffAccepted>> {
+    return this.handoffs.start(args, actor);
+  }
+
+  async getHandoff(id: string): Promise<Result<Handoff>> {
+    return this.handoffs.get(id);
+  }
+
+  async cancelHandoff(id: string, actor?: Actor): Promise<Result<Handoff>> {
+    return this.handoffs.cancel(id, actor);
+  }
+
+  async inbox(): Promise<Result<InboxItem[]>> {
+    return this.handoffs.inbox();
+  }
+
+  /** Test-only (RELAY_TEST_HOOKS=1): the next flow throws at `step`. */
+  async setFault(step: FaultStep | null): Promise<Result<{ fault: FaultStep | null }>> {
+    return this.handoffs.setFault(step);
   }
 
   // ── Write path ────────────────────────────────────────────────────────────
@@ -270,7 +313,8 @@ export class SessionDO extends DurableObject<Env> {
 
   /** Every timer kind this object runs; features add their handlers here. */
   private timerHandlers(): TimerHandlers {
-    return { ...lifecycleTimers(this.kernel) };
+    const lifecycle = lifecycleTimers(this.kernel);
+    return { ...lifecycle, ...handoffTimers(this.handoffs, this.kernel, lifecycle) };
   }
 
   private async destroy(): Promise<void> {

@@ -2,8 +2,10 @@ import { Hono } from "hono";
 import type { AppEnv } from "./app-env";
 import { agents } from "./api/agents";
 import { audit } from "./api/audit";
+import { capabilities } from "./api/capabilities";
 import { config } from "./api/config";
 import { onError, onNotFound } from "./api/error-handler";
+import { agentHandoffs, handoffs, sessionInbox } from "./api/handoffs";
 import { route } from "./api/route";
 import { sessions } from "./api/sessions";
 import { apiKeyAuth } from "./auth/middleware";
@@ -16,9 +18,13 @@ export function createApp() {
   const v1 = new Hono<AppEnv>()
     .use(apiKeyAuth())
     .route("/agents", agents)
+    .route("/agents", agentHandoffs)
     .route("/route", route)
     .route("/config", config)
     .route("/sessions", sessions)
+    .route("/sessions", sessionInbox)
+    .route("/handoffs", handoffs)
+    .route("/capabilities", capabilities)
     .route("/audit", audit);
 
   return new Hono<AppEnv>()

@@ -1,3 +1,4 @@
+import { handoffIndexStatements } from "./handoff-index";
 import { FLUSH_BATCH_ROWS, ROWS_PER_STATEMENT, chunk } from "./outbox-policy";
 import type { AuditRecord } from "./record";
 
@@ -30,13 +31,14 @@ function insertStatement(db: D1Database, rows: readonly AuditRecord[]): D1Prepar
 }
 
 /**
- * Writes up to FLUSH_BATCH_ROWS records in one D1 batch (one transaction). Throws what D1
- * throws; the caller keeps the rows and retries.
+ * Writes up to FLUSH_BATCH_ROWS records in one D1 batch (one transaction), with the
+ * handoffs-index rows their handoff records imply. Throws what D1 throws; the caller
+ * keeps the rows and retries.
  */
 export async function writeAuditBatch(db: D1Database, records: readonly AuditRecord[]): Promise<void> {
   if (records.length === 0) return;
   if (records.length > FLUSH_BATCH_ROWS) throw new RangeError(`at most ${FLUSH_BATCH_ROWS} audit rows per batch`);
-  await db.batch(chunk(records, ROWS_PER_STATEMENT).map((rows) => insertStatement(db, rows)));
+  await db.batch([...chunk(records, ROWS_PER_STATEMENT).map((rows) => insertStatement(db, rows)), ...handoffIndexStatements(db, records)]);
 }
 
 export interface AuditQuery {

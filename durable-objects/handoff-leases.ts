@@ -1,0 +1,122 @@
+import { err, ok, type Result } from "../src/errors";
+import { getAgent } from "../src/registry/store";
+import type { Lease } from "./agent";
+import type { HandoffStore, SessionLease } from "./handoff-store";
+import type { SessionKernel } from "./session-kernel";
+import { agentRpc } from "./stubs";
+
+/**
+ * The session's side of agent capacity (design §4): the current agent holds a lease in
+ * its AgentDO for as long as it holds the session. Leases are taken tentatively and
+ * confirmed once the change that needs them is committed; releases are queued in the
+ * same transaction as the change that frees them and carried out after it. Whatever a
+ * crash interrupts is still in the tables (a tentative session lease, queued releases)
+ * and `settle()` finishes it, from the next call or from the sweep timer.
+ */
+
+/** How long a tentative lease lives in the AgentDO unless confirmed. */
+export const LEASE_TTL_MS = 30_000;
+
+/** Capacity used for an agent the registry does not know (the schema's default). */
+export const DEFAULT_CAPACITY = 100;
+
+/** The acquire that re-takes a lapsed or lost session lease names this pseudo-handoff. */
+const REACQUIRE = "session.lease_reacquired";
+
+export class HandoffLeases {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly k: SessionKernel,
+    private readonly store: HandoffStore,
+  ) {}
+
+  /**
+   * A tentative lease for a new session's first agent, before the session is committed.
+   * The capacity is the agent's max_concurrent_sessions, read from the registry when the
+   * caller did not pass it; an agent the registry does not know gets DEFAULT_CAPACITY.
+   */
+  async leaseForNewSession(tenant: string, sessionId: string, agent: string, capacity?: number): Promise<Result<SessionLease>> {
+    let cap = capacity;
+    if (cap === undefined) {
+      try {
+        cap = (await getAgent(this.k.env.DB, tenant, agent))?.definition.max_concurrent_sessions ?? DEFAULT_CAPACITY;
+      } catch (error) {
+        return err("DEPENDENCY_UNAVAILABLE", "The agent registry could not be read.", { reason: String(error) });
+      }
+    }
+    const lease = await agentRpc(this.k.env, tenant, agent).acquire(sessionId, "session.created", LEASE_TTL_MS, cap);
+    if (!lease.ok) return lease;
+    return ok(toSessionLease(agent, lease.value, cap));
+  }
+
+  /** Frees whatever this session holds at `agent` (used when the grant's outcome is unknown). */
+  async releaseBySession(tenant: string, sessionId: string, agent: string): Promise<void> {
+    const result = await agentRpc(this.k.env, tenant, agent).release({ session_id: sessionId });
+    if (!result.ok) throw new Error(`release at '${agent}' failed: ${result.error.message}`);
+  }
+
+  /**
+   * Confirms a tentative session lease and carries out queued releases. Runs one at a
+   * time (callers queue behind each other) and never throws: true when nothing is left.
+   */
+  settle(): Promise<boolean> {
+    const run = this.queue.then(() => this.settleOnce());
+    this.queue = run.catch(() => undefined);
+    return run.catch((error) => {
+      console.error("lease settlement failed", error);
+      return false;
+    });
+  }
+
+  /** True when a restart may have left lease work undone. */
+  unsettled(): boolean {
+    return this.store.sessionLease()?.state === "tentative" || this.store.releases().length > 0;
+  }
+
+  private async settleOnce(): Promise<boolean> {
+    const session = this.k.store.load();
+    if (!session) return true;
+    const lease = this.store.sessionLease();
+    const tasks: Promise<boolean>[] = this.store.releases().map(async (release) => {
+      if (release.lease_id === null) {
+        await this.releaseBySession(session.tenant, session.id, release.agent);
+      } else {
+        const result = await agentRpc(this.k.env, session.tenant, release.agent).release({ lease_id: release.lease_id }, release.fencing_token ?? undefined);
+        if (!result.ok) return false;
+      }
+      this.store.releaseDone(release.id);
+      return true;
+    });
+    if (lease?.state === "tentative") tasks.push(this.confirm(session.tenant, session.id, lease));
+    const results = await Promise.allSettled(tasks);
+    return results.every((r) => r.status === "fulfilled" && r.value);
+  }
+
+  /** Confirms the session lease; one that lapsed or was taken over is taken again. */
+  private async confirm(tenant: string, sessionId: string, lease: SessionLease): Promise<boolean> {
+    const agent = agentRpc(this.k.env, tenant, lease.agent);
+    const confirmed = await agent.confirm(lease.lease_id, lease.fencing_token);
+    if (confirmed.ok) {
+      this.store.markHeld(lease.lease_id, lease.fencing_token);
+      return true;
+    }
+    const again = await agent.acquire(sessionId, REACQUIRE, LEASE_TTL_MS, lease.capacity);
+    const held = again.ok ? await agent.confirm(again.value.lease_id, again.value.fencing_token) : again;
+    const current = this.store.sessionLease();
+    // Only if nothing replaced the row while we waited.
+    if (current?.lease_id !== lease.lease_id || current.fencing_token !== lease.fencing_token) return true;
+    if (!held.ok) {
+      // The agent is full or paused now: the session keeps its agent without a lease rather than retrying forever.
+      console.error(`session ${sessionId}: lease at '${lease.agent}' lost and not re-taken: ${held.error.message}`);
+      this.store.setSessionLease(null);
+      return true;
+    }
+    this.store.setSessionLease({ ...toSessionLease(lease.agent, held.value, lease.capacity), state: "held" });
+    return true;
+  }
+}
+
+export function toSessionLease(agent: string, lease: Lease, capacity: number): SessionLease {
+  return { agent, lease_id: lease.lease_id, fencing_token: lease.fencing_token, state: lease.state === "held" ? "held" : "tentative", capacity };
+}

@@ -1,0 +1,148 @@
+import { handoffTransitioned, type HandoffAuditExtra, type HandoffSubject } from "../src/audit/handoff-events";
+import type { AuditScope } from "../src/audit/events";
+import type { Actor, AuditRecord } from "../src/audit/record";
+import { err, ok, type ErrorBody, type Result } from "../src/errors";
+import { DEFAULT_MAX_DEPTH, initiate, transition, type HandoffCommandInput, type HandoffEffect } from "../src/handoff";
+import { ulid } from "../src/lib/ulid";
+import type { Handoff, HandoffRequest, StoredError } from "../src/schemas/handoff";
+import type { InFlightHandoff } from "../src/schemas/session";
+import type { SessionRecord } from "../src/sessions/model";
+import { isSessionId } from "../src/sessions/ids";
+import type { HandoffRow } from "./handoff-store";
+
+/**
+ * A handoff's record and how one command moves it: `transition()` from the pure domain
+ * decides, this applies its result to the stored record (status, transitions, audit
+ * record). No I/O: the flow writes the outcome in its own transaction.
+ */
+
+/**
+ * Handoff ids carry their session: `hof_<ulid>_<session id>`. The ULID sorts them by
+ * creation (the history index pages by id) and the session part lets `GET /v1/handoffs/:id`
+ * reach the session's object directly, with read-your-writes, without a D1 lookup.
+ */
+export function newHandoffId(sessionId: string, now: number): string {
+  return `hof_${ulid(now).toLowerCase()}_${sessionId}`;
+}
+
+const HANDOFF_ID = /^hof_([0-9a-z]{26})_(ses_[0-9a-z]{52})$/;
+
+/** The session a handoff id belongs to, or null when the id is not one Relay makes. */
+export function sessionOfHandoff(id: string): string | null {
+  const session = HANDOFF_ID.exec(id)?.[2];
+  return session !== undefined && isSessionId(session) ? session : null;
+}
+
+/** Who did it, and when: what every step's audit records share. */
+export interface StepContext {
+  scope: AuditScope;
+  actor: Actor;
+  now: number;
+}
+
+export function subjectOf(record: Handoff): HandoffSubject {
+  return { id: record.id, source: record.source, target: record.target, mode: record.mode, policy: record.policy, created_at: record.created_at };
+}
+
+/** A new handoff row, `initiated`, with its creation audit record. */
+export function newHandoff(id: string, sessionId: string, request: HandoffRequest, ctx: StepContext, idempotencyKey?: string): { row: HandoffRow; records: AuditRecord[] } {
+  const at = new Date(ctx.now).toISOString();
+  const record: Handoff = {
+    id,
+    session_id: sessionId,
+    status: "initiated",
+    mode: request.mode,
+    policy: request.policy,
+    source: request.source_agent,
+    target: request.mode === "transfer" ? (request.target_agent ?? null) : null,
+    request,
+    context: null,
+    created_at: at,
+    updated_at: at,
+    transitions: [{ from: null, to: "initiated", at }],
+  };
+  if (idempotencyKey !== undefined) record.idempotency_key = idempotencyKey;
+  const start = initiate();
+  const audit = start.effects[0]!;
+  const records = audit.type === "audit"
+    ? [handoffTransitioned(ctx.scope, ctx.actor, ctx.now, subjectOf(record), audit, { request_reason: request.reason })]
+    : [];
+  return { row: { record, step: null, plan: null, capacity: null, lease: null, interrupted: false }, records };
+}
+
+export interface Advanced {
+  row: HandoffRow;
+  records: AuditRecord[];
+  /** The transition's effects other than its audit record, in order. */
+  effects: HandoffEffect[];
+}
+
+/**
+ * Applies one command: `patch` (e.g. the chosen target, the error) first, so the machine
+ * sees it; then the new status, a transition entry and the audit record.
+ */
+export function advance(
+  row: HandoffRow,
+  command: HandoffCommandInput,
+  ctx: StepContext,
+  patch: Partial<Pick<Handoff, "target" | "context" | "error" | "deadline_at">> = {},
+  extra: HandoffAuditExtra = {},
+): Result<Advanced> {
+  const before: Handoff = { ...row.record, ...patch };
+  const result = transition(
+    { status: before.status, policy: before.policy, source: before.source, target: before.target, timeout_s: before.request.timeout_s },
+    command,
+  );
+  if (!result.ok) return result;
+  const at = new Date(ctx.now).toISOString();
+  const record: Handoff = {
+    ...before,
+    status: result.next,
+    updated_at: at,
+    transitions: [...before.transitions, command.reason === undefined ? { from: before.status, to: result.next, at } : { from: before.status, to: result.next, at, reason: command.reason }],
+  };
+  const records: AuditRecord[] = [];
+  const effects: HandoffEffect[] = [];
+  for (const effect of result.effects) {
+    if (effect.type !== "audit") effects.push(effect);
+    else records.push(handoffTransitioned(ctx.scope, ctx.actor, ctx.now, subjectOf(record), effect, patch.error ? { error_code: patch.error.code, ...extra } : extra));
+  }
+  return ok({ row: { ...row, record }, records, effects });
+}
+
+/** `advance` for commands the flow knows are legal: a refusal here is a bug, not a request error. */
+export function must(result: Result<Advanced>): Advanced {
+  if (!result.ok) throw new Error(`handoff flow: ${result.error.message}`);
+  return result.value;
+}
+
+/** The summary the session view shows while a handoff holds the lock. */
+export function inFlightOf(record: Handoff): InFlightHandoff {
+  const summary: InFlightHandoff = {
+    id: record.id,
+    status: record.status,
+    mode: record.mode,
+    policy: record.policy,
+    source: record.source,
+    target: record.target,
+  };
+  if (record.deadline_at !== undefined) summary.deadline_at = record.deadline_at;
+  return summary;
+}
+
+/** A handoff's error as the API returns it: the rule's error, naming the handoff it ended. */
+export function handoffError(error: ErrorBody, record: Handoff): { ok: false; error: ErrorBody } {
+  const details = error.details !== null && typeof error.details === "object" && !Array.isArray(error.details) ? error.details : error.details === undefined ? {} : { cause: error.details };
+  return err(error.code, error.message, { ...details, handoff_id: record.id, status: record.status });
+}
+
+/** An error as a handoff record keeps it. */
+export function stored(error: ErrorBody): StoredError {
+  return error.details === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, details: error.details };
+}
+
+/** The session's depth limit: `max_handoff_depth` in its metadata (1–50), else DEFAULT_MAX_DEPTH. */
+export function maxDepthOf(session: SessionRecord): number {
+  const value = session.metadata.max_handoff_depth;
+  return typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= 50 ? value : DEFAULT_MAX_DEPTH;
+}

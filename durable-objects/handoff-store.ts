@@ -1,0 +1,239 @@
+import type { ValidatedHandoff } from "../src/handoff";
+import type { Handoff, HandoffStatus } from "../src/schemas/handoff";
+import type { Sql } from "./sql";
+
+/**
+ * The SessionDO's handoff tables (schema version 2): every handoff with the step it is
+ * about to take, the idempotency keys, the lease the current agent holds, the leases
+ * still to release, and the session's inbox. Every method is synchronous SQL, so it
+ * joins the caller's `transactionSync`.
+ */
+
+/** Statuses that hold the session's handoff lock. */
+export const OPEN_STATUSES: readonly HandoffStatus[] = ["initiated", "validating", "pending", "transferring", "timed_out"];
+
+/** What a handoff does next, recorded before it does it, so a restart knows what was under way. */
+export type HandoffStep = "load_target" | "take_lease" | "activate";
+
+export const HANDOFF_DDL = [
+  `CREATE TABLE handoffs (
+     id             TEXT PRIMARY KEY,
+     status         TEXT NOT NULL CHECK (status IN ('initiated', 'validating', 'pending', 'transferring', 'completed',
+                      'failed', 'rolled_back', 'timed_out', 'cancelled', 'escalated')),
+     step           TEXT CHECK (step IS NULL OR step IN ('load_target', 'take_lease', 'activate')),
+     record         TEXT NOT NULL,
+     plan           TEXT,
+     capacity       INTEGER,
+     lease_id       TEXT,
+     fencing_token  INTEGER,
+     interrupted    INTEGER NOT NULL DEFAULT 0 CHECK (interrupted IN (0, 1)),
+     created_at     INTEGER NOT NULL,
+     updated_at     INTEGER NOT NULL
+   )`,
+  `CREATE INDEX handoffs_open ON handoffs (status)
+     WHERE status IN ('initiated', 'validating', 'pending', 'transferring', 'timed_out')`,
+  `CREATE TABLE handoff_requests (
+     idempotency_key  TEXT PRIMARY KEY,
+     fingerprint      TEXT NOT NULL,
+     handoff_id       TEXT NOT NULL,
+     outcome          TEXT,
+     created_at       INTEGER NOT NULL
+   )`,
+  `CREATE TABLE session_lease (
+     id             INTEGER PRIMARY KEY CHECK (id = 1),
+     agent          TEXT NOT NULL,
+     lease_id       TEXT NOT NULL,
+     fencing_token  INTEGER NOT NULL,
+     state          TEXT NOT NULL CHECK (state IN ('tentative', 'held')),
+     capacity       INTEGER NOT NULL CHECK (capacity > 0)
+   )`,
+  `CREATE TABLE lease_releases (
+     id             INTEGER PRIMARY KEY AUTOINCREMENT,
+     agent          TEXT NOT NULL,
+     lease_id       TEXT,
+     fencing_token  INTEGER,
+     reason         TEXT NOT NULL
+   )`,
+  `CREATE TABLE inbox (
+     id            TEXT PRIMARY KEY,
+     kind          TEXT NOT NULL CHECK (kind IN ('handoff_escalation')),
+     handoff_id    TEXT,
+     source_agent  TEXT,
+     target_agent  TEXT,
+     reason        TEXT NOT NULL,
+     details       TEXT NOT NULL,
+     created_at    INTEGER NOT NULL
+   )`,
+] as const;
+
+/** A handoff as stored: the API record plus what the flow needs to resume it. */
+export interface HandoffRow {
+  record: Handoff;
+  step: HandoffStep | null;
+  /** Set once validation passed. */
+  plan: ValidatedHandoff | null;
+  /** The target's max_concurrent_sessions, for its lease. */
+  capacity: number | null;
+  /** The target's lease, once granted. */
+  lease: { lease_id: string; fencing_token: number } | null;
+  /** The immediate policy set the source idle; a rollback puts it back to busy. */
+  interrupted: boolean;
+}
+
+/** The lease the session's current agent holds in its AgentDO. */
+export interface SessionLease {
+  agent: string;
+  lease_id: string;
+  fencing_token: number;
+  /** Tentative until the AgentDO confirmed it. */
+  state: "tentative" | "held";
+  capacity: number;
+}
+
+/** A lease to free; without a lease id, whatever the session holds at that agent. */
+export interface LeaseRelease {
+  id: number;
+  agent: string;
+  lease_id: string | null;
+  fencing_token: number | null;
+  reason: string;
+}
+
+/** What the first request with an idempotency key was answered. */
+export interface StoredOutcome {
+  fingerprint: string;
+  handoff_id: string;
+  outcome: unknown;
+}
+
+export interface InboxItem {
+  id: string;
+  kind: "handoff_escalation";
+  handoff_id: string | null;
+  source_agent: string | null;
+  target_agent: string | null;
+  reason: string;
+  details: Record<string, unknown>;
+  created_at: string;
+}
+
+interface StoredRow {
+  record: string;
+  step: HandoffStep | null;
+  plan: string | null;
+  capacity: number | null;
+  lease_id: string | null;
+  fencing_token: number | null;
+  interrupted: number;
+}
+
+function toRow(row: StoredRow): HandoffRow {
+  return {
+    record: JSON.parse(row.record) as Handoff,
+    step: row.step,
+    plan: row.plan === null ? null : (JSON.parse(row.plan) as ValidatedHandoff),
+    capacity: row.capacity,
+    lease: row.lease_id === null || row.fencing_token === null ? null : { lease_id: row.lease_id, fencing_token: row.fencing_token },
+    interrupted: row.interrupted === 1,
+  };
+}
+
+export class HandoffStore {
+  constructor(private readonly sql: Sql) {}
+
+  /** False for an object migrated before handoffs existed and not touched since. */
+  present(): boolean {
+    return this.sql`SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'handoffs'`.length > 0;
+  }
+
+  get(id: string): HandoffRow | null {
+    const row = this.sql<StoredRow>`SELECT record, step, plan, capacity, lease_id, fencing_token, interrupted FROM handoffs WHERE id = ${id}`[0];
+    return row ? toRow(row) : null;
+  }
+
+  /** Handoffs still holding the lock, oldest first (at most one unless something is wrong). */
+  open(): HandoffRow[] {
+    return this.sql<StoredRow>`SELECT record, step, plan, capacity, lease_id, fencing_token, interrupted FROM handoffs
+      WHERE status IN ('initiated', 'validating', 'pending', 'transferring', 'timed_out') ORDER BY id`.map(toRow);
+  }
+
+  /** Inserts or replaces a handoff with everything the flow knows about it. */
+  save(row: HandoffRow, now: number): void {
+    const r = row.record;
+    this.sql`INSERT INTO handoffs (id, status, step, record, plan, capacity, lease_id, fencing_token, interrupted, created_at, updated_at)
+      VALUES (${r.id}, ${r.status}, ${row.step}, ${JSON.stringify(r)}, ${row.plan === null ? null : JSON.stringify(row.plan)},
+              ${row.capacity}, ${row.lease?.lease_id ?? null}, ${row.lease?.fencing_token ?? null}, ${row.interrupted ? 1 : 0},
+              ${Date.parse(r.created_at)}, ${now})
+      ON CONFLICT (id) DO UPDATE SET status = excluded.status, step = excluded.step, record = excluded.record,
+        plan = excluded.plan, capacity = excluded.capacity, lease_id = excluded.lease_id,
+        fencing_token = excluded.fencing_token, interrupted = excluded.interrupted, updated_at = excluded.updated_at`;
+  }
+
+  // ── Idempotency ───────────────────────────────────────────────────────────
+
+  request(key: string): StoredOutcome | null {
+    const row = this.sql<{ fingerprint: string; handoff_id: string; outcome: string | null }>`
+      SELECT fingerprint, handoff_id, outcome FROM handoff_requests WHERE idempotency_key = ${key}`[0];
+    return row ? { fingerprint: row.fingerprint, handoff_id: row.handoff_id, outcome: row.outcome === null ? null : JSON.parse(row.outcome) } : null;
+  }
+
+  addRequest(key: string, fingerprint: string, handoffId: string, now: number): void {
+    this.sql`INSERT INTO handoff_requests (idempotency_key, fingerprint, handoff_id, created_at)
+             VALUES (${key}, ${fingerprint}, ${handoffId}, ${now})`;
+  }
+
+  /** Records the answer the request got; only the first answer counts. */
+  answer(handoffId: string, outcome: unknown): void {
+    this.sql`UPDATE handoff_requests SET outcome = ${JSON.stringify(outcome)} WHERE handoff_id = ${handoffId} AND outcome IS NULL`;
+  }
+
+  // ── Leases ────────────────────────────────────────────────────────────────
+
+  sessionLease(): SessionLease | null {
+    return this.sql<SessionLease>`SELECT agent, lease_id, fencing_token, state, capacity FROM session_lease WHERE id = 1`[0] ?? null;
+  }
+
+  setSessionLease(lease: SessionLease | null): void {
+    if (lease === null) {
+      this.sql`DELETE FROM session_lease WHERE id = 1`;
+      return;
+    }
+    this.sql`INSERT OR REPLACE INTO session_lease (id, agent, lease_id, fencing_token, state, capacity)
+             VALUES (1, ${lease.agent}, ${lease.lease_id}, ${lease.fencing_token}, ${lease.state}, ${lease.capacity})`;
+  }
+
+  /** Marks the session lease held, unless it was replaced meanwhile. */
+  markHeld(leaseId: string, fencingToken: number): void {
+    this.sql`UPDATE session_lease SET state = 'held' WHERE id = 1 AND lease_id = ${leaseId} AND fencing_token = ${fencingToken}`;
+  }
+
+  queueRelease(release: Omit<LeaseRelease, "id">): void {
+    this.sql`INSERT INTO lease_releases (agent, lease_id, fencing_token, reason)
+             VALUES (${release.agent}, ${release.lease_id}, ${release.fencing_token}, ${release.reason})`;
+  }
+
+  releases(): LeaseRelease[] {
+    return this.sql<LeaseRelease>`SELECT id, agent, lease_id, fencing_token, reason FROM lease_releases ORDER BY id`;
+  }
+
+  releaseDone(id: number): void {
+    this.sql`DELETE FROM lease_releases WHERE id = ${id}`;
+  }
+
+  // ── Inbox ─────────────────────────────────────────────────────────────────
+
+  addInboxItem(item: InboxItem): void {
+    this.sql`INSERT INTO inbox (id, kind, handoff_id, source_agent, target_agent, reason, details, created_at)
+             VALUES (${item.id}, ${item.kind}, ${item.handoff_id}, ${item.source_agent}, ${item.target_agent}, ${item.reason},
+                     ${JSON.stringify(item.details)}, ${Date.parse(item.created_at)})`;
+  }
+
+  inbox(): InboxItem[] {
+    return this.sql<Omit<InboxItem, "details" | "created_at"> & { details: string; created_at: number }>`
+      SELECT id, kind, handoff_id, source_agent, target_agent, reason, details, created_at FROM inbox ORDER BY id`.map((row) => ({
+      ...row,
+      details: JSON.parse(row.details) as Record<string, unknown>,
+      created_at: new Date(row.created_at).toISOString(),
+    }));
+  }
+}

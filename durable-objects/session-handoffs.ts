@@ -1,0 +1,394 @@
+import { API_ACTOR, SYSTEM_ACTOR, type Actor, type AuditRecord } from "../src/audit/record";
+import { err, ok, type ErrorBody, type Result } from "../src/errors";
+import { buildHandoffContext, handoffErrors, returnTarget, validateHandoff } from "../src/handoff";
+import { getAgent } from "../src/registry/store";
+import type { AgentDefinition } from "../src/schemas/agent";
+import type { Handoff, HandoffRequest } from "../src/schemas/handoff";
+import type { SessionRecord } from "../src/sessions/model";
+import type { Lease } from "./agent";
+import { advance, handoffError, maxDepthOf, must, newHandoff, newHandoffId, stored, type Advanced, type StepContext } from "./handoff-record";
+import { DEFAULT_CAPACITY, HandoffLeases, LEASE_TTL_MS } from "./handoff-leases";
+import { commitStep, type StepOptions } from "./handoff-commit";
+import { HandoffStore, type HandoffRow, type InboxItem } from "./handoff-store";
+import { auditScope, type SessionKernel } from "./session-kernel";
+import type { Sql } from "./sql";
+import { agentRpc } from "./stubs";
+
+/**
+ * The handoff feature of the SessionDO (design §4): the state machine driven through
+ * `transition()`, one handoff in flight per session, capacity leases in the AgentDOs, and
+ * crash recovery. The rules that make it safe:
+ *
+ * - The lock is the session's `in_flight_handoff`, checked and taken in synchronous SQL
+ *   before the first await, so a concurrent request sees it (HANDOFF_IN_PROGRESS).
+ * - Each step is recorded before it is taken: the handoff row holds its status and the
+ *   step about to run (`take_lease`, `activate`), and the target's lease once granted.
+ * - The switch (current agent, stack, context, `completed`, audit, lease bookkeeping) is
+ *   one transaction. Confirming the target's lease and freeing the source's happen after
+ *   it, from rows written in that transaction.
+ * - A handoff found `validating`/`transferring` with no flow running in this instance is
+ *   an orphan of a crash: it fails or rolls back (target lease freed, source restored).
+ *   Orphans are recovered on the next call, and by the sweep timer a restart schedules.
+ */
+
+export const FAULT_STEPS = ["after_intent", "after_lease", "before_commit", "activate", "after_commit"] as const;
+/** Test-only crash points (RELAY_TEST_HOOKS=1): `activate` fails inside the switch, the others throw between steps. */
+export type FaultStep = (typeof FAULT_STEPS)[number];
+
+/** What the Worker passes once it has validated the body and read the registry. */
+export interface StartHandoffArgs {
+  request: HandoffRequest;
+  /** Null when the registry has no such agent. */
+  source: AgentDefinition | null;
+  /** The named target (null: not in the registry). Left out for a return: the session knows whom it returns to. */
+  target?: AgentDefinition | null;
+  /** By capability: the source's whitelisted agents that exist. */
+  candidates?: AgentDefinition[];
+  idempotency?: { key: string; fingerprint: string };
+}
+
+/** A handoff the request started: `accepted` (202) while it waits for the source. */
+export interface HandoffAccepted {
+  handoff: Handoff;
+  accepted: boolean;
+}
+
+type Outcome = Result<HandoffAccepted>;
+
+const SWEEP_KEY = "handoff.sweep";
+const SWEEP_RETRY_MS = 1_000;
+/** Statuses only a running flow should be in; without one they are a crash's leftovers. */
+const ORPHANABLE = new Set(["initiated", "validating", "transferring", "timed_out"]);
+
+class FaultInjected extends Error {
+  override readonly name = "FaultInjected";
+}
+
+export class SessionHandoffs {
+  readonly store: HandoffStore;
+  readonly leases: HandoffLeases;
+  /** Handoffs whose flow runs in this instance; an open handoff not in here is an orphan. */
+  private readonly active = new Set<string>();
+  private readonly flows = new Map<string, Promise<Outcome>>();
+  private recovering: Promise<void> | null = null;
+  private fault: FaultStep | null = null;
+
+  constructor(
+    private readonly k: SessionKernel,
+    sql: Sql,
+  ) {
+    this.store = new HandoffStore(sql);
+    this.leases = new HandoffLeases(k, this.store);
+  }
+
+  // ── Requests ──────────────────────────────────────────────────────────────
+
+  async start(args: StartHandoffArgs, actor: Actor = API_ACTOR): Promise<Outcome> {
+    const first = this.k.live();
+    if (!first.ok) return first;
+    await this.recoverOrphans();
+    // From here to the first commit nothing awaits: the lock check and the lock are one step.
+    const loaded = this.k.live();
+    if (!loaded.ok) return loaded;
+    const session = loaded.value;
+    if (args.idempotency) {
+      const seen = this.store.request(args.idempotency.key);
+      if (seen) {
+        if (seen.fingerprint !== args.idempotency.fingerprint) {
+          return err("IDEMPOTENCY_KEY_REUSED", `Idempotency-Key '${args.idempotency.key}' was already used with a different request.`, {
+            idempotency_key: args.idempotency.key,
+            handoff_id: seen.handoff_id,
+          });
+        }
+        if (seen.outcome !== null) return seen.outcome as Outcome;
+        return this.flows.get(seen.handoff_id) ?? { ok: false, error: handoffErrors.inProgress(session.id, seen.handoff_id, "in flight") };
+      }
+    }
+    const open = session.in_flight_handoff;
+    if (open) return { ok: false, error: handoffErrors.inProgress(session.id, open.id, open.status) };
+    const ctx = this.ctx(session, actor);
+    const id = newHandoffId(session.id, ctx.now);
+    return this.run(id, () => this.begin(id, session, args, ctx));
+  }
+
+  async get(id: string): Promise<Result<Handoff>> {
+    const loaded = this.k.live();
+    if (!loaded.ok) return loaded;
+    await this.recoverOrphans();
+    const row = this.store.get(id);
+    return row ? ok(row.record) : err("HANDOFF_NOT_FOUND", `No handoff '${id}'.`, { handoff_id: id });
+  }
+
+  /** Only a pending handoff can be cancelled (HANDOFF_NOT_CANCELLABLE otherwise). */
+  async cancel(id: string, actor: Actor = API_ACTOR): Promise<Result<Handoff>> {
+    const loaded = this.k.live();
+    if (!loaded.ok) return loaded;
+    const row = this.store.get(id);
+    if (!row) return err("HANDOFF_NOT_FOUND", `No handoff '${id}'.`, { handoff_id: id });
+    const ctx = this.ctx(loaded.value, actor);
+    const step = advance(row, { type: "cancel", reason: "cancelled by the caller" }, ctx);
+    if (!step.ok) return handoffError(step.error, row.record);
+    return ok((await this.commitStep(loaded.value, step.value, ctx, { step: null, touch: true })).record);
+  }
+
+  inbox(): Result<InboxItem[]> {
+    const loaded = this.k.live();
+    return loaded.ok ? ok(this.store.inbox()) : loaded;
+  }
+
+  /** A graceful handoff waiting for `agent` proceeds once it reports idle. */
+  async onAgentStatus(agent: string, status: string): Promise<void> {
+    if (status !== "idle" || !this.store.present()) return;
+    const row = this.store.open().find((r) => r.record.status === "pending" && r.record.source === agent);
+    const loaded = this.k.live();
+    if (!row || !loaded.ok) return;
+    const ctx = this.ctx(loaded.value, { actor: agent, actor_type: "agent" });
+    await this.run(row.record.id, async () => {
+      const step = must(advance(row, { type: "transfer", reason: `'${agent}' reported idle` }, ctx));
+      await this.commitStep(loaded.value, step, ctx, { step: "take_lease", touch: true });
+      return this.transfer(row.record.id, ctx.actor);
+    });
+  }
+
+  setFault(step: FaultStep | null): Result<{ fault: FaultStep | null }> {
+    if (this.k.env.RELAY_TEST_HOOKS !== "1") return err("FORBIDDEN", "Fault hooks are only available with RELAY_TEST_HOOKS=1.");
+    this.fault = step;
+    return ok({ fault: step });
+  }
+
+  // ── The flow ──────────────────────────────────────────────────────────────
+
+  /** initiated → validating, then the decision; a return first reads whom it returns to. */
+  private async begin(id: string, session: SessionRecord, args: StartHandoffArgs, ctx: StepContext): Promise<Outcome> {
+    const created = newHandoff(id, session.id, args.request, ctx, args.idempotency?.key);
+    const validating = must(advance(created.row, { type: "validate" }, ctx));
+    const step = { ...validating, records: [...created.records, ...validating.records] };
+    const key = args.idempotency;
+    const remember = key ? () => this.store.addRequest(key.key, key.fingerprint, id, ctx.now) : undefined;
+    const back = returnTarget(session.handoff_stack);
+    const needsTarget = args.request.mode === "return" && args.target === undefined && back !== null && args.source?.name === session.current_agent;
+    if (!needsTarget) return this.decide(step, args, session, ctx, remember);
+
+    await this.commitStep(session, step, ctx, { step: "load_target", touch: true, before: remember });
+    let target: AgentDefinition | null;
+    try {
+      target = (await getAgent(this.k.env.DB, session.tenant, back))?.definition ?? null;
+    } catch (error) {
+      const failure: ErrorBody = { code: "DEPENDENCY_UNAVAILABLE", message: "The agent registry could not be read.", details: { reason: String(error) } };
+      return this.fail(this.store.get(id)!, failure, this.currentSession()!, this.ctx(this.currentSession()!, ctx.actor));
+    }
+    const fresh = this.k.live();
+    const row = this.store.get(id)!;
+    if (!fresh.ok) return this.fail(row, fresh.error, this.currentSession()!, this.ctx(this.currentSession()!, ctx.actor));
+    return this.decide({ row, records: [], effects: [] }, { ...args, target }, fresh.value, this.ctx(fresh.value, ctx.actor));
+  }
+
+  /** validating → failed | pending | transferring. */
+  private async decide(validating: Advanced, args: StartHandoffArgs, session: SessionRecord, ctx: StepContext, remember?: () => void): Promise<Outcome> {
+    const { request } = args;
+    const validated = validateHandoff({
+      request,
+      source: args.source,
+      target: args.target,
+      candidates: args.candidates,
+      session: { current_agent: session.current_agent, handoff_stack: session.handoff_stack, state: session.state },
+      maxDepth: maxDepthOf(session),
+    });
+    if (!validated.ok) return this.fail(validating.row, validated.error, session, ctx, validating.records, remember);
+    const plan = validated.value;
+    const chosen = [args.target, ...(args.candidates ?? [])].find((a) => a?.name === plan.target);
+    const row: HandoffRow = { ...validating.row, plan, capacity: chosen?.max_concurrent_sessions ?? DEFAULT_CAPACITY };
+    const busy = request.policy !== "immediate" && this.k.store.agentStatus()[plan.source] === "busy";
+    const command = busy ? { type: "wait" as const, now: ctx.now, reason: `waiting for '${plan.source}' to finish its turn` } : { type: "transfer" as const };
+    const next = must(advance(row, command, ctx, { target: plan.target }));
+    const step = { ...next, records: [...validating.records, ...next.records] };
+    if (busy) {
+      const done = await this.commitStep(session, step, ctx, { step: null, touch: true, before: remember, answer: (r) => ok({ handoff: r.record, accepted: true }) });
+      return ok({ handoff: done.record, accepted: true });
+    }
+    await this.commitStep(session, step, ctx, { step: "take_lease", touch: true, before: remember });
+    return this.transfer(row.record.id, ctx.actor);
+  }
+
+  /** transferring: take the target's lease, record it, then switch. */
+  private async transfer(id: string, actor: Actor): Promise<Outcome> {
+    this.trip("after_intent");
+    const row = this.store.get(id)!;
+    const session = this.currentSession()!;
+    const target = row.record.target!;
+    let granted: Result<Lease>;
+    try {
+      granted = await agentRpc(this.k.env, session.tenant, target).acquire(session.id, id, LEASE_TTL_MS, row.capacity ?? DEFAULT_CAPACITY);
+    } catch (error) {
+      // Whether the grant happened is unknown: free whatever the session holds there.
+      return this.rollBack(id, actor, { code: "DEPENDENCY_UNAVAILABLE", message: `'${target}' could not be reached.`, details: { reason: String(error) } }, true);
+    }
+    this.trip("after_lease");
+    if (!granted.ok) return this.rollBack(id, actor, granted.error, false);
+    const lease = { lease_id: granted.value.lease_id, fencing_token: granted.value.fencing_token };
+    this.k.storage.transactionSync(() => this.store.save({ ...this.store.get(id)!, lease, step: "activate" }, this.k.now()));
+    this.trip("before_commit");
+    return this.activate(id, actor);
+  }
+
+  /** The switch: current agent, stack, context and `completed` in one transaction; then the leases. */
+  private async activate(id: string, actor: Actor): Promise<Outcome> {
+    const row = this.store.get(id)!;
+    const loaded = this.k.live();
+    if (!loaded.ok) return this.rollBack(id, actor, loaded.error, false);
+    const session = loaded.value;
+    const ctx = this.ctx(session, actor);
+    const plan = row.plan!;
+    try {
+      const history = row.record.request.conversation_history === undefined ? this.k.store.history().map((r) => r.item) : undefined;
+      const context = buildHandoffContext({ request: row.record.request, validated: plan, handoff_id: id, now: ctx.now, session_history: history });
+      const step = must(advance(row, { type: "complete" }, ctx, { context }));
+      await this.commitStep(session, step, ctx, {
+        step: null,
+        touch: true,
+        before: () => this.trip("activate"),
+        sessionPatch: { current_agent: plan.target, handoff_stack: plan.chain, last_handoff_context: context, handoff_count: session.handoff_count + 1 },
+        answer: (r) => ok({ handoff: r.record, accepted: false }),
+      });
+    } catch (error) {
+      // The switch either committed (and only arming the alarm failed) or changed nothing.
+      if (this.store.get(id)?.record.status !== "completed") {
+        return this.rollBack(id, actor, { code: "INTERNAL", message: "The target could not be activated; the handoff was rolled back.", details: { reason: String(error) } }, false);
+      }
+    }
+    this.trip("after_commit");
+    await this.settleOrSweep();
+    return ok({ handoff: this.store.get(id)!.record, accepted: false });
+  }
+
+  /** transferring → rolled_back: target lease freed, source restored, lock released. */
+  private async rollBack(id: string, actor: Actor, error: ErrorBody, releaseBySession: boolean): Promise<Outcome> {
+    const before = this.store.get(id)!;
+    const session = this.currentSession();
+    if (!session) return handoffError(error, before.record);
+    // With the lock still held, so no later handoff's lease at the same agent can be hit.
+    if (releaseBySession) await this.leases.releaseBySession(session.tenant, session.id, before.record.target!);
+    const row = this.store.get(id)!;
+    if (row.record.status !== "transferring") return handoffError(error, row.record);
+    const fresh = this.currentSession()!;
+    const ctx = this.ctx(fresh, actor);
+    const step = must(advance(row, { type: "roll_back", reason: error.message }, ctx, { error: stored(error) }));
+    const done = await this.commitStep(fresh, step, ctx, { step: null, touch: true, answer: (r) => handoffError(error, r.record) });
+    await this.settleOrSweep();
+    return handoffError(error, done.record);
+  }
+
+  /** validating → failed: nothing was changed, so nothing to undo. */
+  private async fail(row: HandoffRow, error: ErrorBody, session: SessionRecord, ctx: StepContext, records: AuditRecord[] = [], before?: () => void): Promise<Outcome> {
+    const start = row.record.status === "initiated" ? must(advance(row, { type: "validate" }, ctx)) : { row, records: [], effects: [] };
+    const step = must(advance(start.row, { type: "fail", reason: error.code }, ctx, { error: stored(error) }));
+    const all = { ...step, records: [...records, ...start.records, ...step.records] };
+    const done = await this.commitStep(session, all, ctx, { step: null, touch: true, before, answer: (r) => handoffError(error, r.record) });
+    return handoffError(error, done.record);
+  }
+
+  /** One step through the kernel's write path (handoff-commit.ts). */
+  commitStep(session: SessionRecord, step: Advanced, ctx: StepContext, options: StepOptions): Promise<HandoffRow> {
+    return commitStep(this.k, this.store, session, step, ctx, options);
+  }
+
+  // ── Recovery ──────────────────────────────────────────────────────────────
+
+  /**
+   * At construction (a quick SQL read): when a previous instance left a flow or lease
+   * work unfinished, the sweep is due at once, so the alarm finishes it even if no call comes.
+   */
+  async onStart(): Promise<void> {
+    if (!this.store.present()) return;
+    if (this.store.open().some((r) => ORPHANABLE.has(r.record.status)) || this.leases.unsettled()) {
+      this.k.timers.schedule("handoff.timeout", this.k.now(), { sweep: true }, { key: SWEEP_KEY });
+      await this.k.timers.arm();
+    }
+  }
+
+  /** Runs a flow for `id`, marked as live in this instance; a throw leaves a sweep behind. */
+  run(id: string, flow: () => Promise<Outcome>): Promise<Outcome> {
+    this.active.add(id);
+    const running = flow().catch(async (error: unknown) => {
+      this.active.delete(id);
+      await this.scheduleSweep(this.k.now() + SWEEP_RETRY_MS).catch(() => undefined);
+      throw error;
+    });
+    const cleanup = () => {
+      this.active.delete(id);
+      this.flows.delete(id);
+    };
+    running.then(cleanup, cleanup);
+    this.flows.set(id, running);
+    return running;
+  }
+
+  /** Handoffs a crashed flow left behind (not running in this instance). */
+  orphans(): HandoffRow[] {
+    return this.store.open().filter((r) => ORPHANABLE.has(r.record.status) && !this.active.has(r.record.id));
+  }
+
+  /** Finishes or rolls back every orphan; callers share one run. Never throws. */
+  recoverOrphans(): Promise<void> {
+    if (this.recovering) return this.recovering;
+    if (!this.store.present() || this.orphans().length === 0) return Promise.resolve();
+    this.recovering = (async () => {
+      for (const orphan of this.orphans()) {
+        await this.recoverOne(orphan.record.id).catch((error) => console.error(`handoff ${orphan.record.id}: recovery failed`, error));
+      }
+    })().finally(() => {
+      this.recovering = null;
+    });
+    return this.recovering;
+  }
+
+  private recoverOne(id: string): Promise<Outcome> {
+    return this.run(id, async () => {
+      const row = this.store.get(id)!;
+      const session = this.currentSession();
+      if (!session) return err("SESSION_NOT_FOUND", "No such session.");
+      const ctx = this.ctx(session, SYSTEM_ACTOR);
+      if (row.record.status === "transferring") {
+        const restart = { code: "INTERNAL" as const, message: "The handoff was interrupted by a restart before the switch and rolled back." };
+        return this.rollBack(id, SYSTEM_ACTOR, restart, row.lease === null);
+      }
+      if (row.record.status === "timed_out") return this.finishTimeout(row, session, ctx);
+      return this.fail(row, { code: "INTERNAL", message: "The handoff was interrupted by a restart before it changed anything." }, session, ctx);
+    });
+  }
+
+  /** pending → timed_out → failed | escalated, as the request's on_timeout says. */
+  async finishTimeout(row: HandoffRow, session: SessionRecord, ctx: StepContext): Promise<Outcome> {
+    const first = row.record.status === "pending"
+      ? must(advance(row, { type: "time_out", reason: `'${row.record.source}' was still busy after ${row.record.request.timeout_s} s` }, ctx))
+      : { row, records: [], effects: [] };
+    const onTimeout = row.record.request.on_timeout;
+    const then = must(advance(first.row, { type: onTimeout === "escalate" ? "escalate" : "fail", reason: onTimeout === "escalate" ? "escalated to the session inbox" : "failed on timeout" }, ctx));
+    const done = await this.commitStep(session, { row: then.row, records: [...first.records, ...then.records], effects: [...first.effects, ...then.effects] }, ctx, { step: null });
+    return ok({ handoff: done.record, accepted: false });
+  }
+
+  async scheduleSweep(at: number): Promise<void> {
+    this.k.timers.schedule("handoff.timeout", at, { sweep: true }, { key: SWEEP_KEY, ifExists: "keep" });
+    await this.k.timers.arm();
+  }
+
+  async settleOrSweep(): Promise<void> {
+    if (!(await this.leases.settle())) await this.scheduleSweep(this.k.now() + SWEEP_RETRY_MS);
+  }
+
+  /** Throws at the named step when a test armed it (one shot). */
+  private trip(step: FaultStep): void {
+    if (this.fault !== step) return;
+    this.fault = null;
+    throw new FaultInjected(`injected fault at ${step}`);
+  }
+
+  currentSession(): SessionRecord | null {
+    return this.k.store.load();
+  }
+
+  ctx(session: SessionRecord, actor: Actor): StepContext {
+    return { scope: auditScope(session), actor, now: this.k.now() };
+  }
+}

@@ -1,0 +1,37 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../app-env";
+import { matchCapabilities, normalizeRequired } from "../collaboration/capability-match";
+import { loadDefinitions } from "../registry/store";
+import { readQuery } from "./validate";
+
+/**
+ * `GET /v1/capabilities/match?capabilities=a,b&exclude=x&min_score=0.5`: the tenant's
+ * agents ranked by the proficiency-weighted matcher, best first, each with the
+ * capabilities it matched and those it lacks.
+ */
+
+const commaList = (max: number) =>
+  z
+    .string()
+    .max(4000)
+    .transform((text) => text.split(",").map((s) => s.trim()).filter((s) => s.length > 0))
+    .pipe(z.array(z.string().max(100)).max(max));
+
+const MatchQuery = z.strictObject({
+  capabilities: commaList(20).pipe(z.array(z.string()).min(1, "name at least one capability")),
+  exclude: commaList(100).optional(),
+  min_score: z.coerce.number().min(0).max(1).default(0),
+});
+
+export const capabilities = new Hono<AppEnv>().get("/match", async (c) => {
+  const query = readQuery(c, MatchQuery);
+  const agents = await loadDefinitions(c.env.DB, c.get("tenant"));
+  const matches = matchCapabilities(agents, query.capabilities, { exclude: query.exclude, min_score: query.min_score });
+  return c.json({
+    required: normalizeRequired(query.capabilities),
+    exclude: query.exclude ?? [],
+    min_score: query.min_score,
+    matches: matches.map(({ agent, score, matched, missing, hits }) => ({ agent, score, matched, missing, hits })),
+  });
+});

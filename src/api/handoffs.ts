@@ -1,0 +1,126 @@
+import { Hono, type Context } from "hono";
+import { z } from "zod";
+import { sessionOfHandoff } from "../../durable-objects/handoff-record";
+import type { SessionDO } from "../../durable-objects/session";
+import type { StartHandoffArgs } from "../../durable-objects/session-handoffs";
+import { sessionStubFor } from "../../durable-objects/stubs";
+import type { AppEnv } from "../app-env";
+import { queryAgentHandoffs } from "../audit/handoff-index";
+import { RelayError, type Result } from "../errors";
+import { getAgent } from "../registry/store";
+import { AgentName } from "../schemas/agent";
+import { HandoffRequest } from "../schemas/handoff";
+import { isSessionId } from "../sessions/ids";
+import { findExpiry } from "../sessions/summary-store";
+import { decodeCursor, encodeCursor } from "./cursor";
+import { parseWith, readJson, readQuery } from "./validate";
+
+/**
+ * `/v1/handoffs`, `/v1/agents/:name/handoffs` and `/v1/sessions/:id/inbox`. The Worker
+ * validates the body and reads the registry; the session's object runs the handoff.
+ * A handoff id embeds its session id (`hof_<ulid>_<session id>`), so reads go straight to
+ * the session's object, tenant-scoped like every session call.
+ */
+
+type Ctx = Context<AppEnv>;
+type HandoffRpc = Pick<SessionDO, "startHandoff" | "getHandoff" | "cancelHandoff" | "inbox">;
+
+/** Typed like `sessionRpc` (stubs.ts), for the handoff methods. */
+function handoffRpc(c: Ctx, sessionId: string): HandoffRpc {
+  return sessionStubFor(c.env, c.get("tenant"), sessionId) as unknown as HandoffRpc;
+}
+
+/** A DO result as HTTP: a session D1 remembers as expired is 410, an unknown one `missing`. */
+async function settle<T>(c: Ctx, sessionId: string, result: Result<T>, missing: () => RelayError): Promise<T> {
+  if (result.ok) return result.value;
+  if (result.error.code === "SESSION_NOT_FOUND") {
+    const expired_at = await findExpiry(c.env.DB, c.get("tenant"), sessionId);
+    if (expired_at) throw new RelayError("SESSION_EXPIRED", `Session '${sessionId}' expired at ${expired_at}.`, { session_id: sessionId, expired_at });
+    throw missing();
+  }
+  throw RelayError.fromBody(result.error);
+}
+
+const sessionMissing = (id: string) => () => new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
+const handoffMissing = (id: string) => () => new RelayError("HANDOFF_NOT_FOUND", `No handoff '${id}'.`, { handoff_id: id });
+
+/** The session a handoff id names, or 404. */
+function sessionOf(id: string): string {
+  const session = sessionOfHandoff(id);
+  if (!session) throw handoffMissing(id)();
+  return session;
+}
+
+/** The definitions validation needs: source, named target, or the source's whitelist (by capability). */
+async function loadAgents(c: Ctx, request: HandoffRequest): Promise<StartHandoffArgs> {
+  const db = c.env.DB;
+  const tenant = c.get("tenant");
+  const named = request.mode === "transfer" ? request.target_agent : undefined;
+  const [source, target] = await Promise.all([getAgent(db, tenant, request.source_agent), named === undefined ? null : getAgent(db, tenant, named)]);
+  const args: StartHandoffArgs = { request, source: source?.definition ?? null };
+  if (named !== undefined) args.target = target?.definition ?? null;
+  if (request.mode === "transfer" && request.required_capabilities && source) {
+    const whitelisted = await Promise.all(source.definition.handoffs.map((h) => getAgent(db, tenant, h.to)));
+    args.candidates = whitelisted.flatMap((agent) => (agent ? [agent.definition] : []));
+  }
+  return args;
+}
+
+/** JSON with object keys sorted, so the same request always gives the same fingerprint. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+async function fingerprint(request: HandoffRequest): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonical(request)));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+const IdempotencyKey = z.string().trim().min(1).max(200);
+
+export const handoffs = new Hono<AppEnv>()
+  .post("/", async (c) => {
+    const request = await readJson(c, HandoffRequest);
+    const header = c.req.header("Idempotency-Key");
+    const key = header === undefined ? undefined : parseWith(IdempotencyKey, header, "Idempotency-Key header");
+    if (!isSessionId(request.session_id)) throw sessionMissing(request.session_id)();
+    const args = await loadAgents(c, request);
+    if (key !== undefined) args.idempotency = { key, fingerprint: await fingerprint(request) };
+    const started = await settle(c, request.session_id, await handoffRpc(c, request.session_id).startHandoff(args), sessionMissing(request.session_id));
+    return c.json(started.handoff, started.accepted ? 202 : 200);
+  })
+  .get("/:id", async (c) => {
+    const id = c.req.param("id");
+    const session = sessionOf(id);
+    return c.json(await settle(c, session, await handoffRpc(c, session).getHandoff(id), handoffMissing(id)));
+  })
+  .post("/:id/cancel", async (c) => {
+    const id = c.req.param("id");
+    const session = sessionOf(id);
+    return c.json(await settle(c, session, await handoffRpc(c, session).cancelHandoff(id), handoffMissing(id)));
+  });
+
+const HistoryQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(400).optional(),
+});
+
+/** Mounted at /agents beside the registry routes (which have no `/:name/handoffs`). */
+export const agentHandoffs = new Hono<AppEnv>().get("/:name/handoffs", async (c) => {
+  const name = parseWith(AgentName, c.req.param("name"), "agent name");
+  const { limit, cursor } = readQuery(c, HistoryQuery);
+  const page = await queryAgentHandoffs(c.env.DB, c.get("tenant"), name, { limit, before: cursor === undefined ? undefined : decodeCursor(cursor) });
+  return c.json({ handoffs: page.handoffs, next_cursor: page.next ? encodeCursor(page.next) : null });
+});
+
+/** Mounted at /sessions beside the session routes: the escalations of the session's handoffs. */
+export const sessionInbox = new Hono<AppEnv>().get("/:id/inbox", async (c) => {
+  const id = c.req.param("id");
+  if (!isSessionId(id)) throw sessionMissing(id)();
+  return c.json({ items: await settle(c, id, await handoffRpc(c, id).inbox(), sessionMissing(id)) });
+});

@@ -1,0 +1,41 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { BETA_KEY, call } from "./helpers";
+import { loadAgents } from "./handoff-fixtures";
+
+beforeAll(loadAgents);
+
+describe("GET /v1/capabilities/match", () => {
+  it("ranks the tenant's agents by proficiency-weighted score, with matched and missing", async () => {
+    const res = await call("GET", "/v1/capabilities/match?capabilities=refunds,debugging");
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({ required: ["refunds", "debugging"], exclude: [], min_score: 0 });
+    expect(res.json.matches.map((m: { agent: string; score: number; matched: string[]; missing: string[] }) => [m.agent, m.score, m.matched, m.missing])).toEqual([
+      ["technical", 0.55, ["refunds", "debugging"], []],
+      ["billing", 0.45, ["refunds"], ["debugging"]],
+    ]);
+    expect(res.json.matches[0].hits[1]).toMatchObject({ required: "debugging", capability: "debugging", via: "name", weight: 0.8 });
+  });
+
+  it("matches tags at a lower weight, honours exclude and min_score", async () => {
+    const tags = await call("GET", "/v1/capabilities/match?capabilities=payments");
+    expect(tags.json.matches).toEqual([expect.objectContaining({ agent: "billing", score: 0.64, matched: ["payments"] })]);
+    const excluded = await call("GET", "/v1/capabilities/match?capabilities=refunds&exclude=billing");
+    expect(excluded.json.matches.map((m: { agent: string }) => m.agent)).toEqual(["technical"]);
+    const strict = await call("GET", "/v1/capabilities/match?capabilities=refunds&min_score=0.5");
+    expect(strict.json.matches.map((m: { agent: string }) => m.agent)).toEqual(["billing"]);
+    const none = await call("GET", "/v1/capabilities/match?capabilities=astrophysics");
+    expect(none.json.matches).toEqual([]);
+  });
+
+  it("is scoped to the tenant", async () => {
+    const res = await call("GET", "/v1/capabilities/match?capabilities=refunds", undefined, { key: BETA_KEY });
+    expect(res.json.matches).toEqual([]);
+  });
+
+  it("refuses a missing capability list and a score out of range", async () => {
+    expect((await call("GET", "/v1/capabilities/match")).status).toBe(400);
+    expect((await call("GET", "/v1/capabilities/match?capabilities=,,")).status).toBe(400);
+    expect((await call("GET", "/v1/capabilities/match?capabilities=a&min_score=2")).status).toBe(400);
+    expect((await call("GET", "/v1/capabilities/match?capabilities=a&bogus=1")).status).toBe(400);
+  });
+});

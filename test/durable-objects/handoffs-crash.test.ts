@@ -1,0 +1,152 @@
+import { evictDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { SessionDO } from "../../durable-objects/session";
+import type { FaultStep } from "../../durable-objects/session-handoffs";
+import { AgentDefinition } from "../../src/schemas/agent";
+import { HandoffRequest } from "../../src/schemas/handoff";
+import { agentStub, drainDue, sessionStub } from "./helpers";
+
+/**
+ * Crash safety (design §4): a fault thrown at each step of a handoff, then the object is
+ * restarted. Afterwards the session is consistent, no lease is leaked or lost, and every
+ * transition is in the audit exactly once.
+ */
+
+type Rpc = Pick<SessionDO, "create" | "get" | "audit" | "startHandoff" | "getHandoff" | "setFault">;
+
+let counter = 0;
+
+async function setup() {
+  const n = ++counter;
+  const desk = AgentDefinition.parse({ name: `desk-${n}`, handoffs: [`spec-${n}`], max_concurrent_sessions: 5 });
+  const spec = AgentDefinition.parse({ name: `spec-${n}`, max_concurrent_sessions: 1 });
+  const { id, stub } = sessionStub();
+  const rpc = stub as unknown as Rpc;
+  const created = await rpc.create("alpha", id, { agent: desk.name, metadata: {}, ttl_s: 3600, capacity: 5 });
+  expect(created.ok).toBe(true);
+  const start = () =>
+    rpc.startHandoff({
+      request: HandoffRequest.parse({ session_id: id, source_agent: desk.name, target_agent: spec.name, reason: "crash test" }),
+      source: desk,
+      target: spec,
+    });
+  return { id, stub, rpc, desk, spec, start };
+}
+
+/**
+ * The message a call rejects with. Awaited here rather than handed to `expect().rejects`,
+ * which probes the RPC promise's properties and so pipelines calls that reject unhandled.
+ */
+async function failure(call: () => Promise<unknown>): Promise<string> {
+  try {
+    await call();
+    return "resolved";
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+async function leases(agent: string, session: string): Promise<string[]> {
+  const load = await agentStub("alpha", agent).rpc.load();
+  if (!load.ok) throw new Error(load.error.message);
+  return load.value.leases.filter((l) => l.session_id === session).map((l) => l.state);
+}
+
+/** The handoff's audit actions, in order (the session's outbox: every record, flushed or not). */
+async function trail(rpc: Rpc, handoffId: string): Promise<string[]> {
+  const page = await rpc.audit({ limit: 500 });
+  if (!page.ok) throw new Error(page.error.message);
+  return page.value.records.filter((r) => r.handoff_id === handoffId && r.action.startsWith("handoff.")).map((r) => r.action);
+}
+
+async function handoffIdOf(rpc: Rpc): Promise<string> {
+  const page = await rpc.audit({ limit: 500 });
+  if (!page.ok) throw new Error(page.error.message);
+  const id = page.value.records.find((r) => r.action === "handoff.initiated")?.handoff_id;
+  if (!id) throw new Error("no handoff on record");
+  return id;
+}
+
+const ROLLED_BACK = ["handoff.initiated", "handoff.validated", "handoff.transferring", "handoff.rolled_back"];
+const COMPLETED = ["handoff.initiated", "handoff.validated", "handoff.transferring", "handoff.completed"];
+
+describe("a crash at each step, then a restart", () => {
+  const beforeSwitch: FaultStep[] = ["after_intent", "after_lease", "before_commit"];
+  for (const step of beforeSwitch) {
+    it(`${step}: rolled back, source restored, target lease freed, audit complete`, async () => {
+      const { id, stub, rpc, desk, spec, start } = await setup();
+      expect((await rpc.setFault(step)).ok).toBe(true);
+      expect(await failure(start)).toContain(`injected fault at ${step}`);
+      await evictDurableObject(stub);
+
+      const handoffId = await handoffIdOf(rpc);
+      const record = await rpc.getHandoff(handoffId);
+      expect(record.ok && record.value).toMatchObject({ status: "rolled_back", error: { code: "INTERNAL" } });
+      await drainDue(stub);
+      const view = await rpc.get();
+      expect(view.ok && view.value).toMatchObject({ current_agent: desk.name, handoff_stack: [desk.name], in_flight_handoff: null, last_handoff_context: null });
+      expect(await leases(spec.name, id)).toEqual([]);
+      expect(await leases(desk.name, id)).toEqual(["held"]);
+      expect(await trail(rpc, handoffId)).toEqual(ROLLED_BACK);
+      // The lock is free again: the same handoff now goes through.
+      const retry = await start();
+      expect(retry.ok && retry.value.handoff.status).toBe("completed");
+    });
+  }
+
+  it("after_commit: the switch stands; the restart confirms the target's lease and frees the source's", async () => {
+    const { id, stub, rpc, desk, spec, start } = await setup();
+    await rpc.setFault("after_commit");
+    expect(await failure(start)).toContain("injected fault at after_commit");
+    await evictDurableObject(stub);
+
+    const handoffId = await handoffIdOf(rpc);
+    const record = await rpc.getHandoff(handoffId);
+    expect(record.ok && record.value.status).toBe("completed");
+    await drainDue(stub);
+    const view = await rpc.get();
+    expect(view.ok && view.value).toMatchObject({ current_agent: spec.name, handoff_stack: [desk.name, spec.name], in_flight_handoff: null });
+    expect(await leases(spec.name, id)).toEqual(["held"]);
+    expect(await leases(desk.name, id)).toEqual([]);
+    expect(await trail(rpc, handoffId)).toEqual(COMPLETED);
+  });
+
+  it("recovers from the alarm alone: the restarted object schedules its sweep at once", async () => {
+    const { id, stub, rpc, desk, spec, start } = await setup();
+    await rpc.setFault("before_commit");
+    expect(await failure(start)).toContain("injected fault");
+    await evictDurableObject(stub);
+    await drainDue(stub);
+    const view = await rpc.get();
+    expect(view.ok && view.value).toMatchObject({ current_agent: desk.name, in_flight_handoff: null });
+    expect(await leases(spec.name, id)).toEqual([]);
+    expect(await trail(rpc, await handoffIdOf(rpc))).toEqual(ROLLED_BACK);
+  });
+
+  it("without a restart, the next request recovers the orphan before it takes the lock", async () => {
+    const { id, rpc, spec, start } = await setup();
+    await rpc.setFault("after_lease");
+    expect(await failure(start)).toContain("injected fault");
+    const next = await start();
+    expect(next.ok && next.value.handoff.status).toBe("completed");
+    expect(await leases(spec.name, id)).toEqual(["held"]);
+    const page = await rpc.audit({ limit: 500 });
+    const actions = page.ok ? page.value.records.map((r) => r.action).filter((a) => a.startsWith("handoff.")) : [];
+    expect(actions).toEqual([...ROLLED_BACK, ...COMPLETED]);
+  });
+});
+
+describe("a failure while activating the target", () => {
+  it("rolls back at once: the switch never happened, the lease is freed, the error is returned", async () => {
+    const { id, rpc, desk, spec, start } = await setup();
+    await rpc.setFault("activate");
+    const result = await start();
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.error).toMatchObject({ code: "INTERNAL", details: { status: "rolled_back" } });
+    const view = await rpc.get();
+    expect(view.ok && view.value).toMatchObject({ current_agent: desk.name, handoff_stack: [desk.name], in_flight_handoff: null });
+    expect(await leases(spec.name, id)).toEqual([]);
+    expect(await leases(desk.name, id)).toEqual(["held"]);
+    expect(await trail(rpc, await handoffIdOf(rpc))).toEqual(ROLLED_BACK);
+  });
+});

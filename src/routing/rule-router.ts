@@ -35,7 +35,7 @@
  *    rule hit: confidence 0, no candidates) or the confidence is below 50 — more likely wrong
  *    than right; candidates still show the nearest agents. The hybrid sends anything under its
  *    threshold (default 80) to the LLM.
- * 5. **Explanation** (`explanation`, computed when first read or serialised): the signals
+ * 5. **Explanation** (`explanation`, a plain object built when first read): the signals
  *    above, the chosen agent's nearest examples with their cosine similarity, the input terms
  *    that most separated it from the runner-up (with their weight in the logit difference),
  *    and the matched keywords/patterns.
@@ -51,7 +51,27 @@ import { compileClassifier, type Classification, type LexicalClassifier } from "
 import { confidenceOf, type Calibration, type CandidateEvidence } from "./classifier/calibration";
 import { CALIBRATION_PARAMS } from "./classifier/calibration-params";
 import { trainingTexts } from "./classifier/training-texts";
-import { LazyExplanation } from "./classifier/explain";
+import { explainDecision, type RuleExplanation } from "./classifier/explain";
+
+/** What a decision keeps to build its explanation when (if ever) it is read. */
+interface ExplanationSource {
+  classifier: LexicalClassifier;
+  classification: Classification;
+  candidates: ScoredCandidate[];
+  value?: RuleExplanation | undefined;
+}
+
+const SOURCE = Symbol("explanation source");
+
+/**
+ * The `explanation` getter, one function shared by every decision: a getter closure per
+ * decision gave each its own hidden class (V8 kept them all), and a class instance would not
+ * survive Workers RPC or structured clone, which call this getter and copy a plain object.
+ */
+function readExplanation(this: { [SOURCE]: ExplanationSource }): RuleExplanation | undefined {
+  const s = this[SOURCE];
+  return (s.value ??= explainDecision(s.classifier, s.classification, s.candidates));
+}
 
 /** Below this confidence the rule tier answers "not mine" (agent null). */
 export const DECLINE_BELOW = 50;
@@ -182,16 +202,20 @@ export function compileRuleRouter(agents: readonly AgentDefinition[], options: R
       matched_patterns: s.match?.matched_patterns ?? [],
       confidence: s.confidence,
     });
-    return {
+    const decision: RuleDecision = {
       agent: best.confidence >= DECLINE_BELOW ? best.agent : null,
       confidence: best.confidence,
       score: best.match?.score ?? 0,
       matched_keywords: best.match?.matched_keywords ?? [],
       matched_patterns: best.match?.matched_patterns ?? [],
       candidates: candidates.map(asCandidate),
-      // Costs more than the decision itself, so it is computed only when read.
-      explanation: new LazyExplanation(classifier, classification, candidates),
     };
+    // The explanation costs more than the decision, so it is built when first read (JSON,
+    // spread, structured clone and RPC all read it, as an own enumerable property).
+    const source: ExplanationSource = { classifier, classification, candidates };
+    Object.defineProperty(decision, SOURCE, { value: source });
+    Object.defineProperty(decision, "explanation", { get: readExplanation, enumerable: true, configurable: true });
+    return decision;
   };
 
   return {

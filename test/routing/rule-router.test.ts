@@ -134,6 +134,14 @@ describe("rule router", () => {
     expect(JSON.parse(JSON.stringify(d)).explanation.agent).toBe("billing");
   });
 
+  it("survives structured clone (Workers RPC) and spreads with its explanation as plain data", () => {
+    const d = router.decide("I was charged twice, please refund me");
+    const cloned = structuredClone(d) as typeof d;
+    expect(explanation(cloned).agent).toBe("billing");
+    expect(explanation({ ...d }).examples.length).toBeGreaterThan(0);
+    expect(explanation(cloned)).toEqual(explanation(d));
+  });
+
   it("leaves disabled agents out", () => {
     const r = compileRuleRouter(team.map((a) => (a.name === "billing" ? { ...a, enabled: false } : a)));
     expect(r.agents).toEqual(["technical", "sales"]);

@@ -213,3 +213,17 @@ describe("POST /v1/route — bad input", () => {
     expect((await call("POST", "/v1/route", "{")).json.error.code).toBe("INVALID_JSON");
   });
 });
+
+describe("GET /v1/route/stats", () => {
+  it("reports the compiled router: registry version, agents, compile time and memory", async () => {
+    const before = await call("GET", "/v1/route/stats");
+    expect(before.status).toBe(200);
+    expect(before.json.agents).toBeGreaterThanOrEqual(3);
+    expect(before.json.memory_bytes).toBeGreaterThan(0);
+    await call("PUT", "/v1/agents/extra", { name: "extra", triggers: { examples: ["one more example utterance"] } });
+    const after = await call("GET", "/v1/route/stats");
+    expect(after.json.registry_version).toBeGreaterThan(before.json.registry_version);
+    expect(after.json.agents).toBe(before.json.agents + 1);
+    await call("DELETE", "/v1/agents/extra");
+  });
+});

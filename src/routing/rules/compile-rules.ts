@@ -18,6 +18,7 @@ import { requiredFactors } from "./literal-factors";
 import { RuleScanner, type RuleTables } from "./rule-scanner";
 import { compilePattern, PATTERN_FLAGS } from "./pattern-safety";
 import { buildChunkMatcher, GATE_SIZE, type ChunkMatcher } from "./pattern-gates";
+import { ClassTable, compileVerifier } from "./pattern-verifier";
 import { endCodePoints, isSpacedWordChar, normalizeKeyword } from "./text";
 
 /** What was compiled, for `/v1/route/stats` and for the benchmark. */
@@ -29,6 +30,8 @@ export interface RuleStats {
   prefilteredPatterns: number;
   /** Of those, patterns every match of which starts with a factor: tried sticky at each occurrence. */
   anchoredPatterns: number;
+  /** Of the anchored ones, those confirmed by the rule tier's own NFA instead of a V8 regex. */
+  verifiedPatterns: number;
   /** Joined sticky regexes that try a chunk of anchored patterns sharing a factor in one call. */
   gates: number;
   /** Patterns with no extractable factor: their regex runs on every input. */
@@ -105,6 +108,9 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
   const patternSource: string[] = [];
   const patternRegex: RegExp[] = [];
   const patternSticky: (RegExp | null)[] = [];
+  const patternVerifier: number[] = [];
+  const verifierCode: number[] = [];
+  const classes = new ClassTable();
   const patternNext: number[] = [];
   const patternBoundary: number[] = [];
   const nextSets = new Map<string, number>();
@@ -143,7 +149,10 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
       patternRegex.push(compiled.regex);
       stringBytes += 8 * source.length;
       const factors = requiredFactors(source);
-      patternSticky.push(factors?.anchored ? new RegExp(source, `${PATTERN_FLAGS}y`) : null);
+      const program = factors?.anchored ? compileVerifier(source, classes) : null;
+      patternVerifier.push(program === null ? -1 : verifierCode.length);
+      if (program !== null) verifierCode.push(...program);
+      patternSticky.push(factors?.anchored && program === null ? new RegExp(source, `${PATTERN_FLAGS}y`) : null);
       patternBoundary.push(factors?.boundaryBefore ? 1 : 0);
       const next = factors?.next ? factors.next.join("") : null;
       if (next !== null && !nextSets.has(next)) nextSets.set(next, nextSets.size);
@@ -156,16 +165,20 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
 
   const automaton = buildAutomaton(entries.strings, options.denseCellLimit ?? DENSE_CELL_LIMIT);
   const keywordRefs = toCsr(entries.keywordSlots);
-  // Per entry: anchored patterns first (in gated chunks), then the ones queued for a full run.
+  // Per entry: anchored patterns the verifier runs, anchored patterns V8 runs (in chunks with
+  // a chunk matcher each), then the unanchored ones queued for one run over the whole input.
+  const factorVerified = new Int32Array(entries.strings.length);
   const factorAnchored = new Int32Array(entries.strings.length);
   const gateStart: number[] = [0];
   const gates: (ChunkMatcher | null)[] = [];
   const ordered = entries.factorPatterns.map((refs, entry) => {
-    const anchored = refs.filter((p) => patternSticky[p] !== null);
-    factorAnchored[entry] = anchored.length;
-    for (let k = 0; k < anchored.length; k += GATE_SIZE) gates.push(buildChunkMatcher(anchored.slice(k, k + GATE_SIZE).map((p) => patternSource[p]!)));
+    const verified = refs.filter((p) => patternVerifier[p]! >= 0);
+    const sticky = refs.filter((p) => patternSticky[p] !== null);
+    factorVerified[entry] = verified.length;
+    factorAnchored[entry] = verified.length + sticky.length;
+    for (let k = 0; k < sticky.length; k += GATE_SIZE) gates.push(buildChunkMatcher(sticky.slice(k, k + GATE_SIZE).map((p) => patternSource[p]!)));
     gateStart.push(gates.length);
-    return [...anchored, ...refs.filter((p) => patternSticky[p] === null)];
+    return [...verified, ...sticky, ...refs.filter((p) => patternVerifier[p]! < 0 && patternSticky[p] === null)];
   });
   const factorRefs = toCsr(ordered);
   const entryBoundary = new Uint8Array(entries.strings.length);
@@ -181,10 +194,13 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     keywordRefSlot: keywordRefs.items,
     factorRefStart: factorRefs.start,
     factorRefPattern: factorRefs.items,
+    factorVerified,
     factorAnchored,
     gateStart: Int32Array.from(gateStart),
     gates,
     patternNext: Int32Array.from(patternNext),
+    patternVerifier: Int32Array.from(patternVerifier),
+    verifier: { code: Int32Array.from(verifierCode), classes: classes.toArray() },
     patternBoundary: Uint8Array.from(patternBoundary),
     nextSets: Uint8Array.from([...nextSets.keys()].flatMap((key) => [...key].map(Number))),
     names,
@@ -208,7 +224,8 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     keywords: keywordText.length,
     patterns: patternSource.length,
     prefilteredPatterns: patternSource.length - alwaysRun.length,
-    anchoredPatterns: patternSticky.filter((r) => r !== null).length,
+    anchoredPatterns: patternSticky.filter((r) => r !== null).length + patternVerifier.filter((v) => v >= 0).length,
+    verifiedPatterns: patternVerifier.filter((v) => v >= 0).length,
     gates: gates.filter((g) => g !== null).length,
     alwaysRunPatterns: alwaysRun.length,
     skippedPatterns,

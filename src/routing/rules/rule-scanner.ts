@@ -15,7 +15,8 @@ import type { RuleMatch } from "../types";
 import { deepNext, SPACE_CLASS, stateOfCode } from "./automaton";
 import type { Automaton } from "./automaton";
 import { GATE_SIZE, type ChunkMatcher } from "./pattern-gates";
-import { boundaryAfter, boundaryBefore, foldText } from "./text";
+import { verifyAt, type VerifierTables } from "./pattern-verifier";
+import { boundaryAfter, boundaryBefore, foldText, isRegexWordUnit } from "./text";
 
 /** Everything the scanner reads, built by `compileRules`; agent and pattern ids are indexes. */
 export interface RuleTables {
@@ -28,6 +29,8 @@ export interface RuleTables {
   factorRefStart: Int32Array;
   /** Per entry, grouped: anchored patterns first (this many), then the others. */
   factorRefPattern: Int32Array;
+  /** Per entry: how many of its patterns come first as verifier-run, and as anchored in all. */
+  factorVerified: Int32Array;
   factorAnchored: Int32Array;
   /** Per entry, its chunk matchers (one per GATE_SIZE anchored patterns; null = try each). */
   gateStart: Int32Array;
@@ -37,6 +40,9 @@ export interface RuleTables {
   /** Per pattern: 1 when a word boundary must hold where its factor starts. */
   patternBoundary: Uint8Array;
   nextSets: Uint8Array;
+  /** Per pattern: offset of its verifier program in `verifier.code`, or −1. */
+  patternVerifier: Int32Array;
+  verifier: VerifierTables;
   names: string[];
   priorities: Int32Array;
   keywordAgent: Int32Array;
@@ -54,13 +60,6 @@ export interface RuleTables {
 const AGENT_SPAN = 2 ** 24;
 const KEYWORDS = 1;
 const FACTORS = 2;
-
-/** Does `\w` under flags `iu` match this unit? ASCII word characters, plus `ſ` and `K` (−1: no). */
-export function isRegexWordUnit(unit: number): boolean {
-  return (
-    (unit >= 0x61 && unit <= 0x7a) || (unit >= 0x41 && unit <= 0x5a) || (unit >= 0x30 && unit <= 0x39) || unit === 0x5f || unit === 0x17f || unit === 0x212a
-  );
-}
 
 /** Scans inputs against one compiled registry. */
 export class RuleScanner {
@@ -221,6 +220,7 @@ export class RuleScanner {
     const from = t.factorRefStart[entry]!;
     const to = t.factorRefStart[entry + 1]!;
     if (from === to) return;
+    const verifiedEnd = from + t.factorVerified[entry]!;
     const anchoredEnd = from + t.factorAnchored[entry]!;
     if (from < anchoredEnd) {
       // Cheap checks first: the unit after the factor, and a leading \b, decide most tries.
@@ -228,17 +228,16 @@ export class RuleScanner {
       const nextUnit = after < text.length ? text.charCodeAt(after) : -1;
       const nextIndex = nextUnit < 128 ? nextUnit : 128;
       const boundary = isRegexWordUnit(start > 0 ? text.charCodeAt(start - 1) : -1) !== isRegexWordUnit(text.charCodeAt(start));
+      for (let r = from; r < verifiedEnd; r++) {
+        const pattern = t.factorRefPattern[r]!;
+        if (this.worthTrying(pattern, nextIndex, boundary) && verifyAt(t.verifier, t.patternVerifier[pattern]!, text, start)) this.recordHit(pattern);
+      }
       const passing = this.passing;
-      for (let chunk = from, g = t.gateStart[entry]!; chunk < anchoredEnd; chunk += GATE_SIZE, g++) {
+      for (let chunk = verifiedEnd, g = t.gateStart[entry]!; chunk < anchoredEnd; chunk += GATE_SIZE, g++) {
         // `passing` holds ref indexes: r − chunk is the pattern's place in the chunk matcher.
         let count = 0;
         for (let r = chunk, end = Math.min(chunk + GATE_SIZE, anchoredEnd); r < end; r++) {
-          const pattern = t.factorRefPattern[r]!;
-          if (this.patternHit[pattern] === generation) continue;
-          const set = t.patternNext[pattern]!;
-          if (set >= 0 && (nextIndex < 0 || t.nextSets[set * 129 + nextIndex] === 0)) continue;
-          if (t.patternBoundary[pattern] === 1 && !boundary) continue;
-          passing[count++] = r;
+          if (this.worthTrying(t.factorRefPattern[r]!, nextIndex, boundary)) passing[count++] = r;
         }
         if (count === 0) continue;
         const gate = t.gates[g]!;
@@ -272,6 +271,15 @@ export class RuleScanner {
   private growOccurrences(): void {
     this.occurrenceEntry = grow(this.occurrenceEntry);
     this.occurrenceStart = grow(this.occurrenceStart);
+  }
+
+  /** Not matched yet in this route, and the unit after the factor and a leading \b allow a match. */
+  private worthTrying(pattern: number, nextIndex: number, boundary: boolean): boolean {
+    const t = this.t;
+    if (this.patternHit[pattern] === this.generation) return false;
+    const set = t.patternNext[pattern]!;
+    if (set >= 0 && (nextIndex < 0 || t.nextSets[set * 129 + nextIndex] === 0)) return false;
+    return t.patternBoundary[pattern] === 0 || boundary;
   }
 
   /** Starts the agent's record for this route if needed; returns the record's offset. */

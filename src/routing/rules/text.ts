@@ -97,3 +97,10 @@ export function normalizeKeyword(keyword: string): string {
 export function endCodePoints(text: string): [first: number, last: number] {
   return [text.codePointAt(0)!, codePointBefore(text, text.length)];
 }
+
+/** Does `\w` under flags `iu` match this unit? ASCII word characters, plus `ſ` and `K` (−1: no). */
+export function isRegexWordUnit(unit: number): boolean {
+  return (
+    (unit >= 0x61 && unit <= 0x7a) || (unit >= 0x41 && unit <= 0x5a) || (unit >= 0x30 && unit <= 0x39) || unit === 0x5f || unit === 0x17f || unit === 0x212a
+  );
+}

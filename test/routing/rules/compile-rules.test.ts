@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { compileRules } from "../../../src/routing/rules";
-import { isRegexWordUnit } from "../../../src/routing/rules/rule-scanner";
+import { isRegexWordUnit } from "../../../src/routing/rules/text";
 import { AgentDefinition, type AgentDefinitionInput } from "../../../src/schemas/agent";
 
 type Triggers = { keywords?: string[]; patterns?: string[]; priority?: number };

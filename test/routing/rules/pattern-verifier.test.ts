@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { PATTERN_FLAGS } from "../../../src/routing/rules/pattern-safety";
+import { ClassTable, compileVerifier, verifyAt } from "../../../src/routing/rules/pattern-verifier";
+import { prng } from "./reference-matcher";
+
+function verifier(source: string): ((text: string, pos: number) => boolean) | null {
+  const classes = new ClassTable();
+  const code = compileVerifier(source, classes);
+  if (code === null) return null;
+  const tables = { code: Int32Array.from(code), classes: classes.toArray() };
+  return (text, pos) => verifyAt(tables, 0, text, pos);
+}
+
+/**
+ * Compares the verifier with V8's sticky regex at every position of every text, except inside a
+ * surrogate pair (V8 backs a `u` regex up to the pair's start there; the scanner only ever asks
+ * at the start of an ASCII factor).
+ */
+function agrees(source: string, texts: string[]): void {
+  const verify = verifier(source);
+  expect(verify, source).not.toBeNull();
+  const sticky = new RegExp(source, `${PATTERN_FLAGS}y`);
+  for (const text of texts) {
+    for (let pos = 0; pos <= text.length; pos++) {
+      if (/[\uDC00-\uDFFF]/.test(text[pos] ?? "") && /[\uD800-\uDBFF]/.test(text[pos - 1] ?? "")) continue;
+      sticky.lastIndex = pos;
+      const expected = sticky.test(text);
+      if (verify!(text, pos) !== expected) expect.fail(`${source} at ${pos} of ${JSON.stringify(text)}: V8 says ${expected}`);
+    }
+  }
+}
+
+const SAMPLES = [
+  "order #123456", "ORDER123456", "Refund it", "ſtatus kilo \u212Ailo", "a\nb", "x\u2028y", "tab\there", "nbsp\u00a0x",
+  "😀order😀", "under_score", "[brackets] and ^carets^", "A-z `mixed`", "", "  ", "\u0000nul", "end.",
+];
+
+describe("pattern verifier", () => {
+  it.each([
+    "order\\s*#?\\d{6}", "(refund|return)\\s+\\w+", "tk12-\\d{3,5}", "\\bvip(?:ing|ed)?\\b", "^order", "order$", "\\Bder",
+    "[a-c]+", "[^a-z ]", "[A-z]", "[\\d_]+", "[\\s.]", "[-a]", "[a-]", "[\\]\\[]", ".", "..", "\\D\\W\\S", "(?<name>or)der",
+    "o(?:r|R){1,2}d", "x*?y", "(?:a?)*b", "\\n|\\t", "\\0", "[^]", "[]", "k", "s", "K", "S", "\\w{2}", "(?:)", "|x",
+  ])("agrees with V8 on %s", (source) => {
+    agrees(source, SAMPLES);
+  });
+
+  it.each(["a(?=b)", "(?<=a)b", "(a)\\1", "\\p{L}", "\\x41", "\\u0041", "é", "[é]", "[\\D]", "(?i:a)", "\\cA", "[\\b]"])(
+    "refuses %s (the V8 regex is used instead)",
+    (source) => {
+      expect(verifier(source)).toBeNull();
+    },
+  );
+
+  it("refuses patterns whose quantifiers expand past the instruction cap", () => {
+    expect(verifier("(?:abcdef){100}")).toBeNull();
+    expect(verifier("a{1,5}")).not.toBeNull();
+  });
+
+  it("agrees with V8 on random patterns and inputs", () => {
+    const rand = prng(31);
+    const atoms = ["a", "B", "s", "k", "-", "#", " ", "\\d", "\\D", "\\w", "\\W", "\\s", "\\S", ".", "[a-c]", "[^b]", "[A-z]", "[\\s\\d]", "\\b", "\\B", "\\.", "_"];
+    const quantifiers = ["", "", "", "?", "*", "+", "{2}", "{0,2}", "{1,}", "+?", "??"];
+    const pattern = (depth: number): string =>
+      Array.from({ length: 1 + rand.int(4) }, () => {
+        if (depth < 2 && rand.int(4) === 0) {
+          const body = Array.from({ length: 1 + rand.int(3) }, () => pattern(depth + 1)).join("|");
+          return `(?:${body})${rand.pick(quantifiers)}`;
+        }
+        const atom = rand.pick(atoms);
+        return atom.startsWith("\\b") || atom.startsWith("\\B") ? atom : atom + rand.pick(quantifiers);
+      }).join("");
+    const chars = ["a", "A", "b", "B", "s", "S", "ſ", "k", "K", "\u212A", "1", " ", "\n", "\u00a0", "-", "#", "_", ".", "😀", "é"];
+    const texts = Array.from({ length: 40 }, () => Array.from({ length: rand.int(7) }, () => rand.pick(chars)).join(""));
+    let checked = 0;
+    for (let n = 0; n < 400; n++) {
+      const source = (rand.int(5) === 0 ? "^" : "") + pattern(0) + (rand.int(5) === 0 ? "$" : "");
+      try {
+        new RegExp(source, PATTERN_FLAGS);
+      } catch {
+        continue;
+      }
+      if (verifier(source) === null) continue;
+      agrees(source, texts);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(300);
+  });
+});

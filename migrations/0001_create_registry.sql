@@ -8,10 +8,13 @@ CREATE TABLE IF NOT EXISTS agents (
   PRIMARY KEY (tenant, name)
 );
 
--- Bumped on every registry write; isolates recompile the router when it moves.
+-- Bumped on every registry write; isolates recompile the router when it moves. The stamp
+-- is random per write, so a compiled router is never mistaken for another database's
+-- registry at the same version number (a restored backup, a fresh local state).
 CREATE TABLE IF NOT EXISTS registry_versions (
   tenant   TEXT PRIMARY KEY,
-  version  INTEGER NOT NULL
+  version  INTEGER NOT NULL,
+  stamp    TEXT NOT NULL
 );
 
 -- The tenant layer of routing configuration (a RoutingConfigPatch as JSON).

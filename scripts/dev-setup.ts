@@ -5,6 +5,7 @@
  * 3. the demo agents in agents/*.md upserted into local D1 for every dev tenant.
  */
 import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,7 +35,8 @@ const statements = tenants.flatMap((tenant) => [
       `INSERT INTO agents (tenant, name, definition, created_at, updated_at) VALUES (${quote(tenant)}, ${quote(agent.name)}, ${quote(JSON.stringify(agent))}, ${quote(now)}, ${quote(now)}) ` +
       `ON CONFLICT (tenant, name) DO UPDATE SET definition = excluded.definition, updated_at = excluded.updated_at;`,
   ),
-  `INSERT INTO registry_versions (tenant, version) VALUES (${quote(tenant)}, 1) ON CONFLICT (tenant) DO UPDATE SET version = version + 1;`,
+  `INSERT INTO registry_versions (tenant, version, stamp) VALUES (${quote(tenant)}, 1, ${quote(randomUUID())}) ` +
+    `ON CONFLICT (tenant) DO UPDATE SET version = version + 1, stamp = excluded.stamp;`,
 ]);
 const sqlFile = join(mkdtempSync(join(tmpdir(), "relay-")), "agents.sql");
 writeFileSync(sqlFile, statements.join("\n"));

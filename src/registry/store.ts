@@ -23,10 +23,10 @@ function toStored(row: AgentRow): StoredAgent {
 function bumpVersion(db: D1Database, tenant: string): D1PreparedStatement {
   return db
     .prepare(
-      `INSERT INTO registry_versions (tenant, version) VALUES (?1, 1)
-       ON CONFLICT (tenant) DO UPDATE SET version = version + 1`,
+      `INSERT INTO registry_versions (tenant, version, stamp) VALUES (?1, 1, ?2)
+       ON CONFLICT (tenant) DO UPDATE SET version = version + 1, stamp = excluded.stamp`,
     )
-    .bind(tenant);
+    .bind(tenant, crypto.randomUUID());
 }
 
 /** Creates or replaces an agent; `created` tells which. */
@@ -94,10 +94,13 @@ export async function deleteAgent(db: D1Database, tenant: string, name: string):
   return (deleted?.meta.changes ?? 0) > 0;
 }
 
-export async function registryVersion(db: D1Database, tenant: string): Promise<number> {
-  const row = await db
-    .prepare("SELECT version FROM registry_versions WHERE tenant = ?1")
-    .bind(tenant)
-    .first<{ version: number }>();
-  return row?.version ?? 0;
+/** The registry's current version and write stamp, as one statement to batch with others. */
+export function registryHeadStatement(db: D1Database, tenant: string): D1PreparedStatement {
+  return db.prepare("SELECT version, stamp FROM registry_versions WHERE tenant = ?1").bind(tenant);
+}
+
+export interface RegistryHead {
+  version: number;
+  /** Random per write; "" for a tenant that never wrote. */
+  stamp: string;
 }

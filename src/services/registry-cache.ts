@@ -1,6 +1,6 @@
 import { compileRuleRouter } from "../routing/rule-router";
 import type { RuleRouter } from "../routing/types";
-import { loadDefinitions } from "../registry/store";
+import { loadDefinitions, type RegistryHead } from "../registry/store";
 import type { AgentDefinition } from "../schemas/agent";
 
 /** A tenant's registry as the router needs it, compiled once per registry version. */
@@ -19,8 +19,8 @@ export interface CompiledRegistry {
  */
 const compiled = new Map<string, Promise<CompiledRegistry>>();
 
-export function compiledRegistry(db: D1Database, tenant: string, version: number): Promise<CompiledRegistry> {
-  const key = `${tenant}@${version}`;
+export function compiledRegistry(db: D1Database, tenant: string, { version, stamp }: RegistryHead): Promise<CompiledRegistry> {
+  const key = `${tenant}@${version}:${stamp}`;
   let entry = compiled.get(key);
   if (!entry) {
     entry = compile(db, tenant, version);

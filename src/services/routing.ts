@@ -1,6 +1,7 @@
 import type { Env } from "../env";
 import { RelayError } from "../errors";
 import { parseTenantConfig, tenantConfigStatement } from "../registry/config-store";
+import { registryHeadStatement, type RegistryHead } from "../registry/store";
 import { configProblems, patchFromVars, resolveConfig, type ResolvedConfig } from "../routing/config";
 import { agentSummaries } from "../routing/fallback";
 import { decideRoute, type LlmOutcome } from "../routing/hybrid";
@@ -20,11 +21,8 @@ export interface RoutingContext {
 }
 
 export async function routingContext(env: Env, tenant: string, override?: RoutingConfigPatch): Promise<RoutingContext> {
-  const [versionRows, configRows] = await env.DB.batch([
-    env.DB.prepare("SELECT version FROM registry_versions WHERE tenant = ?1").bind(tenant),
-    tenantConfigStatement(env.DB, tenant),
-  ]);
-  const version = (versionRows?.results[0] as { version: number } | undefined)?.version ?? 0;
+  const [headRows, configRows] = await env.DB.batch([registryHeadStatement(env.DB, tenant), tenantConfigStatement(env.DB, tenant)]);
+  const head = (headRows?.results[0] as RegistryHead | undefined) ?? { version: 0, stamp: "" };
   const tenantPatch = parseTenantConfig(configRows?.results[0] as { config: string } | undefined);
   const { patch, warnings } = patchFromVars(env);
   const resolved = resolveConfig({ env: patch, tenant: tenantPatch, request: override, warnings });
@@ -35,7 +33,7 @@ export async function routingContext(env: Env, tenant: string, override?: Routin
       sources: resolved.sources,
     });
   }
-  return { registry: await compiledRegistry(env.DB, tenant, version), resolved };
+  return { registry: await compiledRegistry(env.DB, tenant, head), resolved };
 }
 
 export interface RouteOptions {

@@ -16,6 +16,7 @@ import { deepNext, SPACE_CLASS, stateOfCode } from "./automaton";
 import type { Automaton } from "./automaton";
 import { GATE_SIZE, type ChunkMatcher } from "./pattern-gates";
 import { verifyAt, type VerifierTables } from "./pattern-verifier";
+import { sortRange } from "./typed-sort";
 import { boundaryAfter, boundaryBefore, foldText, isRegexWordUnit } from "./text";
 
 /** Everything the scanner reads, built by `compileRules`; agent and pattern ids are indexes. */
@@ -319,8 +320,8 @@ export class RuleScanner {
       const score = Math.round(raw * (t.priorities[agent]! / 100));
       if (score > 0) keys[count++] = score * AGENT_SPAN + (AGENT_SPAN - 1 - agent);
     }
-    keys.subarray(0, count).sort();
     const returned = Math.min(count, limit);
+    sortRange(keys, 0, count, count - returned);
     const out: RuleMatch[] = new Array(returned);
     for (let k = 0; k < returned; k++) {
       const key = keys[count - 1 - k]!;
@@ -328,19 +329,23 @@ export class RuleScanner {
       this.agentState[4 * agent + 3] = k + 1;
       out[k] = { agent: t.names[agent]!, score: Math.floor(key / AGENT_SPAN), matched_keywords: [], matched_patterns: [] };
     }
-    // Slots and pattern ids are numbered by agent, then definition order: sorted, they fill
-    // each returned agent's lists in definition order without scanning unmatched keywords.
-    const slots = this.matchedSlots.subarray(0, this.slotCount).sort();
-    for (let k = 0; k < slots.length; k++) {
-      const agent = t.keywordAgent[slots[k]!]!;
-      const place = this.agentState[4 * agent + 3]!;
-      if (place > 0) out[place - 1]!.matched_keywords.push(t.keywordText[slots[k]!]!);
+    // Slots and pattern ids are numbered by agent, then definition order: those of returned
+    // agents, sorted, fill each one's lists in definition order.
+    const slots = this.matchedSlots;
+    let kept = 0;
+    for (let k = 0; k < this.slotCount; k++) if (this.agentState[4 * t.keywordAgent[slots[k]!]! + 3]! > 0) slots[kept++] = slots[k]!;
+    sortRange(slots, 0, kept);
+    for (let k = 0; k < kept; k++) {
+      const place = this.agentState[4 * t.keywordAgent[slots[k]!]! + 3]!;
+      out[place - 1]!.matched_keywords.push(t.keywordText[slots[k]!]!);
     }
-    const patterns = this.matchedPatterns.subarray(0, this.matchedPatternCount).sort();
-    for (let k = 0; k < patterns.length; k++) {
-      const agent = t.patternAgent[patterns[k]!]!;
-      const place = this.agentState[4 * agent + 3]!;
-      if (place > 0) out[place - 1]!.matched_patterns.push(t.patternSource[patterns[k]!]!);
+    const patterns = this.matchedPatterns;
+    kept = 0;
+    for (let k = 0; k < this.matchedPatternCount; k++) if (this.agentState[4 * t.patternAgent[patterns[k]!]! + 3]! > 0) patterns[kept++] = patterns[k]!;
+    sortRange(patterns, 0, kept);
+    for (let k = 0; k < kept; k++) {
+      const place = this.agentState[4 * t.patternAgent[patterns[k]!]! + 3]!;
+      out[place - 1]!.matched_patterns.push(t.patternSource[patterns[k]!]!);
     }
     return out;
   }

@@ -18,7 +18,7 @@ import { requiredFactors } from "./literal-factors";
 import { RuleScanner, type RuleTables } from "./rule-scanner";
 import { compilePattern, PATTERN_FLAGS } from "./pattern-safety";
 import { buildChunkMatcher, GATE_SIZE, type ChunkMatcher } from "./pattern-gates";
-import { ClassTable, compileVerifier } from "./pattern-verifier";
+import { ClassTable, compileVerifier, resumePoint } from "./pattern-verifier";
 import { endCodePoints, isSpacedWordChar, normalizeKeyword } from "./text";
 
 /** What was compiled, for `/v1/route/stats` and for the benchmark. */
@@ -109,6 +109,7 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
   const patternRegex: RegExp[] = [];
   const patternSticky: (RegExp | null)[] = [];
   const patternVerifier: number[] = [];
+  const patternResume: number[] = [];
   const verifierCode: number[] = [];
   const classes = new ClassTable();
   const patternNext: number[] = [];
@@ -151,6 +152,8 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
       const factors = requiredFactors(source);
       const program = factors?.anchored ? compileVerifier(source, classes) : null;
       patternVerifier.push(program === null ? -1 : verifierCode.length);
+      const single = program !== null && factors!.factors.length === 1 ? factors!.factors[0]! : null;
+      patternResume.push(single === null ? 0 : resumePoint(program!, single, factors!.boundaryBefore));
       if (program !== null) verifierCode.push(...program);
       patternSticky.push(factors?.anchored && program === null ? new RegExp(source, `${PATTERN_FLAGS}y`) : null);
       patternBoundary.push(factors?.boundaryBefore ? 1 : 0);
@@ -200,6 +203,7 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     gates,
     patternNext: Int32Array.from(patternNext),
     patternVerifier: Int32Array.from(patternVerifier),
+    patternResume: Int32Array.from(patternResume),
     verifier: { code: Int32Array.from(verifierCode), classes: classes.toArray() },
     patternBoundary: Uint8Array.from(patternBoundary),
     nextSets: Uint8Array.from([...nextSets.keys()].flatMap((key) => [...key].map(Number))),

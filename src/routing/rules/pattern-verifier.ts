@@ -367,11 +367,27 @@ function consumes(t: VerifierTables, at: number, cp: number): boolean {
   return member !== (t.classes[row + 129] === 1);
 }
 
-/** Does the program at `base` (an offset into `t.code`) match `text` starting exactly at `pos`? */
-export function verifyAt(t: VerifierTables, base: number, text: string, pos: number): boolean {
+/**
+ * Where a program can resume once `factor` is known to be at the match start (and a leading
+ * `\b`, if `boundaryChecked`, is known to hold): the instruction after its straight run of
+ * those characters, or 0 when the program does not start that way.
+ */
+export function resumePoint(code: readonly number[], factor: string, boundaryChecked: boolean): number {
+  let pc = boundaryChecked && code[0] === Op.WordBoundary ? 1 : 0;
+  for (let k = 0; k < factor.length; k++, pc++) {
+    if (code[3 * pc] !== Op.Char || code[3 * pc + 1] !== factor.charCodeAt(k)) return 0;
+  }
+  return pc;
+}
+
+/**
+ * Does the program at `base` (an offset into `t.code`) match `text` from `pos`, starting at
+ * instruction `pc` (0 = a match starting exactly at `pos`; see {@link resumePoint})?
+ */
+export function verifyAt(t: VerifierTables, base: number, text: string, pos: number, pc = 0): boolean {
   listed = 0;
   nextMark();
-  if (addState(t, base, 0, text, pos, current)) return true;
+  if (addState(t, base, pc, text, pos, current)) return true;
   while (listed > 0 && pos < text.length) {
     const cp = text.codePointAt(pos)!;
     const width = cp > 0xffff ? 2 : 1;

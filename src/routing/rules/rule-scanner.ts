@@ -43,6 +43,8 @@ export interface RuleTables {
   nextSets: Uint8Array;
   /** Per pattern: offset of its verifier program in `verifier.code`, or −1. */
   patternVerifier: Int32Array;
+  /** Per pattern: instruction to resume at right after its (single) factor, or 0 to run from the start. */
+  patternResume: Int32Array;
   verifier: VerifierTables;
   names: string[];
   priorities: Int32Array;
@@ -231,7 +233,10 @@ export class RuleScanner {
       const boundary = isRegexWordUnit(start > 0 ? text.charCodeAt(start - 1) : -1) !== isRegexWordUnit(text.charCodeAt(start));
       for (let r = from; r < verifiedEnd; r++) {
         const pattern = t.factorRefPattern[r]!;
-        if (this.worthTrying(pattern, nextIndex, boundary) && verifyAt(t.verifier, t.patternVerifier[pattern]!, text, start)) this.recordHit(pattern);
+        if (!this.worthTrying(pattern, nextIndex, boundary)) continue;
+        const resume = t.patternResume[pattern]!;
+        const at = resume === 0 ? start : after;
+        if (verifyAt(t.verifier, t.patternVerifier[pattern]!, text, at, resume)) this.recordHit(pattern);
       }
       const passing = this.passing;
       for (let chunk = verifiedEnd, g = t.gateStart[entry]!; chunk < anchoredEnd; chunk += GATE_SIZE, g++) {

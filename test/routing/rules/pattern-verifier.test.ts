@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PATTERN_FLAGS } from "../../../src/routing/rules/pattern-safety";
-import { ClassTable, compileVerifier, verifyAt } from "../../../src/routing/rules/pattern-verifier";
+import { ClassTable, compileVerifier, resumePoint, verifyAt } from "../../../src/routing/rules/pattern-verifier";
 import { prng } from "./reference-matcher";
 
 function verifier(source: string): ((text: string, pos: number) => boolean) | null {
@@ -84,5 +84,34 @@ describe("pattern verifier", () => {
       checked++;
     }
     expect(checked).toBeGreaterThan(300);
+  });
+});
+
+describe("resumePoint", () => {
+  const program = (source: string): number[] => compileVerifier(source, new ClassTable())!;
+
+  it("skips the straight run of the factor's characters, and a checked leading \\b", () => {
+    expect(resumePoint(program("order\\s*\\d"), "order", false)).toBe(5);
+    expect(resumePoint(program("ORDER\\s*\\d"), "order", false)).toBe(5);
+    expect(resumePoint(program("\\border\\b"), "order", true)).toBe(6);
+    expect(resumePoint(program("colou?r"), "colo", false)).toBe(4);
+  });
+
+  it("gives 0 when the program does not start with exactly that run", () => {
+    expect(resumePoint(program("\\border"), "order", false)).toBe(0);
+    expect(resumePoint(program("^order"), "order", false)).toBe(0);
+    expect(resumePoint(program("(?:order|other)x"), "order", false)).toBe(0);
+    expect(resumePoint(program("ord"), "order", false)).toBe(0);
+  });
+
+  it("resumed, answers as a run from the start does when the factor is there", () => {
+    const classes = new ClassTable();
+    const code = compileVerifier("tk1-\\d{3,5}\\b", classes)!;
+    const tables = { code: Int32Array.from(code), classes: classes.toArray() };
+    const resume = resumePoint(code, "tk1-", false);
+    for (const text of ["tk1-123", "TK1-12", "tk1-123456", "x tk1-9999 y"]) {
+      const start = text.toLowerCase().indexOf("tk1-");
+      expect(verifyAt(tables, 0, text, start + 4, resume)).toBe(verifyAt(tables, 0, text, start));
+    }
   });
 });

@@ -1,14 +1,14 @@
 import { API_ACTOR, SYSTEM_ACTOR, type Actor, type AuditRecord } from "../src/audit/record";
 import { err, ok, type ErrorBody, type Result } from "../src/errors";
 import { buildHandoffContext, handoffErrors, returnTarget, validateHandoff } from "../src/handoff";
-import { getAgent } from "../src/registry/store";
 import type { AgentDefinition } from "../src/schemas/agent";
 import type { Handoff, HandoffRequest } from "../src/schemas/handoff";
 import type { SessionRecord } from "../src/sessions/model";
 import type { Lease } from "./agent";
-import { advance, handoffError, maxDepthOf, must, newHandoff, newHandoffId, stored, type Advanced, type StepContext } from "./handoff-record";
-import { DEFAULT_CAPACITY, HandoffLeases, LEASE_TTL_MS } from "./handoff-leases";
 import { commitStep, type StepOptions } from "./handoff-commit";
+import { DEFAULT_CAPACITY, HandoffLeases, LEASE_TTL_MS } from "./handoff-leases";
+import { advance, handoffError, maxDepthOf, must, newHandoff, newHandoffId, stored, type Advanced, type StepContext } from "./handoff-record";
+import { agentsByName } from "./handoff-registry";
 import { HandoffStore, type HandoffRow, type InboxItem } from "./handoff-store";
 import { auditScope, type SessionKernel } from "./session-kernel";
 import type { Sql } from "./sql";
@@ -38,8 +38,8 @@ export type FaultStep = (typeof FAULT_STEPS)[number];
 /** What the Worker passes once it has validated the body and read the registry. */
 export interface StartHandoffArgs {
   request: HandoffRequest;
-  /** Null when the registry has no such agent. */
-  source: AgentDefinition | null;
+  /** Null when the registry has no such agent; left out for a return (the session reads it with the target). */
+  source?: AgentDefinition | null;
   /** The named target (null: not in the registry). Left out for a return: the session knows whom it returns to. */
   target?: AgentDefinition | null;
   /** By capability: the source's whitelisted agents that exist. */
@@ -166,13 +166,12 @@ export class SessionHandoffs {
     const key = args.idempotency;
     const remember = key ? () => this.store.addRequest(key.key, key.fingerprint, id, ctx.now) : undefined;
     const back = returnTarget(session.handoff_stack);
-    const needsTarget = args.request.mode === "return" && args.target === undefined && back !== null && args.source?.name === session.current_agent;
-    if (!needsTarget) return this.decide(step, args, session, ctx, remember);
+    if (args.source !== undefined) return this.decide(step, args, session, ctx, remember);
 
     await this.commitStep(session, step, ctx, { step: "load_target", touch: true, before: remember });
-    let target: AgentDefinition | null;
+    let found: Map<string, AgentDefinition>;
     try {
-      target = (await getAgent(this.k.env.DB, session.tenant, back))?.definition ?? null;
+      found = await agentsByName(this.k.env.DB, session.tenant, back === null ? [args.request.source_agent] : [args.request.source_agent, back]);
     } catch (error) {
       const failure: ErrorBody = { code: "DEPENDENCY_UNAVAILABLE", message: "The agent registry could not be read.", details: { reason: String(error) } };
       return this.fail(this.store.get(id)!, failure, this.currentSession()!, this.ctx(this.currentSession()!, ctx.actor));
@@ -180,7 +179,8 @@ export class SessionHandoffs {
     const fresh = this.k.live();
     const row = this.store.get(id)!;
     if (!fresh.ok) return this.fail(row, fresh.error, this.currentSession()!, this.ctx(this.currentSession()!, ctx.actor));
-    return this.decide({ row, records: [], effects: [] }, { ...args, target }, fresh.value, this.ctx(fresh.value, ctx.actor));
+    const loaded = { ...args, source: found.get(args.request.source_agent) ?? null, target: back === null ? null : (found.get(back) ?? null) };
+    return this.decide({ row, records: [], effects: [] }, loaded, fresh.value, this.ctx(fresh.value, ctx.actor));
   }
 
   /** validating → failed | pending | transferring. */
@@ -188,7 +188,7 @@ export class SessionHandoffs {
     const { request } = args;
     const validated = validateHandoff({
       request,
-      source: args.source,
+      source: args.source ?? null,
       target: args.target,
       candidates: args.candidates,
       session: { current_agent: session.current_agent, handoff_stack: session.handoff_stack, state: session.state },

@@ -1,13 +1,13 @@
 import { Hono, type Context } from "hono";
 import { z } from "zod";
 import { sessionOfHandoff } from "../../durable-objects/handoff-record";
+import { agentsByName } from "../../durable-objects/handoff-registry";
 import type { SessionDO } from "../../durable-objects/session";
 import type { StartHandoffArgs } from "../../durable-objects/session-handoffs";
 import { sessionStubFor } from "../../durable-objects/stubs";
 import type { AppEnv } from "../app-env";
 import { queryAgentHandoffs } from "../audit/handoff-index";
 import { RelayError, type Result } from "../errors";
-import { getAgent } from "../registry/store";
 import { AgentName } from "../schemas/agent";
 import { HandoffRequest } from "../schemas/handoff";
 import { isSessionId } from "../sessions/ids";
@@ -51,17 +51,22 @@ function sessionOf(id: string): string {
   return session;
 }
 
-/** The definitions validation needs: source, named target, or the source's whitelist (by capability). */
+/**
+ * The definitions validation needs, in one registry query: source and named target, then
+ * (by capability) the source's whitelist. A return leaves its target to the SessionDO,
+ * the only one who knows whom the session returns to; it reads source and target together.
+ */
 async function loadAgents(c: Ctx, request: HandoffRequest): Promise<StartHandoffArgs> {
+  if (request.mode === "return") return { request, source: undefined };
   const db = c.env.DB;
   const tenant = c.get("tenant");
-  const named = request.mode === "transfer" ? request.target_agent : undefined;
-  const [source, target] = await Promise.all([getAgent(db, tenant, request.source_agent), named === undefined ? null : getAgent(db, tenant, named)]);
-  const args: StartHandoffArgs = { request, source: source?.definition ?? null };
-  if (named !== undefined) args.target = target?.definition ?? null;
-  if (request.mode === "transfer" && request.required_capabilities && source) {
-    const whitelisted = await Promise.all(source.definition.handoffs.map((h) => getAgent(db, tenant, h.to)));
-    args.candidates = whitelisted.flatMap((agent) => (agent ? [agent.definition] : []));
+  const named = request.target_agent;
+  const found = await agentsByName(db, tenant, named === undefined ? [request.source_agent] : [request.source_agent, named]);
+  const source = found.get(request.source_agent) ?? null;
+  const args: StartHandoffArgs = { request, source };
+  if (named !== undefined) args.target = found.get(named) ?? null;
+  if (request.required_capabilities && source) {
+    args.candidates = [...(await agentsByName(db, tenant, source.handoffs.map((h) => h.to))).values()];
   }
   return args;
 }

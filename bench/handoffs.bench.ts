@@ -1,0 +1,131 @@
+/**
+ * Handoffs through `wrangler dev` on loopback (issue 3's benchmark): 200 sessions created
+ * on the demo `triage` agent, then each does 10 immediate handoffs alternating transfer
+ * and return (triage → billing or technical, and back), 16 sessions in flight at once.
+ * Reports p50/p99 and throughput for session creation and for handoffs, the workerd RSS,
+ * and checks that the handoff audit rows in D1 equal the transitions made.
+ *
+ *   npx tsx bench/handoffs.bench.ts
+ *
+ * Capacity: billing and technical take 50 sessions each; with 16 sessions in flight and
+ * the targets alternating by session, at most 16 are held at once, so no handoff is
+ * refused. The sessions are deleted at the end, which frees triage's leases.
+ */
+import { devKey, percentile, runConcurrent, startDevServer } from "./lib/wrangler-dev";
+
+const SESSIONS = 200;
+const HANDOFFS_PER_SESSION = 10;
+const CONCURRENCY = 16;
+const PORT = 8795;
+
+interface Reply {
+  status: number;
+  json: any;
+}
+
+const server = await startDevServer(PORT);
+const headers = { Authorization: `Bearer ${devKey()}`, "Content-Type": "application/json" };
+async function api(method: string, path: string, body?: unknown): Promise<Reply> {
+  const response = await fetch(`${server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await response.text();
+  return { status: response.status, json: text ? JSON.parse(text) : null };
+}
+
+function summary(ms: number[], seconds: number, unit: string): string[] {
+  return [percentile(ms, 50).toFixed(2), percentile(ms, 99).toFixed(2), (ms.length / seconds).toFixed(0) + ` ${unit}/s`];
+}
+
+try {
+  // Warm-up on sessions of their own: isolate start, registry reads, first objects.
+  for (let i = 0; i < 20; i++) {
+    const warm = await api("POST", "/v1/sessions", { agent: "triage" });
+    await api("POST", "/v1/handoffs", { session_id: warm.json.id, source_agent: "triage", target_agent: "billing", reason: "warm-up" });
+    await api("POST", "/v1/handoffs", { session_id: warm.json.id, source_agent: "billing", mode: "return", reason: "warm-up" });
+    await api("DELETE", `/v1/sessions/${warm.json.id}`);
+  }
+
+  const ids: string[] = new Array(SESSIONS);
+  let started = performance.now();
+  const createMs = await runConcurrent(SESSIONS, CONCURRENCY, async (i) => {
+    const created = await api("POST", "/v1/sessions", { agent: "triage", metadata: { bench: "handoffs" } });
+    if (created.status !== 201) throw new Error(`create: ${created.status} ${JSON.stringify(created.json)}`);
+    ids[i] = created.json.id;
+  });
+  const createSeconds = (performance.now() - started) / 1000;
+
+  const handoffMs: number[] = [];
+  const outcomes = new Map<string, number>();
+  let transitions = 0;
+  started = performance.now();
+  await runConcurrent(SESSIONS, CONCURRENCY, async (i) => {
+    const session = ids[i]!;
+    const specialist = i % 2 === 0 ? "billing" : "technical";
+    for (let h = 0; h < HANDOFFS_PER_SESSION; h++) {
+      const body =
+        h % 2 === 0
+          ? { session_id: session, source_agent: "triage", target_agent: specialist, reason: "bench transfer" }
+          : { session_id: session, source_agent: specialist, mode: "return", reason: "bench return" };
+      const t0 = performance.now();
+      const reply = await api("POST", "/v1/handoffs", body);
+      handoffMs.push(performance.now() - t0);
+      const key = reply.status === 200 ? reply.json.status : `${reply.status} ${reply.json?.error?.code}`;
+      outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+      // Every handoff's transitions, read from its record (failures name it in the error).
+      const record = reply.status === 200 ? reply.json : (await api("GET", `/v1/handoffs/${reply.json.error.details.handoff_id}`)).json;
+      transitions += record.transitions.length;
+      if (reply.status !== 200) break;
+    }
+  });
+  const handoffSeconds = (performance.now() - started) / 1000;
+  const rss = server.workerdRssMiB();
+
+  // The ceiling of this setup: the cheapest request there is, same concurrency.
+  started = performance.now();
+  const healthMs = await runConcurrent(SESSIONS * HANDOFFS_PER_SESSION, CONCURRENCY, async () => {
+    await fetch(`${server.url}/health`).then((r) => r.text());
+  });
+  const healthSeconds = (performance.now() - started) / 1000;
+
+  // Wait until every session's outbox has reached D1, then count what D1 holds.
+  const flushStarted = performance.now();
+  for (;;) {
+    const pending = await Promise.all(ids.map(async (id) => (await api("GET", `/v1/sessions/${id}/audit?limit=1`)).json.pending as number));
+    if (pending.every((n) => n === 0)) break;
+    if (performance.now() - flushStarted > 120_000) throw new Error(`outbox not flushed: ${pending.reduce((a, b) => a + b, 0)} rows pending`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const flushSeconds = (performance.now() - flushStarted) / 1000;
+  let handoffRows = 0;
+  let otherRows = 0;
+  for (const id of ids) {
+    let cursor: string | null = null;
+    do {
+      const page = await api("GET", `/v1/audit?session_id=${id}&limit=200${cursor ? `&cursor=${cursor}` : ""}`);
+      for (const record of page.json.records as { action: string }[]) {
+        if (record.action.startsWith("handoff.")) handoffRows++;
+        else otherRows++;
+      }
+      cursor = page.json.next_cursor;
+    } while (cursor);
+  }
+  const triageLoad = await Promise.all(ids.map((id) => api("DELETE", `/v1/sessions/${id}`)));
+
+  const rows = [
+    ["session creation", ...summary(createMs, createSeconds, "sessions")],
+    ["handoff (immediate)", ...summary(handoffMs, handoffSeconds, "handoffs")],
+    ["GET /health (baseline of this setup)", ...summary(healthMs, healthSeconds, "req")],
+  ];
+  console.log(`\nHandoffs via wrangler dev on loopback: ${SESSIONS} sessions × ${HANDOFFS_PER_SESSION} handoffs, ${CONCURRENCY} in flight`);
+  console.log("| operation | p50 ms | p99 ms | throughput |\n| --- | --- | --- | --- |");
+  for (const row of rows) console.log(`| ${row.join(" | ")} |`);
+  console.log(`\n| check | value |\n| --- | --- |`);
+  console.log(`| handoff outcomes | ${[...outcomes].map(([k, n]) => `${k}: ${n}`).join(", ")} |`);
+  console.log(`| transitions made (from the records) | ${transitions} |`);
+  console.log(`| handoff audit rows in D1 | ${handoffRows} ${handoffRows === transitions ? "(equal)" : "(MISMATCH)"} |`);
+  console.log(`| other audit rows in D1 (session.created) | ${otherRows} |`);
+  console.log(`| outbox drained to D1 after the run | ${flushSeconds.toFixed(1)} s |`);
+  console.log(`| sessions deleted (leases freed) | ${triageLoad.filter((r) => r.status === 204).length} |`);
+  console.log(`| workerd RSS after the handoffs | ${rss} MiB |`);
+} finally {
+  await server.stop();
+}

@@ -1,8 +1,9 @@
 /**
  * The compiled rule tier (design §3): all keywords and pattern factors of all enabled agents in
- * one automaton, each pattern compiled once, so a route is one pass over the input plus the
- * few regexes whose factors occurred — whatever the number of agents. A pattern whose matches all
- * start with a factor is tried sticky at the positions where that factor occurs.
+ * one automaton, each pattern compiled once, so a route is one pass over the input plus the few
+ * patterns whose factors occurred — whatever the number of agents. A pattern whose matches all
+ * start with a factor is tried only where that factor occurs: by the tier's own NFA
+ * (`pattern-verifier.ts`) when the pattern has the common shape, else by its V8 regex, sticky.
  *
  * Scoring is the seed's (tiangong-cli `RuleRouter.calculateScore`): per agent, each distinct
  * keyword that occurs +10, each pattern that matches +20, then `Math.round(total × (priority/100))`
@@ -15,7 +16,7 @@ import type { AgentDefinition } from "../../schemas/agent";
 import type { CompiledRules, RuleMatch } from "../types";
 import { buildAutomaton, DENSE_CELL_LIMIT } from "./automaton";
 import { requiredFactors } from "./literal-factors";
-import { RuleScanner, type RuleTables } from "./rule-scanner";
+import { AGENT_SPAN, RuleScanner, type RuleTables } from "./rule-scanner";
 import { compilePattern, PATTERN_FLAGS } from "./pattern-safety";
 import { buildChunkMatcher, GATE_SIZE, type ChunkMatcher } from "./pattern-gates";
 import { ClassTable, compileVerifier, resumePoint } from "./pattern-verifier";
@@ -79,6 +80,23 @@ class EntryTable {
   }
 }
 
+/** A short key for a 129-entry 0/1 set, to share identical sets between patterns. */
+function setKey(set: Uint8Array): string {
+  const words = [0, 0, 0, 0, 0];
+  for (let i = 0; i < set.length; i++) if (set[i] === 1) words[i >>> 5]! |= 1 << (i & 31);
+  return words.join(",");
+}
+
+/** The interned sets, 129 entries each, in id order. */
+function packSets(keys: Map<string, number>): Uint8Array {
+  const packed = new Uint8Array(129 * keys.size);
+  for (const [key, id] of keys) {
+    const words = key.split(",").map(Number);
+    for (let i = 0; i < 129; i++) packed[129 * id + i] = (words[i >>> 5]! >>> (i & 31)) & 1;
+  }
+  return packed;
+}
+
 function toCsr(lists: number[][]): { start: Int32Array; items: Int32Array } {
   const start = new Int32Array(lists.length + 1);
   lists.forEach((list, i) => (start[i + 1] = start[i]! + list.length));
@@ -119,6 +137,7 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
   const skippedPatterns: RuleStats["skippedPatterns"] = [];
   let stringBytes = 0;
 
+  if (agents.length >= AGENT_SPAN) throw new RangeError(`at most ${AGENT_SPAN - 1} agents can be compiled`);
   for (const agent of agents) {
     if (!agent.enabled) continue;
     const index = names.length;
@@ -154,10 +173,10 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
       patternVerifier.push(program === null ? -1 : verifierCode.length);
       const single = program !== null && factors!.factors.length === 1 ? factors!.factors[0]! : null;
       patternResume.push(single === null ? 0 : resumePoint(program!, single, factors!.boundaryBefore));
-      if (program !== null) verifierCode.push(...program);
+      if (program !== null) for (const word of program) verifierCode.push(word);
       patternSticky.push(factors?.anchored && program === null ? new RegExp(source, `${PATTERN_FLAGS}y`) : null);
       patternBoundary.push(factors?.boundaryBefore ? 1 : 0);
-      const next = factors?.next ? factors.next.join("") : null;
+      const next = factors?.next ? setKey(factors.next) : null;
       if (next !== null && !nextSets.has(next)) nextSets.set(next, nextSets.size);
       patternNext.push(next === null ? -1 : nextSets.get(next)!);
       if (factors === null) alwaysRun.push(id);
@@ -206,7 +225,7 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     patternResume: Int32Array.from(patternResume),
     verifier: { code: Int32Array.from(verifierCode), classes: classes.toArray() },
     patternBoundary: Uint8Array.from(patternBoundary),
-    nextSets: Uint8Array.from([...nextSets.keys()].flatMap((key) => [...key].map(Number))),
+    nextSets: packSets(nextSets),
     names,
     priorities: Int32Array.from(priorities),
     keywordAgent: Int32Array.from(keywordAgent),

@@ -17,6 +17,9 @@
  * `s`/`k`, with `ſ`/`K` — the same folding the rest of the rule tier relies on.
  */
 import { isRegexWordUnit, WHITESPACE } from "./text";
+import { CLASS_ROW, ClassTable, DIGIT, SPACE, WORD } from "./verifier-classes";
+
+export { ClassTable } from "./verifier-classes";
 
 const enum Op {
   Char = 0,
@@ -33,43 +36,13 @@ const enum Op {
 
 /** Instructions beyond this per pattern are refused (quantifier expansion can explode). */
 const MAX_INSTRUCTIONS = 400;
-/** Per class: 128 ASCII member bits (folded to lower case), non-ASCII whitespace, negated. */
-const CLASS_WIDTH = 130;
+// A local copy: the hot path reads it on every class test.
+const CLASS_WIDTH = CLASS_ROW;
 
 class Unsupported extends Error {}
 
 type Piece = { kind: "char"; code: number } | { kind: "class"; id: number } | { kind: "any" } | { kind: "assert"; op: Op };
 type Node = { piece: Piece; min: number; max: number } | { alts: Node[][]; min: number; max: number };
-
-const DIGIT = "0123456789";
-const WORD = "abcdefghijklmnopqrstuvwxyz0123456789_";
-const SPACE = "\t\n\v\f\r ";
-
-/** Classes shared by all patterns of a registry: `\d`-like escapes and bracket classes. */
-export class ClassTable {
-  private readonly rows: number[] = [];
-  private readonly ids = new Map<string, number>();
-
-  /** The id of a class: ASCII members (any case), whether it holds `\s`, whether it is negated. */
-  intern(members: string, spaces: boolean, negated: boolean): number {
-    const row = new Array<number>(CLASS_WIDTH).fill(0);
-    for (const c of members) row[c.toLowerCase().charCodeAt(0)] = 1;
-    row[128] = spaces ? 1 : 0;
-    row[129] = negated ? 1 : 0;
-    const key = row.join("");
-    let id = this.ids.get(key);
-    if (id === undefined) {
-      id = this.ids.size;
-      this.ids.set(key, id);
-      this.rows.push(...row);
-    }
-    return id;
-  }
-
-  toArray(): Uint8Array {
-    return Uint8Array.from(this.rows);
-  }
-}
 
 class Parser {
   private i = 0;

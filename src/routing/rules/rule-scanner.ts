@@ -28,7 +28,7 @@ export interface RuleTables {
   /** Per entry: keyword slots, i.e. indexes into `keywordAgent`/`keywordText` (agent order, then definition order). */
   keywordRefSlot: Int32Array;
   factorRefStart: Int32Array;
-  /** Per entry, grouped: anchored patterns first (this many), then the others. */
+  /** Per entry, grouped: anchored patterns the verifier runs, anchored ones V8 runs, then unanchored ones. */
   factorRefPattern: Int32Array;
   /** Per entry: how many of its patterns come first as verifier-run, and as anchored in all. */
   factorVerified: Int32Array;
@@ -59,8 +59,8 @@ export interface RuleTables {
   alwaysRun: Int32Array;
 }
 
-/** Registry sizes up to 2²⁴ agents fit the packed sort key next to any score. */
-const AGENT_SPAN = 2 ** 24;
+/** Registry sizes below 2²⁴ agents fit the packed sort key next to any score. */
+export const AGENT_SPAN = 2 ** 24;
 const KEYWORDS = 1;
 const FACTORS = 2;
 
@@ -315,7 +315,7 @@ export class RuleScanner {
   private results(limit: number): RuleMatch[] {
     const t = this.t;
     // Sort keys pack score and registry order in one double (score · 2²⁴ + (2²⁴ − 1 − agent)), so a
-    // plain numeric typed-array sort orders by score, then registry order, with no comparator.
+    // numeric sort orders by score, then registry order; only the `limit` largest need ordering.
     const keys = this.sortKeys;
     let count = 0;
     for (let k = 0; k < this.touchedCount; k++) {

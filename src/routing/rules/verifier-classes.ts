@@ -1,0 +1,40 @@
+/**
+ * Character classes of the pattern verifier (`pattern-verifier.ts`), shared by all patterns of a
+ * registry: one row per distinct class — 128 ASCII member bits, folded to lower case (what a
+ * case-insensitive `u` regex compares), then "holds `\s`" (non-ASCII whitespace) and "negated".
+ */
+
+/** Entries per class row. */
+export const CLASS_ROW = 130;
+
+export const DIGIT = "0123456789";
+export const WORD = "abcdefghijklmnopqrstuvwxyz0123456789_";
+export const SPACE = "\t\n\v\f\r ";
+
+/** Interns classes (`\d`-like escapes and bracket classes) into rows. */
+export class ClassTable {
+  private readonly rows: number[] = [];
+  private readonly ids = new Map<string, number>();
+
+  /** The id of a class: ASCII members (any case), whether it holds `\s`, whether it is negated. */
+  intern(members: string, spaces: boolean, negated: boolean): number {
+    const bits = [0, 0, 0, 0];
+    for (const c of members) {
+      const code = c.toLowerCase().charCodeAt(0);
+      bits[code >>> 5]! |= 1 << (code & 31);
+    }
+    const key = `${bits.join(",")},${spaces ? 1 : 0}${negated ? 1 : 0}`;
+    let id = this.ids.get(key);
+    if (id === undefined) {
+      id = this.ids.size;
+      this.ids.set(key, id);
+      for (let i = 0; i < 128; i++) this.rows.push((bits[i >>> 5]! >>> (i & 31)) & 1);
+      this.rows.push(spaces ? 1 : 0, negated ? 1 : 0);
+    }
+    return id;
+  }
+
+  toArray(): Uint8Array {
+    return Uint8Array.from(this.rows);
+  }
+}

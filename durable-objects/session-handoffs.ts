@@ -299,10 +299,15 @@ export class SessionHandoffs {
    * work unfinished, the sweep is due at once, so the alarm finishes it even if no call comes.
    */
   async onStart(): Promise<void> {
-    if (!this.store.present()) return;
-    if (this.store.open().some((r) => ORPHANABLE.has(r.record.status)) || this.leases.unsettled()) {
-      this.k.timers.schedule("handoff.timeout", this.k.now(), { sweep: true }, { key: SWEEP_KEY });
-      await this.k.timers.arm();
+    try {
+      if (!this.store.present()) return;
+      if (this.store.open().some((r) => ORPHANABLE.has(r.record.status)) || this.leases.unsettled()) {
+        this.k.timers.schedule("handoff.timeout", this.k.now(), { sweep: true }, { key: SWEEP_KEY });
+        await this.k.timers.arm();
+      }
+    } catch (error) {
+      // A throw inside blockConcurrencyWhile resets the object; the next call recovers anyway.
+      console.error("handoff start-up check failed", error);
     }
   }
 

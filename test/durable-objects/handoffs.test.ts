@@ -1,0 +1,109 @@
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { SessionDO } from "../../durable-objects/session";
+import { SessionHandoffs } from "../../durable-objects/session-handoffs";
+import type { SessionKernel } from "../../durable-objects/session-kernel";
+import type { Sql } from "../../durable-objects/sql";
+import { AgentDefinition } from "../../src/schemas/agent";
+import { HandoffRequest } from "../../src/schemas/handoff";
+import { agentStub, d1Audit, drainDue, sessionStub, setClock } from "./helpers";
+
+type Rpc = Pick<SessionDO, "create" | "get" | "delete" | "setAgentStatus" | "startHandoff" | "getHandoff">;
+
+let counter = 0;
+async function setup(ttl_s = 3600) {
+  const n = ++counter;
+  const desk = AgentDefinition.parse({ name: `front-${n}`, handoffs: [`back-${n}`] });
+  const back = AgentDefinition.parse({ name: `back-${n}` });
+  const { id, stub } = sessionStub();
+  const rpc = stub as unknown as Rpc;
+  await rpc.create("alpha", id, { agent: desk.name, metadata: {}, ttl_s, capacity: 10 });
+  const request = (body: Record<string, unknown>) => HandoffRequest.parse({ session_id: id, source_agent: desk.name, target_agent: back.name, reason: "test", ...body });
+  return { id, stub, rpc, desk, back, request };
+}
+
+async function leases(agent: string, session: string): Promise<string[]> {
+  const load = await agentStub("alpha", agent).rpc.load();
+  if (!load.ok) throw new Error(load.error.message);
+  return load.value.leases.filter((l) => l.session_id === session).map((l) => l.state);
+}
+
+describe("SessionDO handoffs", () => {
+  it("a return reads source and target from the registry; with the registry down it fails and frees the lock", async () => {
+    const { id, rpc, desk, back, request } = await setup();
+    await env.DB.batch([
+      env.DB.prepare("INSERT INTO agents (tenant, name, definition, created_at, updated_at) VALUES ('alpha', ?1, ?2, 'now', 'now')").bind(desk.name, JSON.stringify(desk)),
+      env.DB.prepare("INSERT INTO agents (tenant, name, definition, created_at, updated_at) VALUES ('alpha', ?1, ?2, 'now', 'now')").bind(back.name, JSON.stringify(back)),
+    ]);
+    expect((await rpc.startHandoff({ request: request({}), source: desk, target: back })).ok).toBe(true);
+    await env.DB.exec("ALTER TABLE agents RENAME TO agents_offline");
+    let failed;
+    try {
+      failed = await rpc.startHandoff({ request: request({ source_agent: back.name, target_agent: undefined, mode: "return" }) });
+    } finally {
+      await env.DB.exec("ALTER TABLE agents_offline RENAME TO agents");
+    }
+    expect(!failed.ok && failed.error).toMatchObject({ code: "DEPENDENCY_UNAVAILABLE", details: { status: "failed" } });
+    const returned = await rpc.startHandoff({ request: request({ source_agent: back.name, target_agent: undefined, mode: "return" }) });
+    expect(returned.ok && returned.value.handoff).toMatchObject({ status: "completed", target: desk.name });
+    expect(await leases(desk.name, id)).toEqual(["held"]);
+    expect(await leases(back.name, id)).toEqual([]);
+  });
+
+  it("a session lease that lapsed before it was confirmed is taken again after a restart", async () => {
+    const { id, stub, desk } = await setup();
+    const [lease] = await runInDurableObject(stub, (_instance, state) => {
+      state.storage.sql.exec("UPDATE session_lease SET state = 'tentative'");
+      return state.storage.sql.exec("SELECT lease_id FROM session_lease").toArray() as { lease_id: string }[];
+    });
+    await agentStub("alpha", desk.name).rpc.release({ lease_id: lease!.lease_id });
+    expect(await leases(desk.name, id)).toEqual([]);
+    await evictDurableObject(stub);
+    await drainDue(stub);
+    expect(await leases(desk.name, id)).toEqual(["held"]);
+    const state = await runInDurableObject(stub, (_instance, s) => s.storage.sql.exec("SELECT state FROM session_lease").one());
+    expect(state).toEqual({ state: "held" });
+  });
+
+  it("a session deleted while a handoff runs leaves no lease and nothing in flight", async () => {
+    const { id, stub, rpc, desk, back, request } = await setup();
+    const [handoff, deleted] = await Promise.all([rpc.startHandoff({ request: request({}), source: desk, target: back }), rpc.delete()]);
+    expect(deleted.ok).toBe(true);
+    // Whichever ran first — the delete inside the handoff's await on the AgentDO, or around it.
+    expect(handoff.ok ? handoff.value.handoff.status : handoff.error.code).toMatch(/^(completed|SESSION_NOT_FOUND)$/);
+    await drainDue(stub);
+    expect(await leases(desk.name, id)).toEqual([]);
+    expect(await leases(back.name, id)).toEqual([]);
+  });
+
+  it("an expiring session cancels its pending handoff and frees its lease", async () => {
+    const { id, stub, rpc, desk, back, request } = await setup(60);
+    await rpc.setAgentStatus(desk.name, "busy");
+    const pending = await rpc.startHandoff({ request: request({ policy: "graceful", timeout_s: 3600 }), source: desk, target: back });
+    expect(pending.ok && pending.value).toMatchObject({ accepted: true, handoff: { status: "pending" } });
+    const view = await rpc.get();
+    await setClock(stub, Date.parse(view.ok ? view.value.expires_at : "") + 1);
+    await drainDue(stub);
+    expect((await d1Audit(id)).map((r) => r.action)).toEqual([
+      "session.created",
+      "session.agent_status_changed",
+      "handoff.initiated",
+      "handoff.validated",
+      "handoff.pending",
+      "handoff.cancelled",
+      "session.expired",
+    ]);
+    expect(await leases(desk.name, id)).toEqual([]);
+    const index = await env.DB.prepare("SELECT status FROM handoffs WHERE session_id = ?1").bind(id).first();
+    expect(index).toEqual({ status: "cancelled" });
+  });
+});
+
+describe("fault hooks", () => {
+  it("are refused unless RELAY_TEST_HOOKS is 1", () => {
+    const kernel = { env: {} } as unknown as SessionKernel;
+    const handoffs = new SessionHandoffs(kernel, (() => []) as unknown as Sql);
+    expect(handoffs.setFault("after_intent")).toMatchObject({ ok: false, error: { code: "FORBIDDEN" } });
+  });
+});

@@ -1,0 +1,112 @@
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+/**
+ * Starts `wrangler dev` on loopback for an HTTP benchmark, after the same setup as
+ * `npm run dev` (migrations, demo agents, .dev.vars), and stops it when done.
+ */
+export interface DevServer {
+  url: string;
+  process: ChildProcess;
+  /** Resident memory of the workerd processes, in MiB (Linux /proc). */
+  workerdRssMiB(): number;
+  stop(): Promise<void>;
+}
+
+const root = join(import.meta.dirname, "..", "..");
+
+export async function startDevServer(port = 8788): Promise<DevServer> {
+  execFileSync(join(root, "node_modules", ".bin", "tsx"), [join(root, "scripts", "dev-setup.ts")], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const child = spawn(join(root, "node_modules", ".bin", "wrangler"), ["dev", "--port", String(port), "--ip", "127.0.0.1"], {
+    cwd: root,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let log = "";
+  child.stdout?.on("data", (chunk) => (log += chunk));
+  child.stderr?.on("data", (chunk) => (log += chunk));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      const response = await fetch(`${url}/health`);
+      if (response.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill("SIGKILL");
+      throw new Error(`wrangler dev did not start:\n${log.slice(-2000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return {
+    url,
+    process: child,
+    workerdRssMiB: () => workerdRss(child.pid ?? 0),
+    stop: async () => {
+      try {
+        process.kill(-(child.pid ?? 0), "SIGTERM");
+      } catch {
+        // already gone
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    },
+  };
+}
+
+/** Sums VmRSS of every workerd process descended from `pid`. */
+function workerdRss(pid: number): number {
+  const children = (p: number): number[] => {
+    try {
+      return readFileSync(`/proc/${p}/task/${p}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  };
+  let total = 0;
+  const stack = [pid];
+  while (stack.length > 0) {
+    const p = stack.pop()!;
+    stack.push(...children(p));
+    try {
+      const status = readFileSync(`/proc/${p}/status`, "utf8");
+      if (/^Name:\s+workerd/m.test(status)) total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+    } catch {
+      // exited
+    }
+  }
+  return Math.round(total);
+}
+
+/** Runs `total` calls of `task` with at most `concurrency` in flight; returns each call's ms. */
+export async function runConcurrent(total: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number[]> {
+  const durations: number[] = new Array(total);
+  let next = 0;
+  const worker = async () => {
+    while (next < total) {
+      const i = next++;
+      const started = performance.now();
+      await task(i);
+      durations[i] = performance.now() - started;
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return durations;
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+export function devKey(): string {
+  const vars = readFileSync(join(root, ".dev.vars"), "utf8");
+  const entry = /RELAY_API_KEYS\s*=\s*"?([^",\n]*)/.exec(vars)?.[1] ?? "";
+  return entry.slice(entry.indexOf(":") + 1);
+}

@@ -80,8 +80,8 @@ async function main(): Promise<void> {
   console.log(`${process.platform}/${process.arch}, one thread. µs per route, each call timed with process.hrtime.bigint after a warm-up; full GC between phases.`);
   console.log("Registries: 20 keywords (18 words + 2 two-word phrases from a 4,000-word vocabulary) and 5 patterns per agent.");
   console.log("Inputs (64 per cell, flat strings): miss = filler words only (vocabulary words can still occur inside longer");
-  console.log("words, and patterns without \\b may match there); one = miss + 1 agent-specific code (`tk…-1234`, one agent at");
-  console.log("any size); hit = + 3 keywords of random agents (each shared by ~50 agents at 10,000) + 1 code;");
+  console.log("words, and patterns without \\b may match there); one = miss + 1 agent-specific code (`tk…-1234`, which matches");
+  console.log("one agent at any size); hit = + 3 keywords of random agents (each shared by ~50 agents at 10,000) + 1 code;");
   console.log("hit-utf8 = hit + a few non-ASCII words (NFKC, two-pass path).\n");
   console.log("Compile (once per registry version)");
   console.log(pad(["agents", "compile ms", "keywords", "patterns", "anch/prefilt/always", "entries", "states", "classes", "dense states", "mem MiB"], compileWidths));

@@ -16,8 +16,8 @@ function encodeTime(time: number): string {
   return out;
 }
 
-function encodeRandom(bytes: Uint8Array): string {
-  // 80 bits → 16 chars of 5 bits.
+/** Crockford base32 of any bytes, 5 bits a character, the last one zero-padded. */
+export function base32(bytes: Uint8Array): string {
   let out = "";
   let buffer = 0;
   let bits = 0;
@@ -30,6 +30,7 @@ function encodeRandom(bytes: Uint8Array): string {
     }
     buffer &= (1 << bits) - 1;
   }
+  if (bits > 0) out += ALPHABET[(buffer << (5 - bits)) & 31];
   return out;
 }
 
@@ -54,7 +55,7 @@ export function ulid(now = Date.now()): string {
     lastTime = now;
     lastRandom = crypto.getRandomValues(new Uint8Array(10));
   }
-  return encodeTime(now) + encodeRandom(lastRandom);
+  return encodeTime(now) + base32(lastRandom);
 }
 
 /** The millisecond timestamp a ULID was made at. */

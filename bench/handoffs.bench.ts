@@ -2,8 +2,9 @@
  * Handoffs through `wrangler dev` on loopback (issue 3's benchmark): 200 sessions created
  * on the demo `triage` agent, then each does 10 immediate handoffs alternating transfer
  * and return (triage → billing or technical, and back), 16 sessions in flight at once.
- * Reports p50/p99 and throughput for session creation and for handoffs, the workerd RSS,
- * and checks that the handoff audit rows in D1 equal the transitions made.
+ * Reports p50/p99 and throughput for session creation and for handoffs, the latency of a
+ * handoff with one in flight, /health under the same load as this setup's ceiling, the
+ * workerd RSS, and checks that the handoff audit rows in D1 equal the transitions made.
  *
  *   npx tsx bench/handoffs.bench.ts
  *
@@ -79,6 +80,21 @@ try {
   const handoffSeconds = (performance.now() - started) / 1000;
   const rss = server.workerdRssMiB();
 
+  // Latency without queueing: one client, one handoff at a time (by Little's law, 16 in
+  // flight at p50 ≤ 5 ms would take over 3,000 handoffs/s, so the two targets meet only here).
+  const soloMs: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    const session = ids[i]!;
+    for (let h = 0; h < 10; h++) {
+      const body = h % 2 === 0 ? { session_id: session, source_agent: "triage", target_agent: "sales", reason: "solo" } : { session_id: session, source_agent: "sales", mode: "return", reason: "solo" };
+      const t0 = performance.now();
+      const reply = await api("POST", "/v1/handoffs", body);
+      soloMs.push(performance.now() - t0);
+      if (reply.status !== 200) throw new Error(`solo handoff: ${reply.status} ${JSON.stringify(reply.json)}`);
+      transitions += reply.json.transitions.length;
+    }
+  }
+
   // The ceiling of this setup: the cheapest request there is, same concurrency.
   started = performance.now();
   const healthMs = await runConcurrent(SESSIONS * HANDOFFS_PER_SESSION, CONCURRENCY, async () => {
@@ -108,23 +124,24 @@ try {
       cursor = page.json.next_cursor;
     } while (cursor);
   }
-  const triageLoad = await Promise.all(ids.map((id) => api("DELETE", `/v1/sessions/${id}`)));
+  const deletions = await Promise.all(ids.map((id) => api("DELETE", `/v1/sessions/${id}`)));
 
   const rows = [
     ["session creation", ...summary(createMs, createSeconds, "sessions")],
     ["handoff (immediate)", ...summary(handoffMs, handoffSeconds, "handoffs")],
-    ["GET /health (baseline of this setup)", ...summary(healthMs, healthSeconds, "req")],
+    ["handoff, 1 in flight (triage ↔ sales)", percentile(soloMs, 50).toFixed(2), percentile(soloMs, 99).toFixed(2), "-"],
+    ["GET /health, 16 in flight (ceiling of this setup)", ...summary(healthMs, healthSeconds, "req")],
   ];
   console.log(`\nHandoffs via wrangler dev on loopback: ${SESSIONS} sessions × ${HANDOFFS_PER_SESSION} handoffs, ${CONCURRENCY} in flight`);
   console.log("| operation | p50 ms | p99 ms | throughput |\n| --- | --- | --- | --- |");
   for (const row of rows) console.log(`| ${row.join(" | ")} |`);
   console.log(`\n| check | value |\n| --- | --- |`);
-  console.log(`| handoff outcomes | ${[...outcomes].map(([k, n]) => `${k}: ${n}`).join(", ")} |`);
-  console.log(`| transitions made (from the records) | ${transitions} |`);
+  console.log(`| handoff outcomes (16 in flight) | ${[...outcomes].map(([k, n]) => `${k}: ${n}`).join(", ")} |`);
+  console.log(`| transitions made (from the handoff records, both runs) | ${transitions} |`);
   console.log(`| handoff audit rows in D1 | ${handoffRows} ${handoffRows === transitions ? "(equal)" : "(MISMATCH)"} |`);
   console.log(`| other audit rows in D1 (session.created) | ${otherRows} |`);
   console.log(`| outbox drained to D1 after the run | ${flushSeconds.toFixed(1)} s |`);
-  console.log(`| sessions deleted (leases freed) | ${triageLoad.filter((r) => r.status === 204).length} |`);
+  console.log(`| sessions deleted (leases freed) | ${deletions.filter((r) => r.status === 204).length} |`);
   console.log(`| workerd RSS after the handoffs | ${rss} MiB |`);
 } finally {
   await server.stop();

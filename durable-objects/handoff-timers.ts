@@ -67,10 +67,8 @@ export async function endSession(h: SessionHandoffs, k: SessionKernel, reason: s
   if (pending || lease) {
     const ctx = h.ctx(session, SYSTEM_ACTOR);
     const step = pending ? must(advance(pending, { type: "cancel", reason }, ctx)) : { row: null, records: [], effects: [] };
-    k.storage.transactionSync(() => {
+    await k.commit(step.row ? { ...session, in_flight_handoff: null } : session, step.records, () => {
       if (step.row) {
-        k.store.save({ ...session, in_flight_handoff: null });
-        k.outbox.append(step.records);
         k.timers.cancel(DEADLINE_KEY);
         h.store.save({ ...step.row, step: null }, ctx.now);
       }
@@ -78,9 +76,7 @@ export async function endSession(h: SessionHandoffs, k: SessionKernel, reason: s
         h.store.queueRelease({ agent: lease.agent, lease_id: lease.lease_id, fencing_token: lease.fencing_token, reason });
         h.store.setSessionLease(null);
       }
-      k.timers.schedule("outbox.flush", ctx.now, null, { key: "outbox.flush", ifExists: "keep" });
     });
-    await k.timers.arm();
   }
   return h.leases.settle();
 }
@@ -107,6 +103,8 @@ async function beforeExpiry(h: SessionHandoffs, k: SessionKernel, expire: TimerH
     const pending = h.store.open().find((r) => r.record.status === "pending");
     const ctx = { ...h.ctx(again, SYSTEM_ACTOR), now };
     const step = pending ? must(advance(pending, { type: "cancel", reason: "session expired" }, ctx)) : null;
+    // Not the kernel's commit: it would re-arm the very expiry timer that is running. The
+    // lifecycle's handler, called next, flushes these records with its own.
     k.storage.transactionSync(() => {
       if (step) {
         k.store.save({ ...again, in_flight_handoff: null });

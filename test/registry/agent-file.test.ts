@@ -1,3 +1,4 @@
+/// <reference types="vite/client" />
 import { describe, expect, it } from "vitest";
 import { isRelayError, type RelayError } from "../../src/errors";
 import { parseAgentFile } from "../../src/registry/agent-file";

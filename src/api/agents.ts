@@ -6,6 +6,7 @@ import { parseAgentFile } from "../registry/agent-file";
 import { checkAgentPatterns } from "../registry/check-agent";
 import { deleteAgent, getAgent, listAgents, putAgent } from "../registry/store";
 import { AgentDefinition, AgentName } from "../schemas/agent";
+import { invalidateTenant } from "../services/registry-cache";
 import { decodeCursor, encodeCursor } from "./cursor";
 import { parseWith, readJson, readQuery, readText } from "./validate";
 
@@ -35,6 +36,7 @@ export const agents = new Hono<AppEnv>()
     }
     checkAgentPatterns(definition);
     const { created, agent } = await putAgent(c.env.DB, c.get("tenant"), definition);
+    invalidateTenant(c.get("tenant"));
     return c.json(agent, created ? 201 : 200);
   })
   .get("/", async (c) => {
@@ -50,7 +52,9 @@ export const agents = new Hono<AppEnv>()
   })
   .delete("/:name", async (c) => {
     const name = agentName(c.req.param("name"));
-    if (!(await deleteAgent(c.env.DB, c.get("tenant"), name))) {
+    const deleted = await deleteAgent(c.env.DB, c.get("tenant"), name);
+    invalidateTenant(c.get("tenant"));
+    if (!deleted) {
       throw new RelayError("AGENT_NOT_FOUND", `No agent named '${name}'.`, { agent: name });
     }
     return c.body(null, 204);

@@ -4,6 +4,7 @@ import { RelayError } from "../errors";
 import { deleteTenantConfig, getTenantConfig, putTenantConfig } from "../registry/config-store";
 import { configProblems, patchFromVars, resolveConfig, type ResolvedConfig } from "../routing/config";
 import { RoutingConfigPatch } from "../schemas/routing";
+import { invalidateTenant } from "../services/registry-cache";
 import { readJson } from "./validate";
 
 function view({ config, sources, warnings }: ResolvedConfig, stored: RoutingConfigPatch | null) {
@@ -29,10 +30,12 @@ export const config = new Hono<AppEnv>()
       throw new RelayError("INVALID_CONFIG", `Routing configuration is inconsistent: ${problems.join("; ")}.`, { problems });
     }
     await putTenantConfig(c.env.DB, c.get("tenant"), stored);
+    invalidateTenant(c.get("tenant"));
     return c.json(view(resolved, stored));
   })
   .delete("/routing", async (c) => {
     await deleteTenantConfig(c.env.DB, c.get("tenant"));
+    invalidateTenant(c.get("tenant"));
     const { patch, warnings } = patchFromVars(c.env);
     return c.json(view(resolveConfig({ env: patch, warnings }), null));
   });

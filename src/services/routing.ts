@@ -1,18 +1,16 @@
 import type { Env } from "../env";
 import { RelayError } from "../errors";
-import { parseTenantConfig, tenantConfigStatement } from "../registry/config-store";
-import { registryHeadStatement, type RegistryHead } from "../registry/store";
 import { configProblems, patchFromVars, resolveConfig, type ResolvedConfig } from "../routing/config";
 import { agentSummaries } from "../routing/fallback";
 import { decideRoute, type LlmOutcome } from "../routing/hybrid";
 import { routeWithLlm } from "../routing/llm/route-with-llm";
 import { resolveProvider } from "../providers";
 import type { RouteDecision, RoutingConfigPatch, RoutingStrategy } from "../schemas/routing";
-import { compiledRegistry, type CompiledRegistry } from "./registry-cache";
+import { compiledRegistry, tenantHead, type CompiledRegistry } from "./registry-cache";
 
 /**
- * Routing as the Worker runs it: one D1 round trip for the registry version and the
- * tenant's config, the compiled registry from the isolate cache, then the pure decision.
+ * Routing as the Worker runs it: the registry head and the tenant's config (cached per
+ * isolate for at most HEAD_TTL_MS), the compiled registry, then the pure decision.
  */
 
 export interface RoutingContext {
@@ -21,11 +19,9 @@ export interface RoutingContext {
 }
 
 export async function routingContext(env: Env, tenant: string, override?: RoutingConfigPatch): Promise<RoutingContext> {
-  const [headRows, configRows] = await env.DB.batch([registryHeadStatement(env.DB, tenant), tenantConfigStatement(env.DB, tenant)]);
-  const head = (headRows?.results[0] as RegistryHead | undefined) ?? { version: 0, stamp: "" };
-  const tenantPatch = parseTenantConfig(configRows?.results[0] as { config: string } | undefined);
+  const { head, tenantConfig } = await tenantHead(env.DB, tenant);
   const { patch, warnings } = patchFromVars(env);
-  const resolved = resolveConfig({ env: patch, tenant: tenantPatch, request: override, warnings });
+  const resolved = resolveConfig({ env: patch, tenant: tenantConfig, request: override, warnings });
   const problems = configProblems(resolved.config);
   if (problems.length > 0) {
     throw new RelayError("INVALID_CONFIG", `Routing configuration is inconsistent: ${problems.join("; ")}.`, {

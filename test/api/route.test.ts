@@ -227,3 +227,20 @@ describe("GET /v1/route/stats", () => {
     await call("DELETE", "/v1/agents/extra");
   });
 });
+
+describe("registry head cache", () => {
+  it("serves routes from the isolate's cache for up to a second after a write made elsewhere", async () => {
+    await call("POST", "/v1/route", { input: "warm the cache", strategy: "rule" });
+    // A write that bypasses this isolate (another isolate, or a migration): only D1 changes.
+    await env.DB.prepare("UPDATE registry_versions SET version = version + 1, stamp = 'elsewhere' WHERE tenant = 'alpha'").run();
+    const stats = await call("GET", "/v1/route/stats");
+    expect(stats.json.registry_version).not.toBe(
+      await env.DB.prepare("SELECT version FROM registry_versions WHERE tenant = 'alpha'").first("version"),
+    );
+    // A write through the API invalidates at once.
+    await call("PUT", "/v1/agents/cache-probe", { name: "cache-probe" });
+    const fresh = await call("GET", "/v1/route/stats");
+    expect(fresh.json.registry_version).toBe(await env.DB.prepare("SELECT version FROM registry_versions WHERE tenant = 'alpha'").first("version"));
+    await call("DELETE", "/v1/agents/cache-probe");
+  });
+});

@@ -33,6 +33,9 @@ export interface RouteInputs {
 
 export type RouteResult = Omit<RouteDecision, "latency_us">;
 
+/** What decisions report as the model of the offline `local` provider. */
+export const LOCAL_MODEL = "local-lexical (not an LLM)";
+
 /**
  * The routing decision (design §3). `rule` trusts the rule tier at confidence ≥ threshold,
  * `llm` always asks the model, `hybrid` asks the model only when the rules are unsure.
@@ -53,7 +56,8 @@ export async function decideRoute({ input, config, rules, agents, llm }: RouteIn
   const outcome = await llm(input);
   const llmDetails: NonNullable<RouteDecision["llm"]> = {
     provider: config.llm.provider,
-    model: config.llm.model,
+    // The offline provider ignores the model setting; say so rather than name a model never called.
+    model: config.llm.provider === "local" ? LOCAL_MODEL : config.llm.model,
     duration_ms: outcome.duration_ms,
     tool_call: outcome.tool_call ?? null,
     ...(outcome.ok ? {} : { error: `${outcome.reason}: ${outcome.message}` }),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_ROUTING } from "../../src/routing/config";
 import { applyFallback } from "../../src/routing/fallback";
-import { decideRoute, type LlmOutcome } from "../../src/routing/hybrid";
+import { decideRoute, LOCAL_MODEL, type LlmOutcome } from "../../src/routing/hybrid";
 import type { RuleDecision, RuleRouter } from "../../src/routing/types";
 import { AgentDefinition } from "../../src/schemas/agent";
 import type { RoutingConfig } from "../../src/schemas/routing";
@@ -51,7 +51,7 @@ describe("hybrid routing", () => {
     const decision = await decideRoute({ input: "it broke", config: config(), rules, agents, llm });
     expect(calls).toEqual(["it broke"]);
     expect(decision).toMatchObject({ agent: "technical", method: "llm", confidence: 79.9 });
-    expect(decision.llm).toMatchObject({ provider: "local", tool_call: { name: "transfer_to_technical" }, duration_ms: 12 });
+    expect(decision.llm).toMatchObject({ provider: "local", model: LOCAL_MODEL, tool_call: { name: "transfer_to_technical" }, duration_ms: 12 });
   });
 
   it("falls back with the LLM's failure as the reason", async () => {

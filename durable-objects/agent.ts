@@ -75,6 +75,17 @@ interface LeaseRow {
   expires_at: number | null;
 }
 
+/** The lease's own columns of a row read with extra ones. */
+const leaseRow = (row: LeaseRow): LeaseRow => ({
+  lease_id: row.lease_id,
+  session_id: row.session_id,
+  handoff_id: row.handoff_id,
+  state: row.state,
+  fencing_token: row.fencing_token,
+  created_at: row.created_at,
+  expires_at: row.expires_at,
+});
+
 const toLease = (row: LeaseRow): Lease => ({
   ...row,
   created_at: new Date(row.created_at).toISOString(),
@@ -90,6 +101,11 @@ export class AgentDO extends DurableObject<Env> {
   private readonly sql: Sql;
   private readonly timers: Timers;
   private migrated = false;
+  /**
+   * No tentative lease lapses before this time (Infinity: none is tentative); undefined
+   * when unknown (a new instance, a failed transaction), which makes the next call sweep.
+   */
+  private nextLapse: number | undefined = undefined;
   /** The object's clock. Tests move it forward through `runInDurableObject` to reach expiries. */
   clock: () => number = () => Date.now();
 
@@ -110,22 +126,32 @@ export class AgentDO extends DurableObject<Env> {
     }
     this.ensureSchema();
     const now = this.clock();
-    const result = this.ctx.storage.transactionSync((): Result<Lease> => {
+    const result = this.transaction((): Result<Lease> => {
       this.dropLapsed(now);
-      const agent = this.agentRow(now);
-      this.sql`UPDATE agent SET max_concurrent_sessions = ${capacity}, updated_at = ${now} WHERE id = 1`;
-      const existing = this.sql<LeaseRow>`SELECT * FROM leases WHERE session_id = ${sessionId}`[0];
-      if (existing?.handoff_id === handoffId) return ok(toLease(existing));
+      // The agent row (made on first use) with this capacity, and its status, in one statement.
+      const agent = this.sql<{ status: AgentStatus }>`INSERT INTO agent (id, status, max_concurrent_sessions, updated_at)
+        VALUES (1, 'active', ${capacity}, ${now})
+        ON CONFLICT (id) DO UPDATE SET max_concurrent_sessions = excluded.max_concurrent_sessions, updated_at = excluded.updated_at
+        RETURNING status`[0];
+      if (!agent) throw new Error("agent row missing");
+      // The session's lease here (if any) and the number of leases, in one statement.
+      const found = this.sql<Partial<LeaseRow> & { active: number }>`SELECT (SELECT COUNT(*) FROM leases) AS active, l.*
+        FROM (SELECT 1) LEFT JOIN leases l ON l.session_id = ${sessionId}`[0];
+      const existing = found?.lease_id ? (found as LeaseRow & { active: number }) : undefined;
+      if (existing?.handoff_id === handoffId) return ok(toLease(leaseRow(existing)));
       if (existing) {
         const token = this.nextToken();
         const expires = existing.state === "tentative" ? now + ttlMs : null;
         this.sql`UPDATE leases SET handoff_id = ${handoffId}, fencing_token = ${token}, expires_at = ${expires}
                  WHERE lease_id = ${existing.lease_id}`;
-        if (expires !== null) this.timers.schedule("lease.expire", expires, { lease_id: existing.lease_id }, { key: leaseTimerKey(existing.lease_id) });
-        return ok(toLease({ ...existing, handoff_id: handoffId, fencing_token: token, expires_at: expires }));
+        if (expires !== null) {
+          this.timers.schedule("lease.expire", expires, { lease_id: existing.lease_id }, { key: leaseTimerKey(existing.lease_id) });
+          this.lapsesAt(expires);
+        }
+        return ok(toLease({ ...leaseRow(existing), handoff_id: handoffId, fencing_token: token, expires_at: expires }));
       }
       if (agent.status === "paused") return unavailable("paused", "The agent is paused.");
-      const active = this.activeCount();
+      const active = found?.active ?? 0;
       if (active >= capacity) {
         return unavailable("at_capacity", `The agent is at its capacity of ${capacity} sessions.`, { active, capacity });
       }
@@ -142,6 +168,7 @@ export class AgentDO extends DurableObject<Env> {
                VALUES (${lease.lease_id}, ${lease.session_id}, ${lease.handoff_id}, ${lease.state}, ${lease.fencing_token},
                        ${lease.created_at}, ${lease.expires_at})`;
       this.timers.schedule("lease.expire", now + ttlMs, { lease_id: lease.lease_id }, { key: leaseTimerKey(lease.lease_id) });
+      this.lapsesAt(now + ttlMs);
       return ok(toLease(lease));
     });
     await this.timers.arm();
@@ -155,8 +182,16 @@ export class AgentDO extends DurableObject<Env> {
   async confirm(leaseId: string, fencingToken?: number): Promise<Result<Lease>> {
     if (!this.ready()) return unavailable("lease_not_found", "No such lease: it lapsed or was released.", { lease_id: leaseId });
     const now = this.clock();
-    const result = this.ctx.storage.transactionSync((): Result<Lease> => {
+    const token = fencingToken ?? null;
+    const result = this.transaction((): Result<Lease> => {
       this.dropLapsed(now);
+      // The common case in one statement: a tentative lease with the right token.
+      const confirmed = this.sql<LeaseRow>`UPDATE leases SET state = 'held', expires_at = NULL
+        WHERE lease_id = ${leaseId} AND state = 'tentative' AND (${token} IS NULL OR fencing_token = ${token}) RETURNING *`[0];
+      if (confirmed) {
+        this.timers.cancel(leaseTimerKey(leaseId));
+        return ok(toLease(confirmed));
+      }
       const lease = this.sql<LeaseRow>`SELECT * FROM leases WHERE lease_id = ${leaseId}`[0];
       if (!lease) return unavailable("lease_not_found", "No such lease: it lapsed or was released.", { lease_id: leaseId });
       if (fencingToken !== undefined && fencingToken !== lease.fencing_token) {
@@ -166,10 +201,7 @@ export class AgentDO extends DurableObject<Env> {
           current_token: lease.fencing_token,
         });
       }
-      if (lease.state === "held") return ok(toLease(lease));
-      this.sql`UPDATE leases SET state = 'held', expires_at = NULL WHERE lease_id = ${leaseId}`;
-      this.timers.cancel(leaseTimerKey(leaseId));
-      return ok(toLease({ ...lease, state: "held", expires_at: null }));
+      return ok(toLease(lease));
     });
     await this.timers.arm();
     return result;
@@ -181,14 +213,17 @@ export class AgentDO extends DurableObject<Env> {
    */
   async release(ref: LeaseRef, fencingToken?: number): Promise<Result<{ released: boolean }>> {
     if (!this.ready()) return ok({ released: false });
-    const result = this.ctx.storage.transactionSync(() => {
-      const lease =
+    const token = fencingToken ?? null;
+    const result = this.transaction(() => {
+      // A held lease has no timer (confirming cancelled it): only a tentative one's goes.
+      const deleted =
         "lease_id" in ref
-          ? this.sql<LeaseRow>`SELECT * FROM leases WHERE lease_id = ${ref.lease_id}`[0]
-          : this.sql<LeaseRow>`SELECT * FROM leases WHERE session_id = ${ref.session_id}`[0];
-      if (!lease || (fencingToken !== undefined && fencingToken !== lease.fencing_token)) return { released: false };
-      this.sql`DELETE FROM leases WHERE lease_id = ${lease.lease_id}`;
-      this.timers.cancel(leaseTimerKey(lease.lease_id));
+          ? this.sql<{ lease_id: string; state: Lease["state"] }>`DELETE FROM leases
+              WHERE lease_id = ${ref.lease_id} AND (${token} IS NULL OR fencing_token = ${token}) RETURNING lease_id, state`[0]
+          : this.sql<{ lease_id: string; state: Lease["state"] }>`DELETE FROM leases
+              WHERE session_id = ${ref.session_id} AND (${token} IS NULL OR fencing_token = ${token}) RETURNING lease_id, state`[0];
+      if (!deleted) return { released: false };
+      if (deleted.state === "tentative") this.timers.cancel(leaseTimerKey(deleted.lease_id));
       return { released: true };
     });
     await this.timers.arm();
@@ -219,6 +254,7 @@ export class AgentDO extends DurableObject<Env> {
     } catch (error) {
       // Never throw from an alarm: the platform drops it after six retries.
       console.error("AgentDO alarm failed; re-arming", error);
+      this.timers.forget();
       await this.ctx.storage.setAlarm(this.clock() + 30_000).catch(() => undefined);
     }
   }
@@ -239,15 +275,32 @@ export class AgentDO extends DurableObject<Env> {
     return this.load();
   }
 
-  /** Tentative leases past their expiry no longer count, even before their timer runs. */
+  /**
+   * Tentative leases past their expiry no longer count, even before their timer runs.
+   * Skipped while no tentative lease can have lapsed (`nextLapse`).
+   */
   private dropLapsed(now: number): void {
+    if (this.nextLapse !== undefined && now < this.nextLapse) return;
     for (const { lease_id } of this.sql<{ lease_id: string }>`DELETE FROM leases WHERE state = 'tentative' AND expires_at <= ${now} RETURNING lease_id`) {
       this.timers.cancel(leaseTimerKey(lease_id));
     }
+    this.nextLapse = this.sql<{ at: number | null }>`SELECT MIN(expires_at) AS at FROM leases WHERE state = 'tentative'`[0]?.at ?? Infinity;
   }
 
-  private activeCount(): number {
-    return this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM leases`[0]?.n ?? 0;
+  /** A tentative lease now lapses at `at`. */
+  private lapsesAt(at: number): void {
+    if (this.nextLapse !== undefined) this.nextLapse = Math.min(this.nextLapse, at);
+  }
+
+  /** `transactionSync`; a throw (rolled back) makes what this instance knows about its tables unknown. */
+  private transaction<T>(fn: () => T): T {
+    try {
+      return this.ctx.storage.transactionSync(fn);
+    } catch (error) {
+      this.nextLapse = undefined;
+      this.timers.forget();
+      throw error;
+    }
   }
 
   private nextToken(): number {

@@ -47,7 +47,8 @@ export async function commitStep(
     options.before?.();
     row = applyEffects(k, store, step.effects, row, ctx);
     store.save(row, ctx.now);
-    if (options.answer) store.answer(row.record.id, options.answer(row));
+    // Only a request with an Idempotency-Key has a row to answer.
+    if (options.answer && row.record.idempotency_key !== undefined) store.answer(row.record.id, options.answer(row));
   });
   return row;
 }
@@ -66,7 +67,8 @@ function withDeadline(step: Advanced): Handoff {
 function applyEffects(k: SessionKernel, store: HandoffStore, effects: readonly HandoffEffect[], row: HandoffRow, ctx: StepContext): HandoffRow {
   let out = row;
   const id = row.record.id;
-  const sessionLease = store.sessionLease();
+  // Read only by a release of the source's lease.
+  let sessionLease: SessionLease | null | undefined;
   let nextLease: SessionLease | null | undefined;
   for (const effect of effects) {
     switch (effect.type) {
@@ -94,6 +96,7 @@ function applyEffects(k: SessionKernel, store: HandoffStore, effects: readonly H
         if (out.lease) nextLease = { agent: effect.agent, ...out.lease, state: "tentative", capacity: out.capacity ?? DEFAULT_CAPACITY };
         break;
       case "release_lease":
+        if (effect.agent === out.record.source && sessionLease === undefined) sessionLease = store.sessionLease();
         if (effect.agent === out.record.source && sessionLease?.agent === effect.agent) {
           store.queueRelease({ agent: effect.agent, lease_id: sessionLease.lease_id, fencing_token: sessionLease.fencing_token, reason: `handoff ${id} completed` });
           nextLease ??= null;

@@ -1,5 +1,6 @@
 import { err, ok, type Result } from "../src/errors";
 import { getAgent } from "../src/registry/store";
+import type { SessionRecord } from "../src/sessions/model";
 import type { Lease } from "./agent";
 import type { HandoffStore, SessionLease } from "./handoff-store";
 import type { SessionKernel } from "./session-kernel";
@@ -59,9 +60,10 @@ export class HandoffLeases {
   /**
    * Confirms a tentative session lease and carries out queued releases. Runs one at a
    * time (callers queue behind each other) and never throws: true when nothing is left.
+   * `session` (tenant and id) saves reading the session row when the caller has it.
    */
-  settle(): Promise<boolean> {
-    const run = this.queue.then(() => this.settleOnce());
+  settle(session?: Pick<SessionRecord, "tenant" | "id">): Promise<boolean> {
+    const run = this.queue.then(() => this.settleOnce(session));
     this.queue = run.catch(() => undefined);
     return run.catch((error) => {
       console.error("lease settlement failed", error);
@@ -74,8 +76,9 @@ export class HandoffLeases {
     return this.store.sessionLease()?.state === "tentative" || this.store.releases().length > 0;
   }
 
-  private async settleOnce(): Promise<boolean> {
-    const session = this.k.store.load();
+  /** A session's tenant and id never change, so a caller's copy spares the read. */
+  private async settleOnce(known?: Pick<SessionRecord, "tenant" | "id">): Promise<boolean> {
+    const session = known ?? this.k.store.load();
     if (!session) return true;
     const lease = this.store.sessionLease();
     const tasks: Promise<boolean>[] = this.store.releases().map(async (release) => {

@@ -139,11 +139,21 @@ function toRow(row: StoredRow): HandoffRow {
 }
 
 export class HandoffStore {
+  /** The tables, once seen, stay until the storage is wiped (`forget`). */
+  private seen = false;
+
   constructor(private readonly sql: Sql) {}
 
   /** False for an object migrated before handoffs existed and not touched since. */
   present(): boolean {
-    return this.sql`SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'handoffs'`.length > 0;
+    if (this.seen) return true;
+    this.seen = this.sql`SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'handoffs'`.length > 0;
+    return this.seen;
+  }
+
+  /** After the object's storage was wiped. */
+  forget(): void {
+    this.seen = false;
   }
 
   get(id: string): HandoffRow | null {

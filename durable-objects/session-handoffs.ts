@@ -71,6 +71,11 @@ export class SessionHandoffs {
   private readonly active = new Set<string>();
   private readonly flows = new Map<string, Promise<Outcome>>();
   private recovering: Promise<void> | null = null;
+  /**
+   * False once a scan found no orphan and no flow has thrown since: in one instance an
+   * orphan only comes from a flow that threw (a restart makes a new instance, true again).
+   */
+  private orphansPossible = true;
   private fault: FaultStep | null = null;
 
   constructor(
@@ -84,12 +89,15 @@ export class SessionHandoffs {
   // ── Requests ──────────────────────────────────────────────────────────────
 
   async start(args: StartHandoffArgs, actor: Actor = API_ACTOR): Promise<Outcome> {
-    const first = this.k.live();
-    if (!first.ok) return first;
-    await this.recoverOrphans();
-    // From here to the first commit nothing awaits: the lock check and the lock are one step.
-    const loaded = this.k.live();
+    let loaded = this.k.live();
     if (!loaded.ok) return loaded;
+    const recovering = this.recovery();
+    if (recovering) {
+      await recovering;
+      loaded = this.k.live();
+      if (!loaded.ok) return loaded;
+    }
+    // From here to the first commit nothing awaits: the lock check and the lock are one step.
     const session = loaded.value;
     if (args.idempotency) {
       const seen = this.store.request(args.idempotency.key);
@@ -145,8 +153,8 @@ export class SessionHandoffs {
     const ctx = this.ctx(loaded.value, { actor: agent, actor_type: "agent" });
     await this.run(row.record.id, async () => {
       const step = must(advance(row, { type: "transfer", reason: `'${agent}' reported idle` }, ctx));
-      await this.commitStep(loaded.value, step, ctx, { step: "take_lease", touch: true });
-      return this.transfer(row.record.id, ctx.actor);
+      const transferring = await this.commitStep(loaded.value, step, ctx, { step: "take_lease", touch: true });
+      return this.transfer(transferring, loaded.value, ctx.actor);
     });
   }
 
@@ -168,16 +176,17 @@ export class SessionHandoffs {
     const back = returnTarget(session.handoff_stack);
     if (args.source !== undefined) return this.decide(step, args, session, ctx, remember);
 
-    await this.commitStep(session, step, ctx, { step: "load_target", touch: true, before: remember });
+    // The flow owns its row from here: nothing else writes a handoff in `validating`.
+    const row = await this.commitStep(session, step, ctx, { step: "load_target", touch: true, before: remember });
     let found: Map<string, AgentDefinition>;
     try {
       found = await agentsByName(this.k.env.DB, session.tenant, back === null ? [args.request.source_agent] : [args.request.source_agent, back]);
     } catch (error) {
       const failure: ErrorBody = { code: "DEPENDENCY_UNAVAILABLE", message: "The agent registry could not be read.", details: { reason: String(error) } };
-      return this.fail(this.store.get(id)!, failure, this.currentSession()!, this.ctx(this.currentSession()!, ctx.actor));
+      const current = this.currentSession()!;
+      return this.fail(row, failure, current, this.ctx(current, ctx.actor));
     }
     const fresh = this.k.live();
-    const row = this.store.get(id)!;
     if (!fresh.ok) return this.fail(row, fresh.error, this.currentSession()!, this.ctx(this.currentSession()!, ctx.actor));
     const loaded = { ...args, source: found.get(args.request.source_agent) ?? null, target: back === null ? null : (found.get(back) ?? null) };
     return this.decide({ row, records: [], effects: [] }, loaded, fresh.value, this.ctx(fresh.value, ctx.actor));
@@ -206,15 +215,17 @@ export class SessionHandoffs {
       const done = await this.commitStep(session, step, ctx, { step: null, touch: true, before: remember, answer: (r) => ok({ handoff: r.record, accepted: true }) });
       return ok({ handoff: done.record, accepted: true });
     }
-    await this.commitStep(session, step, ctx, { step: "take_lease", touch: true, before: remember });
-    return this.transfer(row.record.id, ctx.actor);
+    const transferring = await this.commitStep(session, step, ctx, { step: "take_lease", touch: true, before: remember });
+    return this.transfer(transferring, session, ctx.actor);
   }
 
-  /** transferring: take the target's lease, record it, then switch. */
-  private async transfer(id: string, actor: Actor): Promise<Outcome> {
+  /**
+   * transferring: take the target's lease, then switch. The flow owns its row (nothing
+   * else writes a `transferring` handoff) and `session` is only used for its tenant and id.
+   */
+  private async transfer(row: HandoffRow, session: SessionRecord, actor: Actor): Promise<Outcome> {
+    const id = row.record.id;
     this.trip("after_intent");
-    const row = this.store.get(id)!;
-    const session = this.currentSession()!;
     const target = row.record.target!;
     let granted: Result<Lease>;
     try {
@@ -226,24 +237,30 @@ export class SessionHandoffs {
     this.trip("after_lease");
     if (!granted.ok) return this.rollBack(id, actor, granted.error, false);
     const lease = { lease_id: granted.value.lease_id, fencing_token: granted.value.fencing_token };
-    this.k.storage.transactionSync(() => this.store.save({ ...this.store.get(id)!, lease, step: "activate" }, this.k.now()));
+    // No await from here to the switch, so the lease is written with it; a path that rolls
+    // back instead writes it first, so the rollback frees it by id.
+    const leased: HandoffRow = { ...row, lease, step: "activate" };
     this.trip("before_commit");
-    return this.activate(id, actor);
+    return this.activate(leased, actor);
   }
 
-  /** The switch: current agent, stack, context and `completed` in one transaction; then the leases. */
-  private async activate(id: string, actor: Actor): Promise<Outcome> {
-    const row = this.store.get(id)!;
+  /** The switch: current agent, stack, context, the target's lease and `completed` in one transaction; then the leases. */
+  private async activate(row: HandoffRow, actor: Actor): Promise<Outcome> {
+    const id = row.record.id;
     const loaded = this.k.live();
-    if (!loaded.ok) return this.rollBack(id, actor, loaded.error, false);
+    if (!loaded.ok) {
+      this.recordLease(row);
+      return this.rollBack(id, actor, loaded.error, false);
+    }
     const session = loaded.value;
     const ctx = this.ctx(session, actor);
     const plan = row.plan!;
+    let done: HandoffRow;
     try {
       const history = row.record.request.conversation_history === undefined ? this.k.store.history().map((r) => r.item) : undefined;
       const context = buildHandoffContext({ request: row.record.request, validated: plan, handoff_id: id, now: ctx.now, session_history: history });
       const step = must(advance(row, { type: "complete" }, ctx, { context }));
-      await this.commitStep(session, step, ctx, {
+      done = await this.commitStep(session, step, ctx, {
         step: null,
         touch: true,
         before: () => this.trip("activate"),
@@ -252,13 +269,21 @@ export class SessionHandoffs {
       });
     } catch (error) {
       // The switch either committed (and only arming the alarm failed) or changed nothing.
-      if (this.store.get(id)?.record.status !== "completed") {
+      const after = this.store.get(id);
+      if (after?.record.status !== "completed") {
+        this.recordLease(row);
         return this.rollBack(id, actor, { code: "INTERNAL", message: "The target could not be activated; the handoff was rolled back.", details: { reason: String(error) } }, false);
       }
+      done = after;
     }
     this.trip("after_commit");
-    await this.settleOrSweep();
-    return ok({ handoff: this.store.get(id)!.record, accepted: false });
+    await this.settleOrSweep(session);
+    return ok({ handoff: done.record, accepted: false });
+  }
+
+  /** The granted lease on the handoff's row, for a rollback that frees it. */
+  private recordLease(row: HandoffRow): void {
+    this.k.storage.transactionSync(() => this.store.save(row, this.k.now()));
   }
 
   /** transferring → rolled_back: target lease freed, source restored, lock released. */
@@ -274,7 +299,7 @@ export class SessionHandoffs {
     const ctx = this.ctx(fresh, actor);
     const step = must(advance(row, { type: "roll_back", reason: error.message }, ctx, { error: stored(error) }));
     const done = await this.commitStep(fresh, step, ctx, { step: null, touch: true, answer: (r) => handoffError(error, r.record) });
-    await this.settleOrSweep();
+    await this.settleOrSweep(fresh);
     return handoffError(error, done.record);
   }
 
@@ -316,6 +341,7 @@ export class SessionHandoffs {
     this.active.add(id);
     const running = flow().catch(async (error: unknown) => {
       this.active.delete(id);
+      this.orphansPossible = true;
       await this.scheduleSweep(this.k.now() + SWEEP_RETRY_MS).catch(() => undefined);
       throw error;
     });
@@ -335,8 +361,17 @@ export class SessionHandoffs {
 
   /** Finishes or rolls back every orphan; callers share one run. Never throws. */
   recoverOrphans(): Promise<void> {
+    return this.recovery() ?? Promise.resolve();
+  }
+
+  /** The recovery run, or null when there is nothing to recover (the caller need not await). */
+  private recovery(): Promise<void> | null {
     if (this.recovering) return this.recovering;
-    if (!this.store.present() || this.orphans().length === 0) return Promise.resolve();
+    if (!this.orphansPossible || !this.store.present()) return null;
+    if (this.orphans().length === 0) {
+      this.orphansPossible = false;
+      return null;
+    }
     this.recovering = (async () => {
       for (const orphan of this.orphans()) {
         await this.recoverOne(orphan.record.id).catch((error) => console.error(`handoff ${orphan.record.id}: recovery failed`, error));
@@ -378,8 +413,9 @@ export class SessionHandoffs {
     await this.k.timers.arm();
   }
 
-  async settleOrSweep(): Promise<void> {
-    if (!(await this.leases.settle())) await this.scheduleSweep(this.k.now() + SWEEP_RETRY_MS);
+  /** `session` (for its tenant and id) saves a read when the caller has it. */
+  async settleOrSweep(session?: SessionRecord): Promise<void> {
+    if (!(await this.leases.settle(session))) await this.scheduleSweep(this.k.now() + SWEEP_RETRY_MS);
   }
 
   /** Throws at the named step when a test armed it (one shot). */
@@ -387,6 +423,12 @@ export class SessionHandoffs {
     if (this.fault !== step) return;
     this.fault = null;
     throw new FaultInjected(`injected fault at ${step}`);
+  }
+
+  /** After the object's storage was wiped: nothing known about it stands. */
+  forget(): void {
+    this.store.forget();
+    this.orphansPossible = true;
   }
 
   currentSession(): SessionRecord | null {

@@ -258,7 +258,9 @@ export class SessionDO extends DurableObject<Env> {
       extra?.();
       // `keep`: a flush already waiting out a D1 backoff keeps its schedule.
       this.timers.schedule("outbox.flush", this.clock(), null, { key: TIMER_KEYS.flush, ifExists: "keep" });
-      if (session.status === "active") this.timers.schedule("session.expire", session.expires_at, null, { key: TIMER_KEYS.expire });
+      // `earliest`: activity only pushes the expiry later, and the expiry handler re-checks
+      // and moves itself when it fires early, so an earlier timer stands (no write, no re-arm).
+      if (session.status === "active") this.timers.schedule("session.expire", session.expires_at, null, { key: TIMER_KEYS.expire, ifExists: "earliest" });
     });
     await this.timers.arm();
   }
@@ -307,6 +309,7 @@ export class SessionDO extends DurableObject<Env> {
     } catch (error) {
       // Never throw from an alarm: the platform drops it after six retries.
       console.error("SessionDO alarm failed; re-arming", error);
+      this.timers.forget();
       await this.ctx.storage.setAlarm(this.clock() + 30_000).catch(() => undefined);
     }
   }
@@ -320,6 +323,8 @@ export class SessionDO extends DurableObject<Env> {
   private async destroy(): Promise<void> {
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
+    this.timers.forget();
+    this.handoffs.forget();
     this.migrated = false;
   }
 }

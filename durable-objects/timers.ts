@@ -65,8 +65,14 @@ export function thrownBackoffMs(attempts: number): number {
 export interface ScheduleOptions {
   /** A stable name: scheduling again under the same key affects the one timer. */
   key?: string;
-  /** With a key: `replace` (default) moves the timer; `keep` leaves an existing one as it is. */
-  ifExists?: "replace" | "keep";
+  /**
+   * With a key: `replace` (default) moves the timer; `keep` leaves an existing one as it is;
+   * `earliest` leaves an existing one that is due no later than `dueAt` and not due yet
+   * (so not running), for timers whose handler re-checks and pushes itself back
+   * (`again`) when it fires early. A deadline that moves later on every change then
+   * costs no timer write and no alarm change.
+   */
+  ifExists?: "replace" | "keep" | "earliest";
 }
 
 export interface RunReport {
@@ -92,6 +98,14 @@ function timerId(now: number): string {
 }
 
 export class Timers {
+  /**
+   * The alarm time this instance last set (null: deleted), or undefined when unknown: at
+   * start, and once the alarm fired (a fired alarm is gone unless it is set again).
+   */
+  private armed: number | null | undefined = undefined;
+  /** False only while the table is known unchanged since the last `arm()` read it. */
+  private dirty = true;
+
   constructor(
     private readonly storage: DurableObjectStorage,
     private readonly sql: Sql,
@@ -100,29 +114,48 @@ export class Timers {
 
   /**
    * Adds a timer (synchronous SQL, so it can join the transaction of the change that needs
-   * it). Call `arm()` after the transaction. Returns the timer's id.
+   * it). Call `arm()` after the transaction. Returns the timer's id, or null when
+   * `keep` or `earliest` left an existing one as it was (its id is not read: one statement).
    */
-  schedule(kind: TimerKind, dueAt: number, payload: unknown = null, options: ScheduleOptions = {}): string {
-    const id = timerId(this.clock());
+  schedule(kind: TimerKind, dueAt: number, payload: unknown = null, options: ScheduleOptions = {}): string | null {
+    const now = this.clock();
+    const id = timerId(now);
     const json = JSON.stringify(payload ?? null);
     if (options.key === undefined) {
       this.sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, NULL, ${kind}, ${dueAt}, ${json})`;
+      this.dirty = true;
       return id;
     }
     if (options.ifExists === "keep") {
-      const existing = this.sql<{ id: string }>`SELECT id FROM timers WHERE key = ${options.key}`[0];
-      if (existing) return existing.id;
+      // One statement: the insert happens only when no timer has the key.
+      const inserted = this.sql<{ id: string }>`INSERT INTO timers (id, key, kind, due_at, payload)
+        VALUES (${id}, ${options.key}, ${kind}, ${dueAt}, ${json}) ON CONFLICT (key) DO NOTHING RETURNING id`[0];
+      if (!inserted) return null;
+      this.dirty = true;
+      return inserted.id;
     }
     // A replaced timer gets a new id, so a handler still running for the old one cannot delete it.
-    this.sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, ${options.key}, ${kind}, ${dueAt}, ${json})
-             ON CONFLICT (key) DO UPDATE SET id = excluded.id, kind = excluded.kind, due_at = excluded.due_at,
-               payload = excluded.payload, attempts = 0, last_error = NULL`;
+    if (options.ifExists === "earliest") {
+      const moved = this.sql<{ id: string }>`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, ${options.key}, ${kind}, ${dueAt}, ${json})
+        ON CONFLICT (key) DO UPDATE SET id = excluded.id, kind = excluded.kind, due_at = excluded.due_at,
+          payload = excluded.payload, attempts = 0, last_error = NULL
+        WHERE NOT (timers.due_at <= excluded.due_at AND timers.due_at > ${now})
+        RETURNING id`;
+      if (moved.length === 0) return null;
+    } else {
+      this.sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, ${options.key}, ${kind}, ${dueAt}, ${json})
+               ON CONFLICT (key) DO UPDATE SET id = excluded.id, kind = excluded.kind, due_at = excluded.due_at,
+                 payload = excluded.payload, attempts = 0, last_error = NULL`;
+    }
+    this.dirty = true;
     return id;
   }
 
   /** Cancels the timer with this key; true when there was one. */
   cancel(key: string): boolean {
-    return this.sql<{ id: string }>`DELETE FROM timers WHERE key = ${key} RETURNING id`.length > 0;
+    const cancelled = this.sql<{ id: string }>`DELETE FROM timers WHERE key = ${key} RETURNING id`.length > 0;
+    if (cancelled) this.dirty = true;
+    return cancelled;
   }
 
   get(key: string): TimerRow | null {
@@ -139,11 +172,35 @@ export class Timers {
     return this.sql<{ due: number | null }>`SELECT MIN(due_at) AS due FROM timers`[0]?.due ?? null;
   }
 
-  /** Points the object's one alarm at the earliest timer (or clears it). */
+  /**
+   * Points the object's one alarm at the earliest timer (or clears it). Reads the table
+   * only when this instance changed it since the last read, and moves the alarm only when
+   * the earliest due time differs from the one this instance set.
+   */
   async arm(): Promise<void> {
+    if (!this.dirty && this.armed !== undefined) return;
     const due = this.nextDueAt();
-    if (due === null) await this.storage.deleteAlarm();
-    else await this.storage.setAlarm(due);
+    this.dirty = false;
+    if (due === this.armed) return;
+    // Recorded before the await, so concurrent arms end with the value of the last call
+    // issued (storage applies them in order); a failure makes it unknown again.
+    this.armed = due;
+    try {
+      if (due === null) await this.storage.deleteAlarm();
+      else await this.storage.setAlarm(due);
+    } catch (error) {
+      this.armed = undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Forgets what this instance knows about the table and the alarm: after writes it did
+   * not make through these methods (a rolled-back transaction, a wipe), or the alarm fired.
+   */
+  forget(): void {
+    this.armed = undefined;
+    this.dirty = true;
   }
 
   /**
@@ -152,6 +209,8 @@ export class Timers {
    */
   async run(handlers: TimerHandlers, limit = 100): Promise<RunReport> {
     const report: RunReport = { ran: 0, failed: 0, destroyed: false };
+    // The alarm that called this has fired: it is no longer set.
+    this.forget();
     const due = this.sql<{ id: string }>`SELECT id FROM timers WHERE due_at <= ${this.clock()} ORDER BY due_at, id LIMIT ${limit}`;
     for (const { id } of due) {
       // An earlier handler's await let other calls in: this timer may be cancelled or replaced.
@@ -187,6 +246,7 @@ export class Timers {
 
   /** Applies an outcome to the timer's row, unless the row was replaced while the handler ran. */
   private settle(timer: TimerRow, outcome: Exclude<TimerOutcome, { type: "destroyed" }>): void {
+    this.dirty = true;
     switch (outcome.type) {
       case "done":
         this.sql`DELETE FROM timers WHERE id = ${timer.id}`;

@@ -3,7 +3,7 @@
  * of its factors occurred in the input, so what this module says must never be wrong; it may
  * say nothing (the pattern then runs on every input).
  *
- * A small parser turns the `u`-mode source into a tree; the analysis then finds:
+ * The analysis runs on the tree of `regex-ast.ts` and finds:
  * - factors: lower-case ASCII strings, one of which every match contains. In a sequence each
  *   run of literal characters that must appear is a candidate, and so is the set of a required
  *   group (an alternation's set is the union of its branches' and exists only when each has
@@ -15,6 +15,7 @@
  * Only printable ASCII other than whitespace counts as literal: under `iu` an ASCII letter also
  * matches `ſ`/`K`, which the automaton folds. Anything the parser does not know gives up.
  */
+import { parseRegex, type ClassSet, type RegexNode } from "./regex-ast";
 
 /** Shorter factors would occur in almost every input: such patterns simply always run. */
 export const MIN_FACTOR_LENGTH = 3;
@@ -39,13 +40,9 @@ export interface PatternFactors {
   boundaryBefore: boolean;
 }
 
-/** A parsed atom: a literal ASCII char, one char of a set, a zero-width assertion or a group. */
+/** The analysis view of a node: a literal ASCII char (lower case), one unit of a set, a zero-width assertion or a group. */
 type Atom = { t: "char"; c: string } | { t: "set"; first: CharSet } | { t: "assert"; boundary: boolean } | { t: "group"; alts: Node[][] };
 type Node = Atom & { min: number; max: number };
-
-class GiveUp extends Error {}
-
-const SYNTAX = "^$\\.*+?()[]{}|/";
 
 function charSet(chars: string, nonAscii = false): CharSet {
   const set = new Uint8Array(129);
@@ -55,119 +52,42 @@ function charSet(chars: string, nonAscii = false): CharSet {
 }
 const ALL = new Uint8Array(129).fill(1);
 const complement = (set: CharSet): CharSet => set.map((bit, i) => (i === 128 ? 1 : 1 - bit));
-const DIGITS = charSet("0123456789");
-const SPACES = charSet("\t\n\v\f\r ", true);
-const WORD = charSet("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", true);
-const CLASS_ESCAPES: Record<string, CharSet> = { d: DIGITS, D: complement(DIGITS), s: SPACES, S: complement(SPACES), w: WORD, W: complement(WORD) };
-const CONTROL_ESCAPES: Record<string, string> = { n: "\n", r: "\r", t: "\t", v: "\v", f: "\f", "0": "\0" };
 
-class Parser {
-  private i = 0;
-  constructor(private readonly s: string) {}
-
-  parse(): Node[][] {
-    const alts = this.disjunction();
-    if (this.i !== this.s.length) throw new GiveUp();
-    return alts;
-  }
-
-  private disjunction(): Node[][] {
-    const alts = [this.sequence()];
-    while (this.s[this.i] === "|") {
-      this.i++;
-      alts.push(this.sequence());
-    }
-    return alts;
-  }
-
-  private sequence(): Node[] {
-    const nodes: Node[] = [];
-    for (let c = this.s[this.i]; c !== undefined && c !== "|" && c !== ")"; c = this.s[this.i]) {
-      const atom = this.atom();
-      const [min, max] = this.quantifier();
-      if (atom.t === "assert" && (min !== 1 || max !== 1)) throw new GiveUp();
-      nodes.push({ ...atom, min, max });
-    }
-    return nodes;
-  }
-
-  private atom(): Atom {
-    const char = this.s[this.i++]!;
-    if (char === "^" || char === "$") return { t: "assert", boundary: false };
-    if (char === ".") return { t: "set", first: ALL };
-    if (char === "[") return this.skipClass();
-    if (char === "(") return this.group();
-    if (char === "\\") return this.escape();
-    if ("*+?{}]".includes(char)) throw new GiveUp();
-    return literal(char);
-  }
-
-  private group(): Atom {
-    const s = this.s;
-    let look = false;
-    if (s[this.i] === "?") {
-      const modifiers = /^\?(?::|[=!]|<[=!]|<[^>]*>|[a-z]*(?:-[a-z]+)?:)/.exec(s.slice(this.i));
-      if (!modifiers) throw new GiveUp();
-      look = /^\?(?:[=!]|<[=!])/.test(modifiers[0]);
-      this.i += modifiers[0].length;
-    }
-    const alts = this.disjunction();
-    if (s[this.i++] !== ")") throw new GiveUp();
-    return look ? { t: "assert", boundary: false } : { t: "group", alts };
-  }
-
-  private escape(): Atom {
-    const char = this.s[this.i++];
-    if (char === undefined) throw new GiveUp();
-    if (char === "b" || char === "B") return { t: "assert", boundary: char === "b" };
-    if (SYNTAX.includes(char)) return { t: "char", c: char };
-    const cls = CLASS_ESCAPES[char];
-    if (cls) return { t: "set", first: cls };
-    const control = CONTROL_ESCAPES[char];
-    if (control) return { t: "set", first: charSet(control) };
-    const shapes: Record<string, RegExp> = { c: /^[a-z]/i, x: /^[0-9a-f]{2}/i, u: /^(?:[0-9a-f]{4}|\{[0-9a-f]+\})/i, p: /^\{[^}]*\}/, P: /^\{[^}]*\}/ };
-    const backref = char === "k" ? /^<[^>]*>/ : char >= "1" && char <= "9" ? /^[0-9]*/ : null;
-    const shape = shapes[char] ?? backref;
-    if (!shape) throw new GiveUp();
-    const m = shape.exec(this.s.slice(this.i));
-    if (!m) throw new GiveUp();
-    this.i += m[0].length;
-    // A backreference may match the empty string: a group of one empty alternative is nullable.
-    return backref ? { t: "group", alts: [[{ t: "set", first: ALL, min: 0, max: Infinity }]] } : { t: "set", first: ALL };
-  }
-
-  private skipClass(): Atom {
-    const s = this.s;
-    if (s[this.i] === "^") this.i++;
-    while (this.i < s.length && s[this.i] !== "]") this.i += s[this.i] === "\\" ? 2 : 1;
-    if (this.i++ >= s.length) throw new GiveUp();
-    return { t: "set", first: ALL };
-  }
-
-  private quantifier(): [number, number] {
-    const s = this.s;
-    const char = s[this.i];
-    let q: [number, number] | null = null;
-    if (char === "*") q = [0, Infinity];
-    else if (char === "+") q = [1, Infinity];
-    else if (char === "?") q = [0, 1];
-    if (q) this.i++;
-    else if (char === "{") {
-      const m = /^\{(\d+)(,(\d*))?\}/.exec(s.slice(this.i));
-      if (!m) throw new GiveUp();
-      this.i += m[0].length;
-      q = [Number(m[1]), m[2] === undefined ? Number(m[1]) : m[3] === "" ? Infinity : Number(m[3])];
-    }
-    if (q && s[this.i] === "?") this.i++;
-    return q ?? [1, 1];
-  }
+/** A `\d`-like class: its members in both cases; with `\s`, `s` or `k` in it, non-ASCII units too. */
+function classFirst(set: ClassSet): CharSet {
+  const bits = charSet(set.members + set.members.toUpperCase(), set.spaces || /[sk]/.test(set.members));
+  return set.negated ? complement(bits) : bits;
 }
 
-function literal(char: string): Atom {
-  const code = char.charCodeAt(0);
-  if (code > 0x20 && code < 0x7f) return { t: "char", c: char.toLowerCase() };
-  if (code <= 0x20) return { t: "set", first: charSet(char) };
+function literal(code: number): Atom {
+  if (code > 0x20 && code < 0x7f) return { t: "char", c: String.fromCharCode(code).toLowerCase() };
+  if (code <= 0x20) return { t: "set", first: charSet(String.fromCharCode(code)) };
   return { t: "set", first: ALL };
+}
+
+/**
+ * The parsed tree in the analysis view. Brackets and undescribed escapes count as any unit;
+ * lookaround is a zero-width assertion; a backreference, which may match the empty string, a
+ * group of one nullable alternative.
+ */
+function lower(node: RegexNode): Node {
+  const { min, max } = node;
+  switch (node.type) {
+    case "char":
+      return { ...literal(node.code), min, max };
+    case "any":
+      return { t: "set", first: ALL, min, max };
+    case "class":
+      return { t: "set", first: node.set === null || node.bracket ? ALL : classFirst(node.set), min, max };
+    case "assert":
+      return { t: "assert", boundary: node.kind === "\\b", min, max };
+    case "lookaround":
+      return { t: "assert", boundary: false, min, max };
+    case "group":
+      return { t: "group", alts: node.alts.map((seq) => seq.map(lower)), min, max };
+    case "backref":
+      return { t: "group", alts: [[{ t: "set", first: ALL, min: 0, max: Infinity }]], min, max };
+  }
 }
 
 function firstOfChar(c: string): CharSet {
@@ -287,13 +207,9 @@ function prefixOf(alts: Node[][]): Prefix | null {
  * null when none can be told (the pattern must then run on every input).
  */
 export function requiredFactors(source: string): PatternFactors | null {
-  let alts: Node[][];
-  try {
-    alts = new Parser(source).parse();
-  } catch (error) {
-    if (error instanceof GiveUp) return null;
-    throw error;
-  }
+  const ast = parseRegex(source);
+  if (ast === null) return null;
+  const alts = ast.map((seq) => seq.map(lower));
   const prefix = prefixOf(alts);
   if (prefix !== null && quality(prefix.strings) >= MIN_FACTOR_LENGTH) {
     const next = prefix.after !== null && !prefix.after.nullable ? prefix.after.set : null;

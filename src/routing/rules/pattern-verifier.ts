@@ -16,8 +16,9 @@
  * Case-insensitive `u` matching equates an ASCII letter only with its other case and, for
  * `s`/`k`, with `ſ`/`K` — the same folding the rest of the rule tier relies on.
  */
+import { parseRegex, type AssertKind, type RegexAst, type RegexNode } from "./regex-ast";
 import { isRegexWordUnit, WHITESPACE } from "./text";
-import { CLASS_ROW, ClassTable, DIGIT, SPACE, WORD } from "./verifier-classes";
+import { CLASS_ROW, type ClassTable } from "./verifier-classes";
 
 export { ClassTable } from "./verifier-classes";
 
@@ -41,154 +42,34 @@ const CLASS_WIDTH = CLASS_ROW;
 
 class Unsupported extends Error {}
 
-type Piece = { kind: "char"; code: number } | { kind: "class"; id: number } | { kind: "any" } | { kind: "assert"; op: Op };
-type Node = { piece: Piece; min: number; max: number } | { alts: Node[][]; min: number; max: number };
+const ASSERT_OPS: Record<AssertKind, Op> = { "^": Op.Begin, $: Op.End, "\\b": Op.WordBoundary, "\\B": Op.NotWordBoundary };
+const GROUP_NAME = /^[A-Za-z_$][\w$]*$/;
 
-class Parser {
-  private i = 0;
-  constructor(
-    private readonly s: string,
-    private readonly classes: ClassTable,
-  ) {}
-
-  parse(): Node[][] {
-    const alts = this.disjunction();
-    if (this.i !== this.s.length) throw new Unsupported();
-    return alts;
-  }
-
-  private disjunction(): Node[][] {
-    const alts = [this.sequence()];
-    while (this.s[this.i] === "|") {
-      this.i++;
-      alts.push(this.sequence());
-    }
-    return alts;
-  }
-
-  private sequence(): Node[] {
-    const nodes: Node[] = [];
-    for (let c = this.s[this.i]; c !== undefined && c !== "|" && c !== ")"; c = this.s[this.i]) {
-      const atom = this.atom();
-      const [min, max] = this.quantifier();
-      if ("piece" in atom && atom.piece.kind === "assert" && (min !== 1 || max !== 1)) throw new Unsupported();
-      nodes.push({ ...atom, min, max });
-    }
-    return nodes;
-  }
-
-  private atom(): { piece: Piece } | { alts: Node[][] } {
-    const char = this.s[this.i++]!;
-    if (char === "^") return { piece: { kind: "assert", op: Op.Begin } };
-    if (char === "$") return { piece: { kind: "assert", op: Op.End } };
-    if (char === ".") return { piece: { kind: "any" } };
-    if (char === "[") return { piece: this.bracket() };
-    if (char === "\\") return { piece: this.escape() };
-    if (char === "(") {
-      const named = /^\?<[A-Za-z_$][\w$]*>/.exec(this.s.slice(this.i));
-      if (named) this.i += named[0].length;
-      else if (this.s.startsWith("?:", this.i)) this.i += 2;
-      else if (this.s[this.i] === "?") throw new Unsupported();
-      const alts = this.disjunction();
-      if (this.s[this.i++] !== ")") throw new Unsupported();
-      return { alts };
-    }
-    const code = char.charCodeAt(0);
-    if ("*+?{}]".includes(char) || code >= 0x80) throw new Unsupported();
-    return { piece: { kind: "char", code: code >= 0x41 && code <= 0x5a ? code + 32 : code } };
-  }
-
-  private escape(): Piece {
-    const char = this.s[this.i++];
-    if (char === undefined) throw new Unsupported();
-    if (char === "b") return { kind: "assert", op: Op.WordBoundary };
-    if (char === "B") return { kind: "assert", op: Op.NotWordBoundary };
-    const cls = this.classEscape(char);
-    if (cls !== null) return { kind: "class", id: this.classes.intern(cls.members, cls.spaces, cls.negated) };
-    const code = this.simpleEscape(char);
-    return { kind: "char", code };
-  }
-
-  private classEscape(char: string): { members: string; spaces: boolean; negated: boolean } | null {
-    const lower = char.toLowerCase();
-    const members = lower === "d" ? DIGIT : lower === "w" ? WORD : lower === "s" ? SPACE : null;
-    if (members === null) return null;
-    return { members, spaces: lower === "s", negated: char !== lower };
-  }
-
-  /** Syntax-character and control escapes; anything else is refused. */
-  private simpleEscape(char: string): number {
-    if ("^$\\.*+?()[]{}|/".includes(char)) return char.charCodeAt(0);
-    const control: Record<string, number> = { n: 10, r: 13, t: 9, v: 11, f: 12 };
-    if (control[char] !== undefined) return control[char]!;
-    if (char === "0" && !/[0-9]/.test(this.s[this.i] ?? "")) return 0;
-    throw new Unsupported();
-  }
-
-  private bracket(): Piece {
-    let negated = false;
-    if (this.s[this.i] === "^") {
-      negated = true;
-      this.i++;
-    }
-    let members = "";
-    let spaces = false;
-    while (this.s[this.i] !== "]") {
-      const from = this.classAtom();
-      if (typeof from !== "number") {
-        members += from.members;
-        spaces ||= from.spaces;
-        continue;
+/**
+ * Interns the classes of the supported tree in source order (so the table grows as it did when
+ * the verifier had its own parser), refusing at the first node this engine does not support.
+ */
+function internClasses(alts: RegexAst, classes: ClassTable, ids: Map<RegexNode, number>): void {
+  for (const seq of alts) {
+    for (const node of seq) {
+      if (node.type === "char" && node.code >= 0x80) throw new Unsupported();
+      if (node.type === "class") {
+        if (node.set === null) throw new Unsupported();
+        ids.set(node, classes.intern(node.set.members, node.set.spaces, node.set.negated));
       }
-      if (this.s[this.i] === "-" && this.s[this.i + 1] !== "]") {
-        this.i++;
-        const to = this.classAtom();
-        if (typeof to !== "number" || to < from) throw new Unsupported();
-        for (let c = from; c <= to; c++) members += String.fromCharCode(c);
-      } else members += String.fromCharCode(from);
+      if (node.type === "group") {
+        if (node.modifiers !== undefined || (node.name !== undefined && !GROUP_NAME.test(node.name))) throw new Unsupported();
+        internClasses(node.alts, classes, ids);
+      }
+      if (node.type === "lookaround" || node.type === "backref") throw new Unsupported();
     }
-    this.i++;
-    return { kind: "class", id: this.classes.intern(members, spaces, negated) };
-  }
-
-  private classAtom(): number | { members: string; spaces: boolean } {
-    const char = this.s[this.i++];
-    if (char === undefined) throw new Unsupported();
-    if (char !== "\\") {
-      if (char.charCodeAt(0) >= 0x80) throw new Unsupported();
-      return char.charCodeAt(0);
-    }
-    const escaped = this.s[this.i++];
-    if (escaped === undefined) throw new Unsupported();
-    const cls = this.classEscape(escaped);
-    if (cls !== null) {
-      if (cls.negated) throw new Unsupported();
-      return { members: cls.members, spaces: cls.spaces };
-    }
-    return escaped === "-" ? 45 : this.simpleEscape(escaped);
-  }
-
-  private quantifier(): [number, number] {
-    const s = this.s;
-    let q: [number, number] | null = null;
-    if (s[this.i] === "*") q = [0, Infinity];
-    else if (s[this.i] === "+") q = [1, Infinity];
-    else if (s[this.i] === "?") q = [0, 1];
-    if (q) this.i++;
-    else if (s[this.i] === "{") {
-      const m = /^\{(\d+)(,(\d*))?\}/.exec(s.slice(this.i));
-      if (!m) throw new Unsupported();
-      this.i += m[0].length;
-      q = [Number(m[1]), m[2] === undefined ? Number(m[1]) : m[3] === "" ? Infinity : Number(m[3])];
-    }
-    if (q && s[this.i] === "?") this.i++;
-    return q ?? [1, 1];
   }
 }
 
 /** Thompson construction into [op, a, b] triples. */
 class Emitter {
   readonly code: number[] = [];
+  constructor(private readonly classIds: Map<RegexNode, number>) {}
 
   private emit(op: Op, a = 0, b = 0): number {
     if (this.code.length / 3 >= MAX_INSTRUCTIONS) throw new Unsupported();
@@ -204,12 +85,12 @@ class Emitter {
     return this.code.length / 3;
   }
 
-  program(alts: Node[][]): void {
+  program(alts: RegexAst): void {
     this.alternatives(alts);
     this.emit(Op.Match);
   }
 
-  private alternatives(alts: Node[][]): void {
+  private alternatives(alts: RegexAst): void {
     const jumps: number[] = [];
     alts.forEach((seq, k) => {
       const split = k < alts.length - 1 ? this.emit(Op.Split, 0, 0) : -1;
@@ -223,16 +104,16 @@ class Emitter {
     for (const jump of jumps) this.patch(jump, 1, this.next);
   }
 
-  private once(node: Node): void {
-    if ("alts" in node) return this.alternatives(node.alts);
-    const p = node.piece;
-    if (p.kind === "char") this.emit(Op.Char, p.code);
-    else if (p.kind === "class") this.emit(Op.Class, p.id);
-    else if (p.kind === "any") this.emit(Op.Any);
-    else this.emit(p.op);
+  private once(node: RegexNode): void {
+    if (node.type === "group") this.alternatives(node.alts);
+    else if (node.type === "char") this.emit(Op.Char, node.code >= 0x41 && node.code <= 0x5a ? node.code + 32 : node.code);
+    else if (node.type === "class") this.emit(Op.Class, this.classIds.get(node)!);
+    else if (node.type === "any") this.emit(Op.Any);
+    else if (node.type === "assert") this.emit(ASSERT_OPS[node.kind]);
+    else throw new Unsupported();
   }
 
-  private node(node: Node): void {
+  private node(node: RegexNode): void {
     for (let k = 0; k < node.min; k++) this.once(node);
     if (node.max === Infinity) {
       const split = this.emit(Op.Split);
@@ -258,9 +139,13 @@ class Emitter {
  * uses something this engine does not support. Classes go into the shared `classes` table.
  */
 export function compileVerifier(source: string, classes: ClassTable): number[] | null {
+  const ast = parseRegex(source);
+  if (ast === null) return null;
   try {
-    const emitter = new Emitter();
-    emitter.program(new Parser(source, classes).parse());
+    const classIds = new Map<RegexNode, number>();
+    internClasses(ast, classes, classIds);
+    const emitter = new Emitter(classIds);
+    emitter.program(ast);
     return emitter.code;
   } catch (error) {
     if (error instanceof Unsupported) return null;

@@ -7,10 +7,6 @@
 /** Entries per class row. */
 export const CLASS_ROW = 130;
 
-export const DIGIT = "0123456789";
-export const WORD = "abcdefghijklmnopqrstuvwxyz0123456789_";
-export const SPACE = "\t\n\v\f\r ";
-
 /** Interns classes (`\d`-like escapes and bracket classes) into rows. */
 export class ClassTable {
   private readonly rows: number[] = [];

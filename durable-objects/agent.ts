@@ -167,7 +167,8 @@ export class AgentDO extends DurableObject<Env> {
       this.sql`INSERT INTO leases (lease_id, session_id, handoff_id, state, fencing_token, created_at, expires_at)
                VALUES (${lease.lease_id}, ${lease.session_id}, ${lease.handoff_id}, ${lease.state}, ${lease.fencing_token},
                        ${lease.created_at}, ${lease.expires_at})`;
-      this.timers.schedule("lease.expire", now + ttlMs, { lease_id: lease.lease_id }, { key: leaseTimerKey(lease.lease_id) });
+      // A new lease's key is new: `keep` inserts it without the replace path's bookkeeping.
+      this.timers.schedule("lease.expire", now + ttlMs, { lease_id: lease.lease_id }, { key: leaseTimerKey(lease.lease_id), ifExists: "keep" });
       this.lapsesAt(now + ttlMs);
       return ok(toLease(lease));
     });

@@ -25,6 +25,10 @@ export const OUTBOX_DDL = [
   "CREATE INDEX audit_pending ON audit (flushed, id)",
 ] as const;
 
+/** Ten columns a row: ten rows fill a statement's 100 bound parameters. */
+const APPEND_ROWS = 10;
+const ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
 interface AuditRow extends Omit<AuditRecord, "details"> {
   details: string;
   flushed: number;
@@ -47,12 +51,18 @@ export interface FlushResult {
 export class Outbox {
   constructor(private readonly sql: Sql) {}
 
-  /** Appends records; synchronous so it joins the caller's `transactionSync`. */
+  /**
+   * Appends records; synchronous so it joins the caller's `transactionSync`. One statement
+   * per APPEND_ROWS records (a step's records together), within the 100 bound parameters.
+   */
   append(records: readonly AuditRecord[]): void {
-    for (const r of records) {
-      this.sql`INSERT INTO audit (id, at, tenant, session_id, handoff_id, action, agent, actor, actor_type, details)
-               VALUES (${r.id}, ${r.at}, ${r.tenant}, ${r.session_id}, ${r.handoff_id}, ${r.action}, ${r.agent},
-                       ${r.actor}, ${r.actor_type}, ${JSON.stringify(r.details)})`;
+    for (let start = 0; start < records.length; start += APPEND_ROWS) {
+      const chunk = records.slice(start, start + APPEND_ROWS);
+      const binds = chunk.flatMap((r) => [r.id, r.at, r.tenant, r.session_id, r.handoff_id, r.action, r.agent, r.actor, r.actor_type, JSON.stringify(r.details)]);
+      this.sql.exec(
+        `INSERT INTO audit (id, at, tenant, session_id, handoff_id, action, agent, actor, actor_type, details) VALUES ${chunk.map(() => ROW).join(", ")}`,
+        ...binds,
+      );
     }
   }
 

@@ -252,16 +252,22 @@ export class SessionDO extends DurableObject<Env> {
 
   /** The one write path (see SessionKernel.commit). */
   private async commit(session: SessionRecord, records: readonly AuditRecord[], extra?: () => void): Promise<void> {
-    this.ctx.storage.transactionSync(() => {
-      this.store.save(session);
-      this.outbox.append(records);
-      extra?.();
-      // `keep`: a flush already waiting out a D1 backoff keeps its schedule.
-      this.timers.schedule("outbox.flush", this.clock(), null, { key: TIMER_KEYS.flush, ifExists: "keep" });
-      // `earliest`: activity only pushes the expiry later, and the expiry handler re-checks
-      // and moves itself when it fires early, so an earlier timer stands (no write, no re-arm).
-      if (session.status === "active") this.timers.schedule("session.expire", session.expires_at, null, { key: TIMER_KEYS.expire, ifExists: "earliest" });
-    });
+    try {
+      this.ctx.storage.transactionSync(() => {
+        this.store.save(session);
+        this.outbox.append(records);
+        extra?.();
+        // `keep`: a flush already waiting out a D1 backoff keeps its schedule.
+        this.timers.schedule("outbox.flush", this.clock(), null, { key: TIMER_KEYS.flush, ifExists: "keep" });
+        // `earliest`: activity only pushes the expiry later, and the expiry handler re-checks
+        // and moves itself when it fires early, so an earlier timer stands (no write, no re-arm).
+        if (session.status === "active") this.timers.schedule("session.expire", session.expires_at, null, { key: TIMER_KEYS.expire, ifExists: "earliest" });
+      });
+    } catch (error) {
+      // Rolled back: timers this instance thought it wrote are not there.
+      this.timers.forget();
+      throw error;
+    }
     await this.timers.arm();
   }
 

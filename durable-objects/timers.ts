@@ -103,8 +103,14 @@ export class Timers {
    * start, and once the alarm fired (a fired alarm is gone unless it is set again).
    */
   private armed: number | null | undefined = undefined;
-  /** False only while the table is known unchanged since the last `arm()` read it. */
-  private dirty = true;
+  /** The table's earliest due time as this instance last knew it (null: empty), or undefined when unknown. */
+  private earliest: number | null | undefined = undefined;
+  /**
+   * Keyed timers this instance knows are in the table, with their due time (null: not
+   * read). Only presence is remembered, so the map never outgrows the table; a key not
+   * in it is simply unknown.
+   */
+  private readonly known = new Map<string, number | null>();
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -114,48 +120,67 @@ export class Timers {
 
   /**
    * Adds a timer (synchronous SQL, so it can join the transaction of the change that needs
-   * it). Call `arm()` after the transaction. Returns the timer's id, or null when
-   * `keep` or `earliest` left an existing one as it was (its id is not read: one statement).
+   * it). Call `arm()` after the transaction; if the transaction throws, call `forget()`.
+   * Returns the timer's id, or null when `keep` or `earliest` left an existing one as it
+   * was (its id is not read).
    */
   schedule(kind: TimerKind, dueAt: number, payload: unknown = null, options: ScheduleOptions = {}): string | null {
     const now = this.clock();
-    const id = timerId(now);
-    const json = JSON.stringify(payload ?? null);
-    if (options.key === undefined) {
-      this.sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, NULL, ${kind}, ${dueAt}, ${json})`;
-      this.dirty = true;
+    const key = options.key;
+    if (key === undefined) {
+      const id = timerId(now);
+      this.sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, NULL, ${kind}, ${dueAt}, ${JSON.stringify(payload ?? null)})`;
+      this.added(dueAt);
       return id;
     }
+    const known = this.known.get(key);
+    // The due time of the timer this call replaces: null when there is none, undefined when unknown.
+    let previous: number | null | undefined = known ?? undefined;
     if (options.ifExists === "keep") {
+      if (known !== undefined) return null;
       // One statement: the insert happens only when no timer has the key.
+      const id = timerId(now);
       const inserted = this.sql<{ id: string }>`INSERT INTO timers (id, key, kind, due_at, payload)
-        VALUES (${id}, ${options.key}, ${kind}, ${dueAt}, ${json}) ON CONFLICT (key) DO NOTHING RETURNING id`[0];
-      if (!inserted) return null;
-      this.dirty = true;
-      return inserted.id;
+        VALUES (${id}, ${key}, ${kind}, ${dueAt}, ${JSON.stringify(payload ?? null)}) ON CONFLICT (key) DO NOTHING RETURNING id`[0];
+      if (!inserted) {
+        this.known.set(key, null);
+        return null;
+      }
+      this.known.set(key, dueAt);
+      this.added(dueAt);
+      return id;
+    }
+    if (options.ifExists === "earliest") {
+      if (typeof known === "number" && known <= dueAt && known > now) return null;
+      if (known === undefined || known === null) {
+        const due = this.sql<{ due_at: number }>`SELECT due_at FROM timers WHERE key = ${key}`[0]?.due_at;
+        if (due !== undefined && due <= dueAt && due > now) {
+          this.known.set(key, due);
+          return null;
+        }
+        previous = due ?? null;
+      }
     }
     // A replaced timer gets a new id, so a handler still running for the old one cannot delete it.
-    if (options.ifExists === "earliest") {
-      const moved = this.sql<{ id: string }>`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, ${options.key}, ${kind}, ${dueAt}, ${json})
-        ON CONFLICT (key) DO UPDATE SET id = excluded.id, kind = excluded.kind, due_at = excluded.due_at,
-          payload = excluded.payload, attempts = 0, last_error = NULL
-        WHERE NOT (timers.due_at <= excluded.due_at AND timers.due_at > ${now})
-        RETURNING id`;
-      if (moved.length === 0) return null;
-    } else {
-      this.sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, ${options.key}, ${kind}, ${dueAt}, ${json})
-               ON CONFLICT (key) DO UPDATE SET id = excluded.id, kind = excluded.kind, due_at = excluded.due_at,
-                 payload = excluded.payload, attempts = 0, last_error = NULL`;
-    }
-    this.dirty = true;
+    const id = timerId(now);
+    this.sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, ${key}, ${kind}, ${dueAt}, ${JSON.stringify(payload ?? null)})
+             ON CONFLICT (key) DO UPDATE SET id = excluded.id, kind = excluded.kind, due_at = excluded.due_at,
+               payload = excluded.payload, attempts = 0, last_error = NULL`;
+    // What it replaced, if anything, is only known when this instance wrote or read it.
+    if (previous === undefined) this.earliest = undefined;
+    else if (previous !== null) this.removed(previous);
+    this.known.set(key, dueAt);
+    this.added(dueAt);
     return id;
   }
 
   /** Cancels the timer with this key; true when there was one. */
   cancel(key: string): boolean {
-    const cancelled = this.sql<{ id: string }>`DELETE FROM timers WHERE key = ${key} RETURNING id`.length > 0;
-    if (cancelled) this.dirty = true;
-    return cancelled;
+    const row = this.sql<{ due_at: number }>`DELETE FROM timers WHERE key = ${key} RETURNING due_at`[0];
+    this.known.delete(key);
+    if (!row) return false;
+    this.removed(row.due_at);
+    return true;
   }
 
   get(key: string): TimerRow | null {
@@ -174,13 +199,12 @@ export class Timers {
 
   /**
    * Points the object's one alarm at the earliest timer (or clears it). Reads the table
-   * only when this instance changed it since the last read, and moves the alarm only when
-   * the earliest due time differs from the one this instance set.
+   * only when this instance's own writes do not tell the earliest due time, and moves the
+   * alarm only when that differs from the one this instance set.
    */
   async arm(): Promise<void> {
-    if (!this.dirty && this.armed !== undefined) return;
-    const due = this.nextDueAt();
-    this.dirty = false;
+    if (this.earliest === undefined) this.earliest = this.nextDueAt();
+    const due = this.earliest;
     if (due === this.armed) return;
     // Recorded before the await, so concurrent arms end with the value of the last call
     // issued (storage applies them in order); a failure makes it unknown again.
@@ -200,7 +224,19 @@ export class Timers {
    */
   forget(): void {
     this.armed = undefined;
-    this.dirty = true;
+    this.earliest = undefined;
+    this.known.clear();
+  }
+
+  /** A timer due at `due` was added. */
+  private added(due: number): void {
+    if (this.earliest !== undefined) this.earliest = this.earliest === null ? due : Math.min(this.earliest, due);
+  }
+
+  /** A timer due at `due` went: the earliest stays known only when it was earlier than that. */
+  private removed(due: number): void {
+    if (typeof this.earliest === "number" && due > this.earliest) return;
+    this.earliest = undefined;
   }
 
   /**
@@ -246,19 +282,24 @@ export class Timers {
 
   /** Applies an outcome to the timer's row, unless the row was replaced while the handler ran. */
   private settle(timer: TimerRow, outcome: Exclude<TimerOutcome, { type: "destroyed" }>): void {
-    this.dirty = true;
+    // Nothing happens when the row was replaced meanwhile (what is known is about the new one).
+    let row: { key: string | null } | undefined;
     switch (outcome.type) {
       case "done":
-        this.sql`DELETE FROM timers WHERE id = ${timer.id}`;
-        return;
+        row = this.sql<{ key: string | null }>`DELETE FROM timers WHERE id = ${timer.id} RETURNING key`[0];
+        if (row?.key != null) this.known.delete(row.key);
+        break;
       case "again":
-        this.sql`UPDATE timers SET due_at = ${outcome.at}, attempts = 0, last_error = NULL WHERE id = ${timer.id}`;
-        return;
+        row = this.sql<{ key: string | null }>`UPDATE timers SET due_at = ${outcome.at}, attempts = 0, last_error = NULL WHERE id = ${timer.id} RETURNING key`[0];
+        if (row?.key != null) this.known.set(row.key, outcome.at);
+        break;
       case "retry":
-        this.sql`UPDATE timers SET due_at = ${outcome.at}, attempts = attempts + 1, last_error = ${outcome.error.slice(0, 1000)}
-                 WHERE id = ${timer.id}`;
-        return;
+        row = this.sql<{ key: string | null }>`UPDATE timers SET due_at = ${outcome.at}, attempts = attempts + 1, last_error = ${outcome.error.slice(0, 1000)}
+                 WHERE id = ${timer.id} RETURNING key`[0];
+        if (row?.key != null) this.known.set(row.key, outcome.at);
+        break;
     }
+    if (row) this.earliest = undefined;
   }
 }
 

@@ -66,6 +66,49 @@ describe("Timers", () => {
     expect(result).toEqual({ replaced: T + 9_000, kept: T + 9_000, count: 1 });
   });
 
+  it("with ifExists: earliest, keeps an earlier timer not yet due and moves any other", async () => {
+    const result = await withTimers((timers, clock) => {
+      timers.schedule("session.expire", T + 1_000, null, { key: "e" });
+      const kept = timers.schedule("session.expire", T + 5_000, null, { key: "e", ifExists: "earliest" });
+      const afterKeep = timers.get("e")!.due_at;
+      timers.schedule("session.expire", T + 500, null, { key: "e", ifExists: "earliest" });
+      const movedEarlier = timers.get("e")!.due_at;
+      clock.now = T + 500;
+      timers.schedule("session.expire", T + 9_000, null, { key: "e", ifExists: "earliest" });
+      const dueReplaced = timers.get("e")!.due_at;
+      timers.schedule("session.expire", T + 2_000, null, { key: "fresh", ifExists: "earliest" });
+      return { kept, afterKeep, movedEarlier, dueReplaced, fresh: timers.get("fresh")!.due_at };
+    });
+    expect(result).toEqual({ kept: null, afterKeep: T + 1_000, movedEarlier: T + 500, dueReplaced: T + 9_000, fresh: T + 2_000 });
+  });
+
+  it("keeps the alarm at the earliest timer through adds, cancels, replacements and runs", async () => {
+    const result = await withTimers(async (timers, clock, storage) => {
+      const alarms: (number | null)[] = [];
+      const step = async () => {
+        await timers.arm();
+        alarms.push(await storage.getAlarm());
+      };
+      timers.schedule("lease.expire", T + 3_000, null, { key: "a", ifExists: "keep" });
+      await step();
+      timers.schedule("lease.expire", T + 1_000, null, { key: "b", ifExists: "keep" });
+      await step();
+      timers.schedule("lease.expire", T + 2_000, null, { key: "c" });
+      await step();
+      timers.cancel("b");
+      await step();
+      timers.schedule("lease.expire", T + 4_000, null, { key: "c" });
+      await step();
+      clock.now = T + 3_000;
+      await timers.run({ "lease.expire": () => ({ type: "done" }) });
+      alarms.push(await storage.getAlarm());
+      timers.cancel("c");
+      await step();
+      return alarms;
+    });
+    expect(result).toEqual([T + 3_000, T + 1_000, T + 1_000, T + 2_000, T + 3_000, T + 4_000, null]);
+  });
+
   it("cancels by key and clears the alarm when nothing is left", async () => {
     const result = await withTimers(async (timers, _clock, storage) => {
       timers.schedule("lease.expire", T + 1_000, null, { key: "lease:1" });

@@ -141,6 +141,11 @@ function toRow(row: StoredRow): HandoffRow {
 export class HandoffStore {
   /** The tables, once seen, stay until the storage is wiped (`forget`). */
   private seen = false;
+  /**
+   * The session lease as this instance last read or wrote it (undefined: unknown). Only
+   * this store writes the row; a transaction that rolls back must call `forget`.
+   */
+  private lease: SessionLease | null | undefined = undefined;
 
   constructor(private readonly sql: Sql) {}
 
@@ -151,9 +156,10 @@ export class HandoffStore {
     return this.seen;
   }
 
-  /** After the object's storage was wiped. */
+  /** After the object's storage was wiped, or a transaction that wrote here rolled back. */
   forget(): void {
     this.seen = false;
+    this.lease = undefined;
   }
 
   get(id: string): HandoffRow | null {
@@ -200,21 +206,28 @@ export class HandoffStore {
   // ── Leases ────────────────────────────────────────────────────────────────
 
   sessionLease(): SessionLease | null {
-    return this.sql<SessionLease>`SELECT agent, lease_id, fencing_token, state, capacity FROM session_lease WHERE id = 1`[0] ?? null;
+    if (this.lease === undefined) {
+      this.lease = this.sql<SessionLease>`SELECT agent, lease_id, fencing_token, state, capacity FROM session_lease WHERE id = 1`[0] ?? null;
+    }
+    return this.lease === null ? null : { ...this.lease };
   }
 
   setSessionLease(lease: SessionLease | null): void {
+    this.lease = undefined;
     if (lease === null) {
       this.sql`DELETE FROM session_lease WHERE id = 1`;
-      return;
+    } else {
+      this.sql`INSERT OR REPLACE INTO session_lease (id, agent, lease_id, fencing_token, state, capacity)
+               VALUES (1, ${lease.agent}, ${lease.lease_id}, ${lease.fencing_token}, ${lease.state}, ${lease.capacity})`;
     }
-    this.sql`INSERT OR REPLACE INTO session_lease (id, agent, lease_id, fencing_token, state, capacity)
-             VALUES (1, ${lease.agent}, ${lease.lease_id}, ${lease.fencing_token}, ${lease.state}, ${lease.capacity})`;
+    this.lease = lease === null ? null : { ...lease };
   }
 
   /** Marks the session lease held, unless it was replaced meanwhile. */
   markHeld(leaseId: string, fencingToken: number): void {
-    this.sql`UPDATE session_lease SET state = 'held' WHERE id = 1 AND lease_id = ${leaseId} AND fencing_token = ${fencingToken}`;
+    const held = this.sql<SessionLease>`UPDATE session_lease SET state = 'held' WHERE id = 1 AND lease_id = ${leaseId} AND fencing_token = ${fencingToken}
+      RETURNING agent, lease_id, fencing_token, state, capacity`[0];
+    if (held) this.lease = held;
   }
 
   queueRelease(release: Omit<LeaseRelease, "id">): void {

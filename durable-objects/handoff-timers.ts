@@ -105,7 +105,7 @@ async function beforeExpiry(h: SessionHandoffs, k: SessionKernel, expire: TimerH
     const step = pending ? must(advance(pending, { type: "cancel", reason: "session expired" }, ctx)) : null;
     // Not the kernel's commit: it would re-arm the very expiry timer that is running. The
     // lifecycle's handler, called next, flushes these records with its own.
-    k.storage.transactionSync(() => {
+    k.transaction(() => {
       if (step) {
         k.store.save({ ...again, in_flight_handoff: null });
         k.outbox.append(step.records);
@@ -119,7 +119,7 @@ async function beforeExpiry(h: SessionHandoffs, k: SessionKernel, expire: TimerH
   }
   if (lease) {
     // Touched while the lease was being released: the session lives on, so its agent takes the lease again.
-    k.storage.transactionSync(() => h.store.setSessionLease({ ...lease, state: "tentative" }));
+    k.transaction(() => h.store.setSessionLease({ ...lease, state: "tentative" }));
     await h.leases.settle();
   }
   return expire(timer, now);

@@ -283,7 +283,7 @@ export class SessionHandoffs {
 
   /** The granted lease on the handoff's row, for a rollback that frees it. */
   private recordLease(row: HandoffRow): void {
-    this.k.storage.transactionSync(() => this.store.save(row, this.k.now()));
+    this.k.transaction(() => this.store.save(row, this.k.now()));
   }
 
   /** transferring → rolled_back: target lease freed, source restored, lock released. */

@@ -29,6 +29,11 @@ export interface SessionKernel {
    * transaction, then the outbox flush and idle-expiry timers, then the alarm.
    */
   commit(session: SessionRecord, records: readonly AuditRecord[], extra?: () => void): Promise<void>;
+  /**
+   * `transactionSync` for every write of the object's tables: when it throws (rolled back),
+   * what the instance keeps in memory about them (timers, the session lease) is dropped.
+   */
+  transaction<T>(fn: () => T): T;
   /** Wipes the object's storage and alarm. Only once every audit record reached D1. */
   destroy(): Promise<void>;
 }

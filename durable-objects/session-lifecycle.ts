@@ -47,7 +47,7 @@ async function expire(k: SessionKernel, timer: TimerRow, now: number): Promise<T
       expires_at: new Date(session.expires_at).toISOString(),
       idle_s: Math.round((now - session.updated_at) / 1000),
     });
-    k.storage.transactionSync(() => {
+    k.transaction(() => {
       k.store.save(expired);
       k.outbox.append([record]);
     });

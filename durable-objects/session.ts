@@ -80,6 +80,7 @@ export class SessionDO extends DurableObject<Env> {
       live: () => this.live(),
       view: (session) => this.view(session),
       commit: (session, records, extra) => this.commit(session, records, extra),
+      transaction: (fn) => this.transaction(fn),
       destroy: () => this.destroy(),
     };
     this.handoffs = new SessionHandoffs(this.kernel, this.sql);
@@ -252,23 +253,29 @@ export class SessionDO extends DurableObject<Env> {
 
   /** The one write path (see SessionKernel.commit). */
   private async commit(session: SessionRecord, records: readonly AuditRecord[], extra?: () => void): Promise<void> {
+    this.transaction(() => {
+      this.store.save(session);
+      this.outbox.append(records);
+      extra?.();
+      // `keep`: a flush already waiting out a D1 backoff keeps its schedule.
+      this.timers.schedule("outbox.flush", this.clock(), null, { key: TIMER_KEYS.flush, ifExists: "keep" });
+      // `earliest`: activity only pushes the expiry later, and the expiry handler re-checks
+      // and moves itself when it fires early, so an earlier timer stands (no write, no re-arm).
+      if (session.status === "active") this.timers.schedule("session.expire", session.expires_at, null, { key: TIMER_KEYS.expire, ifExists: "earliest" });
+    });
+    await this.timers.arm();
+  }
+
+  /** See SessionKernel.transaction. */
+  private transaction<T>(fn: () => T): T {
     try {
-      this.ctx.storage.transactionSync(() => {
-        this.store.save(session);
-        this.outbox.append(records);
-        extra?.();
-        // `keep`: a flush already waiting out a D1 backoff keeps its schedule.
-        this.timers.schedule("outbox.flush", this.clock(), null, { key: TIMER_KEYS.flush, ifExists: "keep" });
-        // `earliest`: activity only pushes the expiry later, and the expiry handler re-checks
-        // and moves itself when it fires early, so an earlier timer stands (no write, no re-arm).
-        if (session.status === "active") this.timers.schedule("session.expire", session.expires_at, null, { key: TIMER_KEYS.expire, ifExists: "earliest" });
-      });
+      return this.ctx.storage.transactionSync(fn);
     } catch (error) {
-      // Rolled back: timers this instance thought it wrote are not there.
+      // Rolled back: what this instance thought it wrote (timers, the session lease) is not there.
       this.timers.forget();
+      this.handoffs.forget();
       throw error;
     }
-    await this.timers.arm();
   }
 
   private view(session: SessionRecord): SessionView {

@@ -34,14 +34,17 @@ async function settle<T>(c: Ctx, id: string, result: Result<T>): Promise<T> {
   throw RelayError.fromBody(result.error);
 }
 
-/** The agent a new session starts with: the one named (it must exist and be enabled), else the router's pick. */
-async function startingAgent(c: Ctx, body: SessionCreate): Promise<{ agent: string; route?: RouteDecision }> {
+/**
+ * The agent a new session starts with: the one named (it must exist and be enabled), else
+ * the router's pick. A named agent's capacity comes along, so the session need not read it again.
+ */
+async function startingAgent(c: Ctx, body: SessionCreate): Promise<{ agent: string; route?: RouteDecision; capacity?: number }> {
   const tenant = c.get("tenant");
   if (body.agent) {
     const stored = await getAgent(c.env.DB, tenant, body.agent);
     if (!stored) throw new RelayError("AGENT_NOT_FOUND", `No agent named '${body.agent}'.`, { agent: body.agent });
     if (!stored.definition.enabled) throw new RelayError("AGENT_UNAVAILABLE", `Agent '${body.agent}' is disabled.`, { agent: body.agent, reason: "disabled" });
-    return { agent: body.agent };
+    return { agent: body.agent, capacity: stored.definition.max_concurrent_sessions };
   }
   if (body.input === undefined) {
     throw new RelayError("VALIDATION_FAILED", "Name an agent, or give an input for the router.", {
@@ -68,12 +71,12 @@ const AuditQuery = z.strictObject({
 export const sessions = new Hono<AppEnv>()
   .post("/", async (c) => {
     const body = await readJson(c, SessionCreate);
-    const { agent, route } = await startingAgent(c, body);
+    const { agent, route, capacity } = await startingAgent(c, body);
     const id = newSessionId();
     const view = await settle(
       c,
       id,
-      await sessionStub(c, id).create(c.get("tenant"), id, { agent, metadata: body.metadata ?? {}, ttl_s: body.ttl_s, input: body.input, route }),
+      await sessionStub(c, id).create(c.get("tenant"), id, { agent, metadata: body.metadata ?? {}, ttl_s: body.ttl_s, input: body.input, route, capacity }),
     );
     c.header("Location", `/v1/sessions/${id}`);
     return c.json(route ? { ...view, route } : view, 201);

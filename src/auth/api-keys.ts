@@ -40,9 +40,23 @@ export function keyEntries(raw: string | undefined): Promise<ApiKeyEntry[]> {
   return entries;
 }
 
+/** Digests of presented keys, so a client's key is hashed once per isolate, not per request. */
+const presentedDigests = new Map<string, ArrayBuffer>();
+/** Bounded, so random keys sent at the API cannot grow it: past the cap the oldest goes. */
+const PRESENTED_MAX = 256;
+
+async function presentedDigest(presented: string): Promise<ArrayBuffer> {
+  const cached = presentedDigests.get(presented);
+  if (cached) return cached;
+  const digest = await sha256(presented);
+  if (presentedDigests.size >= PRESENTED_MAX) presentedDigests.delete(presentedDigests.keys().next().value!);
+  presentedDigests.set(presented, digest);
+  return digest;
+}
+
 /** The tenant the presented key belongs to, or null. Every entry is compared: no early exit. */
 export async function tenantForKey(entries: ApiKeyEntry[], presented: string): Promise<string | null> {
-  const digest = await sha256(presented);
+  const digest = await presentedDigest(presented);
   let tenant: string | null = null;
   for (const entry of entries) {
     if (crypto.subtle.timingSafeEqual(entry.digest, digest) && tenant === null) tenant = entry.tenant;

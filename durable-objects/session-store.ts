@@ -75,9 +75,26 @@ interface SessionRow {
 const parse = <T,>(json: string | null): T | null => (json === null ? null : (JSON.parse(json) as T));
 
 export class SessionStore {
+  /**
+   * The session row as this instance last read or wrote it (undefined: unknown). Only
+   * `save` writes it; a transaction that rolls back, and a wipe, must call `forget`.
+   * Records are immutable values (every change makes a new one), so callers share it.
+   */
+  private cached: SessionRecord | null | undefined = undefined;
+
   constructor(private readonly sql: Sql) {}
 
   load(): SessionRecord | null {
+    if (this.cached === undefined) this.cached = this.read();
+    return this.cached;
+  }
+
+  /** After a rolled-back transaction or a wipe: the next load reads the row. */
+  forget(): void {
+    this.cached = undefined;
+  }
+
+  private read(): SessionRecord | null {
     const row = this.sql<SessionRow>`SELECT * FROM session WHERE id = 1`[0];
     if (!row) return null;
     return {
@@ -100,6 +117,7 @@ export class SessionStore {
   }
 
   save(s: SessionRecord): void {
+    this.cached = undefined;
     const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
     this.sql`INSERT OR REPLACE INTO session (id, session_id, tenant, status, current_agent, handoff_stack, state, metadata,
                ttl_s, handoff_count, in_flight_handoff, last_handoff_context, created_at, updated_at, expires_at, ended_at)
@@ -107,6 +125,7 @@ export class SessionStore {
                ${JSON.stringify(s.state)}, ${JSON.stringify(s.metadata)}, ${s.ttl_s}, ${s.handoff_count},
                ${json(s.in_flight_handoff)}, ${json(s.last_handoff_context)}, ${s.created_at}, ${s.updated_at},
                ${s.expires_at}, ${s.ended_at})`;
+    this.cached = s;
   }
 
   /** Appends one history item; returns its sequence number (1-based, gap-free per session). */

@@ -271,7 +271,8 @@ export class SessionDO extends DurableObject<Env> {
     try {
       return this.ctx.storage.transactionSync(fn);
     } catch (error) {
-      // Rolled back: what this instance thought it wrote (timers, the session lease) is not there.
+      // Rolled back: what this instance thought it wrote (session, timers, lease) is not there.
+      this.store.forget();
       this.timers.forget();
       this.handoffs.forget();
       throw error;
@@ -336,6 +337,7 @@ export class SessionDO extends DurableObject<Env> {
   private async destroy(): Promise<void> {
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
+    this.store.forget();
     this.timers.forget();
     this.handoffs.forget();
     this.migrated = false;

@@ -146,6 +146,8 @@ export class HandoffStore {
    * this store writes the row; a transaction that rolls back must call `forget`.
    */
   private lease: SessionLease | null | undefined = undefined;
+  /** The queued releases, kept the same way (undefined: unknown). */
+  private queued: LeaseRelease[] | undefined = undefined;
 
   constructor(private readonly sql: Sql) {}
 
@@ -160,6 +162,7 @@ export class HandoffStore {
   forget(): void {
     this.seen = false;
     this.lease = undefined;
+    this.queued = undefined;
   }
 
   get(id: string): HandoffRow | null {
@@ -231,16 +234,23 @@ export class HandoffStore {
   }
 
   queueRelease(release: Omit<LeaseRelease, "id">): void {
-    this.sql`INSERT INTO lease_releases (agent, lease_id, fencing_token, reason)
-             VALUES (${release.agent}, ${release.lease_id}, ${release.fencing_token}, ${release.reason})`;
+    const known = this.queued;
+    this.queued = undefined;
+    const row = this.sql<{ id: number }>`INSERT INTO lease_releases (agent, lease_id, fencing_token, reason)
+             VALUES (${release.agent}, ${release.lease_id}, ${release.fencing_token}, ${release.reason}) RETURNING id`[0];
+    if (known && row) this.queued = [...known, { id: row.id, ...release }];
   }
 
   releases(): LeaseRelease[] {
-    return this.sql<LeaseRelease>`SELECT id, agent, lease_id, fencing_token, reason FROM lease_releases ORDER BY id`;
+    this.queued ??= this.sql<LeaseRelease>`SELECT id, agent, lease_id, fencing_token, reason FROM lease_releases ORDER BY id`;
+    return [...this.queued];
   }
 
   releaseDone(id: number): void {
+    const known = this.queued;
+    this.queued = undefined;
     this.sql`DELETE FROM lease_releases WHERE id = ${id}`;
+    if (known) this.queued = known.filter((r) => r.id !== id);
   }
 
   // ── Inbox ─────────────────────────────────────────────────────────────────

@@ -21,10 +21,10 @@ import { agentRpc } from "./stubs";
  *
  * - The lock is the session's `in_flight_handoff`, checked and taken in synchronous SQL
  *   before the first await, so a concurrent request sees it (HANDOFF_IN_PROGRESS).
- * - Each step is recorded before it is taken: the handoff row holds its status and the
- *   step about to run (`take_lease`, `activate`), and the target's lease once granted.
- * - The switch (current agent, stack, context, `completed`, audit, lease bookkeeping) is
- *   one transaction. Confirming the target's lease and freeing the source's happen after
+ * - Each external step is recorded before it is taken: the handoff row holds its status
+ *   and the step about to run (`load_target`, `take_lease`).
+ * - The switch (current agent, stack, context, `completed`, the target's lease, audit,
+ *   lease bookkeeping) is one transaction, with no await after the grant. Confirming the target's lease and freeing the source's happen after
  *   it, from rows written in that transaction.
  * - A handoff found `validating`/`transferring` with no flow running in this instance is
  *   an orphan of a crash: it fails or rolls back (target lease freed, source restored).
@@ -32,7 +32,10 @@ import { agentRpc } from "./stubs";
  */
 
 export const FAULT_STEPS = ["after_intent", "after_lease", "before_commit", "activate", "after_commit"] as const;
-/** Test-only crash points (RELAY_TEST_HOOKS=1): `activate` fails inside the switch, the others throw between steps. */
+/**
+ * Test-only crash points (RELAY_TEST_HOOKS=1): `activate` fails inside the switch, the
+ * others throw between steps (`before_commit`: granted, not yet written).
+ */
 export type FaultStep = (typeof FAULT_STEPS)[number];
 
 /** What the Worker passes once it has validated the body and read the registry. */
@@ -71,10 +74,7 @@ export class SessionHandoffs {
   private readonly active = new Set<string>();
   private readonly flows = new Map<string, Promise<Outcome>>();
   private recovering: Promise<void> | null = null;
-  /**
-   * False once a scan found no orphan and no flow has thrown since: in one instance an
-   * orphan only comes from a flow that threw (a restart makes a new instance, true again).
-   */
+  /** False once a scan found no orphan and no flow threw since (only a throw makes one in an instance). */
   private orphansPossible = true;
   private fault: FaultStep | null = null;
 
@@ -219,10 +219,7 @@ export class SessionHandoffs {
     return this.transfer(transferring, session, ctx.actor);
   }
 
-  /**
-   * transferring: take the target's lease, then switch. The flow owns its row (nothing
-   * else writes a `transferring` handoff) and `session` is only used for its tenant and id.
-   */
+  /** transferring: take the target's lease, then switch. The flow owns its row; `session` gives tenant and id. */
   private async transfer(row: HandoffRow, session: SessionRecord, actor: Actor): Promise<Outcome> {
     const id = row.record.id;
     this.trip("after_intent");
@@ -237,21 +234,16 @@ export class SessionHandoffs {
     this.trip("after_lease");
     if (!granted.ok) return this.rollBack(id, actor, granted.error, false);
     const lease = { lease_id: granted.value.lease_id, fencing_token: granted.value.fencing_token };
-    // No await from here to the switch, so the lease is written with it; a path that rolls
-    // back instead writes it first, so the rollback frees it by id.
-    const leased: HandoffRow = { ...row, lease, step: "activate" };
+    // No await from here to the switch, which writes the lease; a rollback writes it first, to free it by id.
     this.trip("before_commit");
-    return this.activate(leased, actor);
+    return this.activate({ ...row, lease, step: "activate" }, actor);
   }
 
   /** The switch: current agent, stack, context, the target's lease and `completed` in one transaction; then the leases. */
   private async activate(row: HandoffRow, actor: Actor): Promise<Outcome> {
     const id = row.record.id;
     const loaded = this.k.live();
-    if (!loaded.ok) {
-      this.recordLease(row);
-      return this.rollBack(id, actor, loaded.error, false);
-    }
+    if (!loaded.ok) return this.rollBack(id, actor, loaded.error, false, row);
     const session = loaded.value;
     const ctx = this.ctx(session, actor);
     const plan = row.plan!;
@@ -271,8 +263,7 @@ export class SessionHandoffs {
       // The switch either committed (and only arming the alarm failed) or changed nothing.
       const after = this.store.get(id);
       if (after?.record.status !== "completed") {
-        this.recordLease(row);
-        return this.rollBack(id, actor, { code: "INTERNAL", message: "The target could not be activated; the handoff was rolled back.", details: { reason: String(error) } }, false);
+        return this.rollBack(id, actor, { code: "INTERNAL", message: "The target could not be activated; the handoff was rolled back.", details: { reason: String(error) } }, false, row);
       }
       done = after;
     }
@@ -281,19 +272,17 @@ export class SessionHandoffs {
     return ok({ handoff: done.record, accepted: false });
   }
 
-  /** The granted lease on the handoff's row, for a rollback that frees it. */
-  private recordLease(row: HandoffRow): void {
-    this.k.transaction(() => this.store.save(row, this.k.now()));
-  }
-
-  /** transferring → rolled_back: target lease freed, source restored, lock released. */
-  private async rollBack(id: string, actor: Actor, error: ErrorBody, releaseBySession: boolean): Promise<Outcome> {
-    const before = this.store.get(id)!;
+  /**
+   * transferring → rolled_back: target lease freed, source restored, lock released.
+   * `leased`: the row with a granted lease not written yet; the rollback writes it and frees the lease by id.
+   */
+  private async rollBack(id: string, actor: Actor, error: ErrorBody, releaseBySession: boolean, leased?: HandoffRow): Promise<Outcome> {
+    const before = leased ?? this.store.get(id)!;
     const session = this.currentSession();
     if (!session) return handoffError(error, before.record);
     // With the lock still held, so no later handoff's lease at the same agent can be hit.
     if (releaseBySession) await this.leases.releaseBySession(session.tenant, session.id, before.record.target!);
-    const row = this.store.get(id)!;
+    const row = leased ?? this.store.get(id)!;
     if (row.record.status !== "transferring") return handoffError(error, row.record);
     const fresh = this.currentSession()!;
     const ctx = this.ctx(fresh, actor);

@@ -7,6 +7,7 @@
  * workerd RSS, and checks that the handoff audit rows in D1 equal the transitions made.
  *
  *   npx tsx bench/handoffs.bench.ts
+ *   BENCH_PERSIST_TO=/dev/shm/relay-bench npx tsx bench/handoffs.bench.ts   (local state on tmpfs)
  *
  * Capacity: billing and technical take 50 sessions each; with 16 sessions in flight and
  * the targets alternating by session, at most 16 are held at once, so no handoff is
@@ -24,7 +25,7 @@ interface Reply {
   json: any;
 }
 
-const server = await startDevServer(PORT);
+const server = await startDevServer(PORT, process.env.BENCH_PERSIST_TO);
 const headers = { Authorization: `Bearer ${devKey()}`, "Content-Type": "application/json" };
 async function api(method: string, path: string, body?: unknown): Promise<Reply> {
   const response = await fetch(`${server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -132,7 +133,7 @@ try {
     ["handoff, 1 in flight (triage ↔ sales)", percentile(soloMs, 50).toFixed(2), percentile(soloMs, 99).toFixed(2), "-"],
     ["GET /health, 16 in flight (ceiling of this setup)", ...summary(healthMs, healthSeconds, "req")],
   ];
-  console.log(`\nHandoffs via wrangler dev on loopback: ${SESSIONS} sessions × ${HANDOFFS_PER_SESSION} handoffs, ${CONCURRENCY} in flight`);
+  console.log(`\nHandoffs via wrangler dev on loopback: ${SESSIONS} sessions × ${HANDOFFS_PER_SESSION} handoffs, ${CONCURRENCY} in flight; local state ${process.env.BENCH_PERSIST_TO ?? "in .wrangler/state (disk)"}`);
   console.log("| operation | p50 ms | p99 ms | throughput |\n| --- | --- | --- | --- |");
   for (const row of rows) console.log(`| ${row.join(" | ")} |`);
   console.log(`\n| check | value |\n| --- | --- |`);

@@ -2,6 +2,7 @@
  * `POST /v1/route` through `wrangler dev` on loopback: 2,000 requests, 8 in flight, against
  * the demo agents. Client-side p50/p99 ms beside the server's own latency_us figure, and
  * beside `GET /health` under the same load: the baseline cost of the dev server itself.
+ * BENCH_PERSIST_TO=/dev/shm/relay-bench keeps the local state on tmpfs.
  */
 import { devKey, percentile, runConcurrent, startDevServer } from "./lib/wrangler-dev";
 
@@ -16,7 +17,7 @@ const inputs = [
   "hello, I need some help",
 ];
 
-const server = await startDevServer();
+const server = await startDevServer(undefined, process.env.BENCH_PERSIST_TO);
 try {
   const headers = { Authorization: `Bearer ${devKey()}`, "Content-Type": "application/json" };
   const serverUs: number[] = [];

@@ -3,6 +3,7 @@
  * 1. .dev.vars from .dev.vars.example when missing (the dev API keys);
  * 2. local D1 migrations applied;
  * 3. the demo agents in agents/*.md upserted into local D1 for every dev tenant.
+ * RELAY_PERSIST_TO points it at another local state folder (the benchmarks use tmpfs).
  */
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -14,7 +15,8 @@ import { readAgentDir, tenantsOf } from "./lib/agent-files";
 const root = join(import.meta.dirname, "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
 // Non-interactive: wrangler skips its confirmation prompt when CI is set.
-const run = (args: string[]) => execFileSync(wrangler, args, { cwd: root, stdio: "inherit", env: { ...process.env, CI: "true" } });
+const persist = process.env.RELAY_PERSIST_TO ? ["--persist-to", process.env.RELAY_PERSIST_TO] : [];
+const run = (args: string[]) => execFileSync(wrangler, [...args, ...persist], { cwd: root, stdio: "inherit", env: { ...process.env, CI: "true" } });
 
 const devVars = join(root, ".dev.vars");
 if (!existsSync(devVars)) {

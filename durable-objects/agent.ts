@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../src/env";
 import { err, ok, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
-import { createSql, hasSchema, migrate, type SchemaMigration, type Sql } from "./sql";
+import { createSql, SchemaGate, type SchemaMigration, type Sql } from "./sql";
 import { TIMERS_DDL, Timers, type TimerOutcome, type TimerRow } from "./timers";
 
 /**
@@ -100,7 +100,7 @@ const leaseTimerKey = (leaseId: string) => `lease:${leaseId}`;
 export class AgentDO extends DurableObject<Env> {
   private readonly sql: Sql;
   private readonly timers: Timers;
-  private migrated = false;
+  private readonly schema: SchemaGate;
   /**
    * No tentative lease lapses before this time (Infinity: none is tentative); undefined
    * when unknown (a new instance, a failed transaction), which makes the next call sweep.
@@ -112,6 +112,7 @@ export class AgentDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = createSql(ctx.storage);
+    this.schema = new SchemaGate(ctx.storage, this.sql, AGENT_MIGRATIONS);
     this.timers = new Timers(ctx.storage, this.sql, () => this.clock());
   }
 
@@ -124,7 +125,7 @@ export class AgentDO extends DurableObject<Env> {
     if (!(ttlMs > 0) || !Number.isInteger(capacity) || capacity < 1) {
       return err("VALIDATION_FAILED", "ttl_ms must be positive and capacity a positive integer.", { ttl_ms: ttlMs, capacity });
     }
-    this.ensureSchema();
+    this.schema.ensure();
     const now = this.clock();
     const result = this.transaction((): Result<Lease> => {
       this.dropLapsed(now);
@@ -181,7 +182,7 @@ export class AgentDO extends DurableObject<Env> {
    * was released, or when `fencingToken` is given and is not the lease's current one.
    */
   async confirm(leaseId: string, fencingToken?: number): Promise<Result<Lease>> {
-    if (!this.ready()) return unavailable("lease_not_found", "No such lease: it lapsed or was released.", { lease_id: leaseId });
+    if (!this.schema.ready()) return unavailable("lease_not_found", "No such lease: it lapsed or was released.", { lease_id: leaseId });
     const now = this.clock();
     const token = fencingToken ?? null;
     const result = this.transaction((): Result<Lease> => {
@@ -213,7 +214,7 @@ export class AgentDO extends DurableObject<Env> {
    * there is `released: false`. With a fencing token, a lease granted since is left alone.
    */
   async release(ref: LeaseRef, fencingToken?: number): Promise<Result<{ released: boolean }>> {
-    if (!this.ready()) return ok({ released: false });
+    if (!this.schema.ready()) return ok({ released: false });
     const token = fencingToken ?? null;
     const result = this.transaction(() => {
       // A held lease has no timer (confirming cancelled it): only a tentative one's goes.
@@ -232,7 +233,7 @@ export class AgentDO extends DurableObject<Env> {
   }
 
   async load(): Promise<Result<AgentLoad>> {
-    if (!this.ready()) return ok({ status: "active", max_concurrent_sessions: null, active_leases: 0, leases: [] });
+    if (!this.schema.ready()) return ok({ status: "active", max_concurrent_sessions: null, active_leases: 0, leases: [] });
     const now = this.clock();
     const agent = this.agentRow(now);
     const leases = this.sql<LeaseRow>`SELECT * FROM leases WHERE state = 'held' OR expires_at > ${now} ORDER BY created_at, lease_id`;
@@ -250,7 +251,7 @@ export class AgentDO extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     try {
-      if (!this.ready()) return;
+      if (!this.schema.ready()) return;
       await this.timers.run({ "lease.expire": (timer, now) => this.expireLease(timer, now) });
     } catch (error) {
       // Never throw from an alarm: the platform drops it after six retries.
@@ -269,7 +270,7 @@ export class AgentDO extends DurableObject<Env> {
   }
 
   private async setStatus(status: AgentStatus): Promise<Result<AgentLoad>> {
-    this.ensureSchema();
+    this.schema.ensure();
     const now = this.clock();
     this.agentRow(now);
     this.sql`UPDATE agent SET status = ${status}, updated_at = ${now} WHERE id = 1`;
@@ -315,18 +316,5 @@ export class AgentDO extends DurableObject<Env> {
     const row = this.sql<{ status: AgentStatus; max_concurrent_sessions: number | null }>`SELECT status, max_concurrent_sessions FROM agent WHERE id = 1`[0];
     if (!row) throw new Error("agent row missing");
     return row;
-  }
-
-  private ensureSchema(): void {
-    if (this.migrated) return;
-    migrate(this.ctx.storage, this.sql, AGENT_MIGRATIONS);
-    this.migrated = true;
-  }
-
-  private ready(): boolean {
-    if (this.migrated) return true;
-    if (!hasSchema(this.sql)) return false;
-    this.ensureSchema();
-    return true;
   }
 }

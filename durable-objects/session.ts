@@ -15,7 +15,7 @@ import { SessionHandoffs, type FaultStep, type HandoffAccepted, type StartHandof
 import { auditScope, TIMER_KEYS, type SessionKernel } from "./session-kernel";
 import { lifecycleTimers } from "./session-lifecycle";
 import { SESSION_MIGRATIONS, SessionStore } from "./session-store";
-import { createSql, hasSchema, migrate, type Sql } from "./sql";
+import { createSql, SchemaGate, type Sql } from "./sql";
 import { Timers, type TimerHandlers } from "./timers";
 
 /** Session state is kept small enough to load on every call. */
@@ -60,13 +60,14 @@ export class SessionDO extends DurableObject<Env> {
   private readonly timers: Timers;
   private readonly kernel: SessionKernel;
   private readonly handoffs: SessionHandoffs;
-  private migrated = false;
+  private readonly schema: SchemaGate;
   /** The object's clock. Tests move it forward through `runInDurableObject` to reach TTLs. */
   clock: () => number = () => Date.now();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = createSql(ctx.storage);
+    this.schema = new SchemaGate(ctx.storage, this.sql, SESSION_MIGRATIONS);
     this.store = new SessionStore(this.sql);
     this.outbox = new Outbox(this.sql);
     this.timers = new Timers(ctx.storage, this.sql, () => this.clock());
@@ -92,7 +93,7 @@ export class SessionDO extends DurableObject<Env> {
 
   /** Creates the session; creating it again returns the same session (the id is the idempotency key). */
   async create(tenant: string, id: string, args: SessionCreateArgs, actor: Actor = API_ACTOR): Promise<Result<SessionView>> {
-    this.ensureSchema();
+    this.schema.ensure();
     const existing = this.store.load();
     if (existing) return existing.status === "active" ? ok(this.view(existing)) : this.gone(existing);
     // The first agent's capacity lease, tentative until the session is committed.
@@ -219,7 +220,7 @@ export class SessionDO extends DurableObject<Env> {
 
   /** The session's own audit trail in time order, flushed and pending alike (read-your-writes). */
   async audit({ after, limit = 100 }: { after?: string; limit?: number } = {}): Promise<Result<SessionAuditPage>> {
-    const session = this.ready() ? this.store.load() : null;
+    const session = this.schema.ready() ? this.store.load() : null;
     if (!session || session.status === "deleted") return err("SESSION_NOT_FOUND", "No such session.");
     const rows = this.outbox.list({ after, limit: limit + 1 });
     const records = rows.slice(0, limit);
@@ -285,7 +286,7 @@ export class SessionDO extends DurableObject<Env> {
 
   /** The live session, or why there is none. */
   private live(): Result<SessionRecord> {
-    const session = this.ready() ? this.store.load() : null;
+    const session = this.schema.ready() ? this.store.load() : null;
     if (!session) return err("SESSION_NOT_FOUND", "No such session.");
     return session.status === "active" ? ok(session) : this.gone(session);
   }
@@ -298,27 +299,11 @@ export class SessionDO extends DurableObject<Env> {
     return err("SESSION_NOT_FOUND", "No such session.");
   }
 
-  // ── Schema ────────────────────────────────────────────────────────────────
-
-  private ensureSchema(): void {
-    if (this.migrated) return;
-    migrate(this.ctx.storage, this.sql, SESSION_MIGRATIONS);
-    this.migrated = true;
-  }
-
-  /** True when the object holds a session's tables; reads of an unknown id create nothing. */
-  private ready(): boolean {
-    if (this.migrated) return true;
-    if (!hasSchema(this.sql)) return false;
-    this.ensureSchema();
-    return true;
-  }
-
   // ── Timers and lifecycle ──────────────────────────────────────────────────
 
   override async alarm(): Promise<void> {
     try {
-      if (!this.ready()) return;
+      if (!this.schema.ready()) return;
       await this.timers.run(this.timerHandlers());
     } catch (error) {
       // Never throw from an alarm: the platform drops it after six retries.
@@ -340,6 +325,6 @@ export class SessionDO extends DurableObject<Env> {
     this.store.forget();
     this.timers.forget();
     this.handoffs.forget();
-    this.migrated = false;
+    this.schema.forget();
   }
 }

@@ -57,6 +57,40 @@ export function schemaVersion(sql: Sql): number {
 }
 
 /**
+ * An object's schema, migrated at most once per instance. `ready()` tells whether the object
+ * holds its tables without creating them, so reads of an unknown object create nothing.
+ */
+export class SchemaGate {
+  private migrated = false;
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly sql: Sql,
+    private readonly migrations: readonly SchemaMigration[],
+  ) {}
+
+  /** Creates or upgrades the schema. */
+  ensure(): void {
+    if (this.migrated) return;
+    migrate(this.storage, this.sql, this.migrations);
+    this.migrated = true;
+  }
+
+  /** True when the object has its tables (upgrading them if they are old). */
+  ready(): boolean {
+    if (this.migrated) return true;
+    if (!hasSchema(this.sql)) return false;
+    this.ensure();
+    return true;
+  }
+
+  /** After the object's storage was wiped. */
+  forget(): void {
+    this.migrated = false;
+  }
+}
+
+/**
  * Applies every migration newer than the stored version, in one transaction, and records
  * the new version. Call once per instance; calling again is a cheap no-op.
  */

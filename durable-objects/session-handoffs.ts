@@ -8,7 +8,7 @@ import type { Lease } from "./agent";
 import { commitStep, type StepOptions } from "./handoff-commit";
 import { DEFAULT_CAPACITY, HandoffLeases, LEASE_TTL_MS } from "./handoff-leases";
 import { advance, handoffError, maxDepthOf, must, newHandoff, newHandoffId, stored, type Advanced, type StepContext } from "./handoff-record";
-import { agentsByName } from "./handoff-registry";
+import { agentsByName } from "../src/registry/store";
 import { HandoffStore, type HandoffRow, type InboxItem } from "./handoff-store";
 import { auditScope, type SessionKernel } from "./session-kernel";
 import type { Sql } from "./sql";

@@ -1,18 +1,18 @@
 import { Hono, type Context } from "hono";
 import { z } from "zod";
 import { sessionOfHandoff } from "../../durable-objects/handoff-record";
-import { agentsByName } from "../../durable-objects/handoff-registry";
 import type { SessionDO } from "../../durable-objects/session";
 import type { StartHandoffArgs } from "../../durable-objects/session-handoffs";
 import { sessionStubFor } from "../../durable-objects/stubs";
 import type { AppEnv } from "../app-env";
 import { queryAgentHandoffs } from "../audit/handoff-index";
-import { RelayError, type Result } from "../errors";
+import { RelayError } from "../errors";
+import { agentsByName } from "../registry/store";
 import { AgentName } from "../schemas/agent";
 import { HandoffRequest } from "../schemas/handoff";
 import { isSessionId } from "../sessions/ids";
-import { findExpiry } from "../sessions/summary-store";
 import { decodeCursor, encodeCursor } from "./cursor";
+import { sessionMissing, settle } from "./session-result";
 import { parseWith, readJson, readQuery } from "./validate";
 
 /**
@@ -30,18 +30,6 @@ function handoffRpc(c: Ctx, sessionId: string): HandoffRpc {
   return sessionStubFor(c.env, c.get("tenant"), sessionId) as unknown as HandoffRpc;
 }
 
-/** A DO result as HTTP: a session D1 remembers as expired is 410, an unknown one `missing`. */
-async function settle<T>(c: Ctx, sessionId: string, result: Result<T>, missing: () => RelayError): Promise<T> {
-  if (result.ok) return result.value;
-  if (result.error.code === "SESSION_NOT_FOUND") {
-    const expired_at = await findExpiry(c.env.DB, c.get("tenant"), sessionId);
-    if (expired_at) throw new RelayError("SESSION_EXPIRED", `Session '${sessionId}' expired at ${expired_at}.`, { session_id: sessionId, expired_at });
-    throw missing();
-  }
-  throw RelayError.fromBody(result.error);
-}
-
-const sessionMissing = (id: string) => () => new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
 const handoffMissing = (id: string) => () => new RelayError("HANDOFF_NOT_FOUND", `No handoff '${id}'.`, { handoff_id: id });
 
 /** The session a handoff id names, or 404. */

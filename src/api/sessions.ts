@@ -2,13 +2,13 @@ import { Hono, type Context } from "hono";
 import { z } from "zod";
 import { sessionRpc, type SessionRpc } from "../../durable-objects/stubs";
 import type { AppEnv } from "../app-env";
-import { RelayError, type Result } from "../errors";
+import { RelayError } from "../errors";
 import { getAgent } from "../registry/store";
 import type { RouteDecision } from "../schemas/routing";
 import { AgentStatusUpdate, SessionCreate, SessionMessage, SessionStatePatch } from "../schemas/session";
 import { routeInput } from "../services/routing";
 import { isSessionId, newSessionId } from "../sessions/ids";
-import { findExpiry } from "../sessions/summary-store";
+import { settle } from "./session-result";
 import { readJson, readQuery } from "./validate";
 
 /**
@@ -21,17 +21,6 @@ type Ctx = Context<AppEnv>;
 function sessionStub(c: Ctx, id: string): SessionRpc {
   if (!isSessionId(id)) throw new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
   return sessionRpc(c.env, c.get("tenant"), id);
-}
-
-/** Unwraps a SessionDO result; a missing session that D1 remembers as expired is 410. */
-async function settle<T>(c: Ctx, id: string, result: Result<T>): Promise<T> {
-  if (result.ok) return result.value;
-  if (result.error.code === "SESSION_NOT_FOUND") {
-    const expired_at = await findExpiry(c.env.DB, c.get("tenant"), id);
-    if (expired_at) throw new RelayError("SESSION_EXPIRED", `Session '${id}' expired at ${expired_at}.`, { session_id: id, expired_at });
-    throw new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
-  }
-  throw RelayError.fromBody(result.error);
 }
 
 /**

@@ -14,7 +14,7 @@ interface AgentRow {
 
 function toStored(row: AgentRow): StoredAgent {
   return {
-    definition: AgentDefinition.parse(JSON.parse(row.definition)),
+    definition: parseDefinition(row.definition),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -83,7 +83,7 @@ export async function loadDefinitions(db: D1Database, tenant: string): Promise<A
     .prepare("SELECT definition FROM agents WHERE tenant = ?1 ORDER BY name")
     .bind(tenant)
     .all<{ definition: string }>();
-  return results.map((row) => AgentDefinition.parse(JSON.parse(row.definition)));
+  return results.map((row) => parseDefinition(row.definition));
 }
 
 export async function deleteAgent(db: D1Database, tenant: string, name: string): Promise<boolean> {
@@ -103,4 +103,45 @@ export interface RegistryHead {
   version: number;
   /** Random per write; "" for a tenant that never wrote. */
   stamp: string;
+}
+
+/** Stored definitions already validated in this isolate, by their exact JSON text. */
+const parsed = new Map<string, AgentDefinition>();
+const PARSED_MAX = 512;
+
+/**
+ * The schema's parse of a stored definition, once per distinct text per isolate: the same
+ * text always parses to the same value, so only the zod pass is saved (D1 is still read on
+ * every handoff, so a registry write is seen at once). Callers share the returned object
+ * and must not mutate it.
+ */
+function parseDefinition(text: string): AgentDefinition {
+  const cached = parsed.get(text);
+  if (cached) return cached;
+  const agent = AgentDefinition.parse(JSON.parse(text));
+  // Bounded: past the cap the oldest entry goes (Map keeps insertion order).
+  if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value!);
+  parsed.set(text, agent);
+  return agent;
+}
+
+/**
+ * Several agents of a tenant in one D1 query (at most 99 names), by name. Missing names are
+ * simply absent. Handoffs use it: the Worker for a transfer's source and target (or the
+ * source's whitelist), the SessionDO for a return, whose target only the session knows.
+ */
+export async function agentsByName(db: D1Database, tenant: string, names: readonly string[]): Promise<Map<string, AgentDefinition>> {
+  const unique = [...new Set(names)].slice(0, 99);
+  const found = new Map<string, AgentDefinition>();
+  if (unique.length === 0) return found;
+  const placeholders = unique.map((_, i) => `?${i + 2}`).join(", ");
+  const { results } = await db
+    .prepare(`SELECT definition FROM agents WHERE tenant = ?1 AND name IN (${placeholders})`)
+    .bind(tenant, ...unique)
+    .all<{ definition: string }>();
+  for (const row of results) {
+    const agent = parseDefinition(row.definition);
+    found.set(agent.name, agent);
+  }
+  return found;
 }

@@ -4,22 +4,10 @@
  * agents, as in a large real registry); filler text comes from a disjoint vocabulary, so a
  * "miss" input touches no keyword and a "hit" input touches a controlled few.
  */
+import { seededRandom as seeded, type SeededRandom } from "../../src/lib/prng";
 import { AgentDefinition } from "../../src/schemas/agent";
 
-/** mulberry32: small, fast and reproducible. */
-export function seeded(seed: number): { next(): number; int(n: number): number; pick<T>(items: readonly T[]): T } {
-  let a = seed >>> 0;
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (n) => Math.floor(next() * n), pick: (items) => items[Math.floor(next() * items.length)]! };
-}
-
-type Rand = ReturnType<typeof seeded>;
+type Rand = SeededRandom;
 
 const ONSETS = ["b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "tr", "st", "pl", "kr", "sh"];
 const VOWELS = ["a", "e", "i", "o", "u", "ai", "ou"];

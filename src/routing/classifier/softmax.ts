@@ -16,6 +16,7 @@
  * example's features scaled to unit length. Hyper-parameters were chosen on a held-out fifth of
  * CLINC150 train (`npx tsx bench/tune-classifier.ts`), never on val.
  */
+import { seededRandom } from "../../lib/prng";
 
 /** Examples as CSR rows of feature ids, one label (agent index) each. */
 export interface TrainingSet {
@@ -56,18 +57,6 @@ export interface SoftmaxModel {
   /** The weight of feature f for agent a (0 when not stored). */
   weight(f: number, a: number): number;
   readonly memoryBytes: number;
-}
-
-/** A small deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** The (feature, agent) pairs seen in training, in CSR form (the sparse model's support). */
@@ -112,7 +101,7 @@ export function trainSoftmax(set: TrainingSet, options: Partial<SoftmaxOptions> 
   const active = new Uint32Array(a);
   const order = new Uint32Array(n);
   for (let i = 0; i < n; i++) order[i] = i;
-  const random = rng(0x5eed);
+  const random = seededRandom(0x5eed).next;
   const epochs = n === 0 ? 0 : Math.max(1, Math.min(o.epochs, Math.floor(o.maxVisits / n)));
   const step = (p: number, err: number, x: number) => {
     const grad = err * x + o.l2 * (wt[p] as number);

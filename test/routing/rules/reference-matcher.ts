@@ -51,15 +51,5 @@ export function referenceMatch(agents: readonly AgentDefinition[], input: string
   return results.map(({ index: _index, ...match }) => match);
 }
 
-/** A small deterministic PRNG (mulberry32) so property tests are reproducible. */
-export function prng(seed: number): { next(): number; int(n: number): number; pick<T>(items: readonly T[]): T } {
-  let a = seed >>> 0;
-  const next = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (n) => Math.floor(next() * n), pick: (items) => items[Math.floor(next() * items.length)]! };
-}
+/** Property tests draw from a seeded source so failures reproduce. */
+export { seededRandom as prng } from "../../../src/lib/prng";

@@ -9,6 +9,7 @@ import { queryAgentHandoffs } from "../audit/handoff-index";
 import { RelayError } from "../errors";
 import { agentsByName } from "../registry/store";
 import { AgentName } from "../schemas/agent";
+import { requestFingerprint } from "../handoff/fingerprint";
 import { HandoffRequest } from "../schemas/handoff";
 import { isSessionId } from "../sessions/ids";
 import { decodeCursor, encodeCursor } from "./cursor";
@@ -59,21 +60,6 @@ async function loadAgents(c: Ctx, request: HandoffRequest): Promise<StartHandoff
   return args;
 }
 
-/** JSON with object keys sorted, so the same request always gives the same fingerprint. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value);
-}
-
-async function fingerprint(request: HandoffRequest): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonical(request)));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 const IdempotencyKey = z.string().trim().min(1).max(200);
 
 export const handoffs = new Hono<AppEnv>()
@@ -83,7 +69,7 @@ export const handoffs = new Hono<AppEnv>()
     const key = header === undefined ? undefined : parseWith(IdempotencyKey, header, "Idempotency-Key header");
     if (!isSessionId(request.session_id)) throw sessionMissing(request.session_id)();
     const args = await loadAgents(c, request);
-    if (key !== undefined) args.idempotency = { key, fingerprint: await fingerprint(request) };
+    if (key !== undefined) args.idempotency = { key, fingerprint: await requestFingerprint(request) };
     const started = await settle(c, request.session_id, await handoffRpc(c, request.session_id).startHandoff(args), sessionMissing(request.session_id));
     return c.json(started.handoff, started.accepted ? 202 : 200);
   })

@@ -6,6 +6,8 @@ const migrations = await readD1Migrations("./migrations");
 export default defineConfig({
   plugins: [
     cloudflareTest({
+      // The production Worker with test subclasses of its Durable Objects (clock, crash points).
+      main: "./test/worker.ts",
       wrangler: { configPath: "./wrangler.toml" },
       remoteBindings: false,
       miniflare: {
@@ -13,7 +15,6 @@ export default defineConfig({
           TEST_MIGRATIONS: migrations,
           // Two tenants so isolation can be tested; never used outside tests.
           RELAY_API_KEYS: "alpha:alpha-test-key,beta:beta-test-key",
-          RELAY_TEST_HOOKS: "1",
         },
       },
     }),

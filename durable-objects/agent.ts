@@ -2,8 +2,10 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../src/env";
 import { err, ok, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
+import { AGENT_STATUSES, type AgentLoad, type AgentRpc, type AgentStatus, type Lease, type LeaseRef } from "../src/rpc/agent";
 import { createSql, SchemaGate, type SchemaMigration, type Sql } from "./sql";
-import { TIMERS_DDL, Timers, type TimerOutcome, type TimerRow } from "./timers";
+import { TIMER_KEYS } from "./timer-kinds";
+import { TIMERS_DDL, TIMERS_FORMAT_DDL, Timers, type TimerOutcome, type TimerPayloadRow } from "./timers";
 
 /**
  * One agent of one tenant: whether it takes sessions (active|paused) and its capacity
@@ -13,39 +15,13 @@ import { TIMERS_DDL, Timers, type TimerOutcome, type TimerRow } from "./timers";
  * SQL with no await between the read and the write (other calls interleave at awaits).
  */
 
-export const AgentStatus = ["active", "paused"] as const;
-export type AgentStatus = (typeof AgentStatus)[number];
-
-export interface Lease {
-  lease_id: string;
-  session_id: string;
-  handoff_id: string;
-  state: "tentative" | "held";
-  /** Grows with every grant on this agent: a holder with a smaller token is stale. */
-  fencing_token: number;
-  created_at: string;
-  /** When a tentative lease lapses; null once held. */
-  expires_at: string | null;
-}
-
-export interface AgentLoad {
-  status: AgentStatus;
-  /** The capacity given with the last acquire (null before any). */
-  max_concurrent_sessions: number | null;
-  active_leases: number;
-  leases: Lease[];
-}
-
-/** Whose lease to release: one lease, or whatever the session holds here. */
-export type LeaseRef = { lease_id: string } | { session_id: string };
-
 const AGENT_MIGRATIONS: readonly SchemaMigration[] = [
   {
     version: 1,
     statements: [
       `CREATE TABLE agent (
          id                       INTEGER PRIMARY KEY CHECK (id = 1),
-         status                   TEXT NOT NULL CHECK (status IN ('active', 'paused')),
+         status                   TEXT NOT NULL CHECK (status IN (${AGENT_STATUSES.map((st) => `'${st}'`).join(", ")})),
          max_concurrent_sessions  INTEGER CHECK (max_concurrent_sessions IS NULL OR max_concurrent_sessions > 0),
          fencing_counter          INTEGER NOT NULL DEFAULT 0,
          updated_at               INTEGER NOT NULL
@@ -63,6 +39,7 @@ const AGENT_MIGRATIONS: readonly SchemaMigration[] = [
       ...TIMERS_DDL,
     ],
   },
+  { version: 2, statements: TIMERS_FORMAT_DDL },
 ];
 
 interface LeaseRow {
@@ -95,9 +72,9 @@ const toLease = (row: LeaseRow): Lease => ({
 const unavailable = (reason: string, message: string, details: Record<string, unknown> = {}) =>
   err("AGENT_UNAVAILABLE", message, { reason, ...details });
 
-const leaseTimerKey = (leaseId: string) => `lease:${leaseId}`;
+const leaseTimerKey = TIMER_KEYS.lease;
 
-export class AgentDO extends DurableObject<Env> {
+export class AgentDO extends DurableObject<Env> implements AgentRpc {
   private readonly sql: Sql;
   private readonly timers: Timers;
   private readonly schema: SchemaGate;
@@ -106,14 +83,12 @@ export class AgentDO extends DurableObject<Env> {
    * when unknown (a new instance, a failed transaction), which makes the next call sweep.
    */
   private nextLapse: number | undefined = undefined;
-  /** The object's clock. Tests move it forward through `runInDurableObject` to reach expiries. */
-  clock: () => number = () => Date.now();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = createSql(ctx.storage);
     this.schema = new SchemaGate(ctx.storage, this.sql, AGENT_MIGRATIONS);
-    this.timers = new Timers(ctx.storage, this.sql, () => this.clock());
+    this.timers = new Timers(ctx.storage, this.sql, () => this.now());
   }
 
   /**
@@ -126,7 +101,7 @@ export class AgentDO extends DurableObject<Env> {
       return err("VALIDATION_FAILED", "ttl_ms must be positive and capacity a positive integer.", { ttl_ms: ttlMs, capacity });
     }
     this.schema.ensure();
-    const now = this.clock();
+    const now = this.now();
     const result = this.transaction((): Result<Lease> => {
       this.dropLapsed(now);
       // The agent row (made on first use) with this capacity, and its status, in one statement.
@@ -183,7 +158,7 @@ export class AgentDO extends DurableObject<Env> {
    */
   async confirm(leaseId: string, fencingToken?: number): Promise<Result<Lease>> {
     if (!this.schema.ready()) return unavailable("lease_not_found", "No such lease: it lapsed or was released.", { lease_id: leaseId });
-    const now = this.clock();
+    const now = this.now();
     const token = fencingToken ?? null;
     const result = this.transaction((): Result<Lease> => {
       this.dropLapsed(now);
@@ -234,7 +209,7 @@ export class AgentDO extends DurableObject<Env> {
 
   async load(): Promise<Result<AgentLoad>> {
     if (!this.schema.ready()) return ok({ status: "active", max_concurrent_sessions: null, active_leases: 0, leases: [] });
-    const now = this.clock();
+    const now = this.now();
     const agent = this.agentRow(now);
     const leases = this.sql<LeaseRow>`SELECT * FROM leases WHERE state = 'held' OR expires_at > ${now} ORDER BY created_at, lease_id`;
     return ok({ status: agent.status, max_concurrent_sessions: agent.max_concurrent_sessions, active_leases: leases.length, leases: leases.map(toLease) });
@@ -257,21 +232,23 @@ export class AgentDO extends DurableObject<Env> {
       // Never throw from an alarm: the platform drops it after six retries.
       console.error("AgentDO alarm failed; re-arming", error);
       this.timers.forget();
-      await this.ctx.storage.setAlarm(this.clock() + 30_000).catch(() => undefined);
+      await this.ctx.storage.setAlarm(this.now() + 30_000).catch(() => undefined);
     }
   }
 
-  private expireLease(timer: TimerRow, now: number): TimerOutcome {
-    const leaseId = (timer.payload as { lease_id?: unknown } | null)?.lease_id;
-    if (typeof leaseId === "string") {
-      this.sql`DELETE FROM leases WHERE lease_id = ${leaseId} AND state = 'tentative' AND expires_at <= ${now}`;
-    }
+  private expireLease(timer: TimerPayloadRow<"lease.expire">, now: number): TimerOutcome {
+    this.sql`DELETE FROM leases WHERE lease_id = ${timer.payload.lease_id} AND state = 'tentative' AND expires_at <= ${now}`;
     return { type: "done" };
+  }
+
+  /** The object's clock. */
+  protected now(): number {
+    return Date.now();
   }
 
   private async setStatus(status: AgentStatus): Promise<Result<AgentLoad>> {
     this.schema.ensure();
-    const now = this.clock();
+    const now = this.now();
     this.agentRow(now);
     this.sql`UPDATE agent SET status = ${status}, updated_at = ${now} WHERE id = 1`;
     return this.load();

@@ -1,31 +1,31 @@
 import { turnInterrupted, turnRestored } from "../src/audit/handoff-events";
 import type { Result } from "../src/errors";
 import type { HandoffEffect } from "../src/handoff";
+import { inFlightOf, switchedSession, type Advanced, type HandoffRow, type HandoffStep, type StepContext } from "../src/handoff/record";
+import { isOpen } from "../src/handoff/statuses";
 import { ulid } from "../src/lib/ulid";
-import type { Handoff } from "../src/schemas/handoff";
+import type { InboxItem } from "../src/rpc/session";
+import type { Handoff, HandoffContext } from "../src/schemas/handoff";
 import { touch, type SessionRecord } from "../src/sessions/model";
-import { DEFAULT_CAPACITY } from "./handoff-leases";
-import { inFlightOf, type Advanced, type StepContext } from "./handoff-record";
-import { OPEN_STATUSES, type HandoffRow, type HandoffStep, type HandoffStore, type InboxItem, type SessionLease } from "./handoff-store";
+import type { HandoffStore, SessionLease } from "./handoff-store";
 import type { SessionKernel } from "./session-kernel";
+import { TIMER_KEYS } from "./timer-kinds";
 
 /**
- * Writing one handoff step: the session row (its lock set or cleared), the handoff row,
- * the transition's audit records and the effects that are SQL, in one transaction
- * through the kernel's write path. The effects that are RPCs to AgentDOs (taking,
- * confirming, releasing leases) are left as rows for the flow to carry out after.
+ * Writing one handoff step: the session row (its lock set or cleared, the switch when the
+ * step activates the target), the handoff row, the transition's audit records and every
+ * synchronous effect, in one transaction through the kernel's write path. The one
+ * asynchronous effect, `take_lease`, is the flow's to carry out after the commit.
  */
-
-/** The session's one graceful-deadline timer (one handoff in flight per session). */
-export const DEADLINE_KEY = "handoff.deadline";
 
 export interface StepOptions {
   /** The step the handoff is about to take, or null when it waits or is finished. */
   step: HandoffStep | null;
   /** Count as session activity (pushes the idle expiry); timers do not. */
   touch?: boolean;
-  sessionPatch?: Partial<SessionRecord>;
-  /** Runs first inside the transaction (the idempotency key; the `activate` fault). */
+  /** The context the target receives, for a step that activates it. */
+  context?: HandoffContext;
+  /** Runs first inside the transaction (recording the idempotency key). */
   before?: () => void;
   /** What an idempotent replay answers, when this step answers the request. */
   answer?: (row: HandoffRow) => Result<unknown>;
@@ -40,11 +40,14 @@ export async function commitStep(
   options: StepOptions,
 ): Promise<HandoffRow> {
   let row: HandoffRow = { ...step.row, step: options.step, record: withDeadline(step) };
-  const open = OPEN_STATUSES.includes(row.record.status);
-  const base = { ...session, ...options.sessionPatch, in_flight_handoff: open ? inFlightOf(row.record) : null };
+  const activated = step.effects.some((e) => e.type === "activate_target");
+  if (activated && (!row.plan || !options.context)) throw new Error(`handoff ${row.record.id}: activation without a plan and a context`);
+  const switched = activated ? switchedSession(session, row.plan!, options.context!) : session;
+  const base = { ...switched, in_flight_handoff: isOpen(row.record.status) ? inFlightOf(row.record) : null };
   const next = options.touch && session.status === "active" ? touch(base, ctx.now) : base;
   await k.commit(next, step.records, () => {
     options.before?.();
+    if (activated) k.checkpoint("activate");
     row = applyEffects(k, store, step.effects, row, ctx);
     store.save(row, ctx.now);
     // Only a request with an Idempotency-Key has a row to answer.
@@ -63,20 +66,19 @@ function withDeadline(step: Advanced): Handoff {
   return rest;
 }
 
-/** The effects that are SQL, inside the step's transaction. */
-function applyEffects(k: SessionKernel, store: HandoffStore, effects: readonly HandoffEffect[], row: HandoffRow, ctx: StepContext): HandoffRow {
+/** The synchronous effects, in order, inside the step's transaction. */
+export function applyEffects(k: SessionKernel, store: HandoffStore, effects: readonly HandoffEffect[], row: HandoffRow, ctx: StepContext): HandoffRow {
   let out = row;
   const id = row.record.id;
-  // Read only by a release of the source's lease.
-  let sessionLease: SessionLease | null | undefined;
+  // What the session lease row becomes (undefined: unchanged).
   let nextLease: SessionLease | null | undefined;
   for (const effect of effects) {
     switch (effect.type) {
       case "schedule_timeout":
-        k.timers.schedule("handoff.timeout", effect.at, { handoff_id: id }, { key: DEADLINE_KEY });
+        k.timers.schedule("handoff.deadline", effect.at, { handoff_id: id }, { key: TIMER_KEYS.handoffDeadline });
         break;
       case "cancel_timeout":
-        k.timers.cancel(DEADLINE_KEY);
+        k.timers.cancel(TIMER_KEYS.handoffDeadline);
         break;
       case "interrupt_source":
         if (k.store.agentStatus()[effect.agent] === "busy") {
@@ -86,30 +88,33 @@ function applyEffects(k: SessionKernel, store: HandoffStore, effects: readonly H
         }
         break;
       case "restore_source":
-        if (out.interrupted && k.store.agentStatus()[effect.agent] === "idle") {
-          k.store.setAgentStatus(effect.agent, "busy", ctx.now);
-          k.outbox.append([turnRestored(ctx.scope, ctx.actor, ctx.now, { agent: effect.agent, handoff_id: id })]);
-        }
+        k.store.setAgentStatus(effect.agent, "busy", ctx.now);
+        k.outbox.append([turnRestored(ctx.scope, ctx.actor, ctx.now, { agent: effect.agent, handoff_id: id })]);
         break;
-      case "confirm_lease":
+      case "activate_target":
+        // The switch itself is the session row commitStep writes (switchedSession).
+        break;
+      case "hold_target_lease":
         // The target's lease becomes the session's, tentative until the AgentDO confirms it.
-        if (out.lease) nextLease = { agent: effect.agent, ...out.lease, state: "tentative", capacity: out.capacity ?? DEFAULT_CAPACITY };
+        nextLease = { agent: effect.agent, ...out.lease!, state: "tentative", capacity: out.capacity! };
         break;
-      case "release_lease":
-        if (effect.agent === out.record.source && sessionLease === undefined) sessionLease = store.sessionLease();
-        if (effect.agent === out.record.source && sessionLease?.agent === effect.agent) {
-          store.queueRelease({ agent: effect.agent, lease_id: sessionLease.lease_id, fencing_token: sessionLease.fencing_token, reason: `handoff ${id} completed` });
+      case "release_source_lease": {
+        const held = store.sessionLease();
+        if (held?.agent === effect.agent) {
+          store.queueRelease({ agent: effect.agent, lease_id: held.lease_id, fencing_token: held.fencing_token, reason: `handoff ${id} completed` });
           nextLease ??= null;
-        } else if (effect.agent === out.record.target && out.lease) {
-          store.queueRelease({ agent: effect.agent, ...out.lease, reason: `handoff ${id} rolled back` });
         }
+        break;
+      }
+      case "release_target_lease":
+        store.queueRelease({ agent: effect.agent, ...out.lease!, reason: `handoff ${id} rolled back` });
         break;
       case "escalate":
         store.addInboxItem(escalation(out.record, ctx.now));
         break;
       case "take_lease":
-      case "activate_target":
-        // The flow's own awaited steps, recorded by `step`.
+      case "audit":
+        // take_lease: an RPC, the flow's after this commit; audit: written as the step's records.
         break;
     }
   }

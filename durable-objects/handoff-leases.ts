@@ -1,10 +1,9 @@
-import { err, ok, type Result } from "../src/errors";
-import { getAgent } from "../src/registry/store";
+import { ok, type Result } from "../src/errors";
+import type { Lease } from "../src/rpc/agent";
+import { agentRpc } from "../src/rpc/stubs";
 import type { SessionRecord } from "../src/sessions/model";
-import type { Lease } from "./agent";
 import type { HandoffStore, SessionLease } from "./handoff-store";
 import type { SessionKernel } from "./session-kernel";
-import { agentRpc } from "./stubs";
 
 /**
  * The session's side of agent capacity (design §4): the current agent holds a lease in
@@ -18,9 +17,6 @@ import { agentRpc } from "./stubs";
 /** How long a tentative lease lives in the AgentDO unless confirmed. */
 export const LEASE_TTL_MS = 30_000;
 
-/** Capacity used for an agent the registry does not know (the schema's default). */
-export const DEFAULT_CAPACITY = 100;
-
 /** The acquire that re-takes a lapsed or lost session lease names this pseudo-handoff. */
 const REACQUIRE = "session.lease_reacquired";
 
@@ -33,22 +29,14 @@ export class HandoffLeases {
   ) {}
 
   /**
-   * A tentative lease for a new session's first agent, before the session is committed.
-   * The capacity is the agent's max_concurrent_sessions, read from the registry when the
-   * caller did not pass it; an agent the registry does not know gets DEFAULT_CAPACITY.
+   * A tentative lease for a new session's first agent, before the session is committed;
+   * null (and no AgentDO call) for an agent without a capacity limit.
    */
-  async leaseForNewSession(tenant: string, sessionId: string, agent: string, capacity?: number): Promise<Result<SessionLease>> {
-    let cap = capacity;
-    if (cap === undefined) {
-      try {
-        cap = (await getAgent(this.k.env.DB, tenant, agent))?.definition.max_concurrent_sessions ?? DEFAULT_CAPACITY;
-      } catch (error) {
-        return err("DEPENDENCY_UNAVAILABLE", "The agent registry could not be read.", { reason: String(error) });
-      }
-    }
-    const lease = await agentRpc(this.k.env, tenant, agent).acquire(sessionId, "session.created", LEASE_TTL_MS, cap);
+  async leaseForNewSession(tenant: string, sessionId: string, agent: string, capacity: number | null): Promise<Result<SessionLease | null>> {
+    if (capacity === null) return ok(null);
+    const lease = await agentRpc(this.k.env, tenant, agent).acquire(sessionId, "session.created", LEASE_TTL_MS, capacity);
     if (!lease.ok) return lease;
-    return ok(toSessionLease(agent, lease.value, cap));
+    return ok(toSessionLease(agent, lease.value, capacity));
   }
 
   /** Frees whatever this session holds at `agent` (used when the grant's outcome is unknown). */

@@ -1,25 +1,24 @@
-import type { ValidatedHandoff } from "../src/handoff";
-import type { Handoff, HandoffStatus } from "../src/schemas/handoff";
+import { HandoffRow, type HandoffStep } from "../src/handoff/record";
+import { HANDOFF_STATUSES, OPEN_STATUSES, sqlList } from "../src/handoff/statuses";
+import type { InboxItem } from "../src/rpc/session";
 import type { Sql } from "./sql";
 
 /**
- * The SessionDO's handoff tables (schema version 2): every handoff with the step it is
- * about to take, the idempotency keys, the lease the current agent holds, the leases
- * still to release, and the session's inbox. Every method is synchronous SQL, so it
- * joins the caller's `transactionSync`.
+ * The SessionDO's handoff tables: every handoff with the step it is about to take, the
+ * idempotency keys, the lease the current agent holds, the leases still to release, and
+ * the session's inbox. Every method is synchronous SQL, so it joins the caller's
+ * `transactionSync`. Rows are parsed on read (HandoffRow) and carry their format.
  */
 
-/** Statuses that hold the session's handoff lock. */
-export const OPEN_STATUSES: readonly HandoffStatus[] = ["initiated", "validating", "pending", "transferring", "timed_out"];
+/** The format of stored handoff rows; a later format comes with an upgrade of older rows. */
+export const HANDOFF_FORMAT = 1;
 
-/** What a handoff does next, recorded before it does it, so a restart knows what was under way. */
-export type HandoffStep = "load_target" | "take_lease" | "activate";
+const OPEN = sqlList(OPEN_STATUSES);
 
 export const HANDOFF_DDL = [
   `CREATE TABLE handoffs (
      id             TEXT PRIMARY KEY,
-     status         TEXT NOT NULL CHECK (status IN ('initiated', 'validating', 'pending', 'transferring', 'completed',
-                      'failed', 'rolled_back', 'timed_out', 'cancelled', 'escalated')),
+     status         TEXT NOT NULL CHECK (status IN ${sqlList(HANDOFF_STATUSES)}),
      step           TEXT CHECK (step IS NULL OR step IN ('load_target', 'take_lease', 'activate')),
      record         TEXT NOT NULL,
      plan           TEXT,
@@ -30,8 +29,7 @@ export const HANDOFF_DDL = [
      created_at     INTEGER NOT NULL,
      updated_at     INTEGER NOT NULL
    )`,
-  `CREATE INDEX handoffs_open ON handoffs (status)
-     WHERE status IN ('initiated', 'validating', 'pending', 'transferring', 'timed_out')`,
+  `CREATE INDEX handoffs_open ON handoffs (status) WHERE status IN ${OPEN}`,
   `CREATE TABLE handoff_requests (
      idempotency_key  TEXT PRIMARY KEY,
      fingerprint      TEXT NOT NULL,
@@ -66,19 +64,8 @@ export const HANDOFF_DDL = [
    )`,
 ] as const;
 
-/** A handoff as stored: the API record plus what the flow needs to resume it. */
-export interface HandoffRow {
-  record: Handoff;
-  step: HandoffStep | null;
-  /** Set once validation passed. */
-  plan: ValidatedHandoff | null;
-  /** The target's max_concurrent_sessions, for its lease. */
-  capacity: number | null;
-  /** The target's lease, once granted. */
-  lease: { lease_id: string; fencing_token: number } | null;
-  /** The immediate policy set the source idle; a rollback puts it back to busy. */
-  interrupted: boolean;
-}
+/** Adds the format column to the handoffs table made by HANDOFF_DDL. */
+export const HANDOFF_FORMAT_DDL = [`ALTER TABLE handoffs ADD COLUMN format INTEGER NOT NULL DEFAULT ${HANDOFF_FORMAT}`] as const;
 
 /** The lease the session's current agent holds in its AgentDO. */
 export interface SessionLease {
@@ -106,17 +93,6 @@ export interface StoredOutcome {
   outcome: unknown;
 }
 
-export interface InboxItem {
-  id: string;
-  kind: "handoff_escalation";
-  handoff_id: string | null;
-  source_agent: string | null;
-  target_agent: string | null;
-  reason: string;
-  details: Record<string, unknown>;
-  created_at: string;
-}
-
 interface StoredRow {
   record: string;
   step: HandoffStep | null;
@@ -125,17 +101,21 @@ interface StoredRow {
   lease_id: string | null;
   fencing_token: number | null;
   interrupted: number;
+  format: number;
 }
 
+const COLUMNS = "record, step, plan, capacity, lease_id, fencing_token, interrupted, format";
+
 function toRow(row: StoredRow): HandoffRow {
-  return {
-    record: JSON.parse(row.record) as Handoff,
+  if (row.format !== HANDOFF_FORMAT) throw new Error(`handoff row format ${row.format} is not ${HANDOFF_FORMAT}`);
+  return HandoffRow.parse({
+    record: JSON.parse(row.record),
     step: row.step,
-    plan: row.plan === null ? null : (JSON.parse(row.plan) as ValidatedHandoff),
+    plan: row.plan === null ? null : JSON.parse(row.plan),
     capacity: row.capacity,
     lease: row.lease_id === null || row.fencing_token === null ? null : { lease_id: row.lease_id, fencing_token: row.fencing_token },
     interrupted: row.interrupted === 1,
-  };
+  });
 }
 
 export class HandoffStore {
@@ -166,14 +146,13 @@ export class HandoffStore {
   }
 
   get(id: string): HandoffRow | null {
-    const row = this.sql<StoredRow>`SELECT record, step, plan, capacity, lease_id, fencing_token, interrupted FROM handoffs WHERE id = ${id}`[0];
+    const row = this.sql.exec<StoredRow>(`SELECT ${COLUMNS} FROM handoffs WHERE id = ?`, id)[0];
     return row ? toRow(row) : null;
   }
 
   /** Handoffs still holding the lock, oldest first (at most one unless something is wrong). */
   open(): HandoffRow[] {
-    return this.sql<StoredRow>`SELECT record, step, plan, capacity, lease_id, fencing_token, interrupted FROM handoffs
-      WHERE status IN ('initiated', 'validating', 'pending', 'transferring', 'timed_out') ORDER BY id`.map(toRow);
+    return this.sql.exec<StoredRow>(`SELECT ${COLUMNS} FROM handoffs WHERE status IN ${OPEN} ORDER BY id`).map(toRow);
   }
 
   /** Inserts or replaces a handoff with everything the flow knows about it. */

@@ -1,37 +1,24 @@
 import { flushBackoffMs } from "../src/audit/outbox-policy";
 import { SYSTEM_ACTOR } from "../src/audit/record";
-import { isIdleExpired } from "../src/sessions/model";
-import { DEADLINE_KEY } from "./handoff-commit";
-import { advance, must } from "./handoff-record";
+import { commandOnSessionEnd } from "../src/handoff/flow-rules";
+import { advance, must } from "../src/handoff/record";
+import { applyEffects } from "./handoff-commit";
+import type { SessionEndHook } from "./session-lifecycle";
 import type { SessionHandoffs } from "./session-handoffs";
 import type { SessionKernel } from "./session-kernel";
-import { agentRpc } from "./stubs";
-import type { TimerHandler, TimerHandlers, TimerOutcome, TimerRow } from "./timers";
+import type { TimerHandlers, TimerOutcome, TimerRow } from "./timers";
 
 /**
- * The handoff feature's timers, on the session's one alarm (kind `handoff.timeout`):
- * a graceful handoff's deadline (payload `{ handoff_id }`) and the sweep (payload
- * `{ sweep: true }`) that recovers crashed flows and finishes lease work. It also wraps
- * the lifecycle's expiry and purge so the current agent's lease is freed before a
- * session's storage goes, and a pending handoff is cancelled rather than left open.
+ * The handoff feature's timers on the session's one alarm — a graceful handoff's deadline
+ * and the sweep that recovers crashed flows and finishes lease work — and its part in the
+ * end of a session: a pending handoff is cancelled and the current agent's lease freed.
  */
 
-const retry = (timer: TimerRow, now: number, why: string): TimerOutcome => ({ type: "retry", at: now + flushBackoffMs(timer.attempts + 1), error: why });
-
-export function handoffTimers(h: SessionHandoffs, k: SessionKernel, base: TimerHandlers): TimerHandlers {
-  const handlers: TimerHandlers = {
-    "handoff.timeout": (timer, now) => {
-      const handoffId = (timer.payload as { handoff_id?: unknown } | null)?.handoff_id;
-      return typeof handoffId === "string" ? deadline(h, handoffId, now) : sweep(h, timer, now);
-    },
+export function handoffTimers(h: SessionHandoffs): TimerHandlers {
+  return {
+    "handoff.deadline": (timer, now) => deadline(h, timer.payload.handoff_id, now),
+    "handoff.sweep": (timer, now) => sweep(h, timer, now),
   };
-  const expire = base["session.expire"];
-  const purge = base["session.purge"];
-  if (expire) handlers["session.expire"] = (timer, now) => beforeExpiry(h, k, expire, timer, now);
-  if (purge) {
-    handlers["session.purge"] = async (timer, now) => ((await endSession(h, k, "session deleted")) ? purge(timer, now) : retry(timer, now, "lease release failed"));
-  }
-  return handlers;
 }
 
 /** A graceful handoff's `timeout_s` passed: time it out unless it already moved on. */
@@ -51,76 +38,31 @@ async function sweep(h: SessionHandoffs, timer: TimerRow, now: number): Promise<
   await h.recoverOrphans();
   const settled = await h.leases.settle();
   if (settled && h.orphans().length === 0) return { type: "done" };
-  return retry(timer, now, "handoff work left after the sweep");
+  return { type: "retry", at: now + flushBackoffMs(timer.attempts + 1), error: "handoff work left after the sweep" };
 }
 
-/**
- * Closes what an ended (deleted or expired) session still has open: a pending handoff is
- * cancelled and the current agent's lease queued for release, in one transaction; then
- * the releases run. Idempotent; true when nothing is left to do.
- */
-export async function endSession(h: SessionHandoffs, k: SessionKernel, reason: string): Promise<boolean> {
-  const session = k.store.load();
-  if (!session || session.status === "active" || !h.store.present()) return true;
-  const pending = h.store.open().find((r) => r.record.status === "pending");
-  const lease = h.store.sessionLease();
-  if (pending || lease) {
-    const ctx = h.ctx(session, SYSTEM_ACTOR);
-    const step = pending ? must(advance(pending, { type: "cancel", reason }, ctx)) : { row: null, records: [], effects: [] };
-    await k.commit(step.row ? { ...session, in_flight_handoff: null } : session, step.records, () => {
-      if (step.row) {
-        k.timers.cancel(DEADLINE_KEY);
-        h.store.save({ ...step.row, step: null }, ctx.now);
+/** When the session ends: its pending handoff is cancelled and its agent's lease queued for release, then released. */
+export function handoffEndHook(h: SessionHandoffs, k: SessionKernel): SessionEndHook {
+  return {
+    onEnd(session, now, reason) {
+      if (!h.store.present()) return session;
+      let closed = session;
+      const ctx = { ...h.ctx(session, SYSTEM_ACTOR), now };
+      for (const row of h.store.open()) {
+        const command = commandOnSessionEnd(row);
+        if (command === null) continue;
+        const step = must(advance(row, { type: command, reason }, ctx));
+        k.outbox.append(step.records);
+        h.store.save({ ...applyEffects(k, h.store, step.effects, step.row, ctx), step: null }, now);
+        closed = { ...closed, in_flight_handoff: null };
       }
+      const lease = h.store.sessionLease();
       if (lease) {
         h.store.queueRelease({ agent: lease.agent, lease_id: lease.lease_id, fencing_token: lease.fencing_token, reason });
         h.store.setSessionLease(null);
       }
-    });
-  }
-  return h.leases.settle();
-}
-
-/**
- * Before an idle session expires, its agent's lease is released; the expiry itself (the
- * lifecycle's handler) then runs in the same synchronous stretch as the re-check, so a
- * call that arrived during the release keeps the session alive and the lease is re-taken.
- */
-async function beforeExpiry(h: SessionHandoffs, k: SessionKernel, expire: TimerHandler, timer: TimerRow, now: number): Promise<TimerOutcome> {
-  const session = k.store.load();
-  if (!session || !h.store.present()) return expire(timer, now);
-  if (session.status !== "active") {
-    return (await endSession(h, k, "session expired")) ? expire(timer, now) : retry(timer, now, "lease release failed");
-  }
-  if (!isIdleExpired(session, now)) return expire(timer, now);
-  const lease = h.store.sessionLease();
-  if (lease) {
-    const released = await agentRpc(k.env, session.tenant, lease.agent).release({ lease_id: lease.lease_id }, lease.fencing_token);
-    if (!released.ok) return retry(timer, now, released.error.message);
-  }
-  const again = k.store.load();
-  if (again?.status === "active" && isIdleExpired(again, now)) {
-    const pending = h.store.open().find((r) => r.record.status === "pending");
-    const ctx = { ...h.ctx(again, SYSTEM_ACTOR), now };
-    const step = pending ? must(advance(pending, { type: "cancel", reason: "session expired" }, ctx)) : null;
-    // Not the kernel's commit: it would re-arm the very expiry timer that is running. The
-    // lifecycle's handler, called next, flushes these records with its own.
-    k.transaction(() => {
-      if (step) {
-        k.store.save({ ...again, in_flight_handoff: null });
-        k.outbox.append(step.records);
-        k.timers.cancel(DEADLINE_KEY);
-        h.store.save({ ...step.row, step: null }, ctx.now);
-      }
-      h.store.setSessionLease(null);
-    });
-    // The lifecycle marks the session expired before its first await: nothing interleaves.
-    return expire(timer, now);
-  }
-  if (lease) {
-    // Touched while the lease was being released: the session lives on, so its agent takes the lease again.
-    k.transaction(() => h.store.setSessionLease({ ...lease, state: "tentative" }));
-    await h.leases.settle();
-  }
-  return expire(timer, now);
+      return closed;
+    },
+    settle: () => (h.store.present() ? h.leases.settle() : Promise.resolve(true)),
+  };
 }

@@ -1,71 +1,44 @@
 import { API_ACTOR, SYSTEM_ACTOR, type Actor, type AuditRecord } from "../src/audit/record";
 import { err, ok, type ErrorBody, type Result } from "../src/errors";
-import { buildHandoffContext, handoffErrors, returnTarget, validateHandoff } from "../src/handoff";
+import { buildHandoffContext, commandAfterTimeout, handoffErrors, returnTarget, validateHandoff } from "../src/handoff";
+import { commandAfterValidation, recoveryOf } from "../src/handoff/flow-rules";
+import { advance, handoffError, maxDepthOf, must, newHandoff, newHandoffId, stored, type Advanced, type HandoffRow, type StepContext } from "../src/handoff/record";
+import { isOrphanable } from "../src/handoff/statuses";
+import type { Lease } from "../src/rpc/agent";
+import type { HandoffAccepted, InboxItem, StartHandoffArgs } from "../src/rpc/session";
+import { agentRpc } from "../src/rpc/stubs";
 import type { AgentDefinition } from "../src/schemas/agent";
-import type { Handoff, HandoffRequest } from "../src/schemas/handoff";
+import type { Handoff } from "../src/schemas/handoff";
+import { agentDirectory } from "../src/services/registry-cache";
 import type { SessionRecord } from "../src/sessions/model";
-import type { Lease } from "./agent";
 import { commitStep, type StepOptions } from "./handoff-commit";
-import { DEFAULT_CAPACITY, HandoffLeases, LEASE_TTL_MS } from "./handoff-leases";
-import { advance, handoffError, maxDepthOf, must, newHandoff, newHandoffId, stored, type Advanced, type StepContext } from "./handoff-record";
-import { agentsByName } from "../src/registry/store";
-import { HandoffStore, type HandoffRow, type InboxItem } from "./handoff-store";
+import { HandoffLeases, LEASE_TTL_MS } from "./handoff-leases";
+import { HandoffStore } from "./handoff-store";
 import { auditScope, type SessionKernel } from "./session-kernel";
 import type { Sql } from "./sql";
-import { agentRpc } from "./stubs";
+import { TIMER_KEYS } from "./timer-kinds";
 
 /**
- * The handoff feature of the SessionDO (design §4): the state machine driven through
- * `transition()`, one handoff in flight per session, capacity leases in the AgentDOs, and
- * crash recovery. The rules that make it safe:
+ * The handoff feature of the SessionDO (design §4): the glue around the pure domain in
+ * src/handoff (validation, the transition table and its effects, the flow rules). The
+ * rules that make it safe:
  *
- * - The lock is the session's `in_flight_handoff`, checked and taken in synchronous SQL
- *   before the first await, so a concurrent request sees it (HANDOFF_IN_PROGRESS).
+ * - The agents come from the registry directory before anything is locked; from the
+ *   lock check to the first commit nothing awaits, so a concurrent request sees the
+ *   lock (HANDOFF_IN_PROGRESS).
  * - Each external step is recorded before it is taken: the handoff row holds its status
- *   and the step about to run (`load_target`, `take_lease`).
+ *   and the step about to run (`take_lease`, `activate`).
  * - The switch (current agent, stack, context, `completed`, the target's lease, audit,
- *   lease bookkeeping) is one transaction, with no await after the grant. Confirming the target's lease and freeing the source's happen after
- *   it, from rows written in that transaction.
- * - A handoff found `validating`/`transferring` with no flow running in this instance is
- *   an orphan of a crash: it fails or rolls back (target lease freed, source restored).
- *   Orphans are recovered on the next call, and by the sweep timer a restart schedules.
+ *   lease bookkeeping) is one transaction, with no await after the grant. Confirming the
+ *   target's lease and freeing the source's happen after it, from rows written in it.
+ * - A handoff found in a running status with no flow running in this instance is an
+ *   orphan of a crash; `recoveryOf` says how it ends. Orphans are recovered on the next
+ *   call, and by the sweep timer a restart schedules.
  */
-
-export const FAULT_STEPS = ["after_intent", "after_lease", "before_commit", "activate", "after_commit"] as const;
-/**
- * Test-only crash points (RELAY_TEST_HOOKS=1): `activate` fails inside the switch, the
- * others throw between steps (`before_commit`: granted, not yet written).
- */
-export type FaultStep = (typeof FAULT_STEPS)[number];
-
-/** What the Worker passes once it has validated the body and read the registry. */
-export interface StartHandoffArgs {
-  request: HandoffRequest;
-  /** Null when the registry has no such agent; left out for a return (the session reads it with the target). */
-  source?: AgentDefinition | null;
-  /** The named target (null: not in the registry). Left out for a return: the session knows whom it returns to. */
-  target?: AgentDefinition | null;
-  /** By capability: the source's whitelisted agents that exist. */
-  candidates?: AgentDefinition[];
-  idempotency?: { key: string; fingerprint: string };
-}
-
-/** A handoff the request started: `accepted` (202) while it waits for the source. */
-export interface HandoffAccepted {
-  handoff: Handoff;
-  accepted: boolean;
-}
 
 type Outcome = Result<HandoffAccepted>;
 
-const SWEEP_KEY = "handoff.sweep";
 const SWEEP_RETRY_MS = 1_000;
-/** Statuses only a running flow should be in; without one they are a crash's leftovers. */
-const ORPHANABLE = new Set(["initiated", "validating", "transferring", "timed_out"]);
-
-class FaultInjected extends Error {
-  override readonly name = "FaultInjected";
-}
 
 export class SessionHandoffs {
   readonly store: HandoffStore;
@@ -76,7 +49,6 @@ export class SessionHandoffs {
   private recovering: Promise<void> | null = null;
   /** False once a scan found no orphan and no flow threw since (only a throw makes one in an instance). */
   private orphansPossible = true;
-  private fault: FaultStep | null = null;
 
   constructor(
     private readonly k: SessionKernel,
@@ -91,12 +63,15 @@ export class SessionHandoffs {
   async start(args: StartHandoffArgs, actor: Actor = API_ACTOR): Promise<Outcome> {
     let loaded = this.k.live();
     if (!loaded.ok) return loaded;
-    const recovering = this.recovery();
-    if (recovering) {
-      await recovering;
-      loaded = this.k.live();
-      if (!loaded.ok) return loaded;
+    await this.recovery();
+    let agents: ReadonlyMap<string, AgentDefinition>;
+    try {
+      agents = (await agentDirectory(this.k.env.DB, loaded.value.tenant)).byName;
+    } catch (error) {
+      return err("DEPENDENCY_UNAVAILABLE", "The agent registry could not be read.", { reason: String(error) });
     }
+    loaded = this.k.live();
+    if (!loaded.ok) return loaded;
     // From here to the first commit nothing awaits: the lock check and the lock are one step.
     const session = loaded.value;
     if (args.idempotency) {
@@ -116,7 +91,7 @@ export class SessionHandoffs {
     if (open) return { ok: false, error: handoffErrors.inProgress(session.id, open.id, open.status) };
     const ctx = this.ctx(session, actor);
     const id = newHandoffId(session.id, ctx.now);
-    return this.run(id, () => this.begin(id, session, args, ctx));
+    return this.run(id, () => this.begin(id, session, args, agents, ctx));
   }
 
   async get(id: string): Promise<Result<Handoff>> {
@@ -151,92 +126,78 @@ export class SessionHandoffs {
     const loaded = this.k.live();
     if (!row || !loaded.ok) return;
     const ctx = this.ctx(loaded.value, { actor: agent, actor_type: "agent" });
-    await this.run(row.record.id, async () => {
-      const step = must(advance(row, { type: "transfer", reason: `'${agent}' reported idle` }, ctx));
-      const transferring = await this.commitStep(loaded.value, step, ctx, { step: "take_lease", touch: true });
-      return this.transfer(transferring, loaded.value, ctx.actor);
-    });
-  }
-
-  setFault(step: FaultStep | null): Result<{ fault: FaultStep | null }> {
-    if (this.k.env.RELAY_TEST_HOOKS !== "1") return err("FORBIDDEN", "Fault hooks are only available with RELAY_TEST_HOOKS=1.");
-    this.fault = step;
-    return ok({ fault: step });
+    await this.run(row.record.id, () => this.transfer(must(advance(row, { type: "transfer", reason: `'${agent}' reported idle` }, ctx)), loaded.value, ctx));
   }
 
   // ── The flow ──────────────────────────────────────────────────────────────
 
-  /** initiated → validating, then the decision; a return first reads whom it returns to. */
-  private async begin(id: string, session: SessionRecord, args: StartHandoffArgs, ctx: StepContext): Promise<Outcome> {
+  /** initiated → validating, then the decision, with the agents validation reads. */
+  private begin(id: string, session: SessionRecord, args: StartHandoffArgs, agents: ReadonlyMap<string, AgentDefinition>, ctx: StepContext): Promise<Outcome> {
     const created = newHandoff(id, session.id, args.request, ctx, args.idempotency?.key);
     const validating = must(advance(created.row, { type: "validate" }, ctx));
     const step = { ...validating, records: [...created.records, ...validating.records] };
     const key = args.idempotency;
     const remember = key ? () => this.store.addRequest(key.key, key.fingerprint, id, ctx.now) : undefined;
-    const back = returnTarget(session.handoff_stack);
-    if (args.source !== undefined) return this.decide(step, args, session, ctx, remember);
-
-    // The flow owns its row from here: nothing else writes a handoff in `validating`.
-    const row = await this.commitStep(session, step, ctx, { step: "load_target", touch: true, before: remember });
-    let found: Map<string, AgentDefinition>;
-    try {
-      found = await agentsByName(this.k.env.DB, session.tenant, back === null ? [args.request.source_agent] : [args.request.source_agent, back]);
-    } catch (error) {
-      const failure: ErrorBody = { code: "DEPENDENCY_UNAVAILABLE", message: "The agent registry could not be read.", details: { reason: String(error) } };
-      const current = this.currentSession()!;
-      return this.fail(row, failure, current, this.ctx(current, ctx.actor));
-    }
-    const fresh = this.k.live();
-    if (!fresh.ok) return this.fail(row, fresh.error, this.currentSession()!, this.ctx(this.currentSession()!, ctx.actor));
-    const loaded = { ...args, source: found.get(args.request.source_agent) ?? null, target: back === null ? null : (found.get(back) ?? null) };
-    return this.decide({ row, records: [], effects: [] }, loaded, fresh.value, this.ctx(fresh.value, ctx.actor));
+    return this.decide(step, args, agents, session, ctx, remember);
   }
 
   /** validating → failed | pending | transferring. */
-  private async decide(validating: Advanced, args: StartHandoffArgs, session: SessionRecord, ctx: StepContext, remember?: () => void): Promise<Outcome> {
+  private async decide(
+    validating: Advanced,
+    args: StartHandoffArgs,
+    agents: ReadonlyMap<string, AgentDefinition>,
+    session: SessionRecord,
+    ctx: StepContext,
+    remember?: () => void,
+  ): Promise<Outcome> {
     const { request } = args;
+    const named = request.mode === "return" ? returnTarget(session.handoff_stack) : (request.target_agent ?? null);
+    const source = agents.get(request.source_agent) ?? null;
     const validated = validateHandoff({
       request,
-      source: args.source ?? null,
-      target: args.target,
-      candidates: args.candidates,
+      source,
+      target: named === null ? undefined : (agents.get(named) ?? null),
+      candidates: request.required_capabilities && source ? source.handoffs.flatMap((h) => agents.get(h.to) ?? []) : undefined,
       session: { current_agent: session.current_agent, handoff_stack: session.handoff_stack, state: session.state },
       maxDepth: maxDepthOf(session),
     });
     if (!validated.ok) return this.fail(validating.row, validated.error, session, ctx, validating.records, remember);
     const plan = validated.value;
-    const chosen = [args.target, ...(args.candidates ?? [])].find((a) => a?.name === plan.target);
-    const row: HandoffRow = { ...validating.row, plan, capacity: chosen?.max_concurrent_sessions ?? DEFAULT_CAPACITY };
-    const busy = request.policy !== "immediate" && this.k.store.agentStatus()[plan.source] === "busy";
-    const command = busy ? { type: "wait" as const, now: ctx.now, reason: `waiting for '${plan.source}' to finish its turn` } : { type: "transfer" as const };
+    const row: HandoffRow = { ...validating.row, plan, capacity: agents.get(plan.target)?.max_concurrent_sessions ?? null };
+    const wait = commandAfterValidation(request.policy, this.k.store.agentStatus()[plan.source]) === "wait";
+    const command = wait ? { type: "wait" as const, now: ctx.now, reason: `waiting for '${plan.source}' to finish its turn` } : { type: "transfer" as const };
     const next = must(advance(row, command, ctx, { target: plan.target }));
     const step = { ...next, records: [...validating.records, ...next.records] };
-    if (busy) {
+    if (wait) {
       const done = await this.commitStep(session, step, ctx, { step: null, touch: true, before: remember, answer: (r) => ok({ handoff: r.record, accepted: true }) });
       return ok({ handoff: done.record, accepted: true });
     }
-    const transferring = await this.commitStep(session, step, ctx, { step: "take_lease", touch: true, before: remember });
-    return this.transfer(transferring, session, ctx.actor);
+    return this.transfer(step, session, ctx, remember);
   }
 
-  /** transferring: take the target's lease, then switch. The flow owns its row; `session` gives tenant and id. */
-  private async transfer(row: HandoffRow, session: SessionRecord, actor: Actor): Promise<Outcome> {
+  /**
+   * → transferring: records the step, then carries out its `take_lease` effect (when the
+   * target has a capacity limit) and switches. The flow owns its row from here.
+   */
+  private async transfer(step: Advanced, session: SessionRecord, ctx: StepContext, before?: () => void): Promise<Outcome> {
+    const take = step.effects.find((e) => e.type === "take_lease");
+    const row = await this.commitStep(session, step, ctx, { step: take ? "take_lease" : "activate", touch: true, before });
     const id = row.record.id;
-    this.trip("after_intent");
-    const target = row.record.target!;
+    this.k.checkpoint("after_intent");
+    if (!take) return this.activate(row, ctx.actor);
     let granted: Result<Lease>;
     try {
-      granted = await agentRpc(this.k.env, session.tenant, target).acquire(session.id, id, LEASE_TTL_MS, row.capacity ?? DEFAULT_CAPACITY);
+      granted = await agentRpc(this.k.env, session.tenant, take.agent).acquire(session.id, id, LEASE_TTL_MS, take.capacity);
     } catch (error) {
-      // Whether the grant happened is unknown: free whatever the session holds there.
-      return this.rollBack(id, actor, { code: "DEPENDENCY_UNAVAILABLE", message: `'${target}' could not be reached.`, details: { reason: String(error) } }, true);
+      granted = err("DEPENDENCY_UNAVAILABLE", `'${take.agent}' could not be reached.`, { reason: String(error) });
     }
-    this.trip("after_lease");
-    if (!granted.ok) return this.rollBack(id, actor, granted.error, false);
+    // Unreachable or past its deadline, the grant may still have happened: free whatever the session holds there.
+    if (!granted.ok) return this.rollBack(id, ctx.actor, granted.error, granted.error.code === "DEPENDENCY_UNAVAILABLE");
+    this.k.checkpoint("after_lease");
     const lease = { lease_id: granted.value.lease_id, fencing_token: granted.value.fencing_token };
     // No await from here to the switch, which writes the lease; a rollback writes it first, to free it by id.
-    this.trip("before_commit");
-    return this.activate({ ...row, lease, step: "activate" }, actor);
+    this.k.checkpoint("before_commit");
+    return this.activate({ ...row, lease, step: "activate" }, ctx.actor);
   }
 
   /** The switch: current agent, stack, context, the target's lease and `completed` in one transaction; then the leases. */
@@ -252,13 +213,7 @@ export class SessionHandoffs {
       const history = row.record.request.conversation_history === undefined ? this.k.store.history().map((r) => r.item) : undefined;
       const context = buildHandoffContext({ request: row.record.request, validated: plan, handoff_id: id, now: ctx.now, session_history: history });
       const step = must(advance(row, { type: "complete" }, ctx, { context }));
-      done = await this.commitStep(session, step, ctx, {
-        step: null,
-        touch: true,
-        before: () => this.trip("activate"),
-        sessionPatch: { current_agent: plan.target, handoff_stack: plan.chain, last_handoff_context: context, handoff_count: session.handoff_count + 1 },
-        answer: (r) => ok({ handoff: r.record, accepted: false }),
-      });
+      done = await this.commitStep(session, step, ctx, { step: null, touch: true, context, answer: (r) => ok({ handoff: r.record, accepted: false }) });
     } catch (error) {
       // The switch either committed (and only arming the alarm failed) or changed nothing.
       const after = this.store.get(id);
@@ -267,7 +222,7 @@ export class SessionHandoffs {
       }
       done = after;
     }
-    this.trip("after_commit");
+    this.k.checkpoint("after_commit");
     await this.settleOrSweep(session);
     return ok({ handoff: done.record, accepted: false });
   }
@@ -315,8 +270,8 @@ export class SessionHandoffs {
   async onStart(): Promise<void> {
     try {
       if (!this.store.present()) return;
-      if (this.store.open().some((r) => ORPHANABLE.has(r.record.status)) || this.leases.unsettled()) {
-        this.k.timers.schedule("handoff.timeout", this.k.now(), { sweep: true }, { key: SWEEP_KEY });
+      if (this.store.open().some((r) => isOrphanable(r.record.status)) || this.leases.unsettled()) {
+        this.k.timers.schedule("handoff.sweep", this.k.now(), null, { key: TIMER_KEYS.handoffSweep });
         await this.k.timers.arm();
       }
     } catch (error) {
@@ -345,7 +300,7 @@ export class SessionHandoffs {
 
   /** Handoffs a crashed flow left behind (not running in this instance). */
   orphans(): HandoffRow[] {
-    return this.store.open().filter((r) => ORPHANABLE.has(r.record.status) && !this.active.has(r.record.id));
+    return this.store.open().filter((r) => isOrphanable(r.record.status) && !this.active.has(r.record.id));
   }
 
   /** Finishes or rolls back every orphan; callers share one run. Never throws. */
@@ -377,12 +332,19 @@ export class SessionHandoffs {
       const session = this.currentSession();
       if (!session) return err("SESSION_NOT_FOUND", "No such session.");
       const ctx = this.ctx(session, SYSTEM_ACTOR);
-      if (row.record.status === "transferring") {
-        const restart = { code: "INTERNAL" as const, message: "The handoff was interrupted by a restart before the switch and rolled back." };
-        return this.rollBack(id, SYSTEM_ACTOR, restart, row.lease === null);
+      const recovery = recoveryOf(row);
+      switch (recovery.command) {
+        case "roll_back": {
+          const restart = { code: "INTERNAL" as const, message: "The handoff was interrupted by a restart before the switch and rolled back." };
+          return this.rollBack(id, SYSTEM_ACTOR, restart, recovery.release_unknown_lease);
+        }
+        case "finish_timeout":
+          return this.finishTimeout(row, session, ctx);
+        case "fail":
+          return this.fail(row, { code: "INTERNAL", message: "The handoff was interrupted by a restart before it changed anything." }, session, ctx);
+        case "none":
+          return ok({ handoff: row.record, accepted: row.record.status === "pending" });
       }
-      if (row.record.status === "timed_out") return this.finishTimeout(row, session, ctx);
-      return this.fail(row, { code: "INTERNAL", message: "The handoff was interrupted by a restart before it changed anything." }, session, ctx);
     });
   }
 
@@ -391,27 +353,20 @@ export class SessionHandoffs {
     const first = row.record.status === "pending"
       ? must(advance(row, { type: "time_out", reason: `'${row.record.source}' was still busy after ${row.record.request.timeout_s} s` }, ctx))
       : { row, records: [], effects: [] };
-    const onTimeout = row.record.request.on_timeout;
-    const then = must(advance(first.row, { type: onTimeout === "escalate" ? "escalate" : "fail", reason: onTimeout === "escalate" ? "escalated to the session inbox" : "failed on timeout" }, ctx));
+    const command = commandAfterTimeout(row.record.request.on_timeout);
+    const then = must(advance(first.row, { type: command, reason: command === "escalate" ? "escalated to the session inbox" : "failed on timeout" }, ctx));
     const done = await this.commitStep(session, { row: then.row, records: [...first.records, ...then.records], effects: [...first.effects, ...then.effects] }, ctx, { step: null });
     return ok({ handoff: done.record, accepted: false });
   }
 
   async scheduleSweep(at: number): Promise<void> {
-    this.k.timers.schedule("handoff.timeout", at, { sweep: true }, { key: SWEEP_KEY, ifExists: "keep" });
+    this.k.timers.schedule("handoff.sweep", at, null, { key: TIMER_KEYS.handoffSweep, ifExists: "keep" });
     await this.k.timers.arm();
   }
 
   /** `session` (for its tenant and id) saves a read when the caller has it. */
   async settleOrSweep(session?: SessionRecord): Promise<void> {
     if (!(await this.leases.settle(session))) await this.scheduleSweep(this.k.now() + SWEEP_RETRY_MS);
-  }
-
-  /** Throws at the named step when a test armed it (one shot). */
-  private trip(step: FaultStep): void {
-    if (this.fault !== step) return;
-    this.fault = null;
-    throw new FaultInjected(`injected fault at ${step}`);
   }
 
   /** After the object's storage was wiped: nothing known about it stands. */
@@ -425,6 +380,6 @@ export class SessionHandoffs {
   }
 
   ctx(session: SessionRecord, actor: Actor): StepContext {
-    return { scope: auditScope(session), actor, now: this.k.now() };
+    return { scope: auditScope(session), actor, now: this.k.now(), leased_agent: this.store.sessionLease()?.agent ?? null };
   }
 }

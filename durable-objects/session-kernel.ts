@@ -19,8 +19,13 @@ export interface SessionKernel {
   readonly store: SessionStore;
   readonly outbox: Outbox;
   readonly timers: Timers;
-  /** The object's clock (tests move it). */
+  /** The object's clock. */
   now(): number;
+  /**
+   * Called when a flow reaches a checkpoint between its recorded steps. Does nothing in
+   * production; the crash-safety tests' subclass of SessionDO stops the flow there.
+   */
+  checkpoint(point: FlowCheckpoint): void;
   /** The active session, or SESSION_NOT_FOUND / SESSION_EXPIRED. */
   live(): Result<SessionRecord>;
   view(session: SessionRecord): SessionView;
@@ -38,12 +43,12 @@ export interface SessionKernel {
   destroy(): Promise<void>;
 }
 
-/** Keys of the session's singleton timers. */
-export const TIMER_KEYS = {
-  flush: "outbox.flush",
-  expire: "session.expire",
-  purge: "session.purge",
-} as const;
+/**
+ * Points between a handoff flow's recorded steps: after its intent is committed, after the
+ * lease is granted, before the switch's commit, inside the switch's transaction, after it.
+ */
+export const FLOW_CHECKPOINTS = ["after_intent", "after_lease", "before_commit", "activate", "after_commit"] as const;
+export type FlowCheckpoint = (typeof FLOW_CHECKPOINTS)[number];
 
 export function auditScope(session: SessionRecord): AuditScope {
   return { tenant: session.tenant, session_id: session.id };

@@ -1,10 +1,10 @@
 import type { HistoryItem } from "../src/schemas/handoff";
 import type { AgentTurnStatus } from "../src/schemas/session";
-import type { SessionRecord } from "../src/sessions/model";
-import { HANDOFF_DDL } from "./handoff-store";
+import { SESSION_FORMAT, SessionRecord } from "../src/sessions/model";
+import { HANDOFF_DDL, HANDOFF_FORMAT_DDL } from "./handoff-store";
 import { OUTBOX_DDL } from "./outbox";
 import type { SchemaMigration, Sql } from "./sql";
-import { TIMERS_DDL } from "./timers";
+import { TIMERS_DDL, TIMERS_FORMAT_DDL } from "./timers";
 
 /**
  * The SessionDO's own tables: the session row, its history, the agents' turn status,
@@ -52,6 +52,17 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   },
   // Handoffs, idempotency keys, the current agent's lease, queued releases, the inbox.
   { version: 2, statements: HANDOFF_DDL },
+  // Stored JSON carries a format version; the handoff timer kind splits in two.
+  {
+    version: 3,
+    statements: [
+      `ALTER TABLE session ADD COLUMN format INTEGER NOT NULL DEFAULT ${SESSION_FORMAT}`,
+      ...HANDOFF_FORMAT_DDL,
+      ...TIMERS_FORMAT_DDL,
+      `UPDATE timers SET kind = 'handoff.deadline', key = 'handoff.deadline' WHERE kind = 'handoff.timeout' AND payload LIKE '{"handoff_id":%'`,
+      `UPDATE timers SET kind = 'handoff.sweep', key = 'handoff.sweep', payload = 'null' WHERE kind = 'handoff.timeout'`,
+    ],
+  },
 ];
 
 interface SessionRow {
@@ -72,7 +83,7 @@ interface SessionRow {
   ended_at: number | null;
 }
 
-const parse = <T,>(json: string | null): T | null => (json === null ? null : (JSON.parse(json) as T));
+const parse = (json: string | null): unknown => (json === null ? null : JSON.parse(json));
 
 export class SessionStore {
   /**
@@ -95,16 +106,17 @@ export class SessionStore {
   }
 
   private read(): SessionRecord | null {
-    const row = this.sql<SessionRow>`SELECT * FROM session WHERE id = 1`[0];
+    const row = this.sql<SessionRow & { format: number }>`SELECT * FROM session WHERE id = 1`[0];
     if (!row) return null;
-    return {
+    if (row.format !== SESSION_FORMAT) throw new Error(`session row format ${row.format} is not ${SESSION_FORMAT}`);
+    return SessionRecord.parse({
       id: row.session_id,
       tenant: row.tenant,
       status: row.status,
       current_agent: row.current_agent,
-      handoff_stack: JSON.parse(row.handoff_stack) as string[],
-      state: JSON.parse(row.state) as Record<string, unknown>,
-      metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+      handoff_stack: parse(row.handoff_stack),
+      state: parse(row.state),
+      metadata: parse(row.metadata),
       ttl_s: row.ttl_s,
       handoff_count: row.handoff_count,
       in_flight_handoff: parse(row.in_flight_handoff),
@@ -113,7 +125,7 @@ export class SessionStore {
       updated_at: row.updated_at,
       expires_at: row.expires_at,
       ended_at: row.ended_at,
-    };
+    });
   }
 
   save(s: SessionRecord): void {

@@ -4,48 +4,22 @@ import { API_ACTOR, type Actor, type AuditRecord } from "../src/audit/record";
 import type { Env } from "../src/env";
 import { err, ok, type ErrorBody, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
-import type { RouteDecision } from "../src/schemas/routing";
-import type { Handoff, HistoryItem } from "../src/schemas/handoff";
+import type { AddedMessage, HandoffAccepted, HistoryPage, InboxItem, SessionAuditPage, SessionCreateArgs, SessionRpc, StartHandoffArgs } from "../src/rpc/session";
+import type { Handoff } from "../src/schemas/handoff";
 import { applyStatePatch, type AgentTurnStatus, type SessionMessage, type SessionStatePatch, type SessionView } from "../src/schemas/session";
 import { end, messageActor, newSession, toHistoryItem, toView, touch, type SessionRecord } from "../src/sessions/model";
-import type { InboxItem } from "./handoff-store";
-import { endSession, handoffTimers } from "./handoff-timers";
-import { Outbox, type LocalAuditRecord } from "./outbox";
-import { SessionHandoffs, type FaultStep, type HandoffAccepted, type StartHandoffArgs } from "./session-handoffs";
-import { auditScope, TIMER_KEYS, type SessionKernel } from "./session-kernel";
-import { lifecycleTimers } from "./session-lifecycle";
+import { handoffEndHook, handoffTimers } from "./handoff-timers";
+import { Outbox } from "./outbox";
+import { SessionHandoffs } from "./session-handoffs";
+import { auditScope, type FlowCheckpoint, type SessionKernel } from "./session-kernel";
+import { closeFeatures, lifecycleTimers, settleFeatures, type SessionEndHook } from "./session-lifecycle";
 import { SESSION_MIGRATIONS, SessionStore } from "./session-store";
 import { createSql, SchemaGate, type Sql } from "./sql";
-import { Timers, type TimerHandlers } from "./timers";
+import { TIMER_KEYS } from "./timer-kinds";
+import { combineHandlers, Timers, type TimerHandlers } from "./timers";
 
 /** Session state is kept small enough to load on every call. */
 export const MAX_STATE_BYTES = 256 * 1024;
-
-/** What the Worker passes to `create` once it has validated the request and picked the agent. */
-export interface SessionCreateArgs {
-  agent: string;
-  metadata: Record<string, unknown>;
-  ttl_s: number;
-  /** The first user message. */
-  input?: string;
-  /** The router's decision when the router picked the agent; recorded as `route.decided`. */
-  route?: RouteDecision;
-  /** The agent's max_concurrent_sessions for its lease; read from the registry when left out. */
-  capacity?: number;
-}
-
-export interface AddedMessage {
-  seq: number;
-  message: HistoryItem;
-  history_length: number;
-}
-
-export interface SessionAuditPage {
-  records: LocalAuditRecord[];
-  /** Records not yet in D1. */
-  pending: number;
-  next_after: string | null;
-}
 
 /**
  * One collaboration session: conversation, state, current agent, handoff stack, agents'
@@ -53,7 +27,7 @@ export interface SessionAuditPage {
  * function → one `transactionSync` writing the new state and its audit rows → timers.
  * Methods return `Result`s: codes survive RPC as values.
  */
-export class SessionDO extends DurableObject<Env> {
+export class SessionDO extends DurableObject<Env> implements SessionRpc {
   private readonly sql: Sql;
   private readonly store: SessionStore;
   private readonly outbox: Outbox;
@@ -61,8 +35,9 @@ export class SessionDO extends DurableObject<Env> {
   private readonly kernel: SessionKernel;
   private readonly handoffs: SessionHandoffs;
   private readonly schema: SchemaGate;
-  /** The object's clock. Tests move it forward through `runInDurableObject` to reach TTLs. */
-  clock: () => number = () => Date.now();
+  /** Features' parts in the end of a session, and every timer kind's handler. */
+  private readonly endHooks: readonly SessionEndHook[];
+  private readonly timerHandlers: TimerHandlers;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -70,14 +45,15 @@ export class SessionDO extends DurableObject<Env> {
     this.schema = new SchemaGate(ctx.storage, this.sql, SESSION_MIGRATIONS);
     this.store = new SessionStore(this.sql);
     this.outbox = new Outbox(this.sql);
-    this.timers = new Timers(ctx.storage, this.sql, () => this.clock());
+    this.timers = new Timers(ctx.storage, this.sql, () => this.now());
     this.kernel = {
       storage: ctx.storage,
       env,
       store: this.store,
       outbox: this.outbox,
       timers: this.timers,
-      now: () => this.clock(),
+      now: () => this.now(),
+      checkpoint: (point) => this.checkpoint(point),
       live: () => this.live(),
       view: (session) => this.view(session),
       commit: (session, records, extra) => this.commit(session, records, extra),
@@ -85,6 +61,8 @@ export class SessionDO extends DurableObject<Env> {
       destroy: () => this.destroy(),
     };
     this.handoffs = new SessionHandoffs(this.kernel, this.sql);
+    this.endHooks = [handoffEndHook(this.handoffs, this.kernel)];
+    this.timerHandlers = combineHandlers(lifecycleTimers(this.kernel, this.endHooks), handoffTimers(this.handoffs));
     // A quick SQL read: a flow a crash interrupted gets its recovery sweep due now.
     void ctx.blockConcurrencyWhile(() => this.handoffs.onStart());
   }
@@ -96,19 +74,19 @@ export class SessionDO extends DurableObject<Env> {
     this.schema.ensure();
     const existing = this.store.load();
     if (existing) return existing.status === "active" ? ok(this.view(existing)) : this.gone(existing);
-    // The first agent's capacity lease, tentative until the session is committed.
+    // The first agent's capacity lease (when it has a limit), tentative until the session is committed.
     const lease = await this.handoffs.leases.leaseForNewSession(tenant, id, args.agent, args.capacity);
     if (!lease.ok) return lease;
     const raced = this.store.load();
     if (raced) return raced.status === "active" ? ok(this.view(raced)) : this.gone(raced);
-    const now = this.clock();
+    const now = this.now();
     const session = newSession({ id, tenant, agent: args.agent, metadata: args.metadata, ttl_s: args.ttl_s }, now);
     const scope = auditScope(session);
     const records: AuditRecord[] = [];
     if (args.route) records.push(events.routeDecided(scope, now, args.route));
     records.push(events.sessionCreated(scope, actor, now, { agent: args.agent, ttl_s: args.ttl_s, metadata: args.metadata, routed: !!args.route }));
     await this.commit(session, records, () => {
-      this.handoffs.store.setSessionLease(lease.value);
+      if (lease.value) this.handoffs.store.setSessionLease(lease.value);
       if (args.input === undefined) return;
       const item = toHistoryItem({ role: "user", content: args.input }, session.current_agent, `msg_${ulid(now)}`, now);
       const seq = this.store.appendMessage(item, now);
@@ -133,7 +111,7 @@ export class SessionDO extends DurableObject<Env> {
   async addMessage(message: SessionMessage, caller: Actor = API_ACTOR): Promise<Result<AddedMessage>> {
     const loaded = this.live();
     if (!loaded.ok) return loaded;
-    const now = this.clock();
+    const now = this.now();
     const session = touch(loaded.value, now);
     const item = toHistoryItem(message, session.current_agent, `msg_${ulid(now)}`, now);
     let seq = 0;
@@ -153,7 +131,7 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   /** The conversation in order, `limit` items after sequence number `after`. */
-  async history({ after = 0, limit = 100 }: { after?: number; limit?: number } = {}): Promise<Result<{ items: HistoryItem[]; next_after: number | null }>> {
+  async history({ after = 0, limit = 100 }: { after?: number; limit?: number } = {}): Promise<Result<HistoryPage>> {
     const loaded = this.live();
     if (!loaded.ok) return loaded;
     const rows = this.store.history({ after, limit: limit + 1 });
@@ -169,7 +147,7 @@ export class SessionDO extends DurableObject<Env> {
     if (bytes > MAX_STATE_BYTES) {
       return err("PAYLOAD_TOO_LARGE", `Session state would be ${bytes} bytes; the limit is ${MAX_STATE_BYTES}.`, { limit_bytes: MAX_STATE_BYTES });
     }
-    const now = this.clock();
+    const now = this.now();
     const session = { ...touch(loaded.value, now), state };
     const record = events.stateUpdated(auditScope(session), actor, now, {
       agent: session.current_agent,
@@ -189,7 +167,7 @@ export class SessionDO extends DurableObject<Env> {
     if (!loaded.ok) return loaded;
     const previous = this.store.agentStatus()[agent] ?? null;
     if (previous === status) return ok(this.view(loaded.value));
-    const now = this.clock();
+    const now = this.now();
     const session = touch(loaded.value, now);
     const who = actor ?? { actor: agent, actor_type: "agent" as const };
     await this.commit(session, [events.agentStatusChanged(auditScope(session), who, now, { agent, from: previous, to: status })], () =>
@@ -207,14 +185,15 @@ export class SessionDO extends DurableObject<Env> {
   async delete(actor: Actor = API_ACTOR): Promise<Result<{ deleted: true }>> {
     const loaded = this.live();
     if (!loaded.ok) return loaded;
-    const now = this.clock();
+    const now = this.now();
     const session = end(loaded.value, "deleted", now);
-    await this.commit(session, [events.sessionDeleted(auditScope(session), actor, now, { agent: session.current_agent })], () => {
+    const closed = closeFeatures(this.endHooks, session, now, "session deleted");
+    await this.commit(closed, [events.sessionDeleted(auditScope(session), actor, now, { agent: session.current_agent })], () => {
       this.timers.cancel(TIMER_KEYS.expire);
       this.timers.schedule("session.purge", now, null, { key: TIMER_KEYS.purge });
     });
     // Best effort now; the purge timer repeats it before the storage goes.
-    await endSession(this.handoffs, this.kernel, "session deleted");
+    await settleFeatures(this.endHooks);
     return ok({ deleted: true });
   }
 
@@ -245,10 +224,15 @@ export class SessionDO extends DurableObject<Env> {
     return this.handoffs.inbox();
   }
 
-  /** Test-only (RELAY_TEST_HOOKS=1): the next flow throws at `step`. */
-  async setFault(step: FaultStep | null): Promise<Result<{ fault: FaultStep | null }>> {
-    return this.handoffs.setFault(step);
+  // ── Time and checkpoints ──────────────────────────────────────────────────
+
+  /** The object's clock. */
+  protected now(): number {
+    return Date.now();
   }
+
+  /** A handoff flow passed `point` (see SessionKernel.checkpoint); nothing to do here. */
+  protected checkpoint(_point: FlowCheckpoint): void {}
 
   // ── Write path ────────────────────────────────────────────────────────────
 
@@ -259,7 +243,7 @@ export class SessionDO extends DurableObject<Env> {
       this.outbox.append(records);
       extra?.();
       // `keep`: a flush already waiting out a D1 backoff keeps its schedule.
-      this.timers.schedule("outbox.flush", this.clock(), null, { key: TIMER_KEYS.flush, ifExists: "keep" });
+      this.timers.schedule("outbox.flush", this.now(), null, { key: TIMER_KEYS.flush, ifExists: "keep" });
       // `earliest`: activity only pushes the expiry later, and the expiry handler re-checks
       // and moves itself when it fires early, so an earlier timer stands (no write, no re-arm).
       if (session.status === "active") this.timers.schedule("session.expire", session.expires_at, null, { key: TIMER_KEYS.expire, ifExists: "earliest" });
@@ -304,19 +288,13 @@ export class SessionDO extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     try {
       if (!this.schema.ready()) return;
-      await this.timers.run(this.timerHandlers());
+      await this.timers.run(this.timerHandlers);
     } catch (error) {
       // Never throw from an alarm: the platform drops it after six retries.
       console.error("SessionDO alarm failed; re-arming", error);
       this.timers.forget();
-      await this.ctx.storage.setAlarm(this.clock() + 30_000).catch(() => undefined);
+      await this.ctx.storage.setAlarm(this.now() + 30_000).catch(() => undefined);
     }
-  }
-
-  /** Every timer kind this object runs; features add their handlers here. */
-  private timerHandlers(): TimerHandlers {
-    const lifecycle = lifecycleTimers(this.kernel);
-    return { ...lifecycle, ...handoffTimers(this.handoffs, this.kernel, lifecycle) };
   }
 
   private async destroy(): Promise<void> {

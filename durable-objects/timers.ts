@@ -1,4 +1,7 @@
 import type { Sql } from "./sql";
+import { isTimerKind, TIMER_PAYLOADS, type TimerKind, type TimerPayload } from "./timer-kinds";
+
+export { TIMER_KEYS, TIMER_KINDS, type TimerKind } from "./timer-kinds";
 
 /**
  * One physical alarm per object, multiplexing a table of timers (design §7). The alarm
@@ -7,18 +10,8 @@ import type { Sql } from "./sql";
  * nothing here throws out of `run`: a throwing alarm is dropped after six retries.
  */
 
-/**
- * Every timer kind, in one registry. Kinds are not a CHECK constraint on purpose: adding
- * one must not need a migration of every object's table.
- */
-export const TIMER_KINDS = [
-  "outbox.flush",
-  "session.expire",
-  "session.purge",
-  "lease.expire",
-  "handoff.timeout",
-] as const;
-export type TimerKind = (typeof TIMER_KINDS)[number];
+/** The format of the timers table's payloads; a later format comes with an upgrade of older rows. */
+export const TIMER_FORMAT = 1;
 
 /** What a handler asks the runner to do with its timer. */
 export type TimerOutcome =
@@ -31,18 +24,34 @@ export type TimerOutcome =
   /** The handler wiped the object's storage: stop at once, touch nothing. */
   | { type: "destroyed" };
 
-export interface TimerRow {
+/** A stored timer; `payload` is the kind's payload, parsed (raw when read for inspection). */
+export interface TimerRow<P = unknown> {
   id: string;
   key: string | null;
-  kind: TimerKind;
+  kind: string;
   due_at: number;
-  payload: unknown;
+  payload: P;
   attempts: number;
   last_error: string | null;
 }
 
-export type TimerHandler = (timer: TimerRow, now: number) => TimerOutcome | Promise<TimerOutcome>;
-export type TimerHandlers = Partial<Record<TimerKind, TimerHandler>>;
+/** A timer of kind K with its payload parsed. */
+export type TimerPayloadRow<K extends TimerKind> = TimerRow<TimerPayload<K>>;
+export type TimerHandler<K extends TimerKind = TimerKind> = (timer: TimerPayloadRow<K>, now: number) => TimerOutcome | Promise<TimerOutcome>;
+/** A feature's handlers, one per kind it owns. */
+export type TimerHandlers = { [K in TimerKind]?: TimerHandler<K> };
+
+/** The handlers of several features; a kind claimed twice is a wiring bug, refused at once. */
+export function combineHandlers(...groups: TimerHandlers[]): TimerHandlers {
+  const all: Record<string, unknown> = {};
+  for (const group of groups) {
+    for (const [kind, handler] of Object.entries(group)) {
+      if (Object.hasOwn(all, kind)) throw new Error(`timer kind '${kind}' has two handlers`);
+      all[kind] = handler;
+    }
+  }
+  return all as TimerHandlers;
+}
 
 export const TIMERS_DDL = [
   `CREATE TABLE timers (
@@ -56,6 +65,9 @@ export const TIMERS_DDL = [
    )`,
   "CREATE INDEX timers_due ON timers (due_at)",
 ] as const;
+
+/** Adds the payload format column to a timers table made by TIMERS_DDL. */
+export const TIMERS_FORMAT_DDL = [`ALTER TABLE timers ADD COLUMN format INTEGER NOT NULL DEFAULT ${TIMER_FORMAT}`] as const;
 
 /** When a handler throws (a bug, not a planned failure): 1 s doubling to a 5 min cap. */
 export function thrownBackoffMs(attempts: number): number {
@@ -124,7 +136,7 @@ export class Timers {
    * Returns the timer's id, or null when `keep` or `earliest` left an existing one as it
    * was (its id is not read).
    */
-  schedule(kind: TimerKind, dueAt: number, payload: unknown = null, options: ScheduleOptions = {}): string | null {
+  schedule<K extends TimerKind>(kind: K, dueAt: number, payload: TimerPayload<K>, options: ScheduleOptions = {}): string | null {
     const now = this.clock();
     const key = options.key;
     if (key === undefined) {
@@ -267,13 +279,18 @@ export class Timers {
   }
 
   private async invoke(handlers: TimerHandlers, timer: TimerRow, now: number): Promise<TimerOutcome> {
-    const handler = handlers[timer.kind];
+    const handler = isTimerKind(timer.kind) ? (handlers[timer.kind] as TimerHandler | undefined) : undefined;
     if (!handler) {
       console.error(`timer ${timer.id}: no handler for kind '${timer.kind}', dropped`);
       return { type: "done" };
     }
+    const payload = TIMER_PAYLOADS[timer.kind as TimerKind].safeParse(timer.payload);
+    if (!payload.success) {
+      console.error(`timer ${timer.id} (${timer.kind}): payload does not parse, dropped`, payload.error.issues);
+      return { type: "done" };
+    }
     try {
-      return await handler(timer, now);
+      return await handler({ ...timer, payload: payload.data } as TimerRow<never>, now);
     } catch (error) {
       console.error(`timer ${timer.id} (${timer.kind}) threw`, error);
       return { type: "retry", at: this.clock() + thrownBackoffMs(timer.attempts), error: String(error) };
@@ -307,7 +324,7 @@ function toRow(row: StoredTimer): TimerRow {
   return {
     id: row.id,
     key: row.key,
-    kind: row.kind as TimerKind,
+    kind: row.kind,
     due_at: row.due_at,
     payload: JSON.parse(row.payload) as unknown,
     attempts: row.attempts,

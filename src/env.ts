@@ -1,12 +1,14 @@
-import type { AgentDO } from "../durable-objects/agent";
-import type { SessionDO } from "../durable-objects/session";
 import type { RoutingVars } from "./routing/config";
 
-/** Bindings, vars and secrets the Worker and its Durable Objects receive. */
+/**
+ * Bindings, vars and secrets the Worker and its Durable Objects receive. The namespaces
+ * are reached through src/rpc/stubs.ts, typed by the contracts the classes implement, so
+ * nothing here imports a Durable Object.
+ */
 export interface Env extends RoutingVars {
   DB: D1Database;
-  SESSIONS: DurableObjectNamespace<SessionDO>;
-  AGENTS: DurableObjectNamespace<AgentDO>;
+  SESSIONS: DurableObjectNamespace;
+  AGENTS: DurableObjectNamespace;
   /** Workers AI binding; declared only when the `workers-ai` provider is used. */
   AI?: Ai;
 
@@ -15,7 +17,4 @@ export interface Env extends RoutingVars {
 
   /** OpenAI-compatible provider's base URL (default https://api.openai.com/v1); its key is in RoutingVars. */
   OPENAI_BASE_URL?: string;
-
-  /** "1" enables the fault-injection hooks the crash-safety tests use. Never set in production. */
-  RELAY_TEST_HOOKS?: string;
 }

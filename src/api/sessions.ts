@@ -1,11 +1,12 @@
 import { Hono, type Context } from "hono";
 import { z } from "zod";
-import { sessionRpc, type SessionRpc } from "../../durable-objects/stubs";
 import type { AppEnv } from "../app-env";
 import { RelayError } from "../errors";
-import { getAgent } from "../registry/store";
+import type { SessionRpc } from "../rpc/session";
+import { sessionRpc } from "../rpc/stubs";
 import type { RouteDecision } from "../schemas/routing";
 import { AgentStatusUpdate, SessionCreate, SessionMessage, SessionStatePatch } from "../schemas/session";
+import { agentDirectory } from "../services/registry-cache";
 import { routeInput } from "../services/routing";
 import { isSessionId, newSessionId } from "../sessions/ids";
 import { settle } from "./session-result";
@@ -25,26 +26,26 @@ function sessionStub(c: Ctx, id: string): SessionRpc {
 
 /**
  * The agent a new session starts with: the one named (it must exist and be enabled), else
- * the router's pick. A named agent's capacity comes along, so the session need not read it again.
+ * the router's pick; with its capacity limit (null: none), so the session need not read the registry.
  */
-async function startingAgent(c: Ctx, body: SessionCreate): Promise<{ agent: string; route?: RouteDecision; capacity?: number }> {
+async function startingAgent(c: Ctx, body: SessionCreate): Promise<{ agent: string; route?: RouteDecision; capacity: number | null }> {
   const tenant = c.get("tenant");
   if (body.agent) {
-    const stored = await getAgent(c.env.DB, tenant, body.agent);
-    if (!stored) throw new RelayError("AGENT_NOT_FOUND", `No agent named '${body.agent}'.`, { agent: body.agent });
-    if (!stored.definition.enabled) throw new RelayError("AGENT_UNAVAILABLE", `Agent '${body.agent}' is disabled.`, { agent: body.agent, reason: "disabled" });
-    return { agent: body.agent, capacity: stored.definition.max_concurrent_sessions };
+    const definition = (await agentDirectory(c.env.DB, tenant)).byName.get(body.agent);
+    if (!definition) throw new RelayError("AGENT_NOT_FOUND", `No agent named '${body.agent}'.`, { agent: body.agent });
+    if (!definition.enabled) throw new RelayError("AGENT_UNAVAILABLE", `Agent '${body.agent}' is disabled.`, { agent: body.agent, reason: "disabled" });
+    return { agent: body.agent, capacity: definition.max_concurrent_sessions ?? null };
   }
   if (body.input === undefined) {
     throw new RelayError("VALIDATION_FAILED", "Name an agent, or give an input for the router.", {
       issues: [{ path: "agent", message: "required when there is no input to route" }],
     });
   }
-  const { decision } = await routeInput(c.env, tenant, body.input);
+  const { decision, registry } = await routeInput(c.env, tenant, body.input);
   if (!decision.agent) {
     throw new RelayError("NO_ROUTE", "The router found no agent for this input; name one.", { route: decision });
   }
-  return { agent: decision.agent, route: decision };
+  return { agent: decision.agent, route: decision, capacity: registry.byName.get(decision.agent)?.max_concurrent_sessions ?? null };
 }
 
 const HistoryQuery = z.strictObject({

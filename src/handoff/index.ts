@@ -1,4 +1,23 @@
 /** The pure handoff domain (design §4): what the Durable Objects call. */
+export { commandAfterValidation, commandOnSessionEnd, recoveryOf, type Recovery } from "./flow-rules";
+export { ValidatedHandoff } from "./plan";
+export {
+  advance,
+  handoffError,
+  HandoffRow,
+  HandoffStep,
+  inFlightOf,
+  maxDepthOf,
+  must,
+  newHandoff,
+  newHandoffId,
+  sessionOfHandoff,
+  stored,
+  switchedSession,
+  type Advanced,
+  type StepContext,
+} from "./record";
+export { HANDOFF_STATUSES, isOpen, isOrphanable, isTerminal, OPEN_STATUSES, ORPHANABLE_STATUSES, TERMINAL_STATUSES } from "./statuses";
 export { depth, nextStack, returnTarget, topOf } from "./chain";
 export { buildHandoffContext, handoffPreamble, PREAMBLE_JSON_LIMIT, type BuildContextInput } from "./context";
 export { handoffErrors } from "./errors";
@@ -22,8 +41,6 @@ export {
   HANDOFF_TABLE,
   HandoffCommand,
   initiate,
-  isTerminal,
-  TERMINAL_STATUSES,
   transition,
   type HandoffAuditAction,
   type HandoffCommandInput,
@@ -39,5 +56,4 @@ export {
   type CandidateReport,
   type HandoffValidationInput,
   type SessionSnapshot,
-  type ValidatedHandoff,
 } from "./validate";

@@ -31,46 +31,41 @@ export const HANDOFF_AUDIT_ACTIONS = {
 } as const satisfies Record<HandoffStatus, string>;
 export type HandoffAuditAction = (typeof HANDOFF_AUDIT_ACTIONS)[HandoffStatus];
 
-/** Statuses a handoff never leaves. */
-export const TERMINAL_STATUSES: readonly HandoffStatus[] = ["completed", "failed", "rolled_back", "cancelled", "escalated"];
 
-/** Effects are data; the Durable Objects run them in the order given. */
+/**
+ * Effects are data, and the glue carries out every one of them, in the order given:
+ * the synchronous ones inside the step's storage transaction, `take_lease` (an RPC to the
+ * target's AgentDO) after it. Lease effects appear only when there is a lease to take,
+ * hold or free, so an agent without a capacity limit costs no lease round trip.
+ */
 export type HandoffEffect =
   /** Exactly one per transition; written in the same storage transaction as the status. */
   | { type: "audit"; action: HandoffAuditAction; from: HandoffStatus | null; to: HandoffStatus; reason?: string }
   /** Arm the graceful timeout (epoch ms). */
   | { type: "schedule_timeout"; at: number }
   | { type: "cancel_timeout" }
-  /** Immediate policy only: mark the source's in-progress turn interrupted. */
+  /** Immediate policy only: end the source's turn in progress. */
   | { type: "interrupt_source"; agent: string }
-  /** Take a capacity lease in the target's AgentDO (before the switch). */
-  | { type: "take_lease"; agent: string }
-  /** Commit the switch: current agent, stack, handoff context, history. */
+  /** Take a tentative capacity lease in the target's AgentDO, before the switch. */
+  | { type: "take_lease"; agent: string; capacity: number }
+  /** The switch: the target becomes the current agent (stack, context, history). */
   | { type: "activate_target"; agent: string }
-  /** Confirm the target's lease (after the switch). */
-  | { type: "confirm_lease"; agent: string }
-  /** Free a lease: the source's after a completed switch, the target's after a rollback. */
-  | { type: "release_lease"; agent: string }
-  /** Put the source back as current agent (undo a partial switch). */
+  /** The target's granted lease becomes the session's (confirmed in its AgentDO after the commit). */
+  | { type: "hold_target_lease"; agent: string }
+  /** Free the lease the source held for the session. */
+  | { type: "release_source_lease"; agent: string }
+  /** Free the lease granted to the target (the handoff did not happen). */
+  | { type: "release_target_lease"; agent: string }
+  /** Give the source back the turn an immediate handoff interrupted. */
   | { type: "restore_source"; agent: string }
   /** Write an escalation record in the session's inbox (design §6). */
   | { type: "escalate"; source: string; target: string | null };
 
-type EffectTemplate =
-  | "schedule_timeout"
-  | "cancel_timeout"
-  | "interrupt_source"
-  | "take_lease"
-  | "activate_target"
-  | "confirm_lease"
-  | "release_source_lease"
-  | "release_target_lease"
-  | "restore_source"
-  | "escalate";
+type EffectTemplate = Exclude<HandoffEffect["type"], "audit">;
 
 interface Cell {
   to: HandoffStatus;
-  /** Run after the audit effect, in this order. */
+  /** Run after the audit effect, in this order (each only when it applies: see `resolve`). */
   effects: readonly EffectTemplate[];
 }
 
@@ -81,19 +76,19 @@ export const HANDOFF_TABLE: Readonly<Record<HandoffStatus, Partial<Record<Handof
   },
   validating: {
     wait: { to: "pending", effects: ["schedule_timeout"] },
-    transfer: { to: "transferring", effects: ["interrupt_source", "take_lease", "activate_target"] },
+    transfer: { to: "transferring", effects: ["interrupt_source", "take_lease"] },
     // Nothing was changed yet, so there is nothing to undo.
     fail: { to: "failed", effects: [] },
   },
   pending: {
     // The source reported idle: no turn to interrupt.
-    transfer: { to: "transferring", effects: ["cancel_timeout", "take_lease", "activate_target"] },
-    // The timer has fired; the DO follows with `commandAfterTimeout(on_timeout)`.
+    transfer: { to: "transferring", effects: ["cancel_timeout", "take_lease"] },
+    // The timer has fired; `commandAfterTimeout(on_timeout)` says what follows.
     time_out: { to: "timed_out", effects: [] },
     cancel: { to: "cancelled", effects: ["cancel_timeout"] },
   },
   transferring: {
-    complete: { to: "completed", effects: ["confirm_lease", "release_source_lease"] },
+    complete: { to: "completed", effects: ["activate_target", "hold_target_lease", "release_source_lease"] },
     roll_back: { to: "rolled_back", effects: ["release_target_lease", "restore_source"] },
   },
   timed_out: {
@@ -116,6 +111,14 @@ export interface HandoffMachineState {
   target: string | null;
   /** Graceful timeout; `wait` schedules it at now + timeout_s. */
   timeout_s: number;
+  /** The target's max_concurrent_sessions; null: no limit, so no lease. */
+  target_capacity: number | null;
+  /** A lease was granted to the target for this handoff. */
+  target_leased: boolean;
+  /** The source holds a lease for the session. */
+  source_leased: boolean;
+  /** The immediate policy ended the source's turn. */
+  interrupted: boolean;
 }
 
 /** A command; `wait` needs the current time (epoch ms) to schedule its timeout. */
@@ -135,10 +138,6 @@ export function initiate(reason?: string): { next: "initiated"; effects: Handoff
 /** Commands the table accepts from a status (the policy guard on `wait` aside). */
 export function allowedCommands(status: HandoffStatus): HandoffCommand[] {
   return Object.keys(HANDOFF_TABLE[status]) as HandoffCommand[];
-}
-
-export function isTerminal(status: HandoffStatus): boolean {
-  return TERMINAL_STATUSES.includes(status);
 }
 
 /** What follows `time_out`: the request's `on_timeout` decides. */
@@ -179,13 +178,9 @@ export function transition(state: HandoffMachineState, command: HandoffCommandIn
   return { ok: true, next: cell.to, effects };
 }
 
-const READS_TARGET: ReadonlySet<EffectTemplate> = new Set([
-  "take_lease",
-  "activate_target",
-  "confirm_lease",
-  "release_target_lease",
-]);
+const READS_TARGET: ReadonlySet<EffectTemplate> = new Set(["take_lease", "activate_target", "hold_target_lease", "release_target_lease"]);
 
+/** The effect a template stands for in this state, or null when it does not apply. */
 function resolve(template: EffectTemplate, state: HandoffMachineState, command: HandoffCommandInput): HandoffEffect | null {
   // Non-null whenever a READS_TARGET template runs: transition() refuses otherwise.
   const target = state.target!;
@@ -197,17 +192,17 @@ function resolve(template: EffectTemplate, state: HandoffMachineState, command: 
     case "interrupt_source":
       return state.policy === "immediate" ? { type: "interrupt_source", agent: state.source } : null;
     case "take_lease":
-      return { type: "take_lease", agent: target };
+      return state.target_capacity === null ? null : { type: "take_lease", agent: target, capacity: state.target_capacity };
     case "activate_target":
       return { type: "activate_target", agent: target };
-    case "confirm_lease":
-      return { type: "confirm_lease", agent: target };
+    case "hold_target_lease":
+      return state.target_leased ? { type: "hold_target_lease", agent: target } : null;
     case "release_source_lease":
-      return { type: "release_lease", agent: state.source };
+      return state.source_leased ? { type: "release_source_lease", agent: state.source } : null;
     case "release_target_lease":
-      return { type: "release_lease", agent: target };
+      return state.target_leased ? { type: "release_target_lease", agent: target } : null;
     case "restore_source":
-      return { type: "restore_source", agent: state.source };
+      return state.interrupted ? { type: "restore_source", agent: state.source } : null;
     case "escalate":
       return { type: "escalate", source: state.source, target: state.target };
   }

@@ -6,6 +6,9 @@ import { checkCondition, compileConditionCached, conditionPaths, readPath } from
 import { depth, nextStack, returnTarget } from "./chain";
 import { handoffErrors } from "./errors";
 import type { FilterSpec } from "./filters";
+import type { ValidatedHandoff } from "./plan";
+
+export { ValidatedHandoff } from "./plan";
 
 /**
  * Handoff validation (design §4), pure: the Durable Object loads the agents and the
@@ -62,22 +65,6 @@ export interface HandoffValidationInput {
   /** Missing entries are "available". */
   agentAvailability?: Readonly<Record<string, AgentAvailability>>;
   maxDepth?: number;
-}
-
-/** A handoff that passed validation: everything the context builder and the DO need. */
-export interface ValidatedHandoff {
-  mode: HandoffMode;
-  source: string;
-  target: string;
-  /** The source's whitelist entry for the target (always set for a transfer). */
-  entry: HandoffSpec | null;
-  include_context: boolean;
-  filter: FilterSpec;
-  /** The stack after the handoff. */
-  chain: string[];
-  depth: number;
-  /** By capability: how the chosen target matched. */
-  match: CapabilityMatch | null;
 }
 
 /** Why a candidate was left out of a by-capability choice. */

@@ -90,7 +90,8 @@ export const AgentDefinition = z
     handoffs: z.array(HandoffSpec).max(LIMITS.handoffs).default([]),
     tools: ToolPolicy.default({ allow: [], confirmation: { require: [], timeout_s: 300 } }),
     guardrails: Guardrails.optional(),
-    max_concurrent_sessions: z.number().int().min(1).max(1_000_000).default(100),
+    /** Sessions the agent may hold at once; absent: no limit (and no capacity lease). */
+    max_concurrent_sessions: z.number().int().min(1).max(1_000_000).optional(),
   })
   .superRefine((agent, ctx) => {
     if (agent.kind === "webhook" && !agent.endpoint) {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ERROR_STATUS, type ErrorCode } from "../errors/codes";
+import { HANDOFF_STATUSES } from "../handoff/statuses";
 import { AgentName } from "./agent";
 
 /**
@@ -15,18 +16,8 @@ export type HandoffMode = z.infer<typeof HandoffMode>;
 export const HandoffPolicy = z.enum(["immediate", "graceful", "conditional"]);
 export type HandoffPolicy = z.infer<typeof HandoffPolicy>;
 
-export const HandoffStatus = z.enum([
-  "initiated",
-  "validating",
-  "pending",
-  "transferring",
-  "completed",
-  "failed",
-  "rolled_back",
-  "timed_out",
-  "cancelled",
-  "escalated",
-]);
+/** The statuses and their meaning live beside the transition table (src/handoff/statuses.ts). */
+export const HandoffStatus = z.enum(HANDOFF_STATUSES);
 export type HandoffStatus = z.infer<typeof HandoffStatus>;
 
 /** What a graceful handoff becomes when the source is still busy at `timeout_s`. */

@@ -5,44 +5,73 @@ import type { RuleRouter } from "../routing/types";
 import { loadDefinitions, registryHeadStatement, type RegistryHead } from "../registry/store";
 import type { AgentDefinition } from "../schemas/agent";
 
-/** A tenant's registry as the router needs it, compiled once per registry version. */
-export interface CompiledRegistry {
+/**
+ * The registry as every reader sees it, per isolate: the Worker (routing, session
+ * creation, handoffs, capability match) and the SessionDO (handoff validation) read agent
+ * definitions through here, never from D1 directly. A registry write bumps the tenant's
+ * version in D1 and invalidates this isolate at once; other isolates see it within
+ * HEAD_TTL_MS.
+ */
+
+/** A tenant's agent definitions at one registry version. */
+export interface AgentDirectory {
   tenant: string;
   version: number;
+  /** In name order. */
   agents: AgentDefinition[];
+  byName: ReadonlyMap<string, AgentDefinition>;
+}
+
+/** A tenant's registry as the router needs it, compiled once per registry version. */
+export interface CompiledRegistry extends AgentDirectory {
   rules: RuleRouter;
   compile_ms: number;
 }
 
 /**
- * Compiled registries, per isolate. A registry write bumps the tenant's version in D1;
- * the next route sees the new version and recompiles. Concurrent routes share one
- * compilation (the promise is cached, not the result).
+ * Per-isolate caches keyed by `tenant@version:stamp`; the promise is cached, not the
+ * result, so concurrent readers share one D1 read and one compilation. Failed loads are
+ * not cached; a new version of a tenant drops its older entries.
  */
+const directories = new Map<string, Promise<AgentDirectory>>();
 const compiled = new Map<string, Promise<CompiledRegistry>>();
 
-export function compiledRegistry(db: D1Database, tenant: string, { version, stamp }: RegistryHead): Promise<CompiledRegistry> {
-  const key = `${tenant}@${version}:${stamp}`;
-  let entry = compiled.get(key);
+function cached<T>(cache: Map<string, Promise<T>>, tenant: string, head: RegistryHead, load: () => Promise<T>): Promise<T> {
+  const key = `${tenant}@${head.version}:${head.stamp}`;
+  let entry = cache.get(key);
   if (!entry) {
-    entry = compile(db, tenant, version);
-    compiled.set(key, entry);
-    // Failed compilations are not cached; older versions of this tenant are dropped.
+    entry = load();
+    cache.set(key, entry);
     entry.then(
       () => {
-        for (const other of compiled.keys()) if (other.startsWith(`${tenant}@`) && other !== key) compiled.delete(other);
+        for (const other of cache.keys()) if (other.startsWith(`${tenant}@`) && other !== key) cache.delete(other);
       },
-      () => compiled.delete(key),
+      () => cache.delete(key),
     );
   }
   return entry;
 }
 
-async function compile(db: D1Database, tenant: string, version: number): Promise<CompiledRegistry> {
-  const agents = await loadDefinitions(db, tenant);
-  const started = performance.now();
-  const rules = compileRuleRouter(agents);
-  return { tenant, version, agents, rules, compile_ms: performance.now() - started };
+/** The tenant's agent definitions at its current registry version (one D1 read per version per isolate). */
+export async function agentDirectory(db: D1Database, tenant: string): Promise<AgentDirectory> {
+  const { head } = await tenantHead(db, tenant);
+  return directoryAt(db, tenant, head);
+}
+
+function directoryAt(db: D1Database, tenant: string, head: RegistryHead): Promise<AgentDirectory> {
+  return cached(directories, tenant, head, async () => {
+    const agents = await loadDefinitions(db, tenant);
+    return { tenant, version: head.version, agents, byName: new Map(agents.map((a) => [a.name, a])) };
+  });
+}
+
+export function compiledRegistry(db: D1Database, tenant: string, head: RegistryHead): Promise<CompiledRegistry> {
+  return cached(compiled, tenant, head, async () => {
+    const directory = await directoryAt(db, tenant, head);
+    const started = performance.now();
+    const rules = compileRuleRouter(directory.agents);
+    return { ...directory, rules, compile_ms: performance.now() - started };
+  });
 }
 
 /**

@@ -39,6 +39,8 @@ export interface RouteOptions {
 
 export interface TimedDecision {
   decision: RouteDecision;
+  /** The registry the decision was made on. */
+  registry: CompiledRegistry;
   /** Server-Timing entries, in ms. */
   timings: { name: string; dur: number }[];
 }
@@ -71,6 +73,7 @@ export async function routeInput(env: Env, tenant: string, input: string, option
   const total = performance.now() - started;
   return {
     decision: { ...result, latency_us: Math.round(total * 1000) },
+    registry,
     timings: [
       { name: "registry", dur: loaded - started },
       ...(result.llm ? [{ name: "llm", dur: llmMs }] : []),

@@ -1,6 +1,8 @@
+import { z } from "zod";
 import type { Actor } from "../audit/record";
-import type { HandoffContext, HistoryItem } from "../schemas/handoff";
-import type { AgentTurnStatus, InFlightHandoff, SessionMessage, SessionView } from "../schemas/session";
+import { AgentName } from "../schemas/agent";
+import { HandoffContext, type HistoryItem } from "../schemas/handoff";
+import { InFlightHandoff, type AgentTurnStatus, type SessionMessage, type SessionView } from "../schemas/session";
 
 /**
  * A session as its Durable Object stores it, and the pure functions over it. Times are
@@ -11,26 +13,31 @@ import type { AgentTurnStatus, InFlightHandoff, SessionMessage, SessionView } fr
 export const SESSION_LIFECYCLE = ["active", "expired", "deleted"] as const;
 export type SessionLifecycle = (typeof SESSION_LIFECYCLE)[number];
 
-export interface SessionRecord {
-  id: string;
-  tenant: string;
-  status: SessionLifecycle;
-  current_agent: string;
+/** A session as its object stores it (parsed on read: the stored row's format is SESSION_FORMAT). */
+export const SessionRecord = z.object({
+  id: z.string(),
+  tenant: z.string(),
+  status: z.enum(SESSION_LIFECYCLE),
+  current_agent: AgentName,
   /** Root first, current agent last. */
-  handoff_stack: string[];
-  state: Record<string, unknown>;
-  metadata: Record<string, unknown>;
-  ttl_s: number;
-  handoff_count: number;
+  handoff_stack: z.array(AgentName),
+  state: z.record(z.string(), z.unknown()),
+  metadata: z.record(z.string(), z.unknown()),
+  ttl_s: z.number().int().positive(),
+  handoff_count: z.number().int().min(0),
   /** Written by the handoff flow in the same transaction as the step it records. */
-  in_flight_handoff: InFlightHandoff | null;
-  last_handoff_context: HandoffContext | null;
-  created_at: number;
-  updated_at: number;
-  expires_at: number;
+  in_flight_handoff: InFlightHandoff.nullable(),
+  last_handoff_context: HandoffContext.nullable(),
+  created_at: z.number(),
+  updated_at: z.number(),
+  expires_at: z.number(),
   /** When it expired or was deleted. */
-  ended_at: number | null;
-}
+  ended_at: z.number().nullable(),
+});
+export type SessionRecord = z.infer<typeof SessionRecord>;
+
+/** The format of the stored session row; a later format comes with an upgrade of older rows. */
+export const SESSION_FORMAT = 1;
 
 export interface NewSession {
   id: string;

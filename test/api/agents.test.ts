@@ -15,7 +15,9 @@ describe("agent registry API", () => {
   it("creates (201), replaces (200) and reads an agent with defaults filled in", async () => {
     const created = await call("PUT", "/v1/agents/billing", billing);
     expect(created.status).toBe(201);
-    expect(created.json.definition).toMatchObject({ name: "billing", kind: "llm", enabled: true, max_concurrent_sessions: 100 });
+    expect(created.json.definition).toMatchObject({ name: "billing", kind: "llm", enabled: true });
+    // Capacity is opt-in: no limit unless one is given.
+    expect(created.json.definition).not.toHaveProperty("max_concurrent_sessions");
     expect(created.json.definition.handoffs[0]).toEqual({ to: "technical", when: "manual", include_context: true });
     const replaced = await call("PUT", "/v1/agents/billing", { ...billing, description: "Money matters" });
     expect(replaced.status).toBe(200);

@@ -218,3 +218,33 @@ describe("GET /v1/agents/:name/handoffs (the D1 index)", () => {
     expect((await d1Audit(session)).filter((r) => r.action.startsWith("handoff."))).toHaveLength(4);
   });
 });
+
+describe("capacity is opt-in", () => {
+  it("an agent without a limit takes any number of sessions and handoffs, and its AgentDO is never called", async () => {
+    await call("PUT", "/v1/agents/open-desk", { name: "open-desk", handoffs: ["open-specialist"] });
+    await call("PUT", "/v1/agents/open-specialist", { name: "open-specialist" });
+    const sessions: string[] = [];
+    for (let i = 0; i < 120; i++) sessions.push(await newSession("open-desk"));
+    expect(new Set(sessions).size).toBe(120);
+    const moved = await handoff({ session_id: sessions[0], source_agent: "open-desk", target_agent: "open-specialist" });
+    expect(moved.json.status).toBe("completed");
+    const back = await handoff({ session_id: sessions[0], source_agent: "open-specialist", mode: "return" });
+    expect(back.json.status).toBe("completed");
+    // No acquire ever reached these objects: they report the load of an agent never used.
+    for (const agent of ["open-desk", "open-specialist"]) {
+      const load = await agentStub("alpha", agent).rpc.load();
+      expect(load.ok && load.value).toEqual({ status: "active", max_concurrent_sessions: null, active_leases: 0, leases: [] });
+    }
+  });
+
+  it("an agent with a limit keeps the lease semantics: the session past the limit is refused", async () => {
+    await call("PUT", "/v1/agents/two-seats", { name: "two-seats", max_concurrent_sessions: 2 });
+    await newSession("two-seats");
+    await newSession("two-seats");
+    const third = await call("POST", "/v1/sessions", { agent: "two-seats" });
+    expect(third.status).toBe(422);
+    expect(third.json.error).toMatchObject({ code: "AGENT_UNAVAILABLE", details: { reason: "at_capacity", capacity: 2 } });
+    const load = await agentStub("alpha", "two-seats").rpc.load();
+    expect(load.ok && load.value.active_leases).toBe(2);
+  });
+});

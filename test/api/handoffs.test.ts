@@ -169,17 +169,16 @@ describe("POST /v1/handoffs: every validation rule has its own code, and a faile
     expect(await leases("supervisor")).toBe(0);
   });
 
-  it("AGENT_UNAVAILABLE when the target's AgentDO is paused", async () => {
+  it("AGENT_UNAVAILABLE when the target's AgentDO is paused (an agent with a capacity limit)", async () => {
     const session = await newSession();
-    const sales = agentStub("alpha", "sales").rpc;
-    await call("PATCH", `/v1/sessions/${session}/state`, { set: { tier: "gold" } });
-    await sales.pause();
+    const billing = agentStub("alpha", "billing").rpc;
+    await billing.pause();
     try {
-      const res = await handoff({ session_id: session, source_agent: "triage", target_agent: "sales" });
+      const res = await handoff({ session_id: session, source_agent: "triage", target_agent: "billing" });
       expect(res.status).toBe(422);
       expect(res.json.error).toMatchObject({ code: "AGENT_UNAVAILABLE", details: { reason: "paused" } });
     } finally {
-      await sales.resume();
+      await billing.resume();
     }
   });
 

@@ -1,10 +1,9 @@
 import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { SessionDO } from "../../durable-objects/session";
-import type { FaultStep } from "../../durable-objects/session-handoffs";
-import { AgentDefinition } from "../../src/schemas/agent";
+import type { FlowCheckpoint } from "../../durable-objects/session-kernel";
+import type { SessionRpc } from "../../src/rpc/session";
 import { HandoffRequest } from "../../src/schemas/handoff";
-import { agentStub, drainDue, sessionStub } from "./helpers";
+import { agentStub, drainDue, registerAgents, sessionStub } from "./helpers";
 
 /**
  * Crash safety (design §4): a fault thrown at each step of a handoff, then the object is
@@ -12,38 +11,28 @@ import { agentStub, drainDue, sessionStub } from "./helpers";
  * transition is in the audit exactly once.
  */
 
-type Rpc = Pick<SessionDO, "create" | "get" | "audit" | "startHandoff" | "getHandoff" | "setFault">;
-
 let counter = 0;
 
 async function setup() {
   const n = ++counter;
-  const desk = AgentDefinition.parse({ name: `desk-${n}`, handoffs: [`spec-${n}`], max_concurrent_sessions: 5 });
-  const spec = AgentDefinition.parse({ name: `spec-${n}`, max_concurrent_sessions: 1 });
-  const { id, stub } = sessionStub();
-  const rpc = stub as unknown as Rpc;
-  const created = await rpc.create("alpha", id, { agent: desk.name, metadata: {}, ttl_s: 3600, capacity: 5 });
+  const [desk, spec] = await registerAgents(
+    "alpha",
+    { name: `desk-${n}`, handoffs: [`spec-${n}`], max_concurrent_sessions: 5 },
+    { name: `spec-${n}`, max_concurrent_sessions: 1 },
+  );
+  if (!desk || !spec) throw new Error("agents not registered");
+  const { id, stub, rpc } = sessionStub();
+  const created = await rpc.create("alpha", id, { agent: desk.name, capacity: 5, metadata: {}, ttl_s: 3600 });
   expect(created.ok).toBe(true);
-  const start = () =>
-    rpc.startHandoff({
-      request: HandoffRequest.parse({ session_id: id, source_agent: desk.name, target_agent: spec.name, reason: "crash test" }),
-      source: desk,
-      target: spec,
-    });
-  return { id, stub, rpc, desk, spec, start };
+  const start = () => rpc.startHandoff({ request: HandoffRequest.parse({ session_id: id, source_agent: desk.name, target_agent: spec.name, reason: "crash test" }) });
+  const crashAt = (point: FlowCheckpoint) => stub.setFault(point);
+  return { id, stub, rpc, desk, spec, start, crashAt };
 }
 
-/**
- * The message a call rejects with. Awaited here rather than handed to `expect().rejects`,
- * which probes the RPC promise's properties and so pipelines calls that reject unhandled.
- */
-async function failure(call: () => Promise<unknown>): Promise<string> {
-  try {
-    await call();
-    return "resolved";
-  } catch (error) {
-    return (error as Error).message;
-  }
+/** The message of the injected crash the test worker reports as an INTERNAL result (test/worker.ts). */
+async function failure(call: () => Promise<{ ok: boolean; error?: { message: string; details?: unknown } }>): Promise<string> {
+  const result = await call();
+  return !result.ok && (result.error?.details as { fault?: boolean } | undefined)?.fault ? result.error!.message : "no injected fault";
 }
 
 async function leases(agent: string, session: string): Promise<string[]> {
@@ -53,13 +42,13 @@ async function leases(agent: string, session: string): Promise<string[]> {
 }
 
 /** The handoff's audit actions, in order (the session's outbox: every record, flushed or not). */
-async function trail(rpc: Rpc, handoffId: string): Promise<string[]> {
+async function trail(rpc: SessionRpc, handoffId: string): Promise<string[]> {
   const page = await rpc.audit({ limit: 500 });
   if (!page.ok) throw new Error(page.error.message);
   return page.value.records.filter((r) => r.handoff_id === handoffId && r.action.startsWith("handoff.")).map((r) => r.action);
 }
 
-async function handoffIdOf(rpc: Rpc): Promise<string> {
+async function handoffIdOf(rpc: SessionRpc): Promise<string> {
   const page = await rpc.audit({ limit: 500 });
   if (!page.ok) throw new Error(page.error.message);
   const id = page.value.records.find((r) => r.action === "handoff.initiated")?.handoff_id;
@@ -71,11 +60,11 @@ const ROLLED_BACK = ["handoff.initiated", "handoff.validated", "handoff.transfer
 const COMPLETED = ["handoff.initiated", "handoff.validated", "handoff.transferring", "handoff.completed"];
 
 describe("a crash at each step, then a restart", () => {
-  const beforeSwitch: FaultStep[] = ["after_intent", "after_lease", "before_commit"];
+  const beforeSwitch: FlowCheckpoint[] = ["after_intent", "after_lease", "before_commit"];
   for (const step of beforeSwitch) {
     it(`${step}: rolled back, source restored, target lease freed, audit complete`, async () => {
-      const { id, stub, rpc, desk, spec, start } = await setup();
-      expect((await rpc.setFault(step)).ok).toBe(true);
+      const { id, stub, rpc, desk, spec, start, crashAt } = await setup();
+      await crashAt(step);
       expect(await failure(start)).toContain(`injected fault at ${step}`);
       await evictDurableObject(stub);
 
@@ -95,8 +84,8 @@ describe("a crash at each step, then a restart", () => {
   }
 
   it("after_commit: the switch stands; the restart confirms the target's lease and frees the source's", async () => {
-    const { id, stub, rpc, desk, spec, start } = await setup();
-    await rpc.setFault("after_commit");
+    const { id, stub, rpc, desk, spec, start, crashAt } = await setup();
+    await crashAt("after_commit");
     expect(await failure(start)).toContain("injected fault at after_commit");
     await evictDurableObject(stub);
 
@@ -112,8 +101,8 @@ describe("a crash at each step, then a restart", () => {
   });
 
   it("recovers from the alarm alone: the restarted object schedules its sweep at once", async () => {
-    const { id, stub, rpc, desk, spec, start } = await setup();
-    await rpc.setFault("before_commit");
+    const { id, stub, rpc, desk, spec, start, crashAt } = await setup();
+    await crashAt("before_commit");
     expect(await failure(start)).toContain("injected fault");
     await evictDurableObject(stub);
     await drainDue(stub);
@@ -124,8 +113,8 @@ describe("a crash at each step, then a restart", () => {
   });
 
   it("without a restart, the next request recovers the orphan before it takes the lock", async () => {
-    const { id, rpc, spec, start } = await setup();
-    await rpc.setFault("after_lease");
+    const { id, rpc, spec, start, crashAt } = await setup();
+    await crashAt("after_lease");
     expect(await failure(start)).toContain("injected fault");
     const next = await start();
     expect(next.ok && next.value.handoff.status).toBe("completed");
@@ -138,8 +127,8 @@ describe("a crash at each step, then a restart", () => {
 
 describe("a failure while activating the target", () => {
   it("rolls back at once: the switch never happened, the lease is freed, the error is returned", async () => {
-    const { id, rpc, desk, spec, start } = await setup();
-    await rpc.setFault("activate");
+    const { id, rpc, desk, spec, start, crashAt } = await setup();
+    await crashAt("activate");
     const result = await start();
     expect(result.ok).toBe(false);
     expect(!result.ok && result.error).toMatchObject({ code: "INTERNAL", details: { status: "rolled_back" } });

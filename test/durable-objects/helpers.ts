@@ -1,17 +1,21 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
-import type { AgentDO } from "../../durable-objects/agent";
-import type { SessionDO } from "../../durable-objects/session";
-import { agentRpc, agentStubFor, sessionRpc, sessionStubFor, type AgentRpc, type SessionRpc } from "../../durable-objects/stubs";
-import { newSessionId } from "../../src/sessions/ids";
+import { env, exports } from "cloudflare:workers";
+import type { AgentDefinition, AgentDefinitionInput } from "../../src/schemas/agent";
+import type { AgentRpc } from "../../src/rpc/agent";
+import type { SessionRpc } from "../../src/rpc/session";
+import { agentRpc, sessionRpc } from "../../src/rpc/stubs";
+import { agentObjectName, newSessionId, sessionObjectName } from "../../src/sessions/ids";
+import type { AgentDO, SessionDO } from "../worker";
 
 /** A fresh session object (ids are unique per test: storage is shared across a file). */
 export function sessionStub(tenant = "alpha", id = newSessionId()): { id: string; stub: DurableObjectStub<SessionDO>; rpc: SessionRpc } {
-  return { id, stub: sessionStubFor(env, tenant, id), rpc: sessionRpc(env, tenant, id) };
+  const stub = env.SESSIONS.get(env.SESSIONS.idFromName(sessionObjectName(tenant, id))) as unknown as DurableObjectStub<SessionDO>;
+  return { id, stub, rpc: sessionRpc(env, tenant, id) };
 }
 
 export function agentStub(tenant: string, agent: string): { stub: DurableObjectStub<AgentDO>; rpc: AgentRpc } {
-  return { stub: agentStubFor(env, tenant, agent), rpc: agentRpc(env, tenant, agent) };
+  const stub = env.AGENTS.get(env.AGENTS.idFromName(agentObjectName(tenant, agent))) as unknown as DurableObjectStub<AgentDO>;
+  return { stub, rpc: agentRpc(env, tenant, agent) };
 }
 
 /**
@@ -24,7 +28,7 @@ export async function drainDue(stub: DurableObjectStub<SessionDO> | DurableObjec
       const tables = state.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'timers'").toArray();
       if (tables.length === 0) return false;
       const row = state.storage.sql.exec("SELECT MIN(due_at) AS due FROM timers").one() as { due: number | null };
-      return row.due !== null && row.due <= instance.clock();
+      return row.due !== null && row.due <= instance.clock.now();
     });
     if (!due) return;
     await runDurableObjectAlarm(stub);
@@ -34,10 +38,7 @@ export async function drainDue(stub: DurableObjectStub<SessionDO> | DurableObjec
 
 /** Moves the object's clock forward by `ms` (until the object is evicted). */
 export async function advanceClock(stub: DurableObjectStub<SessionDO> | DurableObjectStub<AgentDO>, ms: number): Promise<void> {
-  await runInDurableObject(stub, (instance: SessionDO | AgentDO) => {
-    const base = instance.clock;
-    instance.clock = () => base() + ms;
-  });
+  await runInDurableObject(stub, (instance: SessionDO | AgentDO) => instance.clock.advance(ms));
 }
 
 /** The audit_log rows D1 holds for one session, oldest first. */
@@ -48,9 +49,7 @@ export async function d1Audit(sessionId: string): Promise<{ id: string; action: 
 
 /** Pins the object's clock at `ms` (until the object is evicted): timers due by then run on the next alarm. */
 export async function setClock(stub: DurableObjectStub<SessionDO> | DurableObjectStub<AgentDO>, ms: number): Promise<void> {
-  await runInDurableObject(stub, (instance: SessionDO | AgentDO) => {
-    instance.clock = () => ms;
-  });
+  await runInDurableObject(stub, (instance: SessionDO | AgentDO) => instance.clock.pin(ms));
 }
 
 export interface TimerState {
@@ -75,4 +74,26 @@ export async function timersOf(stub: DurableObjectStub<SessionDO> | DurableObjec
 /** Makes D1's audit_log fail for real (the table disappears), or brings it back. */
 export async function auditTableDown(down: boolean): Promise<void> {
   await env.DB.exec(down ? "ALTER TABLE audit_log RENAME TO audit_log_offline" : "ALTER TABLE audit_log_offline RENAME TO audit_log");
+}
+
+/**
+ * Registers agents for a tenant through the API, as a client would: the registry in D1,
+ * and this isolate's registry cache invalidated, so the session objects see them at once.
+ */
+export async function registerAgents(tenant: "alpha" | "beta", ...definitions: AgentDefinitionInput[]): Promise<AgentDefinition[]> {
+  const key = tenant === "alpha" ? "alpha-test-key" : "beta-test-key";
+  const out: AgentDefinition[] = [];
+  for (const definition of definitions) {
+    const response = await (exports as unknown as { default: Fetcher }).default.fetch(
+      new Request(`http://relay.test/v1/agents/${definition.name}`, {
+        method: "PUT",
+        headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+        body: JSON.stringify(definition),
+      }),
+    );
+    const body = await response.json<{ definition: AgentDefinition }>();
+    if (response.status >= 300) throw new Error(`registering ${definition.name}: ${response.status} ${JSON.stringify(body)}`);
+    out.push(body.definition);
+  }
+  return out;
 }

@@ -1,13 +1,13 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { SessionCreateArgs, SessionDO } from "../../durable-objects/session";
-import type { SessionRpc } from "../../durable-objects/stubs";
+import type { SessionCreateArgs, SessionRpc } from "../../src/rpc/session";
+import type { SessionDO } from "../worker";
 import { FLUSH_BACKOFF_MS } from "../../src/audit/outbox-policy";
 import { call } from "../api/helpers";
 import { auditTableDown, d1Audit, drainDue, sessionStub, setClock, timersOf } from "./helpers";
 
-const args: SessionCreateArgs = { agent: "support", metadata: {}, ttl_s: 3600 };
+const args: SessionCreateArgs = { agent: "support", capacity: null, metadata: {}, ttl_s: 3600 };
 const FUTURE = Date.now() + 3_600_000;
 
 async function pending(rpc: SessionRpc): Promise<number> {

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createSql, migrate } from "../../durable-objects/sql";
-import { TIMERS_DDL, Timers, thrownBackoffMs, type TimerRow } from "../../durable-objects/timers";
+import { combineHandlers, TIMERS_DDL, Timers, thrownBackoffMs, type TimerRow } from "../../durable-objects/timers";
 import { agentStub } from "./helpers";
 
 // Far in the future, so the real alarm these timers arm never fires during the test.
@@ -21,7 +21,7 @@ async function withTimers<R>(fn: (timers: Timers, clock: { now: number }, storag
 describe("Timers", () => {
   it("arms the one alarm at the earliest due time across kinds", async () => {
     const result = await withTimers(async (timers, _clock, storage) => {
-      timers.schedule("session.expire", T + 5_000);
+      timers.schedule("session.expire", T + 5_000, null);
       timers.schedule("lease.expire", T + 1_000, { lease_id: "l1" });
       await timers.arm();
       return { alarm: await storage.getAlarm(), kinds: timers.list().map((t) => t.kind) };
@@ -33,7 +33,7 @@ describe("Timers", () => {
     const result = await withTimers(async (timers, clock, storage) => {
       const ran: string[] = [];
       timers.schedule("lease.expire", T + 1_000, { lease_id: "l1" });
-      timers.schedule("session.expire", T + 5_000);
+      timers.schedule("session.expire", T + 5_000, null);
       clock.now = T + 1_000;
       const report = await timers.run({
         "lease.expire": (t) => {
@@ -89,15 +89,15 @@ describe("Timers", () => {
         await timers.arm();
         alarms.push(await storage.getAlarm());
       };
-      timers.schedule("lease.expire", T + 3_000, null, { key: "a", ifExists: "keep" });
+      timers.schedule("session.expire", T + 3_000, null, { key: "a", ifExists: "keep" });
       await step();
-      timers.schedule("lease.expire", T + 1_000, null, { key: "b", ifExists: "keep" });
+      timers.schedule("session.expire", T + 1_000, null, { key: "b", ifExists: "keep" });
       await step();
-      timers.schedule("lease.expire", T + 2_000, null, { key: "c" });
+      timers.schedule("session.expire", T + 2_000, null, { key: "c" });
       await step();
       timers.cancel("b");
       await step();
-      timers.schedule("lease.expire", T + 4_000, null, { key: "c" });
+      timers.schedule("session.expire", T + 4_000, null, { key: "c" });
       await step();
       clock.now = T + 3_000;
       await timers.run({ "lease.expire": () => ({ type: "done" }) });
@@ -111,7 +111,7 @@ describe("Timers", () => {
 
   it("cancels by key and clears the alarm when nothing is left", async () => {
     const result = await withTimers(async (timers, _clock, storage) => {
-      timers.schedule("lease.expire", T + 1_000, null, { key: "lease:1" });
+      timers.schedule("session.expire", T + 1_000, null, { key: "lease:1" });
       await timers.arm();
       const armed = await storage.getAlarm();
       const cancelled = [timers.cancel("lease:1"), timers.cancel("lease:1")];
@@ -177,11 +177,34 @@ describe("Timers", () => {
 
   it("drops a timer whose kind has no handler instead of looping on it", async () => {
     const left = await withTimers(async (timers) => {
-      timers.schedule("handoff.timeout", T);
+      timers.schedule("handoff.sweep", T, null);
       await timers.run({});
       return timers.list();
     });
     expect(left).toEqual<TimerRow[]>([]);
+  });
+
+  it("hands each handler its kind's payload, parsed; a payload that does not parse is dropped, not run", async () => {
+    const seen: unknown[] = [];
+    const left = await withTimers(async (timers, _clock, storage) => {
+      timers.schedule("lease.expire", T, { lease_id: "l1" });
+      storage.sql.exec(`INSERT INTO timers (id, kind, due_at, payload) VALUES ('bad', 'lease.expire', ?, '{"lease":7}')`, T);
+      await timers.run({
+        "lease.expire": (timer) => {
+          seen.push(timer.payload);
+          return { type: "done" };
+        },
+      });
+      return timers.list();
+    });
+    expect(seen).toEqual([{ lease_id: "l1" }]);
+    expect(left).toEqual<TimerRow[]>([]);
+  });
+
+  it("refuses two handlers for one kind when features are combined", () => {
+    const done = () => ({ type: "done" }) as const;
+    expect(() => combineHandlers({ "outbox.flush": done }, { "outbox.flush": done })).toThrow("two handlers");
+    expect(Object.keys(combineHandlers({ "outbox.flush": done }, { "handoff.sweep": done }))).toEqual(["outbox.flush", "handoff.sweep"]);
   });
 });
 

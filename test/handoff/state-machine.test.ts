@@ -5,12 +5,12 @@ import {
   HANDOFF_AUDIT_ACTIONS,
   HandoffCommand,
   initiate,
-  isTerminal,
   transition,
   type HandoffCommandInput,
   type HandoffEffect,
   type HandoffMachineState,
 } from "../../src/handoff/state-machine";
+import { isTerminal } from "../../src/handoff/statuses";
 import { HandoffStatus } from "../../src/schemas/handoff";
 
 const NOW = 1_700_000_000_000;
@@ -21,6 +21,10 @@ const state = (status: HandoffStatus, extra: Partial<HandoffMachineState> = {}):
   source: "triage",
   target: "billing",
   timeout_s: 30,
+  target_capacity: 5,
+  target_leased: true,
+  source_leased: true,
+  interrupted: true,
   ...extra,
 });
 
@@ -28,26 +32,23 @@ const command = (type: HandoffCommand): HandoffCommandInput => (type === "wait" 
 
 /**
  * The expected machine, written out independently of the implementation's table: for a
- * graceful handoff from triage to billing, each accepted cell's next status and effects
- * after the audit record.
+ * graceful handoff from triage to billing where every lease effect applies (billing has a
+ * limit and a lease, triage holds one, the source's turn was interrupted), each accepted
+ * cell's next status and effects after the audit record.
  */
 const ACCEPTED: Record<string, { next: HandoffStatus; effects: HandoffEffect[] }> = {
   "initiated/validate": { next: "validating", effects: [] },
   "validating/wait": { next: "pending", effects: [{ type: "schedule_timeout", at: NOW + 30_000 }] },
   "validating/transfer": {
     next: "transferring",
-    effects: [
-      { type: "take_lease", agent: "billing" },
-      { type: "activate_target", agent: "billing" },
-    ],
+    effects: [{ type: "take_lease", agent: "billing", capacity: 5 }],
   },
   "validating/fail": { next: "failed", effects: [] },
   "pending/transfer": {
     next: "transferring",
     effects: [
       { type: "cancel_timeout" },
-      { type: "take_lease", agent: "billing" },
-      { type: "activate_target", agent: "billing" },
+      { type: "take_lease", agent: "billing", capacity: 5 },
     ],
   },
   "pending/time_out": { next: "timed_out", effects: [] },
@@ -55,14 +56,15 @@ const ACCEPTED: Record<string, { next: HandoffStatus; effects: HandoffEffect[] }
   "transferring/complete": {
     next: "completed",
     effects: [
-      { type: "confirm_lease", agent: "billing" },
-      { type: "release_lease", agent: "triage" },
+      { type: "activate_target", agent: "billing" },
+      { type: "hold_target_lease", agent: "billing" },
+      { type: "release_source_lease", agent: "triage" },
     ],
   },
   "transferring/roll_back": {
     next: "rolled_back",
     effects: [
-      { type: "release_lease", agent: "billing" },
+      { type: "release_target_lease", agent: "billing" },
       { type: "restore_source", agent: "triage" },
     ],
   },
@@ -119,10 +121,25 @@ describe("handoff state machine: guards and details", () => {
 
   it("interrupts the source only when an immediate handoff transfers", () => {
     const immediate = transition(state("validating", { policy: "immediate" }), { type: "transfer" });
-    expect(immediate.ok && immediate.effects.map((e) => e.type)).toEqual(["audit", "interrupt_source", "take_lease", "activate_target"]);
+    expect(immediate.ok && immediate.effects.map((e) => e.type)).toEqual(["audit", "interrupt_source", "take_lease"]);
     expect(immediate.ok && immediate.effects[1]).toEqual({ type: "interrupt_source", agent: "triage" });
     const graceful = transition(state("validating", { policy: "graceful" }), { type: "transfer" });
-    expect(graceful.ok && graceful.effects.map((e) => e.type)).toEqual(["audit", "take_lease", "activate_target"]);
+    expect(graceful.ok && graceful.effects.map((e) => e.type)).toEqual(["audit", "take_lease"]);
+  });
+
+  // Which leases a step takes and frees: each lease effect only when there is a lease.
+  it.each([
+    ["validating", "transfer", { target_capacity: null }, ["audit"]],
+    ["pending", "transfer", { target_capacity: null }, ["audit", "cancel_timeout"]],
+    ["transferring", "complete", { target_leased: false }, ["audit", "activate_target", "release_source_lease"]],
+    ["transferring", "complete", { source_leased: false }, ["audit", "activate_target", "hold_target_lease"]],
+    ["transferring", "complete", { target_leased: false, source_leased: false }, ["audit", "activate_target"]],
+    ["transferring", "roll_back", { target_leased: false }, ["audit", "restore_source"]],
+    ["transferring", "roll_back", { interrupted: false }, ["audit", "release_target_lease"]],
+    ["transferring", "roll_back", { target_leased: false, interrupted: false }, ["audit"]],
+  ] as const)("%s + %s with %o: %j", (status, cmd, facts, types) => {
+    const result = transition(state(status, facts), { type: cmd });
+    expect(result.ok && result.effects.map((e) => e.type)).toEqual(types);
   });
 
   it("refuses steps that need a target when none was chosen", () => {

@@ -1,20 +1,41 @@
-import { handoffTransitioned, type HandoffAuditExtra, type HandoffSubject } from "../src/audit/handoff-events";
-import type { AuditScope } from "../src/audit/events";
-import type { Actor, AuditRecord } from "../src/audit/record";
-import { err, ok, type ErrorBody, type Result } from "../src/errors";
-import { DEFAULT_MAX_DEPTH, initiate, transition, type HandoffCommandInput, type HandoffEffect } from "../src/handoff";
-import { ulid } from "../src/lib/ulid";
-import type { Handoff, HandoffRequest, StoredError } from "../src/schemas/handoff";
-import type { InFlightHandoff } from "../src/schemas/session";
-import type { SessionRecord } from "../src/sessions/model";
-import { isSessionId } from "../src/sessions/ids";
-import type { HandoffRow } from "./handoff-store";
+import { z } from "zod";
+import { handoffTransitioned, type HandoffAuditExtra, type HandoffSubject } from "../audit/handoff-events";
+import type { AuditScope } from "../audit/events";
+import type { Actor, AuditRecord } from "../audit/record";
+import { err, ok, type ErrorBody, type Result } from "../errors";
+import { ulid } from "../lib/ulid";
+import { Handoff, type HandoffContext, type HandoffRequest, type StoredError } from "../schemas/handoff";
+import type { InFlightHandoff } from "../schemas/session";
+import type { SessionRecord } from "../sessions/model";
+import { isSessionId } from "../sessions/ids";
+import { initiate, transition, type HandoffCommandInput, type HandoffEffect } from "./state-machine";
+import { ValidatedHandoff } from "./plan";
+import { DEFAULT_MAX_DEPTH } from "./validate";
 
 /**
- * A handoff's record and how one command moves it: `transition()` from the pure domain
- * decides, this applies its result to the stored record (status, transitions, audit
+ * A handoff as the session stores it, and how one command moves it: `transition()`
+ * decides, `advance` applies its result to the record (status, transitions, audit
  * record). No I/O: the flow writes the outcome in its own transaction.
  */
+
+/** What a handoff does next, recorded before it does it, so a restart knows what was under way. */
+export const HandoffStep = z.enum(["take_lease", "activate"]);
+export type HandoffStep = z.infer<typeof HandoffStep>;
+
+/** A handoff as stored: the API record plus what the flow needs to resume it. */
+export const HandoffRow = z.object({
+  record: Handoff,
+  step: HandoffStep.nullable(),
+  /** Set once validation passed. */
+  plan: ValidatedHandoff.nullable(),
+  /** The target's max_concurrent_sessions (null: no limit, no lease). */
+  capacity: z.number().int().positive().nullable(),
+  /** The target's lease, once granted. */
+  lease: z.object({ lease_id: z.string(), fencing_token: z.number().int() }).nullable(),
+  /** The immediate policy ended the source's turn; a rollback gives it back. */
+  interrupted: z.boolean(),
+});
+export type HandoffRow = z.infer<typeof HandoffRow>;
 
 /**
  * Handoff ids carry their session: `hof_<ulid>_<session id>`. The ULID sorts them by
@@ -33,11 +54,13 @@ export function sessionOfHandoff(id: string): string | null {
   return session !== undefined && isSessionId(session) ? session : null;
 }
 
-/** Who did it, and when: what every step's audit records share. */
+/** Who did it, and when: what every step's audit records share; and whose lease the session holds. */
 export interface StepContext {
   scope: AuditScope;
   actor: Actor;
   now: number;
+  /** The agent holding the session's capacity lease, if any. */
+  leased_agent: string | null;
 }
 
 export function subjectOf(record: Handoff): HandoffSubject {
@@ -90,7 +113,17 @@ export function advance(
 ): Result<Advanced> {
   const before: Handoff = { ...row.record, ...patch };
   const result = transition(
-    { status: before.status, policy: before.policy, source: before.source, target: before.target, timeout_s: before.request.timeout_s },
+    {
+      status: before.status,
+      policy: before.policy,
+      source: before.source,
+      target: before.target,
+      timeout_s: before.request.timeout_s,
+      target_capacity: row.capacity,
+      target_leased: row.lease !== null,
+      source_leased: ctx.leased_agent !== null && ctx.leased_agent === before.source,
+      interrupted: row.interrupted,
+    },
     command,
   );
   if (!result.ok) return result;
@@ -114,6 +147,11 @@ export function advance(
 export function must(result: Result<Advanced>): Advanced {
   if (!result.ok) throw new Error(`handoff flow: ${result.error.message}`);
   return result.value;
+}
+
+/** The session after the switch (`activate_target`): the target current, the chain and context it was handed. */
+export function switchedSession(session: SessionRecord, plan: ValidatedHandoff, context: HandoffContext): SessionRecord {
+  return { ...session, current_agent: plan.target, handoff_stack: plan.chain, last_handoff_context: context, handoff_count: session.handoff_count + 1 };
 }
 
 /** The summary the session view shows while a handoff holds the lock. */

@@ -1,0 +1,40 @@
+import { z } from "zod";
+
+/**
+ * Every timer kind of both objects, one purpose each, with the zod schema of its payload
+ * (parsed when the timer is read) and the keys of the singleton ones. A kind is added
+ * here and its handler registered by the feature that owns it.
+ */
+export const TIMER_PAYLOADS = {
+  /** SessionDO: drain the audit outbox to D1. */
+  "outbox.flush": z.null(),
+  /** SessionDO: idle expiry (re-checks and moves itself when the session was touched). */
+  "session.expire": z.null(),
+  /** SessionDO: wipe a deleted session once its audit is in D1. */
+  "session.purge": z.null(),
+  /** SessionDO: a graceful handoff's deadline. */
+  "handoff.deadline": z.object({ handoff_id: z.string() }),
+  /** SessionDO: recover flows a crash left behind and finish lease work. */
+  "handoff.sweep": z.null(),
+  /** AgentDO: a tentative lease lapses. */
+  "lease.expire": z.object({ lease_id: z.string() }),
+} as const;
+
+export type TimerKind = keyof typeof TIMER_PAYLOADS;
+export type TimerPayload<K extends TimerKind> = z.infer<(typeof TIMER_PAYLOADS)[K]>;
+export const TIMER_KINDS = Object.keys(TIMER_PAYLOADS) as TimerKind[];
+
+/** Keys of keyed timers: scheduling under a key again moves the one timer. */
+export const TIMER_KEYS = {
+  flush: "outbox.flush",
+  expire: "session.expire",
+  purge: "session.purge",
+  /** One handoff in flight per session, so one deadline. */
+  handoffDeadline: "handoff.deadline",
+  handoffSweep: "handoff.sweep",
+  lease: (leaseId: string) => `lease:${leaseId}`,
+} as const;
+
+export function isTimerKind(kind: string): kind is TimerKind {
+  return Object.hasOwn(TIMER_PAYLOADS, kind);
+}

@@ -1,0 +1,48 @@
+import type { Result } from "../errors";
+
+/**
+ * The AgentDO's RPC contract (durable-objects/agent.ts implements it): an agent's status
+ * and its capacity leases. Types only, so the Worker and the SessionDO depend on this
+ * file rather than on the class.
+ */
+
+export const AGENT_STATUSES = ["active", "paused"] as const;
+export type AgentStatus = (typeof AGENT_STATUSES)[number];
+
+export interface Lease {
+  lease_id: string;
+  session_id: string;
+  handoff_id: string;
+  state: "tentative" | "held";
+  /** Grows with every grant on this agent: a holder with a smaller token is stale. */
+  fencing_token: number;
+  created_at: string;
+  /** When a tentative lease lapses; null once held. */
+  expires_at: string | null;
+}
+
+export interface AgentLoad {
+  status: AgentStatus;
+  /** The capacity given with the last acquire (null before any). */
+  max_concurrent_sessions: number | null;
+  active_leases: number;
+  leases: Lease[];
+}
+
+/** Whose lease to release: one lease, or whatever the session holds here. */
+export type LeaseRef = { lease_id: string } | { session_id: string };
+
+export interface AgentRpc {
+  /**
+   * A tentative lease for a session's handoff, lapsing after `ttlMs` unless confirmed. The
+   * same session and handoff get the same lease back; a session holding a lease here keeps it.
+   */
+  acquire(sessionId: string, handoffId: string, ttlMs: number, capacity: number): Promise<Result<Lease>>;
+  /** Tentative → held (idempotent); refused when lapsed, released, or fenced off. */
+  confirm(leaseId: string, fencingToken?: number): Promise<Result<Lease>>;
+  /** Idempotent: releasing what is not there is `released: false`. */
+  release(ref: LeaseRef, fencingToken?: number): Promise<Result<{ released: boolean }>>;
+  load(): Promise<Result<AgentLoad>>;
+  pause(): Promise<Result<AgentLoad>>;
+  resume(): Promise<Result<AgentLoad>>;
+}

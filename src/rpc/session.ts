@@ -1,0 +1,84 @@
+import type { Actor, AuditRecord } from "../audit/record";
+import type { Result } from "../errors";
+import type { Handoff, HandoffRequest, HistoryItem } from "../schemas/handoff";
+import type { RouteDecision } from "../schemas/routing";
+import type { AgentTurnStatus, SessionMessage, SessionStatePatch, SessionView } from "../schemas/session";
+
+/**
+ * The SessionDO's RPC contract (durable-objects/session.ts implements it). Every method
+ * returns a `Result`: error codes survive RPC as values.
+ */
+
+/** What the Worker passes to `create` once it has validated the request and picked the agent. */
+export interface SessionCreateArgs {
+  agent: string;
+  /** The agent's max_concurrent_sessions; null: no limit, so no capacity lease. */
+  capacity: number | null;
+  metadata: Record<string, unknown>;
+  ttl_s: number;
+  /** The first user message. */
+  input?: string;
+  /** The router's decision when the router picked the agent; recorded as `route.decided`. */
+  route?: RouteDecision;
+}
+
+export interface AddedMessage {
+  seq: number;
+  message: HistoryItem;
+  history_length: number;
+}
+
+/** An audit record as the session reports it: whether it has reached D1 yet. */
+export type LocalAuditRecord = AuditRecord & { flushed: boolean };
+
+export interface SessionAuditPage {
+  records: LocalAuditRecord[];
+  /** Records not yet in D1. */
+  pending: number;
+  next_after: string | null;
+}
+
+export interface HistoryPage {
+  items: HistoryItem[];
+  next_after: number | null;
+}
+
+/** `POST /v1/handoffs` as the session receives it: the session reads the agents itself. */
+export interface StartHandoffArgs {
+  request: HandoffRequest;
+  idempotency?: { key: string; fingerprint: string };
+}
+
+/** A handoff the request started: `accepted` (202) while it waits for the source. */
+export interface HandoffAccepted {
+  handoff: Handoff;
+  accepted: boolean;
+}
+
+/** An escalation waiting for a person, in the session's inbox. */
+export interface InboxItem {
+  id: string;
+  kind: "handoff_escalation";
+  handoff_id: string | null;
+  source_agent: string | null;
+  target_agent: string | null;
+  reason: string;
+  details: Record<string, unknown>;
+  created_at: string;
+}
+
+export interface SessionRpc {
+  /** Creates the session; creating it again returns the same session (the id is the idempotency key). */
+  create(tenant: string, id: string, args: SessionCreateArgs, actor?: Actor): Promise<Result<SessionView>>;
+  get(): Promise<Result<SessionView>>;
+  addMessage(message: SessionMessage, caller?: Actor): Promise<Result<AddedMessage>>;
+  history(page?: { after?: number; limit?: number }): Promise<Result<HistoryPage>>;
+  patchState(patch: SessionStatePatch, actor?: Actor): Promise<Result<SessionView>>;
+  setAgentStatus(agent: string, status: AgentTurnStatus, actor?: Actor): Promise<Result<SessionView>>;
+  delete(actor?: Actor): Promise<Result<{ deleted: true }>>;
+  audit(page?: { after?: string; limit?: number }): Promise<Result<SessionAuditPage>>;
+  startHandoff(args: StartHandoffArgs, actor?: Actor): Promise<Result<HandoffAccepted>>;
+  getHandoff(id: string): Promise<Result<Handoff>>;
+  cancelHandoff(id: string, actor?: Actor): Promise<Result<Handoff>>;
+  inbox(): Promise<Result<InboxItem[]>>;
+}

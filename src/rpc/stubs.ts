@@ -1,0 +1,56 @@
+import type { Env } from "../env";
+import { err, type Result } from "../errors";
+import { agentObjectName, sessionObjectName } from "../sessions/ids";
+import type { AgentRpc } from "./agent";
+import type { SessionRpc } from "./session";
+
+/**
+ * Typed handles on the Durable Objects, with a deadline on every call. The one place a
+ * stub meets its contract: workers-types would map the free-form JSON in our signatures
+ * (`unknown` state, metadata, details) to `never`, although structured clone carries it
+ * fine, so the contract interfaces (which the classes implement) type the handles instead.
+ */
+
+/** The Worker's wait for a SessionDO call (a handoff inside it makes AgentDO calls of its own). */
+export const SESSION_CALL_DEADLINE_MS = 15_000;
+/** A SessionDO's wait for an AgentDO call (lease bookkeeping: a few SQL statements). */
+export const AGENT_CALL_DEADLINE_MS = 5_000;
+
+/** Methods that resolve to a Result: the only kind a contract has. */
+type ResultMethods<T> = { [K in keyof T]: T[K] extends (...args: infer A) => Promise<Result<infer R>> ? (...args: A) => Promise<Result<R>> : never };
+
+/**
+ * `target`'s methods, each answering DEPENDENCY_UNAVAILABLE (reason `deadline`) when it has
+ * not settled within `ms`. The call itself goes on; its result is then ignored. A rejected
+ * call stays rejected (a thrown error is a bug or a reset, for `onError` to report).
+ */
+export function withDeadline<T extends object>(target: object, what: string, ms: number): ResultMethods<T> {
+  return new Proxy({} as ResultMethods<T>, {
+    get(_, method) {
+      // Never a thenable: `await handle` must not call a method named `then`.
+      if (typeof method !== "string" || method === "then") return undefined;
+      return (...args: unknown[]) => {
+        const call = (target as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args);
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const deadline = new Promise<Result<never>>((resolve) => {
+          timer = setTimeout(
+            () => resolve(err("DEPENDENCY_UNAVAILABLE", `${what} did not answer within ${ms} ms.`, { reason: "deadline", deadline_ms: ms, call: method })),
+            ms,
+          );
+        });
+        return Promise.race([call, deadline]).finally(() => clearTimeout(timer));
+      };
+    },
+  });
+}
+
+/** The session `sessionId` of `tenant`; another tenant's name reaches another (empty) object. */
+export function sessionRpc(env: Pick<Env, "SESSIONS">, tenant: string, sessionId: string, ms = SESSION_CALL_DEADLINE_MS): SessionRpc {
+  const stub = env.SESSIONS.get(env.SESSIONS.idFromName(sessionObjectName(tenant, sessionId)));
+  return withDeadline<SessionRpc>(stub, `Session '${sessionId}'`, ms) as SessionRpc;
+}
+
+export function agentRpc(env: Pick<Env, "AGENTS">, tenant: string, agent: string, ms = AGENT_CALL_DEADLINE_MS): AgentRpc {
+  const stub = env.AGENTS.get(env.AGENTS.idFromName(agentObjectName(tenant, agent)));
+  return withDeadline<AgentRpc>(stub, `Agent '${agent}'`, ms) as AgentRpc;
+}

@@ -1,0 +1,77 @@
+import { AgentDO as RelayAgentDO } from "../durable-objects/agent";
+import { SessionDO as RelaySessionDO } from "../durable-objects/session";
+import type { FlowCheckpoint } from "../durable-objects/session-kernel";
+import { err, type Result } from "../src/errors";
+import type { HandoffAccepted, StartHandoffArgs } from "../src/rpc/session";
+import type { Actor } from "../src/audit/record";
+
+/**
+ * The Worker the tests run (vitest.config.ts `main`): the production Worker, with its
+ * Durable Object classes extended by what only tests may do — move an object's clock, and
+ * stop a handoff flow at a checkpoint as a crash would (cloudflare/agents' test workers
+ * do the same). Production code has no switch that reaches any of this.
+ */
+export { default } from "../src/index";
+
+/** A clock the test can move or pin (an evicted object starts again from the real one). */
+class TestClock {
+  private offset = 0;
+  private pinned: number | null = null;
+  now(): number {
+    return this.pinned ?? Date.now() + this.offset;
+  }
+  advance(ms: number): void {
+    if (this.pinned !== null) this.pinned += ms;
+    else this.offset += ms;
+  }
+  pin(ms: number): void {
+    this.pinned = ms;
+  }
+}
+
+/** What a flow throws at an armed checkpoint. */
+export class FaultInjected extends Error {
+  override readonly name = "FaultInjected";
+}
+
+export class SessionDO extends RelaySessionDO {
+  readonly clock = new TestClock();
+  private fault: FlowCheckpoint | null = null;
+
+  protected override now(): number {
+    return this.clock.now();
+  }
+
+  /** One shot: the next flow reaching `point` throws there. */
+  async setFault(point: FlowCheckpoint | null): Promise<void> {
+    this.fault = point;
+  }
+
+  protected override checkpoint(point: FlowCheckpoint): void {
+    if (this.fault !== point) return;
+    this.fault = null;
+    throw new FaultInjected(`injected fault at ${point}`);
+  }
+
+  /**
+   * The crash surfaces to the test as an INTERNAL result rather than a rejection crossing
+   * RPC (which workerd would report as an uncaught exception); the flow has already left
+   * its sweep behind, as a real crash would.
+   */
+  override async startHandoff(args: StartHandoffArgs, actor?: Actor): Promise<Result<HandoffAccepted>> {
+    try {
+      return await super.startHandoff(args, actor);
+    } catch (error) {
+      if (error instanceof FaultInjected) return err("INTERNAL", error.message, { fault: true });
+      throw error;
+    }
+  }
+}
+
+export class AgentDO extends RelayAgentDO {
+  readonly clock = new TestClock();
+
+  protected override now(): number {
+    return this.clock.now();
+  }
+}

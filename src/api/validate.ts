@@ -1,17 +1,11 @@
 import type { Context } from "hono";
 import type { z } from "zod";
 import { RelayError } from "../errors";
+import { issuesOf } from "../errors/issues";
 
 /** Default ceiling for JSON bodies; routes with larger documents pass their own. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
-/** Zod issues as the API reports them: a dotted path and a message each. */
-export function issuesOf(error: z.ZodError): { path: string; message: string }[] {
-  return error.issues.map((issue) => ({
-    path: issue.path.map(String).join(".") || "(root)",
-    message: issue.message,
-  }));
-}
 
 /** Parses a value with a schema, or throws VALIDATION_FAILED naming every bad field. */
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what = "request body"): z.output<S> {

@@ -1,6 +1,6 @@
 import { parse as parseYaml } from "yaml";
 import { RelayError } from "../errors";
-import { issuesOf } from "../api/validate";
+import { issuesOf } from "../errors/issues";
 import { AgentDefinition } from "../schemas/agent";
 
 /**

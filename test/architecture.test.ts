@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+
+/**
+ * The layout is the architecture (README, "Architecture"): imports run one way, and no
+ * non-test module imports itself back through a cycle. Read from the source text, so a
+ * new file is checked the day it is added.
+ */
+
+const sources = {
+  ...import.meta.glob("../src/**/*.ts", { query: "?raw", import: "default", eager: true }),
+  ...import.meta.glob("../durable-objects/**/*.ts", { query: "?raw", import: "default", eager: true }),
+} as Record<string, string>;
+
+/** Repo-relative path of a glob key ("../src/a/b.ts" → "src/a/b.ts"). */
+const rel = (key: string) => key.replace(/^\.\.\//, "");
+
+function resolve(from: string, spec: string): string | null {
+  if (!spec.startsWith(".")) return null;
+  const parts = from.split("/").slice(0, -1);
+  for (const piece of spec.split("/")) {
+    if (piece === "..") parts.pop();
+    else if (piece !== ".") parts.push(piece);
+  }
+  const base = parts.join("/");
+  for (const candidate of [`${base}.ts`, `${base}/index.ts`]) if (Object.hasOwn(sources, `../${candidate}`)) return candidate;
+  return `${base}.ts`;
+}
+
+/** Every relative import and re-export of every module, type-only ones included. */
+const graph = new Map<string, string[]>(
+  Object.entries(sources).map(([key, text]) => {
+    const file = rel(key);
+    const specs = [...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"/gms)].map((m) => m[1]!);
+    return [file, specs.map((s) => resolve(file, s)).filter((s): s is string => s !== null)];
+  }),
+);
+
+const area = (file: string) => file.split("/").slice(0, file.startsWith("src/") ? 2 : 1).join("/");
+
+describe("architecture", () => {
+  it("reads the whole tree", () => {
+    expect(graph.size).toBeGreaterThan(100);
+    expect(graph.get("durable-objects/session.ts")).toContain("src/rpc/session.ts");
+  });
+
+  it("src/ imports nothing from durable-objects/, except the Worker entry that exports the classes", () => {
+    const offending = [...graph].flatMap(([file, deps]) =>
+      file.startsWith("src/") && file !== "src/index.ts" ? deps.filter((d) => d.startsWith("durable-objects/")).map((d) => `${file} → ${d}`) : [],
+    );
+    expect(offending).toEqual([]);
+  });
+
+  it("the pure domain folders import no runtime, HTTP layer or env", () => {
+    const pure = ["src/routing", "src/handoff", "src/collaboration", "src/triggers"];
+    const offending = [...graph].flatMap(([file, deps]) =>
+      pure.includes(area(file))
+        ? deps.filter((d) => ["src/api", "src/services", "src/rpc", "durable-objects"].includes(area(d)) || d === "src/env.ts").map((d) => `${file} → ${d}`)
+        : [],
+    );
+    const runtime = Object.entries(sources).filter(([key, text]) => pure.includes(area(rel(key))) && /from\s+"(cloudflare:|hono)/.test(text)).map(([key]) => rel(key));
+    expect(offending).toEqual([]);
+    expect(runtime).toEqual([]);
+  });
+
+  it("src/registry does not import the HTTP layer", () => {
+    const offending = [...graph].flatMap(([file, deps]) => (area(file) === "src/registry" ? deps.filter((d) => area(d) === "src/api").map((d) => `${file} → ${d}`) : []));
+    expect(offending).toEqual([]);
+  });
+
+  it("no import cycles among non-test files", () => {
+    const cycles: string[] = [];
+    const state = new Map<string, "open" | "done">();
+    const stack: string[] = [];
+    const visit = (file: string) => {
+      state.set(file, "open");
+      stack.push(file);
+      for (const dep of graph.get(file) ?? []) {
+        if (state.get(dep) === "open") cycles.push([...stack.slice(stack.indexOf(dep)), dep].join(" → "));
+        else if (!state.has(dep)) visit(dep);
+      }
+      stack.pop();
+      state.set(file, "done");
+    };
+    for (const file of [...graph.keys()].sort()) if (!state.has(file)) visit(file);
+    expect(cycles).toEqual([]);
+  });
+});

@@ -123,3 +123,28 @@ describe("session tables", () => {
     expect(loaded).toEqual(record);
   });
 });
+
+describe("session schema v3: stored rows carry a format, old timers are upgraded", () => {
+  it("splits the old handoff.timeout kind into handoff.deadline and handoff.sweep and adds the format columns", async () => {
+    const after = await runInDurableObject(scratch(), (_instance, state) => {
+      const sql = createSql(state.storage);
+      // An object as the previous release left it: schema v2, with both uses of the old kind.
+      migrate(state.storage, sql, SESSION_MIGRATIONS.filter((m) => m.version <= 2));
+      sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES ('d', 'handoff.deadline', 'handoff.timeout', 5, '{"handoff_id":"hof_1"}')`;
+      sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES ('s', 'handoff.sweep', 'handoff.timeout', 6, '{"sweep":true}')`;
+      const version = migrate(state.storage, sql, SESSION_MIGRATIONS);
+      return {
+        version,
+        timers: sql`SELECT id, key, kind, payload, format FROM timers ORDER BY id`,
+        // Selecting the column proves it exists (an unknown column is an SQL error).
+        formats: ["session", "handoffs"].map((t) => sql.exec(`SELECT format FROM ${t} LIMIT 0`).length),
+      };
+    });
+    expect(after.version).toBe(3);
+    expect(after.timers).toEqual([
+      { id: "d", key: "handoff.deadline", kind: "handoff.deadline", payload: '{"handoff_id":"hof_1"}', format: 1 },
+      { id: "s", key: "handoff.sweep", kind: "handoff.sweep", payload: "null", format: 1 },
+    ]);
+    expect(after.formats).toEqual([0, 0]);
+  });
+});

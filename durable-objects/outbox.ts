@@ -1,5 +1,6 @@
 import { FLUSH_BATCH_ROWS, MAX_BATCHES_PER_RUN } from "../src/audit/outbox-policy";
 import type { AuditRecord } from "../src/audit/record";
+import type { LocalAuditRecord } from "../src/rpc/session";
 import type { Sql } from "./sql";
 
 /**
@@ -34,8 +35,6 @@ interface AuditRow extends Omit<AuditRecord, "details"> {
   flushed: number;
 }
 
-/** A record as the object reports it: whether it has reached D1 yet. */
-export type LocalAuditRecord = AuditRecord & { flushed: boolean };
 
 function toRecord(row: AuditRow): LocalAuditRecord {
   const { flushed, details, ...rest } = row;

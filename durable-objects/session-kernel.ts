@@ -9,7 +9,7 @@ import type { SessionStore } from "./session-store";
 import type { Timers } from "./timers";
 
 /**
- * What the SessionDO hands to its feature modules (the lifecycle today, handoffs next):
+ * What the SessionDO hands to its feature modules (the lifecycle, handoffs):
  * its stores and the one write path, so a feature is a set of functions and timer
  * handlers over this kernel rather than more methods on one large class.
  */

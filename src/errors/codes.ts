@@ -11,9 +11,8 @@ export const ERROR_STATUS = {
   INVALID_AGENT_FILE: 400,
   INVALID_CONDITION: 400,
   INVALID_CURSOR: 400,
-  // 401/403 — who is calling
+  // 401 — who is calling
   UNAUTHORIZED: 401,
-  FORBIDDEN: 403,
   // 404 — unknown things
   NOT_FOUND: 404,
   AGENT_NOT_FOUND: 404,

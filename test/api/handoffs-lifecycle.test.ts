@@ -12,7 +12,7 @@ beforeAll(async () => {
 
 async function actions(session: string, handoffId?: string): Promise<string[]> {
   const page = await call("GET", `/v1/sessions/${session}/audit?limit=500`);
-  return page.json.records.filter((r: { handoff_id: string | null }) => handoffId === undefined || r.handoff_id === handoffId).map((r: { action: string }) => r.action);
+  return page.json.items.filter((r: { handoff_id: string | null }) => handoffId === undefined || r.handoff_id === handoffId).map((r: { action: string }) => r.action);
 }
 
 /** The lease a session holds at an agent, if any. */
@@ -188,13 +188,13 @@ describe("GET /v1/agents/:name/handoffs (the D1 index)", () => {
     expect(first.status).toBe(200);
     const second = await call("GET", `/v1/agents/clerk/handoffs?limit=4&cursor=${first.json.next_cursor}`);
     expect(second.json.next_cursor).toBeNull();
-    const rows = [...first.json.handoffs, ...second.json.handoffs];
+    const rows = [...first.json.items, ...second.json.items];
     expect(rows.map((r: { id: string }) => r.id)).toEqual([...ids].reverse());
     expect(rows[0]).toMatchObject({ session_id: session, source_agent: "clerk", target_agent: null, status: "failed", mode: "return" });
     expect(rows[1]).toMatchObject({ source_agent: "clerk", target_agent: "desk", status: "completed", mode: "return", policy: "immediate" });
     expect(rows[6]).toMatchObject({ source_agent: "desk", target_agent: "clerk", status: "completed", reason: "round 0" });
     expect(rows[6].completed_at).not.toBeNull();
-    expect((await call("GET", "/v1/agents/desk/handoffs")).json.handoffs).toHaveLength(6);
+    expect((await call("GET", "/v1/agents/desk/handoffs")).json.items).toHaveLength(6);
     expect((await call("GET", "/v1/agents/Bad Name/handoffs")).status).toBe(400);
   });
 

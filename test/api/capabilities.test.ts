@@ -32,6 +32,20 @@ describe("GET /v1/capabilities/match", () => {
     expect(res.json.items).toEqual([]);
   });
 
+  it("pages the ranking with limit and an opaque cursor", async () => {
+    const whole = await call("GET", "/v1/capabilities/match?capabilities=refunds,debugging");
+    expect(whole.json.next_cursor).toBeNull();
+    const first = await call("GET", "/v1/capabilities/match?capabilities=refunds,debugging&limit=1");
+    expect(first.json.items.map((m: { agent: string }) => m.agent)).toEqual(["technical"]);
+    expect(first.json.next_cursor).toEqual(expect.any(String));
+    const second = await call("GET", `/v1/capabilities/match?capabilities=refunds,debugging&limit=1&cursor=${first.json.next_cursor}`);
+    expect(second.json).toMatchObject({ required: ["refunds", "debugging"], next_cursor: null });
+    expect([...first.json.items, ...second.json.items]).toEqual(whole.json.items);
+    const bad = await call("GET", "/v1/capabilities/match?capabilities=refunds&cursor=bm90LWEtbnVtYmVy");
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.code).toBe("INVALID_CURSOR");
+  });
+
   it("refuses a missing capability list and a score out of range", async () => {
     expect((await call("GET", "/v1/capabilities/match")).status).toBe(400);
     expect((await call("GET", "/v1/capabilities/match?capabilities=,,")).status).toBe(400);

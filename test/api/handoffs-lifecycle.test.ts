@@ -59,6 +59,25 @@ describe("graceful timeouts (the deadline timer on the session's alarm)", () => 
     expect(await actions(session, res.json.id)).toEqual(["handoff.initiated", "handoff.validated", "handoff.pending", "handoff.timed_out", "handoff.escalated"]);
   });
 
+  it("pages the inbox by cursor, oldest escalation first", async () => {
+    const { session, res, stub } = await busyGraceful({ on_timeout: "escalate" });
+    await setClock(stub, Date.parse(res.json.deadline_at) + 1);
+    await drainDue(stub);
+    const second = await handoff({ session_id: session, source_agent: "triage", target_agent: "technical", policy: "graceful", timeout_s: 60, on_timeout: "escalate" });
+    expect(second.status).toBe(202);
+    await setClock(stub, Date.parse(second.json.deadline_at) + 1);
+    await drainDue(stub);
+
+    const first = await call("GET", `/v1/sessions/${session}/inbox?limit=1`);
+    expect(first.json.items.map((i: { handoff_id: string }) => i.handoff_id)).toEqual([res.json.id]);
+    expect(first.json.next_cursor).toEqual(expect.any(String));
+    const rest = await call("GET", `/v1/sessions/${session}/inbox?limit=1&cursor=${first.json.next_cursor}`);
+    expect(rest.json.items.map((i: { handoff_id: string }) => i.handoff_id)).toEqual([second.json.id]);
+    expect(rest.json.next_cursor).toBeNull();
+    expect((await call("GET", `/v1/sessions/${session}/inbox`)).json.items).toEqual([...first.json.items, ...rest.json.items]);
+    expect((await call("GET", `/v1/sessions/${session}/inbox?limit=0`)).json.error.code).toBe("VALIDATION_FAILED");
+  });
+
   it("a deadline that has not come yet does nothing", async () => {
     const { res, stub } = await busyGraceful();
     await setClock(stub, Date.parse(res.json.deadline_at) - 1_000);

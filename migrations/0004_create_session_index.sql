@@ -25,3 +25,56 @@ CREATE TABLE IF NOT EXISTS sessions (
 -- id, over all sessions (the primary key) or one status or one current agent.
 CREATE INDEX IF NOT EXISTS sessions_status ON sessions (tenant, status, id);
 CREATE INDEX IF NOT EXISTS sessions_agent ON sessions (tenant, current_agent, id);
+
+-- Backfill from the audit log already in D1, by the same rules as the projection (latest
+-- ending, latest agent-setting record, min/max time, counts), so sessions created before
+-- this migration are listed too; their later batches then add only records not yet here.
+INSERT INTO sessions (tenant, id, status, initial_agent, current_agent, created_at, updated_at, ended_at,
+                      message_count, handoff_count, agent_audit_id, status_audit_id)
+SELECT s.tenant, s.session_id,
+  COALESCE(
+    (SELECT CASE e.action WHEN 'session.expired' THEN 'expired' ELSE 'deleted' END FROM audit_log AS e
+     WHERE e.tenant = s.tenant AND e.session_id = s.session_id AND e.action IN ('session.expired', 'session.deleted')
+     ORDER BY e.id DESC LIMIT 1),
+    'active'),
+  (SELECT COALESCE(NULLIF(CASE WHEN json_type(c.details, '$.agent') = 'text' THEN json_extract(c.details, '$.agent') END, ''), c.agent)
+   FROM audit_log AS c
+   WHERE c.tenant = s.tenant AND c.session_id = s.session_id AND c.action = 'session.created'
+   ORDER BY c.id LIMIT 1),
+  COALESCE(
+    (SELECT CASE h.action
+              WHEN 'handoff.completed' THEN json_extract(h.details, '$.target')
+              ELSE COALESCE(NULLIF(CASE WHEN json_type(h.details, '$.agent') = 'text' THEN json_extract(h.details, '$.agent') END, ''), h.agent)
+            END
+     FROM audit_log AS h
+     WHERE h.tenant = s.tenant AND h.session_id = s.session_id
+       AND (h.action = 'session.created'
+            OR (h.action = 'handoff.completed' AND json_type(h.details, '$.target') = 'text' AND json_extract(h.details, '$.target') <> ''))
+     ORDER BY h.id DESC LIMIT 1),
+    (SELECT f.agent FROM audit_log AS f WHERE f.tenant = s.tenant AND f.session_id = s.session_id ORDER BY f.id LIMIT 1),
+    ''),
+  s.created_at,
+  s.updated_at,
+  (SELECT e.at FROM audit_log AS e
+   WHERE e.tenant = s.tenant AND e.session_id = s.session_id AND e.action IN ('session.expired', 'session.deleted')
+   ORDER BY e.id DESC LIMIT 1),
+  s.message_count,
+  s.handoff_count,
+  COALESCE(
+    (SELECT h.id FROM audit_log AS h
+     WHERE h.tenant = s.tenant AND h.session_id = s.session_id
+       AND (h.action = 'session.created'
+            OR (h.action = 'handoff.completed' AND json_type(h.details, '$.target') = 'text' AND json_extract(h.details, '$.target') <> ''))
+     ORDER BY h.id DESC LIMIT 1),
+    ''),
+  COALESCE(
+    (SELECT e.id FROM audit_log AS e
+     WHERE e.tenant = s.tenant AND e.session_id = s.session_id AND e.action IN ('session.expired', 'session.deleted')
+     ORDER BY e.id DESC LIMIT 1),
+    '')
+FROM (SELECT tenant, session_id, MIN(at) AS created_at, MAX(at) AS updated_at,
+             SUM(action = 'session.message_added') AS message_count,
+             SUM(action = 'handoff.completed') AS handoff_count
+      FROM audit_log WHERE session_id IS NOT NULL GROUP BY tenant, session_id) AS s
+WHERE true
+ON CONFLICT (tenant, id) DO NOTHING;

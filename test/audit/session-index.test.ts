@@ -90,6 +90,28 @@ describe("the D1 sessions index", () => {
     expect(sessionIndexStatements(env.DB, [tenantWide])).toEqual([]);
   });
 
+  it("is backfilled by its migration exactly as the projection builds it", async () => {
+    const lives = [life(undefined, "mu"), life("expired", "mu"), life("deleted", "mu")];
+    // A session whose object had not flushed its first records yet: only later ones reached D1.
+    const partial = life(undefined, "mu");
+    for (const s of [...lives, { ...partial, records: partial.records.slice(3) }]) await writeAuditBatch(env.DB, s.records);
+    const snapshot = async () => (await env.DB.prepare("SELECT * FROM sessions WHERE tenant = 'mu' ORDER BY id").all()).results;
+    const projected = await snapshot();
+    expect(projected).toHaveLength(4);
+
+    const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0004_"))!;
+    const backfill = migration.queries.find((q) => q.includes("INSERT INTO sessions"))!;
+    await env.DB.prepare("DELETE FROM sessions WHERE tenant = 'mu'").run();
+    await env.DB.prepare(backfill).run();
+    expect(await snapshot()).toEqual(projected);
+
+    // Batches after the backfill add only what audit_log lacked.
+    await writeAuditBatch(env.DB, lives[0]!.records);
+    await writeAuditBatch(env.DB, partial.records);
+    expect(await row(lives[0]!.id)).toEqual(COMPLETE);
+    expect(await row(partial.id)).toEqual(COMPLETE);
+  });
+
   it("pages a tenant's sessions newest first and filters by status and current agent", async () => {
     const mine = [life(undefined, "kappa"), life("expired", "kappa"), life(undefined, "kappa")];
     for (const s of mine) await writeAuditBatch(env.DB, s.records);

@@ -37,8 +37,7 @@ export function decodeCursor(cursor: string, shape?: RegExp): string {
 
 /** A cursor over a sequence number or an offset (a non-negative integer). */
 export function decodeIntCursor(cursor: string): number {
-  const position = Number(decodeCursor(cursor, /^\d{1,15}$/));
-  return position;
+  return Number(decodeCursor(cursor, /^\d{1,15}$/));
 }
 
 /** The envelope: `next` is the position after which the next page starts, or null on the last page. */

@@ -1,6 +1,5 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { LocalAuditRecord } from "../../durable-objects/outbox";
 import { writeAuditBatch } from "../../src/audit/d1-store";
 import type { AuditRecord } from "../../src/audit/record";
 import { drainDue, sessionStub, setClock } from "../durable-objects/helpers";
@@ -113,7 +112,7 @@ describe("GET /v1/sessions", () => {
 
     // The records exactly as the object's outbox holds them, delivered a second time.
     const local = await call("GET", `/v1/sessions/${id}/audit?limit=500`);
-    const records: AuditRecord[] = local.json.items.map(({ flushed: _flushed, ...record }: LocalAuditRecord) => record);
+    const records: AuditRecord[] = local.json.items.map(({ flushed: _flushed, ...record }: AuditRecord & { flushed: boolean }) => record);
     expect(records.length).toBeGreaterThan(5);
     await writeAuditBatch(env.DB, records);
     await writeAuditBatch(env.DB, records.slice(2));

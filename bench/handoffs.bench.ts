@@ -118,7 +118,7 @@ try {
     let cursor: string | null = null;
     do {
       const page = await api("GET", `/v1/audit?session_id=${id}&limit=200${cursor ? `&cursor=${cursor}` : ""}`);
-      for (const record of page.json.records as { action: string }[]) {
+      for (const record of page.json.items as { action: string }[]) {
         if (record.action.startsWith("handoff.")) handoffRows++;
         else otherRows++;
       }

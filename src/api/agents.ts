@@ -7,16 +7,13 @@ import { checkAgentPatterns } from "../registry/check-agent";
 import { deleteAgent, getAgent, listAgents, putAgent } from "../registry/store";
 import { AgentDefinition, AgentName } from "../schemas/agent";
 import { invalidateTenant } from "../services/registry-cache";
-import { decodeCursor, encodeCursor } from "./cursor";
+import { decodeCursor, listPage, pagingQuery } from "./cursor";
 import { parseWith, readJson, readQuery, readText } from "./validate";
 
 /** Agent documents can be large (2,000 examples); 4 MiB leaves room for all limits at once. */
 const AGENT_BODY_LIMIT = 4 * 1024 * 1024;
 
-const ListQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().optional(),
-});
+const ListQuery = z.strictObject(pagingQuery(200, 50));
 
 function agentName(raw: string): string {
   return parseWith(AgentName, raw, "agent name");
@@ -42,7 +39,7 @@ export const agents = new Hono<AppEnv>()
   .get("/", async (c) => {
     const { limit, cursor } = readQuery(c, ListQuery);
     const page = await listAgents(c.env.DB, c.get("tenant"), { limit, after: cursor ? decodeCursor(cursor) : undefined });
-    return c.json({ agents: page.agents, next_cursor: page.next ? encodeCursor(page.next) : null });
+    return c.json(listPage(page.agents, page.next));
   })
   .get("/:name", async (c) => {
     const name = agentName(c.req.param("name"));

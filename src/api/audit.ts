@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { queryAudit } from "../audit/d1-store";
 import { AgentName } from "../schemas/agent";
-import { decodeCursor, encodeCursor } from "./cursor";
+import { decodeCursor, listPage, pagingQuery } from "./cursor";
 import { readQuery } from "./validate";
 
 /** `GET /v1/audit`: the tenant's audit log from D1, newest first, cursor paging. */
@@ -13,8 +13,7 @@ const AuditQuery = z.strictObject({
   agent: AgentName.optional(),
   action: z.string().min(1).max(100).optional(),
   since: z.iso.datetime({ offset: true }).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(200).optional(),
+  ...pagingQuery(200, 50),
 });
 
 export const audit = new Hono<AppEnv>().get("/", async (c) => {
@@ -24,5 +23,5 @@ export const audit = new Hono<AppEnv>().get("/", async (c) => {
     since: since === undefined ? undefined : Date.parse(since),
     before: cursor === undefined ? undefined : decodeCursor(cursor),
   });
-  return c.json({ records: page.records, next_cursor: page.next ? encodeCursor(page.next) : null });
+  return c.json(listPage(page.records, page.next));
 });

@@ -10,7 +10,7 @@ import { sessionRpc } from "../rpc/stubs";
 import { AgentName } from "../schemas/agent";
 import { HandoffRequest } from "../schemas/handoff";
 import { isSessionId } from "../sessions/ids";
-import { decodeCursor, encodeCursor } from "./cursor";
+import { decodeCursor, listPage, pageAfterId, pagingQuery } from "./cursor";
 import { sessionMissing, settle } from "./session-result";
 import { parseWith, readJson, readQuery } from "./validate";
 
@@ -60,22 +60,21 @@ export const handoffs = new Hono<AppEnv>()
     return c.json(await settle(c, session, await handoffRpc(c, session).cancelHandoff(id), handoffMissing(id)));
   });
 
-const HistoryQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(400).optional(),
-});
+const PageQuery = z.strictObject(pagingQuery(200, 50));
 
 /** Mounted at /agents beside the registry routes (which have no `/:name/handoffs`). */
 export const agentHandoffs = new Hono<AppEnv>().get("/:name/handoffs", async (c) => {
   const name = parseWith(AgentName, c.req.param("name"), "agent name");
-  const { limit, cursor } = readQuery(c, HistoryQuery);
+  const { limit, cursor } = readQuery(c, PageQuery);
   const page = await queryAgentHandoffs(c.env.DB, c.get("tenant"), name, { limit, before: cursor === undefined ? undefined : decodeCursor(cursor) });
-  return c.json({ handoffs: page.handoffs, next_cursor: page.next ? encodeCursor(page.next) : null });
+  return c.json(listPage(page.handoffs, page.next));
 });
 
 /** Mounted at /sessions beside the session routes: the escalations of the session's handoffs. */
 export const sessionInbox = new Hono<AppEnv>().get("/:id/inbox", async (c) => {
   const id = c.req.param("id");
+  const query = readQuery(c, PageQuery);
   if (!isSessionId(id)) throw sessionMissing(id)();
-  return c.json({ items: await settle(c, id, await handoffRpc(c, id).inbox(), sessionMissing(id)) });
+  // The object returns the whole inbox (escalations are few); the API pages it by item id.
+  return c.json(pageAfterId(await settle(c, id, await handoffRpc(c, id).inbox(), sessionMissing(id)), query));
 });

@@ -9,8 +9,9 @@ import { AgentStatusUpdate, SessionCreate, SessionMessage, SessionStatePatch } f
 import { agentDirectory } from "../services/registry-cache";
 import { routeInput } from "../services/routing";
 import { isSessionId, newSessionId } from "../sessions/ids";
+import { historyPage, listSessions, sessionAuditPage } from "./session-lists";
 import { settle } from "./session-result";
-import { readJson, readQuery } from "./validate";
+import { readJson } from "./validate";
 
 /**
  * `/v1/sessions`: validate → SessionDO RPC → Result → JSON. A session's object is named
@@ -48,17 +49,8 @@ async function startingAgent(c: Ctx, body: SessionCreate): Promise<{ agent: stri
   return { agent: decision.agent, route: decision, capacity: registry.byName.get(decision.agent)?.max_concurrent_sessions ?? null };
 }
 
-const HistoryQuery = z.strictObject({
-  after: z.coerce.number().int().min(0).default(0),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
-});
-
-const AuditQuery = z.strictObject({
-  after: z.string().max(40).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
-});
-
 export const sessions = new Hono<AppEnv>()
+  .get("/", listSessions)
   .post("/", async (c) => {
     const body = await readJson(c, SessionCreate);
     const { agent, route, capacity } = await startingAgent(c, body);
@@ -77,8 +69,7 @@ export const sessions = new Hono<AppEnv>()
   })
   .get("/:id/messages", async (c) => {
     const id = c.req.param("id");
-    const query = readQuery(c, HistoryQuery);
-    return c.json(await settle(c, id, await sessionStub(c, id).history(query)));
+    return historyPage(c, id, (query) => sessionStub(c, id).history(query));
   })
   .post("/:id/messages", async (c) => {
     const id = c.req.param("id");
@@ -97,8 +88,7 @@ export const sessions = new Hono<AppEnv>()
   })
   .get("/:id/audit", async (c) => {
     const id = c.req.param("id");
-    const query = readQuery(c, AuditQuery);
-    return c.json(await settle(c, id, await sessionStub(c, id).audit(query)));
+    return sessionAuditPage(c, id, (query) => sessionStub(c, id).audit(query));
   })
   .delete("/:id", async (c) => {
     const id = c.req.param("id");

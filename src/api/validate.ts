@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import { RelayError } from "../errors";
 import { issuesOf } from "../errors/issues";
+import { checkDepth, jsonTextDepth } from "../lib/json-depth";
 
 /** Default ceiling for JSON bodies; routes with larger documents pass their own. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -29,9 +30,14 @@ function tooLarge(limit: number): RelayError {
   return new RelayError("PAYLOAD_TOO_LARGE", `Request body is larger than ${limit} bytes.`, { limit_bytes: limit });
 }
 
-/** Reads a JSON body: size limit, then JSON syntax (INVALID_JSON), then the schema. */
+/**
+ * Reads a JSON body: size limit (413), then nesting depth by a linear scan of the text
+ * (JSON_TOO_DEEP, before anything recursive sees it), then JSON syntax (INVALID_JSON),
+ * then the schema. Every JSON body the API reads comes through here.
+ */
 export async function readJson<S extends z.ZodType>(c: Context, schema: S, limit = DEFAULT_BODY_LIMIT): Promise<z.output<S>> {
   const text = await readText(c, limit);
+  checkDepth(jsonTextDepth(text));
   let value: unknown;
   try {
     value = JSON.parse(text);

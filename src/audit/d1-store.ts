@@ -1,6 +1,7 @@
 import { handoffIndexStatements } from "./handoff-index";
 import { FLUSH_BATCH_ROWS, ROWS_PER_STATEMENT, chunk } from "./outbox-policy";
 import type { AuditRecord } from "./record";
+import { sessionIndexStatements } from "./session-index";
 
 /**
  * The audit log in D1. Writes ignore a row whose id is already there, so a batch retried
@@ -32,13 +33,18 @@ function insertStatement(db: D1Database, rows: readonly AuditRecord[]): D1Prepar
 
 /**
  * Writes up to FLUSH_BATCH_ROWS records in one D1 batch (one transaction), with the
- * handoffs-index rows their handoff records imply. Throws what D1 throws; the caller
- * keeps the rows and retries.
+ * sessions-index and handoffs-index rows they imply. The sessions index goes first: its
+ * counts add only records audit_log does not hold yet, so it must look before the
+ * inserts. Throws what D1 throws; the caller keeps the rows and retries.
  */
 export async function writeAuditBatch(db: D1Database, records: readonly AuditRecord[]): Promise<void> {
   if (records.length === 0) return;
   if (records.length > FLUSH_BATCH_ROWS) throw new RangeError(`at most ${FLUSH_BATCH_ROWS} audit rows per batch`);
-  await db.batch([...chunk(records, ROWS_PER_STATEMENT).map((rows) => insertStatement(db, rows)), ...handoffIndexStatements(db, records)]);
+  await db.batch([
+    ...sessionIndexStatements(db, records),
+    ...chunk(records, ROWS_PER_STATEMENT).map((rows) => insertStatement(db, rows)),
+    ...handoffIndexStatements(db, records),
+  ]);
 }
 
 export interface AuditQuery {

@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   INVALID_AGENT_FILE: 400,
   INVALID_CONDITION: 400,
   INVALID_CURSOR: 400,
+  JSON_TOO_DEEP: 400,
   // 401 — who is calling
   UNAUTHORIZED: 401,
   // 404 — unknown things

@@ -1,5 +1,6 @@
-import { parse as parseYaml } from "yaml";
+import { Parser, parse as parseYaml, type CST } from "yaml";
 import { RelayError } from "../errors";
+import { checkDepth, valueDepth } from "../lib/json-depth";
 import { issuesOf } from "../errors/issues";
 import { AgentDefinition } from "../schemas/agent";
 
@@ -9,6 +10,33 @@ import { AgentDefinition } from "../schemas/agent";
  */
 const FRONT_MATTER = /^\uFEFF?---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)([\s\S]*)$/;
 
+/**
+ * The deepest nesting of collections (block or flow maps and sequences) in YAML text. The
+ * yaml package's CST parser keeps its own stack rather than recursing, and the tree is
+ * walked here with an explicit stack too; only a document within the limit is then
+ * composed (which recurses) into values.
+ */
+export function yamlDepth(text: string): number {
+  let max = 0;
+  for (const token of new Parser().parse(text)) {
+    const stack: [CST.Token | undefined, number][] = [[token, 0]];
+    while (stack.length > 0) {
+      const [node, parentDepth] = stack.pop()!;
+      if (node === undefined) continue;
+      if (node.type === "document") stack.push([node.value, parentDepth]);
+      else if (node.type === "block-map" || node.type === "block-seq" || node.type === "flow-collection") {
+        const depth = parentDepth + 1;
+        max = Math.max(max, depth);
+        for (const item of node.items) {
+          if ("key" in item && item.key) stack.push([item.key, depth]);
+          stack.push([item.value, depth]);
+        }
+      }
+    }
+  }
+  return max;
+}
+
 export function parseAgentFile(text: string, fileName: string): AgentDefinition {
   const match = FRONT_MATTER.exec(text);
   if (!match) {
@@ -16,14 +44,18 @@ export function parseAgentFile(text: string, fileName: string): AgentDefinition 
       file: fileName,
     });
   }
+  const frontText = match[1] ?? "";
+  checkDepth(yamlDepth(frontText), `${fileName}: front matter`, { file: fileName });
   let front: unknown;
   try {
-    front = parseYaml(match[1] ?? "");
+    front = parseYaml(frontText);
   } catch (error) {
     throw new RelayError("INVALID_AGENT_FILE", `${fileName}: front matter is not valid YAML: ${(error as Error).message}`, {
       file: fileName,
     });
   }
+  // Aliases can nest deeper than the text does; the parsed value is bounded by the alias limit.
+  checkDepth(valueDepth(front), `${fileName}: front matter`, { file: fileName });
   if (typeof front !== "object" || front === null || Array.isArray(front)) {
     throw new RelayError("INVALID_AGENT_FILE", `${fileName}: front matter must be a mapping of fields.`, { file: fileName });
   }

@@ -40,8 +40,8 @@ describe("agent registry API", () => {
     while (cursor !== null) {
       const page = await call("GET", `/v1/agents?limit=2${cursor ? `&cursor=${cursor}` : ""}`);
       expect(page.status).toBe(200);
-      expect(page.json.agents.length).toBeLessThanOrEqual(2);
-      seen.push(...page.json.agents.map((a: { definition: { name: string } }) => a.definition.name));
+      expect(page.json.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.json.items.map((a: { definition: { name: string } }) => a.definition.name));
       cursor = page.json.next_cursor;
     }
     expect(seen.filter((n) => n.startsWith("page-"))).toEqual(["page-a", "page-b", "page-c"]);
@@ -123,7 +123,7 @@ describe("auth", () => {
     const other = await call("GET", "/v1/agents/billing", undefined, { key: BETA_KEY });
     expect(other.status).toBe(404);
     const list = await call("GET", "/v1/agents", undefined, { key: BETA_KEY });
-    expect(list.json.agents.map((a: { definition: { name: string } }) => a.definition.name)).not.toContain("billing");
+    expect(list.json.items.map((a: { definition: { name: string } }) => a.definition.name)).not.toContain("billing");
   });
 
   it("fails closed: no keys configured → 503 AUTH_NOT_CONFIGURED, even with a key presented", async () => {

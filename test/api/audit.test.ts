@@ -17,35 +17,35 @@ describe("audit API", () => {
     const id = await sessionWithActivity();
     const first = await call("GET", `/v1/audit?session_id=${id}&limit=2`);
     expect(first.status).toBe(200);
-    expect(first.json.records.map((r: { action: string }) => r.action)).toEqual(["session.state_updated", "session.message_added"]);
+    expect(first.json.items.map((r: { action: string }) => r.action)).toEqual(["session.state_updated", "session.message_added"]);
     const second = await call("GET", `/v1/audit?session_id=${id}&limit=2&cursor=${first.json.next_cursor}`);
-    expect(second.json.records.map((r: { action: string }) => r.action)).toEqual(["session.message_added", "session.created"]);
+    expect(second.json.items.map((r: { action: string }) => r.action)).toEqual(["session.message_added", "session.created"]);
     expect(second.json.next_cursor).toBeNull();
   });
 
   it("filters by action, agent and time", async () => {
     const id = await sessionWithActivity();
     const created = await call("GET", `/v1/audit?session_id=${id}&action=session.created`);
-    expect(created.json.records).toHaveLength(1);
-    expect(created.json.records[0]).toMatchObject({ session_id: id, tenant: "alpha", agent: "support", actor: "api", actor_type: "user" });
+    expect(created.json.items).toHaveLength(1);
+    expect(created.json.items[0]).toMatchObject({ session_id: id, tenant: "alpha", agent: "support", actor: "api", actor_type: "user" });
     const byAgent = await call("GET", `/v1/audit?session_id=${id}&agent=support`);
-    expect(byAgent.json.records).toHaveLength(4);
+    expect(byAgent.json.items).toHaveLength(4);
     const future = await call("GET", `/v1/audit?session_id=${id}&since=${encodeURIComponent(new Date(Date.now() + 3_600_000 * 48).toISOString())}`);
-    expect(future.json.records).toEqual([]);
+    expect(future.json.items).toEqual([]);
   });
 
   it("answers from the session object before D1 has the records (read-your-writes)", async () => {
     await call("PUT", "/v1/agents/support", { name: "support" });
     const { json } = await call("POST", "/v1/sessions", { agent: "support" });
     const local = await call("GET", `/v1/sessions/${json.id}/audit`);
-    expect(local.json.records.map((r: { action: string }) => r.action)).toEqual(["session.created"]);
-    expect(local.json.records[0].flushed === false || local.json.pending === 0).toBe(true);
+    expect(local.json.items.map((r: { action: string }) => r.action)).toEqual(["session.created"]);
+    expect(local.json.items[0].flushed === false || local.json.pending === 0).toBe(true);
   });
 
   it("keeps tenants apart", async () => {
     const id = await sessionWithActivity(BETA_KEY);
-    expect((await call("GET", `/v1/audit?session_id=${id}`)).json.records).toEqual([]);
-    expect((await call("GET", `/v1/audit?session_id=${id}`, undefined, { key: BETA_KEY })).json.records).toHaveLength(4);
+    expect((await call("GET", `/v1/audit?session_id=${id}`)).json.items).toEqual([]);
+    expect((await call("GET", `/v1/audit?session_id=${id}`, undefined, { key: BETA_KEY })).json.items).toHaveLength(4);
     expect((await call("GET", `/v1/sessions/${id}/audit`)).status).toBe(404);
   });
 

@@ -12,7 +12,7 @@ beforeAll(async () => {
 
 async function actions(session: string, handoffId?: string): Promise<string[]> {
   const page = await call("GET", `/v1/sessions/${session}/audit?limit=500`);
-  return page.json.records.filter((r: { handoff_id: string | null }) => handoffId === undefined || r.handoff_id === handoffId).map((r: { action: string }) => r.action);
+  return page.json.items.filter((r: { handoff_id: string | null }) => handoffId === undefined || r.handoff_id === handoffId).map((r: { action: string }) => r.action);
 }
 
 /** The lease a session holds at an agent, if any. */
@@ -57,6 +57,25 @@ describe("graceful timeouts (the deadline timer on the session's alarm)", () => 
     ]);
     expect(inbox[0].details).toMatchObject({ timeout_s: 60, summary: "angry customer" });
     expect(await actions(session, res.json.id)).toEqual(["handoff.initiated", "handoff.validated", "handoff.pending", "handoff.timed_out", "handoff.escalated"]);
+  });
+
+  it("pages the inbox by cursor, oldest escalation first", async () => {
+    const { session, res, stub } = await busyGraceful({ on_timeout: "escalate" });
+    await setClock(stub, Date.parse(res.json.deadline_at) + 1);
+    await drainDue(stub);
+    const second = await handoff({ session_id: session, source_agent: "triage", target_agent: "technical", policy: "graceful", timeout_s: 60, on_timeout: "escalate" });
+    expect(second.status).toBe(202);
+    await setClock(stub, Date.parse(second.json.deadline_at) + 1);
+    await drainDue(stub);
+
+    const first = await call("GET", `/v1/sessions/${session}/inbox?limit=1`);
+    expect(first.json.items.map((i: { handoff_id: string }) => i.handoff_id)).toEqual([res.json.id]);
+    expect(first.json.next_cursor).toEqual(expect.any(String));
+    const rest = await call("GET", `/v1/sessions/${session}/inbox?limit=1&cursor=${first.json.next_cursor}`);
+    expect(rest.json.items.map((i: { handoff_id: string }) => i.handoff_id)).toEqual([second.json.id]);
+    expect(rest.json.next_cursor).toBeNull();
+    expect((await call("GET", `/v1/sessions/${session}/inbox`)).json.items).toEqual([...first.json.items, ...rest.json.items]);
+    expect((await call("GET", `/v1/sessions/${session}/inbox?limit=0`)).json.error.code).toBe("VALIDATION_FAILED");
   });
 
   it("a deadline that has not come yet does nothing", async () => {
@@ -188,13 +207,13 @@ describe("GET /v1/agents/:name/handoffs (the D1 index)", () => {
     expect(first.status).toBe(200);
     const second = await call("GET", `/v1/agents/clerk/handoffs?limit=4&cursor=${first.json.next_cursor}`);
     expect(second.json.next_cursor).toBeNull();
-    const rows = [...first.json.handoffs, ...second.json.handoffs];
+    const rows = [...first.json.items, ...second.json.items];
     expect(rows.map((r: { id: string }) => r.id)).toEqual([...ids].reverse());
     expect(rows[0]).toMatchObject({ session_id: session, source_agent: "clerk", target_agent: null, status: "failed", mode: "return" });
     expect(rows[1]).toMatchObject({ source_agent: "clerk", target_agent: "desk", status: "completed", mode: "return", policy: "immediate" });
     expect(rows[6]).toMatchObject({ source_agent: "desk", target_agent: "clerk", status: "completed", reason: "round 0" });
     expect(rows[6].completed_at).not.toBeNull();
-    expect((await call("GET", "/v1/agents/desk/handoffs")).json.handoffs).toHaveLength(6);
+    expect((await call("GET", "/v1/agents/desk/handoffs")).json.items).toHaveLength(6);
     expect((await call("GET", "/v1/agents/Bad Name/handoffs")).status).toBe(400);
   });
 

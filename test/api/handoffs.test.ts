@@ -8,7 +8,7 @@ beforeAll(loadAgents);
 /** The session's own audit trail (read-your-writes), as actions, for one handoff or all. */
 async function actions(session: string, handoffId?: string): Promise<string[]> {
   const page = await call("GET", `/v1/sessions/${session}/audit?limit=500`);
-  return page.json.records.filter((r: { handoff_id: string | null }) => handoffId === undefined || r.handoff_id === handoffId).map((r: { action: string }) => r.action);
+  return page.json.items.filter((r: { handoff_id: string | null }) => handoffId === undefined || r.handoff_id === handoffId).map((r: { action: string }) => r.action);
 }
 
 async function leases(agent: string): Promise<number> {
@@ -266,7 +266,7 @@ describe("graceful and conditional policies", () => {
 
   it("GET /v1/sessions/:id/inbox starts empty; 404 for an unknown session", async () => {
     const session = await newSession();
-    expect((await call("GET", `/v1/sessions/${session}/inbox`)).json).toEqual({ items: [] });
+    expect((await call("GET", `/v1/sessions/${session}/inbox`)).json).toEqual({ items: [], next_cursor: null });
     expect((await call("GET", "/v1/sessions/ses_nope/inbox")).status).toBe(404);
   });
 });

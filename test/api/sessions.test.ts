@@ -43,8 +43,8 @@ describe("sessions API", () => {
     expect(created.json.current_agent).toBe("billing");
     expect(created.json.route).toMatchObject({ agent: "billing" });
     const audit = await call("GET", `/v1/sessions/${created.json.id}/audit`);
-    expect(audit.json.records.map((r: { action: string }) => r.action)).toEqual(["route.decided", "session.created", "session.message_added"]);
-    expect(audit.json.records[0]).toMatchObject({ actor: "router", actor_type: "system", agent: "billing" });
+    expect(audit.json.items.map((r: { action: string }) => r.action)).toEqual(["route.decided", "session.created", "session.message_added"]);
+    expect(audit.json.items[0]).toMatchObject({ actor: "router", actor_type: "system", agent: "billing" });
   });
 
   it("creates nothing when the router finds no agent: 422 NO_ROUTE with the decision", async () => {
@@ -87,12 +87,15 @@ describe("sessions API", () => {
 
     const history = await call("GET", `${path}/messages?limit=1`);
     expect(history.json.items).toHaveLength(1);
-    expect(history.json.next_after).toBe(1);
+    expect(history.json.next_cursor).toEqual(expect.any(String));
     const rest = await call("GET", `${path}/messages?after=1`);
     expect(rest.json.items.map((i: { content: string }) => i.content)).toEqual(["please step away"]);
+    // The opaque cursor stands for the position after sequence number 1.
+    expect((await call("GET", `${path}/messages?cursor=${history.json.next_cursor}`)).json).toEqual(rest.json);
+    expect(rest.json.next_cursor).toBeNull();
 
     const audit = await call("GET", `${path}/audit`);
-    expect(audit.json.records.map((r: { action: string }) => r.action)).toEqual([
+    expect(audit.json.items.map((r: { action: string }) => r.action)).toEqual([
       "session.created",
       "session.message_added",
       "session.message_added",
@@ -100,7 +103,46 @@ describe("sessions API", () => {
       "session.state_updated",
       "session.agent_status_changed",
     ]);
-    expect(audit.json.records[2]).toMatchObject({ actor: "support", actor_type: "agent" });
+    expect(audit.json.items[2]).toMatchObject({ actor: "support", actor_type: "agent" });
+  });
+
+  it("pages messages and the session's audit with opaque cursors", async () => {
+    await registerAgents();
+    const { json: session } = await call("POST", "/v1/sessions", { agent: "support", input: "one" });
+    const path = `/v1/sessions/${session.id}`;
+    for (const content of ["two", "three"]) await call("POST", `${path}/messages`, { role: "user", content });
+
+    const contents: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await call("GET", `${path}/messages?limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(page.json.items.length).toBeLessThanOrEqual(2);
+      contents.push(...page.json.items.map((i: { content: string }) => i.content));
+      cursor = page.json.next_cursor;
+    } while (cursor !== null);
+    expect(contents).toEqual(["one", "two", "three"]);
+
+    const first = await call("GET", `${path}/audit?limit=2`);
+    expect(first.json).toMatchObject({ next_cursor: expect.any(String), pending: expect.any(Number) });
+    const rest = await call("GET", `${path}/audit?cursor=${first.json.next_cursor}`);
+    expect(rest.json.next_cursor).toBeNull();
+    expect([...first.json.items, ...rest.json.items].map((r: { action: string }) => r.action)).toEqual([
+      "session.created",
+      "session.message_added",
+      "session.message_added",
+      "session.message_added",
+    ]);
+    // `after` (a position the caller knows) still works, but not together with a cursor.
+    expect((await call("GET", `${path}/audit?after=${first.json.items[1].id}`)).json.items).toEqual(rest.json.items);
+    for (const query of [`messages?after=1&cursor=${first.json.next_cursor}`, `audit?after=x&cursor=${first.json.next_cursor}`]) {
+      expect((await call("GET", `${path}/${query}`)).json.error.code, query).toBe("VALIDATION_FAILED");
+    }
+    // A cursor of another list, or none of ours, is refused.
+    for (const query of [`messages?cursor=${first.json.next_cursor}`, "audit?cursor=MTI", "messages?cursor=%21"]) {
+      const res = await call("GET", `${path}/${query}`);
+      expect(res.status, query).toBe(400);
+      expect(res.json.error.code).toBe("INVALID_CURSOR");
+    }
   });
 
   it("pushes the idle expiry forward on every change", async () => {
@@ -131,7 +173,7 @@ describe("sessions API", () => {
     const { stub } = sessionStub("alpha", session.id);
     await drainDue(stub);
     const remaining = await call("GET", `/v1/audit?session_id=${session.id}`);
-    expect(remaining.json.records.map((r: { action: string }) => r.action)).toEqual(["session.deleted", "session.created"]);
+    expect(remaining.json.items.map((r: { action: string }) => r.action)).toEqual(["session.deleted", "session.created"]);
   });
 
   it("keeps sessions to their tenant and answers 404 for ids it never made", async () => {

@@ -1,0 +1,81 @@
+import type { Context } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../app-env";
+import { querySessions, SessionIndexStatus } from "../audit/session-index";
+import { RelayError, type Result } from "../errors";
+import { AgentName } from "../schemas/agent";
+import { decodeCursor, decodeIntCursor, listPage, pagingQuery } from "./cursor";
+import { settle } from "./session-result";
+import { readQuery } from "./validate";
+
+/**
+ * The session lists, in the one envelope `{ items, next_cursor }`: `GET /v1/sessions`
+ * from the D1 sessions index, and a session's messages and audit trail from its object.
+ * The object pages by position (`next_after`: a sequence number, a record id); here those
+ * positions become opaque cursors. `after` stays accepted beside `cursor` for callers that
+ * know a position (a message's `seq`, a record's id); the two do not mix.
+ */
+
+type Ctx = Context<AppEnv>;
+
+const ListQuery = z.strictObject({
+  status: SessionIndexStatus.optional(),
+  agent: AgentName.optional(),
+  ...pagingQuery(200, 50),
+});
+
+/**
+ * `GET /v1/sessions`: the tenant's sessions, newest first. Read from D1, which hears of a
+ * session when its object's outbox flushes: a session created a moment ago, or its
+ * latest handoff, may not show yet.
+ */
+export async function listSessions(c: Ctx) {
+  const { cursor, ...filters } = readQuery(c, ListQuery);
+  const page = await querySessions(c.env.DB, c.get("tenant"), { ...filters, before: cursor === undefined ? undefined : decodeCursor(cursor) });
+  return c.json(listPage(page.sessions, page.next));
+}
+
+function notBoth(after: unknown, cursor: unknown): void {
+  if (after !== undefined && cursor !== undefined) {
+    throw new RelayError("VALIDATION_FAILED", "Invalid query.", { issues: [{ path: "cursor", message: "give either after or cursor, not both" }] });
+  }
+}
+
+const HistoryQuery = z.strictObject({
+  after: z.coerce.number().int().min(0).optional(),
+  ...pagingQuery(500, 100),
+});
+
+/** `GET /v1/sessions/:id/messages`: the conversation in order; the cursor is a sequence number. */
+export async function historyPage<T>(
+  c: Ctx,
+  id: string,
+  read: (query: { after: number; limit: number }) => Promise<Result<{ items: T[]; next_after: number | null }>>,
+) {
+  const { after, cursor, limit } = readQuery(c, HistoryQuery);
+  notBoth(after, cursor);
+  const from = cursor === undefined ? (after ?? 0) : decodeIntCursor(cursor);
+  const page = await settle(c, id, await read({ after: from, limit }));
+  return c.json(listPage(page.items, page.next_after));
+}
+
+/** Audit record ids are ULIDs. */
+const RECORD_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+const AuditQuery = z.strictObject({
+  after: z.string().max(40).optional(),
+  ...pagingQuery(500, 100),
+});
+
+/** `GET /v1/sessions/:id/audit`: the object's own trail (read-your-writes) and how much of it D1 still lacks. */
+export async function sessionAuditPage<T>(
+  c: Ctx,
+  id: string,
+  read: (query: { after?: string; limit: number }) => Promise<Result<{ records: T[]; pending: number; next_after: string | null }>>,
+) {
+  const { after, cursor, limit } = readQuery(c, AuditQuery);
+  notBoth(after, cursor);
+  const from = cursor === undefined ? after : decodeCursor(cursor, RECORD_ID);
+  const page = await settle(c, id, await read({ after: from, limit }));
+  return c.json({ ...listPage(page.records, page.next_after), pending: page.pending });
+}

@@ -19,6 +19,8 @@ export const ERROR_STATUS = {
   AGENT_NOT_FOUND: 404,
   SESSION_NOT_FOUND: 404,
   HANDOFF_NOT_FOUND: 404,
+  RUN_NOT_FOUND: 404,
+  INBOX_ITEM_NOT_FOUND: 404,
   // 409 — conflicts with current state
   ROUTING_DISABLED: 409,
   HANDOFF_IN_PROGRESS: 409,
@@ -26,6 +28,8 @@ export const ERROR_STATUS = {
   HANDOFF_NOT_CANCELLABLE: 409,
   IDEMPOTENCY_KEY_REUSED: 409,
   INVALID_TRANSITION: 409,
+  RUN_IN_PROGRESS: 409,
+  INBOX_ITEM_CLOSED: 409,
   // 410 — it was here, it expired
   SESSION_EXPIRED: 410,
   // 413 — too large
@@ -39,8 +43,19 @@ export const ERROR_STATUS = {
   AGENT_UNAVAILABLE: 422,
   NOTHING_TO_RETURN: 422,
   NO_ROUTE: 422,
+  MAX_TURNS_EXCEEDED: 422,
   // 5xx
   INTERNAL: 500,
+  /** A run a restart interrupted more often than it may be resumed. */
+  RUN_INTERRUPTED: 500,
+  /** An agent's turn failed upstream: the model provider or the agent's webhook. */
+  MODEL_ERROR: 502,
+  WEBHOOK_ERROR: 502,
+  WEBHOOK_INVALID_REPLY: 502,
+  MODEL_TIMEOUT: 504,
+  WEBHOOK_TIMEOUT: 504,
+  /** Nobody answered a human agent's inbox item in time. */
+  HUMAN_TIMEOUT: 504,
   AUTH_NOT_CONFIGURED: 503,
   DEPENDENCY_UNAVAILABLE: 503,
 } as const satisfies Record<string, number>;

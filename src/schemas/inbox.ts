@@ -1,0 +1,47 @@
+import { z } from "zod";
+import { AgentName } from "./agent";
+
+/**
+ * The human inbox (design §2, §6): what waits for a person. Items live in their session's
+ * Durable Object; the tenant-wide list reads an index in D1 built from their audit records.
+ */
+
+/** Why a person is asked: a graceful handoff timed out, a human agent holds the turn, an agent escalated. */
+export const InboxKind = z.enum(["handoff_escalation", "human_turn", "escalation"]);
+export type InboxKind = z.infer<typeof InboxKind>;
+
+export const INBOX_STATUSES = ["open", "resolved", "expired", "cancelled"] as const;
+export const InboxStatus = z.enum(INBOX_STATUSES);
+export type InboxStatus = z.infer<typeof InboxStatus>;
+
+/** Inbox ids carry their session (`inb_<ulid>_<session id>`), so a resolve reaches the session directly. */
+export const InboxItemId = z.string().regex(/^inb_[0-9a-z]{26}_ses_[0-9a-z]{52}$/, "must be an inbox item id");
+
+export const InboxItem = z.object({
+  id: z.string(),
+  kind: InboxKind,
+  status: InboxStatus,
+  session_id: z.string(),
+  /** The agent the item is for: the human agent, or the agent that escalated. */
+  agent: AgentName.nullable(),
+  run_id: z.string().nullable(),
+  handoff_id: z.string().nullable(),
+  source_agent: AgentName.nullable(),
+  target_agent: AgentName.nullable(),
+  reason: z.string(),
+  details: z.record(z.string(), z.unknown()),
+  created_at: z.string(),
+  /** When it expires unanswered (null: never). */
+  expires_at: z.string().nullable(),
+  resolved_at: z.string().nullable(),
+  /** Who resolved it (the API caller), and the answer. */
+  resolved_by: z.string().nullable(),
+  reply: z.string().nullable(),
+});
+export type InboxItem = z.infer<typeof InboxItem>;
+
+/** `POST /v1/inbox/:id/resolve`. */
+export const InboxResolve = z.strictObject({
+  reply: z.string().trim().min(1).max(32 * 1024),
+});
+export type InboxResolve = z.infer<typeof InboxResolve>;

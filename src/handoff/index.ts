@@ -33,7 +33,6 @@ export {
 } from "./state-machine";
 export {
   DEFAULT_MAX_DEPTH,
-  targetNames,
   validateHandoff,
   type AgentAvailability,
   type CandidateReport,

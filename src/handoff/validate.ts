@@ -54,7 +54,7 @@ export type AgentAvailability = "available" | "paused" | "at_capacity";
 export interface HandoffValidationInput {
   request: HandoffRequest;
   source: AgentDefinition | null;
-  /** The named target (`target_agent`, or the return target from `targetNames`); null when not found. */
+  /** The named target (`target_agent`, or the agent a return goes back to); null when not found. */
   target?: AgentDefinition | null;
   /** By capability: the definitions of the source's whitelisted targets that exist. */
   candidates?: readonly AgentDefinition[];
@@ -90,19 +90,6 @@ export interface CandidateReport {
 }
 
 const fail = (error: ErrorBody): { ok: false; error: ErrorBody } => ({ ok: false, error });
-
-/**
- * The agents the DO must load as target(s) before validating: the named target, the
- * agent a return goes back to, or (by capability) every agent in the source's whitelist.
- */
-export function targetNames(request: HandoffRequest, session: SessionSnapshot, source: AgentDefinition | null): string[] {
-  if (request.mode === "return") {
-    const back = returnTarget(session.handoff_stack);
-    return back === null ? [] : [back];
-  }
-  if (request.target_agent !== undefined) return [request.target_agent];
-  return source ? source.handoffs.map((h) => h.to) : [];
-}
 
 /** Runs the validation rules in order; the first failure wins. */
 export function validateHandoff(input: HandoffValidationInput): Result<ValidatedHandoff> {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { targetNames, validateHandoff, type HandoffValidationInput, type SessionSnapshot } from "../../src/handoff/validate";
+import { returnTarget } from "../../src/handoff/chain";
+import { validateHandoff, type HandoffValidationInput, type SessionSnapshot } from "../../src/handoff/validate";
 import { AgentDefinition, type AgentDefinitionInput } from "../../src/schemas/agent";
 import { HandoffRequest, type HandoffRequestInput } from "../../src/schemas/handoff";
 
@@ -38,19 +39,19 @@ const session = (stack: string[], state: Record<string, unknown> = { user: { tie
 const request = (overrides: Partial<HandoffRequestInput> = {}) =>
   HandoffRequest.parse({ session_id: "s1", source_agent: "triage", target_agent: "billing", reason: "refund question", ...overrides });
 
-/** Builds the input the way the Durable Object will: load the source, then the agents `targetNames` asks for. */
+/**
+ * Builds the input the way the Durable Object does: the source, and the named target, the
+ * agent a return goes back to, or (by capability) every agent in the source's whitelist.
+ */
 function input(req: HandoffRequest, snap: SessionSnapshot, extra: Partial<HandoffValidationInput> = {}): HandoffValidationInput {
   const source = AGENTS[req.source_agent] ?? null;
-  const names = targetNames(req, snap, source);
-  const loaded = names.map((n) => AGENTS[n]).filter((a) => a !== undefined);
-  const byCapability = req.mode === "transfer" && req.target_agent === undefined;
-  return {
-    request: req,
-    source,
-    ...(byCapability ? { candidates: loaded } : { target: loaded[0] ?? null }),
-    session: snap,
-    ...extra,
-  };
+  const load = (name: string | null | undefined) => (name == null ? null : (AGENTS[name] ?? null));
+  if (req.mode === "transfer" && req.target_agent === undefined) {
+    const candidates = (source?.handoffs ?? []).map((h) => AGENTS[h.to]).filter((a) => a !== undefined);
+    return { request: req, source, candidates, session: snap, ...extra };
+  }
+  const target = req.mode === "return" ? load(returnTarget(snap.handoff_stack)) : load(req.target_agent);
+  return { request: req, source, target, session: snap, ...extra };
 }
 
 const codeOf = (i: HandoffValidationInput) => {
@@ -339,16 +340,5 @@ describe("validateHandoff: by capability", () => {
 
   it("checks depth before choosing", () => {
     expect(codeOf(input(byCap(["refunds"]), session(["triage"]), { maxDepth: 0 }))).toBe("MAX_DEPTH_EXCEEDED");
-  });
-});
-
-describe("targetNames", () => {
-  it("names what the Durable Object must load", () => {
-    expect(targetNames(request(), session(["triage"]), AGENTS.triage!)).toEqual(["billing"]);
-    expect(targetNames(request({ mode: "return", target_agent: undefined }), session(["x", "triage"]), AGENTS.triage!)).toEqual(["x"]);
-    expect(targetNames(request({ mode: "return", target_agent: undefined }), session(["triage"]), AGENTS.triage!)).toEqual([]);
-    const byCap = request({ target_agent: undefined, required_capabilities: ["refunds"] });
-    expect(targetNames(byCap, session(["triage"]), AGENTS.triage!)).toEqual(["billing", "support", "tech", "sales", "ghost"]);
-    expect(targetNames(byCap, session(["triage"]), null)).toEqual([]);
   });
 });

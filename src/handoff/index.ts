@@ -34,7 +34,6 @@ export {
 export {
   DEFAULT_MAX_DEPTH,
   validateHandoff,
-  type AgentAvailability,
   type CandidateReport,
   type HandoffValidationInput,
   type SessionSnapshot,

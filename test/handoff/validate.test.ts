@@ -208,15 +208,11 @@ describe("validateHandoff: one code per rule", () => {
     });
   });
 
-  it("AGENT_UNAVAILABLE for a disabled target or one known to be paused or full", () => {
+  it("AGENT_UNAVAILABLE for a disabled target", () => {
     expect(validateHandoff(input(request({ target_agent: "sales" }), session(["triage"])))).toMatchObject({
       ok: false,
       error: { code: "AGENT_UNAVAILABLE", details: { agent: "sales", reason: "disabled" } },
     });
-    const paused = input(request(), session(["triage"]), { agentAvailability: { billing: "paused" } });
-    expect(validateHandoff(paused)).toMatchObject({ ok: false, error: { code: "AGENT_UNAVAILABLE", details: { reason: "paused" } } });
-    expect(codeOf(input(request(), session(["triage"]), { agentAvailability: { billing: "at_capacity" } }))).toBe("AGENT_UNAVAILABLE");
-    expect(codeOf(input(request(), session(["triage"]), { agentAvailability: { billing: "available", tech: "paused" } }))).toBe("OK");
   });
 });
 
@@ -228,17 +224,16 @@ describe("validateHandoff: rule order", () => {
       source: null,
       target: null,
       session: { current_agent: "billing", handoff_stack: ["a", "b", "c", "d", "e", "support", "billing"], state: { ok: false } },
-      agentAvailability: { support: "paused" },
     };
     const seen: string[] = [];
     const steps: Record<string, () => void> = {
-      AGENT_NOT_FOUND: () => (i.source ? (i = { ...i, target: { ...AGENTS.support!, handoffs: [] } }) : (i = { ...i, source: { ...AGENTS.triage!, handoffs: [] } })),
+      AGENT_NOT_FOUND: () => (i.source ? (i = { ...i, target: { ...AGENTS.support!, enabled: false } }) : (i = { ...i, source: { ...AGENTS.triage!, handoffs: [] } })),
       NOT_CURRENT_AGENT: () => (i = { ...i, session: { ...i.session, current_agent: "triage", handoff_stack: [...i.session.handoff_stack.slice(0, -1), "triage"] } }),
       HANDOFF_NOT_ALLOWED: () => (i = { ...i, source: AGENTS.triage! }),
       CONDITION_NOT_MET: () => (i = { ...i, session: { ...i.session, state: { ok: true, user: { tier: "gold" } } } }),
       MAX_DEPTH_EXCEEDED: () => (i = { ...i, session: { ...i.session, handoff_stack: ["support", "triage"] } }),
       CIRCULAR_HANDOFF: () => (i = { ...i, session: { ...i.session, handoff_stack: ["triage"] } }),
-      AGENT_UNAVAILABLE: () => (i = { ...i, agentAvailability: {} }),
+      AGENT_UNAVAILABLE: () => (i = { ...i, target: AGENTS.support! }),
     };
     for (let n = 0; n < 10; n++) {
       const result = validateHandoff(i);
@@ -313,15 +308,17 @@ describe("validateHandoff: by capability", () => {
     expect(codeOf(input(byCap(["shipping"]), session(["triage"])))).toBe("CAPABILITY_MISMATCH");
   });
 
-  it("leaves out agents on the stack and unavailable ones", () => {
+  it("leaves out agents on the stack and disabled ones", () => {
     const fromBilling = byCap(["debugging"], { source_agent: "billing" });
     expect(validateHandoff(input(fromBilling, session(["triage", "billing"])))).toMatchObject({ ok: true, value: { target: "tech" } });
-    const paused = validateHandoff(input(fromBilling, session(["triage", "billing"]), { agentAvailability: { tech: "paused" } }));
-    expect(paused).toMatchObject({
+    const disabled = validateHandoff(
+      input(fromBilling, session(["triage", "billing"]), { candidates: [AGENTS.triage!, { ...AGENTS.tech!, enabled: false }] }),
+    );
+    expect(disabled).toMatchObject({
       ok: false,
       error: {
         code: "CAPABILITY_MISMATCH",
-        details: { candidates: [{ agent: "triage", excluded: "on_stack" }, { agent: "tech", excluded: "paused" }, { agent: "triage-2", excluded: "not_found" }] },
+        details: { candidates: [{ agent: "triage", excluded: "on_stack" }, { agent: "tech", excluded: "disabled" }, { agent: "triage-2", excluded: "not_found" }] },
       },
     });
   });

@@ -14,7 +14,7 @@ export {
   type FilterSpec,
   type HistoryFilter,
 } from "./filters";
-export { containsPii, luhnValid, PII_TOKENS, redactPii, type PiiKind } from "./pii";
+export { luhnValid, PII_TOKENS, redactPii } from "./pii";
 export {
   allowedCommands,
   commandAfterTimeout,

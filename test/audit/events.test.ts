@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import * as events from "../../src/audit/events";
 import { API_ACTOR, AuditAction, AuditRecord, SYSTEM_ACTOR } from "../../src/audit/record";
-import { ulidTime } from "../../src/lib/ulid";
+import { ulidTime } from "../lib/decode-ulid";
 
 const scope = { tenant: "alpha", session_id: "ses_1" };
 const now = Date.UTC(2026, 0, 2, 3, 4, 5, 6);

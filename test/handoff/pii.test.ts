@@ -120,8 +120,10 @@ describe("redact_pii: mixed text", () => {
     expect(redactPii(text)).toBe(`I'm ${EMAIL}, card ${CARD}, SSN ${SSN}, phone ${PHONE}, order #88231 from 2024.`);
   });
 
-  it("stays fast on long adversarial input", () => {
-    const inputs = ["1".repeat(32_000), "a".repeat(32_000) + "@", "+1 ".repeat(10_000), `${"a.".repeat(16_000)}`, "0 1 ".repeat(8000)];
-    for (const text of inputs) expect(typeof redactPii(text)).toBe("string");
+  it("gets through long adversarial input (no catastrophic backtracking) and leaves it alone", () => {
+    const inputs = ["1".repeat(32_000), "a".repeat(32_000) + "@", "+1 ".repeat(10_000), `${"a.".repeat(16_000)}`];
+    for (const text of inputs) expect(redactPii(text) === text, text.slice(0, 8)).toBe(true);
+    // Single digits with spaces can form card layouts; whatever is masked, nothing else changes.
+    expect(redactPii("0 1 ".repeat(8000)).replaceAll(CARD, "")).toMatch(/^[01 ]*$/);
   });
 });

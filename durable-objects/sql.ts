@@ -96,8 +96,8 @@ export class SchemaGate {
  */
 export function migrate(storage: DurableObjectStorage, sql: Sql, migrations: readonly SchemaMigration[]): number {
   return storage.transactionSync(() => {
+    let version = schemaVersion(sql);
     sql.exec(`CREATE TABLE IF NOT EXISTS ${SCHEMA_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`);
-    let version = sql<{ version: number }>`SELECT version FROM _schema WHERE id = 1`[0]?.version ?? 0;
     for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
       if (migration.version <= version) continue;
       for (const statement of migration.statements) sql.exec(statement);

@@ -1,3 +1,4 @@
+import { isTerminal } from "../handoff/statuses";
 import { HandoffMode, HandoffPolicy, HandoffStatus } from "../schemas/handoff";
 import { chunk } from "./outbox-policy";
 import type { AuditRecord } from "./record";
@@ -24,7 +25,6 @@ export interface HandoffIndexRow {
   completed_at: string | null;
 }
 
-const TERMINAL = new Set<string>(["completed", "failed", "rolled_back", "cancelled", "escalated"]);
 const COLUMNS = ["id", "tenant", "session_id", "source_agent", "target_agent", "status", "mode", "policy", "reason", "created_at", "completed_at", "last_audit_id"];
 /** 8 rows × 12 columns = 96 bound parameters, under D1's 100. */
 const ROWS_PER_STATEMENT = 8;
@@ -50,7 +50,7 @@ function rowOf(record: AuditRecord): IndexValue[] | null {
     policy.data,
     typeof d.reason === "string" ? d.reason : "",
     d.created_at,
-    TERMINAL.has(status.data) ? record.at : null,
+    isTerminal(status.data) ? record.at : null,
     record.id,
   ];
 }

@@ -15,17 +15,6 @@ export const AuditAction = z
   .regex(/^[a-z][a-z_]*(\.[a-z][a-z_]*)+$/, "must be dotted lower-case words, e.g. session.created");
 export type AuditAction = z.infer<typeof AuditAction>;
 
-/** The actions the session layer writes; handoff actions are `handoff.<status>`. */
-export const SESSION_ACTIONS = [
-  "session.created",
-  "session.message_added",
-  "session.state_updated",
-  "session.agent_status_changed",
-  "session.deleted",
-  "session.expired",
-  "route.decided",
-] as const;
-
 export const Actor = z.strictObject({
   actor: z.string().min(1).max(200),
   actor_type: ActorType,

@@ -33,7 +33,7 @@ export {
   type FilterSpec,
   type HistoryFilter,
 } from "./filters";
-export { containsPii, luhnValid, PII_TOKENS, redactPii, type PiiKind } from "./pii";
+export { luhnValid, PII_TOKENS, redactPii } from "./pii";
 export {
   allowedCommands,
   commandAfterTimeout,
@@ -50,9 +50,7 @@ export {
 } from "./state-machine";
 export {
   DEFAULT_MAX_DEPTH,
-  targetNames,
   validateHandoff,
-  type AgentAvailability,
   type CandidateReport,
   type HandoffValidationInput,
   type SessionSnapshot,

@@ -13,7 +13,6 @@ export const PII_TOKENS = {
   ssn: "[REDACTED_SSN]",
   phone: "[REDACTED_PHONE]",
 } as const;
-export type PiiKind = keyof typeof PII_TOKENS;
 
 // Local part ≤ 64 chars; domain as dot-separated labels (no label contains a dot, so the
 // repetition is unambiguous) and a 2–24 letter TLD.
@@ -86,7 +85,3 @@ export function redactPii(text: string): string {
     });
 }
 
-/** Whether a text holds anything `redactPii` would mask. */
-export function containsPii(text: string): boolean {
-  return redactPii(text) !== text;
-}

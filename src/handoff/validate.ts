@@ -28,15 +28,15 @@ export { ValidatedHandoff } from "./plan";
  *  7. MAX_DEPTH_EXCEEDED   a transfer would make the chain deeper than maxDepth
  *  8. CIRCULAR_HANDOFF     a transfer to an agent already on the stack
  *  9. CAPABILITY_MISMATCH  by capability: no whitelisted agent left with all requirements
- * 10. AGENT_UNAVAILABLE    the target is disabled, or `agentAvailability` says paused/full
+ * 10. AGENT_UNAVAILABLE    the target is disabled
  *
- * HANDOFF_IN_PROGRESS and the authoritative AGENT_UNAVAILABLE (the capacity lease) are
- * decided by the Durable Objects; `handoffErrors` words them.
+ * HANDOFF_IN_PROGRESS and AGENT_UNAVAILABLE for a paused or full agent (the capacity
+ * lease) are decided by the Durable Objects; `handoffErrors` words them.
  *
  * Choices: a return is not gated by the whitelist (going back is always allowed), but
  * the source's entry for the return target, if any, still supplies its filters. By
- * capability, whitelist entries whose condition is false, agents on the stack, disabled
- * or unavailable agents are left out before matching, and only agents with every
+ * capability, whitelist entries whose condition is false, agents on the stack and disabled
+ * agents are left out before matching, and only agents with every
  * requirement qualify (best score, then name). A conditional policy needs a condition in
  * the request or, for a named transfer, in the whitelist entry.
  */
@@ -51,45 +51,27 @@ export interface SessionSnapshot {
   state: Record<string, unknown>;
 }
 
-/** An agent's availability as last known (the lease in its AgentDO has the final word). */
-export type AgentAvailability = "available" | "paused" | "at_capacity";
-
 export interface HandoffValidationInput {
   request: HandoffRequest;
   source: AgentDefinition | null;
-  /** The named target (`target_agent`, or the return target from `targetNames`); null when not found. */
+  /** The named target (`target_agent`, or the agent a return goes back to); null when not found. */
   target?: AgentDefinition | null;
   /** By capability: the definitions of the source's whitelisted targets that exist. */
   candidates?: readonly AgentDefinition[];
   session: SessionSnapshot;
-  /** Missing entries are "available". */
-  agentAvailability?: Readonly<Record<string, AgentAvailability>>;
   maxDepth?: number;
 }
 
 /** Why a candidate was left out of a by-capability choice. */
 export interface CandidateReport {
   agent: string;
-  excluded?: "not_found" | "disabled" | "paused" | "at_capacity" | "condition_false" | "invalid_condition" | "on_stack";
+  excluded?: "not_found" | "disabled" | "condition_false" | "invalid_condition" | "on_stack";
   score?: number;
   matched?: string[];
   missing?: string[];
 }
 
 const fail = (error: ErrorBody): { ok: false; error: ErrorBody } => ({ ok: false, error });
-
-/**
- * The agents the DO must load as target(s) before validating: the named target, the
- * agent a return goes back to, or (by capability) every agent in the source's whitelist.
- */
-export function targetNames(request: HandoffRequest, session: SessionSnapshot, source: AgentDefinition | null): string[] {
-  if (request.mode === "return") {
-    const back = returnTarget(session.handoff_stack);
-    return back === null ? [] : [back];
-  }
-  if (request.target_agent !== undefined) return [request.target_agent];
-  return source ? source.handoffs.map((h) => h.to) : [];
-}
 
 /** Runs the validation rules in order; the first failure wins. */
 export function validateHandoff(input: HandoffValidationInput): Result<ValidatedHandoff> {
@@ -117,7 +99,7 @@ export function validateHandoff(input: HandoffValidationInput): Result<Validated
   if (named !== undefined) {
     const next = nextStack(stack, "transfer", named);
     if (!next.ok) return next;
-    const unavailable = availabilityError(input.target!, input.agentAvailability);
+    const unavailable = availabilityError(input.target!);
     if (unavailable) return fail(unavailable);
     return ok(accepted("transfer", source.name, named, entry, next.value, null));
   }
@@ -139,7 +121,7 @@ function validateReturn(input: HandoffValidationInput, source: AgentDefinition):
   // A return is not gated by the whitelist, so only the request's own condition counts.
   const conditions = checkConditions(request, null, session.state);
   if (conditions) return fail(conditions);
-  const unavailable = availabilityError(input.target, input.agentAvailability);
+  const unavailable = availabilityError(input.target);
   if (unavailable) return fail(unavailable);
   return ok(accepted("return", source.name, back, entry, next.value, null));
 }
@@ -167,15 +149,8 @@ function valuesRead(text: string, state: Record<string, unknown>): Record<string
   return values;
 }
 
-/** Own keys only: an agent may be called `constructor`. */
-function availabilityOf(name: string, availability?: Readonly<Record<string, AgentAvailability>>): AgentAvailability {
-  return availability && Object.hasOwn(availability, name) ? availability[name]! : "available";
-}
-
-function availabilityError(agent: AgentDefinition, availability?: Readonly<Record<string, AgentAvailability>>): ErrorBody | null {
-  if (!agent.enabled) return handoffErrors.agentUnavailable(agent.name, "disabled");
-  const known = availabilityOf(agent.name, availability);
-  return known !== "available" ? handoffErrors.agentUnavailable(agent.name, known) : null;
+function availabilityError(agent: AgentDefinition): ErrorBody | null {
+  return agent.enabled ? null : handoffErrors.agentUnavailable(agent.name, "disabled");
 }
 
 /** Rule 9: filter the whitelist, score the rest, keep agents with every requirement, take the best. */
@@ -207,8 +182,6 @@ function exclusionOf(entry: HandoffSpec, agent: AgentDefinition | undefined, inp
   if (!agent) return "not_found";
   if (input.session.handoff_stack.includes(agent.name)) return "on_stack";
   if (!agent.enabled) return "disabled";
-  const known = availabilityOf(agent.name, input.agentAvailability);
-  if (known !== "available") return known;
   if (entry.condition !== undefined) {
     const result = checkCondition(entry.condition, input.session.state);
     if (!result.ok) return "invalid_condition";

@@ -58,9 +58,3 @@ export function ulid(now = Date.now()): string {
   return encodeTime(now) + base32(lastRandom);
 }
 
-/** The millisecond timestamp a ULID was made at. */
-export function ulidTime(id: string): number {
-  let time = 0;
-  for (const char of id.slice(0, 10)) time = time * 32 + ALPHABET.indexOf(char);
-  return time;
-}

@@ -2,7 +2,7 @@
  * Choosing a model provider from configuration: `openai` needs a key, `workers-ai` needs
  * the AI binding, `local` needs nothing and is the default when no key is configured.
  */
-import { err, ok, unwrap, type Result } from "../errors";
+import { err, ok, type Result } from "../errors";
 import { LocalProvider } from "./local";
 import { OpenAIProvider } from "./openai";
 import type { ChatProvider, ProviderName } from "./types";
@@ -23,11 +23,6 @@ export interface ProviderEnv {
 function apiKey(env: ProviderEnv): string | null {
   const key = env.OPENAI_API_KEY?.trim();
   return key ? key : null;
-}
-
-/** "openai" when an OpenAI key is configured, else "local" (offline, always available). */
-export function defaultProviderName(env: ProviderEnv): ProviderName {
-  return apiKey(env) ? "openai" : "local";
 }
 
 /** The named provider, or DEPENDENCY_UNAVAILABLE naming what is missing. */
@@ -55,9 +50,4 @@ export function resolveProvider(name: ProviderName, env: ProviderEnv): Result<Ch
     case "local":
       return ok(new LocalProvider());
   }
-}
-
-/** {@link resolveProvider}, throwing its DEPENDENCY_UNAVAILABLE as a RelayError (for the Worker's onError). */
-export function createProvider(name: ProviderName, env: ProviderEnv): ChatProvider {
-  return unwrap(resolveProvider(name, env));
 }

@@ -211,7 +211,8 @@ describe("graceful and conditional policies", () => {
     const res = await handoff({ session_id: session, source_agent: "triage", target_agent: "billing", policy: "graceful", timeout_s: 600 });
     expect(res.status).toBe(202);
     expect(res.json).toMatchObject({ status: "pending", target: "billing" });
-    expect(res.json.deadline_at).toBeDefined();
+    const waitingSince = res.json.transitions.find((t: { to: string }) => t.to === "pending").at;
+    expect(Date.parse(res.json.deadline_at) - Date.parse(waitingSince)).toBe(600_000);
     const view = (await call("GET", `/v1/sessions/${session}`)).json;
     expect(view).toMatchObject({ current_agent: "triage", in_flight_handoff: { id: res.json.id, status: "pending", deadline_at: res.json.deadline_at } });
     const second = await handoff({ session_id: session, source_agent: "triage", target_agent: "technical" });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { queryAudit, ulidFloor, writeAuditBatch } from "../../src/audit/d1-store";
 import { auditEvent } from "../../src/audit/events";
 import { API_ACTOR, type AuditRecord } from "../../src/audit/record";
-import { ulidTime } from "../../src/lib/ulid";
+import { ulidTime } from "../lib/decode-ulid";
 
 let counter = 0;
 function records(n: number, { tenant = "alpha", session = `ses_${++counter}`, at = Date.UTC(2026, 5, 1) } = {}): AuditRecord[] {

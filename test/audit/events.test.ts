@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import * as events from "../../src/audit/events";
-import { API_ACTOR, AuditAction, AuditRecord, SESSION_ACTIONS, SYSTEM_ACTOR } from "../../src/audit/record";
-import { ulidTime } from "../../src/lib/ulid";
+import { API_ACTOR, AuditAction, AuditRecord, SYSTEM_ACTOR } from "../../src/audit/record";
+import { ulidTime } from "../lib/decode-ulid";
 
 const scope = { tenant: "alpha", session_id: "ses_1" };
 const now = Date.UTC(2026, 0, 2, 3, 4, 5, 6);
@@ -23,31 +23,13 @@ describe("audit events", () => {
     expect(ulidTime(record.id)).toBe(now);
   });
 
-  it("gives records made in the same millisecond increasing ids", () => {
-    const ids = Array.from({ length: 5 }, () => events.sessionDeleted(scope, API_ACTOR, now, { agent: "a" }).id);
-    expect([...ids].sort()).toEqual(ids);
-    expect(new Set(ids).size).toBe(5);
-  });
-
   it("records the router as the actor of a route decision", () => {
     const record = events.routeDecided(scope, now, { agent: "billing", method: "rule", confidence: 92 });
     expect(record).toMatchObject({ action: "route.decided", actor: "router", actor_type: "system", agent: "billing", details: { method: "rule" } });
   });
 
-  it("keeps message content out of the audit trail", () => {
-    const record = events.messageAdded(scope, { actor: "support", actor_type: "agent" }, now, "support", {
-      message_id: "msg_1",
-      seq: 3,
-      role: "assistant",
-      author: "support",
-      chars: 12,
-    });
-    expect(JSON.stringify(record)).not.toContain("content");
-    expect(record).toMatchObject({ agent: "support", details: { message_id: "msg_1", seq: 3, role: "assistant", author: "support", chars: 12 } });
-  });
-
-  it("uses only dotted past-tense actions the schema accepts", () => {
-    for (const action of SESSION_ACTIONS) expect(AuditAction.safeParse(action).success, action).toBe(true);
+  it("accepts only dotted lower-case actions", () => {
+    expect(AuditAction.safeParse("session.agent_status_changed").success).toBe(true);
     for (const bad of ["created", "Session.Created", "session.", "session created"]) {
       expect(AuditAction.safeParse(bad).success, bad).toBe(false);
     }

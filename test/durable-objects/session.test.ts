@@ -5,6 +5,7 @@ import type { SessionCreateArgs, SessionRpc } from "../../src/rpc/session";
 import type { SessionDO } from "../worker";
 import { FLUSH_BACKOFF_MS } from "../../src/audit/outbox-policy";
 import { call } from "../api/helpers";
+import { spyOnConsoleError } from "../console-spy";
 import { auditTableDown, d1Audit, drainDue, sessionStub, setClock, timersOf } from "./helpers";
 
 const args: SessionCreateArgs = { agent: "support", capacity: null, metadata: {}, ttl_s: 3600 };
@@ -116,7 +117,8 @@ describe("SessionDO timers", () => {
     expect(after.alarm).toBe(FUTURE + 600_000);
   });
 
-  it("never throws from the alarm, even when its own tables are broken", async () => {
+  it("never throws from the alarm, even when its own tables are broken, and logs why", async () => {
+    const errors = spyOnConsoleError();
     const { id, stub, rpc } = sessionStub();
     await setClock(stub, FUTURE);
     await rpc.create("alpha", id, args);
@@ -125,11 +127,14 @@ describe("SessionDO timers", () => {
     });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect((await timersOf(stub)).timers.map((t) => t.kind)).toEqual(["session.expire"]);
+    expect(errors.mock.calls).toEqual([["timer mystery: no handler for kind 'no.such_kind', dropped"]]);
 
     await runInDurableObject(stub, (_instance, state) => {
       state.storage.sql.exec("ALTER TABLE timers RENAME TO timers_gone");
     });
     await expect(runDurableObjectAlarm(stub)).resolves.toBe(true);
+    expect(errors).toHaveBeenCalledTimes(2);
+    expect(errors.mock.calls[1]).toEqual(["SessionDO alarm failed; re-arming", expect.objectContaining({ name: "SqlError", message: expect.stringContaining("no such table: timers") })]);
     const alarm = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
     expect(alarm).toBe(FUTURE + 30_000);
     await runInDurableObject(stub, (_instance, state) => {

@@ -2,6 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createSql, migrate } from "../../durable-objects/sql";
 import { combineHandlers, TIMERS_DDL, Timers, thrownBackoffMs, type TimerRow } from "../../durable-objects/timers";
+import { spyOnConsoleError } from "../console-spy";
 import { agentStub } from "./helpers";
 
 // Far in the future, so the real alarm these timers arm never fires during the test.
@@ -100,7 +101,7 @@ describe("Timers", () => {
       timers.schedule("session.expire", T + 4_000, null, { key: "c" });
       await step();
       clock.now = T + 3_000;
-      await timers.run({ "lease.expire": () => ({ type: "done" }) });
+      await timers.run({ "session.expire": () => ({ type: "done" }) });
       alarms.push(await storage.getAlarm());
       timers.cancel("c");
       await step();
@@ -121,7 +122,8 @@ describe("Timers", () => {
     expect(result).toEqual({ armed: T + 1_000, cancelled: [true, false], alarm: null });
   });
 
-  it("turns a throwing handler into a retry with backoff and never throws itself", async () => {
+  it("turns a throwing handler into a retry with backoff, logs the error and never throws itself", async () => {
+    const errors = spyOnConsoleError();
     const result = await withTimers(async (timers, clock) => {
       timers.schedule("outbox.flush", T, null, { key: "f" });
       const report = await timers.run({
@@ -137,6 +139,10 @@ describe("Timers", () => {
     expect(result.report).toEqual({ ran: 1, failed: 1, destroyed: false });
     expect(result.first).toMatchObject({ attempts: 1, due_at: T + thrownBackoffMs(0), last_error: "Error: boom" });
     expect(result.second).toMatchObject({ attempts: 2, due_at: result.first.due_at + thrownBackoffMs(1), last_error: "Error: boom again" });
+    expect(errors.mock.calls.map(([text, error]) => [text, (error as Error).message])).toEqual([
+      [`timer ${result.first.id} (outbox.flush) threw`, "boom"],
+      [`timer ${result.first.id} (outbox.flush) threw`, "boom again"],
+    ]);
   });
 
   it("applies again, retry and destroyed outcomes", async () => {
@@ -175,16 +181,19 @@ describe("Timers", () => {
     expect(result).toMatchObject({ due_at: T + 60_000, attempts: 0 });
   });
 
-  it("drops a timer whose kind has no handler instead of looping on it", async () => {
-    const left = await withTimers(async (timers) => {
-      timers.schedule("handoff.sweep", T, null);
+  it("drops a timer whose kind has no handler instead of looping on it, and says so", async () => {
+    const errors = spyOnConsoleError();
+    const { id, left } = await withTimers(async (timers) => {
+      const id = timers.schedule("handoff.sweep", T, null)!;
       await timers.run({});
-      return timers.list();
+      return { id, left: timers.list() };
     });
     expect(left).toEqual<TimerRow[]>([]);
+    expect(errors.mock.calls).toEqual([[`timer ${id}: no handler for kind 'handoff.sweep', dropped`]]);
   });
 
-  it("hands each handler its kind's payload, parsed; a payload that does not parse is dropped, not run", async () => {
+  it("hands each handler its kind's payload, parsed; a payload that does not parse is dropped, not run, and said so", async () => {
+    const errors = spyOnConsoleError();
     const seen: unknown[] = [];
     const left = await withTimers(async (timers, _clock, storage) => {
       timers.schedule("lease.expire", T, { lease_id: "l1" });
@@ -199,6 +208,7 @@ describe("Timers", () => {
     });
     expect(seen).toEqual([{ lease_id: "l1" }]);
     expect(left).toEqual<TimerRow[]>([]);
+    expect(errors.mock.calls.map((c) => c[0])).toEqual(["timer bad (lease.expire): payload does not parse, dropped"]);
   });
 
   it("refuses two handlers for one kind when features are combined", () => {

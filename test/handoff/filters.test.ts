@@ -38,11 +38,13 @@ describe("max_history", () => {
   });
 
   it("never mutates its input", () => {
-    const items = history(6);
+    // Every filter has something to do here: items to drop, a tool item, PII to mask.
+    const items = [...history(5), { id: "t", role: "tool", content: "ok", type: "tool_output" }, msg(7, { content: "mail a@example.com" })] satisfies HistoryItem[];
     const copy = structuredClone(items);
-    keepHistory(3)(items);
-    redactPiiItems(items);
-    removeToolItems(items);
+    expect(keepHistory(3)(items)).toHaveLength(3);
+    expect(redactPiiItems(items)[6]!.content).toBe("mail [REDACTED_EMAIL]");
+    expect(removeToolItems(items)).toHaveLength(6);
+    expect(applyFilters(items, { remove_tool_items: true, max_history: 3, redact_pii: true })).toHaveLength(3);
     expect(items).toEqual(copy);
   });
 });

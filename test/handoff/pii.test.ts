@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { containsPii, luhnValid, PII_TOKENS, redactPii } from "../../src/handoff/pii";
+import { luhnValid, PII_TOKENS, redactPii } from "../../src/handoff/pii";
 
 const { card: CARD, ssn: SSN, email: EMAIL, phone: PHONE } = PII_TOKENS;
 
@@ -118,12 +118,12 @@ describe("redact_pii: mixed text", () => {
   it("masks every kind in one message and keeps the rest", () => {
     const text = "I'm jane@example.com, card 4111 1111 1111 1111, SSN 123-45-6789, phone +1 555 123 4567, order #88231 from 2024.";
     expect(redactPii(text)).toBe(`I'm ${EMAIL}, card ${CARD}, SSN ${SSN}, phone ${PHONE}, order #88231 from 2024.`);
-    expect(containsPii(text)).toBe(true);
-    expect(containsPii("nothing to see, order 42")).toBe(false);
   });
 
-  it("stays fast on long adversarial input", () => {
-    const inputs = ["1".repeat(32_000), "a".repeat(32_000) + "@", "+1 ".repeat(10_000), `${"a.".repeat(16_000)}`, "0 1 ".repeat(8000)];
-    for (const text of inputs) expect(typeof redactPii(text)).toBe("string");
+  it("gets through long adversarial input (no catastrophic backtracking) and leaves it alone", () => {
+    const inputs = ["1".repeat(32_000), "a".repeat(32_000) + "@", "+1 ".repeat(10_000), `${"a.".repeat(16_000)}`];
+    for (const text of inputs) expect(redactPii(text) === text, text.slice(0, 8)).toBe(true);
+    // Single digits with spaces can form card layouts; whatever is masked, nothing else changes.
+    expect(redactPii("0 1 ".repeat(8000)).replaceAll(CARD, "")).toMatch(/^[01 ]*$/);
   });
 });

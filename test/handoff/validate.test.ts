@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { targetNames, validateHandoff, type HandoffValidationInput, type SessionSnapshot } from "../../src/handoff/validate";
+import { returnTarget } from "../../src/handoff/chain";
+import { validateHandoff, type HandoffValidationInput, type SessionSnapshot } from "../../src/handoff/validate";
 import { AgentDefinition, type AgentDefinitionInput } from "../../src/schemas/agent";
 import { HandoffRequest, type HandoffRequestInput } from "../../src/schemas/handoff";
 
@@ -38,19 +39,19 @@ const session = (stack: string[], state: Record<string, unknown> = { user: { tie
 const request = (overrides: Partial<HandoffRequestInput> = {}) =>
   HandoffRequest.parse({ session_id: "s1", source_agent: "triage", target_agent: "billing", reason: "refund question", ...overrides });
 
-/** Builds the input the way the Durable Object will: load the source, then the agents `targetNames` asks for. */
+/**
+ * Builds the input the way the Durable Object does: the source, and the named target, the
+ * agent a return goes back to, or (by capability) every agent in the source's whitelist.
+ */
 function input(req: HandoffRequest, snap: SessionSnapshot, extra: Partial<HandoffValidationInput> = {}): HandoffValidationInput {
   const source = AGENTS[req.source_agent] ?? null;
-  const names = targetNames(req, snap, source);
-  const loaded = names.map((n) => AGENTS[n]).filter((a) => a !== undefined);
-  const byCapability = req.mode === "transfer" && req.target_agent === undefined;
-  return {
-    request: req,
-    source,
-    ...(byCapability ? { candidates: loaded } : { target: loaded[0] ?? null }),
-    session: snap,
-    ...extra,
-  };
+  const load = (name: string | null | undefined) => (name == null ? null : (AGENTS[name] ?? null));
+  if (req.mode === "transfer" && req.target_agent === undefined) {
+    const candidates = (source?.handoffs ?? []).map((h) => AGENTS[h.to]).filter((a) => a !== undefined);
+    return { request: req, source, candidates, session: snap, ...extra };
+  }
+  const target = req.mode === "return" ? load(returnTarget(snap.handoff_stack)) : load(req.target_agent);
+  return { request: req, source, target, session: snap, ...extra };
 }
 
 const codeOf = (i: HandoffValidationInput) => {
@@ -207,15 +208,11 @@ describe("validateHandoff: one code per rule", () => {
     });
   });
 
-  it("AGENT_UNAVAILABLE for a disabled target or one known to be paused or full", () => {
+  it("AGENT_UNAVAILABLE for a disabled target", () => {
     expect(validateHandoff(input(request({ target_agent: "sales" }), session(["triage"])))).toMatchObject({
       ok: false,
       error: { code: "AGENT_UNAVAILABLE", details: { agent: "sales", reason: "disabled" } },
     });
-    const paused = input(request(), session(["triage"]), { agentAvailability: { billing: "paused" } });
-    expect(validateHandoff(paused)).toMatchObject({ ok: false, error: { code: "AGENT_UNAVAILABLE", details: { reason: "paused" } } });
-    expect(codeOf(input(request(), session(["triage"]), { agentAvailability: { billing: "at_capacity" } }))).toBe("AGENT_UNAVAILABLE");
-    expect(codeOf(input(request(), session(["triage"]), { agentAvailability: { billing: "available", tech: "paused" } }))).toBe("OK");
   });
 });
 
@@ -227,17 +224,16 @@ describe("validateHandoff: rule order", () => {
       source: null,
       target: null,
       session: { current_agent: "billing", handoff_stack: ["a", "b", "c", "d", "e", "support", "billing"], state: { ok: false } },
-      agentAvailability: { support: "paused" },
     };
     const seen: string[] = [];
     const steps: Record<string, () => void> = {
-      AGENT_NOT_FOUND: () => (i.source ? (i = { ...i, target: { ...AGENTS.support!, handoffs: [] } }) : (i = { ...i, source: { ...AGENTS.triage!, handoffs: [] } })),
+      AGENT_NOT_FOUND: () => (i.source ? (i = { ...i, target: { ...AGENTS.support!, enabled: false } }) : (i = { ...i, source: { ...AGENTS.triage!, handoffs: [] } })),
       NOT_CURRENT_AGENT: () => (i = { ...i, session: { ...i.session, current_agent: "triage", handoff_stack: [...i.session.handoff_stack.slice(0, -1), "triage"] } }),
       HANDOFF_NOT_ALLOWED: () => (i = { ...i, source: AGENTS.triage! }),
       CONDITION_NOT_MET: () => (i = { ...i, session: { ...i.session, state: { ok: true, user: { tier: "gold" } } } }),
       MAX_DEPTH_EXCEEDED: () => (i = { ...i, session: { ...i.session, handoff_stack: ["support", "triage"] } }),
       CIRCULAR_HANDOFF: () => (i = { ...i, session: { ...i.session, handoff_stack: ["triage"] } }),
-      AGENT_UNAVAILABLE: () => (i = { ...i, agentAvailability: {} }),
+      AGENT_UNAVAILABLE: () => (i = { ...i, target: AGENTS.support! }),
     };
     for (let n = 0; n < 10; n++) {
       const result = validateHandoff(i);
@@ -312,15 +308,17 @@ describe("validateHandoff: by capability", () => {
     expect(codeOf(input(byCap(["shipping"]), session(["triage"])))).toBe("CAPABILITY_MISMATCH");
   });
 
-  it("leaves out agents on the stack and unavailable ones", () => {
+  it("leaves out agents on the stack and disabled ones", () => {
     const fromBilling = byCap(["debugging"], { source_agent: "billing" });
     expect(validateHandoff(input(fromBilling, session(["triage", "billing"])))).toMatchObject({ ok: true, value: { target: "tech" } });
-    const paused = validateHandoff(input(fromBilling, session(["triage", "billing"]), { agentAvailability: { tech: "paused" } }));
-    expect(paused).toMatchObject({
+    const disabled = validateHandoff(
+      input(fromBilling, session(["triage", "billing"]), { candidates: [AGENTS.triage!, { ...AGENTS.tech!, enabled: false }] }),
+    );
+    expect(disabled).toMatchObject({
       ok: false,
       error: {
         code: "CAPABILITY_MISMATCH",
-        details: { candidates: [{ agent: "triage", excluded: "on_stack" }, { agent: "tech", excluded: "paused" }, { agent: "triage-2", excluded: "not_found" }] },
+        details: { candidates: [{ agent: "triage", excluded: "on_stack" }, { agent: "tech", excluded: "disabled" }, { agent: "triage-2", excluded: "not_found" }] },
       },
     });
   });
@@ -339,16 +337,5 @@ describe("validateHandoff: by capability", () => {
 
   it("checks depth before choosing", () => {
     expect(codeOf(input(byCap(["refunds"]), session(["triage"]), { maxDepth: 0 }))).toBe("MAX_DEPTH_EXCEEDED");
-  });
-});
-
-describe("targetNames", () => {
-  it("names what the Durable Object must load", () => {
-    expect(targetNames(request(), session(["triage"]), AGENTS.triage!)).toEqual(["billing"]);
-    expect(targetNames(request({ mode: "return", target_agent: undefined }), session(["x", "triage"]), AGENTS.triage!)).toEqual(["x"]);
-    expect(targetNames(request({ mode: "return", target_agent: undefined }), session(["triage"]), AGENTS.triage!)).toEqual([]);
-    const byCap = request({ target_agent: undefined, required_capabilities: ["refunds"] });
-    expect(targetNames(byCap, session(["triage"]), AGENTS.triage!)).toEqual(["billing", "support", "tech", "sales", "ghost"]);
-    expect(targetNames(byCap, session(["triage"]), null)).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { base32, ulid, ulidTime } from "../../src/lib/ulid";
+import { base32, ulid } from "../../src/lib/ulid";
+import { ulidTime } from "./decode-ulid";
 
 describe("ulid", () => {
   it("is 26 Crockford base32 characters carrying its millisecond time", () => {

@@ -109,12 +109,15 @@ describe("rule router", () => {
     const boosted = withKeyword.decide(input);
     expect(boosted.agent).toBe("billing");
     expect(boosted.matched_keywords).toEqual(["money"]);
-    expect(boosted.confidence).toBeGreaterThan(plain.candidates.find((c) => c.agent === "billing")?.confidence ?? 0);
+    const before = plain.candidates.find((c) => c.agent === "billing");
+    expect(before).toMatchObject({ agent: "billing", matched_keywords: [] });
+    expect(boosted.confidence).toBeGreaterThan(before!.confidence);
   });
 
   it("lists at most three candidates, best first, each with its own confidence", () => {
     const d = router.decide("how do I change my payment method");
-    expect(d.candidates.length).toBeLessThanOrEqual(3);
+    expect(d.candidates.map((c) => c.agent)).toEqual(["billing", "sales", "technical"]);
+    expect(compileRuleRouter([...team, agent({ name: "extra", triggers: { examples: ["change my payment details"] } })]).decide("how do I change my payment method").candidates).toHaveLength(3);
     expect(d.candidates[0]?.agent).toBe(d.agent);
     expect(d.candidates[0]?.confidence).toBe(d.confidence);
     for (const c of d.candidates.slice(1)) expect(c.confidence).toBeLessThan(d.confidence);
@@ -153,7 +156,6 @@ describe("rule router", () => {
   it("answers an empty registry with agent null and confidence 0", () => {
     const d = compileRuleRouter([]).decide("refund please");
     expect(d).toMatchObject({ agent: null, confidence: 0, score: 0, candidates: [], matched_keywords: [] });
-    expect(compileRuleRouter([]).memoryBytes).toBeGreaterThanOrEqual(0);
   });
 
   it("is deterministic: two compiles of one registry decide alike", () => {

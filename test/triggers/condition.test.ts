@@ -156,9 +156,16 @@ describe("condition semantics", () => {
     expect(checkCondition("x ==", { x: 1 })).toMatchObject({ ok: false, error: { code: "INVALID_CONDITION" } });
   });
 
-  it("keeps the cache bounded", () => {
-    for (let i = 0; i < 600; i++) compileConditionCached(`n == ${i}`);
-    expect(checkCondition("n == 599", { n: 599 })).toEqual({ ok: true, value: true });
+  it("keeps the cache bounded, evicting the oldest entry first", () => {
+    const first = compileConditionCached("n == 0");
+    const recent = () => compileConditionCached("n == 599");
+    for (let i = 1; i < 600; i++) compileConditionCached(`n == ${i}`);
+    const kept = recent();
+    expect(recent()).toBe(kept);
+    // The oldest entry was evicted: compiling it again gives a new (equal) result.
+    const again = compileConditionCached("n == 0");
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
     expect(checkCondition("n == 0", { n: 0 })).toEqual({ ok: true, value: true });
   });
 });

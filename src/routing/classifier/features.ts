@@ -82,11 +82,6 @@ export function gramKey(c0: number, c1: number, c2: number): number {
 const LT = 60;
 const GT = 62;
 
-/** The terms of a text with their counts, in first-occurrence order (no character grams). */
-export function extractTerms(text: string): TermCount[] {
-  return extractFeatures(text, false).terms;
-}
-
 const NON_ASCII = /[^\x00-\x7f]/;
 const CJK_ANY = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]/;
 
@@ -120,8 +115,8 @@ export function surfaceForms(text: string): Map<string, string> {
   return out;
 }
 
-/** Terms and, when asked, character grams of a text (one pass, few allocations: it runs per route). */
-export function extractFeatures(text: string, withGrams = true): TextFeatures {
+/** Terms and character grams of a text (one pass, few allocations: it runs per route). */
+export function extractFeatures(text: string): TextFeatures {
   const index = new Map<string, number>();
   const terms: TermCount[] = [];
   const add = (term: string): number => {
@@ -153,7 +148,7 @@ export function extractFeatures(text: string, withGrams = true): TextFeatures {
     const owner = add(s);
     if (prev !== null) add(`${prev} ${s}`);
     prev = s;
-    if (!withGrams || piece.length < MIN_GRAM_WORD) continue;
+    if (piece.length < MIN_GRAM_WORD) continue;
     // Grams of "<piece>": code units at positions −1 (the "<") … length (the ">").
     const len = piece.length;
     let c0 = LT;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { extractFeatures, extractTerms, gramKey, stem } from "../../../src/routing/classifier/features";
+import { extractFeatures, gramKey, stem } from "../../../src/routing/classifier/features";
 
-const terms = (text: string) => extractTerms(text).map((t) => t.term);
+const terms = (text: string) => extractFeatures(text).terms.map((t) => t.term);
 
 describe("features", () => {
   it("merges English inflections with a light stem and keeps short words intact", () => {
@@ -28,7 +28,7 @@ describe("features", () => {
   });
 
   it("counts repeated terms", () => {
-    expect(extractTerms("refund refund now").find((t) => t.term === "refund")?.count).toBe(2);
+    expect(extractFeatures("refund refund now").terms.find((t) => t.term === "refund")?.count).toBe(2);
   });
 
   it("gives character 3-grams to words of three letters or more, each once", () => {

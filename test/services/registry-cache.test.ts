@@ -1,0 +1,37 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { HEAD_TTL_MS, invalidateTenant, tenantHead } from "../../src/services/registry-cache";
+
+const T = Date.UTC(2026, 0, 1);
+let counter = 0;
+
+/** A tenant of its own per test, at registry version 1; `bump` is a write made in another isolate (D1 only). */
+async function tenantAtVersion1() {
+  const tenant = `cache-${++counter}`;
+  await env.DB.prepare("INSERT INTO registry_versions (tenant, version, stamp) VALUES (?1, 1, 'first')").bind(tenant).run();
+  const bump = () => env.DB.prepare("UPDATE registry_versions SET version = version + 1, stamp = 'elsewhere' WHERE tenant = ?1").bind(tenant).run();
+  const version = async (now: number) => (await tenantHead(env.DB, tenant, now)).head.version;
+  return { tenant, bump, version };
+}
+
+describe("registry head cache", () => {
+  it(`trusts the head it read for ${HEAD_TTL_MS} ms, then reads D1 again`, async () => {
+    const { bump, version } = await tenantAtVersion1();
+    expect(await version(T)).toBe(1);
+    await bump();
+    expect(await version(T + HEAD_TTL_MS - 1)).toBe(1);
+    expect(await version(T + HEAD_TTL_MS)).toBe(2);
+  });
+
+  it("reads D1 again at once after invalidateTenant (a write through this isolate)", async () => {
+    const { tenant, bump, version } = await tenantAtVersion1();
+    expect(await version(T)).toBe(1);
+    await bump();
+    invalidateTenant(tenant);
+    expect(await version(T + 1)).toBe(2);
+  });
+
+  it("answers version 0 for a tenant that never wrote", async () => {
+    expect((await tenantHead(env.DB, "cache-never-wrote", T)).head).toEqual({ version: 0, stamp: "" });
+  });
+});

@@ -32,6 +32,7 @@ await runCli(async () => {
   }
 
   let failed = 0;
+  let sent = 0;
   for (const agent of agents) {
     const url = new URL(`/v1/agents/${agent.name}`, values.url);
     let response: Response;
@@ -43,8 +44,10 @@ await runCli(async () => {
       });
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      throw new CliError(`${agent.name}: cannot reach ${url.origin} (${cause?.code ?? cause?.message ?? (error as Error).message}); stopped there.`);
+      const why = cause?.code ?? cause?.message ?? (error as Error).message;
+      throw new CliError(`${agent.name}: cannot reach ${url.origin} (${why}); stopped with ${sent} of ${agents.length} agents sent.`);
     }
+    sent++;
     const outcome = response.status === 201 ? "created" : response.status === 200 ? "replaced" : `failed ${response.status}`;
     if (!response.ok) {
       failed++;

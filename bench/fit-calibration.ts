@@ -28,7 +28,7 @@ import path from "node:path";
 import { compileRuleRouter } from "../src/routing/rule-router";
 import { calibrationFeatures, FEATURE_NAMES, probabilityCorrect, type Calibration } from "../src/routing/classifier/calibration";
 import { CALIBRATION_PARAMS } from "../src/routing/classifier/calibration-params";
-import { CLINC_CREDIT, loadClinc, repoRoot, type ClincRow } from "./lib/clinc";
+import { CLINC_CREDIT, loadClincOrExit, repoRoot, type Clinc, type ClincRow } from "./lib/clinc";
 import { deriveKeywords, domainAgents } from "./lib/registries";
 
 const FOLDS = 5;
@@ -90,8 +90,7 @@ function foldOf(rows: readonly ClincRow[]): number[] {
 }
 
 /** Scores every regime × fold; one compile serves every candidate rule weight (read per call). */
-function collect(ruleWeights: number[]): Map<number, Row[]> {
-  const { train, domains: domainMap } = loadClinc();
+function collect({ train, domains: domainMap }: Clinc, ruleWeights: number[]): Map<number, Row[]> {
   const domains = Object.keys(domainMap);
   const folds = foldOf(train);
   const oos = train.filter((r) => r.domain === "oos");
@@ -232,9 +231,10 @@ function evidenceOf(r: Row) {
 }
 
 function main(): void {
+  const data = loadClincOrExit();
   console.log(`Fitting the rule tier's calibration on ${CLINC_CREDIT} — train split only.\n`);
   const started = performance.now();
-  const byWeight = collect(RULE_WEIGHTS);
+  const byWeight = collect(data, RULE_WEIGHTS);
   let bestWeight = RULE_WEIGHTS[0] as number;
   let bestAcc = -1;
   for (const [w, rows] of byWeight) {

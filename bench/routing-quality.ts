@@ -1,7 +1,7 @@
 /**
  * Routing quality of the rule tier on CLINC150 (issue 4), run as `npx tsx bench/routing-quality.ts`
  * (`npm run bench:routing`). Data: CLINC150 by Larson et al., 2019, CC BY 3.0, read from
- * ../shared/datasets/clinc150 beside the repository.
+ * CLINC150_DIR, by default ../shared/datasets/clinc150 beside the repository (see bench/lib/clinc.ts).
  *
  * Ten agents, one per domain; examples are train's in-scope utterances of the domain; no
  * keywords or patterns (the "+ keywords" row adds 10 derived keywords per domain, see
@@ -13,7 +13,7 @@
  */
 import { compileRuleRouter, type CompiledRuleRouter } from "../src/routing/rule-router";
 import type { AgentDefinition } from "../src/schemas/agent";
-import { CLINC_CREDIT, examplesByDomain, loadClinc, type ClincRow } from "./lib/clinc";
+import { CLINC_CREDIT, examplesByDomain, loadClincOrExit, type ClincRow } from "./lib/clinc";
 import { deriveKeywords, domainAgents } from "./lib/registries";
 import { compileInWorkerd } from "./lib/workerd-compile";
 
@@ -104,7 +104,7 @@ const mark = (ok: boolean) => (ok ? "✅" : "❌");
 
 async function main(): Promise<void> {
   const started = performance.now();
-  const { train, val, domains: domainMap } = loadClinc();
+  const { train, val, domains: domainMap } = loadClincOrExit();
   const domains = Object.keys(domainMap);
   const inScopeVal = val.filter((r) => r.domain !== "oos");
   console.log(`# Rule-tier routing quality — ${CLINC_CREDIT}\n`);

@@ -9,9 +9,9 @@
  */
 import { compileClassifier } from "../src/routing/classifier/lexical-classifier";
 import { SOFTMAX_DEFAULTS } from "../src/routing/classifier/softmax";
-import { CLINC_CREDIT, examplesByDomain, loadClinc } from "./lib/clinc";
+import { CLINC_CREDIT, examplesByDomain, loadClincOrExit } from "./lib/clinc";
 
-const { train } = loadClinc();
+const { train } = loadClincOrExit();
 const fit = train.filter((_, i) => i % 5 !== 0);
 const held = train.filter((r, i) => i % 5 === 0 && r.domain !== "oos");
 

@@ -3,44 +3,80 @@
  * 1. .dev.vars from .dev.vars.example when missing (the dev API keys);
  * 2. local D1 migrations applied;
  * 3. the demo agents in agents/*.md upserted into local D1 for every dev tenant.
+ * Wrangler's own output is captured and shown only when a step fails; the user reads a few
+ * lines saying what is ready and how to call it.
  * RELAY_PERSIST_TO points it at another local state folder (the benchmarks use tmpfs).
  */
-import { execFileSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readAgentDir, tenantsOf } from "./lib/agent-files";
+import { parseApiKeys } from "../src/auth/api-keys";
+import type { AgentDefinition } from "../src/schemas/agent";
+import { formatProblems } from "./lib/agent-check";
+import { readAgentDir } from "./lib/agent-files";
+import { CliError, runCli } from "./lib/cli-error";
+import { apiKeysInDevVars, appliedMigrations, devUrl, devWranglerEnv, setupSummary, tenantsOf } from "./lib/dev-env";
 
 const root = join(import.meta.dirname, "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
-// Non-interactive: wrangler skips its confirmation prompt when CI is set.
 const persist = process.env.RELAY_PERSIST_TO ? ["--persist-to", process.env.RELAY_PERSIST_TO] : [];
-const run = (args: string[]) => execFileSync(wrangler, [...args, ...persist], { cwd: root, stdio: "inherit", env: { ...process.env, CI: "true" } });
+const env = devWranglerEnv(process.env, { nonInteractive: true });
 
-const devVars = join(root, ".dev.vars");
-if (!existsSync(devVars)) {
-  copyFileSync(join(root, ".dev.vars.example"), devVars);
-  console.log("Created .dev.vars from .dev.vars.example (dev API keys).");
+/** Runs a wrangler sub-command with its output captured; returns it, or fails with it. */
+function wranglerRun(step: string, args: string[]): string {
+  const result = spawnSync(wrangler, [...args, ...persist], { cwd: root, env, encoding: "utf8" });
+  const output = `${result.stdout ?? ""}${result.stderr ?? ""}`.trim();
+  if (result.status !== 0) {
+    const how = result.error ? result.error.message : `exit code ${result.status ?? result.signal}`;
+    throw new CliError(`Dev setup failed while ${step} (wrangler ${args.join(" ")}: ${how}). Wrangler said:\n${output}`);
+  }
+  return output;
 }
 
-run(["d1", "migrations", "apply", "DB", "--local"]);
+function seedSql(tenants: readonly string[], agents: readonly AgentDefinition[]): string {
+  const quote = (text: string) => `'${text.replaceAll("'", "''")}'`;
+  const now = new Date().toISOString();
+  return tenants
+    .flatMap((tenant) => [
+      ...agents.map(
+        (agent) =>
+          `INSERT INTO agents (tenant, name, definition, created_at, updated_at) VALUES (${quote(tenant)}, ${quote(agent.name)}, ${quote(JSON.stringify(agent))}, ${quote(now)}, ${quote(now)}) ` +
+          `ON CONFLICT (tenant, name) DO UPDATE SET definition = excluded.definition, updated_at = excluded.updated_at;`,
+      ),
+      `INSERT INTO registry_versions (tenant, version, stamp) VALUES (${quote(tenant)}, 1, ${quote(randomUUID())}) ` +
+        `ON CONFLICT (tenant) DO UPDATE SET version = version + 1, stamp = excluded.stamp;`,
+    ])
+    .join("\n");
+}
 
-const keys = /RELAY_API_KEYS\s*=\s*"?([^"\n]*)"?/.exec(readFileSync(devVars, "utf8"))?.[1] ?? "";
-const tenants = tenantsOf(keys);
-const agents = readAgentDir(join(root, "agents"));
-const quote = (text: string) => `'${text.replaceAll("'", "''")}'`;
-const now = new Date().toISOString();
-const statements = tenants.flatMap((tenant) => [
-  ...agents.map(
-    (agent) =>
-      `INSERT INTO agents (tenant, name, definition, created_at, updated_at) VALUES (${quote(tenant)}, ${quote(agent.name)}, ${quote(JSON.stringify(agent))}, ${quote(now)}, ${quote(now)}) ` +
-      `ON CONFLICT (tenant, name) DO UPDATE SET definition = excluded.definition, updated_at = excluded.updated_at;`,
-  ),
-  `INSERT INTO registry_versions (tenant, version, stamp) VALUES (${quote(tenant)}, 1, ${quote(randomUUID())}) ` +
-    `ON CONFLICT (tenant) DO UPDATE SET version = version + 1, stamp = excluded.stamp;`,
-]);
-const sqlFile = join(mkdtempSync(join(tmpdir(), "relay-")), "agents.sql");
-writeFileSync(sqlFile, statements.join("\n"));
-run(["d1", "execute", "DB", "--local", "--file", sqlFile]);
-console.log(`Loaded ${agents.length} demo agents (${agents.map((a) => a.name).join(", ")}) for tenants: ${tenants.join(", ")}.`);
+await runCli(() => {
+  const devVars = join(root, ".dev.vars");
+  const createdDevVars = !existsSync(devVars);
+  if (createdDevVars) copyFileSync(join(root, ".dev.vars.example"), devVars);
+  const keys = parseApiKeys(apiKeysInDevVars(readFileSync(devVars, "utf8")));
+  const tenants = tenantsOf(keys);
+  if (tenants.length === 0) {
+    throw new CliError("Dev setup: .dev.vars has no usable RELAY_API_KEYS entry (tenant:key, keys of 8+ characters); see .dev.vars.example.");
+  }
+
+  const { agents, problems } = readAgentDir(join(root, "agents"));
+  if (problems.length > 0) throw new CliError(["Dev setup: invalid demo agent files in agents/:", ...formatProblems(problems)].join("\n"));
+
+  const migrationFiles = readdirSync(join(root, "migrations")).filter((f) => f.endsWith(".sql")).sort();
+  const applied = appliedMigrations(wranglerRun("applying the local D1 migrations", ["d1", "migrations", "apply", "DB", "--local"]), migrationFiles);
+
+  const sqlDir = mkdtempSync(join(tmpdir(), "relay-"));
+  try {
+    const sqlFile = join(sqlDir, "agents.sql");
+    writeFileSync(sqlFile, seedSql(tenants, agents));
+    wranglerRun("loading the demo agents", ["d1", "execute", "DB", "--local", "--file", sqlFile]);
+  } finally {
+    rmSync(sqlDir, { recursive: true, force: true });
+  }
+
+  const url = devUrl(readFileSync(join(root, "wrangler.toml"), "utf8"));
+  const summary = setupSummary({ createdDevVars, migrationFiles, applied, agents: agents.map((a) => a.name), keys, url });
+  console.log(summary.join("\n"));
+});

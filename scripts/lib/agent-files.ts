@@ -1,34 +1,38 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { isRelayError } from "../../src/errors";
-import { parseAgentFile } from "../../src/registry/agent-file";
-import { checkAgentPatterns } from "../../src/registry/check-agent";
-import type { AgentDefinition } from "../../src/schemas/agent";
+import { checkAgentFiles, type AgentFileText, type AgentFilesChecked } from "./agent-check";
+import { CliError } from "./cli-error";
 
 /**
- * Reads every `*.md` agent file in a folder with the same parser and checks the API uses,
- * so a file that loads here is one the Worker would accept. Any invalid file stops the
- * load, with every problem listed.
+ * Reads every `*.md` agent file in a folder and checks them all (see checkAgentFiles). A
+ * folder that is missing or holds no agent file is a CliError; a file that cannot be read is
+ * one more problem line, like an invalid one.
  */
-export function readAgentDir(dir: string): AgentDefinition[] {
-  const files = readdirSync(dir).filter((name) => name.endsWith(".md")).sort();
-  const agents: AgentDefinition[] = [];
-  const problems: string[] = [];
-  for (const file of files) {
+export function readAgentDir(dir: string): AgentFilesChecked {
+  let names: string[];
+  try {
+    if (!statSync(dir).isDirectory()) throw new CliError(`${dir} is not a folder.`);
+    names = readdirSync(dir).filter((name) => name.endsWith(".md")).sort();
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    if (systemReason(error) === "ENOENT") throw new CliError(`Agent folder not found: ${dir}`);
+    throw new CliError(`Cannot read the agent folder ${dir}: ${systemReason(error)}.`);
+  }
+  if (names.length === 0) throw new CliError(`No agent files (*.md) in ${dir}.`);
+  const files: AgentFileText[] = [];
+  const unreadable: AgentFilesChecked["problems"] = [];
+  for (const file of names) {
     try {
-      const agent = parseAgentFile(readFileSync(join(dir, file), "utf8"), file);
-      checkAgentPatterns(agent);
-      agents.push(agent);
+      files.push({ file, text: readFileSync(join(dir, file), "utf8") });
     } catch (error) {
-      if (!isRelayError(error)) throw error;
-      problems.push(`${error.message}${error.details ? ` ${JSON.stringify(error.details)}` : ""}`);
+      unreadable.push({ file, reason: `cannot be read (${systemReason(error)})` });
     }
   }
-  if (problems.length > 0) throw new Error(`Invalid agent files in ${dir}:\n- ${problems.join("\n- ")}`);
-  return agents;
+  const checked = checkAgentFiles(files);
+  return { agents: checked.agents, problems: [...unreadable, ...checked.problems].sort((a, b) => a.file.localeCompare(b.file)) };
 }
 
-/** Tenants named in a RELAY_API_KEYS value (`tenant:key,…`). */
-export function tenantsOf(apiKeys: string): string[] {
-  return [...new Set(apiKeys.split(",").map((entry) => entry.trim().split(":")[0] ?? "").filter(Boolean))];
+/** `ENOENT`, `EACCES`…: the part of a file-system error a user can act on. */
+function systemReason(error: unknown): string {
+  return (error as { code?: string }).code ?? (error instanceof Error ? error.message : String(error));
 }

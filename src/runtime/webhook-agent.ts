@@ -1,0 +1,251 @@
+/**
+ * The webhook executor: a `kind: webhook` agent's turn is POSTed to the agent's endpoint as a
+ * Standard Webhooks delivery, and the endpoint's JSON reply becomes the turn's response.
+ * Every outcome is a value (never a throw), so the run loop records failures like any other.
+ *
+ * The delivery body (JSON, UTF-8):
+ *   { "type": "agent.turn", "timestamp": "<ISO 8601>",
+ *     "data": { "session_id", "run_id", "agent", "messages", "tools", "context" } }
+ * `messages` and `tools` are in the OpenAI Chat Completions wire shape, so an endpoint can
+ * hand them straight to a model; `context` is the HandoffContext or null.
+ * The reply (2xx, JSON): { "output"?: string, "tool_calls"?: [{ "id"?, "name", "arguments" }] }.
+ */
+import { z } from "zod";
+import type { ErrorCode } from "../errors/codes";
+import { isWebhookSecret, webhookHeaders } from "../lib/standard-webhooks";
+import { ulid } from "../lib/ulid";
+import { excerpt } from "../providers/failures";
+import type { ChatResponse, ToolCall } from "../providers/types";
+import { argumentsText, describeIssue, wireMessage } from "../providers/wire";
+import type { AgentTurnRequest, AgentTurnResult } from "./agent-turn";
+
+/** The most reply body Relay reads; a longer reply fails the turn unread past this. */
+export const MAX_REPLY_BYTES = 1024 * 1024;
+/** The most of an error reply's body read for its message. */
+const ERROR_EXCERPT_BYTES = 4 * 1024;
+/** A reply may ask for this many tool calls at most in one turn. */
+export const MAX_REPLY_TOOL_CALLS = 128;
+
+/** What the executor needs of an agent definition. */
+export interface WebhookAgent {
+  name: string;
+  endpoint: string;
+}
+
+export interface WebhookCallOptions {
+  /**
+   * The agent's secret(s) as configured (see {@link agentSecret}): comma-separated
+   * `whsec_…` values; each signs the delivery. Undefined: the delivery goes unsigned.
+   */
+  secret: string | undefined;
+  /** Deadline for the whole exchange, connection to last byte of the reply. */
+  timeoutMs: number;
+  /** Milliseconds since the epoch (default Date.now): webhook-timestamp and the body's timestamp. */
+  now?: () => number;
+}
+
+/**
+ * The Worker secret holding an agent's webhook secret: `AGENT_SECRET_` + the name upper-cased,
+ * every character other than A–Z and 0–9 replaced by `_` (`billing-eu` → `AGENT_SECRET_BILLING_EU`).
+ */
+export function agentSecretName(agent: string): string {
+  return `AGENT_SECRET_${agent.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`;
+}
+
+/** The agent's configured secret text, or undefined when the Worker has none (or an empty one). */
+export function agentSecret(env: Record<string, unknown>, agent: string): string | undefined {
+  const value = env[agentSecretName(agent)];
+  return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
+}
+
+/** A secret setting split for rotation: comma-separated, blanks ignored, order kept. */
+export function secretList(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
+
+// Lenient on unknown fields (an endpoint may add its own), strict on the types of known ones.
+// Tool calls come flat, or nested the OpenAI way so a model's answer can be passed through.
+const ReplyArguments = z.union([z.string(), z.record(z.string(), z.unknown())]).optional();
+const FlatCall = z.object({ id: z.string().min(1).optional(), name: z.string().min(1), arguments: ReplyArguments });
+const NestedCall = z.object({
+  id: z.string().min(1).optional(),
+  type: z.literal("function").optional(),
+  function: z.object({ name: z.string().min(1), arguments: ReplyArguments }),
+});
+const WebhookReply = z.object({
+  output: z.string().nullish(),
+  tool_calls: z.array(z.union([FlatCall, NestedCall])).max(MAX_REPLY_TOOL_CALLS).nullish(),
+});
+type WebhookReply = z.infer<typeof WebhookReply>;
+
+type Outcome = { ok: true; response: ChatResponse } | { ok: false; code: ErrorCode; message: string };
+
+const fail = (code: ErrorCode, message: string): Outcome => ({ ok: false, code, message });
+
+/**
+ * Runs one turn on the agent's endpoint. Failures: `WEBHOOK_TIMEOUT` (deadline passed),
+ * `WEBHOOK_ERROR` (unreachable, non-2xx with its status, or an unusable secret),
+ * `WEBHOOK_INVALID_REPLY` (oversize, not JSON, wrong shape, nothing in it).
+ */
+export async function callWebhookAgent(agent: WebhookAgent, turn: AgentTurnRequest, options: WebhookCallOptions): Promise<AgentTurnResult> {
+  const now = options.now ?? Date.now;
+  const started = now();
+  const done = (outcome: Outcome): AgentTurnResult => {
+    const duration_ms = Math.max(0, now() - started);
+    return outcome.ok ? { ok: true, response: outcome.response, model: "webhook", duration_ms } : { ...outcome, duration_ms };
+  };
+
+  const secrets = secretList(options.secret);
+  if (secrets.some((s) => !isWebhookSecret(s))) {
+    return done(fail("WEBHOOK_ERROR", `${agentSecretName(agent.name)} is not a Standard Webhooks secret (expected whsec_ + base64)`));
+  }
+
+  const deadline = AbortSignal.timeout(options.timeoutMs);
+  const timedOut = new Promise<Outcome>((resolve) => {
+    const onAbort = () => resolve(fail("WEBHOOK_TIMEOUT", `${agent.name}: no reply from the webhook within ${options.timeoutMs} ms`));
+    if (deadline.aborted) onAbort();
+    else deadline.addEventListener("abort", onAbort, { once: true });
+  });
+  // The race also covers a reply body that stalls mid-stream; exchange() never rejects.
+  return done(await Promise.race([exchange(agent, turn, secrets, started, deadline), timedOut]));
+}
+
+async function exchange(agent: WebhookAgent, turn: AgentTurnRequest, secrets: string[], nowMs: number, signal: AbortSignal): Promise<Outcome> {
+  const body = JSON.stringify(deliveryBody(turn, nowMs));
+  const id = `msg_${ulid()}`;
+  const timestamp = Math.floor(nowMs / 1000);
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json",
+    "user-agent": "Relay",
+    "webhook-id": id,
+    "webhook-timestamp": String(timestamp),
+  };
+  if (secrets.length > 0) Object.assign(headers, await webhookHeaders(secrets, id, timestamp, body));
+
+  let response: Response;
+  try {
+    // Redirects are not followed: a POST turned into a GET elsewhere is never what was meant.
+    response = await fetch(agent.endpoint, { method: "POST", headers, body, signal, redirect: "manual" });
+  } catch (error) {
+    return fail("WEBHOOK_ERROR", `${agent.name}: the webhook could not be reached: ${describe(error)}`);
+  }
+
+  if (response.status < 200 || response.status > 299) {
+    const text = await readCapped(response, ERROR_EXCERPT_BYTES, "truncate");
+    const hint = response.status === 401 || response.status === 403 ? unsignedHint(agent, secrets) : "";
+    const location = response.headers.get("location");
+    const redirect = response.status >= 300 && response.status < 400 ? ` (redirects are not followed${location ? `; location: ${location}` : ""})` : "";
+    const detail = text.ok && text.text.trim() !== "" ? `: ${excerpt(text.text)}` : "";
+    return fail("WEBHOOK_ERROR", `${agent.name}: the webhook answered HTTP ${response.status}${redirect}${hint}${detail}`);
+  }
+
+  const declared = Number(response.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > MAX_REPLY_BYTES) {
+    await response.body?.cancel().catch(() => undefined);
+    return fail("WEBHOOK_INVALID_REPLY", `${agent.name}: the reply is larger than ${MAX_REPLY_BYTES} bytes`);
+  }
+  const read = await readCapped(response, MAX_REPLY_BYTES, "refuse");
+  if (!read.ok) {
+    return read.reason === "oversize"
+      ? fail("WEBHOOK_INVALID_REPLY", `${agent.name}: the reply is larger than ${MAX_REPLY_BYTES} bytes`)
+      : read.reason === "encoding"
+        ? fail("WEBHOOK_INVALID_REPLY", `${agent.name}: the reply is not UTF-8 text`)
+        : fail("WEBHOOK_ERROR", `${agent.name}: the reply could not be read: ${read.message}`);
+  }
+  return interpret(agent, read.text);
+}
+
+function deliveryBody(turn: AgentTurnRequest, nowMs: number): Record<string, unknown> {
+  return {
+    type: "agent.turn",
+    timestamp: new Date(nowMs).toISOString(),
+    data: {
+      session_id: turn.session_id,
+      run_id: turn.run_id,
+      agent: turn.agent,
+      messages: turn.messages.map(wireMessage),
+      tools: turn.tools,
+      context: turn.context,
+    },
+  };
+}
+
+function interpret(agent: WebhookAgent, text: string): Outcome {
+  if (text.trim() === "") return fail("WEBHOOK_INVALID_REPLY", `${agent.name}: the reply is empty (expected JSON with output or tool_calls)`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return fail("WEBHOOK_INVALID_REPLY", `${agent.name}: the reply is not JSON: ${excerpt(text, 120)}`);
+  }
+  const parsed = WebhookReply.safeParse(json);
+  if (!parsed.success) return fail("WEBHOOK_INVALID_REPLY", `${agent.name}: the reply is not { output?, tool_calls? }: ${describeIssue(parsed.error)}`);
+  const reply = parsed.data;
+  const tool_calls = toolCalls(reply);
+  const content = reply.output ? reply.output : null;
+  if (tool_calls.length === 0 && content === null) {
+    return fail("WEBHOOK_INVALID_REPLY", `${agent.name}: the reply has neither output nor tool_calls`);
+  }
+  return { ok: true, response: { content, tool_calls } };
+}
+
+function toolCalls(reply: WebhookReply): ToolCall[] {
+  // Ids are unique per session, not positional: the conversation keeps every turn's calls.
+  return (reply.tool_calls ?? []).map((call) => {
+    const { name, arguments: args } = "function" in call ? call.function : call;
+    return { id: call.id ?? `call_${ulid().toLowerCase()}`, name, arguments: argumentsText(args) };
+  });
+}
+
+function unsignedHint(agent: WebhookAgent, secrets: string[]): string {
+  return secrets.length === 0 ? ` (the delivery was unsigned: ${agentSecretName(agent.name)} is not set)` : "";
+}
+
+type Read = { ok: true; text: string } | { ok: false; reason: "oversize" | "encoding" | "transport"; message: string };
+
+/**
+ * Reads at most `cap` bytes of the body. `refuse`: a longer body is an error, unread past the
+ * cap; `truncate`: its first `cap` bytes are kept (error excerpts).
+ */
+async function readCapped(response: Response, cap: number, mode: "refuse" | "truncate"): Promise<Read> {
+  const reader = response.body?.getReader();
+  if (!reader) return { ok: true, text: "" };
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (size + value.byteLength > cap) {
+        await reader.cancel().catch(() => undefined);
+        if (mode === "refuse") return { ok: false, reason: "oversize", message: `over ${cap} bytes` };
+        chunks.push(value.subarray(0, cap - size));
+        size = cap;
+        break;
+      }
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch (error) {
+    return { ok: false, reason: "transport", message: describe(error) };
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  try {
+    return { ok: true, text: new TextDecoder("utf-8", { fatal: mode === "refuse", ignoreBOM: false }).decode(bytes) };
+  } catch {
+    return { ok: false, reason: "encoding", message: "not UTF-8" };
+  }
+}
+
+function describe(error: unknown): string {
+  return excerpt(error instanceof Error ? error.message : String(error));
+}

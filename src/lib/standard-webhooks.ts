@@ -65,11 +65,11 @@ export async function signWebhook(secret: string, id: string, timestampSeconds: 
 }
 
 /** The three Standard Webhooks headers. */
-export interface WebhookHeaders {
+export type WebhookHeaders = {
   "webhook-id": string;
   "webhook-timestamp": string;
   "webhook-signature": string;
-}
+};
 
 /**
  * The headers of a signed delivery. Several secrets give several signatures, space-separated

@@ -1,4 +1,4 @@
-import { delay, http, HttpResponse, type HttpHandler } from "msw";
+import { delay, http, HttpResponse, type HttpHandler, type JsonBodyType } from "msw";
 import { Webhook } from "standardwebhooks";
 
 /**
@@ -88,7 +88,7 @@ export function fakeWebhookAgent(options: FakeWebhookAgentOptions): FakeWebhookA
         await delay(reply.ms);
         return toResponse(reply.then);
       case "json":
-        return HttpResponse.json(reply.body, { status: reply.status });
+        return HttpResponse.json(reply.body as JsonBodyType, { status: reply.status });
       case "text":
         return new HttpResponse(reply.text, { status: reply.status, headers: reply.headers ?? { "content-type": "application/json" } });
       case "bytes":

@@ -1,9 +1,24 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { createLogger } from "vite";
 import { defineConfig } from "vitest/config";
 
 const migrations = await readD1Migrations("./migrations");
 
+// Wrangler's info lines ("Using secrets defined in .dev.vars", once per test file after
+// `npm run dev`) are not news in a test run; warnings and errors still print.
+process.env.WRANGLER_LOG ??= "warn";
+
+// standardwebhooks (a devDependency, the reference the tests check signatures against) ships a
+// source map naming sources it does not publish; Vite's warning about it is about their package.
+const logger = createLogger();
+const warn = logger.warn.bind(logger);
+logger.warn = (message, options) => {
+  if (/^Sourcemap for ".*\/node_modules\//.test(message)) return;
+  warn(message, options);
+};
+
 export default defineConfig({
+  customLogger: logger,
   plugins: [
     cloudflareTest({
       // The production Worker with test subclasses of its Durable Objects (clock, crash points).
@@ -15,6 +30,13 @@ export default defineConfig({
           TEST_MIGRATIONS: migrations,
           // Two tenants so isolation can be tested; never used outside tests.
           RELAY_API_KEYS: "alpha:alpha-test-key,beta:beta-test-key",
+          // An OpenAI-compatible endpoint the tests fake with msw (test/fakes/openai.ts). The
+          // local provider stays the default; a tenant (or a request) picks "openai" to use it.
+          OPENAI_API_KEY: "sk-test-key",
+          OPENAI_BASE_URL: "https://llm.test/v1",
+          ROUTING_LLM_PROVIDER: "local",
+          // The signing secret of the webhook agent `hook` in test/api/runs.test.ts (a test value, never deployed).
+          AGENT_SECRET_HOOK: "whsec_hAp7GYE+aOxthDBDkQL/nSf7u3leKSjPlh4ozCWztNA=",
         },
       },
     }),

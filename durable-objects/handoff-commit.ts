@@ -1,10 +1,11 @@
 import { turnInterrupted, turnRestored } from "../src/audit/handoff-events";
+import { inboxItemCreated } from "../src/audit/run-events";
 import type { Result } from "../src/errors";
 import type { HandoffEffect } from "../src/handoff";
 import { inFlightOf, switchedSession, type Advanced, type HandoffRow, type HandoffStep, type StepContext } from "../src/handoff/record";
 import { isOpen } from "../src/handoff/statuses";
-import { ulid } from "../src/lib/ulid";
-import type { InboxItem } from "../src/rpc/session";
+import { openItem } from "../src/runtime/inbox";
+import type { InboxItem } from "../src/schemas/inbox";
 import type { Handoff, HandoffContext } from "../src/schemas/handoff";
 import { touch, type SessionRecord } from "../src/sessions/model";
 import type { HandoffStore, SessionLease } from "./handoff-store";
@@ -109,9 +110,14 @@ export function applyEffects(k: SessionKernel, store: HandoffStore, effects: rea
       case "release_target_lease":
         store.queueRelease({ agent: effect.agent, ...out.lease!, reason: `handoff ${id} rolled back` });
         break;
-      case "escalate":
-        store.addInboxItem(escalation(out.record, ctx.now));
+      case "escalate": {
+        const item = escalation(out.record, ctx.now);
+        k.inbox.save(item);
+        k.outbox.append([
+          inboxItemCreated(ctx.scope, ctx.actor, ctx.now, { inbox_id: item.id, kind: item.kind, agent: item.agent, run_id: null, handoff_id: item.handoff_id, reason: item.reason, expires_at: null }),
+        ]);
         break;
+      }
       case "take_lease":
       case "audit":
         // take_lease: an RPC, the flow's after this commit; audit: written as the step's records.
@@ -122,15 +128,18 @@ export function applyEffects(k: SessionKernel, store: HandoffStore, effects: rea
   return out;
 }
 
+/** A graceful handoff that timed out with on_timeout: escalate, as an inbox item (it does not expire). */
 function escalation(record: Handoff, now: number): InboxItem {
-  return {
-    id: `inb_${ulid(now).toLowerCase()}`,
+  return openItem({
     kind: "handoff_escalation",
+    session_id: record.session_id,
+    agent: record.source,
     handoff_id: record.id,
     source_agent: record.source,
     target_agent: record.target,
     reason: record.request.reason,
     details: { timeout_s: record.request.timeout_s, summary: record.request.summary ?? null, task: record.request.task ?? null },
-    created_at: new Date(now).toISOString(),
-  };
+    now,
+    expires_at: null,
+  });
 }

@@ -1,12 +1,11 @@
 import { HandoffRow, type HandoffStep } from "../src/handoff/record";
 import { HANDOFF_STATUSES, OPEN_STATUSES, sqlList } from "../src/handoff/statuses";
-import type { InboxItem } from "../src/rpc/session";
 import type { Sql } from "./sql";
 
 /**
  * The SessionDO's handoff tables: every handoff with the step it is about to take, the
- * idempotency keys, the lease the current agent holds, the leases still to release, and
- * the session's inbox. Every method is synchronous SQL, so it joins the caller's
+ * idempotency keys, the lease the current agent holds, and the leases still to release
+ * (the inbox, once here, has its own store). Every method is synchronous SQL, so it joins the caller's
  * `transactionSync`. Rows are parsed on read (HandoffRow) and carry their format.
  */
 
@@ -64,6 +63,9 @@ export const HANDOFF_DDL = [
    )`,
 ] as const;
 
+/** v4: the tool calls a handoff keeps out of its target's history. */
+export const HANDOFF_HIDDEN_CALLS_DDL = [`ALTER TABLE handoffs ADD COLUMN hidden_calls TEXT NOT NULL DEFAULT '[]'`] as const;
+
 /** Adds the format column to the handoffs table made by HANDOFF_DDL. */
 export const HANDOFF_FORMAT_DDL = [`ALTER TABLE handoffs ADD COLUMN format INTEGER NOT NULL DEFAULT ${HANDOFF_FORMAT}`] as const;
 
@@ -101,10 +103,11 @@ interface StoredRow {
   lease_id: string | null;
   fencing_token: number | null;
   interrupted: number;
+  hidden_calls: string;
   format: number;
 }
 
-const COLUMNS = "record, step, plan, capacity, lease_id, fencing_token, interrupted, format";
+const COLUMNS = "record, step, plan, capacity, lease_id, fencing_token, interrupted, hidden_calls, format";
 
 function toRow(row: StoredRow): HandoffRow {
   if (row.format !== HANDOFF_FORMAT) throw new Error(`handoff row format ${row.format} is not ${HANDOFF_FORMAT}`);
@@ -115,6 +118,7 @@ function toRow(row: StoredRow): HandoffRow {
     capacity: row.capacity,
     lease: row.lease_id === null || row.fencing_token === null ? null : { lease_id: row.lease_id, fencing_token: row.fencing_token },
     interrupted: row.interrupted === 1,
+    hidden_calls: JSON.parse(row.hidden_calls),
   });
 }
 
@@ -158,13 +162,14 @@ export class HandoffStore {
   /** Inserts or replaces a handoff with everything the flow knows about it. */
   save(row: HandoffRow, now: number): void {
     const r = row.record;
-    this.sql`INSERT INTO handoffs (id, status, step, record, plan, capacity, lease_id, fencing_token, interrupted, created_at, updated_at)
+    this.sql`INSERT INTO handoffs (id, status, step, record, plan, capacity, lease_id, fencing_token, interrupted, hidden_calls, created_at, updated_at)
       VALUES (${r.id}, ${r.status}, ${row.step}, ${JSON.stringify(r)}, ${row.plan === null ? null : JSON.stringify(row.plan)},
-              ${row.capacity}, ${row.lease?.lease_id ?? null}, ${row.lease?.fencing_token ?? null}, ${row.interrupted ? 1 : 0},
+              ${row.capacity}, ${row.lease?.lease_id ?? null}, ${row.lease?.fencing_token ?? null}, ${row.interrupted ? 1 : 0}, ${JSON.stringify(row.hidden_calls)},
               ${Date.parse(r.created_at)}, ${now})
       ON CONFLICT (id) DO UPDATE SET status = excluded.status, step = excluded.step, record = excluded.record,
         plan = excluded.plan, capacity = excluded.capacity, lease_id = excluded.lease_id,
-        fencing_token = excluded.fencing_token, interrupted = excluded.interrupted, updated_at = excluded.updated_at`;
+        fencing_token = excluded.fencing_token, interrupted = excluded.interrupted, hidden_calls = excluded.hidden_calls,
+        updated_at = excluded.updated_at`;
   }
 
   // ── Idempotency ───────────────────────────────────────────────────────────
@@ -230,22 +235,5 @@ export class HandoffStore {
     this.queued = undefined;
     this.sql`DELETE FROM lease_releases WHERE id = ${id}`;
     if (known) this.queued = known.filter((r) => r.id !== id);
-  }
-
-  // ── Inbox ─────────────────────────────────────────────────────────────────
-
-  addInboxItem(item: InboxItem): void {
-    this.sql`INSERT INTO inbox (id, kind, handoff_id, source_agent, target_agent, reason, details, created_at)
-             VALUES (${item.id}, ${item.kind}, ${item.handoff_id}, ${item.source_agent}, ${item.target_agent}, ${item.reason},
-                     ${JSON.stringify(item.details)}, ${Date.parse(item.created_at)})`;
-  }
-
-  inbox(): InboxItem[] {
-    return this.sql<Omit<InboxItem, "details" | "created_at"> & { details: string; created_at: number }>`
-      SELECT id, kind, handoff_id, source_agent, target_agent, reason, details, created_at FROM inbox ORDER BY id`.map((row) => ({
-      ...row,
-      details: JSON.parse(row.details) as Record<string, unknown>,
-      created_at: new Date(row.created_at).toISOString(),
-    }));
   }
 }

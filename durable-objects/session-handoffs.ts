@@ -5,8 +5,9 @@ import { commandAfterValidation, recoveryOf } from "../src/handoff/flow-rules";
 import { advance, handoffError, maxDepthOf, must, newHandoff, newHandoffId, stored, type Advanced, type HandoffRow, type StepContext } from "../src/handoff/record";
 import { isOrphanable } from "../src/handoff/statuses";
 import type { Lease } from "../src/rpc/agent";
-import type { HandoffAccepted, InboxItem, StartHandoffArgs } from "../src/rpc/session";
+import type { HandoffAccepted, StartHandoffArgs } from "../src/rpc/session";
 import { agentRpc } from "../src/rpc/stubs";
+import { withoutCalls } from "../src/runtime/messages";
 import type { AgentDefinition } from "../src/schemas/agent";
 import type { Handoff } from "../src/schemas/handoff";
 import { agentDirectory } from "../src/services/registry-cache";
@@ -114,11 +115,6 @@ export class SessionHandoffs {
     return ok((await this.commitStep(loaded.value, step.value, ctx, { step: null, touch: true })).record);
   }
 
-  inbox(): Result<InboxItem[]> {
-    const loaded = this.k.live();
-    return loaded.ok ? ok(this.store.inbox()) : loaded;
-  }
-
   /** A graceful handoff waiting for `agent` proceeds once it reports idle. */
   async onAgentStatus(agent: string, status: string): Promise<void> {
     if (status !== "idle" || !this.store.present()) return;
@@ -134,6 +130,7 @@ export class SessionHandoffs {
   /** initiated → validating, then the decision, with the agents validation reads. */
   private begin(id: string, session: SessionRecord, args: StartHandoffArgs, agents: ReadonlyMap<string, AgentDefinition>, ctx: StepContext): Promise<Outcome> {
     const created = newHandoff(id, session.id, args.request, ctx, args.idempotency?.key);
+    if (args.hidden_calls?.length) created.row.hidden_calls = [...args.hidden_calls];
     const validating = must(advance(created.row, { type: "validate" }, ctx));
     const step = { ...validating, records: [...created.records, ...validating.records] };
     const key = args.idempotency;
@@ -210,8 +207,15 @@ export class SessionHandoffs {
     const plan = row.plan!;
     let done: HandoffRow;
     try {
-      const history = row.record.request.conversation_history === undefined ? this.k.store.history().map((r) => r.item) : undefined;
-      const context = buildHandoffContext({ request: row.record.request, validated: plan, handoff_id: id, now: ctx.now, session_history: history });
+      const history = row.record.request.conversation_history === undefined ? withoutCalls(this.k.store.history().map((r) => r.item), new Set(row.hidden_calls)) : undefined;
+      const context = buildHandoffContext({
+        request: row.record.request,
+        validated: plan,
+        handoff_id: id,
+        now: ctx.now,
+        session_history: history,
+        history_length: this.k.store.historyLength(),
+      });
       const step = must(advance(row, { type: "complete" }, ctx, { context }));
       done = await this.commitStep(session, step, ctx, { step: null, touch: true, context, answer: (r) => ok({ handoff: r.record, accepted: false }) });
     } catch (error) {

@@ -4,6 +4,7 @@ import type { Env } from "../src/env";
 import type { Result } from "../src/errors";
 import type { SessionView } from "../src/schemas/session";
 import type { SessionRecord } from "../src/sessions/model";
+import type { InboxStore } from "./inbox-store";
 import type { Outbox } from "./outbox";
 import type { SessionStore } from "./session-store";
 import type { Timers } from "./timers";
@@ -19,6 +20,7 @@ export interface SessionKernel {
   readonly store: SessionStore;
   readonly outbox: Outbox;
   readonly timers: Timers;
+  readonly inbox: InboxStore;
   /** The object's clock. */
   now(): number;
   /**

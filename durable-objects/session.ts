@@ -4,12 +4,17 @@ import { API_ACTOR, type Actor, type AuditRecord } from "../src/audit/record";
 import type { Env } from "../src/env";
 import { err, ok, type ErrorBody, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
-import type { AddedMessage, HandoffAccepted, HistoryPage, InboxItem, SessionAuditPage, SessionCreateArgs, SessionRpc, StartHandoffArgs } from "../src/rpc/session";
+import type { AddedMessage, HandoffAccepted, HistoryPage, MessageRun, SessionAuditPage, SessionCreateArgs, SessionRpc, StartHandoffArgs } from "../src/rpc/session";
 import type { Handoff } from "../src/schemas/handoff";
+import type { InboxItem } from "../src/schemas/inbox";
+import type { Run, TraceEvent } from "../src/schemas/run";
 import { applyStatePatch, type AgentTurnStatus, type SessionMessage, type SessionStatePatch, type SessionView } from "../src/schemas/session";
 import { end, messageActor, newSession, toHistoryItem, toView, touch, type SessionRecord } from "../src/sessions/model";
 import { handoffEndHook, handoffTimers } from "./handoff-timers";
+import { InboxStore } from "./inbox-store";
 import { Outbox } from "./outbox";
+import { runEndHook, runTimers } from "./run-timers";
+import { SessionRuns } from "./session-runs";
 import { SessionHandoffs } from "./session-handoffs";
 import { auditScope, type FlowCheckpoint, type SessionKernel } from "./session-kernel";
 import { closeFeatures, lifecycleTimers, settleFeatures, type SessionEndHook } from "./session-lifecycle";
@@ -34,6 +39,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   private readonly timers: Timers;
   private readonly kernel: SessionKernel;
   private readonly handoffs: SessionHandoffs;
+  private readonly runs: SessionRuns;
   private readonly schema: SchemaGate;
   /** Features' parts in the end of a session, and every timer kind's handler. */
   private readonly endHooks: readonly SessionEndHook[];
@@ -52,6 +58,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       store: this.store,
       outbox: this.outbox,
       timers: this.timers,
+      inbox: new InboxStore(this.sql),
       now: () => this.now(),
       checkpoint: (point) => this.checkpoint(point),
       live: () => this.live(),
@@ -61,10 +68,14 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       destroy: () => this.destroy(),
     };
     this.handoffs = new SessionHandoffs(this.kernel, this.sql);
-    this.endHooks = [handoffEndHook(this.handoffs, this.kernel)];
-    this.timerHandlers = combineHandlers(lifecycleTimers(this.kernel, this.endHooks), handoffTimers(this.handoffs));
-    // A quick SQL read: a flow a crash interrupted gets its recovery sweep due now.
-    void ctx.blockConcurrencyWhile(() => this.handoffs.onStart());
+    this.runs = new SessionRuns(this.kernel, this.handoffs, this.sql);
+    this.endHooks = [runEndHook(this.runs), handoffEndHook(this.handoffs, this.kernel)];
+    this.timerHandlers = combineHandlers(lifecycleTimers(this.kernel, this.endHooks), handoffTimers(this.handoffs), runTimers(this.runs));
+    // A quick SQL read: a flow or run a crash interrupted gets its recovery timer due now.
+    void ctx.blockConcurrencyWhile(async () => {
+      await this.handoffs.onStart();
+      await this.runsOnStart();
+    });
   }
 
   // ── Sessions ──────────────────────────────────────────────────────────────
@@ -221,7 +232,37 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   }
 
   async inbox(): Promise<Result<InboxItem[]>> {
-    return this.handoffs.inbox();
+    const loaded = this.live();
+    return loaded.ok ? ok(this.kernel.inbox.list()) : loaded;
+  }
+
+  // ── Runs (durable-objects/session-runs.ts) ────────────────────────────────
+
+  async sendMessage(content: string, actor: Actor = API_ACTOR): Promise<Result<MessageRun>> {
+    return this.runs.userMessage(content, actor);
+  }
+
+  async getRun(id: string): Promise<Result<Run>> {
+    return this.runs.get(id);
+  }
+
+  async traceEvents(): Promise<Result<TraceEvent[]>> {
+    return this.runs.trace();
+  }
+
+  async resolveInbox(id: string, reply: string, actor: Actor = API_ACTOR): Promise<Result<{ item: InboxItem; run: Run | null }>> {
+    return this.runs.resolve(id, reply, actor);
+  }
+
+  /** A run a previous instance was driving is resumed by its timer, due now. */
+  private async runsOnStart(): Promise<void> {
+    try {
+      if (!this.schema.ready() || !this.runs.orphaned()) return;
+      this.timers.schedule("run.resume", this.now(), { run_id: "" }, { key: TIMER_KEYS.runResume });
+      await this.timers.arm();
+    } catch (error) {
+      console.error("run start-up check failed", error);
+    }
   }
 
   // ── Time and checkpoints ──────────────────────────────────────────────────

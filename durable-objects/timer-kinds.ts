@@ -16,6 +16,10 @@ export const TIMER_PAYLOADS = {
   "handoff.deadline": z.object({ handoff_id: z.string() }),
   /** SessionDO: recover flows a crash left behind and finish lease work. */
   "handoff.sweep": z.null(),
+  /** SessionDO: resume a run whose loop is not running (a restart), or fail it past its resumes. */
+  "run.resume": z.object({ run_id: z.string() }),
+  /** SessionDO: an inbox item's time for a person ran out. */
+  "inbox.expire": z.object({ inbox_id: z.string() }),
   /** AgentDO: a tentative lease lapses. */
   "lease.expire": z.object({ lease_id: z.string() }),
 } as const;
@@ -32,6 +36,9 @@ export const TIMER_KEYS = {
   /** One handoff in flight per session, so one deadline. */
   handoffDeadline: "handoff.deadline",
   handoffSweep: "handoff.sweep",
+  /** One active run per session, so one watchdog. */
+  runResume: "run.resume",
+  inbox: (inboxId: string) => `inbox:${inboxId}`,
   lease: (leaseId: string) => `lease:${leaseId}`,
 } as const;
 

@@ -4,6 +4,7 @@ import type { AppEnv } from "../app-env";
 import { RelayError } from "../errors";
 import type { SessionRpc } from "../rpc/session";
 import { sessionRpc } from "../rpc/stubs";
+import { sessionOfRun } from "../runtime/run-record";
 import type { RouteDecision } from "../schemas/routing";
 import { AgentStatusUpdate, SessionCreate, SessionMessage, SessionStatePatch } from "../schemas/session";
 import { agentDirectory } from "../services/registry-cache";
@@ -19,6 +20,9 @@ import { readJson } from "./validate";
  */
 
 type Ctx = Context<AppEnv>;
+
+/** A message's run answers within RUN_WAIT_MS (25 s); the call's deadline leaves it room. */
+const RUN_CALL_DEADLINE_MS = 30_000;
 
 function sessionStub(c: Ctx, id: string): SessionRpc {
   if (!isSessionId(id)) throw new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
@@ -49,6 +53,14 @@ async function startingAgent(c: Ctx, body: SessionCreate): Promise<{ agent: stri
   return { agent: decision.agent, route: decision, capacity: registry.byName.get(decision.agent)?.max_concurrent_sessions ?? null };
 }
 
+/** The caller's metadata with the run settings the session keeps there. */
+function sessionMetadata(body: SessionCreate): Record<string, unknown> {
+  const metadata: Record<string, unknown> = { ...body.metadata };
+  if (body.after_turn !== undefined) metadata.after_turn = body.after_turn;
+  if (body.max_turns !== undefined) metadata.max_turns = body.max_turns;
+  return metadata;
+}
+
 export const sessions = new Hono<AppEnv>()
   .get("/", listSessions)
   .post("/", async (c) => {
@@ -58,7 +70,7 @@ export const sessions = new Hono<AppEnv>()
     const view = await settle(
       c,
       id,
-      await sessionStub(c, id).create(c.get("tenant"), id, { agent, metadata: body.metadata ?? {}, ttl_s: body.ttl_s, input: body.input, route, capacity }),
+      await sessionStub(c, id).create(c.get("tenant"), id, { agent, metadata: sessionMetadata(body), ttl_s: body.ttl_s, input: body.input, route, capacity }),
     );
     c.header("Location", `/v1/sessions/${id}`);
     return c.json(route ? { ...view, route } : view, 201);
@@ -74,7 +86,21 @@ export const sessions = new Hono<AppEnv>()
   .post("/:id/messages", async (c) => {
     const id = c.req.param("id");
     const message = await readJson(c, SessionMessage);
-    return c.json(await settle(c, id, await sessionStub(c, id).addMessage(message)), 201);
+    if (message.role !== "user" || message.run === false) return c.json(await settle(c, id, await sessionStub(c, id).addMessage(message)), 201);
+    // The run answers when it ends or pauses, or after RUN_WAIT_MS still running (202: poll the run).
+    const started = await settle(c, id, await sessionRpc(c.env, c.get("tenant"), id, RUN_CALL_DEADLINE_MS).sendMessage(message.content));
+    return c.json(started, started.run.status === "running" ? 202 : 200);
+  })
+  .get("/:id/runs/:run_id", async (c) => {
+    const id = c.req.param("id");
+    const runId = c.req.param("run_id");
+    const missing = () => new RelayError("RUN_NOT_FOUND", `No run '${runId}'.`, { run_id: runId });
+    if (sessionOfRun(runId) !== id) throw missing();
+    return c.json(await settle(c, id, await sessionStub(c, id).getRun(runId), missing));
+  })
+  .get("/:id/trace", async (c) => {
+    const id = c.req.param("id");
+    return c.json({ items: await settle(c, id, await sessionStub(c, id).traceEvents()), next_cursor: null });
   })
   .patch("/:id/state", async (c) => {
     const id = c.req.param("id");

@@ -14,6 +14,8 @@ export interface BuildContextInput {
   now: number;
   /** The session's stored history, used when the request carries no conversation_history. */
   session_history?: readonly HistoryItem[];
+  /** How many items the session's history has at the switch (metadata.history_length). */
+  history_length?: number;
 }
 
 /** Builds the context: the request's fields, the history after the handoff's filters, and metadata. */
@@ -37,6 +39,7 @@ export function buildHandoffContext(input: BuildContextInput): HandoffContext {
       handoff_id: input.handoff_id,
       mode: validated.mode,
       history_filters: describeFilters(validated.filter, validated.include_context),
+      ...(input.history_length === undefined ? {} : { history_length: input.history_length }),
     },
   };
 }
@@ -50,6 +53,7 @@ function json(value: unknown): string {
 }
 
 const FILTER_WORDS: Record<string, string> = {
+  "history:nested": "nested into one summary message",
   remove_tool_items: "tool calls and outputs removed",
   redact_pii: "personal data (cards, SSNs, e-mails, phone numbers) masked",
 };
@@ -86,7 +90,7 @@ export function handoffPreamble(context: HandoffContext): string {
 
 function historyNote(context: HandoffContext): string {
   const filters = context.metadata.history_filters;
-  if (filters.includes("include_context:false")) {
+  if (filters.includes("include_context:false") || filters.includes("history:none")) {
     return "The earlier conversation was not passed on; ask the user for anything you need.";
   }
   const count = context.conversation_history.length;

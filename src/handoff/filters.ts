@@ -43,6 +43,42 @@ export const redactPiiItems: HistoryFilter = (items) =>
     return content === item.content ? item : { ...item, content };
   });
 
+/** How much of one item's text the nested summary keeps. */
+const NESTED_ITEM_CHARS = 600;
+/** The nested summary stays well inside one message's 32 KiB. */
+const NESTED_TOTAL_CHARS = 24_000;
+
+function speaker(item: HistoryItem): string {
+  if (item.role === "tool") return `tool ${item.tool_name ?? "output"}`;
+  return item.role === "assistant" ? (item.agent ?? "assistant") : item.role;
+}
+
+function summaryLine(item: HistoryItem): string {
+  const calls = item.tool_calls?.map((c) => c.name).join(", ");
+  const text = item.content.replace(/\s+/g, " ").trim();
+  const short = text.length > NESTED_ITEM_CHARS ? `${text.slice(0, NESTED_ITEM_CHARS - 1)}…` : text;
+  return `- ${speaker(item)}: ${[short, calls ? `(called ${calls})` : ""].filter(Boolean).join(" ")}`;
+}
+
+/**
+ * history: nested — the whole history as one system message, a line per item (newest kept
+ * when it would not fit), so a target deep in a chain gets the gist in one item.
+ */
+export const nestHistory: HistoryFilter = (items) => {
+  if (items.length === 0) return [];
+  const lines: string[] = [];
+  let total = 0;
+  for (const item of [...items].reverse()) {
+    const line = summaryLine(item);
+    if (total + line.length > NESTED_TOTAL_CHARS) break;
+    lines.unshift(line);
+    total += line.length + 1;
+  }
+  const dropped = items.length - lines.length;
+  const head = `Conversation before the handoff (${items.length} item${items.length === 1 ? "" : "s"}${dropped > 0 ? `, the oldest ${dropped} left out` : ""}):`;
+  return [{ role: "system", type: "message", content: [head, ...lines].join("\n") }];
+};
+
 interface NamedFilter {
   name: string;
   filter: HistoryFilter;
@@ -54,10 +90,13 @@ interface NamedFilter {
  */
 export function historyFilters(spec: FilterSpec | undefined, includeContext = true): NamedFilter[] {
   if (!includeContext) return [{ name: "include_context:false", filter: dropHistory }];
+  if (spec?.history === "none") return [{ name: "history:none", filter: dropHistory }];
   const filters: NamedFilter[] = [];
   if (spec?.remove_tool_items) filters.push({ name: "remove_tool_items", filter: removeToolItems });
   if (spec?.max_history !== undefined) filters.push({ name: `max_history:${spec.max_history}`, filter: keepHistory(spec.max_history) });
   if (spec?.redact_pii) filters.push({ name: "redact_pii", filter: redactPiiItems });
+  // Last: what is nested is what the other filters kept, masked.
+  if (spec?.history === "nested") filters.push({ name: "history:nested", filter: nestHistory });
   return filters;
 }
 

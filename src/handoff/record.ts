@@ -34,6 +34,8 @@ export const HandoffRow = z.object({
   lease: z.object({ lease_id: z.string(), fencing_token: z.number().int() }).nullable(),
   /** The immediate policy ended the source's turn; a rollback gives it back. */
   interrupted: z.boolean(),
+  /** Tool calls kept out of the target's history (a run's ignored handoff calls). */
+  hidden_calls: z.array(z.string()).default([]),
 });
 export type HandoffRow = z.infer<typeof HandoffRow>;
 
@@ -90,7 +92,7 @@ export function newHandoff(id: string, sessionId: string, request: HandoffReques
   const records = audit.type === "audit"
     ? [handoffTransitioned(ctx.scope, ctx.actor, ctx.now, subjectOf(record), audit, { request_reason: request.reason })]
     : [];
-  return { row: { record, step: null, plan: null, capacity: null, lease: null, interrupted: false }, records };
+  return { row: { record, step: null, plan: null, capacity: null, lease: null, interrupted: false, hidden_calls: [] }, records };
 }
 
 export interface Advanced {

@@ -2,6 +2,8 @@ import type { Actor, AuditRecord } from "../audit/record";
 import type { Result } from "../errors";
 import type { Handoff, HandoffRequest, HistoryItem } from "../schemas/handoff";
 import type { RouteDecision } from "../schemas/routing";
+import type { InboxItem } from "../schemas/inbox";
+import type { Run, TraceEvent } from "../schemas/run";
 import type { AgentTurnStatus, SessionMessage, SessionStatePatch, SessionView } from "../schemas/session";
 
 /**
@@ -47,6 +49,8 @@ export interface HistoryPage {
 export interface StartHandoffArgs {
   request: HandoffRequest;
   idempotency?: { key: string; fingerprint: string };
+  /** Tool calls the target must not see (a run's ignored handoff calls): left out of its history with their outputs. */
+  hidden_calls?: string[];
 }
 
 /** A handoff the request started: `accepted` (202) while it waits for the source. */
@@ -55,16 +59,10 @@ export interface HandoffAccepted {
   accepted: boolean;
 }
 
-/** An escalation waiting for a person, in the session's inbox. */
-export interface InboxItem {
-  id: string;
-  kind: "handoff_escalation";
-  handoff_id: string | null;
-  source_agent: string | null;
-  target_agent: string | null;
-  reason: string;
-  details: Record<string, unknown>;
-  created_at: string;
+/** A user message and the run it started. */
+export interface MessageRun {
+  message: HistoryItem;
+  run: Run;
 }
 
 export interface SessionRpc {
@@ -80,5 +78,13 @@ export interface SessionRpc {
   startHandoff(args: StartHandoffArgs, actor?: Actor): Promise<Result<HandoffAccepted>>;
   getHandoff(id: string): Promise<Result<Handoff>>;
   cancelHandoff(id: string, actor?: Actor): Promise<Result<Handoff>>;
+  /** The session's inbox items, oldest first. */
   inbox(): Promise<Result<InboxItem[]>>;
+  /** A user message: stored, and the current agent's run started (answered when it ends, pauses, or after RUN_WAIT_MS). */
+  sendMessage(content: string, actor?: Actor): Promise<Result<MessageRun>>;
+  getRun(id: string): Promise<Result<Run>>;
+  /** Every run's trace events, in order. */
+  traceEvents(): Promise<Result<TraceEvent[]>>;
+  /** A person's answer to an inbox item; resumes the run it paused. */
+  resolveInbox(id: string, reply: string, actor?: Actor): Promise<Result<{ item: InboxItem; run: Run | null }>>;
 }

@@ -38,6 +38,11 @@ export const HandoffFilter = z.strictObject({
   max_history: z.number().int().min(2).max(10_000).optional(),
   redact_pii: z.boolean().default(false),
   remove_tool_items: z.boolean().default(false),
+  /**
+   * What the target sees of the conversation: `full` (after the other filters), `nested`
+   * (one summary message, so long chains do not blow up the context), or `none`.
+   */
+  history: z.enum(["full", "nested", "none"]).default("full"),
 });
 export type HandoffFilter = z.infer<typeof HandoffFilter>;
 
@@ -90,6 +95,11 @@ export const AgentDefinition = z
     handoffs: z.array(HandoffSpec).max(LIMITS.handoffs).default([]),
     tools: ToolPolicy.default({ allow: [], confirmation: { require: [], timeout_s: 300 } }),
     guardrails: Guardrails.optional(),
+    /**
+     * How long one turn of this agent may take: the model or webhook call, or for a human
+     * agent the wait for a person in the inbox. Defaults: model 60 s, webhook 30 s, human 24 h.
+     */
+    timeout_s: z.number().int().min(1).max(7 * 86_400).optional(),
     /** Sessions the agent may hold at once; absent: no limit (and no capacity lease). */
     max_concurrent_sessions: z.number().int().min(1).max(1_000_000).optional(),
   })

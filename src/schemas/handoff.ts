@@ -42,7 +42,19 @@ export type HistoryRole = z.infer<typeof HistoryRole>;
 export const HistoryItemType = z.enum(["message", "tool_call", "tool_output"]);
 export type HistoryItemType = z.infer<typeof HistoryItemType>;
 
-/** One conversation item, as the handoff filters see it. A missing `type` means "message". */
+/** A tool call an assistant item makes; `arguments` is the JSON text the model gave. */
+export const HistoryToolCall = z.strictObject({
+  id: z.string().min(1).max(200),
+  name: z.string().min(1).max(100),
+  arguments: z.string().max(64 * 1024),
+});
+export type HistoryToolCall = z.infer<typeof HistoryToolCall>;
+
+/**
+ * One conversation item, as the handoff filters see it. A missing `type` means "message".
+ * An assistant item with `tool_calls` is a `tool_call` item; each call is answered by a
+ * `tool` item (`tool_output`) with its `tool_call_id`.
+ */
 export const HistoryItem = z.strictObject({
   id: z.string().min(1).max(100).optional(),
   role: HistoryRole,
@@ -50,6 +62,8 @@ export const HistoryItem = z.strictObject({
   content: ContentText,
   type: HistoryItemType.optional(),
   tool_name: z.string().min(1).max(100).optional(),
+  tool_calls: z.array(HistoryToolCall).max(32).optional(),
+  tool_call_id: z.string().min(1).max(200).optional(),
   created_at: z.string().max(40).optional(),
 });
 export type HistoryItem = z.infer<typeof HistoryItem>;
@@ -128,6 +142,8 @@ export const HandoffMetadata = z.strictObject({
   mode: HandoffMode,
   /** Relay addition: the history filters in effect (e.g. "max_history:10", "redact_pii"); empty when none. */
   history_filters: z.array(z.string()),
+  /** Relay addition: how many items the session's history had at the switch; later items are the target's own. */
+  history_length: z.number().int().min(0).optional(),
 });
 export type HandoffMetadata = z.infer<typeof HandoffMetadata>;
 

@@ -11,13 +11,24 @@ export const MIN_TTL_S = 60;
 export const MAX_TTL_S = 30 * 24 * 3600;
 export const DEFAULT_TTL_S = 24 * 3600;
 
-/** `POST /v1/sessions`. With no `agent`, the router picks one from `input`. */
+export const AfterTurn = z.enum(["stay", "return_to_root"]);
+export type AfterTurn = z.infer<typeof AfterTurn>;
+
+/**
+ * `POST /v1/sessions`. With no `agent`, the router picks one from `input` (stored as the
+ * first message; post messages to run agents). Run settings are kept in the session's
+ * metadata (`after_turn`, `max_turns`, `max_handoff_depth`).
+ */
 export const SessionCreate = z.strictObject({
   agent: AgentName.optional(),
   input: ContentText.pipe(z.string().min(1)).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
   /** Idle time before the session expires. */
   ttl_s: z.number().int().min(MIN_TTL_S).max(MAX_TTL_S).default(DEFAULT_TTL_S),
+  /** Who takes the next user message after a run: the agent that answered (`stay`), or the root of the stack. */
+  after_turn: AfterTurn.optional(),
+  /** Model (or webhook) calls one run may make before it fails with MAX_TURNS_EXCEEDED (default 10). */
+  max_turns: z.number().int().min(1).max(100).optional(),
 });
 export type SessionCreate = z.infer<typeof SessionCreate>;
 
@@ -25,14 +36,22 @@ export type SessionCreate = z.infer<typeof SessionCreate>;
 export const SessionMessageRole = z.enum(["user", "agent", "assistant", "system", "tool"]);
 export type SessionMessageRole = z.infer<typeof SessionMessageRole>;
 
-/** `POST /v1/sessions/:id/messages`. */
-export const SessionMessage = z.strictObject({
-  role: SessionMessageRole,
-  agent: AgentName.optional(),
-  content: ContentText.pipe(z.string().min(1)),
-  type: HistoryItemType.optional(),
-  tool_name: z.string().min(1).max(100).optional(),
-});
+/**
+ * `POST /v1/sessions/:id/messages`. A user message runs the current agent's turn unless
+ * `run` is false; any other role (a transcript the caller keeps itself) is only stored.
+ */
+export const SessionMessage = z
+  .strictObject({
+    role: SessionMessageRole,
+    agent: AgentName.optional(),
+    content: ContentText.pipe(z.string().min(1)),
+    type: HistoryItemType.optional(),
+    tool_name: z.string().min(1).max(100).optional(),
+    run: z.boolean().optional(),
+  })
+  .superRefine((message, ctx) => {
+    if (message.run === true && message.role !== "user") ctx.addIssue({ code: "custom", path: ["run"], message: "only a user message runs the agent" });
+  });
 export type SessionMessage = z.infer<typeof SessionMessage>;
 
 /**

@@ -9,7 +9,8 @@ describe("GET/PUT/DELETE /v1/config/routing", () => {
     const { status, json } = await call("GET", "/v1/config/routing");
     expect(status).toBe(200);
     expect(json.config).toMatchObject({ enabled: true, strategy: "hybrid", threshold: 80, fallback: "prompt_user" });
-    expect(json.sources).toMatchObject({ strategy: "env", threshold: "env", enabled: "default", "llm.provider": "default" });
+    // The test pool sets ROUTING_LLM_PROVIDER (vitest.config.ts), so the provider is an env value too.
+    expect(json.sources).toMatchObject({ strategy: "env", threshold: "env", enabled: "default", "llm.provider": "env", "llm.model": "default" });
     expect(json.stored).toBeNull();
   });
 

@@ -56,7 +56,7 @@ describe("graceful timeouts (the deadline timer on the session's alarm)", () => 
       expect.objectContaining({ kind: "handoff_escalation", handoff_id: res.json.id, source_agent: "triage", target_agent: "billing", reason: "the customer needs a specialist" }),
     ]);
     expect(inbox[0].details).toMatchObject({ timeout_s: 60, summary: "angry customer" });
-    expect(await actions(session, res.json.id)).toEqual(["handoff.initiated", "handoff.validated", "handoff.pending", "handoff.timed_out", "handoff.escalated"]);
+    expect(await actions(session, res.json.id)).toEqual(["handoff.initiated", "handoff.validated", "handoff.pending", "handoff.timed_out", "handoff.escalated", "inbox.item_created"]);
   });
 
   it("pages the inbox by cursor, oldest escalation first", async () => {

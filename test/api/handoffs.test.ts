@@ -49,7 +49,8 @@ describe("POST /v1/handoffs: immediate transfer and return", () => {
       { role: "agent", content: "one moment" },
       { role: "user", content: "thanks" },
     ]) {
-      await call("POST", `/v1/sessions/${session}/messages`, message);
+      // A transcript the caller keeps: stored, no run.
+      await call("POST", `/v1/sessions/${session}/messages`, message.role === "user" ? { ...message, run: false } : message);
     }
     const res = await handoff({
       session_id: session,
@@ -80,7 +81,7 @@ describe("POST /v1/handoffs: immediate transfer and return", () => {
 
   it("uses the request's conversation_history instead of the session's when given", async () => {
     const session = await newSession();
-    await call("POST", `/v1/sessions/${session}/messages`, { role: "user", content: "stored" });
+    await call("POST", `/v1/sessions/${session}/messages`, { role: "user", content: "stored", run: false });
     const res = await handoff({ session_id: session, source_agent: "triage", target_agent: "technical", conversation_history: [{ role: "user", content: "given" }] });
     expect(res.json.context.conversation_history).toEqual([{ role: "user", content: "given" }]);
   });

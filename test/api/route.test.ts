@@ -6,7 +6,22 @@ import { answer, callTool, callTools, delayed, fakeOpenAI, garbage, httpError, t
 import { BETA_KEY, call } from "./helpers";
 
 const LLM_URL = "https://llm.test/v1";
-const withOpenAI = { ...env, OPENAI_API_KEY: "sk-test-key", OPENAI_BASE_URL: LLM_URL };
+/** The test env with its provider choice left to the key, as on a deployment with only OPENAI_API_KEY set. */
+const withOpenAI = { ...env, OPENAI_API_KEY: "sk-test-key", OPENAI_BASE_URL: LLM_URL, ROUTING_LLM_PROVIDER: undefined };
+const withoutKey = { ...env, OPENAI_API_KEY: undefined, ROUTING_LLM_PROVIDER: undefined };
+
+/** The Worker called with `workerEnv` instead of the test pool's bindings. */
+async function callWith(workerEnv: typeof env, body: unknown) {
+  const response = await app.fetch(
+    new Request("http://relay.test/v1/route", {
+      method: "POST",
+      headers: { Authorization: "Bearer alpha-test-key", "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    }),
+    workerEnv,
+  );
+  return { status: response.status, json: (await response.json()) as any };
+}
 
 /** Routes through the Worker with the OpenAI-compatible provider pointed at the fake. */
 async function routeWithModel(body: unknown, reply: FakeReply) {
@@ -150,13 +165,13 @@ describe("POST /v1/route — hybrid escalation to the LLM", () => {
   }
 
   it("falls back when the configured provider is not set up (openai without a key)", async () => {
-    const { json } = await call("POST", "/v1/route", { input: "zzz", strategy: "llm", config: { llm: { provider: "openai" } } });
+    const { json } = await callWith(withoutKey, { input: "zzz", strategy: "llm", config: { llm: { provider: "openai" } } });
     expect(json.method).toBe("fallback");
     expect(json.fallback.reason).toContain("provider_unavailable");
   });
 
   it("routes offline with the local provider by default (no key configured)", async () => {
-    const { json } = await call("POST", "/v1/route", { input: "invoices and payments question", strategy: "llm" });
+    const { json } = await callWith(withoutKey, { input: "invoices and payments question", strategy: "llm" });
     expect(json.llm.provider).toBe("local");
     expect(json).toMatchObject({ agent: "billing", method: "llm" });
   });

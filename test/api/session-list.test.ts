@@ -104,7 +104,7 @@ describe("GET /v1/sessions", () => {
 
   it("counts nothing twice when the outbox sends a batch again", async () => {
     const id = await flushedSession({ agent: "lister", input: "one" });
-    await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "two" });
+    await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "two", run: false });
     await call("POST", "/v1/handoffs", { session_id: id, source_agent: "lister", target_agent: "taker", reason: "r" });
     await flush(id);
     const before = (await call("GET", "/v1/sessions?agent=taker&limit=200")).json.items.find((s: { id: string }) => s.id === id);

@@ -69,7 +69,7 @@ describe("sessions API", () => {
     const { json: session } = await call("POST", "/v1/sessions", { agent: "support" });
     const path = `/v1/sessions/${session.id}`;
 
-    const user = await call("POST", `${path}/messages`, { role: "user", content: "my printer is on fire" });
+    const user = await call("POST", `${path}/messages`, { role: "user", content: "my printer is on fire", run: false });
     expect(user.status).toBe(201);
     expect(user.json).toMatchObject({ seq: 1, history_length: 1, message: { role: "user", content: "my printer is on fire" } });
     const agent = await call("POST", `${path}/messages`, { role: "agent", content: "please step away" });
@@ -116,7 +116,7 @@ describe("sessions API", () => {
     await registerAgents();
     const { json: session } = await call("POST", "/v1/sessions", { agent: "support", input: "one" });
     const path = `/v1/sessions/${session.id}`;
-    for (const content of ["two", "three"]) await call("POST", `${path}/messages`, { role: "user", content });
+    for (const content of ["two", "three"]) await call("POST", `${path}/messages`, { role: "user", content, run: false });
 
     const contents: string[] = [];
     let cursor: string | null = null;

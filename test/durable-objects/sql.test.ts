@@ -132,7 +132,7 @@ describe("session schema v3: stored rows carry a format, old timers are upgraded
       migrate(state.storage, sql, SESSION_MIGRATIONS.filter((m) => m.version <= 2));
       sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES ('d', 'handoff.deadline', 'handoff.timeout', 5, '{"handoff_id":"hof_1"}')`;
       sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES ('s', 'handoff.sweep', 'handoff.timeout', 6, '{"sweep":true}')`;
-      const version = migrate(state.storage, sql, SESSION_MIGRATIONS);
+      const version = migrate(state.storage, sql, SESSION_MIGRATIONS.filter((m) => m.version <= 3));
       return {
         version,
         timers: sql`SELECT id, key, kind, payload, format FROM timers ORDER BY id`,

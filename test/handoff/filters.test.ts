@@ -118,3 +118,27 @@ describe("applyFilters", () => {
     expect(applyFilters(items, { redact_pii: false })).toEqual(items);
   });
 });
+
+describe("history: nested and none", () => {
+  const items = [
+    { role: "user" as const, content: "my card is 4111 1111 1111 1111" },
+    { role: "assistant" as const, agent: "desk", type: "tool_call" as const, content: "", tool_calls: [{ id: "c", name: "lookup", arguments: "{}" }] },
+    { role: "tool" as const, type: "tool_output" as const, tool_call_id: "c", content: "found" },
+  ];
+
+  it("nested: one system message, a line per item, after the other filters", () => {
+    const nested = applyFilters(items, { history: "nested", redact_pii: true });
+    expect(nested).toHaveLength(1);
+    expect(nested[0]).toMatchObject({ role: "system", type: "message" });
+    expect(nested[0]!.content.split("\n")).toEqual([
+      "Conversation before the handoff (3 items):",
+      "- user: my card is [REDACTED_CARD]",
+      "- desk: (called lookup)",
+      "- tool output: found",
+    ]);
+  });
+
+  it("none: nothing is handed over", () => {
+    expect(applyFilters(items, { history: "none" })).toEqual([]);
+  });
+});

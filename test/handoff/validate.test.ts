@@ -70,7 +70,7 @@ describe("validateHandoff: a valid transfer", () => {
         target: "sales",
         entry: expect.objectContaining({ to: "sales" }),
         include_context: true,
-        filter: { max_history: 4, redact_pii: true, remove_tool_items: false },
+        filter: { max_history: 4, redact_pii: true, remove_tool_items: false, history: "full" },
         chain: ["triage", "sales"],
         depth: 1,
         match: null,

@@ -28,7 +28,7 @@ describe("Markdown agent files", () => {
     }
     const triage = agents.find((a) => a.name === "triage")!;
     expect(triage.handoffs.map((h) => h.to)).toEqual(["billing", "technical", "sales", "supervisor"]);
-    expect(triage.handoffs[3]!.filter).toEqual({ redact_pii: true, max_history: 20, remove_tool_items: false });
+    expect(triage.handoffs[3]!.filter).toEqual({ redact_pii: true, max_history: 20, remove_tool_items: false, history: "full" });
     expect(agents.find((a) => a.name === "supervisor")!.kind).toBe("human");
   });
 

@@ -1,0 +1,96 @@
+import { Run, RUN_STATUSES, TraceEvent, type RunStatus } from "../src/schemas/run";
+import type { Sql } from "./sql";
+
+/**
+ * The session's runs (schema v4): each run's record with the step it is taking, and its
+ * trace events. Synchronous SQL, so it joins the caller's transaction; rows are parsed on
+ * read and carry their format.
+ */
+
+export const RUN_FORMAT = 1;
+
+/** What a run is doing, recorded before it does it, so a restart knows what was under way. */
+export type RunStep = "turn" | "handoff";
+
+const list = (values: readonly string[]) => `(${values.map((v) => `'${v}'`).join(", ")})`;
+
+export const RUN_DDL = [
+  `CREATE TABLE runs (
+     id          TEXT PRIMARY KEY,
+     status      TEXT NOT NULL CHECK (status IN ${list(RUN_STATUSES)}),
+     step        TEXT CHECK (step IS NULL OR step IN ('turn', 'handoff')),
+     resumes     INTEGER NOT NULL DEFAULT 0 CHECK (resumes >= 0),
+     record      TEXT NOT NULL,
+     format      INTEGER NOT NULL DEFAULT ${RUN_FORMAT}
+   )`,
+  `CREATE INDEX runs_active ON runs (status) WHERE status IN ('running', 'awaiting_human')`,
+  `CREATE TABLE run_events (
+     id      TEXT PRIMARY KEY,
+     run_id  TEXT NOT NULL,
+     event   TEXT NOT NULL,
+     format  INTEGER NOT NULL DEFAULT ${RUN_FORMAT}
+   )`,
+  `CREATE INDEX run_events_run ON run_events (run_id, id)`,
+] as const;
+
+export interface RunRow {
+  /** The record, without its events (they are rows of their own). */
+  run: Run;
+  step: RunStep | null;
+  /** How many times a restart resumed it. */
+  resumes: number;
+}
+
+interface StoredRun {
+  record: string;
+  step: RunStep | null;
+  resumes: number;
+  format: number;
+}
+
+function toRow(row: StoredRun): RunRow {
+  if (row.format !== RUN_FORMAT) throw new Error(`run format ${row.format} is not ${RUN_FORMAT}`);
+  return { run: Run.parse(JSON.parse(row.record)), step: row.step, resumes: row.resumes };
+}
+
+export class RunStore {
+  constructor(private readonly sql: Sql) {}
+
+  get(id: string): RunRow | null {
+    const row = this.sql<StoredRun>`SELECT record, step, resumes, format FROM runs WHERE id = ${id}`[0];
+    return row ? toRow(row) : null;
+  }
+
+  /** The run that is running or waiting, if any (one at a time per session). */
+  active(): RunRow | null {
+    const row = this.sql<StoredRun>`SELECT record, step, resumes, format FROM runs WHERE status IN ('running', 'awaiting_human') ORDER BY id LIMIT 1`[0];
+    return row ? toRow(row) : null;
+  }
+
+  save(row: RunRow): void {
+    const { events: _events, ...run } = row.run;
+    this.sql`INSERT INTO runs (id, status, step, resumes, record) VALUES (${run.id}, ${run.status}, ${row.step}, ${row.resumes}, ${JSON.stringify({ ...run, events: [] })})
+             ON CONFLICT (id) DO UPDATE SET status = excluded.status, step = excluded.step, resumes = excluded.resumes, record = excluded.record`;
+  }
+
+  addEvents(events: readonly TraceEvent[]): void {
+    for (const event of events) this.sql`INSERT INTO run_events (id, run_id, event) VALUES (${event.event_id}, ${event.correlation_id}, ${JSON.stringify(event)})`;
+  }
+
+  /** A run's events in order; every run's when `runId` is left out. */
+  events(runId?: string): TraceEvent[] {
+    const rows = runId === undefined
+      ? this.sql<{ event: string }>`SELECT event FROM run_events ORDER BY id`
+      : this.sql<{ event: string }>`SELECT event FROM run_events WHERE run_id = ${runId} ORDER BY id`;
+    return rows.map((r) => TraceEvent.parse(JSON.parse(r.event)));
+  }
+
+  /** The run with its events, as the API returns it. */
+  withEvents(run: Run): Run {
+    return { ...run, events: this.events(run.id) };
+  }
+
+  count(status: RunStatus): number {
+    return this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM runs WHERE status = ${status}`[0]?.n ?? 0;
+  }
+}

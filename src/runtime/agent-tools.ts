@@ -1,0 +1,123 @@
+import type { ToolSpec } from "../providers/types";
+import { returnTarget } from "../handoff/chain";
+import { assignTransferToolNames, MAX_TOOL_NAME_LENGTH } from "../routing/llm/tool-names";
+import { TRANSFER_PARAMETERS } from "../routing/llm/transfer-tools";
+import type { AgentDefinition, HandoffSpec } from "../schemas/agent";
+import { checkCondition } from "../triggers/condition";
+
+/**
+ * The tools an agent is offered for one turn (design §4, handoff-as-tool): one
+ * `transfer_to_<target>` per whitelist entry that can be taken now, `return_to_<agent>`
+ * when the stack has someone to return to, and `escalate_to_human`. OpenAI Agents SDK
+ * parity — tool names with non-identifier characters as `_`, a default description from
+ * the target, typed input from the entry's `input_schema`, entries whose condition is
+ * false not offered — and past it: the return tool, and the whitelist kept for the error
+ * a hallucinated or forbidden call gets back.
+ */
+
+export const ESCALATE_TOOL = "escalate_to_human";
+
+/** What calling a tool does. */
+export type ToolBinding =
+  | { kind: "transfer"; target: string; entry: HandoffSpec }
+  | { kind: "return"; target: string }
+  | { kind: "escalate" };
+
+export interface AgentTools {
+  tools: ToolSpec[];
+  /** Tool name → what it does, for every tool offered. */
+  bindings: ReadonlyMap<string, ToolBinding>;
+  /** The agent's whole whitelist, for the error a call outside the offered tools gets. */
+  allowed_targets: string[];
+}
+
+export interface AgentToolsInput {
+  agent: AgentDefinition;
+  /** The tenant's agents by name. */
+  directory: ReadonlyMap<string, AgentDefinition>;
+  /** The session's stack, root first, this agent last. */
+  stack: readonly string[];
+  /** Session state, for the entries' conditions. */
+  state: Record<string, unknown>;
+}
+
+const ESCALATE_PARAMETERS: Record<string, unknown> = {
+  type: "object",
+  properties: {
+    reason: { type: "string", description: "What the person should decide or do, in one or two sentences." },
+  },
+  required: ["reason"],
+  additionalProperties: false,
+};
+
+function titleOf(agent: AgentDefinition): string {
+  return agent.title ?? agent.name;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+/** `return_to_<agent>`, as transfer names are made. */
+export function returnToolName(agent: string): string {
+  return `return_to_${agent.replace(/[^A-Za-z0-9_]/g, "_").toLowerCase()}`.slice(0, MAX_TOOL_NAME_LENGTH);
+}
+
+/** An entry's tool parameters: the reason, plus `input` typed by the entry's input_schema when it has one. */
+function transferParameters(entry: HandoffSpec): Record<string, unknown> {
+  if (!entry.input_schema) return TRANSFER_PARAMETERS;
+  return {
+    type: "object",
+    properties: {
+      reason: { type: "string", description: "Why this agent should take over, in one sentence." },
+      input: entry.input_schema,
+    },
+    required: ["reason", "input"],
+    additionalProperties: false,
+  };
+}
+
+/** Whether an entry can be taken now: its target exists and is enabled, is not on the stack, and its condition holds. */
+function offered(entry: HandoffSpec, input: AgentToolsInput): AgentDefinition | null {
+  const target = input.directory.get(entry.to);
+  if (!target || !target.enabled || input.stack.includes(entry.to)) return null;
+  if (entry.condition !== undefined) {
+    const holds = checkCondition(entry.condition, input.state);
+    if (!holds.ok || !holds.value) return null;
+  }
+  return target;
+}
+
+export function agentTools(input: AgentToolsInput): AgentTools {
+  const { agent } = input;
+  const entries = agent.handoffs.flatMap((entry) => {
+    const target = offered(entry, input);
+    return target ? [{ entry, target }] : [];
+  });
+  const names = assignTransferToolNames(entries.map((e) => e.target.name));
+  const tools: ToolSpec[] = [];
+  const bindings = new Map<string, ToolBinding>();
+  for (const { entry, target } of entries) {
+    const name = names.toolByAgent.get(target.name)!;
+    const described = oneLine(target.description);
+    const description = entry.description ?? (described ? `Hand off to ${titleOf(target)}: ${described}` : `Hand off to ${titleOf(target)}.`);
+    tools.push({ type: "function", function: { name, description, parameters: transferParameters(entry) } });
+    bindings.set(name, { kind: "transfer", target: target.name, entry });
+  }
+  const back = returnTarget(input.stack);
+  const backAgent = back === null ? undefined : input.directory.get(back);
+  if (back !== null) {
+    const name = returnToolName(back);
+    const described = backAgent ? oneLine(backAgent.description) : "";
+    const title = backAgent ? titleOf(backAgent) : back;
+    const description = described ? `Hand back to ${title}: ${described}` : `Hand the conversation back to ${title}, who handed it to you.`;
+    tools.push({ type: "function", function: { name, description, parameters: TRANSFER_PARAMETERS } });
+    bindings.set(name, { kind: "return", target: back });
+  }
+  tools.push({
+    type: "function",
+    function: { name: ESCALATE_TOOL, description: "Escalate to a human: a person answers from the inbox, and the conversation waits for them.", parameters: ESCALATE_PARAMETERS },
+  });
+  bindings.set(ESCALATE_TOOL, { kind: "escalate" });
+  return { tools, bindings, allowed_targets: agent.handoffs.map((h) => h.to) };
+}

@@ -1,0 +1,58 @@
+import { ulid } from "../lib/ulid";
+import type { InboxItem, InboxKind } from "../schemas/inbox";
+
+/** Inbox items and how they close, pure: the session's object stores them and audits each step. */
+
+/** `inb_<ulid>_<session id>`: sorts by creation, and names the session a resolve must reach. */
+export function newInboxId(sessionId: string, now: number): string {
+  return `inb_${ulid(now).toLowerCase()}_${sessionId}`;
+}
+
+const INBOX_ID = /^inb_[0-9a-z]{26}_(ses_[0-9a-z]{52})$/;
+
+/** The session an inbox id belongs to, or null when the id is not one Relay makes. */
+export function sessionOfInboxItem(id: string): string | null {
+  return INBOX_ID.exec(id)?.[1] ?? null;
+}
+
+export interface OpenItemInput {
+  kind: InboxKind;
+  session_id: string;
+  agent: string | null;
+  run_id?: string | null;
+  handoff_id?: string | null;
+  source_agent?: string | null;
+  target_agent?: string | null;
+  reason: string;
+  details?: Record<string, unknown>;
+  now: number;
+  /** Epoch ms; null: never expires. */
+  expires_at: number | null;
+}
+
+export function openItem(input: OpenItemInput): InboxItem {
+  return {
+    id: newInboxId(input.session_id, input.now),
+    kind: input.kind,
+    status: "open",
+    session_id: input.session_id,
+    agent: input.agent,
+    run_id: input.run_id ?? null,
+    handoff_id: input.handoff_id ?? null,
+    source_agent: input.source_agent ?? null,
+    target_agent: input.target_agent ?? null,
+    reason: input.reason,
+    details: input.details ?? {},
+    created_at: new Date(input.now).toISOString(),
+    expires_at: input.expires_at === null ? null : new Date(input.expires_at).toISOString(),
+    resolved_at: null,
+    resolved_by: null,
+    reply: null,
+  };
+}
+
+/** An open item, closed: answered (with the reply and who gave it), expired or cancelled. Null when it is not open. */
+export function closeItem(item: InboxItem, outcome: "resolved" | "expired" | "cancelled", now: number, answer?: { reply: string; by: string }): InboxItem | null {
+  if (item.status !== "open") return null;
+  return { ...item, status: outcome, resolved_at: new Date(now).toISOString(), resolved_by: answer?.by ?? null, reply: answer?.reply ?? null };
+}

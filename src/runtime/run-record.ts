@@ -1,0 +1,101 @@
+import { runStatusChanged } from "../audit/run-events";
+import type { AuditScope } from "../audit/events";
+import type { Actor, AuditRecord } from "../audit/record";
+import type { ErrorBody } from "../errors";
+import { ulid } from "../lib/ulid";
+import type { StoredError } from "../schemas/handoff";
+import type { Run, RunPending, RunStatus, TraceDetails, TraceEvent, TraceEventType } from "../schemas/run";
+
+/**
+ * A run's record and its transitions, pure (design §4a, habit 3): a table over the run
+ * statuses; each transition returns the next record and its audit record.
+ */
+
+/** Which status may follow which. Terminal statuses have no row. */
+export const RUN_TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
+  running: ["completed", "failed", "awaiting_human"],
+  // A person's answer completes the run; an escalation nobody answered hands the turn back to the agent.
+  awaiting_human: ["completed", "running", "failed"],
+  completed: [],
+  failed: [],
+};
+
+export const isActiveRun = (status: RunStatus): boolean => RUN_TRANSITIONS[status].length > 0;
+
+/** Run ids carry their session, like handoff ids: `run_<ulid>_<session id>`. */
+export function newRunId(sessionId: string, now: number): string {
+  return `run_${ulid(now).toLowerCase()}_${sessionId}`;
+}
+
+const RUN_ID = /^run_[0-9a-z]{26}_(ses_[0-9a-z]{52})$/;
+
+/** The session a run id belongs to, or null when the id is not one Relay makes. */
+export function sessionOfRun(id: string): string | null {
+  return RUN_ID.exec(id)?.[1] ?? null;
+}
+
+export function newRun(input: { id: string; session_id: string; agent: string; max_turns: number; now: number }): Run {
+  const at = new Date(input.now).toISOString();
+  return {
+    id: input.id,
+    session_id: input.session_id,
+    status: "running",
+    agent: input.agent,
+    turns: 0,
+    max_turns: input.max_turns,
+    output: null,
+    output_agent: null,
+    pending: null,
+    handoffs: [],
+    started_at: at,
+    updated_at: at,
+    ended_at: null,
+    events: [],
+  };
+}
+
+export interface RunChange {
+  output?: string;
+  output_agent?: string;
+  error?: ErrorBody;
+  pending?: RunPending | null;
+}
+
+/** One transition: the next record and its audit record, or null when the table refuses it. */
+export function moveRun(run: Run, to: RunStatus, change: RunChange, scope: AuditScope, actor: Actor, now: number): { run: Run; record: AuditRecord } | null {
+  if (!RUN_TRANSITIONS[run.status].includes(to)) return null;
+  const at = new Date(now).toISOString();
+  const next: Run = { ...run, status: to, updated_at: at, pending: change.pending ?? null, ended_at: isActiveRun(to) ? null : at };
+  if (change.output !== undefined) next.output = change.output;
+  if (change.output_agent !== undefined) next.output_agent = change.output_agent;
+  if (change.error) next.error = storedError(change.error);
+  const details = { run_id: run.id, agent: run.agent, from: run.status, to, turns: run.turns };
+  return { run: next, record: runStatusChanged(scope, actor, now, change.error ? { ...details, error_code: change.error.code } : details) };
+}
+
+function storedError(error: ErrorBody): StoredError {
+  return error.details === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, details: error.details };
+}
+
+/** One trace event of a run (seed 001 §5). */
+export function traceEvent(
+  run: Pick<Run, "id" | "session_id">,
+  type: TraceEventType,
+  agent: string,
+  now: number,
+  details: TraceDetails,
+  duration_ms = 0,
+  error: string | null = null,
+): TraceEvent {
+  return {
+    event_id: `evt_${ulid(now).toLowerCase()}`,
+    event_type: type,
+    timestamp: new Date(now).toISOString(),
+    session_id: run.session_id,
+    agent_name: agent,
+    correlation_id: run.id,
+    details,
+    duration_ms: Math.max(0, Math.round(duration_ms)),
+    error,
+  };
+}

@@ -1,0 +1,22 @@
+import type { Env } from "../env";
+import type { Result } from "../errors";
+import { resolveProvider } from "../providers";
+import type { ChatProvider } from "../providers/types";
+import { patchFromVars, resolveConfig } from "../routing/config";
+import { tenantHead } from "./registry-cache";
+
+/**
+ * The model provider agents' turns use: the tenant's resolved `llm` settings (the same
+ * layers as routing: defaults < Worker vars < tenant config), so one configuration picks
+ * the provider for the router and the agents; an agent's `model` overrides the model.
+ */
+export interface AgentModels {
+  provider: Result<ChatProvider>;
+  default_model: string;
+}
+
+export async function agentModels(env: Env, tenant: string): Promise<AgentModels> {
+  const { tenantConfig } = await tenantHead(env.DB, tenant);
+  const { config } = resolveConfig({ env: patchFromVars(env).patch, tenant: tenantConfig, warnings: [] });
+  return { provider: resolveProvider(config.llm.provider, env), default_model: config.llm.model };
+}

@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { moveRun, newRun, RUN_TRANSITIONS, sessionOfRun, newRunId } from "../../src/runtime/run-record";
+import { RUN_STATUSES } from "../../src/schemas/run";
+
+const scope = { tenant: "t", session_id: "ses_x" };
+const actor = { actor: "relay", actor_type: "system" as const };
+const run = newRun({ id: "run_1", session_id: "ses_x", agent: "desk", max_turns: 5, now: 0 });
+
+describe("run transitions", () => {
+  it.each(RUN_STATUSES.flatMap((from) => RUN_STATUSES.map((to) => [from, to] as const)))("%s → %s", (from, to) => {
+    const moved = moveRun({ ...run, status: from }, to, {}, scope, actor, 1000);
+    expect(moved !== null).toBe(RUN_TRANSITIONS[from].includes(to));
+  });
+
+  it("each transition carries its audit record; an ending sets ended_at and keeps the error", () => {
+    const failed = moveRun(run, "failed", { error: { code: "MODEL_ERROR", message: "down" } }, scope, actor, 5000)!;
+    expect(failed.run).toMatchObject({ status: "failed", error: { code: "MODEL_ERROR" }, ended_at: "1970-01-01T00:00:05.000Z" });
+    expect(failed.record).toMatchObject({ action: "run.failed", details: { run_id: "run_1", from: "running", to: "failed", error_code: "MODEL_ERROR" } });
+    const paused = moveRun(run, "awaiting_human", {}, scope, actor, 5000)!;
+    expect(paused.record.action).toBe("run.paused");
+    expect(moveRun(paused.run, "running", {}, scope, actor, 6000)!.record.action).toBe("run.resumed");
+  });
+
+  it("run ids carry their session", () => {
+    const session = `ses_${"a".repeat(52)}`;
+    expect(sessionOfRun(newRunId(session, 0))).toBe(session);
+    expect(sessionOfRun("run_nope")).toBeNull();
+  });
+});

@@ -68,10 +68,39 @@ export function scoreTools(query: string, tools: readonly ToolSpec[]): LexicalSc
   });
 }
 
+/** How much of the user's message a local answer quotes. */
+const QUOTE_CHARS = 120;
+
+/** The best-scoring tool with a term in common with `query` (ties: the earlier tool), or null. */
+function bestTool(query: string, tools: readonly ToolSpec[]): LexicalScore | null {
+  let best: LexicalScore | null = null;
+  for (const candidate of scoreTools(query, tools)) {
+    if (candidate.score > 0 && (best === null || candidate.score > best.score)) best = candidate;
+  }
+  return best;
+}
+
+function callOf(best: LexicalScore): ChatResponse {
+  const reason = `local lexical match: ${best.terms.slice(0, REASON_TERMS).join(", ")}`;
+  return { tool_calls: [{ id: "call_local_0", name: best.tool, arguments: JSON.stringify({ reason }) }], content: null };
+}
+
+function quote(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > QUOTE_CHARS ? `${line.slice(0, QUOTE_CHARS - 1)}…` : line;
+}
+
 /**
- * The offline provider. Returns one call to the best-scoring tool (ties: the earlier tool),
- * with arguments `{"reason": "local lexical match: <top terms>"}`, or content only when
- * no tool shares a term with the last user message or `tool_choice` is "none".
+ * The offline provider.
+ *
+ * `tool_choice: "required"` (the router): one call to the best-scoring tool, with arguments
+ * `{"reason": "local lexical match: <top terms>"}`, or content only when no tool shares a
+ * term with the last user message.
+ *
+ * `tool_choice: "auto"` (an agent's turn): the same choice among the tools not yet called
+ * since the last user message — so an agent handed a conversation can pass it on once more
+ * but two agents never bounce the same message back and forth — and a plain answer that
+ * quotes the message when no tool matches. `"none"` or no tools: content only.
  */
 export class LocalProvider implements ChatProvider {
   readonly name = "local" as const;
@@ -81,13 +110,20 @@ export class LocalProvider implements ChatProvider {
     if (req.tool_choice === "none" || req.tools.length === 0) {
       return { tool_calls: [], content: "local provider: no tools offered" };
     }
+    if (req.tool_choice === "auto") return agentTurn(req);
     const last = req.messages.findLast((message) => message.role === "user");
-    let best: LexicalScore | null = null;
-    for (const candidate of scoreTools(last?.content ?? "", req.tools)) {
-      if (candidate.score > 0 && (best === null || candidate.score > best.score)) best = candidate;
-    }
+    const best = bestTool(last?.content ?? "", req.tools);
     if (best === null) return { tool_calls: [], content: "local lexical match: no tool shares a term with the message" };
-    const reason = `local lexical match: ${best.terms.slice(0, REASON_TERMS).join(", ")}`;
-    return { tool_calls: [{ id: "call_local_0", name: best.tool, arguments: JSON.stringify({ reason }) }], content: null };
+    return callOf(best);
   }
+}
+
+function agentTurn(req: ChatRequest): ChatResponse {
+  const lastUser = req.messages.findLastIndex((message) => message.role === "user");
+  const message = req.messages[lastUser];
+  if (message?.role !== "user") return { tool_calls: [], content: "local provider (offline, not a model): there is no user message to answer." };
+  const called = new Set(req.messages.slice(lastUser + 1).flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []).map((call) => call.name) : [])));
+  const best = bestTool(message.content, req.tools.filter((tool) => !called.has(tool.function.name)));
+  if (best !== null) return callOf(best);
+  return { tool_calls: [], content: `local provider (offline, not a model) answering: “${quote(message.content)}”` };
 }

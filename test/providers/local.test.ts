@@ -115,3 +115,41 @@ describe("LocalProvider (not an LLM)", () => {
     await expect(new LocalProvider().complete(request("refund"), controller.signal)).rejects.toMatchObject({ name: "ProviderError", kind: "timeout" });
   });
 });
+
+describe("LocalProvider on an agent's turn (tool_choice auto)", () => {
+  const turn = (messages: ChatRequest["messages"]): ChatRequest => ({ model: "local", messages, tools, tool_choice: "auto" });
+  const handedOver = (name: string) => [
+    { role: "assistant" as const, content: null, tool_calls: [{ id: `call_${name}`, name, arguments: "{}" }] },
+    { role: "tool" as const, tool_call_id: `call_${name}`, content: "Transferred." },
+  ];
+
+  it("calls the matching tool for a fresh user message", async () => {
+    const response = await new LocalProvider().complete(turn([{ role: "user", content: "I need a refund" }]), signal());
+    expect(response.tool_calls.map((c) => c.name)).toEqual(["transfer_to_billing"]);
+  });
+
+  it("answers in words, quoting the message, when no tool matches", async () => {
+    const response = await new LocalProvider().complete(turn([{ role: "user", content: "good morning" }]), signal());
+    expect(response).toEqual({ tool_calls: [], content: "local provider (offline, not a model) answering: “good morning”" });
+  });
+
+  it("never calls a tool already called since the user's message: the next best one, else an answer", async () => {
+    const both = "refund for the login crash";
+    const after = await new LocalProvider().complete(turn([{ role: "user", content: both }, ...handedOver("transfer_to_billing")]), signal());
+    expect(after.tool_calls.map((c) => c.name)).toEqual(["transfer_to_tech"]);
+    const done = await new LocalProvider().complete(turn([{ role: "user", content: "refund" }, ...handedOver("transfer_to_billing")]), signal());
+    expect(done.tool_calls).toEqual([]);
+    expect(done.content).toContain("“refund”");
+  });
+
+  it("a tool called before the last user message may be called again", async () => {
+    const response = await new LocalProvider().complete(turn([{ role: "user", content: "refund" }, ...handedOver("transfer_to_billing"), { role: "user", content: "another refund" }]), signal());
+    expect(response.tool_calls.map((c) => c.name)).toEqual(["transfer_to_billing"]);
+  });
+
+  it("quotes at most 120 characters of a long message", async () => {
+    const response = await new LocalProvider().complete(turn([{ role: "user", content: `good ${"morning ".repeat(40)}` }]), signal());
+    expect(response.content!.length).toBeLessThan(200);
+    expect(response.content).toMatch(/…”$/);
+  });
+});

@@ -85,6 +85,13 @@ export class RunStore {
     return rows.map((r) => TraceEvent.parse(JSON.parse(r.event)));
   }
 
+  /** A page of the session's events in order, after event id `after`; `next_after` is null on the last page. */
+  eventPage(after: string | undefined, limit: number): { events: TraceEvent[]; next_after: string | null } {
+    const rows = this.sql<{ event: string }>`SELECT event FROM run_events WHERE id > ${after ?? ""} ORDER BY id LIMIT ${limit + 1}`;
+    const events = rows.slice(0, limit).map((r) => TraceEvent.parse(JSON.parse(r.event)));
+    return { events, next_after: rows.length > limit ? events.at(-1)!.event_id : null };
+  }
+
   /** The run with its events, as the API returns it. */
   withEvents(run: Run): Run {
     return { ...run, events: this.events(run.id) };

@@ -14,7 +14,7 @@ import type { AgentDefinition } from "../src/schemas/agent";
 import type { HistoryItem } from "../src/schemas/handoff";
 import type { MessageRun } from "../src/rpc/session";
 import type { InboxItem } from "../src/schemas/inbox";
-import { DEFAULT_MAX_TURNS, type Run, type RunStatus, type TraceEvent } from "../src/schemas/run";
+import { DEFAULT_MAX_TURNS, type Run, type RunStatus, type TraceEvent, type TracePage } from "../src/schemas/run";
 import { agentModels } from "../src/services/agent-models";
 import { agentDirectory } from "../src/services/registry-cache";
 import { toHistoryItem, touch, type SessionRecord } from "../src/sessions/model";
@@ -103,9 +103,9 @@ export class SessionRuns {
   }
 
   /** Every run's trace events, in order. */
-  trace(): Result<TraceEvent[]> {
+  trace(after: string | undefined, limit: number): Result<TracePage> {
     const loaded = this.k.live();
-    return loaded.ok ? ok(this.store.events()) : loaded;
+    return loaded.ok ? ok(this.store.eventPage(after, limit)) : loaded;
   }
 
   /** A person's answer: closes the item and resumes the run it paused, with the reply as the agent's output. */

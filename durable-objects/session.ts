@@ -7,7 +7,7 @@ import { ulid } from "../src/lib/ulid";
 import type { AddedMessage, HandoffAccepted, HistoryPage, MessageRun, SessionAuditPage, SessionCreateArgs, SessionRpc, StartHandoffArgs } from "../src/rpc/session";
 import type { Handoff } from "../src/schemas/handoff";
 import type { InboxItem } from "../src/schemas/inbox";
-import type { Run, TraceEvent } from "../src/schemas/run";
+import type { Run, TracePage } from "../src/schemas/run";
 import { applyStatePatch, type AgentTurnStatus, type SessionMessage, type SessionStatePatch, type SessionView } from "../src/schemas/session";
 import { end, messageActor, newSession, toHistoryItem, toView, touch, type SessionRecord } from "../src/sessions/model";
 import { handoffEndHook, handoffTimers } from "./handoff-timers";
@@ -246,8 +246,8 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     return this.runs.get(id);
   }
 
-  async traceEvents(): Promise<Result<TraceEvent[]>> {
-    return this.runs.trace();
+  async traceEvents(page: { after?: string; limit: number }): Promise<Result<TracePage>> {
+    return this.runs.trace(page.after, page.limit);
   }
 
   async resolveInbox(id: string, reply: string, actor: Actor = API_ACTOR): Promise<Result<{ item: InboxItem; run: Run | null }>> {

@@ -4,6 +4,7 @@ import type { AppEnv } from "../app-env";
 import { querySessions, SessionIndexStatus } from "../audit/session-index";
 import { RelayError, type Result } from "../errors";
 import { AgentName } from "../schemas/agent";
+import type { TracePage } from "../schemas/run";
 import { decodeCursor, decodeIntCursor, listPage, pagingQuery } from "./cursor";
 import { settle } from "./session-result";
 import { readQuery } from "./validate";
@@ -66,6 +67,15 @@ const AuditQuery = z.strictObject({
   after: z.string().max(40).optional(),
   ...pagingQuery(500, 100),
 });
+
+const TraceQuery = z.strictObject(pagingQuery(1000, 200));
+
+/** `GET /v1/sessions/:id/trace`: the runs' events in order, oldest first. */
+export async function tracePage(c: Ctx, id: string, read: (query: { after?: string; limit: number }) => Promise<Result<TracePage>>) {
+  const { cursor, limit } = readQuery(c, TraceQuery);
+  const page = await settle(c, id, await read({ after: cursor === undefined ? undefined : decodeCursor(cursor), limit }));
+  return c.json(listPage(page.events, page.next_after));
+}
 
 /** `GET /v1/sessions/:id/audit`: the object's own trail (read-your-writes) and how much of it D1 still lacks. */
 export async function sessionAuditPage<T>(

@@ -10,7 +10,7 @@ import { AgentStatusUpdate, SessionCreate, SessionMessage, SessionStatePatch } f
 import { agentDirectory } from "../services/registry-cache";
 import { routeInput } from "../services/routing";
 import { isSessionId, newSessionId } from "../sessions/ids";
-import { historyPage, listSessions, sessionAuditPage } from "./session-lists";
+import { historyPage, listSessions, sessionAuditPage, tracePage } from "./session-lists";
 import { settle } from "./session-result";
 import { readJson } from "./validate";
 
@@ -100,7 +100,7 @@ export const sessions = new Hono<AppEnv>()
   })
   .get("/:id/trace", async (c) => {
     const id = c.req.param("id");
-    return c.json({ items: await settle(c, id, await sessionStub(c, id).traceEvents()), next_cursor: null });
+    return tracePage(c, id, (query) => sessionStub(c, id).traceEvents(query));
   })
   .patch("/:id/state", async (c) => {
     const id = c.req.param("id");

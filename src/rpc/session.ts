@@ -3,7 +3,7 @@ import type { Result } from "../errors";
 import type { Handoff, HandoffRequest, HistoryItem } from "../schemas/handoff";
 import type { RouteDecision } from "../schemas/routing";
 import type { InboxItem } from "../schemas/inbox";
-import type { Run, TraceEvent } from "../schemas/run";
+import type { Run, TracePage } from "../schemas/run";
 import type { AgentTurnStatus, SessionMessage, SessionStatePatch, SessionView } from "../schemas/session";
 
 /**
@@ -84,7 +84,8 @@ export interface SessionRpc {
   sendMessage(content: string, actor?: Actor): Promise<Result<MessageRun>>;
   getRun(id: string): Promise<Result<Run>>;
   /** Every run's trace events, in order. */
-  traceEvents(): Promise<Result<TraceEvent[]>>;
+  /** The session's trace events in order, a page after event id `after`. */
+  traceEvents(page: { after?: string; limit: number }): Promise<Result<TracePage>>;
   /** A person's answer to an inbox item; resumes the run it paused. */
   resolveInbox(id: string, reply: string, actor?: Actor): Promise<Result<{ item: InboxItem; run: Run | null }>>;
 }

@@ -51,6 +51,12 @@ export const TraceEvent = z.object({
 });
 export type TraceEvent = z.infer<typeof TraceEvent>;
 
+/** A page of a session's trace: events in order, and the event id the next page starts after (null: the last page). */
+export interface TracePage {
+  events: TraceEvent[];
+  next_after: string | null;
+}
+
 /** What a paused run waits for. */
 export const RunPending = z.object({
   kind: z.literal("human"),

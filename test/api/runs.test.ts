@@ -275,6 +275,17 @@ describe("the turn loop", () => {
       correlation_id: expect.stringMatching(/^run_/),
       details: { from_agent: "front", to_agent: "middle", handoff_reason: "billing" },
     });
+    // Paged by cursor, the pages together are the whole trace, in order.
+    const pages: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { json: { items: { event_id: string }[]; next_cursor: string | null } } = await call("GET", `/v1/sessions/${id}/trace?limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(page.json.items.length).toBeLessThanOrEqual(2);
+      pages.push(...page.json.items.map((e) => e.event_id));
+      cursor = page.json.next_cursor;
+    } while (cursor !== null);
+    expect(pages).toEqual(trace.items.map((e: { event_id: string }) => e.event_id));
+    expect(trace.next_cursor).toBeNull();
   });
 });
 

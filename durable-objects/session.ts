@@ -4,6 +4,7 @@ import { API_ACTOR, type Actor, type AuditRecord } from "../src/audit/record";
 import type { Env } from "../src/env";
 import { err, ok, type ErrorBody, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
+import { routeTraceEvent } from "../src/runtime/run-record";
 import type { AddedMessage, HandoffAccepted, HistoryPage, MessageRun, SessionAuditPage, SessionCreateArgs, SessionRpc, StartHandoffArgs } from "../src/rpc/session";
 import type { Handoff } from "../src/schemas/handoff";
 import type { InboxItem } from "../src/schemas/inbox";
@@ -98,6 +99,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     records.push(events.sessionCreated(scope, actor, now, { agent: args.agent, ttl_s: args.ttl_s, metadata: args.metadata, routed: !!args.route }));
     await this.commit(session, records, () => {
       if (lease.value) this.handoffs.store.setSessionLease(lease.value);
+      if (args.route) this.runs.store.addEvents([routeTraceEvent(id, args.agent, now, args.route)]);
       if (args.input === undefined) return;
       const item = toHistoryItem({ role: "user", content: args.input }, session.current_agent, `msg_${ulid(now)}`, now);
       const seq = this.store.appendMessage(item, now);

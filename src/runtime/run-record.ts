@@ -5,6 +5,7 @@ import type { ErrorBody } from "../errors";
 import { ulid } from "../lib/ulid";
 import type { StoredError } from "../schemas/handoff";
 import type { Run, RunPending, RunStatus, TraceDetails, TraceEvent, TraceEventType } from "../schemas/run";
+import type { RouteDecision } from "../schemas/routing";
 
 /**
  * A run's record and its transitions, pure (design §4a, habit 3): a table over the run
@@ -78,6 +79,14 @@ function storedError(error: ErrorBody): StoredError {
 }
 
 /** One trace event of a run (seed 001 §5). */
+/**
+ * The router's decision that gave a session its first agent, as the trace's first event.
+ * It precedes every run, so its correlation id is the session's.
+ */
+export function routeTraceEvent(session_id: string, agent: string, now: number, decision: Pick<RouteDecision, "method" | "confidence" | "latency_us">): TraceEvent {
+  return traceEvent({ id: session_id, session_id }, "route", agent, now, { to_agent: agent, routing_method: decision.method, routing_confidence: decision.confidence }, decision.latency_us / 1000);
+}
+
 export function traceEvent(
   run: Pick<Run, "id" | "session_id">,
   type: TraceEventType,

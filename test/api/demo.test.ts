@@ -57,4 +57,18 @@ describe("the offline demo conversation", () => {
     const inbox = await call("GET", `/v1/sessions/${id}/inbox`, undefined, as);
     expect(inbox.json.items).toEqual([expect.objectContaining({ kind: "human_turn", agent: "supervisor", status: "open", run_id: large.json.run.id })]);
   });
+
+  it("a session the router started has the decision as its trace's first event", async () => {
+    const created = await call("POST", "/v1/sessions", { input: "I was charged twice for my subscription" }, as);
+    expect(created.json.current_agent).toBe("billing");
+    const run = await say(created.json.id, "and the invoice is wrong");
+    const trace = (await call("GET", `/v1/sessions/${created.json.id}/trace`, undefined, as)).json.items;
+    expect(trace[0]).toMatchObject({
+      event_type: "route",
+      agent_name: "billing",
+      correlation_id: created.json.id,
+      details: { to_agent: "billing", routing_method: "rule", routing_confidence: expect.any(Number) },
+    });
+    expect(trace.slice(1).map((e: { correlation_id: string }) => e.correlation_id)).toEqual(run.json.run.events.map(() => run.json.run.id));
+  });
 });

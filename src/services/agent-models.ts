@@ -18,5 +18,7 @@ export interface AgentModels {
 export async function agentModels(env: Env, tenant: string): Promise<AgentModels> {
   const { tenantConfig } = await tenantHead(env.DB, tenant);
   const { config } = resolveConfig({ env: patchFromVars(env).patch, tenant: tenantConfig, warnings: [] });
-  return { provider: resolveProvider(config.llm.provider, env), default_model: config.llm.model };
+  const provider = resolveProvider(config.llm.provider, env);
+  // The local stand-in has no models: traces say "local" rather than a model it is not.
+  return { provider, default_model: provider.ok && provider.value.name === "local" ? "local" : config.llm.model };
 }

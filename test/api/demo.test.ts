@@ -36,6 +36,7 @@ describe("the offline demo conversation", () => {
     expect(billing.json.run).toMatchObject({ status: "completed", output_agent: "billing" });
     expect(handoffsOf(billing.json.run)).toEqual(["triage→billing"]);
     expect(billing.json.run.output).toContain("charged twice");
+    expect(billing.json.run.events.filter((e: { event_type: string }) => e.event_type === "llm_call").map((e: { details: { model: string } }) => e.details.model)).toEqual(["local", "local"]);
 
     const back = await say(id, "Thanks, that is sorted. Back to triage please");
     expect(back.json.run).toMatchObject({ status: "completed", output_agent: "triage" });

@@ -6,6 +6,7 @@ import { capabilities } from "./api/capabilities";
 import { config } from "./api/config";
 import { onError, onNotFound } from "./api/error-handler";
 import { agentHandoffs, handoffs, sessionInbox } from "./api/handoffs";
+import { inbox } from "./api/inbox";
 import { route } from "./api/route";
 import { sessions } from "./api/sessions";
 import { apiKeyAuth } from "./auth/middleware";
@@ -24,6 +25,7 @@ export function createApp() {
     .route("/sessions", sessions)
     .route("/sessions", sessionInbox)
     .route("/handoffs", handoffs)
+    .route("/inbox", inbox)
     .route("/capabilities", capabilities)
     .route("/audit", audit);
 

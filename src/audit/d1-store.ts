@@ -1,4 +1,5 @@
 import { handoffIndexStatements } from "./handoff-index";
+import { inboxIndexStatements } from "./inbox-index";
 import { FLUSH_BATCH_ROWS, ROWS_PER_STATEMENT, chunk } from "./outbox-policy";
 import type { AuditRecord } from "./record";
 import { sessionIndexStatements } from "./session-index";
@@ -33,7 +34,7 @@ function insertStatement(db: D1Database, rows: readonly AuditRecord[]): D1Prepar
 
 /**
  * Writes up to FLUSH_BATCH_ROWS records in one D1 batch (one transaction), with the
- * sessions-index and handoffs-index rows they imply. The sessions index goes first: its
+ * sessions-index, handoffs-index and inbox-index rows they imply. The sessions index goes first: its
  * counts add only records audit_log does not hold yet, so it must look before the
  * inserts. Throws what D1 throws; the caller keeps the rows and retries.
  */
@@ -44,6 +45,7 @@ export async function writeAuditBatch(db: D1Database, records: readonly AuditRec
     ...sessionIndexStatements(db, records),
     ...chunk(records, ROWS_PER_STATEMENT).map((rows) => insertStatement(db, rows)),
     ...handoffIndexStatements(db, records),
+    ...inboxIndexStatements(db, records),
   ]);
 }
 

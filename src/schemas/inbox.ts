@@ -43,5 +43,7 @@ export type InboxItem = z.infer<typeof InboxItem>;
 /** `POST /v1/inbox/:id/resolve`. */
 export const InboxResolve = z.strictObject({
   reply: z.string().trim().min(1).max(32 * 1024),
+  /** Who answered, for the audit trail (default "api"): the API key names a tenant, not a person. */
+  by: z.string().trim().min(1).max(200).optional(),
 });
 export type InboxResolve = z.infer<typeof InboxResolve>;

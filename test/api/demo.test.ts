@@ -57,6 +57,12 @@ describe("the offline demo conversation", () => {
 
     const inbox = await call("GET", `/v1/sessions/${id}/inbox`, undefined, as);
     expect(inbox.json.items).toEqual([expect.objectContaining({ kind: "human_turn", agent: "supervisor", status: "open", run_id: large.json.run.id })]);
+
+    const resolved = await call("POST", `/v1/inbox/${large.json.run.pending.inbox_id}/resolve`, { reply: "Refund of $900 approved." }, as);
+    expect(resolved.status).toBe(200);
+    expect(resolved.json.run).toMatchObject({ id: large.json.run.id, status: "completed", output_agent: "supervisor", output: "Refund of $900 approved." });
+    const trace = (await call("GET", `/v1/sessions/${id}/trace`, undefined, as)).json.items;
+    expect(trace.at(-1)).toMatchObject({ event_type: "agent_complete", agent_name: "supervisor", details: { executor: "human" } });
   });
 
   it("a session the router started has the decision as its trace's first event", async () => {

@@ -17,11 +17,12 @@ export interface DevServer {
 const root = join(import.meta.dirname, "..", "..");
 
 /**
+ * `vars` are passed to the Worker with `--var` (e.g. a model endpoint on loopback).
  * `persistTo` puts the local state (DO SQLite, D1) in another folder, e.g. on tmpfs: on this
  * kind of machine every local storage commit waits about 1 ms for the disk, which is the
  * machine's cost, not the code's.
  */
-export async function startDevServer(port = 8788, persistTo?: string): Promise<DevServer> {
+export async function startDevServer(port = 8788, persistTo?: string, vars: Record<string, string> = {}): Promise<DevServer> {
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", ...(persistTo ? { RELAY_PERSIST_TO: persistTo } : {}) };
   execFileSync(join(root, "node_modules", ".bin", "tsx"), [join(root, "scripts", "dev-setup.ts")], {
     cwd: root,
@@ -29,7 +30,8 @@ export async function startDevServer(port = 8788, persistTo?: string): Promise<D
     stdio: ["ignore", "ignore", "inherit"],
   });
   const persist = persistTo ? ["--persist-to", persistTo] : [];
-  const child = spawn(join(root, "node_modules", ".bin", "wrangler"), ["dev", "--port", String(port), "--ip", "127.0.0.1", ...persist], {
+  const extraVars = Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
+  const child = spawn(join(root, "node_modules", ".bin", "wrangler"), ["dev", "--port", String(port), "--ip", "127.0.0.1", ...persist, ...extraVars], {
     cwd: root,
     env,
     stdio: ["ignore", "pipe", "pipe"],

@@ -90,11 +90,14 @@ describe("agent registry validation: a clear code and nothing stored", () => {
     await expectRefused("pr", { name: "pr", triggers: { priority: 101 } }, 400, "VALIDATION_FAILED");
   });
 
-  it("a pattern that does not compile, or nests unbounded quantifiers → 400 INVALID_PATTERN naming it", async () => {
+  it("a pattern that does not compile, or needs backtracking → 400 INVALID_PATTERN naming it and the construct", async () => {
     const bad = await expectRefused("rx", { name: "rx", triggers: { patterns: ["ok\\d+", "(unclosed"] } }, 400, "INVALID_PATTERN");
     expect(bad.message).toContain("(unclosed");
-    const redos = await expectRefused("redos", { name: "redos", triggers: { patterns: ["(a+)+$"] } }, 400, "INVALID_PATTERN");
-    expect(redos.details.patterns[0]).toMatchObject({ index: 0, pattern: "(a+)+$" });
+    const backref = await expectRefused("br", { name: "br", triggers: { patterns: ["fine", "(a)\\1"] } }, 400, "INVALID_PATTERN");
+    expect(backref.details.patterns).toEqual([{ index: 1, pattern: "(a)\\1", reason: expect.stringMatching(/^uses a backreference .* needs backtracking/) }]);
+    const look = await expectRefused("la", { name: "la", triggers: { patterns: ["(?=a)b", "(?<!x)y"] } }, 400, "INVALID_PATTERN");
+    expect(look.details.patterns.map((p: { reason: string }) => p.reason)).toEqual([expect.stringMatching(/^uses lookaround/), expect.stringMatching(/^uses lookaround/)]);
+    expect(look.message).toContain("(?=a)b");
   });
 
   it("a webhook agent without an endpoint, or a handoff to itself → 400", async () => {

@@ -119,6 +119,27 @@ describe("POST /v1/route — rule tier", () => {
   });
 });
 
+describe("POST /v1/route — patterns are matched in linear time", () => {
+  it("a catastrophic pattern on a 30 KiB adversarial input answers at once and correctly (BETA's registry)", async () => {
+    const as = { key: BETA_KEY };
+    expect((await call("PUT", "/v1/agents/redos", { name: "redos", triggers: { patterns: ["(a|a?)+b", "(a|aa)+$"], priority: 100 } }, as)).status).toBe(201);
+    const input = `${"a".repeat(30 * 1024)}!`;
+    const miss = await call("POST", "/v1/route", { input, strategy: "rule" }, as);
+    expect(miss.status).toBe(200);
+    expect(miss.json.agent).toBeNull();
+    const hit = await call("POST", "/v1/route", { input: `${"a".repeat(30 * 1024)}b`, strategy: "rule" }, as);
+    expect(hit.json).toMatchObject({ agent: "redos", matched_patterns: ["(a|a?)+b"] });
+    expect((await call("DELETE", "/v1/agents/redos", undefined, as)).status).toBe(204);
+  });
+
+  it("a pattern that needs backtracking is refused at registration, naming the construct, and nothing is stored", async () => {
+    const res = await call("PUT", "/v1/agents/looker", { name: "looker", triggers: { patterns: ["(?<=a)b"] } });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toMatchObject({ code: "INVALID_PATTERN", details: { patterns: [{ pattern: "(?<=a)b", reason: expect.stringContaining("lookaround") }] } });
+    expect((await call("GET", "/v1/agents/looker")).status).toBe(404);
+  });
+});
+
 describe("POST /v1/route — hybrid escalation to the LLM", () => {
   it("asks the model when the rules are unsure, with one transfer tool per enabled agent and tool_choice required", async () => {
     const { json, requests } = await routeWithModel({ input: "my thing is acting weird since yesterday" }, callTool("transfer_to_technical", { reason: "sounds like a bug" }));

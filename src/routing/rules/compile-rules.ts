@@ -1,25 +1,24 @@
 /**
  * The compiled rule tier (design §3): all keywords and pattern factors of all enabled agents in
  * one automaton, each pattern compiled once, so a route is one pass over the input plus the few
- * patterns whose factors occurred — whatever the number of agents. A pattern whose matches all
- * start with a factor is tried only where that factor occurs: by the tier's own NFA
- * (`pattern-verifier.ts`) when the pattern has the common shape, else by its V8 regex, sticky.
+ * patterns whose factors occurred — whatever the number of agents. Every pattern runs on the
+ * tier's own NFA (`pattern-verifier.ts`), in time linear in the input: a pattern whose matches
+ * all start with a factor is tried where that factor occurs, the others once over the input.
  *
  * Scoring is the seed's (tiangong-cli `RuleRouter.calculateScore`): per agent, each distinct
  * keyword that occurs +10, each pattern that matches +20, then `Math.round(total × (priority/100))`
  * with that exact expression, so scores equal the seed's. Keywords match as described in
  * `text.ts` (case-insensitive, NFKC, whole-word in spaced scripts, substring in CJK/Thai).
  * Patterns run on the original input with flags `iu`, like the seed's `new RegExp(p, 'i')`
- * plus Unicode mode; patterns that do not compile or nest unbounded quantifiers are skipped.
+ * plus Unicode mode; patterns admission refuses (`pattern-safety.ts`) are skipped.
  */
 import type { AgentDefinition } from "../../schemas/agent";
 import type { CompiledRules, RuleMatch } from "../types";
 import { buildAutomaton, DENSE_CELL_LIMIT } from "./automaton";
 import { requiredFactors } from "./literal-factors";
 import { AGENT_SPAN, RuleScanner, type RuleTables } from "./rule-scanner";
-import { compilePattern, PATTERN_FLAGS } from "./pattern-safety";
-import { buildChunkMatcher, GATE_SIZE, type ChunkMatcher } from "./pattern-gates";
-import { ClassTable, compileVerifier, resumePoint } from "./pattern-verifier";
+import { admitPattern } from "./pattern-safety";
+import { ClassTable, PredicateTable, resumePoint } from "./pattern-verifier";
 import { endCodePoints, isSpacedWordChar, normalizeKeyword } from "./text";
 
 /** What was compiled, for `/v1/route/stats` and for the benchmark. */
@@ -27,16 +26,14 @@ export interface RuleStats {
   agents: number;
   keywords: number;
   patterns: number;
-  /** Patterns whose regex runs only when one of their literal factors occurs. */
+  /** Patterns that run only when one of their literal factors occurs. */
   prefilteredPatterns: number;
-  /** Of those, patterns every match of which starts with a factor: tried sticky at each occurrence. */
+  /** Of those, patterns every match of which starts with a factor: tried where it occurs. */
   anchoredPatterns: number;
-  /** Of the anchored ones, those confirmed by the rule tier's own NFA instead of a V8 regex. */
-  verifiedPatterns: number;
-  /** Joined sticky regexes that try a chunk of anchored patterns sharing a factor in one call. */
-  gates: number;
-  /** Patterns with no extractable factor: their regex runs on every input. */
+  /** Patterns with no extractable factor: they run on every input. */
   alwaysRunPatterns: number;
+  /** One-code-point classes the matcher tests as predicates (non-ASCII literals, `\p{…}`, …). */
+  predicates: number;
   skippedPatterns: { agent: string; pattern: string; reason: string }[];
   /** Distinct strings in the automaton (keywords and factors share entries). */
   entries: number;
@@ -124,12 +121,12 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
   const patternStart: number[] = [0];
   const patternAgent: number[] = [];
   const patternSource: string[] = [];
-  const patternRegex: RegExp[] = [];
-  const patternSticky: (RegExp | null)[] = [];
+  const patternAnchored: boolean[] = [];
   const patternVerifier: number[] = [];
   const patternResume: number[] = [];
   const verifierCode: number[] = [];
   const classes = new ClassTable();
+  const predicates = new PredicateTable();
   const patternNext: number[] = [];
   const patternBoundary: number[] = [];
   const nextSets = new Map<string, number>();
@@ -158,23 +155,23 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     for (const source of agent.triggers.patterns) {
       if (seenPatterns.has(source)) continue;
       seenPatterns.add(source);
-      const compiled = compilePattern(source);
-      if (!compiled.ok) {
-        skippedPatterns.push({ agent: agent.name, pattern: source, reason: compiled.reason });
+      const admitted = admitPattern(source, { classes, predicates });
+      if (!admitted.ok) {
+        skippedPatterns.push({ agent: agent.name, pattern: source, reason: admitted.reason });
         continue;
       }
+      const program = admitted.program;
       const id = patternSource.length;
       patternAgent.push(index);
       patternSource.push(source);
-      patternRegex.push(compiled.regex);
-      stringBytes += 8 * source.length;
+      stringBytes += 2 * source.length;
       const factors = requiredFactors(source);
-      const program = factors?.anchored ? compileVerifier(source, classes) : null;
-      patternVerifier.push(program === null ? -1 : verifierCode.length);
-      const single = program !== null && factors!.factors.length === 1 ? factors!.factors[0]! : null;
-      patternResume.push(single === null ? 0 : resumePoint(program!, single, factors!.boundaryBefore));
-      if (program !== null) for (const word of program) verifierCode.push(word);
-      patternSticky.push(factors?.anchored && program === null ? new RegExp(source, `${PATTERN_FLAGS}y`) : null);
+      const anchored = factors?.anchored === true;
+      patternAnchored.push(anchored);
+      patternVerifier.push(verifierCode.length);
+      const single = anchored && factors!.factors.length === 1 ? factors!.factors[0]! : null;
+      patternResume.push(single === null ? 0 : resumePoint(program, single, factors!.boundaryBefore));
+      for (const word of program) verifierCode.push(word);
       patternBoundary.push(factors?.boundaryBefore ? 1 : 0);
       const next = factors?.next ? setKey(factors.next) : null;
       if (next !== null && !nextSets.has(next)) nextSets.set(next, nextSets.size);
@@ -187,20 +184,13 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
 
   const automaton = buildAutomaton(entries.strings, options.denseCellLimit ?? DENSE_CELL_LIMIT);
   const keywordRefs = toCsr(entries.keywordSlots);
-  // Per entry: anchored patterns the verifier runs, anchored patterns V8 runs (in chunks with
-  // a chunk matcher each), then the unanchored ones queued for one run over the whole input.
-  const factorVerified = new Int32Array(entries.strings.length);
+  // Per entry: the anchored patterns, tried where the factor occurs, then the unanchored
+  // ones, queued for one search over the whole input.
   const factorAnchored = new Int32Array(entries.strings.length);
-  const gateStart: number[] = [0];
-  const gates: (ChunkMatcher | null)[] = [];
   const ordered = entries.factorPatterns.map((refs, entry) => {
-    const verified = refs.filter((p) => patternVerifier[p]! >= 0);
-    const sticky = refs.filter((p) => patternSticky[p] !== null);
-    factorVerified[entry] = verified.length;
-    factorAnchored[entry] = verified.length + sticky.length;
-    for (let k = 0; k < sticky.length; k += GATE_SIZE) gates.push(buildChunkMatcher(sticky.slice(k, k + GATE_SIZE).map((p) => patternSource[p]!)));
-    gateStart.push(gates.length);
-    return [...verified, ...sticky, ...refs.filter((p) => patternVerifier[p]! < 0 && patternSticky[p] === null)];
+    const anchored = refs.filter((p) => patternAnchored[p]);
+    factorAnchored[entry] = anchored.length;
+    return [...anchored, ...refs.filter((p) => !patternAnchored[p])];
   });
   const factorRefs = toCsr(ordered);
   const entryBoundary = new Uint8Array(entries.strings.length);
@@ -216,14 +206,11 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     keywordRefSlot: keywordRefs.items,
     factorRefStart: factorRefs.start,
     factorRefPattern: factorRefs.items,
-    factorVerified,
     factorAnchored,
-    gateStart: Int32Array.from(gateStart),
-    gates,
     patternNext: Int32Array.from(patternNext),
     patternVerifier: Int32Array.from(patternVerifier),
     patternResume: Int32Array.from(patternResume),
-    verifier: { code: Int32Array.from(verifierCode), classes: classes.toArray() },
+    verifier: { code: Int32Array.from(verifierCode), classes: classes.toArray(), predicates: predicates.toArray() },
     patternBoundary: Uint8Array.from(patternBoundary),
     nextSets: packSets(nextSets),
     names,
@@ -233,8 +220,6 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     patternStart: Int32Array.from(patternStart),
     patternAgent: Int32Array.from(patternAgent),
     patternSource,
-    patternRegex,
-    patternSticky,
     alwaysRun: Int32Array.from(alwaysRun),
   };
   const scanner = new RuleScanner(tables);
@@ -247,17 +232,16 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     keywords: keywordText.length,
     patterns: patternSource.length,
     prefilteredPatterns: patternSource.length - alwaysRun.length,
-    anchoredPatterns: patternSticky.filter((r) => r !== null).length + patternVerifier.filter((v) => v >= 0).length,
-    verifiedPatterns: patternVerifier.filter((v) => v >= 0).length,
-    gates: gates.filter((g) => g !== null).length,
+    anchoredPatterns: patternAnchored.filter(Boolean).length,
     alwaysRunPatterns: alwaysRun.length,
+    predicates: predicates.size,
     skippedPatterns,
     entries: entries.strings.length,
     states: automaton.stateCount,
     classes: automaton.classCount,
     denseStates: automaton.denseStates,
     dense: automaton.denseStates === automaton.stateCount,
-    memoryBytes: automaton.memoryBytes + typedBytes + scanner.scratchBytes + stringBytes + 32 * keywordText.length,
+    memoryBytes: automaton.memoryBytes + typedBytes + scanner.scratchBytes + stringBytes + 4 * verifierCode.length + 32 * keywordText.length,
   };
   return { stats, match: (input: string, limit = Number.POSITIVE_INFINITY): RuleMatch[] => scanner.match(input, limit) };
 }

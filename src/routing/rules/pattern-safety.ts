@@ -1,80 +1,61 @@
 /**
- * Pattern admission: a trigger pattern must compile as a JavaScript regex (flags `iu`) and
- * must not nest unbounded quantifiers — `(a+)+`, `(\w*)*`, `(x+|y)+` — the shape behind
- * catastrophic backtracking. Checked once at registration, never on the routing path.
+ * Pattern admission: a trigger pattern is user input, and the rule tier runs it on every
+ * route, so it is admitted only if the tier's own engine (`pattern-verifier.ts`, an NFA with
+ * no backtracking) runs it — then a match costs at most (input length × program size) steps,
+ * whatever the pattern and the input. It must compile as a JavaScript regex with flags `iu`
+ * (its syntax and semantics), and must not use what needs backtracking (backreferences,
+ * lookaround) or inline modifiers, or expand past MAX_INSTRUCTIONS. Checked once, at
+ * registration and when a registry compiles, never on the routing path.
  */
+import { MAX_INSTRUCTIONS, compileVerifier } from "./pattern-verifier";
+import { parseRegex, type RegexAst } from "./regex-ast";
+import { ClassTable, PredicateTable } from "./verifier-classes";
+
+/** Where an admitted pattern's classes and predicates go: the registry's shared tables. */
+export interface PatternTables {
+  classes: ClassTable;
+  predicates: PredicateTable;
+}
 
 export const PATTERN_FLAGS = "iu";
 
+const LINEAR = "Relay matches patterns in linear time, without backtracking";
+
 /** Why a pattern is refused, or null when it is admitted. */
 export function checkPattern(source: string): string | null {
-  const compiled = compilePattern(source);
-  return compiled.ok ? null : compiled.reason;
+  const admitted = admitPattern(source, { classes: new ClassTable(), predicates: new PredicateTable() });
+  return admitted.ok ? null : admitted.reason;
 }
 
-/**
- * The admitted pattern as a regex (flags {@link PATTERN_FLAGS}, never `g`/`y`, so `test` keeps no
- * state between inputs), or why it is refused. The rule compiler uses this so each pattern is
- * compiled once.
- */
-export function compilePattern(source: string): { ok: true; regex: RegExp } | { ok: false; reason: string } {
-  let regex: RegExp;
+/** The admitted pattern's program for the matcher (its classes and predicates put in `tables`), or why it is refused. */
+export function admitPattern(source: string, tables: PatternTables): { ok: true; program: number[] } | { ok: false; reason: string } {
   try {
-    regex = new RegExp(source, PATTERN_FLAGS);
+    new RegExp(source, PATTERN_FLAGS);
   } catch (error) {
     return { ok: false, reason: `does not compile: ${(error as Error).message}` };
   }
-  if (hasNestedUnboundedQuantifier(source)) return { ok: false, reason: "nests unbounded quantifiers (catastrophic backtracking)" };
-  return { ok: true, regex };
+  const ast = parseRegex(source);
+  if (ast === null) return { ok: false, reason: "uses syntax the pattern matcher does not support" };
+  const construct = unsupportedConstruct(ast);
+  if (construct === "modifiers") return { ok: false, reason: "uses an inline modifier group ((?i:…)); the flags are always i and u" };
+  if (construct !== null) return { ok: false, reason: `uses ${construct}, which needs backtracking; ${LINEAR}` };
+  const program = compileVerifier(source, tables);
+  if (program === null) return { ok: false, reason: `is too large: its repetitions expand past ${MAX_INSTRUCTIONS} instructions` };
+  return { ok: true, program };
 }
 
-/** Length of the quantifier at `i` and whether it is unbounded, or null if there is none. */
-function quantifierAt(source: string, i: number): { length: number; unbounded: boolean } | null {
-  const char = source[i];
-  if (char === "*" || char === "+") return { length: source[i + 1] === "?" ? 2 : 1, unbounded: true };
-  if (char === "?") return { length: 1, unbounded: false };
-  if (char === "{") {
-    const m = /^\{(\d+)(,(\d*))?\}\??/.exec(source.slice(i));
-    if (m) return { length: m[0].length, unbounded: m[2] !== undefined && m[3] === "" };
+/** The first construct the linear engine cannot run, named for the user, or null. */
+function unsupportedConstruct(alts: RegexAst): string | null {
+  for (const seq of alts) {
+    for (const node of seq) {
+      if (node.type === "backref") return "a backreference (\\1, \\k<name>)";
+      if (node.type === "lookaround") return "lookaround ((?=…), (?!…), (?<=…), (?<!…))";
+      if (node.type === "group") {
+        if (node.modifiers !== undefined) return "modifiers";
+        const inner = unsupportedConstruct(node.alts);
+        if (inner !== null) return inner;
+      }
+    }
   }
   return null;
-}
-
-function hasNestedUnboundedQuantifier(source: string): boolean {
-  // One frame per open group: does its body contain an unbounded quantifier?
-  const stack: boolean[] = [false];
-  let inClass = false;
-  for (let i = 0; i < source.length; i++) {
-    const char = source[i];
-    if (char === "\\") {
-      i++;
-      continue;
-    }
-    if (inClass) {
-      if (char === "]") inClass = false;
-      continue;
-    }
-    if (char === "[") {
-      inClass = true;
-      continue;
-    }
-    if (char === "(") {
-      stack.push(false);
-      continue;
-    }
-    if (char === ")") {
-      const innerUnbounded = stack.pop() ?? false;
-      const q = quantifierAt(source, i + 1);
-      if (q?.unbounded && innerUnbounded) return true;
-      if (innerUnbounded || q?.unbounded) stack[stack.length - 1] = true;
-      if (q) i += q.length;
-      continue;
-    }
-    const q = quantifierAt(source, i);
-    if (q) {
-      if (q.unbounded) stack[stack.length - 1] = true;
-      i += q.length - 1;
-    }
-  }
-  return false;
 }

@@ -1,65 +1,71 @@
 /**
- * A small regex engine for the common shape of trigger patterns, used to confirm an anchored
- * pattern at the position where its factor occurred without calling V8's regex engine.
+ * The rule tier's regex engine: every trigger pattern runs here, as a Thompson NFA simulated
+ * over sets of states (Pike's method), so a match costs at most (input length × program size)
+ * steps whatever the pattern and the input — no backtracking, so no catastrophic cases. Pattern
+ * admission (`pattern-safety.ts`) accepts only what this engine runs.
  *
- * Why: in a large registry a route tries a few dozen different patterns, each a separate V8
- * regex. A rarely used regex costs hundreds of ns in cache misses per call, and V8 discards
- * compiled regex code at major GCs, so the first routes after one recompile every regex they
- * touch (tens of µs each). Patterns this module supports instead run as a Thompson NFA over
- * shared typed arrays; the rest keep their V8 regex.
+ * Two entry points: {@link verifyAt} (does a match start exactly here — the prefilter's check
+ * where a pattern's literal factor occurred) and {@link searchFrom} (does a match start anywhere
+ * from here on — `RegExp.prototype.test`). Only the question "is there a match" is answered,
+ * which does not depend on greedy or lazy order.
  *
- * Supported, with the semantics of flags `iu` and only the question "does a match start at
- * this position" (existence does not depend on greedy/lazy order): ASCII literals; `.`; `\d \D
- * \w \W \s \S`; classes of ASCII characters, ranges and `\d \w \s`; groups (capturing, named,
- * non-capturing) and alternation; quantifiers `* + ? {n} {n,} {n,m}` (lazy too); `^ $ \b \B`.
- * Anything else (lookaround, backreference, `\p`, `\x`/`\u`, non-ASCII literal) is refused.
- * Case-insensitive `u` matching equates an ASCII letter only with its other case and, for
- * `s`/`k`, with `ſ`/`K` — the same folding the rest of the rule tier relies on.
+ * Semantics are those of flags `iu`: input read by code point; ASCII literals and classes from
+ * shared typed arrays, case-folded (an ASCII letter equals its other case and, for `s`/`k`,
+ * `ſ`/`K`); anything else one code point wide — a non-ASCII literal, `\p{…}`, `\x`/`\u`/`\c`
+ * escapes, a bracket holding more than ASCII — is a predicate: a V8 regex of that one class,
+ * anchored at both ends, tested on one code point (constant time, nothing to backtrack into).
+ * `.` excludes line terminators; `^ $` are the input's ends; `\b \B` as `iu` defines them.
  */
 import { parseRegex, type AssertKind, type RegexAst, type RegexNode } from "./regex-ast";
 import { isRegexWordUnit, WHITESPACE } from "./text";
-import { CLASS_ROW, type ClassTable } from "./verifier-classes";
+import { CLASS_ROW, type ClassTable, type PredicateTable } from "./verifier-classes";
 
-export { ClassTable } from "./verifier-classes";
+export { ClassTable, PredicateTable } from "./verifier-classes";
 
+// Consuming ops first, then control flow, then the zero-width assertions (`>= Begin`).
 const enum Op {
   Char = 0,
   Class = 1,
   Any = 2,
-  Split = 3,
-  Jump = 4,
-  Begin = 5,
-  End = 6,
-  WordBoundary = 7,
-  NotWordBoundary = 8,
-  Match = 9,
+  Predicate = 3,
+  Split = 4,
+  Jump = 5,
+  Begin = 6,
+  End = 7,
+  WordBoundary = 8,
+  NotWordBoundary = 9,
+  Match = 10,
 }
 
-/** Instructions beyond this per pattern are refused (quantifier expansion can explode). */
-const MAX_INSTRUCTIONS = 400;
+/**
+ * Instructions per pattern at most: counted repetition is expanded, and the work per input
+ * character is bounded by the program's size, so this bounds both memory and time.
+ */
+export const MAX_INSTRUCTIONS = 1000;
 // A local copy: the hot path reads it on every class test.
 const CLASS_WIDTH = CLASS_ROW;
 
 class Unsupported extends Error {}
 
 const ASSERT_OPS: Record<AssertKind, Op> = { "^": Op.Begin, $: Op.End, "\\b": Op.WordBoundary, "\\B": Op.NotWordBoundary };
-const GROUP_NAME = /^[A-Za-z_$][\w$]*$/;
+
+/** The `u`-mode source of one code point, for a predicate. */
+const codePointSource = (code: number): string => `\\u{${code.toString(16)}}`;
 
 /**
- * Interns the classes of the supported tree in source order (so the table grows as it did when
- * the verifier had its own parser), refusing at the first node this engine does not support.
+ * Interns the tree's classes and predicates in source order, refusing at the first node this
+ * engine does not run (lookaround, backreferences, inline modifiers: admission names them).
  */
-function internClasses(alts: RegexAst, classes: ClassTable, ids: Map<RegexNode, number>): void {
+function intern(alts: RegexAst, tables: { classes: ClassTable; predicates: PredicateTable }, ids: Map<RegexNode, number>): void {
   for (const seq of alts) {
     for (const node of seq) {
-      if (node.type === "char" && node.code >= 0x80) throw new Unsupported();
+      if (node.type === "char" && node.code >= 0x80) ids.set(node, tables.predicates.intern(codePointSource(node.code)));
       if (node.type === "class") {
-        if (node.set === null) throw new Unsupported();
-        ids.set(node, classes.intern(node.set.members, node.set.spaces, node.set.negated));
+        ids.set(node, node.set === null ? tables.predicates.intern(node.source) : tables.classes.intern(node.set.members, node.set.spaces, node.set.negated));
       }
       if (node.type === "group") {
-        if (node.modifiers !== undefined || (node.name !== undefined && !GROUP_NAME.test(node.name))) throw new Unsupported();
-        internClasses(node.alts, classes, ids);
+        if (node.modifiers !== undefined) throw new Unsupported();
+        intern(node.alts, tables, ids);
       }
       if (node.type === "lookaround" || node.type === "backref") throw new Unsupported();
     }
@@ -69,7 +75,7 @@ function internClasses(alts: RegexAst, classes: ClassTable, ids: Map<RegexNode, 
 /** Thompson construction into [op, a, b] triples. */
 class Emitter {
   readonly code: number[] = [];
-  constructor(private readonly classIds: Map<RegexNode, number>) {}
+  constructor(private readonly ids: Map<RegexNode, number>) {}
 
   private emit(op: Op, a = 0, b = 0): number {
     if (this.code.length / 3 >= MAX_INSTRUCTIONS) throw new Unsupported();
@@ -106,8 +112,10 @@ class Emitter {
 
   private once(node: RegexNode): void {
     if (node.type === "group") this.alternatives(node.alts);
+    else if (node.type === "char" && node.code >= 0x80) this.emit(Op.Predicate, this.ids.get(node)!);
     else if (node.type === "char") this.emit(Op.Char, node.code >= 0x41 && node.code <= 0x5a ? node.code + 32 : node.code);
-    else if (node.type === "class") this.emit(Op.Class, this.classIds.get(node)!);
+    else if (node.type === "class" && node.set === null) this.emit(Op.Predicate, this.ids.get(node)!);
+    else if (node.type === "class") this.emit(Op.Class, this.ids.get(node)!);
     else if (node.type === "any") this.emit(Op.Any);
     else if (node.type === "assert") this.emit(ASSERT_OPS[node.kind]);
     else throw new Unsupported();
@@ -135,16 +143,17 @@ class Emitter {
 }
 
 /**
- * Compiles a pattern for {@link verifyAt}: its instruction triples, or null when the pattern
- * uses something this engine does not support. Classes go into the shared `classes` table.
+ * Compiles a pattern for {@link verifyAt} and {@link searchFrom}: its instruction triples, or
+ * null when the pattern uses something this engine does not run or is larger than
+ * MAX_INSTRUCTIONS. Classes and predicates go into the registry's shared tables.
  */
-export function compileVerifier(source: string, classes: ClassTable): number[] | null {
+export function compileVerifier(source: string, tables: { classes: ClassTable; predicates: PredicateTable }): number[] | null {
   const ast = parseRegex(source);
   if (ast === null) return null;
   try {
-    const classIds = new Map<RegexNode, number>();
-    internClasses(ast, classes, classIds);
-    const emitter = new Emitter(classIds);
+    const ids = new Map<RegexNode, number>();
+    intern(ast, tables, ids);
+    const emitter = new Emitter(ids);
     emitter.program(ast);
     return emitter.code;
   } catch (error) {
@@ -153,10 +162,11 @@ export function compileVerifier(source: string, classes: ClassTable): number[] |
   }
 }
 
-/** A registry's verifier programs (instruction triples, each pattern at its own offset) and classes. */
+/** A registry's programs (instruction triples, each pattern at its own offset), classes and predicates. */
 export interface VerifierTables {
   code: Int32Array;
   classes: Uint8Array;
+  predicates: RegExp[];
 }
 
 // Scratch for the NFA simulation, shared by all registries (a route never awaits): visited
@@ -213,6 +223,7 @@ function assertion(op: Op, text: string, pos: number): boolean {
 function consumes(t: VerifierTables, at: number, cp: number): boolean {
   const op = t.code[at]!;
   if (op === Op.Any) return cp !== 10 && cp !== 13 && cp !== 0x2028 && cp !== 0x2029;
+  if (op === Op.Predicate) return t.predicates[t.code[at + 1]!]!.test(String.fromCodePoint(cp));
   if (op === Op.Char) {
     const c = t.code[at + 1]!;
     if (cp === c) return true;
@@ -258,6 +269,34 @@ export function verifyAt(t: VerifierTables, base: number, text: string, pos: num
     }
     pos += width;
     [current, following] = [following, current];
+  }
+  return false;
+}
+
+/**
+ * Does the program at `base` match `text` anywhere from `from` on (what `RegExp.prototype.test`
+ * answers when `from` is 0)? One pass: the start state joins the set at every position, so
+ * the work is at most (characters × instructions) — linear in the input whatever the pattern.
+ */
+export function searchFrom(t: VerifierTables, base: number, text: string, from: number): boolean {
+  listed = 0;
+  nextMark();
+  let pos = from;
+  if (addState(t, base, 0, text, pos, current)) return true;
+  while (pos < text.length) {
+    const cp = text.codePointAt(pos)!;
+    const width = cp > 0xffff ? 2 : 1;
+    const count = listed;
+    listed = 0;
+    nextMark();
+    for (let k = 0; k < count; k++) {
+      const pc = current[k]!;
+      if (consumes(t, base + 3 * pc, cp) && addState(t, base, pc + 1, text, pos + width, following)) return true;
+    }
+    pos += width;
+    [current, following] = [following, current];
+    // A match may also start here; the marks of this position keep the start state listed once.
+    if (addState(t, base, 0, text, pos, current)) return true;
   }
   return false;
 }

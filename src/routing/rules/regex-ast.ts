@@ -1,10 +1,8 @@
 /**
  * One parser for the `u`-mode regex source of trigger patterns, shared by the prefilter's factor
- * analysis (`literal-factors.ts`) and the pattern verifier (`pattern-verifier.ts`).
- *
- * The tree covers the whole syntax the factor analysis understands; the verifier supports less
- * (no lookaround, backreference, `\x \u \c \p \P`, modifiers, non-ASCII) and refuses those nodes
- * itself. What neither understands makes {@link parseRegex} return null. Both callers only see
+ * analysis (`literal-factors.ts`), the matcher (`pattern-verifier.ts`) and pattern admission
+ * (`pattern-safety.ts`, which refuses lookaround, backreferences and modifiers by name).
+ * What it does not understand makes {@link parseRegex} return null. Its callers only see
  * sources that compile with flags `iu`, so syntax `u` mode forbids (a legacy octal `\01`) is
  * simply refused.
  */
@@ -20,15 +18,15 @@ export interface ClassSet {
 export type AssertKind = "^" | "$" | "\\b" | "\\B";
 
 /**
- * An atom. `char` is one UTF-16 unit as written (case kept), from a literal or a syntax/control
- * escape. `class` is one unit of a set: `\d`-like escapes and `[...]` (`bracket`); `set` is null
- * where the parser does not describe it (`\x \u \c \p \P`, brackets holding more than ASCII,
- * ranges, `\d \w \s` and simple escapes).
+ * An atom. `char` is one code point as written (case kept), from a literal or a syntax/control
+ * escape. `class` is one code point of a set: `\d`-like escapes and `[...]` (`bracket`); `set` is
+ * null where the parser does not describe it (`\x \u \c \p \P`, brackets holding more than ASCII,
+ * ranges, `\d \w \s` and simple escapes); `source` is the class as written.
  */
 export type RegexAtom =
   | { type: "char"; code: number }
   | { type: "any" }
-  | { type: "class"; set: ClassSet | null; bracket: boolean }
+  | { type: "class"; set: ClassSet | null; bracket: boolean; source: string }
   | { type: "assert"; kind: AssertKind }
   | { type: "group"; alts: RegexAst; name: string | undefined; modifiers: string | undefined }
   | { type: "lookaround"; alts: RegexAst }
@@ -130,14 +128,22 @@ class Parser {
   }
 
   private atom(): RegexAtom {
+    const start = this.i;
     const char = this.s[this.i++]!;
     if (char === "^" || char === "$") return { type: "assert", kind: char };
     if (char === ".") return { type: "any" };
-    if (char === "[") return this.bracket();
+    if (char === "[") return this.withSource(this.bracket(), start);
     if (char === "(") return this.group();
-    if (char === "\\") return this.escape();
+    if (char === "\\") return this.withSource(this.escape(), start);
     if ("*+?{}]".includes(char)) throw new Unsupported();
-    return { type: "char", code: char.charCodeAt(0) };
+    // `u` mode reads a surrogate pair as one character.
+    const code = this.s.codePointAt(start)!;
+    this.i = start + (code > 0xffff ? 2 : 1);
+    return { type: "char", code };
+  }
+
+  private withSource(atom: RegexAtom, start: number): RegexAtom {
+    return atom.type === "class" ? { ...atom, source: this.s.slice(start, this.i) } : atom;
   }
 
   private group(): RegexAtom {
@@ -155,7 +161,7 @@ class Parser {
     if (char === undefined) throw new Unsupported();
     if (char === "b" || char === "B") return { type: "assert", kind: char === "b" ? "\\b" : "\\B" };
     const cls = CLASS_ESCAPES[char];
-    if (cls) return { type: "class", set: cls, bracket: false };
+    if (cls) return { type: "class", set: cls, bracket: false, source: "" };
     const code = simpleEscape(char, this.s[this.i]);
     if (code !== null) return { type: "char", code };
     const backref = char === "k" ? /^<[^>]*>/ : char >= "1" && char <= "9" ? /^[0-9]*/ : null;
@@ -163,7 +169,7 @@ class Parser {
     const m = shape?.exec(this.s.slice(this.i));
     if (!m) throw new Unsupported();
     this.i += m[0].length;
-    return backref ? { type: "backref" } : { type: "class", set: null, bracket: false };
+    return backref ? { type: "backref" } : { type: "class", set: null, bracket: false, source: "" };
   }
 
   private bracket(): RegexAtom {
@@ -173,7 +179,7 @@ class Parser {
     const start = this.i;
     while (this.i < s.length && s[this.i] !== "]") this.i += s[this.i] === "\\" ? 2 : 1;
     if (this.i >= s.length) throw new Unsupported();
-    return { type: "class", set: bracketSet(s.slice(start, this.i++), negated), bracket: true };
+    return { type: "class", set: bracketSet(s.slice(start, this.i++), negated), bracket: true, source: "" };
   }
 
   private quantifier(): [number, number] {

@@ -1,6 +1,6 @@
 /**
  * The per-route half of the rule tier: one scan of the input through the automaton, boundary
- * checks on keyword hits, the regexes whose factors occurred, then scores and sorting.
+ * checks on keyword hits, the patterns whose factors occurred, then scores and sorting.
  *
  * Scratch state (stamps, counters, candidate lists) is allocated once per compiled registry and
  * reused. A route never awaits and calls no user code, so reuse within one isolate is safe.
@@ -8,14 +8,13 @@
  *
  * Inputs that are pure ASCII (most of them) take one pass: NFKC is the identity there and the
  * automaton's class map does the lower-casing. Other inputs take two: the raw input for pattern
- * factors (which are ASCII and must be looked for in what the regex sees) and its NFKC,
+ * factors (which are ASCII and must be looked for in what the patterns see) and its NFKC,
  * lower-cased form for keywords.
  */
 import type { RuleMatch } from "../types";
 import { deepNext, SPACE_CLASS, stateOfCode } from "./automaton";
 import type { Automaton } from "./automaton";
-import { GATE_SIZE, type ChunkMatcher } from "./pattern-gates";
-import { verifyAt, type VerifierTables } from "./pattern-verifier";
+import { searchFrom, verifyAt, type VerifierTables } from "./pattern-verifier";
 import { sortRange } from "./typed-sort";
 import { boundaryAfter, boundaryBefore, foldText, isRegexWordUnit } from "./text";
 
@@ -28,20 +27,16 @@ export interface RuleTables {
   /** Per entry: keyword slots, i.e. indexes into `keywordAgent`/`keywordText` (agent order, then definition order). */
   keywordRefSlot: Int32Array;
   factorRefStart: Int32Array;
-  /** Per entry, grouped: anchored patterns the verifier runs, anchored ones V8 runs, then unanchored ones. */
+  /** Per entry, grouped: anchored patterns (tried where the factor occurs), then unanchored ones. */
   factorRefPattern: Int32Array;
-  /** Per entry: how many of its patterns come first as verifier-run, and as anchored in all. */
-  factorVerified: Int32Array;
+  /** Per entry: how many of its patterns come first as anchored. */
   factorAnchored: Int32Array;
-  /** Per entry, its chunk matchers (one per GATE_SIZE anchored patterns; null = try each). */
-  gateStart: Int32Array;
-  gates: (ChunkMatcher | null)[];
   /** Per pattern: index of the set (129 entries in `nextSets`) the unit after its factor must be in, or −1. */
   patternNext: Int32Array;
   /** Per pattern: 1 when a word boundary must hold where its factor starts. */
   patternBoundary: Uint8Array;
   nextSets: Uint8Array;
-  /** Per pattern: offset of its verifier program in `verifier.code`, or −1. */
+  /** Per pattern: offset of its program in `verifier.code`. */
   patternVerifier: Int32Array;
   /** Per pattern: instruction to resume at right after its (single) factor, or 0 to run from the start. */
   patternResume: Int32Array;
@@ -53,9 +48,6 @@ export interface RuleTables {
   patternStart: Int32Array;
   patternAgent: Int32Array;
   patternSource: string[];
-  patternRegex: RegExp[];
-  /** The same regex with the `y` flag for anchored patterns (every match starts with a factor), else null. */
-  patternSticky: (RegExp | null)[];
   alwaysRun: Int32Array;
 }
 
@@ -63,6 +55,12 @@ export interface RuleTables {
 export const AGENT_SPAN = 2 ** 24;
 const KEYWORDS = 1;
 const FACTORS = 2;
+/**
+ * Tries of one anchored pattern at its factor's occurrences per route; past them it is
+ * searched once over the input instead. Each try may read to the end of the input, so
+ * without this bound an input repeating the factor would cost quadratic time.
+ */
+const MAX_ANCHORED_TRIES = 4;
 
 /** Scans inputs against one compiled registry. */
 export class RuleScanner {
@@ -81,7 +79,8 @@ export class RuleScanner {
   private readonly candidates: Int32Array;
   private candidateCount = 0;
   private readonly sortKeys: Float64Array;
-  private readonly passing = new Int32Array(GATE_SIZE);
+  /** Per pattern: [route stamp, tries at factor occurrences in that route]. */
+  private readonly tries: Uint32Array;
   private occurrenceEntry = new Int32Array(64);
   private occurrenceStart = new Int32Array(64);
   private occurrenceCount = 0;
@@ -101,6 +100,7 @@ export class RuleScanner {
     this.keywordStamp = new Uint32Array(entries);
     this.factorStamp = new Uint32Array(entries);
     this.candidateStamp = new Uint32Array(patterns);
+    this.tries = new Uint32Array(2 * patterns);
     this.patternHit = new Uint32Array(patterns);
     this.candidates = new Int32Array(patterns);
     this.matchedPatterns = new Int32Array(patterns);
@@ -112,7 +112,7 @@ export class RuleScanner {
 
   /** Bytes of per-route scratch held by this scanner. */
   get scratchBytes(): number {
-    const arrays: ArrayBufferView[] = [this.keywordStamp, this.factorStamp, this.candidateStamp, this.patternHit, this.agentState];
+    const arrays: ArrayBufferView[] = [this.keywordStamp, this.factorStamp, this.candidateStamp, this.patternHit, this.agentState, this.tries];
     arrays.push(this.touched, this.sortKeys, this.candidates, this.positions);
     arrays.push(this.occurrenceEntry, this.occurrenceStart, this.matchedSlots, this.matchedPatterns);
     return arrays.reduce((sum, a) => sum + a.byteLength, 0);
@@ -127,15 +127,15 @@ export class RuleScanner {
       this.scan(foldText(input), KEYWORDS, false);
     }
     for (let k = 0; k < this.occurrenceCount; k++) this.factorHit(this.occurrenceEntry[k]!, input, this.occurrenceStart[k]!);
-    const { alwaysRun, patternRegex } = this.t;
-    for (let k = 0; k < alwaysRun.length; k++) this.runPattern(alwaysRun[k]!, input, patternRegex);
-    for (let k = 0; k < this.candidateCount; k++) this.runPattern(this.candidates[k]!, input, patternRegex);
+    const { alwaysRun } = this.t;
+    for (let k = 0; k < alwaysRun.length; k++) this.runPattern(alwaysRun[k]!, input);
+    for (let k = 0; k < this.candidateCount; k++) this.runPattern(this.candidates[k]!, input);
     return this.results(limit);
   }
 
   private startRoute(): void {
     if (this.generation === 0xffffffff) {
-      for (const a of [this.keywordStamp, this.factorStamp, this.candidateStamp, this.patternHit, this.agentState]) a.fill(0);
+      for (const a of [this.keywordStamp, this.factorStamp, this.candidateStamp, this.patternHit, this.agentState, this.tries]) a.fill(0);
       this.generation = 0;
     }
     this.generation++;
@@ -214,8 +214,9 @@ export class RuleScanner {
 
   /**
    * A factor occurred at raw index `start` of the input (factors hold no whitespace, so their
-   * span is not collapsed). Anchored patterns are tried right there, sticky, after two cheap
-   * checks; the others are queued to run once over the whole input.
+   * span is not collapsed). Anchored patterns are tried right there after two cheap checks (at
+   * most MAX_ANCHORED_TRIES times a route, then queued for one search); the others are queued
+   * to run once over the whole input.
    */
   private factorHit(entry: number, text: string, start: number): void {
     const t = this.t;
@@ -223,7 +224,6 @@ export class RuleScanner {
     const from = t.factorRefStart[entry]!;
     const to = t.factorRefStart[entry + 1]!;
     if (from === to) return;
-    const verifiedEnd = from + t.factorVerified[entry]!;
     const anchoredEnd = from + t.factorAnchored[entry]!;
     if (from < anchoredEnd) {
       // Cheap checks first: the unit after the factor, and a leading \b, decide most tries.
@@ -231,46 +231,38 @@ export class RuleScanner {
       const nextUnit = after < text.length ? text.charCodeAt(after) : -1;
       const nextIndex = nextUnit < 128 ? nextUnit : 128;
       const boundary = isRegexWordUnit(start > 0 ? text.charCodeAt(start - 1) : -1) !== isRegexWordUnit(text.charCodeAt(start));
-      for (let r = from; r < verifiedEnd; r++) {
+      for (let r = from; r < anchoredEnd; r++) {
         const pattern = t.factorRefPattern[r]!;
         if (!this.worthTrying(pattern, nextIndex, boundary)) continue;
+        if (!this.mayTry(pattern)) {
+          this.queue(pattern);
+          continue;
+        }
         const resume = t.patternResume[pattern]!;
         const at = resume === 0 ? start : after;
         if (verifyAt(t.verifier, t.patternVerifier[pattern]!, text, at, resume)) this.recordHit(pattern);
       }
-      const passing = this.passing;
-      for (let chunk = verifiedEnd, g = t.gateStart[entry]!; chunk < anchoredEnd; chunk += GATE_SIZE, g++) {
-        // `passing` holds ref indexes: r − chunk is the pattern's place in the chunk matcher.
-        let count = 0;
-        for (let r = chunk, end = Math.min(chunk + GATE_SIZE, anchoredEnd); r < end; r++) {
-          if (this.worthTrying(t.factorRefPattern[r]!, nextIndex, boundary)) passing[count++] = r;
-        }
-        if (count === 0) continue;
-        const gate = t.gates[g]!;
-        if (count > 1 && gate !== null) {
-          gate.regex.lastIndex = start;
-          const found = gate.regex.exec(text)!;
-          for (let k = 0; k < count; k++) {
-            if (found[gate.captures[passing[k]! - chunk]!] !== undefined) this.recordHit(t.factorRefPattern[passing[k]!]!);
-          }
-          continue;
-        }
-        for (let k = 0; k < count; k++) {
-          const pattern = t.factorRefPattern[passing[k]!]!;
-          const sticky = t.patternSticky[pattern]!;
-          sticky.lastIndex = start;
-          if (sticky.test(text)) this.recordHit(pattern);
-        }
-      }
     }
     if (this.factorStamp[entry] === generation) return;
     this.factorStamp[entry] = generation;
-    for (let r = anchoredEnd; r < to; r++) {
-      const pattern = t.factorRefPattern[r]!;
-      if (this.candidateStamp[pattern] !== generation) {
-        this.candidateStamp[pattern] = generation;
-        this.candidates[this.candidateCount++] = pattern;
-      }
+    for (let r = anchoredEnd; r < to; r++) this.queue(t.factorRefPattern[r]!);
+  }
+
+  /** Counts a try of an anchored pattern in this route; false once it has had its share. */
+  private mayTry(pattern: number): boolean {
+    const at = 2 * pattern;
+    if (this.tries[at] !== this.generation) {
+      this.tries[at] = this.generation;
+      this.tries[at + 1] = 0;
+    }
+    return ++this.tries[at + 1]! <= MAX_ANCHORED_TRIES;
+  }
+
+  /** Queues a pattern for one search over the whole input (once a route). */
+  private queue(pattern: number): void {
+    if (this.candidateStamp[pattern] !== this.generation) {
+      this.candidateStamp[pattern] = this.generation;
+      this.candidates[this.candidateCount++] = pattern;
     }
   }
 
@@ -302,8 +294,8 @@ export class RuleScanner {
     return at;
   }
 
-  private runPattern(pattern: number, input: string, regexes: RegExp[]): void {
-    if (this.patternHit[pattern] !== this.generation && regexes[pattern]!.test(input)) this.recordHit(pattern);
+  private runPattern(pattern: number, input: string): void {
+    if (this.patternHit[pattern] !== this.generation && searchFrom(this.t.verifier, this.t.patternVerifier[pattern]!, input, 0)) this.recordHit(pattern);
   }
 
   private recordHit(pattern: number): void {

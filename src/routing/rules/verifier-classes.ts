@@ -34,3 +34,33 @@ export class ClassTable {
     return Uint8Array.from(this.rows);
   }
 }
+
+/**
+ * The predicates of the matcher: one-code-point classes the ASCII rows cannot describe (a
+ * non-ASCII literal, `\p{…}`, a bracket holding more than ASCII), each a V8 regex of that one
+ * class anchored at both ends, flags `iu`, tested on one code point: constant time, exactly
+ * V8's case folding and Unicode properties, and nothing that could backtrack.
+ */
+export class PredicateTable {
+  private readonly sources: string[] = [];
+  private readonly ids = new Map<string, number>();
+
+  /** The id of a class given as `u`-mode source. */
+  intern(source: string): number {
+    let id = this.ids.get(source);
+    if (id === undefined) {
+      id = this.sources.length;
+      this.ids.set(source, id);
+      this.sources.push(source);
+    }
+    return id;
+  }
+
+  get size(): number {
+    return this.sources.length;
+  }
+
+  toArray(): RegExp[] {
+    return this.sources.map((source) => new RegExp(`^(?:${source})$`, "iu"));
+  }
+}

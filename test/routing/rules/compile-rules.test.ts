@@ -216,12 +216,13 @@ describe("compileRules — patterns", () => {
     expect(one({ patterns: ["kilo\\d"], priority: 100 }, "\u212Ailo5")[0]?.score).toBe(20);
   });
 
-  it("skips patterns that do not compile or nest unbounded quantifiers, and says so", () => {
-    const rules = compileRules([agent("a", { keywords: ["x"], patterns: ["(a+)+$", "([unclosed", "fine\\d"], priority: 100 })]);
-    expect(rules.stats.patterns).toBe(1);
-    expect(rules.stats.skippedPatterns.map((s) => s.pattern)).toEqual(["(a+)+$", "([unclosed"]);
+  it("skips patterns admission refuses (a registry stored before a rule changed), and says so", () => {
+    const rules = compileRules([agent("a", { keywords: ["x"], patterns: ["(a)\\1", "([unclosed", "fine\\d", "(a+)+$"], priority: 100 })]);
+    expect(rules.stats.patterns).toBe(2);
+    expect(rules.stats.skippedPatterns.map((s) => s.pattern)).toEqual(["(a)\\1", "([unclosed"]);
     expect(rules.match("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!")).toEqual([]);
     expect(rules.match("fine7")[0]?.matched_patterns).toEqual(["fine\\d"]);
+    expect(rules.match("xaaaa")[0]?.matched_patterns).toEqual(["(a+)+$"]);
   });
 
   it("reports memory and automaton size", () => {

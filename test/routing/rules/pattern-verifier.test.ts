@@ -1,14 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { PATTERN_FLAGS } from "../../../src/routing/rules/pattern-safety";
-import { ClassTable, compileVerifier, resumePoint, verifyAt } from "../../../src/routing/rules/pattern-verifier";
+import { ClassTable, compileVerifier, PredicateTable, resumePoint, searchFrom, verifyAt, type VerifierTables } from "../../../src/routing/rules/pattern-verifier";
 import { prng } from "./reference-matcher";
 
-function verifier(source: string): ((text: string, pos: number) => boolean) | null {
+/** One pattern's program and tables, or null when the engine does not run it. */
+function compiled(source: string): { code: number[]; tables: VerifierTables } | null {
   const classes = new ClassTable();
-  const code = compileVerifier(source, classes);
+  const predicates = new PredicateTable();
+  const code = compileVerifier(source, { classes, predicates });
   if (code === null) return null;
-  const tables = { code: Int32Array.from(code), classes: classes.toArray() };
-  return (text, pos) => verifyAt(tables, 0, text, pos);
+  return { code, tables: { code: Int32Array.from(code), classes: classes.toArray(), predicates: predicates.toArray() } };
+}
+
+function verifier(source: string): ((text: string, pos: number) => boolean) | null {
+  const c = compiled(source);
+  return c && ((text, pos) => verifyAt(c.tables, 0, text, pos));
 }
 
 /**
@@ -44,15 +50,19 @@ describe("pattern verifier", () => {
     agrees(source, SAMPLES);
   });
 
-  it.each(["a(?=b)", "(?<=a)b", "(a)\\1", "\\p{L}", "\\x41", "\\u0041", "é", "[é]", "[\\D]", "(?i:a)", "\\cA", "[\\b]"])(
-    "refuses %s (the V8 regex is used instead)",
+  it.each(["\\p{L}+", "\\P{L}", "\\x41", "\\u0041", "\\u{1F600}", "é", "É", "[é]", "[^é]", "[\\D]", "\\cA", "[\\b]", "😀", "重复扣款", "ß", "[α-ω]+", "Ω"])(
+    "agrees with V8 on %s (predicates: one code point, V8's own folding and properties)",
     (source) => {
-      expect(verifier(source)).toBeNull();
+      agrees(source, [...SAMPLES, "ÉTÉ été", "重复扣款了", "ΑΒΓ αβγ Ω ω \u2126", "straße STRASSE ẞ", "\u0001A"]);
     },
   );
 
+  it.each(["a(?=b)", "(?<=a)b", "(a)\\1", "(?<n>a)\\k<n>", "(?i:a)"])("refuses %s (admission names the construct)", (source) => {
+    expect(verifier(source)).toBeNull();
+  });
+
   it("refuses patterns whose quantifiers expand past the instruction cap", () => {
-    expect(verifier("(?:abcdef){100}")).toBeNull();
+    expect(verifier("(?:abcdef){200}")).toBeNull();
     expect(verifier("a{1,5}")).not.toBeNull();
   });
 
@@ -88,7 +98,7 @@ describe("pattern verifier", () => {
 });
 
 describe("resumePoint", () => {
-  const program = (source: string): number[] => compileVerifier(source, new ClassTable())!;
+  const program = (source: string): number[] => compiled(source)!.code;
 
   it("skips the straight run of the factor's characters, and a checked leading \\b", () => {
     expect(resumePoint(program("order\\s*\\d"), "order", false)).toBe(5);
@@ -105,13 +115,49 @@ describe("resumePoint", () => {
   });
 
   it("resumed, answers as a run from the start does when the factor is there", () => {
-    const classes = new ClassTable();
-    const code = compileVerifier("tk1-\\d{3,5}\\b", classes)!;
-    const tables = { code: Int32Array.from(code), classes: classes.toArray() };
+    const { code, tables } = compiled("tk1-\\d{3,5}\\b")!;
     const resume = resumePoint(code, "tk1-", false);
     for (const text of ["tk1-123", "TK1-12", "tk1-123456", "x tk1-9999 y"]) {
       const start = text.toLowerCase().indexOf("tk1-");
       expect(verifyAt(tables, 0, text, start + 4, resume)).toBe(verifyAt(tables, 0, text, start));
     }
+  });
+});
+
+describe("searchFrom (what RegExp.prototype.test answers)", () => {
+  const search = (source: string) => {
+    const c = compiled(source)!;
+    return (text: string) => searchFrom(c.tables, 0, text, 0);
+  };
+
+  it("agrees with V8's test on random patterns and inputs", () => {
+    const rand = prng(47);
+    const atoms = ["a", "B", "s", "k", "\\d", "\\w", "\\s", ".", "[a-c]", "[^b]", "\\b", "^", "$", "é", "\\p{L}", "😀"];
+    const quantifiers = ["", "", "?", "*", "+", "{2}", "{0,3}", "+?"];
+    const pattern = (depth: number): string =>
+      Array.from({ length: 1 + rand.int(4) }, () => {
+        if (depth < 2 && rand.int(4) === 0) return `(${Array.from({ length: 1 + rand.int(3) }, () => pattern(depth + 1)).join("|")})${rand.pick(quantifiers)}`;
+        const atom = rand.pick(atoms);
+        return ["\\b", "^", "$"].includes(atom) ? atom : atom + rand.pick(quantifiers);
+      }).join("");
+    const chars = ["a", "A", "b", "s", "ſ", "k", "\u212A", "1", " ", "\n", "é", "É", "😀", "x"];
+    let checked = 0;
+    for (let n = 0; n < 600; n++) {
+      const source = pattern(0);
+      const regex = new RegExp(source, PATTERN_FLAGS);
+      const run = search(source);
+      for (let k = 0; k < 12; k++) {
+        const text = Array.from({ length: rand.int(10) }, () => rand.pick(chars)).join("");
+        if (run(text) !== regex.test(text)) expect.fail(`${source} on ${JSON.stringify(text)}: V8 says ${regex.test(text)}`);
+        checked++;
+      }
+    }
+    expect(checked).toBe(7200);
+  });
+
+  it("starts from the given position", () => {
+    const c = compiled("ab")!;
+    expect(searchFrom(c.tables, 0, "xxab", 2)).toBe(true);
+    expect(searchFrom(c.tables, 0, "abxx", 1)).toBe(false);
   });
 });

@@ -1,11 +1,11 @@
 /**
  * An independent, slow oracle for the rule tier: per agent, one regex per keyword over the
- * NFKC/lower-cased input (boundaries as lookarounds) and every pattern run on the input, with
- * no automaton and no prefilter. The compiled tier must agree with it on every input.
+ * NFKC/lower-cased input (boundaries as lookarounds) and every admitted pattern run on the input
+ * by V8's own regex engine, with no automaton and no prefilter. The compiled tier must agree with it on every input.
  */
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { RuleMatch } from "../../../src/routing/types";
-import { compilePattern } from "../../../src/routing/rules/pattern-safety";
+import { checkPattern, PATTERN_FLAGS } from "../../../src/routing/rules/pattern-safety";
 
 const UNSPACED = "\\p{scx=Han}\\p{scx=Hiragana}\\p{scx=Katakana}\\p{scx=Hangul}\\p{scx=Bopomofo}\\p{scx=Thai}\\p{scx=Lao}\\p{scx=Khmer}\\p{scx=Myanmar}";
 const WORD = `[[\\p{L}\\p{M}\\p{N}]--[${UNSPACED}]]`;
@@ -40,8 +40,7 @@ export function referenceMatch(agents: readonly AgentDefinition[], input: string
     }
     const matchedPatterns: string[] = [];
     for (const pattern of new Set(agent.triggers.patterns)) {
-      const compiled = compilePattern(pattern);
-      if (compiled.ok && compiled.regex.test(input)) matchedPatterns.push(pattern);
+      if (checkPattern(pattern) === null && new RegExp(pattern, PATTERN_FLAGS).test(input)) matchedPatterns.push(pattern);
     }
     const raw = 10 * matchedKeywords.length + 20 * matchedPatterns.length;
     const score = Math.round(raw * (agent.triggers.priority / 100));

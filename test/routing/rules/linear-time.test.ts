@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { compileRules } from "../../../src/routing/rules/compile-rules";
+import { checkPattern } from "../../../src/routing/rules/pattern-safety";
+import { AgentDefinition } from "../../../src/schemas/agent";
+
+const agent = (name: string, keywords: string[], patterns: string[], priority: number): AgentDefinition =>
+  AgentDefinition.parse({ name, triggers: { keywords, patterns, priority } });
+
+/**
+ * Known catastrophic patterns (the ReDoS literature's classics) against 30 KiB adversarial
+ * inputs. A backtracking engine — V8's own, which the rule tier used before — explores an
+ * exponential (or high-polynomial) number of paths on each of these and would not answer in
+ * any reasonable time; the rule tier's NFA answers each in one pass. The expected answers are
+ * worked out by hand, since V8 cannot be asked.
+ */
+
+const KIB30 = 30 * 1024;
+const as = "a".repeat(KIB30);
+
+const CORPUS: { pattern: string; input: string; matches: boolean }[] = [
+  { pattern: "(a|a?)+b", input: `${as}!`, matches: false },
+  { pattern: "(a|a?)+b", input: `${as}b`, matches: true },
+  { pattern: "(a|aa)+$", input: `${as}!`, matches: false },
+  { pattern: "(a|aa)+$", input: as, matches: true },
+  { pattern: "(a+)+$", input: `${as}!`, matches: false },
+  { pattern: "^(a+)+$", input: as, matches: true },
+  { pattern: "(\\w*)*$", input: `${as}!`, matches: true },
+  { pattern: "^(\\w*)*$", input: `${as}!`, matches: false },
+  { pattern: "(x+x+)+y", input: "x".repeat(KIB30), matches: false },
+  { pattern: "^(a|a)*$", input: `${as}!`, matches: false },
+  { pattern: "(.*a){20}", input: `${"a".repeat(19)}${"b".repeat(KIB30)}`, matches: false },
+  { pattern: "(.*a){20}", input: `${"ba".repeat(KIB30 / 2)}`, matches: true },
+  { pattern: "(\\d+\\s?)+$", input: `${"1".repeat(KIB30)}x`, matches: false },
+  { pattern: "^(\\d+\\s?)+$", input: `${"1 ".repeat(KIB30 / 2)}`, matches: true },
+  { pattern: "(.*){1,100}[bc]", input: as, matches: false },
+  {
+    pattern: "^([a-zA-Z0-9])(([\\-.]|[_]+)?([a-zA-Z0-9]+))*(@){1}[a-z0-9]+[.]{1}(([a-z]{2,3})|([a-z]{2,3}[.]{1}[a-z]{2,3}))$",
+    input: `${as}@x`,
+    matches: false,
+  },
+  { pattern: "(ab|a)*c", input: `${"ab".repeat(KIB30 / 2)}`, matches: false },
+  { pattern: "a(a|a?)+b", input: `${as}`, matches: false },
+];
+
+describe("linear-time matching of catastrophic patterns on 30 KiB inputs", () => {
+  it.each(CORPUS.map((c) => [c.pattern, c.matches, c] as const))("%s answers %s", (_pattern, _matches, { pattern, input, matches }) => {
+    expect(checkPattern(pattern)).toBeNull();
+    const rules = compileRules([agent("target", [], [pattern], 100)]);
+    expect(rules.stats.skippedPatterns).toEqual([]);
+    expect(rules.match(input).map((m) => m.matched_patterns)).toEqual(matches ? [[pattern]] : []);
+  });
+
+  it("answers for the whole corpus registered at once, on every adversarial input", () => {
+    const rules = compileRules(CORPUS.map((c, i) => agent(`p${i}`, [], [c.pattern], 100)));
+    for (const { input } of CORPUS) {
+      const matched = new Set(rules.match(input).flatMap((m) => m.matched_patterns));
+      for (const c of CORPUS.filter((k) => k.input === input)) expect(matched.has(c.pattern), c.pattern).toBe(c.matches);
+    }
+  });
+
+  it("a factor repeated through the input is tried a bounded number of times, then searched once", () => {
+    // "order" occurs 6,000 times; trying the anchored pattern at each occurrence, reading to the
+    // end each time, would be quadratic.
+    const rules = compileRules([agent("o", [], ["order(\\s|x)*#\\d"], 100)]);
+    expect(rules.stats.anchoredPatterns).toBe(1);
+    expect(rules.match("order ".repeat(6000))).toEqual([]);
+    expect(rules.match(`${"order ".repeat(6000)}#1`).map((m) => m.agent)).toEqual(["o"]);
+  });
+});

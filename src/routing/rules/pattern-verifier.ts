@@ -250,24 +250,6 @@ export function resumePoint(code: readonly number[], factor: string, boundaryChe
 }
 
 /**
- * Moves the listed states over the code point at `pos` into the next list; returns the
- * position after it, or −1 when a state reached Match.
- */
-function step(t: VerifierTables, base: number, text: string, pos: number): number {
-  const cp = text.codePointAt(pos)!;
-  const width = cp > 0xffff ? 2 : 1;
-  const count = listed;
-  listed = 0;
-  nextMark();
-  for (let k = 0; k < count; k++) {
-    const pc = current[k]!;
-    if (consumes(t, base + 3 * pc, cp) && addState(t, base, pc + 1, text, pos + width, following)) return -1;
-  }
-  [current, following] = [following, current];
-  return pos + width;
-}
-
-/**
  * Does the program at `base` (an offset into `t.code`) match `text` from `pos`, starting at
  * instruction `pc` (0 = a match starting exactly at `pos`; see {@link resumePoint})?
  */
@@ -276,8 +258,17 @@ export function verifyAt(t: VerifierTables, base: number, text: string, pos: num
   nextMark();
   if (addState(t, base, pc, text, pos, current)) return true;
   while (listed > 0 && pos < text.length) {
-    pos = step(t, base, text, pos);
-    if (pos < 0) return true;
+    const cp = text.codePointAt(pos)!;
+    const width = cp > 0xffff ? 2 : 1;
+    const count = listed;
+    listed = 0;
+    nextMark();
+    for (let k = 0; k < count; k++) {
+      const pc = current[k]!;
+      if (consumes(t, base + 3 * pc, cp) && addState(t, base, pc + 1, text, pos + width, following)) return true;
+    }
+    pos += width;
+    [current, following] = [following, current];
   }
   return false;
 }
@@ -293,8 +284,17 @@ export function searchFrom(t: VerifierTables, base: number, text: string, from: 
   let pos = from;
   if (addState(t, base, 0, text, pos, current)) return true;
   while (pos < text.length) {
-    pos = step(t, base, text, pos);
-    if (pos < 0) return true;
+    const cp = text.codePointAt(pos)!;
+    const width = cp > 0xffff ? 2 : 1;
+    const count = listed;
+    listed = 0;
+    nextMark();
+    for (let k = 0; k < count; k++) {
+      const pc = current[k]!;
+      if (consumes(t, base + 3 * pc, cp) && addState(t, base, pc + 1, text, pos + width, following)) return true;
+    }
+    pos += width;
+    [current, following] = [following, current];
     // A match may also start here; the marks of this position keep the start state listed once.
     if (addState(t, base, 0, text, pos, current)) return true;
   }

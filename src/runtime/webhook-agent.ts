@@ -12,6 +12,8 @@
  */
 import { z } from "zod";
 import type { ErrorCode } from "../errors/codes";
+import { deadline } from "../lib/deadline";
+import { readCapped } from "../lib/read-capped";
 import { isWebhookSecret, webhookHeaders } from "../lib/standard-webhooks";
 import { ulid } from "../lib/ulid";
 import { excerpt } from "../providers/failures";
@@ -103,14 +105,14 @@ export async function callWebhookAgent(agent: WebhookAgent, turn: AgentTurnReque
     return done(fail("WEBHOOK_ERROR", `${agentSecretName(agent.name)} is not a Standard Webhooks secret (expected whsec_ + base64)`));
   }
 
-  const deadline = AbortSignal.timeout(options.timeoutMs);
+  const { signal, clear } = deadline(options.timeoutMs);
   const timedOut = new Promise<Outcome>((resolve) => {
     const onAbort = () => resolve(fail("WEBHOOK_TIMEOUT", `${agent.name}: no reply from the webhook within ${options.timeoutMs} ms`));
-    if (deadline.aborted) onAbort();
-    else deadline.addEventListener("abort", onAbort, { once: true });
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
   });
   // The race also covers a reply body that stalls mid-stream; exchange() never rejects.
-  return done(await Promise.race([exchange(agent, turn, secrets, started, deadline), timedOut]));
+  return done(await Promise.race([exchange(agent, turn, secrets, started, signal), timedOut]).finally(clear));
 }
 
 async function exchange(agent: WebhookAgent, turn: AgentTurnRequest, secrets: string[], nowMs: number, signal: AbortSignal): Promise<Outcome> {
@@ -205,47 +207,6 @@ function unsignedHint(agent: WebhookAgent, secrets: string[]): string {
   return secrets.length === 0 ? ` (the delivery was unsigned: ${agentSecretName(agent.name)} is not set)` : "";
 }
 
-type Read = { ok: true; text: string } | { ok: false; reason: "oversize" | "encoding" | "transport"; message: string };
-
-/**
- * Reads at most `cap` bytes of the body. `refuse`: a longer body is an error, unread past the
- * cap; `truncate`: its first `cap` bytes are kept (error excerpts).
- */
-async function readCapped(response: Response, cap: number, mode: "refuse" | "truncate"): Promise<Read> {
-  const reader = response.body?.getReader();
-  if (!reader) return { ok: true, text: "" };
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      if (size + value.byteLength > cap) {
-        await reader.cancel().catch(() => undefined);
-        if (mode === "refuse") return { ok: false, reason: "oversize", message: `over ${cap} bytes` };
-        chunks.push(value.subarray(0, cap - size));
-        size = cap;
-        break;
-      }
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } catch (error) {
-    return { ok: false, reason: "transport", message: describe(error) };
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  try {
-    return { ok: true, text: new TextDecoder("utf-8", { fatal: mode === "refuse", ignoreBOM: false }).decode(bytes) };
-  } catch {
-    return { ok: false, reason: "encoding", message: "not UTF-8" };
-  }
-}
-
-function describe(error: unknown): string {
+export function describe(error: unknown): string {
   return excerpt(error instanceof Error ? error.message : String(error));
 }

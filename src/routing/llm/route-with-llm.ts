@@ -7,6 +7,7 @@ import { z } from "zod";
 import { raceAbort } from "../../providers/failures";
 import { isProviderError, type ChatProvider, type ChatRequest, type ChatResponse, type ProviderErrorKind } from "../../providers/types";
 import { buildRouterPrompt, buildTransferTools, type RoutableAgent } from "./transfer-tools";
+import { deadline } from "../../lib/deadline";
 
 export interface LlmRouteOptions {
   model: string;
@@ -86,7 +87,7 @@ export async function routeWithLlm(
     tool_choice: "required",
   };
 
-  const signal = AbortSignal.timeout(options.timeoutMs);
+  const { signal, clear } = deadline(options.timeoutMs);
   let response: ChatResponse;
   try {
     // The race enforces the deadline even against a provider that ignores its signal.
@@ -99,6 +100,8 @@ export async function routeWithLlm(
       return { ok: false, reason: "timeout", message: `${provider.name}: request timed out`, duration_ms: elapsed() };
     }
     throw error;
+  } finally {
+    clear();
   }
 
   const call = response.tool_calls[0];

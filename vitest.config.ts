@@ -41,6 +41,8 @@ export default defineConfig({
           ROUTING_LLM_PROVIDER: "local",
           // The signing secret of the webhook agent `hook` in test/api/runs.test.ts (a test value, never deployed).
           AGENT_SECRET_HOOK: "whsec_hAp7GYE+aOxthDBDkQL/nSf7u3leKSjPlh4ozCWztNA=",
+          // The signing secret of the http tool `lookup_order` in test/api/tools.test.ts (a test value).
+          TOOL_SECRET_LOOKUP_ORDER: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
         },
       },
     }),

@@ -31,6 +31,22 @@ export const INBOX_DDL = [
   `DROP TABLE inbox`,
 ] as const;
 
+/** v5: the `approval` kind (SQLite cannot alter a CHECK: the table is rebuilt). */
+export const INBOX_APPROVAL_DDL = [
+  `CREATE TABLE inbox_items_v5 (
+     id            TEXT PRIMARY KEY,
+     kind          TEXT NOT NULL CHECK (kind IN ${list(InboxKind.options)}),
+     status        TEXT NOT NULL CHECK (status IN ${list(INBOX_STATUSES)}),
+     item          TEXT NOT NULL,
+     expires_at    INTEGER,
+     format        INTEGER NOT NULL DEFAULT 1
+   )`,
+  `INSERT INTO inbox_items_v5 SELECT id, kind, status, item, expires_at, format FROM inbox_items`,
+  `DROP TABLE inbox_items`,
+  `ALTER TABLE inbox_items_v5 RENAME TO inbox_items`,
+  `CREATE INDEX inbox_open ON inbox_items (status) WHERE status = 'open'`,
+] as const;
+
 export const INBOX_FORMAT = 1;
 
 export class InboxStore {

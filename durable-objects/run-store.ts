@@ -1,16 +1,18 @@
-import { Run, RUN_STATUSES, TraceEvent, type RunStatus } from "../src/schemas/run";
+import { ACTIVE_RUN_STATUSES } from "../src/runtime/run-record";
+import { Run, RUN_STATUSES, TraceEvent, TurnWork, type RunStatus } from "../src/schemas/run";
 import type { Sql } from "./sql";
 
 /**
- * The session's runs (schema v4): each run's record with the step it is taking, and its
- * trace events. Synchronous SQL, so it joins the caller's transaction; rows are parsed on
+ * The session's runs (schema v4, v5): each run's record with the step it is taking and the
+ * work left of its last model response, and its trace events. Synchronous SQL, so it joins the caller's transaction; rows are parsed on
  * read and carry their format.
  */
 
 export const RUN_FORMAT = 1;
 
 /** What a run is doing, recorded before it does it, so a restart knows what was under way. */
-export type RunStep = "turn" | "handoff";
+export const RUN_STEPS = ["turn", "tools", "handoff"] as const;
+export type RunStep = (typeof RUN_STEPS)[number];
 
 const list = (values: readonly string[]) => `(${values.map((v) => `'${v}'`).join(", ")})`;
 
@@ -33,44 +35,70 @@ export const RUN_DDL = [
   `CREATE INDEX run_events_run ON run_events (run_id, id)`,
 ] as const;
 
+/**
+ * v5: runs gain the paused statuses of tools and approvals, the `tools` step, and the work
+ * left of the last model response (SQLite cannot alter a CHECK: the table is rebuilt).
+ */
+export const RUN_WORK_DDL = [
+  `CREATE TABLE runs_v5 (
+     id          TEXT PRIMARY KEY,
+     status      TEXT NOT NULL CHECK (status IN ${list(RUN_STATUSES)}),
+     step        TEXT CHECK (step IS NULL OR step IN ${list(RUN_STEPS)}),
+     resumes     INTEGER NOT NULL DEFAULT 0 CHECK (resumes >= 0),
+     record      TEXT NOT NULL,
+     work        TEXT,
+     format      INTEGER NOT NULL DEFAULT ${RUN_FORMAT}
+   )`,
+  `INSERT INTO runs_v5 (id, status, step, resumes, record, format) SELECT id, status, step, resumes, record, format FROM runs`,
+  `DROP TABLE runs`,
+  `ALTER TABLE runs_v5 RENAME TO runs`,
+  `CREATE INDEX runs_active ON runs (status) WHERE status IN ${list(ACTIVE_RUN_STATUSES)}`,
+] as const;
+
 export interface RunRow {
   /** The record, without its events (they are rows of their own). */
   run: Run;
   step: RunStep | null;
   /** How many times a restart resumed it. */
   resumes: number;
+  /** What is left of the last model response's tool calls (null: nothing). */
+  work?: TurnWork | null;
 }
 
 interface StoredRun {
   record: string;
   step: RunStep | null;
   resumes: number;
+  work: string | null;
   format: number;
 }
 
 function toRow(row: StoredRun): RunRow {
   if (row.format !== RUN_FORMAT) throw new Error(`run format ${row.format} is not ${RUN_FORMAT}`);
-  return { run: Run.parse(JSON.parse(row.record)), step: row.step, resumes: row.resumes };
+  return { run: Run.parse(JSON.parse(row.record)), step: row.step, resumes: row.resumes, work: row.work === null ? null : TurnWork.parse(JSON.parse(row.work)) };
 }
+
+const ACTIVE = list(ACTIVE_RUN_STATUSES);
 
 export class RunStore {
   constructor(private readonly sql: Sql) {}
 
   get(id: string): RunRow | null {
-    const row = this.sql<StoredRun>`SELECT record, step, resumes, format FROM runs WHERE id = ${id}`[0];
+    const row = this.sql<StoredRun>`SELECT record, step, resumes, work, format FROM runs WHERE id = ${id}`[0];
     return row ? toRow(row) : null;
   }
 
   /** The run that is running or waiting, if any (one at a time per session). */
   active(): RunRow | null {
-    const row = this.sql<StoredRun>`SELECT record, step, resumes, format FROM runs WHERE status IN ('running', 'awaiting_human') ORDER BY id LIMIT 1`[0];
+    const row = this.sql.exec<StoredRun>(`SELECT record, step, resumes, work, format FROM runs WHERE status IN ${ACTIVE} ORDER BY id LIMIT 1`)[0];
     return row ? toRow(row) : null;
   }
 
   save(row: RunRow): void {
     const { events: _events, ...run } = row.run;
-    this.sql`INSERT INTO runs (id, status, step, resumes, record) VALUES (${run.id}, ${run.status}, ${row.step}, ${row.resumes}, ${JSON.stringify({ ...run, events: [] })})
-             ON CONFLICT (id) DO UPDATE SET status = excluded.status, step = excluded.step, resumes = excluded.resumes, record = excluded.record`;
+    const work = row.work ? JSON.stringify(row.work) : null;
+    this.sql`INSERT INTO runs (id, status, step, resumes, record, work) VALUES (${run.id}, ${run.status}, ${row.step}, ${row.resumes}, ${JSON.stringify({ ...run, events: [] })}, ${work})
+             ON CONFLICT (id) DO UPDATE SET status = excluded.status, step = excluded.step, resumes = excluded.resumes, record = excluded.record, work = excluded.work`;
   }
 
   addEvents(events: readonly TraceEvent[]): void {

@@ -4,7 +4,7 @@ import type { TimerHandlers } from "./timers";
 
 /**
  * The run feature's timers — the watchdog that resumes a run whose loop died with its
- * instance, and an inbox item's expiry — and its part in the end of a session (the run
+ * instance, a paused run's deadline for tool outputs, and an inbox item's expiry — and its part in the end of a session (the run
  * fails, open inbox items are cancelled).
  */
 export function runTimers(runs: SessionRuns): TimerHandlers {
@@ -12,6 +12,10 @@ export function runTimers(runs: SessionRuns): TimerHandlers {
     "run.resume": async (_timer, now) => {
       // While this instance's loop drives the run, the watchdog waits on.
       return (await runs.resumeOrphan()) === "driving" ? { type: "again", at: now + WATCHDOG_MS } : { type: "done" };
+    },
+    "run.outputs_expire": async (timer) => {
+      await runs.expireToolOutputs(timer.payload.run_id);
+      return { type: "done" };
     },
     "inbox.expire": async (timer) => {
       await runs.expireItem(timer.payload.inbox_id);

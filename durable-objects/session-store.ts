@@ -2,8 +2,8 @@ import type { HistoryItem } from "../src/schemas/handoff";
 import type { AgentTurnStatus } from "../src/schemas/session";
 import { SESSION_FORMAT, SessionRecord } from "../src/sessions/model";
 import { HANDOFF_DDL, HANDOFF_FORMAT_DDL, HANDOFF_HIDDEN_CALLS_DDL } from "./handoff-store";
-import { INBOX_DDL } from "./inbox-store";
-import { RUN_DDL } from "./run-store";
+import { INBOX_APPROVAL_DDL, INBOX_DDL } from "./inbox-store";
+import { RUN_DDL, RUN_WORK_DDL } from "./run-store";
 import { OUTBOX_DDL } from "./outbox";
 import type { SchemaMigration, Sql } from "./sql";
 import { TIMERS_DDL, TIMERS_FORMAT_DDL } from "./timers";
@@ -67,6 +67,8 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   },
   // Runs and their trace; the inbox for people (its v2 escalations move over); handoffs keep calls from their target.
   { version: 4, statements: [...RUN_DDL, ...INBOX_DDL, ...HANDOFF_HIDDEN_CALLS_DDL] },
+  // Tools and approvals: runs pause for them and keep their work; the inbox asks for approvals.
+  { version: 5, statements: [...RUN_WORK_DDL, ...INBOX_APPROVAL_DDL] },
 ];
 
 interface SessionRow {

@@ -5,9 +5,9 @@ import type { Env } from "../src/env";
 import { err, ok, type ErrorBody, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
 import { routeTraceEvent } from "../src/runtime/run-record";
-import type { AddedMessage, HandoffAccepted, HistoryPage, MessageRun, SessionAuditPage, SessionCreateArgs, SessionRpc, StartHandoffArgs } from "../src/rpc/session";
+import type { AddedMessage, HandoffAccepted, HistoryPage, MessageRun, SessionAuditPage, SessionCreateArgs, SessionRpc, StartHandoffArgs, ToolOutputsArgs } from "../src/rpc/session";
 import type { Handoff } from "../src/schemas/handoff";
-import type { InboxItem } from "../src/schemas/inbox";
+import type { InboxAnswer, InboxItem } from "../src/schemas/inbox";
 import type { Run, TracePage } from "../src/schemas/run";
 import { applyStatePatch, type AgentTurnStatus, type SessionMessage, type SessionStatePatch, type SessionView } from "../src/schemas/session";
 import { end, messageActor, newSession, toHistoryItem, toView, touch, type SessionRecord } from "../src/sessions/model";
@@ -252,8 +252,12 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     return this.runs.trace(page.after, page.limit);
   }
 
-  async resolveInbox(id: string, reply: string, actor: Actor = API_ACTOR): Promise<Result<{ item: InboxItem; run: Run | null }>> {
-    return this.runs.resolve(id, reply, actor);
+  async resolveInbox(id: string, answer: InboxAnswer, actor: Actor = API_ACTOR): Promise<Result<{ item: InboxItem; run: Run | null }>> {
+    return this.runs.resolve(id, answer, actor);
+  }
+
+  async submitToolOutputs(args: ToolOutputsArgs, actor: Actor = API_ACTOR): Promise<Result<{ run: Run }>> {
+    return this.runs.toolOutputs(args, actor);
   }
 
   /** A run a previous instance was driving is resumed by its timer, due now. */

@@ -18,6 +18,8 @@ export const TIMER_PAYLOADS = {
   "handoff.sweep": z.null(),
   /** SessionDO: resume a run whose loop is not running (a restart), or fail it past its resumes. */
   "run.resume": z.object({ run_id: z.string() }),
+  /** SessionDO: a run in requires_action got no tool outputs in time. */
+  "run.outputs_expire": z.object({ run_id: z.string() }),
   /** SessionDO: an inbox item's time for a person ran out. */
   "inbox.expire": z.object({ inbox_id: z.string() }),
   /** AgentDO: a tentative lease lapses. */
@@ -38,6 +40,8 @@ export const TIMER_KEYS = {
   handoffSweep: "handoff.sweep",
   /** One active run per session, so one watchdog. */
   runResume: "run.resume",
+  /** One paused run per session, so one outputs deadline. */
+  toolOutputs: "run.outputs_expire",
   inbox: (inboxId: string) => `inbox:${inboxId}`,
   lease: (leaseId: string) => `lease:${leaseId}`,
 } as const;

@@ -9,6 +9,7 @@ import { agentHandoffs, handoffs, sessionInbox } from "./api/handoffs";
 import { inbox } from "./api/inbox";
 import { route } from "./api/route";
 import { sessions } from "./api/sessions";
+import { tools } from "./api/tools";
 import { apiKeyAuth } from "./auth/middleware";
 
 /**
@@ -20,6 +21,7 @@ export function createApp() {
     .use(apiKeyAuth())
     .route("/agents", agents)
     .route("/agents", agentHandoffs)
+    .route("/tools", tools)
     .route("/route", route)
     .route("/config", config)
     .route("/sessions", sessions)

@@ -6,9 +6,9 @@ import { RelayError } from "../errors";
 import { sessionRpc } from "../rpc/stubs";
 import { sessionOfInboxItem } from "../runtime/inbox";
 import { AgentName } from "../schemas/agent";
-import { InboxKind, InboxResolve, InboxStatus } from "../schemas/inbox";
+import { InboxKind, InboxResolve, InboxStatus, type InboxAnswer } from "../schemas/inbox";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
-import { settle } from "./session-result";
+import { RUN_CALL_DEADLINE_MS, settle } from "./session-result";
 import { readJson, readQuery } from "./validate";
 
 /**
@@ -53,5 +53,8 @@ export const inbox = new Hono<AppEnv>()
     const session = sessionOf(id);
     const body = await readJson(c, InboxResolve);
     const actor = { actor: body.by ?? "api", actor_type: "user" as const };
-    return c.json(await settle(c, session, await sessionRpc(c.env, c.get("tenant"), session).resolveInbox(id, body.reply, actor), itemMissing(id)));
+    const answer: InboxAnswer = body.decision !== undefined ? { decision: body.decision, ...(body.reason === undefined ? {} : { reason: body.reason }) } : { reply: body.reply! };
+    // An approval resumes the run, and the answer waits for it like a message does.
+    const rpc = sessionRpc(c.env, c.get("tenant"), session, RUN_CALL_DEADLINE_MS);
+    return c.json(await settle(c, session, await rpc.resolveInbox(id, answer, actor), itemMissing(id)));
   });

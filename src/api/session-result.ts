@@ -20,3 +20,6 @@ export async function settle<T>(c: Context<AppEnv>, sessionId: string, result: R
   }
   throw RelayError.fromBody(result.error);
 }
+
+/** A call that drives a run answers within RUN_WAIT_MS (25 s); its deadline leaves it room. */
+export const RUN_CALL_DEADLINE_MS = 30_000;

@@ -6,12 +6,13 @@ import type { SessionRpc } from "../rpc/session";
 import { sessionRpc } from "../rpc/stubs";
 import { sessionOfRun } from "../runtime/run-record";
 import type { RouteDecision } from "../schemas/routing";
+import { ToolOutputs } from "../schemas/run";
 import { AgentStatusUpdate, SessionCreate, SessionMessage, SessionStatePatch } from "../schemas/session";
 import { agentDirectory } from "../services/registry-cache";
 import { routeInput } from "../services/routing";
 import { isSessionId, newSessionId } from "../sessions/ids";
 import { historyPage, listSessions, sessionAuditPage, tracePage } from "./session-lists";
-import { settle } from "./session-result";
+import { RUN_CALL_DEADLINE_MS, settle } from "./session-result";
 import { readJson } from "./validate";
 
 /**
@@ -20,9 +21,6 @@ import { readJson } from "./validate";
  */
 
 type Ctx = Context<AppEnv>;
-
-/** A message's run answers within RUN_WAIT_MS (25 s); the call's deadline leaves it room. */
-const RUN_CALL_DEADLINE_MS = 30_000;
 
 function sessionStub(c: Ctx, id: string): SessionRpc {
   if (!isSessionId(id)) throw new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
@@ -90,6 +88,13 @@ export const sessions = new Hono<AppEnv>()
     // The run answers when it ends or pauses, or after RUN_WAIT_MS still running (202: poll the run).
     const started = await settle(c, id, await sessionRpc(c.env, c.get("tenant"), id, RUN_CALL_DEADLINE_MS).sendMessage(message.content));
     return c.json(started, started.run.status === "running" ? 202 : 200);
+  })
+  .post("/:id/tool-outputs", async (c) => {
+    const id = c.req.param("id");
+    const body = await readJson(c, ToolOutputs);
+    if (!isSessionId(id)) throw new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
+    const resumed = await settle(c, id, await sessionRpc(c.env, c.get("tenant"), id, RUN_CALL_DEADLINE_MS).submitToolOutputs(body));
+    return c.json(resumed, resumed.run.status === "running" ? 202 : 200);
   })
   .get("/:id/runs/:run_id", async (c) => {
     const id = c.req.param("id");

@@ -1,5 +1,5 @@
 import type { InboxKind } from "../schemas/inbox";
-import type { RunStatus } from "../schemas/run";
+import { PAUSED_RUN_STATUSES, type RunStatus } from "../schemas/run";
 import { auditEvent, type AuditScope } from "./events";
 import type { Actor, AuditRecord } from "./record";
 
@@ -8,18 +8,20 @@ import type { Actor, AuditRecord } from "./record";
  * in the session; the audit trail records that the step happened, who and what it concerned.
  */
 
+const PAUSED: ReadonlySet<RunStatus> = new Set(PAUSED_RUN_STATUSES);
+
 export function runStarted(scope: AuditScope, actor: Actor, now: number, details: { run_id: string; agent: string; message_id: string }): AuditRecord {
   return auditEvent(scope, { action: "run.started", actor, agent: details.agent, details }, now);
 }
 
-/** A run ended or paused: completed, failed (with its error code), awaiting_human. */
+/** A run ended, paused (for a person or the client) or resumed. */
 export function runStatusChanged(
   scope: AuditScope,
   actor: Actor,
   now: number,
   details: { run_id: string; agent: string; from: RunStatus; to: RunStatus; turns: number; error_code?: string },
 ): AuditRecord {
-  const action = details.to === "awaiting_human" ? "run.paused" : details.from === "awaiting_human" && details.to === "running" ? "run.resumed" : `run.${details.to}`;
+  const action = PAUSED.has(details.to) ? "run.paused" : PAUSED.has(details.from) && details.to === "running" ? "run.resumed" : `run.${details.to}`;
   return auditEvent(scope, { action, actor, agent: details.agent, details }, now);
 }
 

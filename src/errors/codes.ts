@@ -12,6 +12,10 @@ export const ERROR_STATUS = {
   INVALID_CONDITION: 400,
   INVALID_CURSOR: 400,
   JSON_TOO_DEEP: 400,
+  /** Tool outputs that do not answer exactly the calls the run waits for. */
+  TOOL_OUTPUTS_MISMATCH: 400,
+  /** An inbox answer of the wrong shape for the item (a reply to an approval, a decision to a question). */
+  INBOX_ANSWER_MISMATCH: 400,
   // 401 — who is calling
   UNAUTHORIZED: 401,
   // 404 — unknown things
@@ -21,6 +25,7 @@ export const ERROR_STATUS = {
   HANDOFF_NOT_FOUND: 404,
   RUN_NOT_FOUND: 404,
   INBOX_ITEM_NOT_FOUND: 404,
+  TOOL_NOT_FOUND: 404,
   // 409 — conflicts with current state
   ROUTING_DISABLED: 409,
   HANDOFF_IN_PROGRESS: 409,
@@ -30,6 +35,8 @@ export const ERROR_STATUS = {
   INVALID_TRANSITION: 409,
   RUN_IN_PROGRESS: 409,
   INBOX_ITEM_CLOSED: 409,
+  /** Tool outputs posted when no run waits for them. */
+  RUN_NOT_AWAITING_OUTPUTS: 409,
   // 410 — it was here, it expired
   SESSION_EXPIRED: 410,
   // 413 — too large
@@ -44,6 +51,8 @@ export const ERROR_STATUS = {
   NOTHING_TO_RETURN: 422,
   NO_ROUTE: 422,
   MAX_TURNS_EXCEEDED: 422,
+  /** An agent's final output failed its output_schema (on_failure: reject, or a repair that failed too). */
+  GUARDRAIL_FAILED: 422,
   // 5xx
   INTERNAL: 500,
   /** A run a restart interrupted more often than it may be resumed. */
@@ -56,6 +65,8 @@ export const ERROR_STATUS = {
   WEBHOOK_TIMEOUT: 504,
   /** Nobody answered a human agent's inbox item in time. */
   HUMAN_TIMEOUT: 504,
+  /** The client did not post a paused run's tool outputs in time. */
+  TOOL_OUTPUTS_TIMEOUT: 504,
   AUTH_NOT_CONFIGURED: 503,
   DEPENDENCY_UNAVAILABLE: 503,
 } as const satisfies Record<string, number>;

@@ -20,7 +20,8 @@ function toStored(row: AgentRow): StoredAgent {
   };
 }
 
-function bumpVersion(db: D1Database, tenant: string): D1PreparedStatement {
+/** The statement that moves the tenant's registry version (batched with every registry write). */
+export function bumpVersion(db: D1Database, tenant: string): D1PreparedStatement {
   return db
     .prepare(
       `INSERT INTO registry_versions (tenant, version, stamp) VALUES (?1, 1, ?2)

@@ -2,8 +2,8 @@ import type { Actor, AuditRecord } from "../audit/record";
 import type { Result } from "../errors";
 import type { Handoff, HandoffRequest, HistoryItem } from "../schemas/handoff";
 import type { RouteDecision } from "../schemas/routing";
-import type { InboxItem } from "../schemas/inbox";
-import type { Run, TracePage } from "../schemas/run";
+import type { InboxAnswer, InboxItem } from "../schemas/inbox";
+import type { Run, ToolOutputs, TracePage } from "../schemas/run";
 import type { AgentTurnStatus, SessionMessage, SessionStatePatch, SessionView } from "../schemas/session";
 
 /**
@@ -65,6 +65,9 @@ export interface MessageRun {
   run: Run;
 }
 
+/** The client's outputs for the run waiting in requires_action. */
+export type ToolOutputsArgs = ToolOutputs;
+
 export interface SessionRpc {
   /** Creates the session; creating it again returns the same session (the id is the idempotency key). */
   create(tenant: string, id: string, args: SessionCreateArgs, actor?: Actor): Promise<Result<SessionView>>;
@@ -83,9 +86,10 @@ export interface SessionRpc {
   /** A user message: stored, and the current agent's run started (answered when it ends, pauses, or after RUN_WAIT_MS). */
   sendMessage(content: string, actor?: Actor): Promise<Result<MessageRun>>;
   getRun(id: string): Promise<Result<Run>>;
-  /** Every run's trace events, in order. */
   /** The session's trace events in order, a page after event id `after`. */
   traceEvents(page: { after?: string; limit: number }): Promise<Result<TracePage>>;
-  /** A person's answer to an inbox item; resumes the run it paused. */
-  resolveInbox(id: string, reply: string, actor?: Actor): Promise<Result<{ item: InboxItem; run: Run | null }>>;
+  /** A person's answer to an inbox item (a reply, or an approval's decision); moves the run it paused. */
+  resolveInbox(id: string, answer: InboxAnswer, actor?: Actor): Promise<Result<{ item: InboxItem; run: Run | null }>>;
+  /** The client's outputs for a run in requires_action; answered once the run has moved on. */
+  submitToolOutputs(args: ToolOutputsArgs, actor?: Actor): Promise<Result<{ run: Run }>>;
 }

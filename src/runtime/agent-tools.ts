@@ -3,12 +3,14 @@ import { returnTarget } from "../handoff/chain";
 import { assignTransferToolNames, MAX_TOOL_NAME_LENGTH } from "../routing/llm/tool-names";
 import { TRANSFER_PARAMETERS } from "../routing/llm/transfer-tools";
 import type { AgentDefinition, HandoffSpec } from "../schemas/agent";
+import type { ToolDefinition } from "../schemas/tool";
 import { checkCondition } from "../triggers/condition";
 
 /**
  * The tools an agent is offered for one turn (design §4, handoff-as-tool): one
  * `transfer_to_<target>` per whitelist entry that can be taken now, `return_to_<agent>`
- * when the stack has someone to return to, and `escalate_to_human`. OpenAI Agents SDK
+ * when the stack has someone to return to, `escalate_to_human`, and the registry tools
+ * its `tools.allow` names. OpenAI Agents SDK
  * parity — tool names with non-identifier characters as `_`, a default description from
  * the target, typed input from the entry's `input_schema`, entries whose condition is
  * false not offered — and past it: the return tool, and the whitelist kept for the error
@@ -21,7 +23,9 @@ export const ESCALATE_TOOL = "escalate_to_human";
 export type ToolBinding =
   | { kind: "transfer"; target: string; entry: HandoffSpec }
   | { kind: "return"; target: string }
-  | { kind: "escalate" };
+  | { kind: "escalate" }
+  /** A registry tool: run over HTTP by Relay, or by the API client. */
+  | { kind: "function"; tool: ToolDefinition };
 
 export interface AgentTools {
   tools: ToolSpec[];
@@ -29,6 +33,8 @@ export interface AgentTools {
   bindings: ReadonlyMap<string, ToolBinding>;
   /** The agent's whole whitelist, for the error a call outside the offered tools gets. */
   allowed_targets: string[];
+  /** The registry tools offered, by name: what a refused tool call's error lists. */
+  allowed_tools: string[];
 }
 
 export interface AgentToolsInput {
@@ -39,6 +45,8 @@ export interface AgentToolsInput {
   stack: readonly string[];
   /** Session state, for the entries' conditions. */
   state: Record<string, unknown>;
+  /** The tenant's tool registry, by name. */
+  registry_tools: ReadonlyMap<string, ToolDefinition>;
 }
 
 const ESCALATE_PARAMETERS: Record<string, unknown> = {
@@ -119,5 +127,14 @@ export function agentTools(input: AgentToolsInput): AgentTools {
     function: { name: ESCALATE_TOOL, description: "Escalate to a human: a person answers from the inbox, and the conversation waits for them.", parameters: ESCALATE_PARAMETERS },
   });
   bindings.set(ESCALATE_TOOL, { kind: "escalate" });
-  return { tools, bindings, allowed_targets: agent.handoffs.map((h) => h.to) };
+  // Allowed names the registry does not hold are not offered: nothing could run them.
+  const allowed = [...new Set(agent.tools.allow)].flatMap((name) => {
+    const tool = input.registry_tools.get(name);
+    return tool ? [tool] : [];
+  });
+  for (const tool of allowed) {
+    tools.push({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } });
+    bindings.set(tool.name, { kind: "function", tool });
+  }
+  return { tools, bindings, allowed_targets: agent.handoffs.map((h) => h.to), allowed_tools: allowed.map((t) => t.name) };
 }

@@ -1,5 +1,5 @@
 import { ulid } from "../lib/ulid";
-import type { InboxItem, InboxKind } from "../schemas/inbox";
+import type { ApprovalDecision, InboxItem, InboxKind } from "../schemas/inbox";
 
 /** Inbox items and how they close, pure: the session's object stores them and audits each step. */
 
@@ -48,11 +48,24 @@ export function openItem(input: OpenItemInput): InboxItem {
     resolved_at: null,
     resolved_by: null,
     reply: null,
+    decision: null,
   };
 }
 
-/** An open item, closed: answered (with the reply and who gave it), expired or cancelled. Null when it is not open. */
-export function closeItem(item: InboxItem, outcome: "resolved" | "expired" | "cancelled", now: number, answer?: { reply: string; by: string }): InboxItem | null {
+/** An open item, closed: answered (with the reply or decision and who gave it), expired or cancelled. Null when it is not open. */
+export function closeItem(
+  item: InboxItem,
+  outcome: "resolved" | "expired" | "cancelled",
+  now: number,
+  answer?: { reply?: string | null; decision?: ApprovalDecision | null; by: string },
+): InboxItem | null {
   if (item.status !== "open") return null;
-  return { ...item, status: outcome, resolved_at: new Date(now).toISOString(), resolved_by: answer?.by ?? null, reply: answer?.reply ?? null };
+  return {
+    ...item,
+    status: outcome,
+    resolved_at: new Date(now).toISOString(),
+    resolved_by: answer?.by ?? null,
+    reply: answer?.reply ?? null,
+    decision: answer?.decision ?? null,
+  };
 }

@@ -1,13 +1,15 @@
 import { Validator } from "@cfworker/json-schema";
 import type { ChatResponse, ToolCall } from "../providers/types";
 import type { HistoryItem } from "../schemas/handoff";
+import type { ToolDefinition } from "../schemas/tool";
 import type { AgentTools, ToolBinding } from "./agent-tools";
 
 /**
  * What one agent response means (design §4a): the pure half of a turn. The model's message
  * goes into the history with every tool call it made; each call the run will not carry out
- * gets its error output at once (the model sees it and can correct itself); and at most one
- * handoff — the first — is carried out by the run.
+ * gets its error output at once (the model sees it and can correct itself); the registry
+ * tools it may call with valid arguments are run; and at most one handoff — the first —
+ * is carried out by the run, after them.
  */
 
 export type TurnAction =
@@ -17,8 +19,14 @@ export type TurnAction =
   | { type: "handoff"; call: ToolCall; binding: Extract<ToolBinding, { kind: "transfer" | "return" }>; reason: string; input: unknown }
   /** escalate_to_human: the run waits for a person, whose reply answers `call`. */
   | { type: "escalate"; call: ToolCall; reason: string }
-  /** Every call was answered already (errors): the agent takes another turn to see them. */
+  /** No handoff: the agent takes another turn once its tool calls are answered. */
   | { type: "continue" };
+
+/** A registry tool call with arguments that fit the tool's parameters. */
+export interface FunctionCall {
+  call: ToolCall;
+  tool: ToolDefinition;
+}
 
 export interface TurnDecision {
   /** The model's message as a history item (text and every tool call). */
@@ -28,9 +36,9 @@ export interface TurnDecision {
   action: TurnAction;
   /** Handoff calls after the first: answered with an error, and kept out of the target's view. */
   ignored_call_ids: string[];
+  /** Registry tool calls to run, in call order. */
+  calls: FunctionCall[];
 }
-
-const HANDOFF_KINDS = new Set(["transfer", "return", "escalate"]);
 
 function toolOutput(agent: string, call: ToolCall, content: string): HistoryItem {
   return { role: "tool", agent, type: "tool_output", tool_name: call.name, tool_call_id: call.id, content };
@@ -53,13 +61,23 @@ export function schemaErrors(schema: Record<string, unknown>, value: unknown): s
   return result.valid ? [] : result.errors.map((e) => `${e.instanceLocation}: ${e.error}`);
 }
 
+/** The error a call to a tool the agent was not offered gets; it names what the agent may call. */
 function unknownCall(call: ToolCall, tools: AgentTools): string {
   const offered = tools.tools.map((t) => t.function.name).join(", ");
   if (call.name.startsWith("transfer_to_") || call.name.startsWith("return_to_")) {
     const allowed = tools.allowed_targets.length > 0 ? tools.allowed_targets.join(", ") : "none";
     return `Error: '${call.name}' is not a handoff you can make now. Your allowed targets are: ${allowed}. Tools you can call: ${offered}.`;
   }
-  return `Error: there is no tool '${call.name}'. Tools you can call: ${offered}.`;
+  const allowed = tools.allowed_tools.length > 0 ? tools.allowed_tools.join(", ") : "none";
+  return `Error: '${call.name}' is not a tool you may use; it was not run. Your allowed tools are: ${allowed}. Tools you can call: ${offered}.`;
+}
+
+/** A registry tool call's arguments: a JSON object that fits the tool's parameters. */
+function checkFunctionCall(call: ToolCall, tool: ToolDefinition): string | null {
+  const args = parseArguments(call.arguments);
+  if (!args.ok) return `Error: ${args.message}; call '${call.name}' again with a JSON object.`;
+  const errors = schemaErrors(tool.parameters, args.value);
+  return errors.length > 0 ? `Error: the arguments do not match the parameters of '${call.name}':\n${errors.join("\n")}\nCall it again with valid arguments.` : null;
 }
 
 /** Checks the chosen handoff call's arguments: a reason, and input of the entry's schema. */
@@ -81,9 +99,10 @@ export function interpretTurn(agent: string, response: ChatResponse, tools: Agen
     calls.length === 0
       ? { role: "assistant", agent, type: "message", content: response.content ?? "" }
       : { role: "assistant", agent, type: "tool_call", content: response.content ?? "", tool_calls: calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })) };
-  if (calls.length === 0) return { assistant, outputs: [], action: { type: "final", output: response.content ?? "" }, ignored_call_ids: [] };
+  if (calls.length === 0) return { assistant, outputs: [], action: { type: "final", output: response.content ?? "" }, ignored_call_ids: [], calls: [] };
 
   const outputs: HistoryItem[] = [];
+  const functions: FunctionCall[] = [];
   const ignored: string[] = [];
   let action: TurnAction = { type: "continue" };
   let first: ToolCall | null = null;
@@ -93,7 +112,12 @@ export function interpretTurn(agent: string, response: ChatResponse, tools: Agen
       outputs.push(toolOutput(agent, call, unknownCall(call, tools)));
       continue;
     }
-    if (!HANDOFF_KINDS.has(binding.kind)) continue;
+    if (binding.kind === "function") {
+      const refused = checkFunctionCall(call, binding.tool);
+      if (refused === null) functions.push({ call, tool: binding.tool });
+      else outputs.push(toolOutput(agent, call, refused));
+      continue;
+    }
     if (first !== null) {
       ignored.push(call.id);
       outputs.push(toolOutput(agent, call, `Error: not run. Only one handoff per turn is carried out, and '${first.name}' was called first.`));
@@ -107,7 +131,7 @@ export function interpretTurn(agent: string, response: ChatResponse, tools: Agen
     }
     action = binding.kind === "escalate" ? { type: "escalate", call, reason: checked.reason } : { type: "handoff", call, binding, reason: checked.reason, input: checked.input };
   }
-  return { assistant, outputs, action, ignored_call_ids: ignored };
+  return { assistant, outputs, action, ignored_call_ids: ignored, calls: functions };
 }
 
 /** The output the run gives a handoff call once the engine has answered. */

@@ -2,6 +2,7 @@ import { handoffPreamble } from "../handoff/context";
 import type { ChatMessage } from "../providers/types";
 import type { AgentDefinition } from "../schemas/agent";
 import type { HandoffContext, HistoryItem } from "../schemas/handoff";
+import { outputSchemaInstruction } from "./guardrail";
 
 /**
  * What an agent sees on its turn: its instructions and the handoff preamble, then the
@@ -31,6 +32,8 @@ export function systemPrompt(agent: AgentDefinition, context: HandoffContext | n
   const parts = [`You are '${agent.name}'${agent.title ? ` (${agent.title})` : ""}.`];
   if (agent.instructions.trim()) parts.push(agent.instructions.trim());
   if (context && context.to_agent === agent.name) parts.push(handoffPreamble(context));
+  const schema = outputSchemaInstruction(agent);
+  if (schema) parts.push(schema);
   return parts.join("\n\n");
 }
 

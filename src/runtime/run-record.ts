@@ -4,7 +4,7 @@ import type { Actor, AuditRecord } from "../audit/record";
 import type { ErrorBody } from "../errors";
 import { ulid } from "../lib/ulid";
 import type { StoredError } from "../schemas/handoff";
-import type { Run, RunPending, RunStatus, TraceDetails, TraceEvent, TraceEventType } from "../schemas/run";
+import type { Run, RunPending, RunStatus, RunWarning, TraceDetails, TraceEvent, TraceEventType } from "../schemas/run";
 import type { RouteDecision } from "../schemas/routing";
 
 /**
@@ -14,14 +14,21 @@ import type { RouteDecision } from "../schemas/routing";
 
 /** Which status may follow which. Terminal statuses have no row. */
 export const RUN_TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
-  running: ["completed", "failed", "awaiting_human"],
+  running: ["completed", "failed", "awaiting_human", "awaiting_approval", "requires_action"],
   // A person's answer completes the run; an escalation nobody answered hands the turn back to the agent.
   awaiting_human: ["completed", "running", "failed"],
+  // Every call decided (or denied by the alarm): the run goes on.
+  awaiting_approval: ["running", "failed"],
+  // The client's outputs resume it; none in time fail it.
+  requires_action: ["running", "failed"],
   completed: [],
   failed: [],
 };
 
 export const isActiveRun = (status: RunStatus): boolean => RUN_TRANSITIONS[status].length > 0;
+
+/** The statuses of a run that has not ended (one at a time per session). */
+export const ACTIVE_RUN_STATUSES = (Object.keys(RUN_TRANSITIONS) as RunStatus[]).filter(isActiveRun);
 
 /** Run ids carry their session, like handoff ids: `run_<ulid>_<session id>`. */
 export function newRunId(sessionId: string, now: number): string {
@@ -47,6 +54,7 @@ export function newRun(input: { id: string; session_id: string; agent: string; m
     output: null,
     output_agent: null,
     pending: null,
+    warnings: [],
     handoffs: [],
     started_at: at,
     updated_at: at,
@@ -60,6 +68,7 @@ export interface RunChange {
   output_agent?: string;
   error?: ErrorBody;
   pending?: RunPending | null;
+  warnings?: RunWarning[];
 }
 
 /** One transition: the next record and its audit record, or null when the table refuses it. */
@@ -70,6 +79,7 @@ export function moveRun(run: Run, to: RunStatus, change: RunChange, scope: Audit
   if (change.output !== undefined) next.output = change.output;
   if (change.output_agent !== undefined) next.output_agent = change.output_agent;
   if (change.error) next.error = storedError(change.error);
+  if (change.warnings) next.warnings = [...run.warnings, ...change.warnings];
   const details = { run_id: run.id, agent: run.agent, from: run.status, to, turns: run.turns };
   return { run: next, record: runStatusChanged(scope, actor, now, change.error ? { ...details, error_code: change.error.code } : details) };
 }

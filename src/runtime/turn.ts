@@ -1,8 +1,10 @@
 import type { ChatProvider } from "../providers/types";
 import { isProviderError } from "../providers/types";
+import { deadline } from "../lib/deadline";
 import { raceAbort } from "../providers/failures";
 import type { AgentDefinition } from "../schemas/agent";
 import type { HandoffContext } from "../schemas/handoff";
+import type { ToolDefinition } from "../schemas/tool";
 import type { AgentTurnRequest, AgentTurnResult } from "./agent-turn";
 import { agentTools, type AgentTools } from "./agent-tools";
 import { agentView, systemPrompt, toChatMessages, type SequencedItem } from "./messages";
@@ -19,6 +21,8 @@ export interface TurnInput {
   run_id: string;
   agent: AgentDefinition;
   directory: ReadonlyMap<string, AgentDefinition>;
+  /** The tenant's tool registry. */
+  registry_tools: ReadonlyMap<string, ToolDefinition>;
   session: { id: string; handoff_stack: readonly string[]; state: Record<string, unknown>; last_handoff_context: HandoffContext | null };
   history: readonly SequencedItem[];
   /** The model when the agent names none. */
@@ -33,7 +37,7 @@ export interface TurnPlan {
 /** The request for the agent's next turn and the tools it is offered. */
 export function planTurn(input: TurnInput): TurnPlan {
   const { agent, session } = input;
-  const tools = agentTools({ agent, directory: input.directory, stack: session.handoff_stack, state: session.state });
+  const tools = agentTools({ agent, directory: input.directory, stack: session.handoff_stack, state: session.state, registry_tools: input.registry_tools });
   const context = session.last_handoff_context?.to_agent === agent.name ? session.last_handoff_context : null;
   const view = agentView(agent.name, input.history, context);
   return {
@@ -53,7 +57,7 @@ export function planTurn(input: TurnInput): TurnPlan {
 /** A model agent's turn through a provider, within `timeoutMs`. Never throws. */
 export async function callModel(provider: ChatProvider, request: AgentTurnRequest, timeoutMs: number, now: () => number = () => Date.now()): Promise<AgentTurnResult> {
   const started = now();
-  const signal = AbortSignal.timeout(timeoutMs);
+  const { signal, clear } = deadline(timeoutMs);
   try {
     const response = await raceAbort(
       provider.complete({ model: request.model, messages: request.messages, tools: request.tools, tool_choice: "auto" }, signal),
@@ -66,5 +70,7 @@ export async function callModel(provider: ChatProvider, request: AgentTurnReques
     if (isProviderError(error) && error.kind === "timeout") return { ok: false, code: "MODEL_TIMEOUT", message: `The model did not answer within ${timeoutMs} ms.`, duration_ms };
     const message = error instanceof Error ? error.message : String(error);
     return { ok: false, code: "MODEL_ERROR", message: `The model call failed: ${message}`, duration_ms };
+  } finally {
+    clear();
   }
 }

@@ -58,6 +58,8 @@ const HandoffObject = z.strictObject({
   /** Condition expression over session state (design §5); the handoff is offered only when true. */
   condition: z.string().max(2000).optional(),
   filter: HandoffFilter.optional(),
+  /** A person approves the handoff (from the inbox) before the run carries it out. */
+  requires_approval: z.boolean().default(false),
 });
 
 /** A handoff entry: the full object, or just the target's name (the seed's shorthand). */
@@ -65,11 +67,19 @@ export const HandoffSpec = z.union([AgentName.transform((to) => HandoffObject.pa
 export type HandoffSpec = z.infer<typeof HandoffObject>;
 
 export const ToolPolicy = z.strictObject({
+  /** The registry tools (`/v1/tools`) the agent may call; a call to any other gets an error output and never runs. */
   allow: z.array(z.string().max(100)).max(200).default([]),
   confirmation: z
     .strictObject({
+      /** Tools whose calls wait for a person's approval in the inbox. */
       require: z.array(z.string().max(100)).max(200).default([]),
+      /** How long an approval waits; past it the call is denied. */
       timeout_s: z.number().int().min(1).max(86_400).default(300),
+      /**
+       * What the person is asked: `{{agent}}`, `{{tool}}`, `{{arguments}}` (JSON) and
+       * `{{arguments.<path>}}` are filled in. Default: "<agent> wants to call <tool> with <arguments>".
+       */
+      prompt_template: z.string().min(1).max(4000).optional(),
     })
     .default({ require: [], timeout_s: 300 }),
 });

@@ -6,13 +6,20 @@ import { AgentName } from "./agent";
  * Durable Object; the tenant-wide list reads an index in D1 built from their audit records.
  */
 
-/** Why a person is asked: a graceful handoff timed out, a human agent holds the turn, an agent escalated. */
-export const InboxKind = z.enum(["handoff_escalation", "human_turn", "escalation"]);
+/**
+ * Why a person is asked: a graceful handoff timed out, a human agent holds the turn, an
+ * agent escalated, or a tool call (or handoff) waits for approval.
+ */
+export const InboxKind = z.enum(["handoff_escalation", "human_turn", "escalation", "approval"]);
 export type InboxKind = z.infer<typeof InboxKind>;
 
 export const INBOX_STATUSES = ["open", "resolved", "expired", "cancelled"] as const;
 export const InboxStatus = z.enum(INBOX_STATUSES);
 export type InboxStatus = z.infer<typeof InboxStatus>;
+
+/** A person's answer to an approval item. */
+export const ApprovalDecision = z.enum(["approve", "deny"]);
+export type ApprovalDecision = z.infer<typeof ApprovalDecision>;
 
 /** Inbox ids carry their session (`inb_<ulid>_<session id>`), so a resolve reaches the session directly. */
 export const InboxItemId = z.string().regex(/^inb_[0-9a-z]{26}_ses_[0-9a-z]{52}$/, "must be an inbox item id");
@@ -34,16 +41,31 @@ export const InboxItem = z.object({
   /** When it expires unanswered (null: never). */
   expires_at: z.string().nullable(),
   resolved_at: z.string().nullable(),
-  /** Who resolved it (the API caller), and the answer. */
+  /** Who resolved it (the API caller), and the answer: a reply, or an approval's decision (its reason in `reply`). */
   resolved_by: z.string().nullable(),
   reply: z.string().nullable(),
+  decision: ApprovalDecision.nullable().default(null),
 });
 export type InboxItem = z.infer<typeof InboxItem>;
 
-/** `POST /v1/inbox/:id/resolve`. */
-export const InboxResolve = z.strictObject({
-  reply: z.string().trim().min(1).max(32 * 1024),
-  /** Who answered, for the audit trail (default "api"): the API key names a tenant, not a person. */
-  by: z.string().trim().min(1).max(200).optional(),
-});
+/**
+ * `POST /v1/inbox/:id/resolve`: `{ reply }` answers a question (a human turn, an
+ * escalation); `{ decision, reason? }` answers an approval.
+ */
+export const InboxResolve = z
+  .strictObject({
+    reply: z.string().trim().min(1).max(32 * 1024).optional(),
+    decision: ApprovalDecision.optional(),
+    /** Why, with a decision; a denied call's output carries it to the model. */
+    reason: z.string().trim().min(1).max(4000).optional(),
+    /** Who answered, for the audit trail (default "api"): the API key names a tenant, not a person. */
+    by: z.string().trim().min(1).max(200).optional(),
+  })
+  .superRefine((body, ctx) => {
+    if ((body.reply === undefined) === (body.decision === undefined)) ctx.addIssue({ code: "custom", path: ["reply"], message: "give either a reply (a question) or a decision (an approval)" });
+    if (body.reason !== undefined && body.decision === undefined) ctx.addIssue({ code: "custom", path: ["reason"], message: "a reason goes with a decision" });
+  });
 export type InboxResolve = z.infer<typeof InboxResolve>;
+
+/** An answer as the session receives it. */
+export type InboxAnswer = { reply: string } | { decision: ApprovalDecision; reason?: string };

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AgentName } from "./agent";
 import { StoredError } from "./handoff";
+import { ApprovalDecision } from "./inbox";
 
 /**
  * Runs (design §4a): a user message to a session starts a run — the current agent's turn,
@@ -9,9 +10,12 @@ import { StoredError } from "./handoff";
  * Durable Object.
  */
 
-export const RUN_STATUSES = ["running", "completed", "failed", "awaiting_human"] as const;
+export const RUN_STATUSES = ["running", "completed", "failed", "awaiting_human", "awaiting_approval", "requires_action"] as const;
 export const RunStatus = z.enum(RUN_STATUSES);
 export type RunStatus = z.infer<typeof RunStatus>;
+
+/** The statuses a run waits in, for a person or the client. */
+export const PAUSED_RUN_STATUSES = ["awaiting_human", "awaiting_approval", "requires_action"] as const satisfies readonly RunStatus[];
 
 export const DEFAULT_MAX_TURNS = 10;
 
@@ -57,17 +61,78 @@ export interface TracePage {
   next_after: string | null;
 }
 
+/** A tool call as the model made it: its id, the tool's name, the arguments as JSON text. */
+export const PendingCall = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
+export type PendingCall = z.infer<typeof PendingCall>;
+
+
 /** What a paused run waits for. */
-export const RunPending = z.object({
-  kind: z.literal("human"),
-  inbox_id: z.string(),
-  agent: AgentName,
-  /** The escalate_to_human call being answered; null when a human agent holds the turn. */
-  tool_call_id: z.string().nullable(),
-  /** ISO 8601: when the item expires unanswered. */
-  expires_at: z.string(),
-});
+export const RunPending = z.discriminatedUnion("kind", [
+  /** awaiting_human: a person's answer in the inbox. */
+  z.object({
+    kind: z.literal("human"),
+    inbox_id: z.string(),
+    agent: AgentName,
+    /** The escalate_to_human call being answered; null when a human agent holds the turn. */
+    tool_call_id: z.string().nullable(),
+    /** ISO 8601: when the item expires unanswered. */
+    expires_at: z.string(),
+  }),
+  /** awaiting_approval: a person's yes or no on each call (one inbox item each). */
+  z.object({
+    kind: z.literal("approval"),
+    agent: AgentName,
+    approvals: z.array(z.object({ inbox_id: z.string(), tool_call: PendingCall, decision: ApprovalDecision.nullable() })),
+    /** ISO 8601: when the undecided calls are denied. */
+    expires_at: z.string(),
+  }),
+  /** requires_action: the client runs these calls and posts their outputs to `/v1/sessions/:id/tool-outputs`. */
+  z.object({
+    kind: z.literal("client_tools"),
+    agent: AgentName,
+    tool_calls: z.array(PendingCall),
+    /** ISO 8601: when the run fails with TOOL_OUTPUTS_TIMEOUT. */
+    expires_at: z.string(),
+  }),
+]);
 export type RunPending = z.infer<typeof RunPending>;
+
+export const APPROVAL_STATES = ["none", "pending", "approved", "denied"] as const;
+
+/**
+ * What is left of one model response's tool calls (stored with the run, so a pause or a
+ * restart picks up where it was): the registry tools to run, and the handoff (or
+ * escalation) to carry out after them. Calls answered at once (errors) are not here.
+ */
+export const TurnWork = z.object({
+  agent: AgentName,
+  calls: z.array(
+    PendingCall.extend({
+      kind: z.enum(["http", "client"]),
+      approval: z.enum(APPROVAL_STATES),
+      inbox_id: z.string().nullable(),
+      /** Its output is in the history. */
+      done: z.boolean(),
+    }),
+  ),
+  handoff: PendingCall.extend({
+    type: z.enum(["transfer", "return", "escalate"]),
+    target: AgentName.nullable(),
+    reason: z.string(),
+    input: z.unknown().optional(),
+    approval: z.enum(APPROVAL_STATES),
+    inbox_id: z.string().nullable(),
+  }).nullable(),
+  /** Handoff calls after the first: kept out of the target's view. */
+  hidden_calls: z.array(z.string()),
+});
+export type TurnWork = z.infer<typeof TurnWork>;
+export type WorkCall = TurnWork["calls"][number];
+export type WorkHandoff = NonNullable<TurnWork["handoff"]>;
+
+/** A non-fatal finding on a completed run (a guardrail's `warn`). */
+export const RunWarning = z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() });
+export type RunWarning = z.infer<typeof RunWarning>;
 
 /** A run as the API returns it. */
 export const Run = z.object({
@@ -84,6 +149,8 @@ export const Run = z.object({
   output_agent: AgentName.nullable(),
   error: StoredError.optional(),
   pending: RunPending.nullable(),
+  /** Findings that did not fail the run (a guardrail set to `warn`). */
+  warnings: z.array(RunWarning).default([]),
   /** The handoffs the run made, in order. */
   handoffs: z.array(z.string()),
   started_at: z.string(),
@@ -92,3 +159,25 @@ export const Run = z.object({
   events: z.array(TraceEvent),
 });
 export type Run = z.infer<typeof Run>;
+
+/** The most outputs one post may carry (a response's calls are capped alike). */
+export const MAX_TOOL_OUTPUTS = 128;
+
+/**
+ * `POST /v1/sessions/:id/tool-outputs`: the client's outputs for a run in requires_action,
+ * one per pending call. An output is text; any other JSON value is sent to the model as its JSON.
+ */
+export const ToolOutputs = z.strictObject({
+  /** The run the outputs are for (optional: a session has one paused run at most). */
+  run_id: z.string().max(200).optional(),
+  outputs: z
+    .array(
+      z.strictObject({
+        tool_call_id: z.string().min(1).max(200),
+        output: z.unknown().refine((v) => v !== undefined, "required").transform((v) => (typeof v === "string" ? v : JSON.stringify(v))),
+      }),
+    )
+    .min(1)
+    .max(MAX_TOOL_OUTPUTS),
+});
+export type ToolOutputs = z.infer<typeof ToolOutputs>;

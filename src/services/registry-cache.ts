@@ -3,7 +3,9 @@ import { compileRuleRouter } from "../routing/rule-router";
 import type { RoutingConfigPatch } from "../schemas/routing";
 import type { RuleRouter } from "../routing/types";
 import { loadDefinitions, registryHeadStatement, type RegistryHead } from "../registry/store";
+import { loadTools } from "../registry/tool-store";
 import type { AgentDefinition } from "../schemas/agent";
+import type { ToolDefinition } from "../schemas/tool";
 
 /**
  * The registry as every reader sees it, per isolate: the Worker (routing, session
@@ -13,13 +15,15 @@ import type { AgentDefinition } from "../schemas/agent";
  * HEAD_TTL_MS.
  */
 
-/** A tenant's agent definitions at one registry version. */
+/** A tenant's agent and tool definitions at one registry version. */
 export interface AgentDirectory {
   tenant: string;
   version: number;
   /** In name order. */
   agents: AgentDefinition[];
   byName: ReadonlyMap<string, AgentDefinition>;
+  /** The tool registry, by name. */
+  tools: ReadonlyMap<string, ToolDefinition>;
 }
 
 /** A tenant's registry as the router needs it, compiled once per registry version. */
@@ -52,7 +56,7 @@ function cached<T>(cache: Map<string, Promise<T>>, tenant: string, head: Registr
   return entry;
 }
 
-/** The tenant's agent definitions at its current registry version (one D1 read per version per isolate). */
+/** The tenant's agent and tool definitions at its current registry version (one D1 read per version per isolate). */
 export async function agentDirectory(db: D1Database, tenant: string): Promise<AgentDirectory> {
   const { head } = await tenantHead(db, tenant);
   return directoryAt(db, tenant, head);
@@ -60,8 +64,8 @@ export async function agentDirectory(db: D1Database, tenant: string): Promise<Ag
 
 function directoryAt(db: D1Database, tenant: string, head: RegistryHead): Promise<AgentDirectory> {
   return cached(directories, tenant, head, async () => {
-    const agents = await loadDefinitions(db, tenant);
-    return { tenant, version: head.version, agents, byName: new Map(agents.map((a) => [a.name, a])) };
+    const [agents, tools] = await Promise.all([loadDefinitions(db, tenant), loadTools(db, tenant)]);
+    return { tenant, version: head.version, agents, byName: new Map(agents.map((a) => [a.name, a])), tools: new Map(tools.map((t) => [t.name, t])) };
   });
 }
 

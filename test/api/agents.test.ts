@@ -18,7 +18,7 @@ describe("agent registry API", () => {
     expect(created.json.definition).toMatchObject({ name: "billing", kind: "llm", enabled: true });
     // Capacity is opt-in: no limit unless one is given.
     expect(created.json.definition).not.toHaveProperty("max_concurrent_sessions");
-    expect(created.json.definition.handoffs[0]).toEqual({ to: "technical", when: "manual", include_context: true });
+    expect(created.json.definition.handoffs[0]).toEqual({ to: "technical", when: "manual", include_context: true, requires_approval: false });
     const replaced = await call("PUT", "/v1/agents/billing", { ...billing, description: "Money matters" });
     expect(replaced.status).toBe(200);
     expect(replaced.json.created_at).toBe(created.json.created_at);

@@ -148,3 +148,41 @@ describe("session schema v3: stored rows carry a format, old timers are upgraded
     expect(after.formats).toEqual([0, 0]);
   });
 });
+
+describe("session schema v5: runs keep their work, the inbox asks for approvals", () => {
+  it("a v4 object's runs and inbox items survive the rebuild, and the new statuses and kind are accepted", async () => {
+    const result = await runInDurableObject(scratch(), (_instance, state) => {
+      const sql = createSql(state.storage);
+      migrate(state.storage, sql, SESSION_MIGRATIONS.filter((m) => m.version <= 4));
+      sql`INSERT INTO runs (id, status, step, resumes, record) VALUES ('run_a', 'awaiting_human', NULL, 1, '{"x":1}')`;
+      sql`INSERT INTO inbox_items (id, kind, status, item) VALUES ('inb_a', 'escalation', 'open', '{"y":2}')`;
+      const version = migrate(state.storage, sql, SESSION_MIGRATIONS);
+      sql`INSERT INTO runs (id, status, step, record, work) VALUES ('run_b', 'requires_action', 'tools', '{}', '{"calls":[]}')`;
+      sql`INSERT INTO inbox_items (id, kind, status, item) VALUES ('inb_b', 'approval', 'open', '{}')`;
+      let refused = false;
+      try {
+        sql`INSERT INTO runs (id, status, record) VALUES ('run_c', 'sleeping', '{}')`;
+      } catch {
+        refused = true;
+      }
+      return {
+        version,
+        runs: sql`SELECT id, status, step, resumes, record, work FROM runs ORDER BY id`,
+        inbox: sql`SELECT id, kind FROM inbox_items ORDER BY id`,
+        refused,
+      };
+    });
+    expect(result).toEqual({
+      version: 5,
+      runs: [
+        { id: "run_a", status: "awaiting_human", step: null, resumes: 1, record: '{"x":1}', work: null },
+        { id: "run_b", status: "requires_action", step: "tools", resumes: 0, record: "{}", work: '{"calls":[]}' },
+      ],
+      inbox: [
+        { id: "inb_a", kind: "escalation" },
+        { id: "inb_b", kind: "approval" },
+      ],
+      refused: true,
+    });
+  });
+});

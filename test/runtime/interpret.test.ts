@@ -8,13 +8,13 @@ const desk = AgentDefinition.parse({
   handoffs: ["billing", { to: "forms", input_schema: { type: "object", properties: { id: { type: "string" } }, required: ["id"] } }],
 });
 const directory = new Map([desk, AgentDefinition.parse({ name: "billing" }), AgentDefinition.parse({ name: "forms" })].map((a) => [a.name, a] as const));
-const tools = agentTools({ agent: desk, directory, stack: ["desk"], state: {} });
+const tools = agentTools({ agent: desk, directory, stack: ["desk"], state: {}, registry_tools: new Map() });
 const call = (id: string, name: string, args: unknown = { reason: "r" }) => ({ id, name, arguments: typeof args === "string" ? args : JSON.stringify(args) });
 
 describe("what an agent's response means", () => {
   it("text only: the final answer", () => {
     const d = interpretTurn("desk", { content: "Hello", tool_calls: [] }, tools);
-    expect(d).toEqual({ assistant: { role: "assistant", agent: "desk", type: "message", content: "Hello" }, outputs: [], action: { type: "final", output: "Hello" }, ignored_call_ids: [] });
+    expect(d).toEqual({ assistant: { role: "assistant", agent: "desk", type: "message", content: "Hello" }, outputs: [], action: { type: "final", output: "Hello" }, ignored_call_ids: [], calls: [] });
   });
 
   it("a transfer: the handoff, with its reason; the assistant item keeps the call", () => {
@@ -35,7 +35,7 @@ describe("what an agent's response means", () => {
     const d = interpretTurn("desk", { content: null, tool_calls: [call("x", "transfer_to_ghost"), call("y", "search_web")] }, tools);
     expect(d.action).toEqual({ type: "continue" });
     expect(d.outputs[0]!.content).toContain("Your allowed targets are: billing, forms");
-    expect(d.outputs[1]!.content).toContain("there is no tool 'search_web'");
+    expect(d.outputs[1]!.content).toContain("'search_web' is not a tool you may use; it was not run. Your allowed tools are: none.");
   });
 
   it("bad arguments: not JSON, no reason, input against the schema — each an error the model can correct", () => {

@@ -1,0 +1,47 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "../app-env";
+import { RelayError } from "../errors";
+import { deleteTool, getTool, listTools, putTool } from "../registry/tool-store";
+import { ToolDefinition, ToolName } from "../schemas/tool";
+import { invalidateTenant } from "../services/registry-cache";
+import { decodeCursor, listPage, pagingQuery } from "./cursor";
+import { parseWith, readJson, readQuery } from "./validate";
+
+/** `/v1/tools`: the tenant's tool registry. Agents name the tools they may call in `tools.allow`. */
+
+const ListQuery = z.strictObject(pagingQuery(200, 50));
+
+const missing = (name: string) => new RelayError("TOOL_NOT_FOUND", `No tool named '${name}'.`, { tool: name });
+
+export const tools = new Hono<AppEnv>()
+  .put("/:name", async (c) => {
+    const name = parseWith(ToolName, c.req.param("name"), "tool name");
+    const definition = await readJson(c, ToolDefinition);
+    if (definition.name !== name) {
+      throw new RelayError("VALIDATION_FAILED", `Body names tool '${definition.name}' but the URL names '${name}'.`, {
+        issues: [{ path: "name", message: "must equal the name in the URL" }],
+      });
+    }
+    const { created, tool } = await putTool(c.env.DB, c.get("tenant"), definition);
+    invalidateTenant(c.get("tenant"));
+    return c.json(tool, created ? 201 : 200);
+  })
+  .get("/", async (c) => {
+    const { limit, cursor } = readQuery(c, ListQuery);
+    const page = await listTools(c.env.DB, c.get("tenant"), { limit, after: cursor ? decodeCursor(cursor) : undefined });
+    return c.json(listPage(page.tools, page.next));
+  })
+  .get("/:name", async (c) => {
+    const name = parseWith(ToolName, c.req.param("name"), "tool name");
+    const tool = await getTool(c.env.DB, c.get("tenant"), name);
+    if (!tool) throw missing(name);
+    return c.json(tool);
+  })
+  .delete("/:name", async (c) => {
+    const name = parseWith(ToolName, c.req.param("name"), "tool name");
+    const deleted = await deleteTool(c.env.DB, c.get("tenant"), name);
+    invalidateTenant(c.get("tenant"));
+    if (!deleted) throw missing(name);
+    return c.body(null, 204);
+  });

@@ -1,0 +1,60 @@
+import { z } from "zod";
+
+/**
+ * Tools (design §2, §4a): a tenant's registry of functions its agents may call, next to
+ * its agents. An agent is offered the registry tools its `tools.allow` names. Two kinds:
+ * `http` — Relay POSTs the call to the tool's URL (Standard Webhooks-signed) and feeds the
+ * reply back to the model; `client` — the run pauses (`requires_action`) until the API
+ * client posts the outputs.
+ */
+
+/** Names Relay's own tools use; a registry tool may not shadow them. */
+const RESERVED = /^(transfer_to_|return_to_|escalate_to_human$)/;
+
+export const ToolName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1–64 letters, digits, '_' or '-' (the OpenAI tool-name rule)")
+  .refine((name) => !RESERVED.test(name), "transfer_to_*, return_to_* and escalate_to_human are Relay's own tools");
+export type ToolName = z.infer<typeof ToolName>;
+
+export const TOOL_KINDS = ["http", "client"] as const;
+export const ToolKind = z.enum(TOOL_KINDS);
+export type ToolKind = z.infer<typeof ToolKind>;
+
+/** The most of an http tool's reply Relay reads, and the default cap. */
+export const MAX_TOOL_RESPONSE_BYTES = 1024 * 1024;
+export const DEFAULT_TOOL_RESPONSE_BYTES = 64 * 1024;
+
+const EMPTY_PARAMETERS = { type: "object", properties: {} };
+
+export const ToolDefinition = z
+  .strictObject({
+    name: ToolName,
+    description: z.string().max(4000).default(""),
+    kind: ToolKind,
+    /** JSON Schema of the call's arguments (an object schema, as Chat Completions requires); calls are validated against it. */
+    parameters: z
+      .record(z.string(), z.unknown())
+      .refine((schema) => schema.type === "object", "must be a JSON Schema with type: object")
+      .default(EMPTY_PARAMETERS),
+    /** `http` tools: where the call is POSTed. */
+    url: z.url({ protocol: /^https?$/ }).optional(),
+    /** `http` tools: the deadline of one call, connection to last byte. */
+    timeout_s: z.number().int().min(1).max(60).default(10),
+    /** `http` tools: replies longer than this fail the call unread. */
+    max_response_bytes: z.number().int().min(1).max(MAX_TOOL_RESPONSE_BYTES).default(DEFAULT_TOOL_RESPONSE_BYTES),
+  })
+  .superRefine((tool, ctx) => {
+    if (tool.kind === "http" && !tool.url) ctx.addIssue({ code: "custom", path: ["url"], message: "an http tool needs a url" });
+    if (tool.kind === "client" && tool.url) ctx.addIssue({ code: "custom", path: ["url"], message: "a client tool runs in the API client; it has no url" });
+  });
+export type ToolDefinition = z.infer<typeof ToolDefinition>;
+export type ToolDefinitionInput = z.input<typeof ToolDefinition>;
+
+/** A tool as the API returns it. */
+export const StoredTool = z.object({
+  definition: ToolDefinition,
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type StoredTool = z.infer<typeof StoredTool>;

@@ -1,0 +1,45 @@
+import { fakeOpenAI, type FakeReply, type RecordedRequest } from "../fakes/openai";
+import { llmServer } from "../fakes/server";
+
+/** Shared by the run tests: a scripted model per agent, and the protocol checks of what Relay sent it. */
+
+/** The agent a request is for: the system message starts "You are '<name>'". */
+export function agentOf(req: RecordedRequest): string {
+  const system = req.body.messages[0]?.content ?? "";
+  return /^You are '([^']+)'/.exec(system)?.[1] ?? "?";
+}
+
+/** A fake model that answers each agent from its own script, in order. */
+export function script(replies: Record<string, FakeReply[]>) {
+  const fake = fakeOpenAI({
+    baseUrl: "https://llm.test/v1",
+    respond: (req) => {
+      const queue = replies[agentOf(req)];
+      const next = queue?.shift();
+      if (!next) throw new Error(`no scripted reply left for ${agentOf(req)}`);
+      return next;
+    },
+  });
+  llmServer.use(fake.handler);
+  return fake;
+}
+
+/** OpenAI's own rule: every assistant tool call is answered by a tool message, and no tool message is orphaned. */
+export function protocolErrors(req: RecordedRequest): string[] {
+  const errors: string[] = [];
+  const open = new Set<string>();
+  for (const m of req.body.messages) {
+    if (m.role === "tool") {
+      if (!open.delete(m.tool_call_id as string)) errors.push(`orphan tool output ${String(m.tool_call_id)}`);
+      continue;
+    }
+    if (open.size > 0) errors.push(`unanswered calls ${[...open].join(",")} before ${m.role}`);
+    open.clear();
+    for (const c of (m.tool_calls as { id: string }[] | undefined) ?? []) open.add(c.id);
+  }
+  if (open.size > 0) errors.push(`unanswered calls ${[...open].join(",")} at the end`);
+  return errors;
+}
+
+export const toolNames = (req: RecordedRequest) => (req.body.tools ?? []).map((t) => t.function.name).sort();
+

@@ -1,5 +1,7 @@
 import { ACTIVE_RUN_STATUSES } from "../src/runtime/run-record";
 import { Run, RUN_STATUSES, TraceEvent, TurnWork, type RunStatus } from "../src/schemas/run";
+import { liveFromTrace, liveRunChange } from "../src/runtime/live-events";
+import type { LiveStore } from "./live-store";
 import type { Sql } from "./sql";
 
 /**
@@ -80,8 +82,12 @@ function toRow(row: StoredRun): RunRow {
 
 const ACTIVE = list(ACTIVE_RUN_STATUSES);
 
+/** Every trace event and status change is also a live event, written in the same transaction. */
 export class RunStore {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly live?: LiveStore,
+  ) {}
 
   get(id: string): RunRow | null {
     const row = this.sql<StoredRun>`SELECT record, step, resumes, work, format FROM runs WHERE id = ${id}`[0];
@@ -96,6 +102,11 @@ export class RunStore {
 
   save(row: RunRow): void {
     const { events: _events, ...run } = row.run;
+    if (this.live) {
+      const before = this.sql<{ status: RunStatus }>`SELECT status FROM runs WHERE id = ${run.id}`[0]?.status ?? null;
+      const change = liveRunChange(row.run, before, Date.parse(run.updated_at));
+      if (change) this.live.append([change]);
+    }
     const work = row.work ? JSON.stringify(row.work) : null;
     this.sql`INSERT INTO runs (id, status, step, resumes, record, work) VALUES (${run.id}, ${run.status}, ${row.step}, ${row.resumes}, ${JSON.stringify({ ...run, events: [] })}, ${work})
              ON CONFLICT (id) DO UPDATE SET status = excluded.status, step = excluded.step, resumes = excluded.resumes, record = excluded.record, work = excluded.work`;
@@ -103,6 +114,7 @@ export class RunStore {
 
   addEvents(events: readonly TraceEvent[]): void {
     for (const event of events) this.sql`INSERT INTO run_events (id, run_id, event) VALUES (${event.event_id}, ${event.correlation_id}, ${JSON.stringify(event)})`;
+    this.live?.append(events.map(liveFromTrace));
   }
 
   /** A run's events in order; every run's when `runId` is left out. */

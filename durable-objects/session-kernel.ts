@@ -5,6 +5,7 @@ import type { Result } from "../src/errors";
 import type { SessionView } from "../src/schemas/session";
 import type { SessionRecord } from "../src/sessions/model";
 import type { InboxStore } from "./inbox-store";
+import type { LiveStore } from "./live-store";
 import type { Outbox } from "./outbox";
 import type { SessionStore } from "./session-store";
 import type { Timers } from "./timers";
@@ -21,6 +22,8 @@ export interface SessionKernel {
   readonly outbox: Outbox;
   readonly timers: Timers;
   readonly inbox: InboxStore;
+  /** Live events for SSE and WebSocket subscribers, published after each commit. */
+  readonly liveEvents: LiveStore;
   /** The object's clock. */
   now(): number;
   /**

@@ -6,6 +6,7 @@ import { ulid } from "../src/lib/ulid";
 import type { AgentTurnResult } from "../src/runtime/agent-turn";
 import { checkOutput, repairMessages } from "../src/runtime/guardrail";
 import { callHttpTool, toolSecret } from "../src/runtime/http-tool";
+import { liveApproval, liveMessage } from "../src/runtime/live-events";
 import { closeItem, openItem } from "../src/runtime/inbox";
 import { escalationOutput, handoffOutput, interpretTurn } from "../src/runtime/interpret";
 import { isActiveRun, moveRun, newRun, newRunId, traceEvent, type RunChange } from "../src/runtime/run-record";
@@ -67,13 +68,32 @@ export class SessionRuns {
     private readonly handoffs: SessionHandoffs,
     sql: Sql,
   ) {
-    this.store = new RunStore(sql);
+    this.store = new RunStore(sql, k.liveEvents);
   }
 
   // ── Requests ──────────────────────────────────────────────────────────────
 
-  /** A user message: stored, and it starts a run of the current agent. */
+  /** A user message: stored, and it starts a run of the current agent; answered when the run ends or pauses (or after RUN_WAIT_MS). */
   async userMessage(content: string, actor: Actor): Promise<Result<MessageRun>> {
+    const started = await this.startRun(content, actor);
+    if (!started.ok) return started;
+    await this.waitFor(started.value.run.id);
+    return ok({ message: started.value.message, run: this.view(started.value.run.id)! });
+  }
+
+  /** The run a streamed message started goes on without a caller waiting. */
+  driveInBackground(runId: string): void {
+    void this.drive(runId);
+  }
+
+  /** What sendMessage answers once the run has stopped running (ended or paused); null while it runs. */
+  settled(runId: string, message: HistoryItem): MessageRun | null {
+    const row = this.store.get(runId);
+    return !row || row.run.status === "running" ? null : { message, run: this.store.withEvents(row.run) };
+  }
+
+  /** A user message stored and its run recorded (not yet driven). */
+  async startRun(content: string, actor: Actor): Promise<Result<MessageRun>> {
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;
     await this.resumeOrphan();
@@ -89,17 +109,17 @@ export class SessionRuns {
     const scope = auditScope(session);
     const item = toHistoryItem({ role: "user", content }, session.current_agent, `msg_${ulid(now)}`, now);
     const run = newRun({ id: newRunId(session.id, now), session_id: session.id, agent: session.current_agent, max_turns: maxTurnsOf(session), now });
-    const start = traceEvent(run, "agent_start", run.agent, now, { outcome: "run started" });
     let seq = 0;
     await this.k.commit(session, [runStarted(scope, actor, now, { run_id: run.id, agent: run.agent, message_id: item.id! })], () => {
+      this.store.save({ run, step: null, resumes: 0, work: null });
       seq = this.k.store.appendMessage(item, now);
       this.k.outbox.append([messageAdded(scope, actor, now, session.current_agent, { message_id: item.id!, seq, role: "user", author: null, chars: content.length })]);
-      this.store.save({ run, step: null, resumes: 0, work: null });
-      this.store.addEvents([start]);
+      this.k.liveEvents.append([liveMessage(session.id, run.id, item, now)]);
+      // Made here, after the run's own event, so live subscribers see the run start first.
+      this.store.addEvents([traceEvent(run, "agent_start", run.agent, now, { outcome: "run started" })]);
       this.watch(run.id, now);
     });
     await this.k.timers.arm();
-    await this.waitFor(run.id);
     return ok({ message: item, run: this.view(run.id)! });
   }
 
@@ -157,7 +177,7 @@ export class SessionRuns {
     }
     await this.k.commit(session, records, () => {
       this.k.inbox.save(closed);
-      this.append(session, items, actor, now);
+      this.append(session, items, actor, now, paused?.run.id ?? null);
       if (next) {
         this.store.save({ ...next, work: null });
         this.store.addEvents([traceEvent(next.run, "agent_complete", next.run.agent, now, { executor: "human", outcome: "answered from the inbox" })]);
@@ -197,7 +217,7 @@ export class SessionRuns {
     }
     await this.k.commit(session, records, () => {
       this.k.inbox.save(closed);
-      this.append(session, items, agentActor(item.agent ?? "system"), now);
+      this.append(session, items, agentActor(item.agent ?? "system"), now, paused?.run.id ?? null);
       this.k.timers.cancel(TIMER_KEYS.inbox(item.id));
       if (next) {
         this.store.save(next);
@@ -251,7 +271,7 @@ export class SessionRuns {
     const records: AuditRecord[] = [];
     const next: RunRow = { ...this.moved(paused, "running", {}, scope, actor, now, records), work: withCallsDone(paused.work, seen), step: "tools" };
     await this.k.commit(session, records, () => {
-      this.append(session, items, actor, now);
+      this.append(session, items, actor, now, next.run.id);
       this.store.save(next);
       this.store.addEvents(events);
       this.k.timers.cancel(TIMER_KEYS.toolOutputs);
@@ -498,9 +518,11 @@ export class SessionRuns {
     );
     const events = calls.map((call) => traceEvent(row.run, "tool_call", agent.name, now, { tool_name: call.name, tool_args: safeArgs(call.arguments), outcome: "approval required" }));
     await this.pause(row, asked, "awaiting_approval", approvalPending(asked, new Date(expires).toISOString()), undefined, records, () => {
-      for (const item of items) {
+      for (const [i, item] of items.entries()) {
         this.k.inbox.save(item);
         this.k.timers.schedule("inbox.expire", expires, { inbox_id: item.id }, { key: TIMER_KEYS.inbox(item.id) });
+        const call = calls[i]!;
+        this.k.liveEvents.append([liveApproval(session.id, row.run.id, now, { inbox_id: item.id, tool_name: call.name, arguments: safeArgs(call.arguments), prompt: item.reason, expires_at: item.expires_at })]);
       }
       this.store.addEvents(events);
     });
@@ -646,7 +668,7 @@ export class SessionRuns {
     }
     await this.k.commit(session, records, () => {
       this.k.inbox.save(closed);
-      this.append(session, items, SYSTEM_ACTOR, now);
+      this.append(session, items, SYSTEM_ACTOR, now, paused?.run.id ?? null);
       if (next) {
         this.store.save(next);
         if (next.run.status === "running") this.watch(next.run.id, now);
@@ -682,7 +704,7 @@ export class SessionRuns {
     // What the interrupted step left unanswered is answered first, so the history stays well-formed.
     const { answers, work } = this.interrupted(open, session);
     await this.k.commit(session, [], () => {
-      this.append(session, answers, SYSTEM_ACTOR, now);
+      this.append(session, answers, SYSTEM_ACTOR, now, open.run.id);
       this.store.save({ ...open, resumes: open.resumes + 1, step: null, work, run: { ...open.run, agent: session.current_agent } });
       this.store.addEvents([traceEvent(open.run, "agent_start", session.current_agent, now, { outcome: `resumed after a restart (${open.step ?? "between steps"})` })]);
       this.watch(open.run.id, now);
@@ -776,7 +798,7 @@ export class SessionRuns {
   private async commitStep(session: SessionRecord, row: RunRow, items: HistoryItem[], events: TraceEvent[], records: AuditRecord[], actor: Actor, now: number): Promise<void> {
     const next = { ...row, run: { ...row.run, updated_at: new Date(now).toISOString() } };
     await this.k.commit(touch(session, now), records, () => {
-      this.append(session, items, actor, now);
+      this.append(session, items, actor, now, row.run.id);
       this.store.save(next);
       this.store.addEvents(events);
       this.watch(row.run.id, now);
@@ -794,7 +816,7 @@ export class SessionRuns {
     const records: AuditRecord[] = [];
     const next = this.moved(agent ? { ...row, run: { ...row.run, agent } } : row, to, change, scope, actor, now, records);
     await this.k.commit(session.status === "active" ? touch(session, now) : session, records, () => {
-      this.append(session, items, actor, now);
+      this.append(session, items, actor, now, runId);
       this.store.save({ ...next, step: null, work: null });
       this.store.addEvents(events);
       this.k.timers.cancel(TIMER_KEYS.runResume);
@@ -810,12 +832,13 @@ export class SessionRuns {
     return { ...row, run: moved.run };
   }
 
-  /** Appends items to the conversation, each with its audit record (content stays here). */
-  private append(session: SessionRecord, items: readonly HistoryItem[], actor: Actor, now: number): void {
+  /** Appends items to the conversation, each with its audit record (content stays here) and its live event. */
+  private append(session: SessionRecord, items: readonly HistoryItem[], actor: Actor, now: number, runId: string | null): void {
     const scope = auditScope(session);
     for (const raw of items) {
       const item = { ...raw, id: raw.id ?? `msg_${ulid(now)}`, created_at: raw.created_at ?? new Date(now).toISOString() };
       const seq = this.k.store.appendMessage(item as HistoryItem & { id: string }, now);
+      this.k.liveEvents.append([liveMessage(session.id, runId, item, now)]);
       const author = item.agent ?? null;
       this.k.outbox.append([
         messageAdded(scope, item.role === "user" ? actor : { actor: author ?? actor.actor, actor_type: author ? "agent" : actor.actor_type }, now, author ?? session.current_agent, {

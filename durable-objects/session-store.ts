@@ -3,6 +3,7 @@ import type { AgentTurnStatus } from "../src/schemas/session";
 import { SESSION_FORMAT, SessionRecord } from "../src/sessions/model";
 import { HANDOFF_DDL, HANDOFF_FORMAT_DDL, HANDOFF_HIDDEN_CALLS_DDL } from "./handoff-store";
 import { INBOX_APPROVAL_DDL, INBOX_DDL } from "./inbox-store";
+import { LIVE_DDL } from "./live-store";
 import { RUN_DDL, RUN_WORK_DDL } from "./run-store";
 import { OUTBOX_DDL } from "./outbox";
 import type { SchemaMigration, Sql } from "./sql";
@@ -69,6 +70,8 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 4, statements: [...RUN_DDL, ...INBOX_DDL, ...HANDOFF_HIDDEN_CALLS_DDL] },
   // Tools and approvals: runs pause for them and keep their work; the inbox asks for approvals.
   { version: 5, statements: [...RUN_WORK_DDL, ...INBOX_APPROVAL_DDL] },
+  // Live events for SSE and WebSocket subscribers, kept for replay.
+  { version: 6, statements: LIVE_DDL },
 ];
 
 interface SessionRow {

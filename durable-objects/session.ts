@@ -13,6 +13,8 @@ import { applyStatePatch, type AgentTurnStatus, type SessionMessage, type Sessio
 import { end, messageActor, newSession, toHistoryItem, toView, touch, type SessionRecord } from "../src/sessions/model";
 import { handoffEndHook, handoffTimers } from "./handoff-timers";
 import { InboxStore } from "./inbox-store";
+import { LiveHub } from "./live-hub";
+import { LiveStore } from "./live-store";
 import { Outbox } from "./outbox";
 import { runEndHook, runTimers } from "./run-timers";
 import { SessionRuns } from "./session-runs";
@@ -42,6 +44,8 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   private readonly handoffs: SessionHandoffs;
   private readonly runs: SessionRuns;
   private readonly schema: SchemaGate;
+  private readonly liveEvents: LiveStore;
+  private readonly hub: LiveHub;
   /** Features' parts in the end of a session, and every timer kind's handler. */
   private readonly endHooks: readonly SessionEndHook[];
   private readonly timerHandlers: TimerHandlers;
@@ -53,6 +57,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     this.store = new SessionStore(this.sql);
     this.outbox = new Outbox(this.sql);
     this.timers = new Timers(ctx.storage, this.sql, () => this.now());
+    this.liveEvents = new LiveStore(this.sql);
     this.kernel = {
       storage: ctx.storage,
       env,
@@ -60,6 +65,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       outbox: this.outbox,
       timers: this.timers,
       inbox: new InboxStore(this.sql),
+      liveEvents: this.liveEvents,
       now: () => this.now(),
       checkpoint: (point) => this.checkpoint(point),
       live: () => this.live(),
@@ -70,6 +76,9 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     };
     this.handoffs = new SessionHandoffs(this.kernel, this.sql);
     this.runs = new SessionRuns(this.kernel, this.handoffs, this.sql);
+    this.hub = new LiveHub({ ctx, store: this.liveEvents, ready: () => this.schema.ready() });
+    // Answered by the runtime without waking a hibernated object.
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     this.endHooks = [runEndHook(this.runs), handoffEndHook(this.handoffs, this.kernel)];
     this.timerHandlers = combineHandlers(lifecycleTimers(this.kernel, this.endHooks), handoffTimers(this.handoffs), runTimers(this.runs));
     // A quick SQL read: a flow or run a crash interrupted gets its recovery timer due now.
@@ -244,6 +253,40 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     return this.runs.userMessage(content, actor);
   }
 
+  /** A user message whose run is streamed as Server-Sent Events: its events as they happen, then the final object. */
+  async streamMessage(content: string, actor: Actor = API_ACTOR): Promise<Result<{ stream: ReadableStream<Uint8Array> }>> {
+    const started = await this.runs.startRun(content, actor);
+    if (!started.ok) return started;
+    const { message, run } = started.value;
+    const stream = this.hub.streamRun(run.id, () => this.runs.settled(run.id, message));
+    this.runs.driveInBackground(run.id);
+    return ok({ stream });
+  }
+
+  // ── Live subscribers (durable-objects/live-hub.ts) ────────────────────────
+
+  /** `GET /v1/sessions/:id/ws`, forwarded by the Worker after auth: a hibernatable WebSocket of the session's live events. */
+  override async fetch(request: Request): Promise<Response> {
+    if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") return Response.json({ error: { code: "NOT_FOUND", message: "Expected a WebSocket upgrade." } }, { status: 426 });
+    const loaded = this.live();
+    if (!loaded.ok) return Response.json({ error: loaded.error }, { status: loaded.error.code === "SESSION_EXPIRED" ? 410 : 404 });
+    const after = new URL(request.url).searchParams.get("after");
+    return this.hub.accept(request, after);
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    // Subscribers only listen ("ping" is answered by the runtime); anything else is told so.
+    if (message !== "ping") ws.send(JSON.stringify({ type: "error", error: { code: "VALIDATION_FAILED", message: "This socket only sends events; send \"ping\" to keep it alive." } }));
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    try {
+      ws.close(code === 1005 ? 1000 : code, reason);
+    } catch {
+      // Already closed.
+    }
+  }
+
   async getRun(id: string): Promise<Result<Run>> {
     return this.runs.get(id);
   }
@@ -296,6 +339,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       if (session.status === "active") this.timers.schedule("session.expire", session.expires_at, null, { key: TIMER_KEYS.expire, ifExists: "earliest" });
     });
     await this.timers.arm();
+    this.hub.publish();
   }
 
   /** See SessionKernel.transaction. */

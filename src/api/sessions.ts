@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { RelayError } from "../errors";
 import type { SessionRpc } from "../rpc/session";
-import { sessionRpc } from "../rpc/stubs";
+import { sessionFetch, sessionRpc } from "../rpc/stubs";
 import { sessionOfRun } from "../runtime/run-record";
 import type { RouteDecision } from "../schemas/routing";
 import { ToolOutputs } from "../schemas/run";
@@ -59,6 +59,11 @@ function sessionMetadata(body: SessionCreate): Record<string, unknown> {
   return metadata;
 }
 
+/** True when the caller asks for Server-Sent Events. */
+function wantsEventStream(c: Ctx): boolean {
+  return (c.req.header("Accept") ?? "").split(",").some((type) => type.trim().split(";")[0] === "text/event-stream");
+}
+
 export const sessions = new Hono<AppEnv>()
   .get("/", listSessions)
   .post("/", async (c) => {
@@ -85,6 +90,11 @@ export const sessions = new Hono<AppEnv>()
     const id = c.req.param("id");
     const message = await readJson(c, SessionMessage);
     if (message.role !== "user" || message.run === false) return c.json(await settle(c, id, await sessionStub(c, id).addMessage(message)), 201);
+    if (wantsEventStream(c)) {
+      // The run as Server-Sent Events: its live events as they happen, then `result` (this endpoint's JSON answer).
+      const { stream } = await settle(c, id, await sessionRpc(c.env, c.get("tenant"), id).streamMessage(message.content));
+      return new Response(stream, { headers: { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache", "X-Accel-Buffering": "no" } });
+    }
     // The run answers when it ends or pauses, or after RUN_WAIT_MS still running (202: poll the run).
     const started = await settle(c, id, await sessionRpc(c.env, c.get("tenant"), id, RUN_CALL_DEADLINE_MS).sendMessage(message.content));
     return c.json(started, started.run.status === "running" ? 202 : 200);
@@ -95,6 +105,21 @@ export const sessions = new Hono<AppEnv>()
     if (!isSessionId(id)) throw new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
     const resumed = await settle(c, id, await sessionRpc(c.env, c.get("tenant"), id, RUN_CALL_DEADLINE_MS).submitToolOutputs(body));
     return c.json(resumed, resumed.run.status === "running" ? 202 : 200);
+  })
+  .get("/:id/ws", async (c) => {
+    const id = c.req.param("id");
+    if (!isSessionId(id)) throw new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
+    if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
+      throw new RelayError("VALIDATION_FAILED", "Open this endpoint as a WebSocket (Upgrade: websocket).", { issues: [{ path: "Upgrade", message: "must be websocket" }] });
+    }
+    const after = c.req.query("after");
+    if (after !== undefined && !/^evt_[0-9a-z]{26}$/.test(after)) {
+      throw new RelayError("VALIDATION_FAILED", "`after` must be a live event id (evt_…).", { issues: [{ path: "after", message: "must be an event id" }] });
+    }
+    const forwarded = new Request(`https://session/ws${after ? `?after=${after}` : ""}`, { headers: c.req.raw.headers });
+    const response = await sessionFetch(c.env, c.get("tenant"), id, forwarded);
+    if (response.status === 404) throw new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
+    return response;
   })
   .get("/:id/runs/:run_id", async (c) => {
     const id = c.req.param("id");

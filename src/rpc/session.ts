@@ -85,6 +85,8 @@ export interface SessionRpc {
   inbox(): Promise<Result<InboxItem[]>>;
   /** A user message: stored, and the current agent's run started (answered when it ends, pauses, or after RUN_WAIT_MS). */
   sendMessage(content: string, actor?: Actor): Promise<Result<MessageRun>>;
+  /** A user message whose run is streamed (Server-Sent Events): its live events, then `result` with what sendMessage answers. */
+  streamMessage(content: string, actor?: Actor): Promise<Result<{ stream: ReadableStream<Uint8Array> }>>;
   getRun(id: string): Promise<Result<Run>>;
   /** The session's trace events in order, a page after event id `after`. */
   traceEvents(page: { after?: string; limit: number }): Promise<Result<TracePage>>;

@@ -54,3 +54,19 @@ export function agentRpc(env: Pick<Env, "AGENTS">, tenant: string, agent: string
   const stub = env.AGENTS.get(env.AGENTS.idFromName(agentObjectName(tenant, agent)));
   return withDeadline<AgentRpc>(stub, `Agent '${agent}'`, ms) as AgentRpc;
 }
+
+/**
+ * Forwards a request to the session's object (`fetch`, for what RPC cannot carry: a
+ * WebSocket upgrade), answering 503 DEPENDENCY_UNAVAILABLE when it does not within `ms`.
+ */
+export async function sessionFetch(env: Pick<Env, "SESSIONS">, tenant: string, sessionId: string, request: Request, ms = SESSION_CALL_DEADLINE_MS): Promise<Response> {
+  const stub = env.SESSIONS.get(env.SESSIONS.idFromName(sessionObjectName(tenant, sessionId)));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<Response>((resolve) => {
+    timer = setTimeout(
+      () => resolve(Response.json({ error: { code: "DEPENDENCY_UNAVAILABLE", message: `Session '${sessionId}' did not answer within ${ms} ms.`, details: { reason: "deadline", deadline_ms: ms } } }, { status: 503 })),
+      ms,
+    );
+  });
+  return Promise.race([stub.fetch(request), deadline]).finally(() => clearTimeout(timer));
+}

@@ -156,7 +156,7 @@ describe("session schema v5: runs keep their work, the inbox asks for approvals"
       migrate(state.storage, sql, SESSION_MIGRATIONS.filter((m) => m.version <= 4));
       sql`INSERT INTO runs (id, status, step, resumes, record) VALUES ('run_a', 'awaiting_human', NULL, 1, '{"x":1}')`;
       sql`INSERT INTO inbox_items (id, kind, status, item) VALUES ('inb_a', 'escalation', 'open', '{"y":2}')`;
-      const version = migrate(state.storage, sql, SESSION_MIGRATIONS);
+      const version = migrate(state.storage, sql, SESSION_MIGRATIONS.filter((m) => m.version <= 5));
       sql`INSERT INTO runs (id, status, step, record, work) VALUES ('run_b', 'requires_action', 'tools', '{}', '{"calls":[]}')`;
       sql`INSERT INTO inbox_items (id, kind, status, item) VALUES ('inb_b', 'approval', 'open', '{}')`;
       let refused = false;

@@ -1,0 +1,46 @@
+import { LiveEvent } from "../src/schemas/live";
+import type { Sql } from "./sql";
+
+/**
+ * The session's live events (schema v6): every event SSE callers and WebSocket subscribers
+ * are sent, kept so a subscriber that reconnects with `after` is replayed what it missed.
+ * Synchronous SQL, so events join the transaction of the change they describe.
+ */
+
+export const LIVE_FORMAT = 1;
+
+export const LIVE_DDL = [
+  `CREATE TABLE live_events (
+     id      TEXT PRIMARY KEY,
+     run_id  TEXT,
+     event   TEXT NOT NULL,
+     format  INTEGER NOT NULL DEFAULT ${LIVE_FORMAT}
+   )`,
+  `CREATE INDEX live_events_run ON live_events (run_id, id)`,
+] as const;
+
+function parse(row: { event: string; format: number }): LiveEvent {
+  if (row.format !== LIVE_FORMAT) throw new Error(`live event format ${row.format} is not ${LIVE_FORMAT}`);
+  return LiveEvent.parse(JSON.parse(row.event));
+}
+
+export class LiveStore {
+  constructor(private readonly sql: Sql) {}
+
+  append(events: readonly LiveEvent[]): void {
+    for (const e of events) this.sql`INSERT OR IGNORE INTO live_events (id, run_id, event) VALUES (${e.id}, ${e.run_id}, ${JSON.stringify(e)})`;
+  }
+
+  /** Events after `after` in order, at most `limit`; only `runId`'s when given. */
+  after(after: string, limit: number, runId?: string): LiveEvent[] {
+    const rows = runId === undefined
+      ? this.sql<{ event: string; format: number }>`SELECT event, format FROM live_events WHERE id > ${after} ORDER BY id LIMIT ${limit}`
+      : this.sql<{ event: string; format: number }>`SELECT event, format FROM live_events WHERE run_id = ${runId} AND id > ${after} ORDER BY id LIMIT ${limit}`;
+    return rows.map(parse);
+  }
+
+  /** The newest event's id ("" when there is none). */
+  latest(): string {
+    return this.sql<{ id: string | null }>`SELECT MAX(id) AS id FROM live_events`[0]?.id ?? "";
+  }
+}

@@ -250,6 +250,10 @@ describe("approvals", () => {
     expect(toolMessages(fake.requests[1]!)).toEqual(["refunded"]);
     const outcomes = approved.json.run.events.filter((e: { event_type: string }) => e.event_type === "tool_call").map((e: { details: { outcome: string } }) => e.details.outcome);
     expect(outcomes).toEqual(["approval required", "approved by ops@example.com", "ok"]);
+    // The tenant-wide inbox lists approvals once the session's audit has reached D1.
+    await drainDue(sessionStub("alpha", id).stub);
+    const listed = (await call("GET", `/v1/inbox?kind=approval&session_id=${id}`)).json.items;
+    expect(listed).toEqual([expect.objectContaining({ id: item.id, kind: "approval", status: "resolved", resolved_by: "ops@example.com" })]);
   });
 
   it("deny: the model sees the denial and its reason as the call's output; the tool never runs", async () => {

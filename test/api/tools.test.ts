@@ -4,7 +4,8 @@ import { answer, callTool, callTools, type RecordedRequest } from "../fakes/open
 import { llmServer } from "../fakes/server";
 import { delayed, fakeWebhookAgent, replyText, type WebhookDelivery, type WebhookReply } from "../fakes/webhook-agent";
 import { advanceClock, d1Audit, drainDue, sessionStub } from "../durable-objects/helpers";
-import { call } from "./helpers";
+import { exports } from "cloudflare:workers";
+import { ALPHA_KEY, call } from "./helpers";
 import { protocolErrors, script, toolNames } from "./run-fixtures";
 
 /**
@@ -254,6 +255,23 @@ describe("approvals", () => {
     await drainDue(sessionStub("alpha", id).stub);
     const listed = (await call("GET", `/v1/inbox?kind=approval&session_id=${id}`)).json.items;
     expect(listed).toEqual([expect.objectContaining({ id: item.id, kind: "approval", status: "resolved", resolved_by: "ops@example.com" })]);
+  });
+
+  it("streamed, the run's pause shows as approval_required and the stream ends with the paused run", async () => {
+    script({ desk: [callTool("refund", { order_id: "o-9", amount: 40 })] });
+    const id = await session();
+    const response = await (exports as unknown as { default: Fetcher }).default.fetch(`http://relay.test/v1/sessions/${id}/messages`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${ALPHA_KEY}`, "Content-Type": "application/json", Accept: "text/event-stream" },
+      body: JSON.stringify({ role: "user", content: "refund o-9" }),
+    });
+    const frames = (await response.text()).split("\n\n").filter((b) => b.startsWith("id:") || b.startsWith("event:"));
+    const names = frames.map((b) => /^event: (.+)$/m.exec(b)![1]);
+    expect(names.slice(-3)).toEqual(["approval_required", "run_paused", "result"]);
+    const approval = JSON.parse(/^data: (.+)$/m.exec(frames.at(-3)!)![1]!);
+    expect(approval.data).toMatchObject({ tool_name: "refund", arguments: { order_id: "o-9", amount: 40 }, prompt: "Refund 40 on o-9 for desk?" });
+    const result = JSON.parse(/^data: (.+)$/m.exec(frames.at(-1)!)![1]!);
+    expect(result.run).toMatchObject({ status: "awaiting_approval", pending: { approvals: [{ inbox_id: approval.data.inbox_id }] } });
   });
 
   it("deny: the model sees the denial and its reason as the call's output; the tool never runs", async () => {

@@ -1,5 +1,5 @@
 import { FLUSH_BATCH_ROWS, MAX_BATCHES_PER_RUN } from "../src/audit/outbox-policy";
-import type { AuditRecord } from "../src/audit/record";
+import { ActorType, type AuditRecord } from "../src/audit/record";
 import type { LocalAuditRecord } from "../src/rpc/session";
 import type { Sql } from "./sql";
 
@@ -8,6 +8,8 @@ import type { Sql } from "./sql";
  * as the change they describe and kept after they reach D1 (flushed = 1), so the object
  * can answer its own audit trail with read-your-writes whatever D1's state.
  */
+
+const ACTOR_TYPES = `(${ActorType.options.map((t) => `'${t}'`).join(", ")})`;
 
 export const OUTBOX_DDL = [
   `CREATE TABLE audit (
@@ -19,11 +21,20 @@ export const OUTBOX_DDL = [
      action      TEXT NOT NULL,
      agent       TEXT,
      actor       TEXT NOT NULL,
-     actor_type  TEXT NOT NULL CHECK (actor_type IN ('user', 'agent', 'system', 'webhook')),
+     actor_type  TEXT NOT NULL CHECK (actor_type IN ${ACTOR_TYPES}),
      details     TEXT NOT NULL,
      flushed     INTEGER NOT NULL DEFAULT 0 CHECK (flushed IN (0, 1))
    )`,
   "CREATE INDEX audit_pending ON audit (flushed, id)",
+] as const;
+
+/** Session v7: the outbox takes every actor type (`trigger` is new); SQLite cannot alter a CHECK, so it is rebuilt. */
+export const OUTBOX_ACTOR_DDL = [
+  "ALTER TABLE audit RENAME TO audit_v6",
+  "DROP INDEX audit_pending",
+  ...OUTBOX_DDL,
+  "INSERT INTO audit SELECT * FROM audit_v6",
+  "DROP TABLE audit_v6",
 ] as const;
 
 /** Ten columns a row: ten rows fill a statement's 100 bound parameters. */

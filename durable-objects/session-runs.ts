@@ -67,6 +67,8 @@ export class SessionRuns {
     private readonly k: SessionKernel,
     private readonly handoffs: SessionHandoffs,
     sql: Sql,
+    /** Told (inside the ending transaction) that a run ended: with its error code when it failed. */
+    private readonly ended: (failedWith: string | null) => void = () => undefined,
   ) {
     this.store = new RunStore(sql, k.liveEvents);
   }
@@ -821,6 +823,7 @@ export class SessionRuns {
       this.store.addEvents(events);
       this.k.timers.cancel(TIMER_KEYS.runResume);
       this.k.timers.cancel(TIMER_KEYS.toolOutputs);
+      if (session.status === "active") this.ended(to === "failed" ? (change.error?.code ?? "INTERNAL") : null);
     });
   }
 

@@ -4,8 +4,9 @@ import { SESSION_FORMAT, SessionRecord } from "../src/sessions/model";
 import { HANDOFF_DDL, HANDOFF_FORMAT_DDL, HANDOFF_HIDDEN_CALLS_DDL } from "./handoff-store";
 import { INBOX_APPROVAL_DDL, INBOX_DDL } from "./inbox-store";
 import { LIVE_DDL } from "./live-store";
+import { TRIGGER_QUEUE_DDL } from "./trigger-queue";
 import { RUN_DDL, RUN_WORK_DDL } from "./run-store";
-import { OUTBOX_DDL } from "./outbox";
+import { OUTBOX_ACTOR_DDL, OUTBOX_DDL } from "./outbox";
 import type { SchemaMigration, Sql } from "./sql";
 import { TIMERS_DDL, TIMERS_FORMAT_DDL } from "./timers";
 
@@ -72,6 +73,8 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 5, statements: [...RUN_WORK_DDL, ...INBOX_APPROVAL_DDL] },
   // Live events for SSE and WebSocket subscribers, kept for replay.
   { version: 6, statements: LIVE_DDL },
+  // Trigger points that arrived while the session was busy; the outbox takes actor_type trigger.
+  { version: 7, statements: [...TRIGGER_QUEUE_DDL, ...OUTBOX_ACTOR_DDL] },
 ];
 
 interface SessionRow {

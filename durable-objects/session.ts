@@ -5,7 +5,7 @@ import type { Env } from "../src/env";
 import { err, ok, type ErrorBody, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
 import { routeTraceEvent } from "../src/runtime/run-record";
-import type { AddedMessage, HandoffAccepted, HistoryPage, MessageRun, SessionAuditPage, SessionCreateArgs, SessionRpc, StartHandoffArgs, ToolOutputsArgs } from "../src/rpc/session";
+import type { AddedMessage, HandoffAccepted, HistoryPage, MessageRun, SessionAuditPage, MessageTask, SessionCreateArgs, SessionRpc, StartHandoffArgs, ToolOutputsArgs } from "../src/rpc/session";
 import type { Handoff } from "../src/schemas/handoff";
 import type { InboxAnswer, InboxItem } from "../src/schemas/inbox";
 import type { Run, TracePage } from "../src/schemas/run";
@@ -18,6 +18,7 @@ import { LiveStore } from "./live-store";
 import { Outbox } from "./outbox";
 import { runEndHook, runTimers } from "./run-timers";
 import { SessionRuns } from "./session-runs";
+import { SessionTriggers } from "./session-triggers";
 import { SessionHandoffs } from "./session-handoffs";
 import { auditScope, type FlowCheckpoint, type SessionKernel } from "./session-kernel";
 import { closeFeatures, lifecycleTimers, settleFeatures, type SessionEndHook } from "./session-lifecycle";
@@ -43,6 +44,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   private readonly kernel: SessionKernel;
   private readonly handoffs: SessionHandoffs;
   private readonly runs: SessionRuns;
+  private readonly triggers: SessionTriggers;
   private readonly schema: SchemaGate;
   private readonly liveEvents: LiveStore;
   private readonly hub: LiveHub;
@@ -75,12 +77,13 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       destroy: () => this.destroy(),
     };
     this.handoffs = new SessionHandoffs(this.kernel, this.sql);
-    this.runs = new SessionRuns(this.kernel, this.handoffs, this.sql);
+    this.runs = new SessionRuns(this.kernel, this.handoffs, this.sql, (failedWith) => this.triggers.afterRun(failedWith));
+    this.triggers = new SessionTriggers(this.kernel, this.handoffs, this.runs, this.sql);
     this.hub = new LiveHub({ ctx, store: this.liveEvents, ready: () => this.schema.ready() });
     // Answered by the runtime without waking a hibernated object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     this.endHooks = [runEndHook(this.runs), handoffEndHook(this.handoffs, this.kernel)];
-    this.timerHandlers = combineHandlers(lifecycleTimers(this.kernel, this.endHooks), handoffTimers(this.handoffs), runTimers(this.runs));
+    this.timerHandlers = combineHandlers(lifecycleTimers(this.kernel, this.endHooks), handoffTimers(this.handoffs), runTimers(this.runs), this.triggers.timerHandlers());
     // A quick SQL read: a flow or run a crash interrupted gets its recovery timer due now.
     void ctx.blockConcurrencyWhile(async () => {
       await this.handoffs.onStart();
@@ -122,6 +125,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       this.outbox.append([added]);
     });
     await this.handoffs.settleOrSweep();
+    await this.triggers.arm();
     return ok(this.view(session));
   }
 
@@ -177,7 +181,9 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       unset: patch.unset ?? [],
     });
     await this.commit(session, [record]);
-    return ok(this.view(session));
+    // A state change is a condition triggers' evaluation point; the answer shows where it led.
+    await this.triggers.fire({ type: "condition" });
+    return ok(this.view(this.store.load() ?? session));
   }
 
   /**
@@ -231,7 +237,21 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   // ── Handoffs (durable-objects/session-handoffs.ts) ──────────────────────────
 
   async startHandoff(args: StartHandoffArgs, actor?: Actor): Promise<Result<HandoffAccepted>> {
-    return this.handoffs.start(args, actor);
+    const started = await this.handoffs.start(args, actor);
+    if (started.ok) await this.triggers.arm();
+    return started;
+  }
+
+  // ── Triggers (durable-objects/session-triggers.ts) ─────────────────────────
+
+  /** A session event: event triggers are asked (now, or once the session is idle). */
+  async postEvent(name: string, data: unknown): Promise<Result<{ handoff: Handoff | null; queued: boolean }>> {
+    return this.triggers.fire({ type: "event", name, data });
+  }
+
+  /** Fires the current agent's explicit trigger for `target`. */
+  async fireTrigger(target: string): Promise<Result<Handoff>> {
+    return this.triggers.fireExplicit(target);
   }
 
   async getHandoff(id: string): Promise<Result<Handoff>> {
@@ -249,12 +269,21 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
 
   // ── Runs (durable-objects/session-runs.ts) ────────────────────────────────
 
-  async sendMessage(content: string, actor: Actor = API_ACTOR): Promise<Result<MessageRun>> {
+  async sendMessage(content: string, actor: Actor = API_ACTOR, task: MessageTask = {}): Promise<Result<MessageRun>> {
+    await this.capabilityPoint(task);
     return this.runs.userMessage(content, actor);
   }
 
+  /** A message that needs capabilities the current agent lacks: capability triggers hand it on before it runs. */
+  private async capabilityPoint(task: MessageTask): Promise<void> {
+    if (task.required_capabilities?.length && this.schema.ready() && !this.runs.store.active()) {
+      await this.triggers.fire({ type: "capability", required: task.required_capabilities });
+    }
+  }
+
   /** A user message whose run is streamed as Server-Sent Events: its events as they happen, then the final object. */
-  async streamMessage(content: string, actor: Actor = API_ACTOR): Promise<Result<{ stream: ReadableStream<Uint8Array> }>> {
+  async streamMessage(content: string, actor: Actor = API_ACTOR, task: MessageTask = {}): Promise<Result<{ stream: ReadableStream<Uint8Array> }>> {
+    await this.capabilityPoint(task);
     const started = await this.runs.startRun(content, actor);
     if (!started.ok) return started;
     const { message, run } = started.value;

@@ -22,6 +22,10 @@ export const TIMER_PAYLOADS = {
   "run.outputs_expire": z.object({ run_id: z.string() }),
   /** SessionDO: an inbox item's time for a person ran out. */
   "inbox.expire": z.object({ inbox_id: z.string() }),
+  /** SessionDO: evaluate trigger points that arrived while the session was busy. */
+  "triggers.drain": z.null(),
+  /** SessionDO: the current agent's timeout trigger may be due. */
+  "trigger.timeout": z.null(),
   /** AgentDO: a tentative lease lapses. */
   "lease.expire": z.object({ lease_id: z.string() }),
 } as const;
@@ -42,6 +46,8 @@ export const TIMER_KEYS = {
   runResume: "run.resume",
   /** One paused run per session, so one outputs deadline. */
   toolOutputs: "run.outputs_expire",
+  triggerDrain: "triggers.drain",
+  triggerTimeout: "trigger.timeout",
   inbox: (inboxId: string) => `inbox:${inboxId}`,
   lease: (leaseId: string) => `lease:${leaseId}`,
 } as const;

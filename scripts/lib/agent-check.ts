@@ -1,6 +1,6 @@
 import { isRelayError } from "../../src/errors";
 import { parseAgentFile } from "../../src/registry/agent-file";
-import { checkAgentPatterns } from "../../src/registry/check-agent";
+import { checkAgent } from "../../src/registry/check-agent";
 import type { AgentDefinition } from "../../src/schemas/agent";
 
 /** One agent file's name and text, as read from disk. */
@@ -34,7 +34,7 @@ export function checkAgentFiles(files: readonly AgentFileText[]): AgentFilesChec
     let agent: AgentDefinition;
     try {
       agent = parseAgentFile(text, file);
-      checkAgentPatterns(agent);
+      checkAgent(agent);
     } catch (error) {
       problems.push({ file, reason: problemReason(error, file) });
       continue;

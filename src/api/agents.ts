@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { RelayError } from "../errors";
 import { parseAgentFile } from "../registry/agent-file";
-import { checkAgentPatterns } from "../registry/check-agent";
+import { checkAgent } from "../registry/check-agent";
 import { deleteAgent, getAgent, listAgents, putAgent } from "../registry/store";
 import { AgentDefinition, AgentName } from "../schemas/agent";
 import { invalidateTenant } from "../services/registry-cache";
@@ -31,7 +31,7 @@ export const agents = new Hono<AppEnv>()
         issues: [{ path: "name", message: "must equal the name in the URL" }],
       });
     }
-    checkAgentPatterns(definition);
+    checkAgent(definition);
     const { created, agent } = await putAgent(c.env.DB, c.get("tenant"), definition);
     invalidateTenant(c.get("tenant"));
     return c.json(agent, created ? 201 : 200);

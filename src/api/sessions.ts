@@ -2,12 +2,12 @@ import { Hono, type Context } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { RelayError } from "../errors";
-import type { SessionRpc } from "../rpc/session";
+import type { MessageTask, SessionRpc } from "../rpc/session";
 import { sessionFetch, sessionRpc } from "../rpc/stubs";
 import { sessionOfRun } from "../runtime/run-record";
 import type { RouteDecision } from "../schemas/routing";
 import { ToolOutputs } from "../schemas/run";
-import { AgentStatusUpdate, SessionCreate, SessionMessage, SessionStatePatch } from "../schemas/session";
+import { AgentStatusUpdate, SessionCreate, SessionEvent, SessionMessage, SessionStatePatch, TriggerFire } from "../schemas/session";
 import { agentDirectory } from "../services/registry-cache";
 import { routeInput } from "../services/routing";
 import { isSessionId, newSessionId } from "../sessions/ids";
@@ -59,6 +59,11 @@ function sessionMetadata(body: SessionCreate): Record<string, unknown> {
   return metadata;
 }
 
+/** What the message asks beyond its text. */
+function taskOf(message: SessionMessage): MessageTask {
+  return message.required_capabilities ? { required_capabilities: message.required_capabilities } : {};
+}
+
 /** True when the caller asks for Server-Sent Events. */
 function wantsEventStream(c: Ctx): boolean {
   return (c.req.header("Accept") ?? "").split(",").some((type) => type.trim().split(";")[0] === "text/event-stream");
@@ -92,12 +97,23 @@ export const sessions = new Hono<AppEnv>()
     if (message.role !== "user" || message.run === false) return c.json(await settle(c, id, await sessionStub(c, id).addMessage(message)), 201);
     if (wantsEventStream(c)) {
       // The run as Server-Sent Events: its live events as they happen, then `result` (this endpoint's JSON answer).
-      const { stream } = await settle(c, id, await sessionRpc(c.env, c.get("tenant"), id).streamMessage(message.content));
+      const { stream } = await settle(c, id, await sessionRpc(c.env, c.get("tenant"), id).streamMessage(message.content, undefined, taskOf(message)));
       return new Response(stream, { headers: { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache", "X-Accel-Buffering": "no" } });
     }
     // The run answers when it ends or pauses, or after RUN_WAIT_MS still running (202: poll the run).
-    const started = await settle(c, id, await sessionRpc(c.env, c.get("tenant"), id, RUN_CALL_DEADLINE_MS).sendMessage(message.content));
+    const started = await settle(c, id, await sessionRpc(c.env, c.get("tenant"), id, RUN_CALL_DEADLINE_MS).sendMessage(message.content, undefined, taskOf(message)));
     return c.json(started, started.run.status === "running" ? 202 : 200);
+  })
+  .post("/:id/events", async (c) => {
+    const id = c.req.param("id");
+    const event = await readJson(c, SessionEvent);
+    const fired = await settle(c, id, await sessionStub(c, id).postEvent(event.name, event.data ?? null));
+    return c.json(fired, fired.queued ? 202 : 200);
+  })
+  .post("/:id/triggers", async (c) => {
+    const id = c.req.param("id");
+    const { target } = await readJson(c, TriggerFire);
+    return c.json(await settle(c, id, await sessionStub(c, id).fireTrigger(target)));
   })
   .post("/:id/tool-outputs", async (c) => {
     const id = c.req.param("id");

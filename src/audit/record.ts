@@ -5,7 +5,8 @@ import { z } from "zod";
  * Records are immutable; their ULID id makes every write of them idempotent.
  */
 
-export const ActorType = z.enum(["user", "agent", "system", "webhook"]);
+/** Who acted: a person or client, an agent, Relay itself, a signed webhook, or a handoff trigger. */
+export const ActorType = z.enum(["user", "agent", "system", "webhook", "trigger"]);
 export type ActorType = z.infer<typeof ActorType>;
 
 /** Audit actions are dotted and in the past tense: `session.created`, `handoff.completed`. */

@@ -10,6 +10,8 @@ export const ERROR_STATUS = {
   INVALID_CONFIG: 400,
   INVALID_AGENT_FILE: 400,
   INVALID_CONDITION: 400,
+  /** A handoff condition or trigger expression in an agent definition does not parse. */
+  INVALID_EXPRESSION: 400,
   INVALID_CURSOR: 400,
   JSON_TOO_DEEP: 400,
   /** Tool outputs that do not answer exactly the calls the run waits for. */
@@ -18,6 +20,8 @@ export const ERROR_STATUS = {
   INBOX_ANSWER_MISMATCH: 400,
   // 401 — who is calling
   UNAUTHORIZED: 401,
+  /** A webhook whose signature or timestamp does not verify. */
+  WEBHOOK_REJECTED: 401,
   // 404 — unknown things
   NOT_FOUND: 404,
   AGENT_NOT_FOUND: 404,
@@ -26,6 +30,10 @@ export const ERROR_STATUS = {
   RUN_NOT_FOUND: 404,
   INBOX_ITEM_NOT_FOUND: 404,
   TOOL_NOT_FOUND: 404,
+  /** A webhook from a source Relay has no secret for. */
+  WEBHOOK_SOURCE_NOT_FOUND: 404,
+  /** An explicit trigger fired for a handoff the current agent has no explicit trigger for. */
+  TRIGGER_NOT_FOUND: 404,
   // 409 — conflicts with current state
   ROUTING_DISABLED: 409,
   HANDOFF_IN_PROGRESS: 409,

@@ -1,11 +1,34 @@
 import { RelayError } from "../errors";
 import { checkPattern } from "../routing/rules/pattern-safety";
 import type { AgentDefinition } from "../schemas/agent";
+import { compileCondition } from "../triggers/condition";
 
 /**
  * Registry rules beyond the schema: every trigger pattern must be admitted by the rule
- * compiler. Throws INVALID_PATTERN naming each refused pattern and why.
+ * compiler (INVALID_PATTERN), and every handoff condition and trigger expression must parse
+ * (INVALID_EXPRESSION, with the position). Throws naming what was refused and why.
  */
+export function checkAgent(agent: AgentDefinition): void {
+  checkAgentPatterns(agent);
+  checkAgentExpressions(agent);
+}
+
+function checkAgentExpressions(agent: AgentDefinition): void {
+  for (const [i, entry] of agent.handoffs.entries()) {
+    const sources: [string, string | undefined][] = [
+      [`handoffs.${i}.condition`, entry.condition],
+      [`handoffs.${i}.trigger.expression`, entry.trigger?.expression],
+    ];
+    for (const [path, source] of sources) {
+      if (source === undefined) continue;
+      const compiled = compileCondition(source);
+      if (!compiled.ok) {
+        throw new RelayError("INVALID_EXPRESSION", `Agent '${agent.name}', ${path}: ${compiled.error.message}`, { agent: agent.name, path, ...(compiled.error.details as object) });
+      }
+    }
+  }
+}
+
 export function checkAgentPatterns(agent: AgentDefinition): void {
   const refused = agent.triggers.patterns
     .map((pattern, index) => ({ index, pattern, reason: checkPattern(pattern) }))

@@ -65,6 +65,11 @@ export interface MessageRun {
   run: Run;
 }
 
+/** What a user message asks beyond its text: capabilities it needs (capability triggers may hand it on first). */
+export interface MessageTask {
+  required_capabilities?: string[];
+}
+
 /** The client's outputs for the run waiting in requires_action. */
 export type ToolOutputsArgs = ToolOutputs;
 
@@ -84,9 +89,13 @@ export interface SessionRpc {
   /** The session's inbox items, oldest first. */
   inbox(): Promise<Result<InboxItem[]>>;
   /** A user message: stored, and the current agent's run started (answered when it ends, pauses, or after RUN_WAIT_MS). */
-  sendMessage(content: string, actor?: Actor): Promise<Result<MessageRun>>;
+  sendMessage(content: string, actor?: Actor, task?: MessageTask): Promise<Result<MessageRun>>;
   /** A user message whose run is streamed (Server-Sent Events): its live events, then `result` with what sendMessage answers. */
-  streamMessage(content: string, actor?: Actor): Promise<Result<{ stream: ReadableStream<Uint8Array> }>>;
+  streamMessage(content: string, actor?: Actor, task?: MessageTask): Promise<Result<{ stream: ReadableStream<Uint8Array> }>>;
+  /** A session event: the current agent's event triggers are asked (now, or queued while the session is busy). */
+  postEvent(name: string, data: unknown): Promise<Result<{ handoff: Handoff | null; queued: boolean }>>;
+  /** Fires the current agent's explicit trigger for a handoff to `target`. */
+  fireTrigger(target: string): Promise<Result<Handoff>>;
   getRun(id: string): Promise<Result<Run>>;
   /** The session's trace events in order, a page after event id `after`. */
   traceEvents(page: { after?: string; limit: number }): Promise<Result<TracePage>>;

@@ -48,6 +48,35 @@ export type HandoffFilter = z.infer<typeof HandoffFilter>;
 
 export const HandoffWhen = z.enum(["manual", "auto", "conditional"]);
 
+/**
+ * What starts a handoff nobody asks for by hand (design §5): on an entry with `when: auto`
+ * or `conditional`. `condition`: `expression` holds on the session state (checked after
+ * every state change); `event`: a session event named `event` arrives (and `expression`, if
+ * any, holds on the state with the event's data as `event`); `explicit`: fired by name
+ * through the API or a webhook; `timeout`: the agent held the session `timeout_s` without
+ * progress; `error`: a turn failed with one of `error_types` ("*": any); `capability`: a task
+ * needs capabilities the agent lacks (`capabilities`, if given, limits which).
+ */
+export const TRIGGER_TYPES = ["condition", "event", "explicit", "timeout", "error", "capability"] as const;
+export const TriggerType = z.enum(TRIGGER_TYPES);
+export type TriggerType = z.infer<typeof TriggerType>;
+
+export const HandoffTrigger = z
+  .strictObject({
+    type: TriggerType,
+    expression: z.string().min(1).max(2000).optional(),
+    event: z.string().trim().min(1).max(100).optional(),
+    timeout_s: z.number().int().min(1).max(7 * 86_400).optional(),
+    error_types: z.array(z.string().trim().min(1).max(100)).min(1).max(50).optional(),
+    capabilities: z.array(z.string().trim().min(1).max(100)).min(1).max(50).optional(),
+  })
+  .superRefine((trigger, ctx) => {
+    const needs: Partial<Record<TriggerType, keyof typeof trigger>> = { condition: "expression", event: "event", timeout: "timeout_s", error: "error_types" };
+    const field = needs[trigger.type];
+    if (field && trigger[field] === undefined) ctx.addIssue({ code: "custom", path: [field], message: `a ${trigger.type} trigger needs ${field}` });
+  });
+export type HandoffTrigger = z.infer<typeof HandoffTrigger>;
+
 const HandoffObject = z.strictObject({
   to: AgentName,
   when: HandoffWhen.default("manual"),
@@ -60,6 +89,8 @@ const HandoffObject = z.strictObject({
   filter: HandoffFilter.optional(),
   /** A person approves the handoff (from the inbox) before the run carries it out. */
   requires_approval: z.boolean().default(false),
+  /** What starts this handoff by itself (`when: auto` or `conditional` only). */
+  trigger: HandoffTrigger.optional(),
 });
 
 /** A handoff entry: the full object, or just the target's name (the seed's shorthand). */
@@ -121,6 +152,7 @@ export const AgentDefinition = z
     agent.handoffs.forEach((h, i) => {
       if (h.to === agent.name) ctx.addIssue({ code: "custom", path: ["handoffs", i, "to"], message: "an agent cannot hand off to itself" });
       if (seen.has(h.to)) ctx.addIssue({ code: "custom", path: ["handoffs", i, "to"], message: `duplicate handoff to '${h.to}'` });
+      if (h.trigger && h.when === "manual") ctx.addIssue({ code: "custom", path: ["handoffs", i, "when"], message: "a handoff with a trigger is `auto` or `conditional`" });
       seen.add(h.to);
     });
   });

@@ -48,11 +48,23 @@ export const SessionMessage = z
     type: HistoryItemType.optional(),
     tool_name: z.string().min(1).max(100).optional(),
     run: z.boolean().optional(),
+    /** Capabilities the message needs: when the current agent lacks them, its capability triggers hand it on before it runs. */
+    required_capabilities: z.array(z.string().trim().min(1).max(100)).min(1).max(20).optional(),
   })
   .superRefine((message, ctx) => {
     if (message.run === true && message.role !== "user") ctx.addIssue({ code: "custom", path: ["run"], message: "only a user message runs the agent" });
   });
 export type SessionMessage = z.infer<typeof SessionMessage>;
+
+/** `POST /v1/sessions/:id/events`: a named session event for event triggers. */
+export const SessionEvent = z.strictObject({
+  name: z.string().trim().min(1).max(100),
+  data: z.unknown().optional(),
+});
+export type SessionEvent = z.infer<typeof SessionEvent>;
+
+/** `POST /v1/sessions/:id/triggers`: fire the current agent's explicit trigger for a handoff to `target`. */
+export const TriggerFire = z.strictObject({ target: AgentName });
 
 /**
  * State keys are identifiers so condition expressions (design §5) can reach them as

@@ -1,0 +1,205 @@
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { answer, delayed, httpError } from "../fakes/openai";
+import { advanceClock, drainDue, sessionStub } from "../durable-objects/helpers";
+import { call } from "./helpers";
+import { script } from "./run-fixtures";
+
+/**
+ * Triggered handoffs end to end (issue 10): every trigger type at its evaluation point,
+ * audited with actor_type trigger, and the rule for points that arrive while the session
+ * is busy. Sessions, timers and D1 are real; the model is faked at the fetch boundary.
+ */
+
+const AGENTS = [
+  {
+    name: "desk",
+    description: "Front desk",
+    capabilities: [{ name: "billing" }],
+    handoffs: [
+      { to: "boss", when: "conditional", trigger: { type: "condition", expression: "refund > 500" } },
+      { to: "ops", when: "auto", trigger: { type: "event", event: "outage", expression: "event.severity >= 3" } },
+      { to: "night", when: "auto", trigger: { type: "timeout", timeout_s: 60 } },
+      { to: "fallback", when: "auto", trigger: { type: "error", error_types: ["MODEL_ERROR"] } },
+      { to: "legal", when: "auto", trigger: { type: "capability" } },
+      { to: "manager", when: "auto", trigger: { type: "explicit" } },
+    ],
+  },
+  { name: "boss", description: "Boss" },
+  { name: "ops", description: "Ops" },
+  { name: "night", description: "Night shift" },
+  { name: "fallback", description: "Fallback" },
+  { name: "legal", description: "Legal", capabilities: [{ name: "contracts", proficiency: 0.9 }] },
+  { name: "manager", description: "Manager" },
+];
+
+beforeAll(async () => {
+  for (const agent of AGENTS) {
+    const res = await call("PUT", `/v1/agents/${agent.name}`, agent);
+    if (res.status >= 300) throw new Error(`PUT ${agent.name}: ${JSON.stringify(res.json)}`);
+  }
+  await call("PUT", "/v1/config/routing", { llm: { provider: "openai", model: "fake-model" } });
+});
+
+async function session(): Promise<string> {
+  return (await call("POST", "/v1/sessions", { agent: "desk", ttl_s: 3 * 86_400 })).json.id;
+}
+const current = async (id: string) => (await call("GET", `/v1/sessions/${id}`)).json.current_agent as string;
+
+/** The session's audit trail from its object (read-your-writes). */
+async function audit(id: string) {
+  return (await call("GET", `/v1/sessions/${id}/audit?limit=200`)).json.items as { action: string; actor: string; actor_type: string; details: Record<string, unknown> }[];
+}
+
+describe("trigger evaluation points", () => {
+  it("condition: a state change that makes the expression true hands off, audited as a trigger", async () => {
+    const id = await session();
+    const low = await call("PATCH", `/v1/sessions/${id}/state`, { set: { refund: 100 } });
+    expect(low.json.current_agent).toBe("desk");
+    const high = await call("PATCH", `/v1/sessions/${id}/state`, { set: { refund: 900 } });
+    expect(high.json.current_agent).toBe("boss");
+    const started = (await audit(id)).find((r) => r.action === "handoff.initiated");
+    expect(started).toMatchObject({ actor: "trigger:condition", actor_type: "trigger" });
+    const completed = (await audit(id)).find((r) => r.action === "handoff.completed") as unknown as { handoff_id: string };
+    const record = (await call("GET", `/v1/handoffs/${completed.handoff_id}`)).json;
+    expect(record.request.reason).toBe("trigger (condition): refund > 500");
+    // The audit reaches D1 with the new actor type.
+    await drainDue(sessionStub("alpha", id).stub);
+    const { results } = await env.DB.prepare("SELECT actor_type FROM audit_log WHERE session_id = ?1 AND actor = 'trigger:condition'").bind(id).all();
+    expect(results.length).toBeGreaterThan(0);
+  });
+
+  it("event: POST /events fires the matching event trigger; a non-matching one changes nothing", async () => {
+    const id = await session();
+    const mild = await call("POST", `/v1/sessions/${id}/events`, { name: "outage", data: { severity: 1 } });
+    expect(mild.status).toBe(200);
+    expect(mild.json).toEqual({ handoff: null, queued: false });
+    const other = await call("POST", `/v1/sessions/${id}/events`, { name: "deploy", data: { severity: 5 } });
+    expect(other.json.handoff).toBeNull();
+    expect(await current(id)).toBe("desk");
+    const severe = await call("POST", `/v1/sessions/${id}/events`, { name: "outage", data: { severity: 4 } });
+    expect(severe.json.handoff).toMatchObject({ status: "completed", target: "ops" });
+    expect(await current(id)).toBe("ops");
+    const bad = await call("POST", `/v1/sessions/${id}/events`, { data: {} });
+    expect(bad.status).toBe(400);
+  });
+
+  it("timeout: the alarm hands off once the agent held the session timeout_s without progress", async () => {
+    const id = await session();
+    const { stub } = sessionStub("alpha", id);
+    await advanceClock(stub, 30_000);
+    await drainDue(stub);
+    expect(await current(id)).toBe("desk");
+    await advanceClock(stub, 31_000);
+    await drainDue(stub);
+    expect(await current(id)).toBe("night");
+    expect((await audit(id)).find((r) => r.action === "handoff.initiated")).toMatchObject({ actor: "trigger:timeout" });
+  });
+
+  it("timeout: progress in between pushes it back", async () => {
+    const id = await session();
+    const { stub } = sessionStub("alpha", id);
+    await advanceClock(stub, 50_000);
+    await call("PATCH", `/v1/sessions/${id}/state`, { set: { note: "still here" } });
+    await advanceClock(stub, 20_000);
+    await drainDue(stub);
+    expect(await current(id)).toBe("desk");
+    await advanceClock(stub, 41_000);
+    await drainDue(stub);
+    expect(await current(id)).toBe("night");
+  });
+
+  it("error: a failed turn with a listed error type hands the session to the fallback agent", async () => {
+    script({ desk: [httpError(500)] });
+    const id = await session();
+    const res = await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "hello" });
+    expect(res.json.run).toMatchObject({ status: "failed", error: { code: "MODEL_ERROR" } });
+    await drainDue(sessionStub("alpha", id).stub);
+    expect(await current(id)).toBe("fallback");
+    expect((await audit(id)).find((r) => r.action === "handoff.initiated")).toMatchObject({ actor: "trigger:error" });
+  });
+
+  it("capability: a message needing what the agent lacks goes to the best match first, and that agent answers it", async () => {
+    const fake = script({ legal: [answer("Legal here.")] });
+    const id = await session();
+    const res = await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "review my contract", required_capabilities: ["contracts"] });
+    expect(res.json.run).toMatchObject({ status: "completed", output: "Legal here.", output_agent: "legal" });
+    expect(fake.requests).toHaveLength(1);
+    // What the agent has: no handoff.
+    script({ legal: [answer("Still legal.")] });
+    const again = await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "and this clause", required_capabilities: ["contracts"] });
+    expect(again.json.run.output_agent).toBe("legal");
+  });
+
+  it("explicit: POST /triggers fires the current agent's explicit trigger for that target, and only that", async () => {
+    const id = await session();
+    const none = await call("POST", `/v1/sessions/${id}/triggers`, { target: "boss" });
+    expect(none.status).toBe(404);
+    expect(none.json.error.code).toBe("TRIGGER_NOT_FOUND");
+    expect(await current(id)).toBe("desk");
+    const fired = await call("POST", `/v1/sessions/${id}/triggers`, { target: "manager" });
+    expect(fired.status).toBe(200);
+    expect(fired.json).toMatchObject({ status: "completed", target: "manager" });
+    expect(await current(id)).toBe("manager");
+  });
+});
+
+describe("while the session is busy", () => {
+  it("an event during a run is queued, then fires once when the run has ended — never twice", async () => {
+    script({ desk: [delayed(300, answer("done"))] });
+    const id = await session();
+    const running = call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "slow" });
+    await new Promise((r) => setTimeout(r, 100));
+    const [a, b] = await Promise.all([
+      call("POST", `/v1/sessions/${id}/events`, { name: "outage", data: { severity: 5 } }),
+      call("POST", `/v1/sessions/${id}/events`, { name: "outage", data: { severity: 5 } }),
+    ]);
+    expect(a.status).toBe(202);
+    expect(a.json).toEqual({ handoff: null, queued: true });
+    expect(b.json.queued).toBe(true);
+    expect(await current(id)).toBe("desk");
+    expect((await running).json.run.status).toBe("completed");
+    await drainDue(sessionStub("alpha", id).stub);
+    expect(await current(id)).toBe("ops");
+    // The second queued event was evaluated against ops, which has no such trigger: one handoff.
+    expect((await audit(id)).filter((r) => r.action === "handoff.completed")).toHaveLength(1);
+  });
+
+  it("an explicit trigger during a run is refused, not queued", async () => {
+    script({ desk: [delayed(300, answer("done"))] });
+    const id = await session();
+    const running = call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "slow" });
+    await new Promise((r) => setTimeout(r, 100));
+    const refused = await call("POST", `/v1/sessions/${id}/triggers`, { target: "manager" });
+    expect(refused.status).toBe(409);
+    expect(refused.json.error.code).toBe("RUN_IN_PROGRESS");
+    await running;
+    expect(await current(id)).toBe("desk");
+  });
+});
+
+describe("registration", () => {
+  it("an expression that does not parse is 400 INVALID_EXPRESSION with its position; nothing is stored", async () => {
+    const bad = { name: "bad-trigger", handoffs: [{ to: "boss", when: "auto", trigger: { type: "condition", expression: "refund >> 5" } }] };
+    const res = await call("PUT", "/v1/agents/bad-trigger", bad);
+    expect(res.status).toBe(400);
+    expect(res.json.error).toMatchObject({ code: "INVALID_EXPRESSION", details: { path: "handoffs.0.trigger.expression", position: expect.any(Number) } });
+    expect((await call("GET", "/v1/agents/bad-trigger")).status).toBe(404);
+  });
+
+  it("hostile expressions are refused or harmless: deep nesting, very long, __proto__", async () => {
+    const deep = `${"(".repeat(200)}a${")".repeat(200)}`;
+    const long = `a == '${"x".repeat(5000)}'`;
+    for (const expression of [deep, long]) {
+      const res = await call("PUT", "/v1/agents/hostile", { name: "hostile", handoffs: [{ to: "boss", when: "auto", trigger: { type: "condition", expression } }] });
+      expect(res.status).toBe(400);
+    }
+    const proto = await call("PUT", "/v1/agents/hostile", { name: "hostile", handoffs: [{ to: "boss", when: "auto", trigger: { type: "condition", expression: "__proto__.polluted == null and constructor == null" } }] });
+    expect(proto.status).toBe(201);
+    const id = (await call("POST", "/v1/sessions", { agent: "hostile" })).json.id;
+    const patched = await call("PATCH", `/v1/sessions/${id}/state`, { set: { x: 1 } });
+    // Neither name reaches the prototype: both read as missing, so the condition holds and nothing breaks.
+    expect(patched.json.current_agent).toBe("boss");
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});

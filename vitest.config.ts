@@ -43,6 +43,12 @@ export default defineConfig({
           AGENT_SECRET_HOOK: "whsec_hAp7GYE+aOxthDBDkQL/nSf7u3leKSjPlh4ozCWztNA=",
           // The signing secret of the http tool `lookup_order` in test/api/tools.test.ts (a test value).
           TOOL_SECRET_LOOKUP_ORDER: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+          // Webhook sources of test/api/webhooks.test.ts (test values): `crm` acts for alpha, and
+          // `desk` is mid-rotation with two secrets.
+          WEBHOOK_SECRET_CRM: "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
+          WEBHOOK_TENANT_CRM: "alpha",
+          WEBHOOK_SECRET_DESK: "whsec_Kp8wqd1MxVOA0F3kJq2XbQz6YH3lQm1S, whsec_bm9zZWNyZXRzaGVyZWJ1dHRoaXNvbmVpc25ldw==",
+          WEBHOOK_TENANT_DESK: "alpha",
         },
       },
     }),

@@ -10,6 +10,7 @@ import { inbox } from "./api/inbox";
 import { route } from "./api/route";
 import { sessions } from "./api/sessions";
 import { tools } from "./api/tools";
+import { webhooks } from "./api/webhooks";
 import { apiKeyAuth } from "./auth/middleware";
 
 /**
@@ -33,6 +34,8 @@ export function createApp() {
 
   return new Hono<AppEnv>()
     .get("/health", (c) => c.json({ ok: true, service: "relay" }))
+    // Signed by their source, not by an API key: mounted before /v1's key check.
+    .route("/v1/webhooks", webhooks)
     .route("/v1", v1)
     .onError(onError)
     .notFound(onNotFound);

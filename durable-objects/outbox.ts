@@ -59,7 +59,11 @@ export interface FlushResult {
 }
 
 export class Outbox {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    /** Told of every record appended, inside the same transaction (the lifecycle notifications queue). */
+    private readonly appended: (records: readonly AuditRecord[]) => void = () => undefined,
+  ) {}
 
   /**
    * Appends records; synchronous so it joins the caller's `transactionSync`. One statement
@@ -74,6 +78,7 @@ export class Outbox {
         ...binds,
       );
     }
+    this.appended(records);
   }
 
   pendingCount(): number {

@@ -18,6 +18,7 @@ import { LiveStore } from "./live-store";
 import { Outbox } from "./outbox";
 import { runEndHook, runTimers } from "./run-timers";
 import { SessionRuns } from "./session-runs";
+import { SessionDeliveries } from "./session-deliveries";
 import { SessionTriggers } from "./session-triggers";
 import { SessionHandoffs } from "./session-handoffs";
 import { auditScope, type FlowCheckpoint, type SessionKernel } from "./session-kernel";
@@ -45,6 +46,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   private readonly handoffs: SessionHandoffs;
   private readonly runs: SessionRuns;
   private readonly triggers: SessionTriggers;
+  private readonly deliveries: SessionDeliveries;
   private readonly schema: SchemaGate;
   private readonly liveEvents: LiveStore;
   private readonly hub: LiveHub;
@@ -57,7 +59,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     this.sql = createSql(ctx.storage);
     this.schema = new SchemaGate(ctx.storage, this.sql, SESSION_MIGRATIONS);
     this.store = new SessionStore(this.sql);
-    this.outbox = new Outbox(this.sql);
+    this.outbox = new Outbox(this.sql, (records) => this.deliveries.onAudit(records));
     this.timers = new Timers(ctx.storage, this.sql, () => this.now());
     this.liveEvents = new LiveStore(this.sql);
     this.kernel = {
@@ -82,8 +84,9 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     this.hub = new LiveHub({ ctx, store: this.liveEvents, ready: () => this.schema.ready() });
     // Answered by the runtime without waking a hibernated object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
-    this.endHooks = [runEndHook(this.runs), handoffEndHook(this.handoffs, this.kernel)];
-    this.timerHandlers = combineHandlers(lifecycleTimers(this.kernel, this.endHooks), handoffTimers(this.handoffs), runTimers(this.runs), this.triggers.timerHandlers());
+    this.deliveries = new SessionDeliveries(this.kernel, this.sql);
+    this.endHooks = [runEndHook(this.runs), handoffEndHook(this.handoffs, this.kernel), this.deliveries.endHook()];
+    this.timerHandlers = combineHandlers(lifecycleTimers(this.kernel, this.endHooks), handoffTimers(this.handoffs), runTimers(this.runs), this.triggers.timerHandlers(), this.deliveries.timerHandlers());
     // A quick SQL read: a flow or run a crash interrupted gets its recovery timer due now.
     void ctx.blockConcurrencyWhile(async () => {
       await this.handoffs.onStart();

@@ -26,6 +26,8 @@ export const TIMER_PAYLOADS = {
   "triggers.drain": z.null(),
   /** SessionDO: the current agent's timeout trigger may be due. */
   "trigger.timeout": z.null(),
+  /** SessionDO: deliver lifecycle notifications to the tenant's events_url. */
+  "events.deliver": z.null(),
   /** AgentDO: a tentative lease lapses. */
   "lease.expire": z.object({ lease_id: z.string() }),
 } as const;
@@ -47,6 +49,7 @@ export const TIMER_KEYS = {
   /** One paused run per session, so one outputs deadline. */
   toolOutputs: "run.outputs_expire",
   triggerDrain: "triggers.drain",
+  deliver: "events.deliver",
   triggerTimeout: "trigger.timeout",
   inbox: (inboxId: string) => `inbox:${inboxId}`,
   lease: (leaseId: string) => `lease:${leaseId}`,

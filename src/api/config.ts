@@ -3,6 +3,8 @@ import type { AppEnv } from "../app-env";
 import { RelayError } from "../errors";
 import { deleteTenantConfig, getTenantConfig, putTenantConfig } from "../registry/config-store";
 import { configProblems, patchFromVars, resolveConfig, type ResolvedConfig } from "../routing/config";
+import { deleteSubscription, getSubscription, putSubscription } from "../registry/event-subscriptions";
+import { EventSubscriptionInput } from "../schemas/events";
 import { RoutingConfigPatch } from "../schemas/routing";
 import { invalidateTenant } from "../services/registry-cache";
 import { readJson } from "./validate";
@@ -32,6 +34,21 @@ export const config = new Hono<AppEnv>()
     await putTenantConfig(c.env.DB, c.get("tenant"), stored);
     invalidateTenant(c.get("tenant"));
     return c.json(view(resolved, stored));
+  })
+  // Webhooks out: where the tenant's handoff and run notifications go, and the secret that signs them.
+  .get("/events", async (c) => {
+    const subscription = await getSubscription(c.env.DB, c.get("tenant"));
+    if (!subscription) throw new RelayError("NOT_FOUND", "No events_url is set: PUT /v1/config/events { url }.");
+    return c.json(subscription);
+  })
+  .put("/events", async (c) => {
+    const input = await readJson(c, EventSubscriptionInput);
+    const { created, subscription } = await putSubscription(c.env.DB, c.get("tenant"), input);
+    return c.json(subscription, created ? 201 : 200);
+  })
+  .delete("/events", async (c) => {
+    if (!(await deleteSubscription(c.env.DB, c.get("tenant")))) throw new RelayError("NOT_FOUND", "No events_url is set.");
+    return c.body(null, 204);
   })
   .delete("/routing", async (c) => {
     await deleteTenantConfig(c.env.DB, c.get("tenant"));

@@ -1,0 +1,38 @@
+import { deadline } from "../lib/deadline";
+import { webhookHeaders } from "../lib/standard-webhooks";
+import type { AuditRecord } from "./record";
+
+/**
+ * One outbound lifecycle notification (webhooks out, design §5): a Standard Webhooks
+ * delivery of an audit record to the tenant's events_url. `webhook-id` is the record's id,
+ * the same on every retry, so a receiver drops repeats; the body is
+ * `{ "type": "<action>", "timestamp", "data": { id, at, session_id, handoff_id, agent, actor, actor_type, details } }`.
+ */
+
+/** A receiver gets this long to answer; a slower one counts as a failed attempt. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+/** Waits before each retry; past the last, the delivery is given up and recorded. */
+export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 3_600_000] as const;
+
+export function deliveryBody(record: AuditRecord): string {
+  const { tenant: _tenant, action, ...data } = record;
+  return JSON.stringify({ type: action, timestamp: record.at, data });
+}
+
+export type DeliveryOutcome = { ok: true; status: number } | { ok: false; error: string };
+
+/** Signed at wall-clock time (what a receiver checks the 5-minute window against). */
+export async function deliver(url: string, secret: string, id: string, body: string, nowMs = Date.now()): Promise<DeliveryOutcome> {
+  const timestamp = Math.floor(nowMs / 1000);
+  const headers = { "content-type": "application/json", "user-agent": "Relay", ...(await webhookHeaders([secret], id, timestamp, body)) };
+  const { signal, clear } = deadline(DELIVERY_TIMEOUT_MS);
+  try {
+    const response = await fetch(url, { method: "POST", headers, body, signal, redirect: "manual" });
+    await response.body?.cancel().catch(() => undefined);
+    return response.status >= 200 && response.status < 300 ? { ok: true, status: response.status } : { ok: false, error: `HTTP ${response.status}` };
+  } catch (error) {
+    return { ok: false, error: signal.aborted ? `no answer within ${DELIVERY_TIMEOUT_MS} ms` : error instanceof Error ? error.message : String(error) };
+  } finally {
+    clear();
+  }
+}

@@ -2,7 +2,10 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../src/env";
 import { err, ok, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
-import { AGENT_STATUSES, type AgentLoad, type AgentRpc, type AgentStatus, type Lease, type LeaseRef } from "../src/rpc/agent";
+import type { Probe } from "../src/collaboration/deadlock";
+import { AGENT_STATUSES, type AgentLoad, type AgentRpc, type AgentStatus, type Lease, type LeaseRef, type WaitStart } from "../src/rpc/agent";
+import type { BlockingStatus } from "../src/schemas/collaboration";
+import { AgentWaits, NOT_BLOCKED, WAITS_DDL } from "./agent-waits";
 import { createSql, SchemaGate, type SchemaMigration, type Sql } from "./sql";
 import { TIMER_KEYS } from "./timer-kinds";
 import { TIMERS_DDL, TIMERS_FORMAT_DDL, Timers, type TimerOutcome, type TimerPayloadRow } from "./timers";
@@ -40,6 +43,8 @@ const AGENT_MIGRATIONS: readonly SchemaMigration[] = [
     ],
   },
   { version: 2, statements: TIMERS_FORMAT_DDL },
+  // The agent's waits on other agents and people (collaboration, deadlock probes).
+  { version: 3, statements: WAITS_DDL },
 ];
 
 interface LeaseRow {
@@ -78,6 +83,7 @@ export class AgentDO extends DurableObject<Env> implements AgentRpc {
   private readonly sql: Sql;
   private readonly timers: Timers;
   private readonly schema: SchemaGate;
+  private readonly waits: AgentWaits;
   /**
    * No tentative lease lapses before this time (Infinity: none is tentative); undefined
    * when unknown (a new instance, a failed transaction), which makes the next call sweep.
@@ -89,6 +95,7 @@ export class AgentDO extends DurableObject<Env> implements AgentRpc {
     this.sql = createSql(ctx.storage);
     this.schema = new SchemaGate(ctx.storage, this.sql, AGENT_MIGRATIONS);
     this.timers = new Timers(ctx.storage, this.sql, () => this.now());
+    this.waits = new AgentWaits(env, this.sql, this.timers, () => this.now());
   }
 
   /**
@@ -224,10 +231,36 @@ export class AgentDO extends DurableObject<Env> implements AgentRpc {
     return this.setStatus("active");
   }
 
+  // ── Waits (durable-objects/agent-waits.ts) ────────────────────────────────
+
+  async blockOn(wait: WaitStart): Promise<Result<BlockingStatus>> {
+    this.schema.ensure();
+    return this.waits.blockOn(wait);
+  }
+
+  async unblock(messageId: string): Promise<Result<BlockingStatus>> {
+    if (!this.schema.ready()) return ok(NOT_BLOCKED);
+    return this.waits.unblock(messageId);
+  }
+
+  async blocking(): Promise<Result<BlockingStatus>> {
+    return ok(this.schema.ready() ? this.waits.status() : NOT_BLOCKED);
+  }
+
+  async probe(tenant: string, self: string, probe: Probe): Promise<Result<{ cycle: string[] | null }>> {
+    this.schema.ensure();
+    return this.waits.probe(tenant, self, probe);
+  }
+
+  async breakWait(messageId: string, cycle: string[]): Promise<Result<{ broken: boolean }>> {
+    if (!this.schema.ready()) return ok({ broken: false });
+    return this.waits.breakWait(messageId, cycle);
+  }
+
   override async alarm(): Promise<void> {
     try {
       if (!this.schema.ready()) return;
-      await this.timers.run({ "lease.expire": (timer, now) => this.expireLease(timer, now) });
+      await this.timers.run({ "lease.expire": (timer, now) => this.expireLease(timer, now), "deadlock.probe": (_timer, now) => this.waits.onTimer(now) });
     } catch (error) {
       // Never throw from an alarm: the platform drops it after six retries.
       console.error("AgentDO alarm failed; re-arming", error);

@@ -28,6 +28,10 @@ export const TIMER_PAYLOADS = {
   "trigger.timeout": z.null(),
   /** SessionDO: deliver lifecycle notifications to the tenant's events_url. */
   "events.deliver": z.null(),
+  /** AgentDO: probe the agent's wait-for edges for deadlocks again. */
+  "deadlock.probe": z.null(),
+  /** CollaborationDO: a message's ttl or a query's timeout ran out. */
+  "collab.expire": z.object({ message_id: z.string() }),
   /** AgentDO: a tentative lease lapses. */
   "lease.expire": z.object({ lease_id: z.string() }),
 } as const;
@@ -50,6 +54,8 @@ export const TIMER_KEYS = {
   toolOutputs: "run.outputs_expire",
   triggerDrain: "triggers.drain",
   deliver: "events.deliver",
+  deadlockProbe: "deadlock.probe",
+  collabMessage: (messageId: string) => `collab:${messageId}`,
   triggerTimeout: "trigger.timeout",
   inbox: (inboxId: string) => `inbox:${inboxId}`,
   lease: (leaseId: string) => `lease:${leaseId}`,

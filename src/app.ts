@@ -3,6 +3,7 @@ import type { AppEnv } from "./app-env";
 import { agents } from "./api/agents";
 import { audit } from "./api/audit";
 import { capabilities } from "./api/capabilities";
+import { collaborations } from "./api/collaborations";
 import { config } from "./api/config";
 import { onError, onNotFound } from "./api/error-handler";
 import { agentHandoffs, handoffs, sessionInbox } from "./api/handoffs";
@@ -30,6 +31,7 @@ export function createApp() {
     .route("/handoffs", handoffs)
     .route("/inbox", inbox)
     .route("/capabilities", capabilities)
+    .route("/collaborations", collaborations)
     .route("/audit", audit);
 
   return new Hono<AppEnv>()

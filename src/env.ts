@@ -9,6 +9,7 @@ export interface Env extends RoutingVars {
   DB: D1Database;
   SESSIONS: DurableObjectNamespace;
   AGENTS: DurableObjectNamespace;
+  COLLABORATIONS: DurableObjectNamespace;
   /** Workers AI binding; declared only when the `workers-ai` provider is used. */
   AI?: Ai;
 

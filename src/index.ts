@@ -3,6 +3,7 @@ import type { Env } from "./env";
 
 export { SessionDO } from "../durable-objects/session";
 export { AgentDO } from "../durable-objects/agent";
+export { CollaborationDO } from "../durable-objects/collaboration";
 
 export default {
   fetch: app.fetch,

@@ -1,4 +1,5 @@
 import { AgentDO as RelayAgentDO } from "../durable-objects/agent";
+import { CollaborationDO as RelayCollaborationDO } from "../durable-objects/collaboration";
 import { SessionDO as RelaySessionDO } from "../durable-objects/session";
 import type { FlowCheckpoint } from "../durable-objects/session-kernel";
 import { err, type Result } from "../src/errors";
@@ -69,6 +70,14 @@ export class SessionDO extends RelaySessionDO {
 }
 
 export class AgentDO extends RelayAgentDO {
+  readonly clock = new TestClock();
+
+  protected override now(): number {
+    return this.clock.now();
+  }
+}
+
+export class CollaborationDO extends RelayCollaborationDO {
   readonly clock = new TestClock();
 
   protected override now(): number {

@@ -5,6 +5,7 @@ import { RelayError } from "../errors";
 import { parseAgentFile } from "../registry/agent-file";
 import { checkAgent } from "../registry/check-agent";
 import { deleteAgent, getAgent, listAgents, putAgent } from "../registry/store";
+import { agentRpc } from "../rpc/stubs";
 import { AgentDefinition, AgentName } from "../schemas/agent";
 import { invalidateTenant } from "../services/registry-cache";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
@@ -46,6 +47,14 @@ export const agents = new Hono<AppEnv>()
     const agent = await getAgent(c.env.DB, c.get("tenant"), name);
     if (!agent) throw new RelayError("AGENT_NOT_FOUND", `No agent named '${name}'.`, { agent: name });
     return c.json(agent);
+  })
+  // The agent's blocking status (design §6): none, or what it waits for.
+  .get("/:name/blocking", async (c) => {
+    const name = agentName(c.req.param("name"));
+    if (!(await getAgent(c.env.DB, c.get("tenant"), name))) throw new RelayError("AGENT_NOT_FOUND", `No agent named '${name}'.`, { agent: name });
+    const status = await agentRpc(c.env, c.get("tenant"), name).blocking();
+    if (!status.ok) throw RelayError.fromBody(status.error);
+    return c.json(status.value);
   })
   .delete("/:name", async (c) => {
     const name = agentName(c.req.param("name"));

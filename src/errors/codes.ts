@@ -34,6 +34,7 @@ export const ERROR_STATUS = {
   WEBHOOK_SOURCE_NOT_FOUND: 404,
   /** An explicit trigger fired for a handoff the current agent has no explicit trigger for. */
   TRIGGER_NOT_FOUND: 404,
+  COLLABORATION_NOT_FOUND: 404,
   // 409 — conflicts with current state
   ROUTING_DISABLED: 409,
   HANDOFF_IN_PROGRESS: 409,

@@ -1,4 +1,6 @@
+import type { Probe } from "../collaboration/deadlock";
 import type { Result } from "../errors";
+import type { BlockingStatus } from "../schemas/collaboration";
 
 /**
  * The AgentDO's RPC contract (durable-objects/agent.ts implements it): an agent's status
@@ -32,6 +34,19 @@ export interface AgentLoad {
 /** Whose lease to release: one lease, or whatever the session holds here. */
 export type LeaseRef = { lease_id: string } | { session_id: string };
 
+/** A wait this agent starts (design §6): on another agent's answer (internal) or a person's (user). */
+export interface WaitStart {
+  tenant: string;
+  /** This agent's name (the object does not know it). */
+  self: string;
+  kind: "internal" | "user";
+  /** The agent waited for, or "user". */
+  to: string;
+  reason: string;
+  message_id: string;
+  collaboration_id: string;
+}
+
 export interface AgentRpc {
   /**
    * A tentative lease for a session's handoff, lapsing after `ttlMs` unless confirmed. The
@@ -45,4 +60,13 @@ export interface AgentRpc {
   load(): Promise<Result<AgentLoad>>;
   pause(): Promise<Result<AgentLoad>>;
   resume(): Promise<Result<AgentLoad>>;
+  /** Starts a wait: the agent is blocked (its wait-for edge is probed for deadlocks). */
+  blockOn(wait: WaitStart): Promise<Result<BlockingStatus>>;
+  /** Ends the wait on a message (idempotent). */
+  unblock(messageId: string): Promise<Result<BlockingStatus>>;
+  blocking(): Promise<Result<BlockingStatus>>;
+  /** A deadlock probe arriving along a wait-for edge (edge-chasing). */
+  probe(tenant: string, self: string, probe: Probe): Promise<Result<{ cycle: string[] | null }>>;
+  /** Breaks this agent's wait on `messageId`, the earliest in a detected cycle (idempotent). */
+  breakWait(messageId: string, cycle: string[]): Promise<Result<{ broken: boolean }>>;
 }

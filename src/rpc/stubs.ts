@@ -2,6 +2,7 @@ import type { Env } from "../env";
 import { err, type Result } from "../errors";
 import { agentObjectName, sessionObjectName } from "../sessions/ids";
 import type { AgentRpc } from "./agent";
+import type { CollaborationRpc } from "./collaboration";
 import type { SessionRpc } from "./session";
 
 /**
@@ -53,6 +54,12 @@ export function sessionRpc(env: Pick<Env, "SESSIONS">, tenant: string, sessionId
 export function agentRpc(env: Pick<Env, "AGENTS">, tenant: string, agent: string, ms = AGENT_CALL_DEADLINE_MS): AgentRpc {
   const stub = env.AGENTS.get(env.AGENTS.idFromName(agentObjectName(tenant, agent)));
   return withDeadline<AgentRpc>(stub, `Agent '${agent}'`, ms) as AgentRpc;
+}
+
+/** A collaboration's object, named by tenant and id like a session's. */
+export function collaborationRpc(env: Pick<Env, "COLLABORATIONS">, tenant: string, id: string, ms = SESSION_CALL_DEADLINE_MS): CollaborationRpc {
+  const stub = env.COLLABORATIONS.get(env.COLLABORATIONS.idFromName(`${tenant}:${id}`));
+  return withDeadline<CollaborationRpc>(stub, `Collaboration '${id}'`, ms) as CollaborationRpc;
 }
 
 /**

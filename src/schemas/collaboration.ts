@@ -47,6 +47,7 @@ export const MESSAGE_STATUSES = ["sent", "answered", "expired", "timed_out", "ca
 
 export const CollabMessage = z.object({
   id: z.string(),
+  collaboration_id: z.string(),
   seq: z.number().int().min(1),
   type: MessageType,
   from: AgentName,
@@ -59,6 +60,9 @@ export const CollabMessage = z.object({
   sent_at: z.string(),
   /** ISO 8601: when it is dropped unanswered (ttl_s), or a query times out (timeout_s). */
   expires_at: z.string().nullable(),
+  /** A query's answer: the response's id, or why there is none (QUERY_TIMEOUT, DEADLOCK_RESOLVED, cancelled). */
+  answered_by: z.string().nullable(),
+  error: z.string().nullable(),
 });
 export type CollabMessage = z.infer<typeof CollabMessage>;
 
@@ -66,6 +70,39 @@ export type CollabMessage = z.infer<typeof CollabMessage>;
 export const COLLAB_PHASES = ["discovery", "negotiation", "agreement", "execution", "completion"] as const;
 export const CollabPhase = z.enum(COLLAB_PHASES);
 export type CollabPhase = z.infer<typeof CollabPhase>;
+
+/** `POST /v1/collaborations`. */
+export const CollaborationCreate = z.strictObject({
+  initiator: AgentName,
+  participants: z.array(AgentName).min(1).max(50),
+  context: z.record(z.string(), z.unknown()).default({}),
+});
+export type CollaborationCreate = z.infer<typeof CollaborationCreate>;
+
+/** `POST /v1/collaborations/:id/complete`. */
+export const CollaborationComplete = z.strictObject({
+  outcome: z.enum(["succeeded", "failed", "cancelled"]),
+  result: z.unknown().optional(),
+});
+export type CollaborationComplete = z.infer<typeof CollaborationComplete>;
+
+export const Collaboration = z.object({
+  id: z.string(),
+  phase: CollabPhase,
+  initiator: AgentName,
+  /** Everyone in it, the initiator first. */
+  participants: z.array(AgentName),
+  context: z.record(z.string(), z.unknown()),
+  /** The negotiate message on the table, and the terms agreed. */
+  proposal_id: z.string().nullable(),
+  terms: z.record(z.string(), z.unknown()).nullable(),
+  outcome: z.enum(["succeeded", "failed", "cancelled", "rejected"]).nullable(),
+  result: z.unknown().optional(),
+  messages: z.array(CollabMessage),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type Collaboration = z.infer<typeof Collaboration>;
 
 export const BLOCKING_STATUSES = ["none", "internal", "user"] as const;
 

@@ -3,6 +3,7 @@ import type { AgentTurnStatus } from "../src/schemas/session";
 import { SESSION_FORMAT, SessionRecord } from "../src/sessions/model";
 import { HANDOFF_DDL, HANDOFF_FORMAT_DDL, HANDOFF_HIDDEN_CALLS_DDL } from "./handoff-store";
 import { DELIVERIES_DDL } from "./deliveries";
+import { FANOUT_DDL } from "./fanout-store";
 import { INBOX_APPROVAL_DDL, INBOX_DDL } from "./inbox-store";
 import { LIVE_DDL } from "./live-store";
 import { TRIGGER_QUEUE_DDL } from "./trigger-queue";
@@ -78,6 +79,8 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 7, statements: [...TRIGGER_QUEUE_DDL, ...OUTBOX_ACTOR_DDL] },
   // Lifecycle notifications waiting for the tenant's events_url.
   { version: 8, statements: DELIVERIES_DDL },
+  // Supervisor fan-outs.
+  { version: 9, statements: FANOUT_DDL },
 ];
 
 interface SessionRow {

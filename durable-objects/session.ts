@@ -6,6 +6,7 @@ import { err, ok, type ErrorBody, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
 import { routeTraceEvent } from "../src/runtime/run-record";
 import type { AddedMessage, HandoffAccepted, HistoryPage, MessageRun, SessionAuditPage, MessageTask, SessionCreateArgs, SessionRpc, StartHandoffArgs, ToolOutputsArgs } from "../src/rpc/session";
+import type { Fanout, FanoutStart } from "../src/schemas/collaboration";
 import type { Handoff } from "../src/schemas/handoff";
 import type { InboxAnswer, InboxItem } from "../src/schemas/inbox";
 import type { Run, TracePage } from "../src/schemas/run";
@@ -19,6 +20,7 @@ import { Outbox } from "./outbox";
 import { runEndHook, runTimers } from "./run-timers";
 import { SessionRuns } from "./session-runs";
 import { SessionDeliveries } from "./session-deliveries";
+import { SessionFanout } from "./session-fanout";
 import { SessionTriggers } from "./session-triggers";
 import { SessionHandoffs } from "./session-handoffs";
 import { auditScope, type FlowCheckpoint, type SessionKernel } from "./session-kernel";
@@ -47,6 +49,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   private readonly runs: SessionRuns;
   private readonly triggers: SessionTriggers;
   private readonly deliveries: SessionDeliveries;
+  private readonly fanout: SessionFanout;
   private readonly schema: SchemaGate;
   private readonly liveEvents: LiveStore;
   private readonly hub: LiveHub;
@@ -81,12 +84,13 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     this.handoffs = new SessionHandoffs(this.kernel, this.sql);
     this.runs = new SessionRuns(this.kernel, this.handoffs, this.sql, (failedWith) => this.triggers.afterRun(failedWith));
     this.triggers = new SessionTriggers(this.kernel, this.handoffs, this.runs, this.sql);
+    this.fanout = new SessionFanout(this.kernel, this.runs, this.sql);
     this.hub = new LiveHub({ ctx, store: this.liveEvents, ready: () => this.schema.ready() });
     // Answered by the runtime without waking a hibernated object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     this.deliveries = new SessionDeliveries(this.kernel, this.sql);
     this.endHooks = [runEndHook(this.runs), handoffEndHook(this.handoffs, this.kernel), this.deliveries.endHook()];
-    this.timerHandlers = combineHandlers(lifecycleTimers(this.kernel, this.endHooks), handoffTimers(this.handoffs), runTimers(this.runs), this.triggers.timerHandlers(), this.deliveries.timerHandlers());
+    this.timerHandlers = combineHandlers(lifecycleTimers(this.kernel, this.endHooks), handoffTimers(this.handoffs), runTimers(this.runs), this.triggers.timerHandlers(), this.deliveries.timerHandlers(), this.fanout.timerHandlers());
     // A quick SQL read: a flow or run a crash interrupted gets its recovery timer due now.
     void ctx.blockConcurrencyWhile(async () => {
       await this.handoffs.onStart();
@@ -243,6 +247,16 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     const started = await this.handoffs.start(args, actor);
     if (started.ok) await this.triggers.arm();
     return started;
+  }
+
+  // ── Fan-out (durable-objects/session-fanout.ts) ────────────────────────────
+
+  async fanOut(args: FanoutStart, actor: Actor = API_ACTOR): Promise<Result<Fanout>> {
+    return this.fanout.start(args, actor);
+  }
+
+  async getFanout(id: string): Promise<Result<Fanout>> {
+    return this.fanout.get(id);
   }
 
   // ── Triggers (durable-objects/session-triggers.ts) ─────────────────────────

@@ -28,6 +28,8 @@ export const TIMER_PAYLOADS = {
   "trigger.timeout": z.null(),
   /** SessionDO: deliver lifecycle notifications to the tenant's events_url. */
   "events.deliver": z.null(),
+  /** SessionDO: a fan-out still executing past its longest task ends (a crash left it). */
+  "fanout.deadline": z.object({ fanout_id: z.string() }),
   /** AgentDO: probe the agent's wait-for edges for deadlocks again. */
   "deadlock.probe": z.null(),
   /** CollaborationDO: a message's ttl or a query's timeout ran out. */

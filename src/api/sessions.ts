@@ -6,6 +6,7 @@ import type { MessageTask, SessionRpc } from "../rpc/session";
 import { sessionFetch, sessionRpc } from "../rpc/stubs";
 import { sessionOfRun } from "../runtime/run-record";
 import type { RouteDecision } from "../schemas/routing";
+import { FanoutStart } from "../schemas/collaboration";
 import { ToolOutputs } from "../schemas/run";
 import { AgentStatusUpdate, SessionCreate, SessionEvent, SessionMessage, SessionStatePatch, TriggerFire } from "../schemas/session";
 import { agentDirectory } from "../services/registry-cache";
@@ -114,6 +115,18 @@ export const sessions = new Hono<AppEnv>()
     const id = c.req.param("id");
     const { target } = await readJson(c, TriggerFire);
     return c.json(await settle(c, id, await sessionStub(c, id).fireTrigger(target)));
+  })
+  .post("/:id/fan-out", async (c) => {
+    const id = c.req.param("id");
+    const body = await readJson(c, FanoutStart);
+    if (!isSessionId(id)) throw new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
+    const fanout = await settle(c, id, await sessionRpc(c.env, c.get("tenant"), id, RUN_CALL_DEADLINE_MS).fanOut(body));
+    return c.json(fanout, fanout.state === "EXECUTING" ? 202 : 200);
+  })
+  .get("/:id/fan-outs/:fanout_id", async (c) => {
+    const id = c.req.param("id");
+    const fanoutId = c.req.param("fanout_id");
+    return c.json(await settle(c, id, await sessionStub(c, id).getFanout(fanoutId)));
   })
   .post("/:id/tool-outputs", async (c) => {
     const id = c.req.param("id");

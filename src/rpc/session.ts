@@ -1,5 +1,6 @@
 import type { Actor, AuditRecord } from "../audit/record";
 import type { Result } from "../errors";
+import type { Fanout, FanoutStart } from "../schemas/collaboration";
 import type { Handoff, HandoffRequest, HistoryItem } from "../schemas/handoff";
 import type { RouteDecision } from "../schemas/routing";
 import type { InboxAnswer, InboxItem } from "../schemas/inbox";
@@ -94,6 +95,9 @@ export interface SessionRpc {
   streamMessage(content: string, actor?: Actor, task?: MessageTask): Promise<Result<{ stream: ReadableStream<Uint8Array> }>>;
   /** A session event: the current agent's event triggers are asked (now, or queued while the session is busy). */
   postEvent(name: string, data: unknown): Promise<Result<{ handoff: Handoff | null; queued: boolean }>>;
+  /** A supervisor fan-out from the current agent; answered once it has ended. */
+  fanOut(args: FanoutStart, actor?: Actor): Promise<Result<Fanout>>;
+  getFanout(id: string): Promise<Result<Fanout>>;
   /** Fires the current agent's explicit trigger for a handoff to `target`. */
   fireTrigger(target: string): Promise<Result<Handoff>>;
   getRun(id: string): Promise<Result<Run>>;

@@ -165,3 +165,32 @@ export type AgentResult = z.infer<typeof AgentResult>;
 export const FANOUT_STATES = ["INIT", "DECOMPOSED", "EXECUTING", "AGGREGATING", "COMPLETED", "FAILED"] as const;
 export const FanoutState = z.enum(FANOUT_STATES);
 export type FanoutState = z.infer<typeof FanoutState>;
+
+/** `POST /v1/sessions/:id/fan-out`: the request to split (Relay decomposes it), or the decomposition itself. */
+export const FanoutStart = z
+  .strictObject({
+    input: z.string().trim().min(1).max(32 * 1024).optional(),
+    decomposition: TaskDecomposition.optional(),
+  })
+  .refine((b) => (b.input === undefined) !== (b.decomposition === undefined), { message: "give either input or decomposition", path: ["input"] });
+export type FanoutStart = z.infer<typeof FanoutStart>;
+
+/** A supervisor's fan-out as the API returns it. */
+export const Fanout = z.object({
+  id: z.string(),
+  session_id: z.string(),
+  supervisor: AgentName,
+  state: FanoutState,
+  /** Who split the request: the caller, or Relay's rule-based decomposer. */
+  decomposed_by: z.enum(["request", "rules"]),
+  decomposition: TaskDecomposition,
+  /** In the order they came. */
+  results: z.array(AgentResult),
+  /** The aggregated answer (COMPLETED), or null. */
+  response: z.string().nullable(),
+  /** States passed through, in order. */
+  states: z.array(z.object({ state: FanoutState, at: z.string() })),
+  started_at: z.string(),
+  ended_at: z.string().nullable(),
+});
+export type Fanout = z.infer<typeof Fanout>;

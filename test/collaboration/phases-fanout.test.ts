@@ -144,3 +144,33 @@ describe("supervisor fan-out", () => {
     expect(canMove("COMPLETED", "FAILED")).toBe(false);
   });
 });
+
+describe("Relay's own decomposition", () => {
+  it("splits a request into clauses and gives each to the best-matching whitelisted agent", async () => {
+    const { clauses, decomposeByRules } = await import("../../src/collaboration/decompose");
+    const { compileRules } = await import("../../src/routing/rules");
+    const { AgentDefinition } = await import("../../src/schemas/agent");
+    const agents = [
+      { name: "weather", triggers: { keywords: ["weather", "rain", "forecast"] } },
+      { name: "finance", triggers: { keywords: ["cost", "budget", "price"] } },
+      { name: "travel", triggers: { keywords: ["train", "flight", "hotel"] } },
+      { name: "other", triggers: { keywords: ["weather"] } },
+    ].map((a) => AgentDefinition.parse(a));
+    const rules = compileRules(agents);
+    expect(clauses("What's the weather in Lisbon? How much will two nights cost, and which train goes there?")).toEqual([
+      "What's the weather in Lisbon?",
+      "How much will two nights cost",
+      "which train goes there?",
+    ]);
+    const d = decomposeByRules("What's the weather in Lisbon? How much will two nights cost, and which train goes there?", ["weather", "finance", "travel"], rules)!;
+    expect(d.tasks.map((t) => [t.agent, t.instruction])).toEqual([
+      ["weather", "What's the weather in Lisbon?"],
+      ["finance", "How much will two nights cost"],
+      ["travel", "which train goes there?"],
+    ]);
+    expect(d.requires_aggregation).toBe(true);
+    expect(decomposeByRules("hello there", ["weather"], rules)).toBeNull();
+    // An agent outside the whitelist never gets a task.
+    expect(decomposeByRules("the weather", ["finance"], rules)).toBeNull();
+  });
+});

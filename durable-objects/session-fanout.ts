@@ -1,0 +1,218 @@
+import { auditEvent } from "../src/audit/events";
+import { messageAdded } from "../src/audit/events";
+import type { Actor, AuditRecord } from "../src/audit/record";
+import { decomposeByRules } from "../src/collaboration/decompose";
+import { admitResult, aggregate, canMove, outcomeOf, pendingTasks, TASK_TIMEOUT } from "../src/collaboration/fanout";
+import { err, ok, type Result } from "../src/errors";
+import { ulid } from "../src/lib/ulid";
+import type { ChatMessage } from "../src/providers/types";
+import { compileRules } from "../src/routing/rules";
+import { systemPrompt } from "../src/runtime/messages";
+import { callModel, turnTimeoutMs } from "../src/runtime/turn";
+import { agentSecret, callWebhookAgent } from "../src/runtime/webhook-agent";
+import type { AgentDefinition } from "../src/schemas/agent";
+import { Fanout, type AgentResult, type AgentTask, type FanoutStart, type FanoutState } from "../src/schemas/collaboration";
+import type { HistoryItem } from "../src/schemas/handoff";
+import { agentModels, type AgentModels } from "../src/services/agent-models";
+import { agentDirectory } from "../src/services/registry-cache";
+import { touch, type SessionRecord } from "../src/sessions/model";
+import { auditScope, type SessionKernel } from "./session-kernel";
+import { RUN_WAIT_MS, type SessionRuns } from "./session-runs";
+import { FANOUT_FORMAT } from "./fanout-store";
+import type { Sql } from "./sql";
+import type { TimerHandlers } from "./timers";
+
+/**
+ * Supervisor fan-out (design §6, seed 002): the session's current agent (the supervisor)
+ * splits a request into tasks for agents on its whitelist, each task runs on its agent in
+ * parallel as its own one-turn sub-run within the task's timeout, results are recorded as
+ * they come, and the supervisor aggregates them (a model call; Relay's own aggregate when
+ * the provider is the offline one or the call fails). The states and the ending rule are
+ * src/collaboration/fanout.ts; a deadline timer ends a fan-out a crash left executing.
+ */
+
+/** Past the longest task's timeout, the deadline timer ends what is still executing. */
+const DEADLINE_MARGIN_MS = 10_000;
+const FORMAT = FANOUT_FORMAT;
+
+export class SessionFanout {
+  constructor(
+    private readonly k: SessionKernel,
+    private readonly runs: SessionRuns,
+    private readonly sql: Sql,
+  ) {}
+
+  get(id: string): Result<Fanout> {
+    const loaded = this.k.live();
+    if (!loaded.ok) return loaded;
+    const fanout = this.load(id);
+    return fanout ? ok(fanout) : err("NOT_FOUND", `No fan-out '${id}'.`, { fanout_id: id });
+  }
+
+  /** Starts a fan-out and carries it through; answers once it has ended. */
+  async start(args: FanoutStart, actor: Actor): Promise<Result<Fanout>> {
+    const loaded = this.k.live();
+    if (!loaded.ok) return loaded;
+    const run = this.runs.store.active();
+    if (run) return err("RUN_IN_PROGRESS", `Run ${run.run.id} is ${run.run.status}; fan out when it has ended.`, { run_id: run.run.id, status: run.run.status });
+    const directory = await agentDirectory(this.k.env.DB, loaded.value.tenant);
+    const supervisor = directory.byName.get(loaded.value.current_agent);
+    if (!supervisor) return err("AGENT_NOT_FOUND", `Agent '${loaded.value.current_agent}' is not in the registry.`, { agent: loaded.value.current_agent });
+    const allowed = supervisor.handoffs.map((h) => h.to).filter((name) => directory.byName.get(name)?.enabled);
+    let decomposition = args.decomposition;
+    if (decomposition === undefined) {
+      const candidates = allowed.map((name) => directory.byName.get(name)!);
+      decomposition = decomposeByRules(args.input!, allowed, compileRules(candidates)) ?? undefined;
+      if (!decomposition) return err("NO_ROUTE", `No part of the request matches an agent '${supervisor.name}' may hand work to.`, { allowed });
+    }
+    const outside = decomposition.tasks.filter((t) => !allowed.includes(t.agent));
+    if (outside.length > 0) {
+      return err("HANDOFF_NOT_ALLOWED", `'${supervisor.name}' may not hand tasks to ${outside.map((t) => `'${t.agent}'`).join(", ")}.`, { allowed, refused: outside.map((t) => t.agent) });
+    }
+    const now = this.k.now();
+    const at = new Date(now).toISOString();
+    let fanout: Fanout = {
+      id: `fan_${ulid(now).toLowerCase()}`,
+      session_id: loaded.value.id,
+      supervisor: supervisor.name,
+      state: "INIT",
+      decomposed_by: args.decomposition ? "request" : "rules",
+      decomposition,
+      results: [],
+      response: null,
+      states: [{ state: "INIT", at }],
+      started_at: at,
+      ended_at: null,
+    };
+    fanout = moved(moved(fanout, "DECOMPOSED", now), "EXECUTING", now);
+    const deadline = now + Math.max(...decomposition.tasks.map((t) => t.timeout_s)) * 1000 + DEADLINE_MARGIN_MS;
+    const items: HistoryItem[] = args.input ? [{ role: "user", type: "message", content: args.input }] : [];
+    await this.commit(loaded.value, fanout, items, actor, [this.record(loaded.value, fanout, "fanout.started", actor, now, { tasks: decomposition.tasks.map((t) => ({ task_id: t.task_id, agent: t.agent })) })], () => {
+      this.k.timers.schedule("fanout.deadline", deadline, { fanout_id: fanout.id }, { key: `fanout:${fanout.id}` });
+    });
+    const models = await agentModels(this.k.env, loaded.value.tenant);
+    const tasks = decomposition.tasks;
+    const work = Promise.all(tasks.map(async (task) => this.take(fanout.id, await this.runTask(task, directory.byName.get(task.agent)!, models))))
+      .then(() => this.finish(fanout.id, models, supervisor))
+      .catch((error: unknown) => console.error(`fan-out ${fanout.id} failed; its deadline timer ends it`, error));
+    // Answered when it ends, or after RUN_WAIT_MS while it goes on (then poll it).
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, RUN_WAIT_MS)))]);
+    clearTimeout(timer);
+    return ok(this.load(fanout.id)!);
+  }
+
+  timerHandlers(): TimerHandlers {
+    return {
+      // A fan-out still executing past its longest task (its instance died): what is missing timed out.
+      "fanout.deadline": async (timer) => {
+        const fanout = this.load(timer.payload.fanout_id);
+        if (!fanout || fanout.state !== "EXECUTING") return { type: "done" };
+        for (const task_id of pendingTasks(fanout.decomposition, fanout.results)) {
+          const task = fanout.decomposition.tasks.find((t) => t.task_id === task_id)!;
+          await this.take(fanout.id, { task_id, agent: task.agent, success: false, error: TASK_TIMEOUT, execution_time: task.timeout_s * 1000 });
+        }
+        const session = this.k.store.load();
+        if (session) await this.finish(fanout.id, await agentModels(this.k.env, session.tenant), null);
+        return { type: "done" };
+      },
+    };
+  }
+
+  /** One task on its agent: a single turn with the instruction, within the task's timeout. */
+  private async runTask(task: AgentTask, agent: AgentDefinition, models: AgentModels): Promise<AgentResult> {
+    const started = Date.now();
+    const failure = (error: string): AgentResult => ({ task_id: task.task_id, agent: task.agent, success: false, error, execution_time: Date.now() - started });
+    if (agent.kind === "human") return failure("AGENT_UNAVAILABLE");
+    const timeoutMs = Math.min(task.timeout_s * 1000, turnTimeoutMs(agent));
+    const messages: ChatMessage[] = [{ role: "system", content: systemPrompt(agent, null) }, { role: "user", content: task.instruction }];
+    const request = { session_id: this.k.store.load()?.id ?? "", run_id: task.task_id, agent: agent.name, model: agent.model ?? models.default_model, messages, tools: [], context: null };
+    const result =
+      agent.kind === "webhook"
+        ? await callWebhookAgent({ name: agent.name, endpoint: agent.endpoint! }, request, { secret: agentSecret(this.k.env as unknown as Record<string, unknown>, agent.name), timeoutMs })
+        : models.provider.ok
+          ? await callModel(models.provider.value, request, timeoutMs)
+          : { ok: false as const, code: "DEPENDENCY_UNAVAILABLE" as const, message: models.provider.error.message, duration_ms: 0 };
+    if (!result.ok) return failure(result.code === "MODEL_TIMEOUT" || result.code === "WEBHOOK_TIMEOUT" ? TASK_TIMEOUT : result.code);
+    return { task_id: task.task_id, agent: task.agent, success: true, data: result.response.content ?? "", execution_time: result.duration_ms };
+  }
+
+  /** Records a result as it comes (the first per task; late ones after the end are ignored). */
+  private async take(id: string, result: AgentResult): Promise<void> {
+    const fanout = this.load(id);
+    const session = this.k.store.load();
+    if (!fanout || fanout.state !== "EXECUTING" || !session) return;
+    const admitted = admitResult(fanout.decomposition, fanout.results, result);
+    if (!admitted.ok) return;
+    const next = { ...fanout, results: admitted.results };
+    const now = this.k.now();
+    const details = { task_id: result.task_id, success: result.success, execution_time: result.execution_time, ...(result.error ? { error: result.error } : {}) };
+    await this.commit(session, next, [], { actor: result.agent, actor_type: "agent" }, [this.record(session, next, "fanout.task_finished", { actor: result.agent, actor_type: "agent" }, now, details)]);
+  }
+
+  /** Every task has a result: aggregate and complete, or fail with what came (the ending rule). */
+  private async finish(id: string, models: AgentModels, supervisor: AgentDefinition | null): Promise<void> {
+    const fanout = this.load(id);
+    const session = this.k.store.load();
+    if (!fanout || fanout.state !== "EXECUTING" || !session) return;
+    const outcome = outcomeOf(fanout.decomposition, fanout.results);
+    if (outcome === null) return;
+    const now = this.k.now();
+    const actor: Actor = { actor: fanout.supervisor, actor_type: "agent" };
+    if (outcome === "FAILED") {
+      const failed = { ...moved(fanout, "FAILED", now), ended_at: new Date(now).toISOString() };
+      await this.commit(session, failed, [], actor, [this.record(session, failed, "fanout.failed", actor, now, { results: failed.results.length })], () => this.k.timers.cancel(`fanout:${id}`));
+      return;
+    }
+    const aggregating = moved(fanout, "AGGREGATING", now);
+    const response = (supervisor && (await this.aggregateWith(supervisor, aggregating, models))) ?? aggregate(aggregating.decomposition, aggregating.results);
+    const end = this.k.now();
+    const done = { ...moved(aggregating, "COMPLETED", end), response, ended_at: new Date(end).toISOString() };
+    const item: HistoryItem = { role: "assistant", agent: fanout.supervisor, type: "message", content: response };
+    await this.commit(session, done, [item], actor, [this.record(session, done, "fanout.completed", actor, end, { results: done.results.length })], () => this.k.timers.cancel(`fanout:${id}`));
+  }
+
+  /** The supervisor's own aggregate (a model call); null offline or on failure (Relay's is used). */
+  private async aggregateWith(supervisor: AgentDefinition, fanout: Fanout, models: AgentModels): Promise<string | null> {
+    if (!models.provider.ok || models.provider.value.name === "local" || supervisor.kind !== "llm") return null;
+    const results = fanout.results.map((r) => `- ${r.agent} (${r.task_id}): ${r.success ? (typeof r.data === "string" ? r.data : JSON.stringify(r.data)) : `failed: ${r.error}`}`).join("\n");
+    const messages: ChatMessage[] = [
+      { role: "system", content: systemPrompt(supervisor, null) },
+      { role: "user", content: `${fanout.decomposition.original_query}\n\nYour agents answered:\n${results}\n\nWrite the one answer to the request from these.` },
+    ];
+    const answer = await callModel(models.provider.value, { session_id: fanout.session_id, run_id: fanout.id, agent: supervisor.name, model: supervisor.model ?? models.default_model, messages, tools: [], context: null }, turnTimeoutMs(supervisor));
+    return answer.ok && answer.response.content ? answer.response.content : null;
+  }
+
+  private record(session: SessionRecord, fanout: Fanout, action: string, actor: Actor, now: number, details: Record<string, unknown>): AuditRecord {
+    return auditEvent(auditScope(session), { action, actor, agent: fanout.supervisor, details: { fanout_id: fanout.id, state: fanout.state, ...details } }, now);
+  }
+
+  private async commit(session: SessionRecord, fanout: Fanout, items: HistoryItem[], actor: Actor, records: AuditRecord[], extra?: () => void): Promise<void> {
+    const now = this.k.now();
+    const touched = touch(session, now);
+    await this.k.commit(touched, records, () => {
+      this.sql`INSERT INTO fanouts (id, state, record) VALUES (${fanout.id}, ${fanout.state}, ${JSON.stringify(fanout)})
+               ON CONFLICT (id) DO UPDATE SET state = excluded.state, record = excluded.record`;
+      for (const raw of items) {
+        const item = { ...raw, id: `msg_${ulid(now)}`, created_at: new Date(now).toISOString() };
+        const seq = this.k.store.appendMessage(item, now);
+        this.k.outbox.append([messageAdded(auditScope(session), actor, now, item.agent ?? session.current_agent, { message_id: item.id, seq, role: item.role, author: item.agent ?? null, chars: item.content.length })]);
+      }
+      extra?.();
+    });
+  }
+
+  private load(id: string): Fanout | null {
+    const row = this.sql<{ record: string; format: number }>`SELECT record, format FROM fanouts WHERE id = ${id}`[0];
+    if (!row) return null;
+    if (row.format !== FORMAT) throw new Error(`fan-out format ${row.format} is not ${FORMAT}`);
+    return Fanout.parse(JSON.parse(row.record));
+  }
+}
+
+/** The fan-out in its next state, by the table (a refused move is a bug: the ending rule decides). */
+function moved(fanout: Fanout, to: FanoutState, now: number): Fanout {
+  if (!canMove(fanout.state, to)) throw new Error(`fan-out ${fanout.id}: ${fanout.state} → ${to} is not a transition`);
+  return { ...fanout, state: to, states: [...fanout.states, { state: to, at: new Date(now).toISOString() }] };
+}

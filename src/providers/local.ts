@@ -100,17 +100,19 @@ function quote(text: string): string {
  * `tool_choice: "auto"` (an agent's turn): the same choice among the tools not yet called
  * since the last user message — so an agent handed a conversation can pass it on once more
  * but two agents never bounce the same message back and forth — and a plain answer that
- * quotes the message when no tool matches. `"none"` or no tools: content only.
+ * quotes the message when no tool matches (or none is offered). `"none"`, or no tools
+ * otherwise: content only.
  */
 export class LocalProvider implements ChatProvider {
   readonly name = "local" as const;
 
   async complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
     if (signal.aborted) throw abortError(signal, this.name);
+    // An agent's turn answers even with no tools to offer (a fan-out task): it quotes the message.
+    if (req.tool_choice === "auto") return agentTurn(req);
     if (req.tool_choice === "none" || req.tools.length === 0) {
       return { tool_calls: [], content: "local provider: no tools offered" };
     }
-    if (req.tool_choice === "auto") return agentTurn(req);
     const last = req.messages.findLast((message) => message.role === "user");
     const best = bestTool(last?.content ?? "", req.tools);
     if (best === null) return { tool_calls: [], content: "local lexical match: no tool shares a term with the message" };

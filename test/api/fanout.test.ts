@@ -42,7 +42,9 @@ describe("fan-out", () => {
     expect(fanout.decomposition.requires_aggregation).toBe(true);
     expect(fanout.states.map((s: { state: string }) => s.state)).toEqual(["INIT", "DECOMPOSED", "EXECUTING", "AGGREGATING", "COMPLETED"]);
     expect(fanout.results).toHaveLength(3);
-    for (const r of fanout.results) expect(r).toMatchObject({ success: true, data: expect.stringContaining("local provider"), execution_time: expect.any(Number) });
+    for (const r of fanout.results) expect(r).toMatchObject({ success: true, data: expect.stringContaining("local provider (offline, not a model) answering"), execution_time: expect.any(Number) });
+    // Each agent was asked its own part.
+    expect(fanout.results.find((r: { agent: string }) => r.agent === "travel").data).toContain("which train goes there from Porto?");
     expect(fanout.response.split("\n").map((line: string) => line.split(":")[0])).toEqual(["weather", "finance", "travel"]);
     // The question and the answer are in the conversation; the fan-out reads back.
     const history = (await call("GET", `/v1/sessions/${id}/messages`)).json.items;

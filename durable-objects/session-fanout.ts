@@ -4,14 +4,16 @@ import type { Actor, AuditRecord } from "../src/audit/record";
 import { decomposeByRules } from "../src/collaboration/decompose";
 import { admitResult, aggregate, canMove, outcomeOf, pendingTasks, TASK_TIMEOUT } from "../src/collaboration/fanout";
 import { err, ok, type Result } from "../src/errors";
+import { deadline } from "../src/lib/deadline";
 import { ulid } from "../src/lib/ulid";
+import { raceAbort } from "../src/providers/failures";
 import type { ChatMessage } from "../src/providers/types";
 import { compileRules } from "../src/routing/rules";
 import { systemPrompt } from "../src/runtime/messages";
 import { callModel, turnTimeoutMs } from "../src/runtime/turn";
 import { agentSecret, callWebhookAgent } from "../src/runtime/webhook-agent";
 import type { AgentDefinition } from "../src/schemas/agent";
-import { Fanout, type AgentResult, type AgentTask, type FanoutStart, type FanoutState } from "../src/schemas/collaboration";
+import { Fanout, TaskDecomposition, type AgentResult, type AgentTask, type FanoutStart, type FanoutState } from "../src/schemas/collaboration";
 import type { HistoryItem } from "../src/schemas/handoff";
 import { agentModels, type AgentModels } from "../src/services/agent-models";
 import { agentDirectory } from "../src/services/registry-cache";
@@ -24,7 +26,8 @@ import type { TimerHandlers } from "./timers";
 
 /**
  * Supervisor fan-out (design §6, seed 002): the session's current agent (the supervisor)
- * splits a request into tasks for agents on its whitelist, each task runs on its agent in
+ * splits a request into tasks for agents on its whitelist (its model plans them with a
+ * `plan_tasks` call; offline, Relay's rule-based decomposer does), each task runs on its agent in
  * parallel as its own one-turn sub-run within the task's timeout, results are recorded as
  * they come, and the supervisor aggregates them (a model call; Relay's own aggregate when
  * the provider is the offline one or the call fails). The states and the ending rule are
@@ -59,10 +62,14 @@ export class SessionFanout {
     const supervisor = directory.byName.get(loaded.value.current_agent);
     if (!supervisor) return err("AGENT_NOT_FOUND", `Agent '${loaded.value.current_agent}' is not in the registry.`, { agent: loaded.value.current_agent });
     const allowed = supervisor.handoffs.map((h) => h.to).filter((name) => directory.byName.get(name)?.enabled);
+    const models = await agentModels(this.k.env, loaded.value.tenant);
     let decomposition = args.decomposition;
+    let decomposedBy: Fanout["decomposed_by"] = "request";
     if (decomposition === undefined) {
       const candidates = allowed.map((name) => directory.byName.get(name)!);
-      decomposition = decomposeByRules(args.input!, allowed, compileRules(candidates)) ?? undefined;
+      const planned = await this.planWith(supervisor, candidates, args.input!, models);
+      decomposedBy = planned ? "model" : "rules";
+      decomposition = planned ?? decomposeByRules(args.input!, allowed, compileRules(candidates)) ?? undefined;
       if (!decomposition) return err("NO_ROUTE", `No part of the request matches an agent '${supervisor.name}' may hand work to.`, { allowed });
     }
     const outside = decomposition.tasks.filter((t) => !allowed.includes(t.agent));
@@ -76,7 +83,7 @@ export class SessionFanout {
       session_id: loaded.value.id,
       supervisor: supervisor.name,
       state: "INIT",
-      decomposed_by: args.decomposition ? "request" : "rules",
+      decomposed_by: decomposedBy,
       decomposition,
       results: [],
       response: null,
@@ -90,7 +97,6 @@ export class SessionFanout {
     await this.commit(loaded.value, fanout, items, actor, [this.record(loaded.value, fanout, "fanout.started", actor, now, { tasks: decomposition.tasks.map((t) => ({ task_id: t.task_id, agent: t.agent })) })], () => {
       this.k.timers.schedule("fanout.deadline", deadline, { fanout_id: fanout.id }, { key: `fanout:${fanout.id}` });
     });
-    const models = await agentModels(this.k.env, loaded.value.tenant);
     const tasks = decomposition.tasks;
     const work = Promise.all(tasks.map(async (task) => this.take(fanout.id, await this.runTask(task, directory.byName.get(task.agent)!, models))))
       .then(() => this.finish(fanout.id, models, supervisor))
@@ -170,6 +176,48 @@ export class SessionFanout {
     const done = { ...moved(aggregating, "COMPLETED", end), response, ended_at: new Date(end).toISOString() };
     const item: HistoryItem = { role: "assistant", agent: fanout.supervisor, type: "message", content: response };
     await this.commit(session, done, [item], actor, [this.record(session, done, "fanout.completed", actor, end, { results: done.results.length })], () => this.k.timers.cancel(`fanout:${id}`));
+  }
+
+  /**
+   * The supervisor's own decomposition: a model call that must answer with one `plan_tasks`
+   * call naming the agents it hands parts to. Null offline, or when the call fails or its
+   * plan does not fit (Relay's rule-based decomposition is used then).
+   */
+  private async planWith(supervisor: AgentDefinition, candidates: AgentDefinition[], input: string, models: AgentModels): Promise<TaskDecomposition | null> {
+    if (!models.provider.ok || models.provider.value.name === "local" || supervisor.kind !== "llm" || candidates.length === 0) return null;
+    const roster = candidates.map((a) => `- ${a.name}: ${a.description || a.title || a.name}`).join("\n");
+    const messages: ChatMessage[] = [
+      { role: "system", content: `${systemPrompt(supervisor, null)}\n\nSplit the request into tasks for these agents (one task per agent at most) and call plan_tasks:\n${roster}` },
+      { role: "user", content: input },
+    ];
+    const tool = {
+      type: "function" as const,
+      function: {
+        name: "plan_tasks",
+        description: "Hand parts of the request to agents, to run in parallel.",
+        parameters: {
+          type: "object",
+          properties: { tasks: { type: "array", minItems: 1, items: { type: "object", properties: { agent: { type: "string", enum: candidates.map((a) => a.name) }, instruction: { type: "string" } }, required: ["agent", "instruction"] } } },
+          required: ["tasks"],
+        },
+      },
+    };
+    const { signal, clear } = deadline(turnTimeoutMs(supervisor));
+    try {
+      const response = await raceAbort(models.provider.value.complete({ model: supervisor.model ?? models.default_model, messages, tools: [tool], tool_choice: "required" }, signal), signal, models.provider.value.name);
+      const call = response.tool_calls.find((c) => c.name === "plan_tasks");
+      if (!call) return null;
+      const plan = JSON.parse(call.arguments) as { tasks?: { agent?: unknown; instruction?: unknown }[] };
+      const parsed = TaskDecomposition.safeParse({
+        original_query: input,
+        tasks: (plan.tasks ?? []).map((t, i) => ({ task_id: `task_${i + 1}`, agent: t.agent, instruction: t.instruction })),
+      });
+      return parsed.success && parsed.data.tasks.every((t) => candidates.some((a) => a.name === t.agent)) ? parsed.data : null;
+    } catch {
+      return null;
+    } finally {
+      clear();
+    }
   }
 
   /** The supervisor's own aggregate (a model call); null offline or on failure (Relay's is used). */

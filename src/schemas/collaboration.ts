@@ -181,8 +181,8 @@ export const Fanout = z.object({
   session_id: z.string(),
   supervisor: AgentName,
   state: FanoutState,
-  /** Who split the request: the caller, or Relay's rule-based decomposer. */
-  decomposed_by: z.enum(["request", "rules"]),
+  /** Who split the request: the caller, the supervisor's model, or Relay's rule-based decomposer. */
+  decomposed_by: z.enum(["request", "model", "rules"]),
   decomposition: TaskDecomposition,
   /** In the order they came. */
   results: z.array(AgentResult),

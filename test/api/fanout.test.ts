@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { answer, delayed, httpError } from "../fakes/openai";
+import { answer, callTool, delayed, httpError } from "../fakes/openai";
 import { advanceClock, drainDue, sessionStub } from "../durable-objects/helpers";
 import { call } from "./helpers";
 import { script } from "./run-fixtures";
@@ -78,6 +78,26 @@ describe("fan-out", () => {
       expect(aggregation.body.messages.at(-1)!.content).toContain("- finance (f): About €400");
     });
 
+    it("given only the request, the supervisor's model plans the tasks with plan_tasks (and a plan that does not fit falls back to Relay's)", async () => {
+      const fake = script({
+        planner: [callTool("plan_tasks", { tasks: [{ agent: "weather", instruction: "Lisbon weather" }, { agent: "travel", instruction: "Porto to Lisbon trains" }] }), answer("Sunny; 3h by train.")],
+        weather: [answer("Sunny")],
+        travel: [answer("3h")],
+      });
+      const id = await session();
+      const res = await call("POST", `/v1/sessions/${id}/fan-out`, { input: "Weekend in Lisbon from Porto?" });
+      expect(res.json).toMatchObject({ state: "COMPLETED", decomposed_by: "model", response: "Sunny; 3h by train." });
+      expect(res.json.decomposition.tasks.map((t: { agent: string; instruction: string }) => [t.agent, t.instruction])).toEqual([["weather", "Lisbon weather"], ["travel", "Porto to Lisbon trains"]]);
+      const planning = fake.requests[0]!;
+      expect(planning.body.tool_choice).toBe("required");
+      expect(planning.body.tools!.map((t) => t.function.name)).toEqual(["plan_tasks"]);
+
+      script({ planner: [callTool("plan_tasks", { tasks: [{ agent: "stranger", instruction: "x" }] }), answer("ok")], weather: [answer("Sunny")] });
+      const id2 = await session();
+      const fallback = await call("POST", `/v1/sessions/${id2}/fan-out`, { input: "Will it rain in Lisbon?" });
+      expect(fallback.json).toMatchObject({ decomposed_by: "rules", decomposition: { tasks: [{ agent: "weather" }] } });
+    });
+
     it("one task fails: the fan-out completes, the failure named to the supervisor", async () => {
       const fake = script({ weather: [answer("Sunny")], finance: [httpError(500)], travel: [answer("3h")], planner: [answer("Sunny and 3h by train; the budget is unknown.")] });
       const id = await session();
@@ -110,6 +130,8 @@ describe("fan-out", () => {
       expect(bad.status).toBe(400);
       expect((await call("POST", `/v1/sessions/${id}/fan-out`, {})).status).toBe(400);
       expect((await call("POST", `/v1/sessions/${id}/fan-out`, { input: "x", decomposition })).status).toBe(400);
+      // The model makes no plan, and no clause matches an agent's triggers.
+      script({ planner: [answer("I would not split that.")] });
       const nothing = await call("POST", `/v1/sessions/${id}/fan-out`, { input: "hello there" });
       expect(nothing.json.error.code).toBe("NO_ROUTE");
       expect((await call("GET", `/v1/sessions/${id}/messages`)).json.items).toEqual([]);

@@ -10,7 +10,7 @@ import { err, ok, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
 import type { CollaborationRpc, SentMessage } from "../src/rpc/collaboration";
 import { agentRpc } from "../src/rpc/stubs";
-import { CollabMessage, Collaboration, REPLY_TYPES, type CollabMessageInput, type CollaborationComplete, type CollaborationCreate } from "../src/schemas/collaboration";
+import { CollabMessage, Collaboration, DEFAULT_ESCALATION_TIMEOUT_S, REPLY_TYPES, type CollabMessageInput, type CollaborationComplete, type CollaborationCreate, type EscalationResolve } from "../src/schemas/collaboration";
 import { agentDirectory } from "../src/services/registry-cache";
 import { Outbox, OUTBOX_DDL } from "./outbox";
 import { createSql, SchemaGate, type SchemaMigration, type Sql } from "./sql";
@@ -22,7 +22,8 @@ import { Timers, TIMERS_DDL, type TimerOutcome, type TimerRow } from "./timers";
  * and the message log in order. Load → pure rule (src/collaboration) → one transaction
  * (the change, its audit records) → effects (the sender's blocking status in its AgentDO,
  * timers). A query blocks its sender until the response, its timeout (alarm), a cancel, or
- * a deadlock broken at it; messages with a ttl are dropped by alarm when unanswered.
+ * a deadlock broken at it; a blocking escalation, until a person answers or its timeout;
+ * messages with a ttl are dropped by alarm when unanswered.
  */
 
 /** A query's wait for its response when it names none. */
@@ -104,7 +105,7 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
     const now = this.now();
     const at = new Date(now).toISOString();
     const id = `cmsg_${ulid(now).toLowerCase()}`;
-    const waitS = input.type === "query" ? (input.timeout_s ?? DEFAULT_QUERY_TIMEOUT_S) : input.ttl_s;
+    const waitS = input.type === "query" ? (input.timeout_s ?? DEFAULT_QUERY_TIMEOUT_S) : input.type === "escalate" ? (input.timeout_s ?? DEFAULT_ESCALATION_TIMEOUT_S) : input.ttl_s;
     const message: CollabMessage = {
       id,
       seq: 0,
@@ -121,6 +122,8 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
       expires_at: waitS === undefined ? null : new Date(now + waitS * 1000).toISOString(),
       answered_by: null,
       error: null,
+      reply: null,
+      resolved_by: null,
     };
     let next: Stored = { ...record, updated_at: at };
     if (event && moved?.ok) {
@@ -147,6 +150,10 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
     if (input.type === "query") {
       await agentRpc(this.env, tenant, input.from).blockOn({ tenant, self: input.from, kind: "internal", to: input.to!, reason: input.subject ?? "query", message_id: id, collaboration_id: record.id });
     }
+    // A blocking escalation (the default) holds its sender until a person answers.
+    if (input.type === "escalate" && input.payload.blocking !== false) {
+      await agentRpc(this.env, tenant, input.from).blockOn({ tenant, self: input.from, kind: "user", to: "user", reason: input.subject ?? "escalation", message_id: id, collaboration_id: record.id });
+    }
     if (closes) await agentRpc(this.env, tenant, closes.from).unblock(closes.id);
     const sent: SentMessage = { message: this.message(id)! };
     const capabilities = input.payload.capabilities;
@@ -170,6 +177,25 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
     const next: Stored = { ...record, phase: moved.phase, outcome: args.outcome, ...(args.result === undefined ? {} : { result: args.result }), updated_at: new Date(now).toISOString() };
     await this.commit([this.audit(tenant, next, "collaboration.completed", { actor: "api", actor_type: "user" }, now, { outcome: args.outcome, from: record.phase })], () => this.saveRecord(next));
     return ok(this.view(next));
+  }
+
+  async resolveEscalation(messageId: string, args: EscalationResolve): Promise<Result<CollabMessage>> {
+    const loaded = this.load();
+    if (!loaded) return notFound();
+    const escalation = this.message(messageId);
+    if (!escalation || escalation.type !== "escalate") return err("NOT_FOUND", `No escalation '${messageId}' in this collaboration.`, { message_id: messageId });
+    if (escalation.status !== "sent") return err("INBOX_ITEM_CLOSED", `Escalation '${messageId}' is ${escalation.status}.`, { message_id: messageId, status: escalation.status });
+    const now = this.now();
+    const by = args.by ?? "api";
+    const next = { ...loaded.record, updated_at: new Date(now).toISOString() };
+    const answered: CollabMessage = { ...escalation, status: "answered", reply: args.reply, resolved_by: by };
+    await this.commit([this.audit(loaded.tenant, next, "collaboration.escalation_resolved", { actor: by, actor_type: "user" }, now, { message_id: messageId, from: escalation.from })], () => {
+      this.saveRecord(next);
+      this.update(answered);
+      this.timers.cancel(TIMER_KEYS.collabMessage(messageId));
+    });
+    await agentRpc(this.env, loaded.tenant, escalation.from).unblock(messageId);
+    return ok(answered);
   }
 
   async resolveWait(messageId: string, code: "DEADLOCK_RESOLVED", cycle: string[]): Promise<Result<{ resolved: boolean }>> {
@@ -210,13 +236,13 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
     if (!loaded || !message || message.status !== "sent") return { type: "done" };
     const now = this.now();
     const next = { ...loaded.record, updated_at: new Date(now).toISOString() };
-    const isQuery = message.type === "query";
-    const action = isQuery ? "collaboration.query_timed_out" : "collaboration.message_expired";
+    const waited = message.type === "query" || message.type === "escalate";
+    const action = message.type === "query" ? "collaboration.query_timed_out" : message.type === "escalate" ? "collaboration.escalation_timed_out" : "collaboration.message_expired";
     await this.commit([this.audit(loaded.tenant, next, action, { actor: "relay", actor_type: "system" }, now, { message_id: messageId, type: message.type, from: message.from, to: message.to })], () => {
       this.saveRecord(next);
-      this.update({ ...message, status: isQuery ? "timed_out" : "expired", error: isQuery ? "QUERY_TIMEOUT" : null });
+      this.update({ ...message, status: waited ? "timed_out" : "expired", error: message.type === "query" ? "QUERY_TIMEOUT" : message.type === "escalate" ? "HUMAN_TIMEOUT" : null });
     });
-    if (isQuery) await agentRpc(this.env, loaded.tenant, message.from).unblock(messageId);
+    if (waited) await agentRpc(this.env, loaded.tenant, message.from).unblock(messageId);
     return { type: "done" };
   }
 

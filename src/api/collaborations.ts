@@ -3,7 +3,7 @@ import type { AppEnv } from "../app-env";
 import { RelayError, type Result } from "../errors";
 import { ulid } from "../lib/ulid";
 import { collaborationRpc } from "../rpc/stubs";
-import { CollabMessageInput, CollaborationComplete, CollaborationCreate } from "../schemas/collaboration";
+import { CollabMessageInput, CollaborationComplete, CollaborationCreate, EscalationResolve } from "../schemas/collaboration";
 import { agentDirectory } from "../services/registry-cache";
 import { readJson } from "./validate";
 
@@ -49,6 +49,11 @@ export const collaborations = new Hono<AppEnv>()
     const id = c.req.param("id");
     const message = await readJson(c, CollabMessageInput);
     return c.json(value(await rpc(c, id).send(message), id), 201);
+  })
+  .post("/:id/messages/:message_id/resolve", async (c) => {
+    const id = c.req.param("id");
+    const body = await readJson(c, EscalationResolve);
+    return c.json(value(await rpc(c, id).resolveEscalation(c.req.param("message_id"), body), id));
   })
   .post("/:id/complete", async (c) => {
     const id = c.req.param("id");

@@ -60,9 +60,12 @@ export const CollabMessage = z.object({
   sent_at: z.string(),
   /** ISO 8601: when it is dropped unanswered (ttl_s), or a query times out (timeout_s). */
   expires_at: z.string().nullable(),
-  /** A query's answer: the response's id, or why there is none (QUERY_TIMEOUT, DEADLOCK_RESOLVED, cancelled). */
+  /** A query's answer: the response's id, or why there is none (QUERY_TIMEOUT, DEADLOCK_RESOLVED, HUMAN_TIMEOUT, cancelled). */
   answered_by: z.string().nullable(),
   error: z.string().nullable(),
+  /** An escalation's answer from a person, and who gave it. */
+  reply: z.string().nullable().default(null),
+  resolved_by: z.string().nullable().default(null),
 });
 export type CollabMessage = z.infer<typeof CollabMessage>;
 
@@ -78,6 +81,16 @@ export const CollaborationCreate = z.strictObject({
   context: z.record(z.string(), z.unknown()).default({}),
 });
 export type CollaborationCreate = z.infer<typeof CollaborationCreate>;
+
+/** `POST /v1/collaborations/:id/messages/:message_id/resolve`: a person answers an escalation. */
+export const EscalationResolve = z.strictObject({
+  reply: z.string().trim().min(1).max(32 * 1024),
+  by: z.string().trim().min(1).max(200).optional(),
+});
+export type EscalationResolve = z.infer<typeof EscalationResolve>;
+
+/** An escalation waits this long for a person unless it says otherwise. */
+export const DEFAULT_ESCALATION_TIMEOUT_S = 86_400;
 
 /** `POST /v1/collaborations/:id/complete`. */
 export const CollaborationComplete = z.strictObject({

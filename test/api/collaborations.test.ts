@@ -178,6 +178,38 @@ describe("queries", () => {
   });
 });
 
+describe("escalations to a person", () => {
+  it("blocking (the default): the sender is blocked_user until a person answers", async () => {
+    const id = await collaboration("a4", ["a5"]);
+    const escalation = (await send(id, { type: "escalate", from: "a4", subject: "refund over the limit", payload: { amount: 900 } })).json.message;
+    expect(await blocking("a4")).toMatchObject({ status: "user", waiting_for: "user", reason: "refund over the limit", message_id: escalation.id });
+    const resolved = await call("POST", `/v1/collaborations/${id}/messages/${escalation.id}/resolve`, { reply: "Approved.", by: "ops@example.com" });
+    expect(resolved.json).toMatchObject({ status: "answered", reply: "Approved.", resolved_by: "ops@example.com" });
+    expect(await blocking("a4")).toMatchObject({ status: "none" });
+    const again = await call("POST", `/v1/collaborations/${id}/messages/${escalation.id}/resolve`, { reply: "twice" });
+    expect(again.status).toBe(409);
+    const notOne = await call("POST", `/v1/collaborations/${id}/messages/cmsg_nope/resolve`, { reply: "x" });
+    expect(notOne.status).toBe(404);
+  });
+
+  it("non-blocking: the sender carries on; the escalation waits for its answer or times out", async () => {
+    const id = await collaboration("a4", ["a5"]);
+    const escalation = (await send(id, { type: "escalate", from: "a4", payload: { blocking: false }, timeout_s: 60 })).json.message;
+    expect(await blocking("a4")).toMatchObject({ status: "none" });
+    await advance(id, 61_000);
+    expect(await messageOf(id, escalation.id)).toMatchObject({ status: "timed_out", error: "HUMAN_TIMEOUT" });
+  });
+
+  it("a blocking escalation nobody answers times out and frees its sender", async () => {
+    const id = await collaboration("a5", ["a4"]);
+    const escalation = (await send(id, { type: "escalate", from: "a5", timeout_s: 30 })).json.message;
+    expect((await blocking("a5")).status).toBe("user");
+    await advance(id, 31_000);
+    expect((await messageOf(id, escalation.id)).error).toBe("HUMAN_TIMEOUT");
+    expect((await blocking("a5")).status).toBe("none");
+  });
+});
+
 describe("deadlocks across agents", () => {
   /** Queries around a ring of agents (each waits for the next), one at a time; returns their ids in order. */
   async function ring(id: string, agents: string[], close: boolean): Promise<string[]> {

@@ -66,7 +66,15 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
   async create(tenant: string, id: string, args: CollaborationCreate): Promise<Result<Collaboration>> {
     this.schema.ensure();
     const existing = this.load();
-    if (existing) return ok(this.view(existing.record));
+    if (existing) {
+      // Creating it again joins whoever is not in it yet (a session's collaboration grows with its agents).
+      const joining = [args.initiator, ...args.participants].filter((p) => !existing.record.participants.includes(p));
+      if (joining.length === 0) return ok(this.view(existing.record));
+      const now = this.now();
+      const next: Stored = { ...existing.record, participants: [...existing.record.participants, ...new Set(joining)], updated_at: new Date(now).toISOString() };
+      await this.commit([this.audit(tenant, next, "collaboration.joined", { actor: args.initiator, actor_type: "agent" }, now, { joined: [...new Set(joining)] })], () => this.saveRecord(next));
+      return ok(this.view(next));
+    }
     const now = this.now();
     const at = new Date(now).toISOString();
     const participants = [args.initiator, ...args.participants.filter((p) => p !== args.initiator)];

@@ -11,7 +11,8 @@ import type { ChatMessage } from "../src/providers/types";
 import { compileRules } from "../src/routing/rules";
 import { systemPrompt } from "../src/runtime/messages";
 import { callModel, turnTimeoutMs } from "../src/runtime/turn";
-import { agentSecret, callWebhookAgent } from "../src/runtime/webhook-agent";
+import { oneTurn } from "../src/runtime/one-turn";
+import { agentSecret } from "../src/runtime/webhook-agent";
 import type { AgentDefinition } from "../src/schemas/agent";
 import { Fanout, TaskDecomposition, type AgentResult, type AgentTask, type FanoutStart, type FanoutState } from "../src/schemas/collaboration";
 import type { HistoryItem } from "../src/schemas/handoff";
@@ -128,18 +129,20 @@ export class SessionFanout {
   /** One task on its agent: a single turn with the instruction, within the task's timeout. */
   private async runTask(task: AgentTask, agent: AgentDefinition, models: AgentModels): Promise<AgentResult> {
     const started = Date.now();
-    const failure = (error: string): AgentResult => ({ task_id: task.task_id, agent: task.agent, success: false, error, execution_time: Date.now() - started });
-    if (agent.kind === "human") return failure("AGENT_UNAVAILABLE");
-    const timeoutMs = Math.min(task.timeout_s * 1000, turnTimeoutMs(agent));
-    const messages: ChatMessage[] = [{ role: "system", content: systemPrompt(agent, null) }, { role: "user", content: task.instruction }];
-    const request = { session_id: this.k.store.load()?.id ?? "", run_id: task.task_id, agent: agent.name, model: agent.model ?? models.default_model, messages, tools: [], context: null };
-    const result =
-      agent.kind === "webhook"
-        ? await callWebhookAgent({ name: agent.name, endpoint: agent.endpoint! }, request, { secret: agentSecret(this.k.env as unknown as Record<string, unknown>, agent.name), timeoutMs })
-        : models.provider.ok
-          ? await callModel(models.provider.value, request, timeoutMs)
-          : { ok: false as const, code: "DEPENDENCY_UNAVAILABLE" as const, message: models.provider.error.message, duration_ms: 0 };
-    if (!result.ok) return failure(result.code === "MODEL_TIMEOUT" || result.code === "WEBHOOK_TIMEOUT" ? TASK_TIMEOUT : result.code);
+    const result = await oneTurn({
+      agent,
+      instruction: task.instruction,
+      session_id: this.k.store.load()?.id ?? "",
+      run_id: task.task_id,
+      timeoutMs: task.timeout_s * 1000,
+      provider: models.provider,
+      default_model: models.default_model,
+      secret: agentSecret(this.k.env as unknown as Record<string, unknown>, agent.name),
+    });
+    if (!result.ok) {
+      const error = result.code === "MODEL_TIMEOUT" || result.code === "WEBHOOK_TIMEOUT" ? TASK_TIMEOUT : result.code;
+      return { task_id: task.task_id, agent: task.agent, success: false, error, execution_time: Date.now() - started };
+    }
     return { task_id: task.task_id, agent: task.agent, success: true, data: result.response.content ?? "", execution_time: result.duration_ms };
   }
 

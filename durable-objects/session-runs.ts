@@ -19,10 +19,10 @@ import type { HistoryItem } from "../src/schemas/handoff";
 import type { MessageRun, ToolOutputsArgs } from "../src/rpc/session";
 import type { InboxAnswer, InboxItem } from "../src/schemas/inbox";
 import { DEFAULT_MAX_TURNS, type PendingCall, type Run, type RunStatus, type TraceEvent, type TracePage, type TurnWork, type WorkCall, type WorkHandoff } from "../src/schemas/run";
-import type { ToolDefinition } from "../src/schemas/tool";
 import { agentModels, type AgentModels } from "../src/services/agent-models";
 import { agentDirectory, type AgentDirectory } from "../src/services/registry-cache";
 import { toHistoryItem, touch, type SessionRecord } from "../src/sessions/model";
+import { runPeerCall } from "./run-peers";
 import { RunStore, type RunRow } from "./run-store";
 import type { SessionHandoffs } from "./session-handoffs";
 import { auditScope, type SessionKernel } from "./session-kernel";
@@ -458,8 +458,8 @@ export class SessionRuns {
         // Approvals were asked but the run is running (a restart between the two): pause it again.
         await this.pause(row, work, "awaiting_approval", approvalPending(work, new Date(this.k.now() + agent.tools.confirmation.timeout_s * 1000).toISOString()));
         return false;
-      case "call_http":
-        await this.callHttp(row, work, effect.calls, directory.tools);
+      case "run_calls":
+        await this.runCalls(row, work, effect.calls, agent, directory);
         return true;
       case "await_client": {
         const expires = new Date(this.k.now() + TOOL_OUTPUTS_TIMEOUT_MS).toISOString();
@@ -530,11 +530,16 @@ export class SessionRuns {
     });
   }
 
-  /** Runs the http tools the work has ready, side by side, each within its own deadline; their outputs go in. */
-  private async callHttp(row: RunRow, work: TurnWork, calls: WorkCall[], tools: ReadonlyMap<string, ToolDefinition>): Promise<void> {
+  /** Runs the calls Relay runs (http tools, messages to other agents), side by side, each within its own deadline; their outputs go in. */
+  private async runCalls(row: RunRow, work: TurnWork, calls: WorkCall[], agent: AgentDefinition, directory: AgentDirectory): Promise<void> {
+    const tenant = this.k.store.load()?.tenant ?? "";
+    const models = calls.some((c) => c.kind !== "http") ? await agentModels(this.k.env, tenant) : null;
     const results = await Promise.all(
       calls.map(async (call) => {
-        const tool = tools.get(call.name);
+        if (call.kind !== "http") {
+          return { call, ...(await runPeerCall({ env: this.k.env, tenant, session_id: row.run.session_id, agent, directory: directory.byName, models: models! }, call)) };
+        }
+        const tool = directory.tools.get(call.name);
         if (!tool || tool.kind !== "http") return { call, ok: false, output: `Error: the tool '${call.name}' is no longer in the registry; it was not run.`, duration_ms: 0 };
         const result = await callHttpTool(tool, { session_id: row.run.session_id, run_id: row.run.id, agent: work.agent, call }, { secret: toolSecret(this.k.env as unknown as Record<string, unknown>, tool.name) });
         return { call, ...result };

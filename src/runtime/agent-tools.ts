@@ -25,7 +25,9 @@ export type ToolBinding =
   | { kind: "return"; target: string }
   | { kind: "escalate" }
   /** A registry tool: run over HTTP by Relay, or by the API client. */
-  | { kind: "function"; tool: ToolDefinition };
+  | { kind: "function"; tool: ToolDefinition }
+  /** Talking to another agent (design §6): ask (a query it answers), notify, broadcast. */
+  | { kind: "peer"; action: "ask" | "notify" | "broadcast"; parameters: Record<string, unknown> };
 
 export interface AgentTools {
   tools: ToolSpec[];
@@ -136,5 +138,34 @@ export function agentTools(input: AgentToolsInput): AgentTools {
     tools.push({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } });
     bindings.set(tool.name, { kind: "function", tool });
   }
-  return { tools, bindings, allowed_targets: agent.handoffs.map((h) => h.to), allowed_tools: allowed.map((t) => t.name) };
+  // The agents it works with — its whitelist's enabled model and webhook agents — can be
+  // asked, told, or all told, with the agent-to-agent tools its tools.allow names.
+  const peers = agent.handoffs.map((h) => input.directory.get(h.to)).filter((a): a is AgentDefinition => !!a && a.enabled && a.kind !== "human").map((a) => a.name);
+  for (const peer of peerTools(peers).filter((p) => agent.tools.allow.includes(p.spec.function.name))) {
+    tools.push(peer.spec);
+    bindings.set(peer.spec.function.name, peer.binding);
+  }
+  return { tools, bindings, allowed_targets: agent.handoffs.map((h) => h.to), allowed_tools: [...allowed.map((t) => t.name), ...tools.filter((t) => bindings.get(t.function.name)?.kind === "peer").map((t) => t.function.name)] };
+}
+
+/** Names of the agent-to-agent tools (a registry tool may not take them). */
+export const PEER_TOOLS = { ask: "ask_agent", notify: "notify_agent", broadcast: "broadcast" } as const;
+
+function peerTools(peers: readonly string[]): { spec: ToolSpec; binding: Extract<ToolBinding, { kind: "peer" }> }[] {
+  if (peers.length === 0) return [];
+  const agent = { type: "string", enum: [...peers], description: "The agent." };
+  const make = (action: "ask" | "notify" | "broadcast", description: string, properties: Record<string, unknown>, required: string[]) => {
+    const parameters = { type: "object", properties, required, additionalProperties: false };
+    return { spec: { type: "function" as const, function: { name: PEER_TOOLS[action], description, parameters } }, binding: { kind: "peer" as const, action, parameters } };
+  };
+  return [
+    make("ask", "Ask another agent a question and wait for its answer (it keeps the conversation; you get its reply).", { agent, question: { type: "string", description: "The question, with what it needs to answer." } }, ["agent", "question"]),
+    make("notify", "Tell another agent something; it does not answer.", { agent, message: { type: "string" } }, ["agent", "message"]),
+    make(
+      "broadcast",
+      "Tell every agent you work with something; with capabilities, learn which of them can do it best.",
+      { message: { type: "string" }, capabilities: { type: "array", items: { type: "string" }, description: "Capabilities you need (optional)." } },
+      ["message"],
+    ),
+  ];
 }

@@ -1,7 +1,7 @@
 import { Validator } from "@cfworker/json-schema";
 import type { ChatResponse, ToolCall } from "../providers/types";
 import type { HistoryItem } from "../schemas/handoff";
-import type { ToolDefinition } from "../schemas/tool";
+import type { WorkCallKind } from "../schemas/run";
 import type { AgentTools, ToolBinding } from "./agent-tools";
 
 /**
@@ -22,10 +22,10 @@ export type TurnAction =
   /** No handoff: the agent takes another turn once its tool calls are answered. */
   | { type: "continue" };
 
-/** A registry tool call with arguments that fit the tool's parameters. */
+/** A call Relay or the client runs (a registry tool, or an agent-to-agent tool) with arguments that fit its parameters. */
 export interface FunctionCall {
   call: ToolCall;
-  tool: ToolDefinition;
+  kind: WorkCallKind;
 }
 
 export interface TurnDecision {
@@ -72,11 +72,11 @@ function unknownCall(call: ToolCall, tools: AgentTools): string {
   return `Error: '${call.name}' is not a tool you may use; it was not run. Your allowed tools are: ${allowed}. Tools you can call: ${offered}.`;
 }
 
-/** A registry tool call's arguments: a JSON object that fits the tool's parameters. */
-function checkFunctionCall(call: ToolCall, tool: ToolDefinition): string | null {
+/** A call's arguments: a JSON object that fits the tool's parameters. */
+function checkFunctionCall(call: ToolCall, parameters: Record<string, unknown>): string | null {
   const args = parseArguments(call.arguments);
   if (!args.ok) return `Error: ${args.message}; call '${call.name}' again with a JSON object.`;
-  const errors = schemaErrors(tool.parameters, args.value);
+  const errors = schemaErrors(parameters, args.value);
   return errors.length > 0 ? `Error: the arguments do not match the parameters of '${call.name}':\n${errors.join("\n")}\nCall it again with valid arguments.` : null;
 }
 
@@ -112,9 +112,9 @@ export function interpretTurn(agent: string, response: ChatResponse, tools: Agen
       outputs.push(toolOutput(agent, call, unknownCall(call, tools)));
       continue;
     }
-    if (binding.kind === "function") {
-      const refused = checkFunctionCall(call, binding.tool);
-      if (refused === null) functions.push({ call, tool: binding.tool });
+    if (binding.kind === "function" || binding.kind === "peer") {
+      const refused = checkFunctionCall(call, binding.kind === "function" ? binding.tool.parameters : binding.parameters);
+      if (refused === null) functions.push({ call, kind: binding.kind === "function" ? binding.tool.kind : binding.action });
       else outputs.push(toolOutput(agent, call, refused));
       continue;
     }

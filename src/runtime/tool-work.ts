@@ -9,8 +9,8 @@ import type { TurnDecision } from "./interpret";
  * `planWork` turns a response into work, `nextEffect` says what the run does next, and
  * the other functions are the transitions the run's object records. Order: every approval
  * is asked first (nothing runs before the person has said yes or no, and a handoff beside
- * a gated tool waits too), then http tools run, then client tools are handed to the
- * client, and the handoff (or escalation) comes last, so the target sees every output.
+ * a gated tool waits too), then what Relay runs (http tools, messages to other agents),
+ * then client tools are handed to the client, and the handoff (or escalation) comes last, so the target sees every output.
  */
 
 export type WorkEffect =
@@ -18,8 +18,8 @@ export type WorkEffect =
   | { type: "ask_approval"; calls: PendingCall[] }
   /** Approvals are asked and not all decided: stay paused. */
   | { type: "await_approval" }
-  /** http tools to call now. */
-  | { type: "call_http"; calls: WorkCall[] }
+  /** Calls Relay runs now: http tools, and messages to other agents. */
+  | { type: "run_calls"; calls: WorkCall[] }
   /** client tools: pause in requires_action until the client posts their outputs. */
   | { type: "await_client"; calls: WorkCall[] }
   | { type: "handoff"; handoff: WorkHandoff }
@@ -31,10 +31,10 @@ const toPending = (c: PendingCall): PendingCall => ({ id: c.id, name: c.name, ar
 /** The work a response leaves (null: nothing beyond the outputs already known). */
 export function planWork(agent: AgentDefinition, decision: TurnDecision): TurnWork | null {
   const gated = new Set(agent.tools.confirmation.require);
-  const calls: WorkCall[] = decision.calls.map(({ call, tool }) => ({
+  const calls: WorkCall[] = decision.calls.map(({ call, kind }) => ({
     ...toPending(call),
-    kind: tool.kind,
-    approval: gated.has(tool.name) ? "pending" : "none",
+    kind,
+    approval: gated.has(call.name) ? "pending" : "none",
     inbox_id: null,
     done: false,
   }));
@@ -68,8 +68,8 @@ export function nextEffect(work: TurnWork): WorkEffect {
   const unasked = gated.filter((g) => g.inbox_id === null);
   if (unasked.length > 0) return { type: "ask_approval", calls: unasked.map((g) => g.call) };
   if (gated.length > 0) return { type: "await_approval" };
-  const http = work.calls.filter((c) => c.kind === "http" && runnable(c));
-  if (http.length > 0) return { type: "call_http", calls: http };
+  const relay = work.calls.filter((c) => c.kind !== "client" && runnable(c));
+  if (relay.length > 0) return { type: "run_calls", calls: relay };
   const client = work.calls.filter((c) => c.kind === "client" && runnable(c));
   if (client.length > 0) return { type: "await_client", calls: client };
   if (work.handoff) return { type: "handoff", handoff: work.handoff };

@@ -99,6 +99,10 @@ export type RunPending = z.infer<typeof RunPending>;
 
 export const APPROVAL_STATES = ["none", "pending", "approved", "denied"] as const;
 
+/** What runs a call: an http tool, the client, or Relay's agent-to-agent tools (ask, notify, broadcast). */
+export const WORK_CALL_KINDS = ["http", "client", "ask", "notify", "broadcast"] as const;
+export type WorkCallKind = (typeof WORK_CALL_KINDS)[number];
+
 /**
  * What is left of one model response's tool calls (stored with the run, so a pause or a
  * restart picks up where it was): the registry tools to run, and the handoff (or
@@ -108,7 +112,8 @@ export const TurnWork = z.object({
   agent: AgentName,
   calls: z.array(
     PendingCall.extend({
-      kind: z.enum(["http", "client"]),
+      /** Who runs it: Relay (an http tool, or a message to another agent), or the API client. */
+      kind: z.enum(WORK_CALL_KINDS),
       approval: z.enum(APPROVAL_STATES),
       inbox_id: z.string().nullable(),
       /** Its output is in the history. */

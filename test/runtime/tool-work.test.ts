@@ -33,7 +33,7 @@ describe("a response's tool calls, step by step", () => {
     const approved = decideApproval(w, "inb_3", "approve", { by: "person" })!;
     expect(approved.output).toBeNull();
     w = approved.work;
-    expect(nextEffect(w)).toMatchObject({ type: "call_http", calls: [{ id: "2" }, { id: "3" }] });
+    expect(nextEffect(w)).toMatchObject({ type: "run_calls", calls: [{ id: "2" }, { id: "3" }] });
     w = withCallsDone(w, new Set(["2", "3"]));
     expect(nextEffect(w)).toMatchObject({ type: "await_client", calls: [{ id: "1" }] });
     w = withCallsDone(w, new Set(["1"]));

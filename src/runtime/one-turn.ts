@@ -1,0 +1,36 @@
+import type { Result } from "../errors";
+import type { ChatMessage, ChatProvider } from "../providers/types";
+import type { AgentDefinition } from "../schemas/agent";
+import type { AgentTurnResult } from "./agent-turn";
+import { systemPrompt } from "./messages";
+import { callModel, turnTimeoutMs } from "./turn";
+import { callWebhookAgent } from "./webhook-agent";
+
+/**
+ * One turn of an agent on a single instruction, with no tools and no conversation: a
+ * fan-out task, or a question another agent asked it. Carried by its executor (model or
+ * webhook) within `timeoutMs` (at most the agent's own turn timeout). Never throws.
+ */
+export interface OneTurnInput {
+  agent: AgentDefinition;
+  instruction: string;
+  session_id: string;
+  /** What the executor sees as the run id (the task's or the call's). */
+  run_id: string;
+  timeoutMs: number;
+  provider: Result<ChatProvider>;
+  default_model: string;
+  /** The agent's webhook secret (webhook agents). */
+  secret: string | undefined;
+}
+
+export async function oneTurn(input: OneTurnInput): Promise<AgentTurnResult> {
+  const { agent } = input;
+  if (agent.kind === "human") return { ok: false, code: "AGENT_UNAVAILABLE", message: `'${agent.name}' is a person; a one-turn task goes to a model or webhook agent.`, duration_ms: 0 };
+  const timeoutMs = Math.min(input.timeoutMs, turnTimeoutMs(agent));
+  const messages: ChatMessage[] = [{ role: "system", content: systemPrompt(agent, null) }, { role: "user", content: input.instruction }];
+  const request = { session_id: input.session_id, run_id: input.run_id, agent: agent.name, model: agent.model ?? input.default_model, messages, tools: [], context: null };
+  if (agent.kind === "webhook") return callWebhookAgent({ name: agent.name, endpoint: agent.endpoint! }, request, { secret: input.secret, timeoutMs });
+  if (!input.provider.ok) return { ok: false, code: "DEPENDENCY_UNAVAILABLE", message: input.provider.error.message, duration_ms: 0 };
+  return callModel(input.provider.value, request, timeoutMs);
+}

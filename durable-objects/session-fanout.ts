@@ -53,12 +53,29 @@ export class SessionFanout {
     return fanout ? ok(fanout) : err("NOT_FOUND", `No fan-out '${id}'.`, { fanout_id: id });
   }
 
-  /** Starts a fan-out and carries it through; answers once it has ended. */
+  /** `POST …/fan-out`: starts a fan-out and answers once it has ended, or after RUN_WAIT_MS while it goes on. */
   async start(args: FanoutStart, actor: Actor): Promise<Result<Fanout>> {
-    const loaded = this.k.live();
-    if (!loaded.ok) return loaded;
     const run = this.runs.store.active();
     if (run) return err("RUN_IN_PROGRESS", `Run ${run.run.id} is ${run.run.status}; fan out when it has ended.`, { run_id: run.run.id, status: run.run.status });
+    const begun = await this.begin(args, actor, null);
+    if (!begun.ok) return begun;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([begun.value.work, new Promise((resolve) => (timer = setTimeout(resolve, RUN_WAIT_MS)))]);
+    clearTimeout(timer);
+    return ok(this.load(begun.value.id)!);
+  }
+
+  /** A supervisor's `fan_out` call in its run: resolves once the fan-out has ended (its tasks have their own timeouts). */
+  async fromRun(runId: string, decomposition: TaskDecomposition, actor: Actor): Promise<Result<Fanout>> {
+    const begun = await this.begin({ decomposition }, actor, runId);
+    if (!begun.ok) return begun;
+    await begun.value.work;
+    return ok(this.load(begun.value.id)!);
+  }
+
+  private async begin(args: FanoutStart, actor: Actor, runId: string | null): Promise<Result<{ id: string; work: Promise<void> }>> {
+    const loaded = this.k.live();
+    if (!loaded.ok) return loaded;
     const directory = await agentDirectory(this.k.env.DB, loaded.value.tenant);
     const supervisor = directory.byName.get(loaded.value.current_agent);
     if (!supervisor) return err("AGENT_NOT_FOUND", `Agent '${loaded.value.current_agent}' is not in the registry.`, { agent: loaded.value.current_agent });
@@ -89,6 +106,7 @@ export class SessionFanout {
       results: [],
       response: null,
       states: [{ state: "INIT", at }],
+      run_id: runId,
       started_at: at,
       ended_at: null,
     };
@@ -102,11 +120,7 @@ export class SessionFanout {
     const work = Promise.all(tasks.map(async (task) => this.take(fanout.id, await this.runTask(task, directory.byName.get(task.agent)!, models))))
       .then(() => this.finish(fanout.id, models, supervisor))
       .catch((error: unknown) => console.error(`fan-out ${fanout.id} failed; its deadline timer ends it`, error));
-    // Answered when it ends, or after RUN_WAIT_MS while it goes on (then poll it).
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, RUN_WAIT_MS)))]);
-    clearTimeout(timer);
-    return ok(this.load(fanout.id)!);
+    return ok({ id: fanout.id, work });
   }
 
   timerHandlers(): TimerHandlers {
@@ -177,8 +191,9 @@ export class SessionFanout {
     const response = (supervisor && (await this.aggregateWith(supervisor, aggregating, models))) ?? aggregate(aggregating.decomposition, aggregating.results);
     const end = this.k.now();
     const done = { ...moved(aggregating, "COMPLETED", end), response, ended_at: new Date(end).toISOString() };
-    const item: HistoryItem = { role: "assistant", agent: fanout.supervisor, type: "message", content: response };
-    await this.commit(session, done, [item], actor, [this.record(session, done, "fanout.completed", actor, end, { results: done.results.length })], () => this.k.timers.cancel(`fanout:${id}`));
+    // In a run the answer is the fan_out call's output; on its own it is the supervisor's message.
+    const items: HistoryItem[] = fanout.run_id === null ? [{ role: "assistant", agent: fanout.supervisor, type: "message", content: response }] : [];
+    await this.commit(session, done, items, actor, [this.record(session, done, "fanout.completed", actor, end, { results: done.results.length })], () => this.k.timers.cancel(`fanout:${id}`));
   }
 
   /**

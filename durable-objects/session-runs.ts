@@ -18,6 +18,7 @@ import type { AgentDefinition } from "../src/schemas/agent";
 import type { HistoryItem } from "../src/schemas/handoff";
 import type { MessageRun, ToolOutputsArgs } from "../src/rpc/session";
 import type { InboxAnswer, InboxItem } from "../src/schemas/inbox";
+import { TaskDecomposition, type Fanout } from "../src/schemas/collaboration";
 import { DEFAULT_MAX_TURNS, type PendingCall, type Run, type RunStatus, type TraceEvent, type TracePage, type TurnWork, type WorkCall, type WorkHandoff } from "../src/schemas/run";
 import { agentModels, type AgentModels } from "../src/services/agent-models";
 import { agentDirectory, type AgentDirectory } from "../src/services/registry-cache";
@@ -69,6 +70,8 @@ export class SessionRuns {
     sql: Sql,
     /** Told (inside the ending transaction) that a run ended: with its error code when it failed. */
     private readonly ended: (failedWith: string | null) => void = () => undefined,
+    /** A supervisor's fan_out call: the session's fan-out feature runs it to its end. */
+    private readonly fanOut: (runId: string, decomposition: TaskDecomposition, actor: Actor) => Promise<Result<Fanout>> = async () => err("INTERNAL", "fan-out is not wired"),
   ) {
     this.store = new RunStore(sql, k.liveEvents);
   }
@@ -536,6 +539,7 @@ export class SessionRuns {
     const models = calls.some((c) => c.kind !== "http") ? await agentModels(this.k.env, tenant) : null;
     const results = await Promise.all(
       calls.map(async (call) => {
+        if (call.kind === "fan_out") return { call, ...(await this.fanOutCall(row.run.id, work.agent, call)) };
         if (call.kind !== "http") {
           return { call, ...(await runPeerCall({ env: this.k.env, tenant, session_id: row.run.session_id, agent, directory: directory.byName, models: models! }, call)) };
         }
@@ -554,6 +558,21 @@ export class SessionRuns {
     );
     const fresh = this.store.get(row.run.id)!;
     await this.commitStep(session, { ...fresh, work: withCallsDone(work, new Set(calls.map((c) => c.id))), step: "tools" }, items, events, [], agentActor(work.agent), now);
+  }
+
+  /** A fan_out call: its tasks run to the end of the fan-out; the aggregate (or what failed) is the output. */
+  private async fanOutCall(runId: string, agent: string, call: WorkCall): Promise<{ ok: boolean; output: string; duration_ms: number }> {
+    const started = Date.now();
+    const args = JSON.parse(call.arguments || "{}") as { tasks?: { agent: string; instruction: string }[] };
+    const tasks = (args.tasks ?? []).map((t, i) => ({ task_id: `task_${i + 1}`, agent: t.agent, instruction: t.instruction }));
+    const decomposition = TaskDecomposition.safeParse({ original_query: tasks.map((t) => t.instruction).join("\n"), tasks });
+    if (!decomposition.success) return { ok: false, output: "Error: the tasks are not a valid decomposition.", duration_ms: 0 };
+    const result = await this.fanOut(runId, decomposition.data, agentActor(agent));
+    const duration_ms = Date.now() - started;
+    if (!result.ok) return { ok: false, output: `Error: the fan-out was refused (${result.error.code}): ${result.error.message}`, duration_ms };
+    const f = result.value;
+    if (f.state === "COMPLETED") return { ok: true, output: f.response ?? "", duration_ms };
+    return { ok: false, output: `Error: the fan-out failed (${f.results.filter((r) => !r.success).map((r) => `${r.agent}: ${r.error}`).join(", ")}). What came back: ${JSON.stringify(f.results.filter((r) => r.success).map((r) => ({ agent: r.agent, data: r.data })))}`, duration_ms };
   }
 
   /** The work's transfer or return: through the handoff engine, then the call's output. */

@@ -82,7 +82,13 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       destroy: () => this.destroy(),
     };
     this.handoffs = new SessionHandoffs(this.kernel, this.sql);
-    this.runs = new SessionRuns(this.kernel, this.handoffs, this.sql, (failedWith) => this.triggers.afterRun(failedWith));
+    this.runs = new SessionRuns(
+      this.kernel,
+      this.handoffs,
+      this.sql,
+      (failedWith) => this.triggers.afterRun(failedWith),
+      (runId, decomposition, actor) => this.fanout.fromRun(runId, decomposition, actor),
+    );
     this.triggers = new SessionTriggers(this.kernel, this.handoffs, this.runs, this.sql);
     this.fanout = new SessionFanout(this.kernel, this.runs, this.sql);
     this.hub = new LiveHub({ ctx, store: this.liveEvents, ready: () => this.schema.ready() });

@@ -27,7 +27,7 @@ export type ToolBinding =
   /** A registry tool: run over HTTP by Relay, or by the API client. */
   | { kind: "function"; tool: ToolDefinition }
   /** Talking to another agent (design §6): ask (a query it answers), notify, broadcast. */
-  | { kind: "peer"; action: "ask" | "notify" | "broadcast"; parameters: Record<string, unknown> };
+  | { kind: "peer"; action: "ask" | "notify" | "broadcast" | "fan_out"; parameters: Record<string, unknown> };
 
 export interface AgentTools {
   tools: ToolSpec[];
@@ -149,12 +149,12 @@ export function agentTools(input: AgentToolsInput): AgentTools {
 }
 
 /** Names of the agent-to-agent tools (a registry tool may not take them). */
-export const PEER_TOOLS = { ask: "ask_agent", notify: "notify_agent", broadcast: "broadcast" } as const;
+export const PEER_TOOLS = { ask: "ask_agent", notify: "notify_agent", broadcast: "broadcast", fan_out: "fan_out" } as const;
 
 function peerTools(peers: readonly string[]): { spec: ToolSpec; binding: Extract<ToolBinding, { kind: "peer" }> }[] {
   if (peers.length === 0) return [];
   const agent = { type: "string", enum: [...peers], description: "The agent." };
-  const make = (action: "ask" | "notify" | "broadcast", description: string, properties: Record<string, unknown>, required: string[]) => {
+  const make = (action: "ask" | "notify" | "broadcast" | "fan_out", description: string, properties: Record<string, unknown>, required: string[]) => {
     const parameters = { type: "object", properties, required, additionalProperties: false };
     return { spec: { type: "function" as const, function: { name: PEER_TOOLS[action], description, parameters } }, binding: { kind: "peer" as const, action, parameters } };
   };
@@ -166,6 +166,12 @@ function peerTools(peers: readonly string[]): { spec: ToolSpec; binding: Extract
       "Tell every agent you work with something; with capabilities, learn which of them can do it best.",
       { message: { type: "string" }, capabilities: { type: "array", items: { type: "string" }, description: "Capabilities you need (optional)." } },
       ["message"],
+    ),
+    make(
+      "fan_out",
+      "Split the work into tasks for the agents you work with; they run in parallel and you get their results aggregated.",
+      { tasks: { type: "array", minItems: 1, items: { type: "object", properties: { agent, instruction: { type: "string" } }, required: ["agent", "instruction"], additionalProperties: false } } },
+      ["tasks"],
     ),
   ];
 }

@@ -203,6 +203,8 @@ export const Fanout = z.object({
   response: z.string().nullable(),
   /** States passed through, in order. */
   states: z.array(z.object({ state: FanoutState, at: z.string() })),
+  /** The run whose `fan_out` call started it (null: the API). */
+  run_id: z.string().nullable().default(null),
   started_at: z.string(),
   ended_at: z.string().nullable(),
 });

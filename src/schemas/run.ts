@@ -99,8 +99,8 @@ export type RunPending = z.infer<typeof RunPending>;
 
 export const APPROVAL_STATES = ["none", "pending", "approved", "denied"] as const;
 
-/** What runs a call: an http tool, the client, or Relay's agent-to-agent tools (ask, notify, broadcast). */
-export const WORK_CALL_KINDS = ["http", "client", "ask", "notify", "broadcast"] as const;
+/** What runs a call: an http tool, the client, or Relay's agent-to-agent tools (ask, notify, broadcast, fan_out). */
+export const WORK_CALL_KINDS = ["http", "client", "ask", "notify", "broadcast", "fan_out"] as const;
 export type WorkCallKind = (typeof WORK_CALL_KINDS)[number];
 
 /**

@@ -9,12 +9,12 @@ import { z } from "zod";
  */
 
 /** Names Relay's own tools use; a registry tool may not shadow them. */
-const RESERVED = /^(transfer_to_|return_to_|(escalate_to_human|ask_agent|notify_agent|broadcast)$)/;
+const RESERVED = /^(transfer_to_|return_to_|(escalate_to_human|ask_agent|notify_agent|broadcast|fan_out)$)/;
 
 export const ToolName = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1–64 letters, digits, '_' or '-' (the OpenAI tool-name rule)")
-  .refine((name) => !RESERVED.test(name), "transfer_to_*, return_to_*, escalate_to_human, ask_agent, notify_agent and broadcast are Relay's own tools");
+  .refine((name) => !RESERVED.test(name), "transfer_to_*, return_to_*, escalate_to_human, ask_agent, notify_agent, broadcast and fan_out are Relay's own tools");
 export type ToolName = z.infer<typeof ToolName>;
 
 export const TOOL_KINDS = ["http", "client"] as const;

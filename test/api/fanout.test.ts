@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { answer, callTool, delayed, httpError } from "../fakes/openai";
 import { advanceClock, drainDue, sessionStub } from "../durable-objects/helpers";
 import { call } from "./helpers";
-import { script } from "./run-fixtures";
+import { protocolErrors, script } from "./run-fixtures";
 
 /**
  * Supervisor fan-out (issue 11): tasks run in parallel on their agents, results come in
@@ -96,6 +96,23 @@ describe("fan-out", () => {
       const id2 = await session();
       const fallback = await call("POST", `/v1/sessions/${id2}/fan-out`, { input: "Will it rain in Lisbon?" });
       expect(fallback.json).toMatchObject({ decomposed_by: "rules", decomposition: { tasks: [{ agent: "weather" }] } });
+    });
+
+    it("in a run: a supervisor allowed fan_out calls it, the tasks run, and the aggregate is the call's output", async () => {
+      await call("PUT", "/v1/agents/lead", { name: "lead", description: "Lead", handoffs: ["weather", "travel"], tools: { allow: ["fan_out"] } });
+      const fake = script({
+        lead: [callTool("fan_out", { tasks: [{ agent: "weather", instruction: "Lisbon weather" }, { agent: "travel", instruction: "Porto trains" }] }), answer("Sunny; 3h."), answer("Go: it is sunny and 3h by train.")],
+        weather: [answer("Sunny")],
+        travel: [answer("3h")],
+      });
+      const id = (await call("POST", "/v1/sessions", { agent: "lead" })).json.id;
+      const res = await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "weekend in Lisbon?" });
+      expect(res.json.run).toMatchObject({ status: "completed", output: "Go: it is sunny and 3h by train." });
+      const last = fake.requests.at(-1)!;
+      expect(last.body.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["Sunny; 3h."]);
+      expect(protocolErrors(last)).toEqual([]);
+      const toolEvent = res.json.run.events.find((e: { details: { tool_name?: string } }) => e.details.tool_name === "fan_out");
+      expect(toolEvent).toMatchObject({ details: { outcome: "ok" } });
     });
 
     it("one task fails: the fan-out completes, the failure named to the supervisor", async () => {

@@ -8,6 +8,7 @@ import { movePhase, negotiated, phaseEvent, type NegotiationState } from "../src
 import type { Env } from "../src/env";
 import { err, ok, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
+import { escalationInboxId } from "../src/runtime/inbox";
 import type { CollaborationRpc, SentMessage } from "../src/rpc/collaboration";
 import { agentRpc } from "../src/rpc/stubs";
 import { CollabMessage, Collaboration, DEFAULT_ESCALATION_TIMEOUT_S, REPLY_TYPES, type CollabMessageInput, type CollaborationComplete, type CollaborationCreate, type EscalationResolve } from "../src/schemas/collaboration";
@@ -146,6 +147,10 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
       this.audit(tenant, next, "collaboration.message_sent", actor, now, { message_id: id, type: input.type, from: input.from, to: input.to ?? null, priority: input.priority, correlation_id: input.correlation_id ?? null }),
     ];
     if (next.phase !== record.phase) records.push(this.audit(tenant, next, "collaboration.phase_changed", actor, now, { from: record.phase, to: next.phase, message_id: id }));
+    // An escalation is a person's to answer: it is in the tenant's inbox (GET /v1/inbox) too.
+    if (input.type === "escalate") {
+      records.push(this.audit(tenant, next, "inbox.item_created", actor, now, { inbox_id: escalationInboxId(id, record.id), kind: "escalation", agent: input.from, run_id: null, handoff_id: null, reason: input.subject ?? "escalation", expires_at: message.expires_at }));
+    }
     await this.commit(records, () => {
       this.saveRecord(next);
       message.seq = this.insert(message);
@@ -197,7 +202,11 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
     const by = args.by ?? "api";
     const next = { ...loaded.record, updated_at: new Date(now).toISOString() };
     const answered: CollabMessage = { ...escalation, status: "answered", reply: args.reply, resolved_by: by };
-    await this.commit([this.audit(loaded.tenant, next, "collaboration.escalation_resolved", { actor: by, actor_type: "user" }, now, { message_id: messageId, from: escalation.from })], () => {
+    const records = [
+      this.audit(loaded.tenant, next, "collaboration.escalation_resolved", { actor: by, actor_type: "user" }, now, { message_id: messageId, from: escalation.from }),
+      this.audit(loaded.tenant, next, "inbox.item_resolved", { actor: by, actor_type: "user" }, now, { inbox_id: escalationInboxId(messageId, next.id), agent: escalation.from, outcome: "resolved", resolved_by: by }),
+    ];
+    await this.commit(records, () => {
       this.saveRecord(next);
       this.update(answered);
       this.timers.cancel(TIMER_KEYS.collabMessage(messageId));
@@ -246,7 +255,9 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
     const next = { ...loaded.record, updated_at: new Date(now).toISOString() };
     const waited = message.type === "query" || message.type === "escalate";
     const action = message.type === "query" ? "collaboration.query_timed_out" : message.type === "escalate" ? "collaboration.escalation_timed_out" : "collaboration.message_expired";
-    await this.commit([this.audit(loaded.tenant, next, action, { actor: "relay", actor_type: "system" }, now, { message_id: messageId, type: message.type, from: message.from, to: message.to })], () => {
+    const records = [this.audit(loaded.tenant, next, action, { actor: "relay", actor_type: "system" }, now, { message_id: messageId, type: message.type, from: message.from, to: message.to })];
+    if (message.type === "escalate") records.push(this.audit(loaded.tenant, next, "inbox.item_expired", { actor: "relay", actor_type: "system" }, now, { inbox_id: escalationInboxId(messageId, next.id), agent: message.from, outcome: "expired", resolved_by: null }));
+    await this.commit(records, () => {
       this.saveRecord(next);
       this.update({ ...message, status: waited ? "timed_out" : "expired", error: message.type === "query" ? "QUERY_TIMEOUT" : message.type === "escalate" ? "HUMAN_TIMEOUT" : null });
     });

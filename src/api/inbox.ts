@@ -1,12 +1,13 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { queryInbox } from "../audit/inbox-index";
 import { RelayError } from "../errors";
-import { sessionRpc } from "../rpc/stubs";
-import { sessionOfInboxItem } from "../runtime/inbox";
+import { collaborationRpc, sessionRpc } from "../rpc/stubs";
+import { escalationOfInboxItem, sessionOfInboxItem } from "../runtime/inbox";
+import type { CollabMessage, Collaboration } from "../schemas/collaboration";
 import { AgentName } from "../schemas/agent";
-import { InboxKind, InboxResolve, InboxStatus, type InboxAnswer } from "../schemas/inbox";
+import { InboxKind, InboxResolve, InboxStatus, type InboxAnswer, type InboxItem } from "../schemas/inbox";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
 import { RUN_CALL_DEADLINE_MS, settle } from "./session-result";
 import { readJson, readQuery } from "./validate";
@@ -18,6 +19,38 @@ import { readJson, readQuery } from "./validate";
  */
 
 const itemMissing = (id: string) => () => new RelayError("INBOX_ITEM_NOT_FOUND", `No inbox item '${id}'.`, { inbox_id: id });
+
+/** A collaboration's escalation as an inbox item (it lives in the collaboration, as its message). */
+function escalationItem(id: string, collaboration: Collaboration, message: CollabMessage): InboxItem {
+  const status = message.status === "sent" ? "open" : message.status === "answered" ? "resolved" : message.status === "cancelled" ? "cancelled" : "expired";
+  return {
+    id,
+    kind: "escalation",
+    status,
+    session_id: collaboration.id,
+    agent: message.from,
+    run_id: null,
+    handoff_id: null,
+    source_agent: null,
+    target_agent: null,
+    reason: message.subject ?? "escalation",
+    details: { collaboration_id: collaboration.id, message_id: message.id, payload: message.payload },
+    created_at: message.sent_at,
+    expires_at: message.expires_at,
+    resolved_at: null,
+    resolved_by: message.resolved_by,
+    reply: message.reply,
+    decision: null,
+  };
+}
+
+/** The collaboration escalation an inbox id names (live), or 404. */
+async function escalation(c: Context<AppEnv>, id: string, ref: { collaboration_id: string; message_id: string }): Promise<InboxItem> {
+  const read = await collaborationRpc(c.env, c.get("tenant"), ref.collaboration_id).get();
+  const message = read.ok ? read.value.messages.find((m) => m.id === ref.message_id && m.type === "escalate") : undefined;
+  if (!read.ok || !message) throw itemMissing(id)();
+  return escalationItem(id, read.value, message);
+}
 
 /** The session an inbox id names, or 404. */
 function sessionOf(id: string): string {
@@ -42,6 +75,8 @@ export const inbox = new Hono<AppEnv>()
   })
   .get("/:id", async (c) => {
     const id = c.req.param("id");
+    const collab = escalationOfInboxItem(id);
+    if (collab) return c.json(await escalation(c, id, collab));
     const session = sessionOf(id);
     const items = await settle(c, session, await sessionRpc(c.env, c.get("tenant"), session).inbox(), itemMissing(id));
     const item = items.find((i) => i.id === id);
@@ -50,6 +85,17 @@ export const inbox = new Hono<AppEnv>()
   })
   .post("/:id/resolve", async (c) => {
     const id = c.req.param("id");
+    const collab = escalationOfInboxItem(id);
+    if (collab) {
+      const body = await readJson(c, InboxResolve);
+      if (body.reply === undefined) throw new RelayError("INBOX_ANSWER_MISMATCH", `Inbox item '${id}' asks a question: answer { reply }.`, { inbox_id: id, kind: "escalation" });
+      const resolved = await collaborationRpc(c.env, c.get("tenant"), collab.collaboration_id).resolveEscalation(collab.message_id, { reply: body.reply, ...(body.by ? { by: body.by } : {}) });
+      if (!resolved.ok) {
+        if (resolved.error.code === "COLLABORATION_NOT_FOUND" || resolved.error.code === "NOT_FOUND") throw itemMissing(id)();
+        throw RelayError.fromBody(resolved.error);
+      }
+      return c.json({ item: await escalation(c, id, collab), run: null });
+    }
     const session = sessionOf(id);
     const body = await readJson(c, InboxResolve);
     const actor = { actor: body.by ?? "api", actor_type: "user" as const };

@@ -50,11 +50,13 @@ function project(records: readonly AuditRecord[]): Projection[] {
     const closing = CLOSINGS[record.action];
     if (record.action !== "inbox.item_created" && closing === undefined) continue;
     const id = str(record.details.inbox_id);
-    if (id === null || record.session_id === null) continue;
+    // Items belong to a session, or to a collaboration (its escalations): its id stands in the session column.
+    const owner = record.session_id ?? str(record.details.collaboration_id);
+    if (id === null || owner === null) continue;
     const key = `${record.tenant}\u0000${id}`;
     let p = items.get(key);
     if (!p) {
-      p = { tenant: record.tenant, id, session_id: record.session_id, created: null, status: "open", statusAuditId: "", closedAt: null, resolvedBy: null };
+      p = { tenant: record.tenant, id, session_id: owner, created: null, status: "open", statusAuditId: "", closedAt: null, resolvedBy: null };
       items.set(key, p);
     }
     if (record.action === "inbox.item_created") {

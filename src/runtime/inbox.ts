@@ -69,3 +69,16 @@ export function closeItem(
     decision: answer?.decision ?? null,
   };
 }
+
+/** A collaboration's escalation in the inbox: `inb_<the message's ulid>_<collaboration id>`, so the inbox API finds both. */
+export function escalationInboxId(messageId: string, collaborationId: string): string {
+  return `inb_${messageId.slice("cmsg_".length)}_${collaborationId}`;
+}
+
+const ESCALATION_ID = /^inb_([0-9a-z]{26})_(col_[0-9a-z]{26})$/;
+
+/** The collaboration and message an escalation's inbox id names, or null when it names a session's item (or nothing). */
+export function escalationOfInboxItem(id: string): { collaboration_id: string; message_id: string } | null {
+  const match = ESCALATION_ID.exec(id);
+  return match ? { collaboration_id: match[2]!, message_id: `cmsg_${match[1]}` } : null;
+}

@@ -192,6 +192,24 @@ describe("escalations to a person", () => {
     expect(notOne.status).toBe(404);
   });
 
+  it("is in the tenant's inbox too: listed, read and answered through /v1/inbox like a session's item", async () => {
+    const id = await collaboration("b2", ["b1"]);
+    const escalation = (await send(id, { type: "escalate", from: "b2", subject: "needs sign-off" })).json.message;
+    await advance(id, 0);
+    const listed = (await call("GET", `/v1/inbox?kind=escalation&session_id=${id}`)).json.items;
+    expect(listed).toEqual([expect.objectContaining({ kind: "escalation", status: "open", session_id: id, agent: "b2", reason: "needs sign-off" })]);
+    const itemId = listed[0].id;
+    expect((await call("GET", `/v1/inbox/${itemId}`)).json).toMatchObject({ id: itemId, status: "open", details: { collaboration_id: id, message_id: escalation.id } });
+    const wrong = await call("POST", `/v1/inbox/${itemId}/resolve`, { decision: "approve" });
+    expect(wrong.json.error.code).toBe("INBOX_ANSWER_MISMATCH");
+    const resolved = await call("POST", `/v1/inbox/${itemId}/resolve`, { reply: "Signed.", by: "cfo@example.com" });
+    expect(resolved.json).toMatchObject({ item: { status: "resolved", reply: "Signed.", resolved_by: "cfo@example.com" }, run: null });
+    expect((await blocking("b2")).status).toBe("none");
+    await advance(id, 0);
+    expect((await call("GET", `/v1/inbox?kind=escalation&session_id=${id}`)).json.items[0]).toMatchObject({ status: "resolved", resolved_by: "cfo@example.com" });
+    expect((await call("GET", `/v1/inbox/inb_${"0".repeat(26)}_${id}`)).status).toBe(404);
+  });
+
   it("non-blocking: the sender carries on; the escalation waits for its answer or times out", async () => {
     const id = await collaboration("a4", ["a5"]);
     const escalation = (await send(id, { type: "escalate", from: "a4", payload: { blocking: false }, timeout_s: 60 })).json.message;

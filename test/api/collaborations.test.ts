@@ -263,6 +263,32 @@ describe("deadlocks across agents", () => {
     });
   }
 
+  it("the periodic alarm finds a cycle whose probes were lost when its waits began", async () => {
+    // Two queries recorded with their waits written straight into the agents' objects, as if
+    // every probe sent when they began had been lost; only the alarm's probes can find the cycle.
+    const id = await collaboration("b1", ["b2"]);
+    const q1 = (await send(id, { type: "notify", from: "b1", to: "b2" })).json.message;
+    const q2 = (await send(id, { type: "notify", from: "b2", to: "b1" })).json.message;
+    const agentStub = (name: string) => env.AGENTS.get(env.AGENTS.idFromName(`alpha:${name}`));
+    const plant = async (self: string, to: string, messageId: string, since: number) =>
+      runInDurableObject(agentStub(self), (_i, state) => {
+        state.storage.sql.exec(
+          "INSERT INTO waits (message_id, tenant, self, kind, to_agent, reason, collaboration_id, since) VALUES (?, 'alpha', ?, 'internal', ?, 'planted', ?, ?)",
+          messageId, self, to, id, since,
+        );
+        state.storage.sql.exec("INSERT INTO timers (id, kind, key, due_at, payload) VALUES ('t_probe', 'deadlock.probe', 'deadlock.probe', 0, 'null')");
+      });
+    // The planted waits are on notify messages, which the collaboration does not treat as queries:
+    // breaking one still ends the wait (and is recorded), which is what the test watches.
+    await plant("b1", "b2", q1.id, 1_000);
+    await plant("b2", "b1", q2.id, 2_000);
+    expect((await blocking("b1")).status).toBe("internal");
+    await runDurableObjectAlarm(agentStub("b2"));
+    expect(await blocking("b1")).toMatchObject({ status: "none" });
+    expect(await blocking("b2")).toMatchObject({ status: "internal", message_id: q2.id });
+    await runInDurableObject(agentStub("b2"), (_i, state) => state.storage.sql.exec("DELETE FROM waits"));
+  });
+
   it("a chain with no cycle breaks nothing", async () => {
     const agents = ["h1", "h2", "h3", "h4"];
     const id = await collaboration("h1", agents.slice(1));

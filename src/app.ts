@@ -10,12 +10,14 @@ import { agentHandoffs, handoffs, sessionInbox } from "./api/handoffs";
 import { inbox } from "./api/inbox";
 import { route } from "./api/route";
 import { sessions } from "./api/sessions";
+import { openApiJson } from "./api/spec/document";
 import { tools } from "./api/tools";
 import { webhooks } from "./api/webhooks";
 import { apiKeyAuth } from "./auth/middleware";
 
 /**
- * The Hono app: public health check, then everything under /v1 behind tenant auth.
+ * The Hono app: public health check and API description, then everything under /v1 behind
+ * tenant auth. The dashboard and /docs are static assets (public/), served before the Worker.
  * Sub-apps are mounted per resource; errors meet HTTP only in `onError`.
  */
 export function createApp() {
@@ -36,6 +38,8 @@ export function createApp() {
 
   return new Hono<AppEnv>()
     .get("/health", (c) => c.json({ ok: true, service: "relay" }))
+    // The API's description, public like the reference page (/docs) and dashboard (/) built on it.
+    .get("/openapi.json", (c) => c.body(openApiJson(), 200, { "Content-Type": "application/json; charset=utf-8", "Cache-Control": "public, max-age=300" }))
     // Signed by their source, not by an API key: mounted before /v1's key check.
     .route("/v1/webhooks", webhooks)
     .route("/v1", v1)

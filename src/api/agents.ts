@@ -14,7 +14,7 @@ import { parseWith, readJson, readQuery, readText } from "./validate";
 /** Agent documents can be large (2,000 examples); 4 MiB leaves room for all limits at once. */
 const AGENT_BODY_LIMIT = 4 * 1024 * 1024;
 
-const ListQuery = z.strictObject(pagingQuery(200, 50));
+export const AgentListQuery = z.strictObject(pagingQuery(200, 50));
 
 function agentName(raw: string): string {
   return parseWith(AgentName, raw, "agent name");
@@ -38,7 +38,7 @@ export const agents = new Hono<AppEnv>()
     return c.json(agent, created ? 201 : 200);
   })
   .get("/", async (c) => {
-    const { limit, cursor } = readQuery(c, ListQuery);
+    const { limit, cursor } = readQuery(c, AgentListQuery);
     const page = await listAgents(c.env.DB, c.get("tenant"), { limit, after: cursor ? decodeCursor(cursor) : undefined });
     return c.json(listPage(page.agents, page.next));
   })

@@ -8,7 +8,7 @@ import { readQuery } from "./validate";
 
 /** `GET /v1/audit`: the tenant's audit log from D1, newest first, cursor paging. */
 
-const AuditQuery = z.strictObject({
+export const AuditQuery = z.strictObject({
   session_id: z.string().min(1).max(128).optional(),
   agent: AgentName.optional(),
   action: z.string().min(1).max(100).optional(),

@@ -20,7 +20,7 @@ const commaList = (max: number) =>
     .transform((text) => text.split(",").map((s) => s.trim()).filter((s) => s.length > 0))
     .pipe(z.array(z.string().max(100)).max(max));
 
-const MatchQuery = z.strictObject({
+export const CapabilityMatchQuery = z.strictObject({
   capabilities: commaList(20).pipe(z.array(z.string()).min(1, "name at least one capability")),
   exclude: commaList(100).optional(),
   min_score: z.coerce.number().min(0).max(1).default(0),
@@ -28,7 +28,7 @@ const MatchQuery = z.strictObject({
 });
 
 export const capabilities = new Hono<AppEnv>().get("/match", async (c) => {
-  const query = readQuery(c, MatchQuery);
+  const query = readQuery(c, CapabilityMatchQuery);
   const agents = await loadDefinitions(c.env.DB, c.get("tenant"));
   const matches = matchCapabilities(agents, query.capabilities, { exclude: query.exclude, min_score: query.min_score });
   const ranked = matches.map(({ agent, score, matched, missing, hits }) => ({ agent, score, matched, missing, hits }));

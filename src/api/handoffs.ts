@@ -60,7 +60,7 @@ export const handoffs = new Hono<AppEnv>()
     return c.json(await settle(c, session, await handoffRpc(c, session).cancelHandoff(id), handoffMissing(id)));
   });
 
-const PageQuery = z.strictObject(pagingQuery(200, 50));
+export const PageQuery = z.strictObject(pagingQuery(200, 50));
 
 /** Mounted at /agents beside the registry routes (which have no `/:name/handoffs`). */
 export const agentHandoffs = new Hono<AppEnv>().get("/:name/handoffs", async (c) => {

@@ -59,7 +59,7 @@ function sessionOf(id: string): string {
   return session;
 }
 
-const ListQuery = z.strictObject({
+export const InboxListQuery = z.strictObject({
   status: InboxStatus.optional(),
   agent: AgentName.optional(),
   kind: InboxKind.optional(),
@@ -69,7 +69,7 @@ const ListQuery = z.strictObject({
 
 export const inbox = new Hono<AppEnv>()
   .get("/", async (c) => {
-    const { cursor, ...filters } = readQuery(c, ListQuery);
+    const { cursor, ...filters } = readQuery(c, InboxListQuery);
     const page = await queryInbox(c.env.DB, c.get("tenant"), { ...filters, after: cursor === undefined ? undefined : decodeCursor(cursor) });
     return c.json(listPage(page.items, page.next));
   })

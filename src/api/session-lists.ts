@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
-import { querySessions, SessionIndexStatus } from "../audit/session-index";
+import { querySessions } from "../audit/session-index";
+import { SessionIndexStatus } from "../schemas/session";
 import { RelayError, type Result } from "../errors";
 import { AgentName } from "../schemas/agent";
 import type { TracePage } from "../schemas/run";
@@ -19,7 +20,7 @@ import { readQuery } from "./validate";
 
 type Ctx = Context<AppEnv>;
 
-const ListQuery = z.strictObject({
+export const SessionListQuery = z.strictObject({
   status: SessionIndexStatus.optional(),
   agent: AgentName.optional(),
   ...pagingQuery(200, 50),
@@ -31,7 +32,7 @@ const ListQuery = z.strictObject({
  * latest handoff, may not show yet.
  */
 export async function listSessions(c: Ctx) {
-  const { cursor, ...filters } = readQuery(c, ListQuery);
+  const { cursor, ...filters } = readQuery(c, SessionListQuery);
   const page = await querySessions(c.env.DB, c.get("tenant"), { ...filters, before: cursor === undefined ? undefined : decodeCursor(cursor) });
   return c.json(listPage(page.sessions, page.next));
 }
@@ -42,7 +43,7 @@ function notBoth(after: unknown, cursor: unknown): void {
   }
 }
 
-const HistoryQuery = z.strictObject({
+export const HistoryQuery = z.strictObject({
   after: z.coerce.number().int().min(0).optional(),
   ...pagingQuery(500, 100),
 });
@@ -63,12 +64,12 @@ export async function historyPage<T>(
 /** Audit record ids are ULIDs. */
 const RECORD_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
-const AuditQuery = z.strictObject({
+export const SessionAuditQuery = z.strictObject({
   after: z.string().max(40).optional(),
   ...pagingQuery(500, 100),
 });
 
-const TraceQuery = z.strictObject(pagingQuery(1000, 200));
+export const TraceQuery = z.strictObject(pagingQuery(1000, 200));
 
 /** `GET /v1/sessions/:id/trace`: the runs' events in order, oldest first. */
 export async function tracePage(c: Ctx, id: string, read: (query: { after?: string; limit: number }) => Promise<Result<TracePage>>) {
@@ -83,7 +84,7 @@ export async function sessionAuditPage<T>(
   id: string,
   read: (query: { after?: string; limit: number }) => Promise<Result<{ records: T[]; pending: number; next_after: string | null }>>,
 ) {
-  const { after, cursor, limit } = readQuery(c, AuditQuery);
+  const { after, cursor, limit } = readQuery(c, SessionAuditQuery);
   notBoth(after, cursor);
   const from = cursor === undefined ? after : decodeCursor(cursor, RECORD_ID);
   const page = await settle(c, id, await read({ after: from, limit }));

@@ -10,7 +10,7 @@ import { parseWith, readJson, readQuery } from "./validate";
 
 /** `/v1/tools`: the tenant's tool registry. Agents name the tools they may call in `tools.allow`. */
 
-const ListQuery = z.strictObject(pagingQuery(200, 50));
+export const ToolListQuery = z.strictObject(pagingQuery(200, 50));
 
 const missing = (name: string) => new RelayError("TOOL_NOT_FOUND", `No tool named '${name}'.`, { tool: name });
 
@@ -28,7 +28,7 @@ export const tools = new Hono<AppEnv>()
     return c.json(tool, created ? 201 : 200);
   })
   .get("/", async (c) => {
-    const { limit, cursor } = readQuery(c, ListQuery);
+    const { limit, cursor } = readQuery(c, ToolListQuery);
     const page = await listTools(c.env.DB, c.get("tenant"), { limit, after: cursor ? decodeCursor(cursor) : undefined });
     return c.json(listPage(page.tools, page.next));
   })

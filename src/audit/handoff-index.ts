@@ -1,5 +1,5 @@
 import { isTerminal } from "../handoff/statuses";
-import { HandoffMode, HandoffPolicy, HandoffStatus } from "../schemas/handoff";
+import { HandoffMode, HandoffPolicy, HandoffStatus, type HandoffIndexRow } from "../schemas/handoff";
 import { chunk } from "./outbox-policy";
 import type { AuditRecord } from "./record";
 
@@ -10,20 +10,6 @@ import type { AuditRecord } from "./record";
  * no outbox of its own. Upserts are guarded by the id of the record they come from
  * (`last_audit_id`), so a replayed or reordered batch never moves a handoff backwards.
  */
-
-/** One handoff as the history API returns it. */
-export interface HandoffIndexRow {
-  id: string;
-  session_id: string;
-  source_agent: string;
-  target_agent: string | null;
-  status: HandoffStatus;
-  mode: HandoffMode;
-  policy: HandoffPolicy;
-  reason: string;
-  created_at: string;
-  completed_at: string | null;
-}
 
 const COLUMNS = ["id", "tenant", "session_id", "source_agent", "target_agent", "status", "mode", "policy", "reason", "created_at", "completed_at", "last_audit_id"];
 /** 8 rows × 12 columns = 96 bound parameters, under D1's 100. */

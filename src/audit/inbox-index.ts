@@ -1,4 +1,4 @@
-import type { InboxKind, InboxStatus } from "../schemas/inbox";
+import type { InboxIndexRow, InboxKind, InboxStatus } from "../schemas/inbox";
 import type { AuditRecord } from "./record";
 
 /**
@@ -11,22 +11,6 @@ import type { AuditRecord } from "./record";
  * Replays and reordering change nothing: creation fields are only ever filled in (never
  * overwritten), and `status` moves only to the value of a newer record.
  */
-
-/** One inbox item as `GET /v1/inbox` lists it. */
-export interface InboxIndexRow {
-  id: string;
-  kind: InboxKind;
-  status: InboxStatus;
-  session_id: string;
-  agent: string | null;
-  run_id: string | null;
-  handoff_id: string | null;
-  reason: string;
-  created_at: string;
-  expires_at: string | null;
-  closed_at: string | null;
-  resolved_by: string | null;
-}
 
 const CLOSINGS: Record<string, InboxStatus> = { "inbox.item_resolved": "resolved", "inbox.item_expired": "expired", "inbox.item_cancelled": "cancelled" };
 

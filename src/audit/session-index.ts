@@ -1,4 +1,4 @@
-import { z } from "zod";
+import type { SessionIndexRow, SessionIndexStatus } from "../schemas/session";
 import type { AuditRecord } from "./record";
 
 /**
@@ -16,26 +16,6 @@ import type { AuditRecord } from "./record";
  *   upsert runs in the batch *before* the audit rows are inserted, so a record already
  *   delivered once (the outbox resending a batch whose success it never heard of) counts 0.
  */
-
-export const SessionIndexStatus = z.enum(["active", "expired", "deleted"]);
-export type SessionIndexStatus = z.infer<typeof SessionIndexStatus>;
-
-/** One session as `GET /v1/sessions` lists it. */
-export interface SessionIndexRow {
-  id: string;
-  status: SessionIndexStatus;
-  /** The agent the session started with. */
-  initial_agent: string | null;
-  /** The agent holding the session after its last completed handoff. */
-  current_agent: string;
-  created_at: string;
-  /** The time of the session's last audited change. */
-  updated_at: string;
-  /** When it expired or was deleted. */
-  ended_at: string | null;
-  message_count: number;
-  handoff_count: number;
-}
 
 const ENDINGS: Record<string, SessionIndexStatus> = { "session.expired": "expired", "session.deleted": "deleted" };
 

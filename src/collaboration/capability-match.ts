@@ -1,4 +1,7 @@
 import type { AgentDefinition } from "../schemas/agent";
+import type { CapabilityHit, CapabilityMatch } from "../schemas/collaboration";
+
+export type { CapabilityHit, CapabilityMatch };
 
 /**
  * The proficiency-weighted capability matcher (seed semantics, design §6): for each
@@ -26,28 +29,6 @@ export interface CapabilityMatchOptions {
   exclude?: readonly string[];
   /** Keep agents scoring at least this (0..1); default 0. */
   min_score?: number;
-}
-
-/** How one requirement was met. */
-export interface CapabilityHit {
-  /** The requirement, as the caller spelled it. */
-  required: string;
-  /** The agent's capability that met it. */
-  capability: string;
-  via: "name" | "tag";
-  /** What it added to the sum: proficiency, or proficiency × TAG_WEIGHT for a tag. */
-  weight: number;
-}
-
-export interface CapabilityMatch {
-  agent: string;
-  /** 0..1, rounded to 4 decimals. */
-  score: number;
-  /** Requirements met, in the order asked. */
-  matched: string[];
-  /** Requirements not met, in the order asked. */
-  missing: string[];
-  hits: CapabilityHit[];
 }
 
 const norm = (s: string): string => s.trim().toLowerCase();

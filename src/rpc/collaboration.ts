@@ -1,14 +1,10 @@
 import type { Result } from "../errors";
-import type { CapabilityMatch } from "../collaboration/capability-match";
+import type { SentMessage } from "../schemas/api";
 import type { CollabMessage, CollabMessageInput, Collaboration, CollaborationCreate, CollaborationComplete, EscalationResolve } from "../schemas/collaboration";
 
-/** The CollaborationDO's RPC contract (durable-objects/collaboration.ts implements it). */
+export type { SentMessage };
 
-export interface SentMessage {
-  message: CollabMessage;
-  /** A capability broadcast's answer: the participants ranked by the capability matcher. */
-  matches?: CapabilityMatch[];
-}
+/** The CollaborationDO's RPC contract (durable-objects/collaboration.ts implements it). */
 
 export interface CollaborationRpc {
   create(tenant: string, id: string, args: CollaborationCreate): Promise<Result<Collaboration>>;

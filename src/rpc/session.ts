@@ -1,11 +1,14 @@
 import type { Actor, AuditRecord } from "../audit/record";
 import type { Result } from "../errors";
+import type { AddedMessage, LocalAuditRecord, MessageRun } from "../schemas/api";
 import type { Fanout, FanoutStart } from "../schemas/collaboration";
 import type { Handoff, HandoffRequest, HistoryItem } from "../schemas/handoff";
 import type { RouteDecision } from "../schemas/routing";
 import type { InboxAnswer, InboxItem } from "../schemas/inbox";
 import type { Run, ToolOutputs, TracePage } from "../schemas/run";
 import type { AgentTurnStatus, SessionMessage, SessionStatePatch, SessionView } from "../schemas/session";
+
+export type { AddedMessage, LocalAuditRecord, MessageRun };
 
 /**
  * The SessionDO's RPC contract (durable-objects/session.ts implements it). Every method
@@ -24,15 +27,6 @@ export interface SessionCreateArgs {
   /** The router's decision when the router picked the agent; recorded as `route.decided`. */
   route?: RouteDecision;
 }
-
-export interface AddedMessage {
-  seq: number;
-  message: HistoryItem;
-  history_length: number;
-}
-
-/** An audit record as the session reports it: whether it has reached D1 yet. */
-export type LocalAuditRecord = AuditRecord & { flushed: boolean };
 
 export interface SessionAuditPage {
   records: LocalAuditRecord[];
@@ -58,12 +52,6 @@ export interface StartHandoffArgs {
 export interface HandoffAccepted {
   handoff: Handoff;
   accepted: boolean;
-}
-
-/** A user message and the run it started. */
-export interface MessageRun {
-  message: HistoryItem;
-  run: Run;
 }
 
 /** What a user message asks beyond its text: capabilities it needs (capability triggers may hand it on first). */

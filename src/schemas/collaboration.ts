@@ -209,3 +209,28 @@ export const Fanout = z.object({
   ended_at: z.string().nullable(),
 });
 export type Fanout = z.infer<typeof Fanout>;
+
+/** How one requirement was met. */
+export const CapabilityHit = z.strictObject({
+  /** The requirement, as the caller spelled it. */
+  required: z.string(),
+  /** The agent's capability that met it. */
+  capability: z.string(),
+  via: z.enum(["name", "tag"]),
+  /** What it added to the sum: proficiency, or proficiency × TAG_WEIGHT for a tag. */
+  weight: z.number(),
+});
+export type CapabilityHit = z.infer<typeof CapabilityHit>;
+
+/** One agent as the capability matcher ranks it. */
+export const CapabilityMatch = z.strictObject({
+  agent: z.string(),
+  /** 0..1, rounded to 4 decimals. */
+  score: z.number().min(0).max(1),
+  /** Requirements met, in the order asked. */
+  matched: z.array(z.string()),
+  /** Requirements not met, in the order asked. */
+  missing: z.array(z.string()),
+  hits: z.array(CapabilityHit),
+});
+export type CapabilityMatch = z.infer<typeof CapabilityMatch>;

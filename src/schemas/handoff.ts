@@ -203,3 +203,18 @@ export const Handoff = z.strictObject({
   transitions: z.array(HandoffTransition),
 });
 export type Handoff = z.infer<typeof Handoff>;
+
+/** One handoff as `GET /v1/agents/:name/handoffs` lists it (the D1 handoff index). */
+export const HandoffIndexRow = z.strictObject({
+  id: z.string(),
+  session_id: z.string(),
+  source_agent: z.string(),
+  target_agent: z.string().nullable(),
+  status: HandoffStatus,
+  mode: HandoffMode,
+  policy: HandoffPolicy,
+  reason: z.string(),
+  created_at: z.string(),
+  completed_at: z.string().nullable(),
+});
+export type HandoffIndexRow = z.infer<typeof HandoffIndexRow>;

@@ -69,3 +69,20 @@ export type InboxResolve = z.infer<typeof InboxResolve>;
 
 /** An answer as the session receives it. */
 export type InboxAnswer = { reply: string } | { decision: ApprovalDecision; reason?: string };
+
+/** One inbox item as `GET /v1/inbox` lists it (the D1 inbox index): never the conversation or the reply. */
+export const InboxIndexRow = z.strictObject({
+  id: z.string(),
+  kind: InboxKind,
+  status: InboxStatus,
+  session_id: z.string(),
+  agent: z.string().nullable(),
+  run_id: z.string().nullable(),
+  handoff_id: z.string().nullable(),
+  reason: z.string(),
+  created_at: z.string(),
+  expires_at: z.string().nullable(),
+  closed_at: z.string().nullable(),
+  resolved_by: z.string().nullable(),
+});
+export type InboxIndexRow = z.infer<typeof InboxIndexRow>;

@@ -148,3 +148,24 @@ export const SessionView = z.strictObject({
   expires_at: z.string(),
 });
 export type SessionView = z.infer<typeof SessionView>;
+
+export const SessionIndexStatus = z.enum(["active", "expired", "deleted"]);
+export type SessionIndexStatus = z.infer<typeof SessionIndexStatus>;
+
+/** One session as `GET /v1/sessions` lists it (the D1 sessions index). */
+export const SessionIndexRow = z.strictObject({
+  id: SessionId,
+  status: SessionIndexStatus,
+  /** The agent the session started with. */
+  initial_agent: z.string().nullable(),
+  /** The agent holding the session after its last completed handoff. */
+  current_agent: z.string(),
+  created_at: z.string(),
+  /** The time of the session's last audited change. */
+  updated_at: z.string(),
+  /** When it expired or was deleted. */
+  ended_at: z.string().nullable(),
+  message_count: z.number().int().min(0),
+  handoff_count: z.number().int().min(0),
+});
+export type SessionIndexRow = z.infer<typeof SessionIndexRow>;

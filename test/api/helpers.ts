@@ -1,9 +1,13 @@
 import { exports } from "cloudflare:workers";
+import { checkResponse } from "./openapi-conformance";
 
 export const ALPHA_KEY = "alpha-test-key";
 export const BETA_KEY = "beta-test-key";
 
-/** Calls the Worker as a client would, with the alpha tenant's key unless told otherwise. */
+/**
+ * Calls the Worker as a client would, with the alpha tenant's key unless told otherwise.
+ * Every answer is checked against the OpenAPI document (./openapi-conformance.ts).
+ */
 export async function call(
   method: string,
   path: string,
@@ -24,5 +28,6 @@ export async function call(
   } catch {
     json = text;
   }
+  checkResponse(method.toUpperCase(), `http://relay.test${path}`, response.status, response.headers.get("Content-Type"), json);
   return { status: response.status, json, headers: response.headers };
 }

@@ -1,0 +1,384 @@
+import { z } from "zod";
+import type { ErrorCode } from "../../errors/codes";
+import { AuditRecord } from "../../audit/record";
+import { AgentDefinition, AgentName, StoredAgent } from "../../schemas/agent";
+import {
+  AddedMessage, CapabilityMatchPage, EventFired, Health, InboxResolved, MessageRun, Page, RouteStats,
+  RoutingConfigView, RunOnly, SentMessage, SessionAuditPage, WebhookAnswer,
+} from "../../schemas/api";
+import {
+  BlockingStatus, CollabMessage, CollabMessageInput, Collaboration, CollaborationComplete, CollaborationCreate,
+  EscalationResolve, Fanout, FanoutStart,
+} from "../../schemas/collaboration";
+import { EventSubscription, EventSubscriptionInput } from "../../schemas/events";
+import { Handoff, HandoffIndexRow, HandoffRequest, HistoryItem } from "../../schemas/handoff";
+import { InboxIndexRow, InboxItem, InboxResolve } from "../../schemas/inbox";
+import { RouteDecision, RouteRequest, RoutingConfigPatch } from "../../schemas/routing";
+import { Run, ToolOutputs, TraceEvent } from "../../schemas/run";
+import {
+  AgentStatusUpdate, SessionCreate, SessionEvent, SessionIndexRow, SessionMessage, SessionStatePatch, SessionView, TriggerFire,
+} from "../../schemas/session";
+import { StoredTool, ToolDefinition, ToolName } from "../../schemas/tool";
+import { WebhookPayload } from "../../schemas/webhook";
+import { AgentListQuery } from "../agents";
+import { AuditQuery } from "../audit";
+import { CapabilityMatchQuery } from "../capabilities";
+import { PageQuery } from "../handoffs";
+import { InboxListQuery } from "../inbox";
+import { HistoryQuery, SessionAuditQuery, SessionListQuery, TraceQuery } from "../session-lists";
+import { ToolListQuery } from "../tools";
+
+/**
+ * Every route the API serves, described once: what it takes (path parameters, query, body,
+ * headers), what it answers (a schema per status) and which error codes it may answer
+ * with. The OpenAPI document is built from this table, and the test suite checks both
+ * ways that it matches the app: every mounted route is here, and every response a test
+ * receives fits the schema listed for its status.
+ */
+
+export type Method = "get" | "post" | "put" | "patch" | "delete";
+
+export interface Answer {
+  description: string;
+  /** The JSON body; absent for a body-less answer (204, 101). */
+  schema?: z.ZodType;
+  /** A body that is not JSON (the SSE stream). */
+  media?: "text/event-stream";
+}
+
+export interface Operation {
+  method: Method;
+  /** OpenAPI form: `/v1/agents/{name}`. */
+  path: string;
+  tag: Tag;
+  summary: string;
+  description?: string;
+  /** False for the routes that need no API key. */
+  auth?: boolean;
+  params?: Record<string, z.ZodType>;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  /** Request media types besides JSON (an agent as Markdown). */
+  bodyMedia?: "text/markdown";
+  headers?: Record<string, { schema: z.ZodType; required?: boolean; description: string }>;
+  answers: Record<number, Answer>;
+  /** Error codes this route may answer with (each code's status is fixed: src/errors/codes.ts). */
+  errors: ErrorCode[];
+}
+
+export const TAGS = {
+  system: "Health and the API's own description.",
+  agents: "The agent registry: definitions, blocking status and handoff history.",
+  tools: "The tool registry agents call from their turns.",
+  routing: "Which agent should take an input: dry runs, statistics and configuration.",
+  sessions: "Conversations, each in its own Durable Object: messages, runs, state, traces, audit.",
+  handoffs: "Moving a session from one agent to another.",
+  inbox: "What waits for a person: human turns, escalations and approvals.",
+  collaborations: "Agents talking to each other: messages, queries, negotiation, escalation.",
+  audit: "The tenant's audit trail in D1.",
+  webhooks: "Signed deliveries from other systems, and where Relay sends its own.",
+} as const;
+export type Tag = keyof typeof TAGS;
+
+// Error codes shared by kinds of route.
+const AUTH: ErrorCode[] = ["UNAUTHORIZED", "AUTH_NOT_CONFIGURED", "DEPENDENCY_UNAVAILABLE", "INTERNAL"];
+const BODY: ErrorCode[] = ["INVALID_JSON", "VALIDATION_FAILED", "JSON_TOO_DEEP", "PAYLOAD_TOO_LARGE"];
+const LIST: ErrorCode[] = ["VALIDATION_FAILED", "INVALID_CURSOR"];
+const SESSION: ErrorCode[] = ["SESSION_NOT_FOUND", "SESSION_EXPIRED"];
+/** What a run's start or resumption can be refused with; a run that fails still answers 200 with its error. */
+const RUN: ErrorCode[] = ["RUN_IN_PROGRESS", "RUN_INTERRUPTED"];
+/** Why a handoff is refused, rolled back or fails. */
+const HANDOFF: ErrorCode[] = [
+  "AGENT_NOT_FOUND", "HANDOFF_IN_PROGRESS", "NOT_CURRENT_AGENT", "IDEMPOTENCY_KEY_REUSED", "HANDOFF_NOT_ALLOWED",
+  "CONDITION_NOT_MET", "MAX_DEPTH_EXCEEDED", "CIRCULAR_HANDOFF", "CAPABILITY_MISMATCH", "AGENT_UNAVAILABLE",
+  "NOTHING_TO_RETURN", "INVALID_CONDITION",
+];
+
+const AgentParam = { name: AgentName };
+const ToolParam = { name: ToolName };
+const Id = (what: string) => ({ id: z.string().describe(what) });
+const SessionParam = Id("The session's id (ses_…).");
+const CollaborationParam = Id("The collaboration's id (col_…).");
+
+const json = (description: string, schema: z.ZodType): Answer => ({ description, schema });
+const noContent: Answer = { description: "Done; no body." };
+
+export const OPERATIONS: Operation[] = [
+  // System
+  {
+    method: "get", path: "/health", tag: "system", auth: false, summary: "Liveness",
+    answers: { 200: json("Relay answers.", Health) }, errors: [],
+  },
+  {
+    method: "get", path: "/openapi.json", tag: "system", auth: false, summary: "This OpenAPI 3.1 document",
+    answers: { 200: json("The document.", z.looseObject({ openapi: z.literal("3.1.0") })) }, errors: [],
+  },
+
+  // Agents
+  {
+    method: "put", path: "/v1/agents/{name}", tag: "agents", summary: "Create or replace an agent",
+    description: "JSON, or a Markdown file with YAML front matter (`Content-Type: text/markdown`). The name in the body must equal the one in the path.",
+    params: AgentParam, body: AgentDefinition, bodyMedia: "text/markdown",
+    answers: { 200: json("Replaced.", StoredAgent), 201: json("Created.", StoredAgent) },
+    errors: [...BODY, "INVALID_AGENT_FILE", "INVALID_PATTERN", "INVALID_EXPRESSION", "INVALID_CONDITION"],
+  },
+  {
+    method: "get", path: "/v1/agents", tag: "agents", summary: "List agents in name order", query: AgentListQuery,
+    answers: { 200: json("A page of agents.", Page(StoredAgent)) }, errors: LIST,
+  },
+  {
+    method: "get", path: "/v1/agents/{name}", tag: "agents", summary: "One agent", params: AgentParam,
+    answers: { 200: json("The agent.", StoredAgent) }, errors: ["VALIDATION_FAILED", "AGENT_NOT_FOUND"],
+  },
+  {
+    method: "delete", path: "/v1/agents/{name}", tag: "agents", summary: "Delete an agent", params: AgentParam,
+    answers: { 204: noContent }, errors: ["VALIDATION_FAILED", "AGENT_NOT_FOUND"],
+  },
+  {
+    method: "get", path: "/v1/agents/{name}/blocking", tag: "agents", summary: "What the agent waits for",
+    description: "`none`, or `internal` (a query to another agent) or `user` (an escalation to a person).",
+    params: AgentParam, answers: { 200: json("Its blocking status.", BlockingStatus) }, errors: ["VALIDATION_FAILED", "AGENT_NOT_FOUND"],
+  },
+  {
+    method: "get", path: "/v1/agents/{name}/handoffs", tag: "agents", summary: "Handoffs to or from the agent, newest first",
+    params: AgentParam, query: PageQuery, answers: { 200: json("A page of handoffs.", Page(HandoffIndexRow)) }, errors: LIST,
+  },
+
+  // Tools
+  {
+    method: "put", path: "/v1/tools/{name}", tag: "tools", summary: "Create or replace a tool", params: ToolParam, body: ToolDefinition,
+    answers: { 200: json("Replaced.", StoredTool), 201: json("Created.", StoredTool) }, errors: BODY,
+  },
+  {
+    method: "get", path: "/v1/tools", tag: "tools", summary: "List tools in name order", query: ToolListQuery,
+    answers: { 200: json("A page of tools.", Page(StoredTool)) }, errors: LIST,
+  },
+  {
+    method: "get", path: "/v1/tools/{name}", tag: "tools", summary: "One tool", params: ToolParam,
+    answers: { 200: json("The tool.", StoredTool) }, errors: ["VALIDATION_FAILED", "TOOL_NOT_FOUND"],
+  },
+  {
+    method: "delete", path: "/v1/tools/{name}", tag: "tools", summary: "Delete a tool", params: ToolParam,
+    answers: { 204: noContent }, errors: ["VALIDATION_FAILED", "TOOL_NOT_FOUND"],
+  },
+
+  // Routing
+  {
+    method: "post", path: "/v1/route", tag: "routing", summary: "Dry-run routing: which agent would take this input",
+    description: "Changes nothing. The `Server-Timing` header splits the time between the tiers.",
+    body: RouteRequest, answers: { 200: json("The decision: agent, method, confidence and why.", RouteDecision) },
+    errors: [...BODY, "INVALID_CONFIG", "ROUTING_DISABLED", "MODEL_ERROR", "MODEL_TIMEOUT"],
+  },
+  {
+    method: "get", path: "/v1/route/stats", tag: "routing", summary: "The compiled router this isolate holds",
+    answers: { 200: json("Registry version, size, compile time and memory.", RouteStats) }, errors: [],
+  },
+  {
+    method: "get", path: "/v1/config/routing", tag: "routing", summary: "The resolved routing configuration and each value's layer",
+    answers: { 200: json("The configuration.", RoutingConfigView) }, errors: [],
+  },
+  {
+    method: "put", path: "/v1/config/routing", tag: "routing", summary: "Replace the tenant's layer of routing configuration",
+    body: RoutingConfigPatch, answers: { 200: json("The configuration it resolves to.", RoutingConfigView) }, errors: [...BODY, "INVALID_CONFIG"],
+  },
+  {
+    method: "delete", path: "/v1/config/routing", tag: "routing", summary: "Clear the tenant's layer",
+    answers: { 200: json("The configuration without it.", RoutingConfigView) }, errors: [],
+  },
+
+  // Webhooks out
+  {
+    method: "get", path: "/v1/config/events", tag: "webhooks", summary: "Where Relay sends the tenant's events",
+    answers: { 200: json("The subscription, with the secret that signs deliveries.", EventSubscription) }, errors: ["NOT_FOUND"],
+  },
+  {
+    method: "put", path: "/v1/config/events", tag: "webhooks", summary: "Set the events URL (Relay makes the signing secret)",
+    body: EventSubscriptionInput,
+    answers: { 200: json("Replaced.", EventSubscription), 201: json("Created.", EventSubscription) }, errors: BODY,
+  },
+  {
+    method: "delete", path: "/v1/config/events", tag: "webhooks", summary: "Stop sending events",
+    answers: { 204: noContent }, errors: ["NOT_FOUND"],
+  },
+  {
+    method: "post", path: "/v1/webhooks/{source}", tag: "webhooks", auth: false, summary: "A signed delivery from another system",
+    description: "Standard Webhooks: signed with the source's secret (`WEBHOOK_SECRET_<SOURCE>`), acting for its tenant. A retried `webhook-id` gets the first answer again.",
+    params: { source: z.string() },
+    headers: {
+      "webhook-id": { schema: z.string(), required: true, description: "The delivery's id: retries repeat it." },
+      "webhook-timestamp": { schema: z.string(), required: true, description: "Unix seconds; refused when more than 5 minutes off." },
+      "webhook-signature": { schema: z.string(), required: true, description: "`v1,<base64 HMAC-SHA256>`, space-separated when several." },
+    },
+    body: WebhookPayload,
+    answers: { 200: json("Handled.", WebhookAnswer), 202: json("Accepted; it continues.", WebhookAnswer) },
+    errors: ["WEBHOOK_REJECTED", "WEBHOOK_SOURCE_NOT_FOUND", "HANDOFF_IN_PROGRESS", ...BODY, ...SESSION, ...HANDOFF, ...RUN, "TRIGGER_NOT_FOUND", "INTERNAL"],
+  },
+
+  // Sessions
+  {
+    method: "post", path: "/v1/sessions", tag: "sessions", summary: "Start a session",
+    description: "With no agent named, the router picks one from `input` and the decision comes back as `route`.",
+    body: SessionCreate, answers: { 201: json("The session.", SessionView.extend({ route: RouteDecision.optional() })) },
+    errors: [...BODY, "AGENT_NOT_FOUND", "AGENT_UNAVAILABLE", "NO_ROUTE", "ROUTING_DISABLED", "MODEL_ERROR", "MODEL_TIMEOUT"],
+  },
+  {
+    method: "get", path: "/v1/sessions", tag: "sessions", summary: "The tenant's sessions, newest first (eventually consistent)",
+    query: SessionListQuery, answers: { 200: json("A page of sessions.", Page(SessionIndexRow)) }, errors: LIST,
+  },
+  {
+    method: "get", path: "/v1/sessions/{id}", tag: "sessions", summary: "One session", params: SessionParam,
+    answers: { 200: json("The session.", SessionView) }, errors: SESSION,
+  },
+  {
+    method: "delete", path: "/v1/sessions/{id}", tag: "sessions", summary: "Delete a session (its audit reaches D1 first)",
+    params: SessionParam, answers: { 204: noContent }, errors: [...SESSION, "HANDOFF_IN_PROGRESS", "RUN_IN_PROGRESS"],
+  },
+  {
+    method: "get", path: "/v1/sessions/{id}/messages", tag: "sessions", summary: "The conversation, in order",
+    params: SessionParam, query: HistoryQuery, answers: { 200: json("A page of history items.", Page(HistoryItem)) }, errors: [...LIST, ...SESSION],
+  },
+  {
+    method: "post", path: "/v1/sessions/{id}/messages", tag: "sessions", summary: "Send a message: a user message runs the current agent's turn",
+    description: "200 when the run has ended or paused, 202 while it still runs (poll the run). `Accept: text/event-stream` streams the run's events instead. `run: false`, or another role, only stores the message (201).",
+    params: SessionParam, body: SessionMessage,
+    answers: {
+      200: json("The message and its run, ended or paused.", MessageRun),
+      201: json("The message, stored without a run.", AddedMessage),
+      202: json("The message and its run, still running.", MessageRun),
+    },
+    errors: [...BODY, ...SESSION, ...RUN, "HANDOFF_IN_PROGRESS", "MAX_TURNS_EXCEEDED"],
+  },
+  {
+    method: "post", path: "/v1/sessions/{id}/tool-outputs", tag: "sessions", summary: "Outputs of the client tools a run waits for",
+    params: SessionParam, body: ToolOutputs,
+    answers: { 200: json("The resumed run, ended or paused.", RunOnly), 202: json("The resumed run, still running.", RunOnly) },
+    errors: [...BODY, ...SESSION, "TOOL_OUTPUTS_MISMATCH", "RUN_NOT_AWAITING_OUTPUTS", "RUN_NOT_FOUND", ...RUN],
+  },
+  {
+    method: "get", path: "/v1/sessions/{id}/runs/{run_id}", tag: "sessions", summary: "One run",
+    params: { ...SessionParam, run_id: z.string() }, answers: { 200: json("The run.", Run) }, errors: [...SESSION, "RUN_NOT_FOUND"],
+  },
+  {
+    method: "get", path: "/v1/sessions/{id}/trace", tag: "sessions", summary: "The session's trace events, oldest first",
+    params: SessionParam, query: TraceQuery, answers: { 200: json("A page of trace events.", Page(TraceEvent)) }, errors: [...LIST, ...SESSION],
+  },
+  {
+    method: "get", path: "/v1/sessions/{id}/ws", tag: "sessions", summary: "The session's live events over a WebSocket",
+    description: "An upgrade. Browsers authenticate with the subprotocols `relay.v1` and `bearer.<key>`. `after` replays the events after that id first.",
+    params: SessionParam, query: z.strictObject({ after: z.string().regex(/^evt_[0-9a-z]{26}$/).optional() }),
+    answers: { 101: { description: "Switching protocols: one JSON frame per live event." } }, errors: ["VALIDATION_FAILED", ...SESSION],
+  },
+  {
+    method: "patch", path: "/v1/sessions/{id}/state", tag: "sessions", summary: "Set and unset the session's state variables",
+    params: SessionParam, body: SessionStatePatch, answers: { 200: json("The session.", SessionView) }, errors: [...BODY, ...SESSION],
+  },
+  {
+    method: "post", path: "/v1/sessions/{id}/agent-status", tag: "sessions", summary: "An agent reports busy or idle (graceful handoffs wait for idle)",
+    params: SessionParam, body: AgentStatusUpdate, answers: { 200: json("The session.", SessionView) }, errors: [...BODY, ...SESSION],
+  },
+  {
+    method: "post", path: "/v1/sessions/{id}/events", tag: "sessions", summary: "A session event for event triggers",
+    params: SessionParam, body: SessionEvent,
+    answers: { 200: json("The handoff it started, or null.", EventFired), 202: json("Queued while the session is busy.", EventFired) },
+    errors: [...BODY, ...SESSION, ...HANDOFF, ...RUN],
+  },
+  {
+    method: "post", path: "/v1/sessions/{id}/triggers", tag: "sessions", summary: "Fire the current agent's explicit trigger for a target",
+    params: SessionParam, body: TriggerFire, answers: { 200: json("The handoff it started.", Handoff) },
+    errors: [...BODY, ...SESSION, ...HANDOFF, ...RUN, "TRIGGER_NOT_FOUND"],
+  },
+  {
+    method: "post", path: "/v1/sessions/{id}/fan-out", tag: "sessions", summary: "The current agent (a supervisor) fans work out to its agents",
+    params: SessionParam, body: FanoutStart,
+    answers: { 200: json("Ended: completed or failed.", Fanout), 202: json("Still executing.", Fanout) },
+    errors: [...BODY, ...SESSION, ...RUN, "AGENT_NOT_FOUND", "HANDOFF_NOT_ALLOWED", "NO_ROUTE", "MODEL_ERROR", "MODEL_TIMEOUT"],
+  },
+  {
+    method: "get", path: "/v1/sessions/{id}/fan-outs/{fanout_id}", tag: "sessions", summary: "One fan-out",
+    params: { ...SessionParam, fanout_id: z.string() }, answers: { 200: json("The fan-out.", Fanout) }, errors: [...SESSION, "NOT_FOUND"],
+  },
+  {
+    method: "get", path: "/v1/sessions/{id}/audit", tag: "sessions", summary: "The session's audit trail, read-your-writes",
+    params: SessionParam, query: SessionAuditQuery, answers: { 200: json("A page of records; `pending` are not in D1 yet.", SessionAuditPage) },
+    errors: [...LIST, ...SESSION],
+  },
+  {
+    method: "get", path: "/v1/sessions/{id}/inbox", tag: "inbox", summary: "This session's inbox items, live",
+    params: SessionParam, query: PageQuery, answers: { 200: json("A page of items.", Page(InboxItem)) }, errors: [...LIST, ...SESSION],
+  },
+
+  // Handoffs
+  {
+    method: "post", path: "/v1/handoffs", tag: "handoffs", summary: "Start a handoff",
+    body: HandoffRequest,
+    headers: { "Idempotency-Key": { schema: z.string().max(200), description: "Repeating a request with the same key answers the same handoff." } },
+    answers: { 200: json("Final: completed, or refused and rolled back.", Handoff), 202: json("Pending: waiting for the source.", Handoff) },
+    errors: [...BODY, ...SESSION, ...HANDOFF],
+  },
+  {
+    method: "get", path: "/v1/handoffs/{id}", tag: "handoffs", summary: "One handoff", params: Id("The handoff's id (hof_…)."),
+    answers: { 200: json("The handoff.", Handoff) }, errors: ["HANDOFF_NOT_FOUND", "SESSION_EXPIRED"],
+  },
+  {
+    method: "post", path: "/v1/handoffs/{id}/cancel", tag: "handoffs", summary: "Cancel a pending handoff", params: Id("The handoff's id (hof_…)."),
+    answers: { 200: json("The handoff, cancelled.", Handoff) }, errors: ["HANDOFF_NOT_FOUND", "HANDOFF_NOT_CANCELLABLE", "SESSION_EXPIRED"],
+  },
+
+  // Inbox
+  {
+    method: "get", path: "/v1/inbox", tag: "inbox", summary: "The tenant's inbox, oldest first (eventually consistent)",
+    query: InboxListQuery, answers: { 200: json("A page of items.", Page(InboxIndexRow)) }, errors: LIST,
+  },
+  {
+    method: "get", path: "/v1/inbox/{id}", tag: "inbox", summary: "One inbox item, live, with its reply", params: Id("The item's id (inb_…)."),
+    answers: { 200: json("The item.", InboxItem) }, errors: ["INBOX_ITEM_NOT_FOUND", "SESSION_EXPIRED"],
+  },
+  {
+    method: "post", path: "/v1/inbox/{id}/resolve", tag: "inbox", summary: "Answer a question or decide an approval",
+    description: "`{ reply }` for a question (a human turn, an escalation); `{ decision: approve | deny, reason? }` for an approval.",
+    params: Id("The item's id (inb_…)."), body: InboxResolve,
+    answers: { 200: json("The item and the run it resumed (null when none).", InboxResolved) },
+    errors: [...BODY, "INBOX_ITEM_NOT_FOUND", "INBOX_ITEM_CLOSED", "INBOX_ANSWER_MISMATCH", "SESSION_EXPIRED", ...RUN],
+  },
+
+  // Collaborations
+  {
+    method: "post", path: "/v1/collaborations", tag: "collaborations", summary: "Start a collaboration", body: CollaborationCreate,
+    answers: { 201: json("The collaboration.", Collaboration) }, errors: [...BODY, "AGENT_NOT_FOUND"],
+  },
+  {
+    method: "get", path: "/v1/collaborations/{id}", tag: "collaborations", summary: "A collaboration with its message log", params: CollaborationParam,
+    answers: { 200: json("The collaboration.", Collaboration) }, errors: ["COLLABORATION_NOT_FOUND"],
+  },
+  {
+    method: "post", path: "/v1/collaborations/{id}/messages", tag: "collaborations", summary: "Send a message", params: CollaborationParam,
+    body: CollabMessageInput, answers: { 201: json("The message; a capability broadcast's ranking in `matches`.", SentMessage) },
+    errors: [...BODY, "COLLABORATION_NOT_FOUND", "INVALID_TRANSITION", "NOT_FOUND"],
+  },
+  {
+    method: "post", path: "/v1/collaborations/{id}/messages/{message_id}/resolve", tag: "collaborations", summary: "A person answers an escalation",
+    params: { ...CollaborationParam, message_id: z.string() }, body: EscalationResolve, answers: { 200: json("The escalation, answered.", CollabMessage) },
+    errors: [...BODY, "COLLABORATION_NOT_FOUND", "NOT_FOUND", "INVALID_TRANSITION", "INBOX_ITEM_CLOSED"],
+  },
+  {
+    method: "post", path: "/v1/collaborations/{id}/complete", tag: "collaborations", summary: "End a collaboration with its outcome",
+    params: CollaborationParam, body: CollaborationComplete, answers: { 200: json("The collaboration.", Collaboration) },
+    errors: [...BODY, "COLLABORATION_NOT_FOUND", "INVALID_TRANSITION"],
+  },
+  {
+    method: "get", path: "/v1/capabilities/match", tag: "collaborations", summary: "Agents ranked by the capability matcher",
+    query: CapabilityMatchQuery, answers: { 200: json("A page of matches, best first.", CapabilityMatchPage) }, errors: LIST,
+  },
+
+  // Audit
+  {
+    method: "get", path: "/v1/audit", tag: "audit", summary: "The tenant's audit log, newest first",
+    description: "Filter by `session_id`, `agent`, `action` and `since` (an ISO time).",
+    query: AuditQuery, answers: { 200: json("A page of records.", Page(AuditRecord)) }, errors: LIST,
+  },
+];
+
+/** The auth errors every keyed route may answer with, added to each operation's own. */
+export function errorsOf(operation: Operation): ErrorCode[] {
+  return [...new Set([...(operation.auth === false ? [] : AUTH), ...operation.errors])];
+}

@@ -1,0 +1,103 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { app } from "../../src/app";
+import { ERROR_STATUS } from "../../src/errors/codes";
+import { call } from "./helpers";
+import { checkResponse, openApiDocument } from "./openapi-conformance";
+
+/**
+ * The OpenAPI document against the app: every route the app mounts is documented and
+ * every documented route is mounted. That real responses fit their documented schemas is
+ * checked on every `call()` of the API tests (./openapi-conformance.ts); the cases at the
+ * end show that check failing on a body, a status or a code the document does not allow.
+ */
+
+const operations = Object.entries(openApiDocument.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+  Object.entries(item).map(([method, operation]) => ({ key: `${method.toUpperCase()} ${path}`, operation })),
+);
+
+describe("GET /openapi.json", () => {
+  it("is OpenAPI 3.1, public, with the bearer scheme on every /v1 route but the signed webhooks", async () => {
+    const { status, json, headers } = await call("GET", "/openapi.json", undefined, { key: null });
+    expect(status).toBe(200);
+    expect(headers.get("Content-Type")).toMatch(/^application\/json/);
+    expect(json.openapi).toBe("3.1.0");
+    expect(json.components.securitySchemes.bearer).toEqual(expect.objectContaining({ type: "http", scheme: "bearer" }));
+    expect(json.security).toEqual([{ bearer: [] }]);
+    for (const { key, operation } of operations) {
+      const open = operation.security?.length === 0;
+      expect(open, key).toBe(!key.includes(" /v1/") || key.startsWith("POST /v1/webhooks/"));
+    }
+    // The served document is the one the conformance check reads.
+    expect(json).toEqual(openApiDocument);
+  });
+
+  it("documents every route the app mounts, and mounts every route it documents", () => {
+    const mounted = new Set(
+      app.routes
+        .filter((route) => route.method !== "ALL")
+        .map((route) => `${route.method} ${route.path.replace(/:([a-z_]+)/g, "{$1}")}`),
+    );
+    const documented = new Set(operations.map((o) => o.key));
+    expect([...mounted].filter((key) => !documented.has(key))).toEqual([]);
+    expect([...documented].filter((key) => !mounted.has(key))).toEqual([]);
+    expect(mounted.size).toBeGreaterThan(40);
+  });
+
+  it("gives every operation a unique id, a summary, a success answer and its error codes under their statuses", () => {
+    const ids = operations.map((o) => o.operation.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const { key, operation } of operations) {
+      expect(operation.summary, key).toBeTruthy();
+      const statuses = Object.keys(operation.responses).map(Number);
+      expect(statuses.some((s) => s >= 100 && s < 300), key).toBe(true);
+      for (const status of statuses.filter((s) => s >= 400)) {
+        const codes: string[] = operation.responses[status].content["application/json"].schema.properties.error.properties.code.enum;
+        for (const code of codes) expect(ERROR_STATUS[code as keyof typeof ERROR_STATUS], `${key} ${code}`).toBe(status);
+      }
+    }
+  });
+
+  it("resolves every reference to a component it has", () => {
+    const text = JSON.stringify(openApiDocument);
+    const refs = new Set([...text.matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!));
+    expect(refs.size).toBeGreaterThan(10);
+    for (const ref of refs) expect(openApiDocument.components.schemas[ref], ref).toBeDefined();
+  });
+});
+
+describe("the conformance check on every API test's response", () => {
+  const session = { id: "ses_x", status: "active" };
+
+  it("refuses a body that does not fit the documented schema", () => {
+    expect(() => checkResponse("GET", "http://relay.test/v1/sessions/ses_x", 200, "application/json", session)).toThrow(/does not fit its schema/);
+    expect(() => checkResponse("GET", "http://relay.test/health", 200, "application/json", { ok: true, service: "relay", extra: 1 })).toThrow(/does not fit/);
+    expect(() => checkResponse("GET", "http://relay.test/health", 200, "application/json", { ok: true, service: "relay" })).not.toThrow();
+  });
+
+  it("refuses a status, an error code or a route the document does not list", () => {
+    expect(() => checkResponse("GET", "http://relay.test/health", 201, "application/json", {})).toThrow(/does not document/);
+    const error = (code: string) => ({ error: { code, message: "m" } });
+    expect(() => checkResponse("GET", "http://relay.test/v1/agents/a", 404, "application/json", error("SESSION_NOT_FOUND"))).toThrow(/does not fit/);
+    expect(() => checkResponse("GET", "http://relay.test/v1/agents/a", 404, "application/json", error("AGENT_NOT_FOUND"))).not.toThrow();
+    expect(() => checkResponse("PUT", "http://relay.test/v1/nothing", 200, "application/json", {})).toThrow(/not in the document/);
+  });
+
+  it("matches a literal segment before a parameter", () => {
+    const stats = { registry_version: 1, agents: 0, enabled_agents: 0, compile_ms: 0, memory_bytes: 0 };
+    expect(() => checkResponse("GET", "http://relay.test/v1/route/stats", 200, "application/json", stats)).not.toThrow();
+  });
+});
+
+describe("static pages", () => {
+  it.each([
+    ["/", /<title>Relay<\/title>/],
+    ["/docs", /<title>Relay API reference<\/title>/],
+  ])("%s is a static page, served without a key", async (path, title) => {
+    // The platform serves assets before the Worker; the test pool calls the Worker directly, so ask the assets.
+    const response = await env.ASSETS.fetch(new Request(`http://relay.test${path}`));
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Content-Type")).toMatch(/^text\/html/);
+    expect(await response.text()).toMatch(title);
+  });
+});

@@ -1,0 +1,43 @@
+// The API client: the key lives in sessionStorage (gone with the tab, never in a URL).
+
+const KEY = "relay.apiKey";
+
+export const apiKey = () => sessionStorage.getItem(KEY);
+export const signIn = (key) => sessionStorage.setItem(KEY, key);
+export const signOut = () => sessionStorage.removeItem(KEY);
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super(body?.error?.message ?? `HTTP ${status}`);
+    this.status = status;
+    this.code = body?.error?.code ?? "HTTP_ERROR";
+    this.details = body?.error?.details;
+  }
+}
+
+/** Listeners told when the key is refused, so the app can ask for another. */
+const unauthorized = new Set();
+export const onUnauthorized = (fn) => unauthorized.add(fn);
+
+/** Calls the API with the signed-in key; throws ApiError with the stable code on an error answer. */
+export async function api(method, path, body, { key = apiKey(), signal } = {}) {
+  const headers = { Authorization: `Bearer ${key}` };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+  const text = await response.text();
+  const json = text ? JSON.parse(text) : null;
+  if (!response.ok) {
+    const error = new ApiError(response.status, json);
+    if (response.status === 401 && key === apiKey()) for (const fn of unauthorized) fn(error);
+    throw error;
+  }
+  return json;
+}
+
+/** A query string from the filled-in fields only. */
+export function query(params) {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== null && value !== "") search.set(name, String(value));
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}

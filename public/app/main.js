@@ -1,0 +1,81 @@
+import { apiKey, onUnauthorized, signOut } from "./api.js";
+import * as audit from "./views/audit.js";
+import * as inbox from "./views/inbox.js";
+import * as playground from "./views/playground.js";
+import * as session from "./views/session.js";
+import * as sessions from "./views/sessions.js";
+import * as signin from "./views/signin.js";
+
+// The dashboard: hash routes to views; each view renders into <main> and may return a
+// cleanup (a socket to close, a timer to stop) run when the user leaves it.
+
+const ROUTES = [
+  [/^#\/sessions\/([^/]+)$/, session, (m) => ({ id: decodeURIComponent(m[1]) })],
+  [/^#\/sessions$/, sessions],
+  [/^#\/inbox$/, inbox],
+  [/^#\/audit$/, audit],
+  [/^#\/playground$/, playground],
+];
+
+const view = document.getElementById("view");
+const status = document.getElementById("status");
+const nav = document.getElementById("nav");
+const signOutButton = document.getElementById("signout");
+let cleanup = null;
+let rendering = 0;
+
+const app = {
+  say(text, kind = "info") {
+    status.textContent = text;
+    status.dataset.kind = kind;
+  },
+  fail(error) {
+    app.say(error.code ? `${error.code}: ${error.message}` : String(error.message ?? error), "error");
+  },
+  signedIn() {
+    app.say("Signed in.");
+    if (location.hash === "" || location.hash === "#/" || location.hash === "#/signin") location.hash = "#/sessions";
+    else route();
+  },
+};
+
+async function route() {
+  const ticket = ++rendering;
+  cleanup?.();
+  cleanup = null;
+  const signedIn = Boolean(apiKey());
+  nav.hidden = !signedIn;
+  signOutButton.hidden = !signedIn;
+  if (!signedIn) {
+    signin.render(view, {}, app);
+    return;
+  }
+  const hash = location.hash || "#/sessions";
+  for (const [pattern, module, params] of ROUTES) {
+    const match = pattern.exec(hash);
+    if (!match) continue;
+    for (const link of nav.querySelectorAll("a")) link.toggleAttribute("aria-current", hash.startsWith(link.getAttribute("href")));
+    const done = await module.render(view, params ? params(match) : {}, app);
+    // A view the user already left while it loaded cleans up at once.
+    if (ticket !== rendering) done?.();
+    else cleanup = done ?? null;
+    return;
+  }
+  location.hash = "#/sessions";
+}
+
+onUnauthorized(() => {
+  signOut();
+  app.say("The API key was refused; sign in again.", "error");
+  route();
+});
+signOutButton.addEventListener("click", () => {
+  signOut();
+  app.say("Signed out.");
+  route();
+});
+window.addEventListener("hashchange", () => {
+  if (status.dataset.kind === "error") app.say("");
+  route();
+});
+route();

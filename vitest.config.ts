@@ -55,6 +55,8 @@ export default defineConfig({
   ],
   test: {
     include: ["test/**/*.test.ts"],
+    // Those run in Node against wrangler dev: `npm run test:browser` (vitest.browser.config.ts).
+    exclude: ["test/browser/**", "**/node_modules/**"],
     setupFiles: ["./test/setup.ts"],
     // The JSON report is what .ci/run counts; the default reporter is for people.
     reporters: ["default", "json"],

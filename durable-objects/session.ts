@@ -5,6 +5,7 @@ import type { Env } from "../src/env";
 import { err, ok, type ErrorBody, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
 import { routeTraceEvent } from "../src/runtime/run-record";
+import { liveHandoffStatus } from "../src/runtime/live-events";
 import type { AddedMessage, HandoffAccepted, HistoryPage, MessageRun, SessionAuditPage, MessageTask, SessionCreateArgs, SessionRpc, StartHandoffArgs, ToolOutputsArgs } from "../src/rpc/session";
 import type { Fanout, FanoutStart } from "../src/schemas/collaboration";
 import type { Handoff } from "../src/schemas/handoff";
@@ -62,9 +63,12 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     this.sql = createSql(ctx.storage);
     this.schema = new SchemaGate(ctx.storage, this.sql, SESSION_MIGRATIONS);
     this.store = new SessionStore(this.sql);
-    this.outbox = new Outbox(this.sql, (records) => this.deliveries.onAudit(records));
-    this.timers = new Timers(ctx.storage, this.sql, () => this.now());
     this.liveEvents = new LiveStore(this.sql);
+    this.outbox = new Outbox(this.sql, (records) => {
+      this.deliveries.onAudit(records);
+      this.liveEvents.append(liveHandoffStatus(records));
+    });
+    this.timers = new Timers(ctx.storage, this.sql, () => this.now());
     this.kernel = {
       storage: ctx.storage,
       env,

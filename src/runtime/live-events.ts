@@ -1,4 +1,5 @@
 import { ulid } from "../lib/ulid";
+import type { AuditRecord } from "../audit/record";
 import type { HistoryItem } from "../schemas/handoff";
 import type { LiveEvent, LiveEventType } from "../schemas/live";
 import type { Run, RunStatus, TraceEvent } from "../schemas/run";
@@ -45,6 +46,32 @@ export function liveMessage(session_id: string, run_id: string | null, item: His
 
 export function liveApproval(session_id: string, run_id: string, now: number, approval: { inbox_id: string; tool_name: string; arguments: unknown; prompt: string; expires_at: string | null }): LiveEvent {
   return live("approval_required", session_id, run_id, now, approval);
+}
+
+/**
+ * Every handoff transition as a live event, from its audit record (so each handoff a
+ * subscriber can see, whatever started it, is seen at each step). The id derives from the
+ * record's, so the event is written once however often the record is appended.
+ */
+export function liveHandoffStatus(records: readonly AuditRecord[]): LiveEvent[] {
+  return records
+    .filter((r) => r.handoff_id !== null && r.session_id !== null && r.action.startsWith("handoff."))
+    .map((r) => {
+      const d = r.details;
+      const data = {
+        handoff_id: r.handoff_id,
+        action: r.action,
+        from: d.from ?? null,
+        status: d.to ?? null,
+        source: d.source ?? null,
+        target: d.target ?? null,
+        mode: d.mode ?? null,
+        policy: d.policy ?? null,
+        ...(d.reason === undefined ? {} : { reason: d.reason }),
+        ...(d.error_code === undefined ? {} : { error_code: d.error_code }),
+      };
+      return { id: `evt_${r.id.toLowerCase()}`, type: "handoff_status", session_id: r.session_id!, run_id: null, at: r.at, data };
+    });
 }
 
 /** One Server-Sent Events frame: the id (for Last-Event-ID), the type as the event name, the JSON. */

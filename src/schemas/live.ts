@@ -4,7 +4,8 @@ import { z } from "zod";
  * Live session events (design §4a, §8): what SSE callers and WebSocket subscribers see as a
  * run happens. Every trace event is one (agent_start → agent_started, agent_complete →
  * agent_completed, the rest by their trace name), plus the run's own moments and every
- * message the conversation gains. Each has an id that sorts in order, so a subscriber that
+ * message the conversation gains, and every status change of every handoff (a run's, the
+ * API's, a trigger's or a webhook's). Each has an id that sorts in order, so a subscriber that
  * reconnects with `?after=<id>` misses nothing.
  */
 
@@ -24,6 +25,7 @@ export const LIVE_EVENT_TYPES = [
   "run_resumed",
   "run_completed",
   "run_failed",
+  "handoff_status",
 ] as const;
 export const LiveEventType = z.enum(LIVE_EVENT_TYPES);
 export type LiveEventType = z.infer<typeof LiveEventType>;

@@ -199,4 +199,19 @@ describe("WebSockets", () => {
     await sent;
     await sub.until((f) => f.type === "run_completed");
   });
+
+  it("every handoff's status changes reach subscribers, whatever started it (here the API, with no run)", async () => {
+    const id = await session();
+    const ws = await subscribe(id);
+    const started = await call("POST", "/v1/handoffs", { session_id: id, source_agent: "front", target_agent: "back", reason: "by hand" });
+    expect(started.status).toBe(200);
+    await ws.until((f) => f.type === "handoff_status" && f.data.status === "completed");
+    const steps = ws.events().filter((e) => e.type === "handoff_status");
+    expect(steps.every((e) => e.data.handoff_id === started.json.id && e.run_id === null && e.session_id === id)).toBe(true);
+    expect(steps[0].data).toMatchObject({ action: "handoff.initiated", source: "front", target: "back", reason: "by hand" });
+    expect(steps.map((e) => e.data.status)).toEqual(started.json.transitions.map((t: { to: string }) => t.to));
+    // The same steps as the session's audit trail, one event per record.
+    const audit = await call("GET", `/v1/sessions/${id}/audit`);
+    expect(steps.map((e) => e.data.action)).toEqual(audit.json.items.filter((r: { action: string }) => r.action.startsWith("handoff.")).map((r: { action: string }) => r.action));
+  });
 });

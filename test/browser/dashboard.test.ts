@@ -90,7 +90,7 @@ describe("the dashboard", () => {
     expect(audit.items.map((r: { action: string }) => r.action)).toContain("route.decided");
   });
 
-  it("shows a handoff live: a run elsewhere hands the session on and the open page follows", async () => {
+  it("shows handoffs live: a run elsewhere hands the session on, then the API hands it back, and the open page follows", async () => {
     await waitForText("live-status", "live");
     const before = await page.$$(byTestId("handoff-entry"));
     expect(before).toHaveLength(0);
@@ -105,6 +105,12 @@ describe("the dashboard", () => {
     expect(entry).toMatch(/triage\s*→\s*billing/);
     expect(entry).toMatch(/completed/);
     expect(await textOf(page, "conversation")).toContain("I was charged twice");
+
+    // A handoff with no run (made through the API) shows up live too.
+    await api("POST", "/v1/handoffs", { session_id: sessionId, source_agent: "billing", mode: "return", reason: "sorted, back to the front desk" });
+    await waitForText("handoff-entry", "sorted, back to the front desk");
+    await waitForText("current-agent", "triage");
+    expect(await page.$$(byTestId("handoff-entry"))).toHaveLength(2);
     await screenshot(page, "session");
   });
 

@@ -140,6 +140,19 @@ describe("the dashboard", () => {
     sessionId = session.id;
   });
 
+  it("denies one with a reason: the handoff is not made and the agent is told why", async () => {
+    const session = await api("POST", "/v1/sessions", { agent: "gatekeeper" });
+    expect((await api("POST", `/v1/sessions/${session.id}/messages`, { role: "user", content: "I was charged twice on my last invoice" })).run.status).toBe("awaiting_approval");
+    const item = `${byTestId("inbox-item")}[data-session="${session.id}"]`;
+    await page.waitForSelector(item, { timeout: 20_000 });
+    await page.type(`${item} input[name=reason]`, "not during the audit");
+    await page.click(`${item} ${byTestId("deny")}`);
+    await page.waitForFunction(() => document.querySelector("[data-testid=status]")?.textContent?.startsWith("Denied"));
+    expect((await api("GET", `/v1/sessions/${session.id}`)).current_agent).toBe("gatekeeper");
+    const messages = await api("GET", `/v1/sessions/${session.id}/messages`);
+    expect(JSON.stringify(messages.items)).toContain("not during the audit");
+  });
+
   it("finds the audit record of that approval's handoff", async () => {
     await page.click(byTestId("nav-audit"));
     await page.waitForSelector(byTestId("audit-form"));

@@ -25,7 +25,12 @@ export async function api(method, path, body, { key = apiKey(), signal } = {}) {
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
   const text = await response.text();
-  const json = text ? JSON.parse(text) : null;
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    // Not Relay's JSON (a proxy's error page): the status says what happened.
+  }
   if (!response.ok) {
     const error = new ApiError(response.status, json);
     if (response.status === 401 && key === apiKey()) for (const fn of unauthorized) fn(error);

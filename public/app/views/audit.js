@@ -2,8 +2,8 @@ import { api, query } from "../api.js";
 import { field, h, table, when } from "../h.js";
 
 /** The tenant's audit trail in D1, newest first, by session, agent, action and time. */
-export async function render(view, params, app) {
-  const session = h("input", { name: "session_id", value: params.session ?? "", "data-testid": "audit-session" });
+export async function render(view, _params, app) {
+  const session = h("input", { name: "session_id", "data-testid": "audit-session" });
   const agent = h("input", { name: "agent" });
   const action = h("input", { name: "action", placeholder: "handoff.completed" });
   const since = h("input", { name: "since", type: "datetime-local" });

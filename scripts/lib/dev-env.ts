@@ -80,6 +80,7 @@ export function setupSummary(facts: SetupFacts): string[] {
   const first = facts.keys[0];
   if (first) {
     lines.push(`  API: ${facts.url}/v1 once wrangler says Ready, e.g. curl -H "Authorization: Bearer ${first.key}" ${facts.url}/v1/agents`);
+    lines.push(`  dashboard: ${facts.url}/ (sign in with ${first.key}), API reference: ${facts.url}/docs`);
     lines.push(`  keys (.dev.vars): ${facts.keys.map((k) => `${k.key} (tenant ${k.tenant})`).join(", ")}; start afresh with npm run dev:reset`);
   }
   return lines;

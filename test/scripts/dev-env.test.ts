@@ -65,9 +65,10 @@ describe("what the dev setup prints", () => {
     url: "http://127.0.0.1:8787",
   };
 
-  it("is a few lines: migrations, agents and tenants, the URL with a key to call it with", () => {
+  it("is a few lines: migrations, agents and tenants, the URL with a key to call it with, the dashboard", () => {
     const lines = setupSummary({ ...base, createdDevVars: true, applied: ["0001_a.sql", "0002_b.sql"] });
-    expect(lines.length).toBeLessThanOrEqual(6);
+    expect(lines.length).toBeLessThanOrEqual(7);
+    expect(lines).toContain("  dashboard: http://127.0.0.1:8787/ (sign in with relay-dev-key), API reference: http://127.0.0.1:8787/docs");
     expect(lines).toContain("  .dev.vars created from .dev.vars.example (the dev API keys)");
     expect(lines).toContain("  local D1: 2 migrations applied (0001_a, 0002_b)");
     expect(lines).toContain("  2 demo agents loaded (billing, triage) for tenants dev and acme");

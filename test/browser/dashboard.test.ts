@@ -153,6 +153,21 @@ describe("the dashboard", () => {
     expect(JSON.stringify(messages.items)).toContain("not during the audit");
   });
 
+  it("answers a human agent's turn with a reply: the run completes with it, in the agent's name", async () => {
+    // The demo supervisor is a person (kind: human); a session with it waits for their reply.
+    const session = await api("POST", "/v1/sessions", { agent: "supervisor" });
+    expect((await api("POST", `/v1/sessions/${session.id}/messages`, { role: "user", content: "I want to speak to a manager" })).run.status).toBe("awaiting_human");
+    const item = `${byTestId("inbox-item")}[data-session="${session.id}"]`;
+    await page.waitForSelector(item, { timeout: 20_000 });
+    await page.type(`${item} textarea[name=reply]`, "Hello, I am the manager. How can I help?");
+    await page.click(`${item} ${byTestId("resolve")}`);
+    await page.waitForFunction(() => document.querySelector("[data-testid=status]")?.textContent?.startsWith("Answered"));
+    const messages = await api("GET", `/v1/sessions/${session.id}/messages`);
+    expect(messages.items.at(-1)).toMatchObject({ role: "assistant", agent: "supervisor", content: "Hello, I am the manager. How can I help?" });
+    // Leave the supervisor's seat free for anyone running the demo against this server.
+    await api("DELETE", `/v1/sessions/${session.id}`);
+  });
+
   it("finds the audit record of that approval's handoff", async () => {
     await page.click(byTestId("nav-audit"));
     await page.waitForSelector(byTestId("audit-form"));

@@ -96,11 +96,10 @@ function errorAnswers(operation: Operation, writer: SchemaWriter): Record<string
 function operationObject(operation: Operation, writer: SchemaWriter): JsonSchema {
   const responses: Record<string, JsonSchema> = {};
   for (const [status, answer] of Object.entries(operation.answers)) {
-    const content = answer.schema ? { "application/json": { schema: writer.write(answer.schema, "output") } } : undefined;
-    responses[status] = { description: answer.description, ...(content ? { content } : {}) };
-    if (status === "200" && operation.path === "/v1/sessions/{id}/messages") {
-      (responses[status].content as JsonSchema)["text/event-stream"] = { schema: { type: "string", description: "The run's live events, then `event: result` with the JSON answer." } };
-    }
+    const content: JsonSchema = {};
+    if (answer.schema) content["application/json"] = { schema: writer.write(answer.schema, "output") };
+    if (answer.stream) content["text/event-stream"] = { schema: { type: "string", description: answer.stream } };
+    responses[status] = { description: answer.description, ...(Object.keys(content).length > 0 ? { content } : {}) };
   }
   Object.assign(responses, errorAnswers(operation, writer));
   const body = operation.body

@@ -42,8 +42,8 @@ export interface Answer {
   description: string;
   /** The JSON body; absent for a body-less answer (204, 101). */
   schema?: z.ZodType;
-  /** A body that is not JSON (the SSE stream). */
-  media?: "text/event-stream";
+  /** What the answer is as Server-Sent Events, for a route that also streams (`Accept: text/event-stream`). */
+  stream?: string;
 }
 
 export interface Operation {
@@ -242,7 +242,7 @@ export const OPERATIONS: Operation[] = [
     description: "200 when the run has ended or paused, 202 while it still runs (poll the run). `Accept: text/event-stream` streams the run's events instead. `run: false`, or another role, only stores the message (201).",
     params: SessionParam, body: SessionMessage,
     answers: {
-      200: json("The message and its run, ended or paused.", MessageRun),
+      200: { ...json("The message and its run, ended or paused.", MessageRun), stream: "The run's live events as they happen, then `event: result` with the JSON answer." },
       201: json("The message, stored without a run.", AddedMessage),
       202: json("The message and its run, still running.", MessageRun),
     },

@@ -1,43 +1,65 @@
 /**
- * Handoffs through `wrangler dev` on loopback (issue 3's benchmark): 200 sessions created
+ * Handoffs on two runtimes, one after the other: Relay on workerd through Miniflare's API
+ * (requests straight to workerd's socket), then through `wrangler dev` and its proxy
+ * (issue 3's benchmark, as a developer runs it). 200 sessions created
  * on the demo `triage` agent, then each does 10 immediate handoffs alternating transfer
  * and return (triage → billing or technical, and back), 16 sessions in flight at once.
  * Reports p50/p99 and throughput for session creation and for handoffs, the latency of a
  * handoff with one in flight, /health under the same load as this setup's ceiling, the
- * workerd RSS, and checks that the handoff audit rows in D1 equal the transitions made.
+ * workerd RSS, where one handoff's time goes (its transitions' times: validation with the
+ * registry read, the step commits, the target's AgentDO lease, the switch), and checks
+ * that the handoff audit rows in D1 equal the transitions made.
  *
  *   npx tsx bench/handoffs.bench.ts
- *   BENCH_PERSIST_TO=/dev/shm/relay-bench npx tsx bench/handoffs.bench.ts   (local state on tmpfs)
+ *   BENCH_RUNTIME=workerd npx tsx bench/handoffs.bench.ts   (or wrangler: one runtime only)
+ *   BENCH_PERSIST_TO=/dev/shm/relay-bench npx tsx bench/handoffs.bench.ts   (wrangler dev's state on tmpfs;
+ *   Miniflare's is in memory)
  *
  * Capacity: billing and technical take 50 sessions each; with 16 sessions in flight and
  * the targets alternating by session, at most 16 are held at once, so no handoff is
  * refused. The sessions are deleted at the end, which frees triage's leases.
  */
-import { devKey, percentile, runConcurrent, startDevServer } from "./lib/wrangler-dev";
+import { startWorkerdServer } from "./lib/workerd-server";
+import { devKey, percentile, runConcurrent, startDevServer, type DevServer } from "./lib/wrangler-dev";
 
 const SESSIONS = 200;
 const HANDOFFS_PER_SESSION = 10;
 const CONCURRENCY = 16;
 const PORT = 8795;
+const RUNTIMES = (process.env.BENCH_RUNTIME ?? "workerd,wrangler").split(",");
 
 interface Reply {
   status: number;
   json: any;
 }
 
-const server = await startDevServer(PORT, process.env.BENCH_PERSIST_TO);
-const headers = { Authorization: `Bearer ${devKey()}`, "Content-Type": "application/json" };
-async function api(method: string, path: string, body?: unknown): Promise<Reply> {
-  const response = await fetch(`${server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await response.text();
-  return { status: response.status, json: text ? JSON.parse(text) : null };
-}
-
 function summary(ms: number[], seconds: number, unit: string): string[] {
   return [percentile(ms, 50).toFixed(2), percentile(ms, 99).toFixed(2), (ms.length / seconds).toFixed(0) + ` ${unit}/s`];
 }
 
-try {
+/**
+ * Where one handoff's time went inside the session's object: the time between its recorded
+ * transitions (validation with the registry read; the step commits and the target's lease;
+ * the switch). The object's clock moves only at I/O, so this is the flow's I/O time.
+ */
+function stepShares(transitions: { from: string | null; to: string; at: string }[]): string {
+  const times = transitions.map((t) => Date.parse(t.at));
+  return transitions
+    .slice(1)
+    .map((t, i) => `${transitions[i]!.to} → ${t.to} ${times[i + 1]! - times[i]!} ms`)
+    .join(", ");
+}
+
+const flowMs = (transitions: { at: string }[]) => Date.parse(transitions.at(-1)!.at) - Date.parse(transitions[0]!.at);
+
+async function bench(runtime: string, server: DevServer, key: string): Promise<void> {
+  const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
+  async function api(method: string, path: string, body?: unknown): Promise<Reply> {
+    const response = await fetch(`${server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await response.text();
+    return { status: response.status, json: text ? JSON.parse(text) : null };
+  }
+
   // Warm-up on sessions of their own: isolate start, registry reads, first objects.
   for (let i = 0; i < 20; i++) {
     const warm = await api("POST", "/v1/sessions", { agent: "triage" });
@@ -84,6 +106,7 @@ try {
   // Latency without queueing: one client, one handoff at a time (by Little's law, 16 in
   // flight at p50 ≤ 5 ms would take over 3,000 handoffs/s, so the two targets meet only here).
   const soloMs: number[] = [];
+  const traces: { from: string | null; to: string; at: string }[][] = [];
   for (let i = 0; i < 20; i++) {
     const session = ids[i]!;
     for (let h = 0; h < 10; h++) {
@@ -93,6 +116,7 @@ try {
       soloMs.push(performance.now() - t0);
       if (reply.status !== 200) throw new Error(`solo handoff: ${reply.status} ${JSON.stringify(reply.json)}`);
       transitions += reply.json.transitions.length;
+      if (h === 0) traces.push(reply.json.transitions);
     }
   }
 
@@ -133,7 +157,8 @@ try {
     ["handoff, 1 in flight (triage ↔ sales)", percentile(soloMs, 50).toFixed(2), percentile(soloMs, 99).toFixed(2), "-"],
     ["GET /health, 16 in flight (ceiling of this setup)", ...summary(healthMs, healthSeconds, "req")],
   ];
-  console.log(`\nHandoffs via wrangler dev on loopback: ${SESSIONS} sessions × ${HANDOFFS_PER_SESSION} handoffs, ${CONCURRENCY} in flight; local state ${process.env.BENCH_PERSIST_TO ?? "in .wrangler/state (disk)"}`);
+  const where = runtime === "workerd" ? "workerd via Miniflare's API, no proxy; local state in memory" : `wrangler dev on loopback; local state ${process.env.BENCH_PERSIST_TO ?? "in .wrangler/state (disk)"}`;
+  console.log(`\nHandoffs on ${where}: ${SESSIONS} sessions × ${HANDOFFS_PER_SESSION} handoffs, ${CONCURRENCY} in flight`);
   console.log("| operation | p50 ms | p99 ms | throughput |\n| --- | --- | --- | --- |");
   for (const row of rows) console.log(`| ${row.join(" | ")} |`);
   console.log(`\n| check | value |\n| --- | --- |`);
@@ -144,6 +169,16 @@ try {
   console.log(`| outbox drained to D1 after the run | ${flushSeconds.toFixed(1)} s |`);
   console.log(`| sessions deleted (leases freed) | ${deletions.filter((r) => r.status === 204).length} |`);
   console.log(`| workerd RSS after the handoffs | ${rss} MiB |`);
-} finally {
-  await server.stop();
+  const median = [...traces].sort((a, b) => flowMs(a) - flowMs(b))[Math.floor(traces.length / 2)]!;
+  console.log(`| one handoff inside the session's object (median of ${traces.length} solo) | ${flowMs(median)} ms of the ${percentile(soloMs, 50).toFixed(1)} ms p50: ${stepShares(median)} |`);
+}
+
+for (const runtime of RUNTIMES) {
+  const key = runtime === "workerd" ? "bench-workerd-key" : devKey();
+  const server = runtime === "workerd" ? await startWorkerdServer(PORT + 1, key) : await startDevServer(PORT, process.env.BENCH_PERSIST_TO);
+  try {
+    await bench(runtime, server, key);
+  } finally {
+    await server.stop();
+  }
 }

@@ -70,8 +70,8 @@ export async function startDevServer(port = 8788, persistTo?: string, vars: Reco
   };
 }
 
-/** Sums VmRSS of every workerd process descended from `pid`. */
-function workerdRss(pid: number): number {
+/** Sums VmRSS of every workerd process descended from `pid` (Linux /proc). */
+export function workerdRss(pid: number): number {
   const children = (p: number): number[] => {
     try {
       return readFileSync(`/proc/${p}/task/${p}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);

@@ -1,0 +1,74 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
+import { unstable_readConfig } from "wrangler";
+import { workerdRss, type DevServer } from "./wrangler-dev";
+
+/**
+ * Relay on workerd through Miniflare's API, without `wrangler dev`'s proxy in front: the
+ * Worker wrangler would deploy (`wrangler deploy --dry-run` bundles it), its Durable Objects
+ * on SQLite, D1 migrated, the demo agents loaded through the API. Requests go straight to
+ * workerd's socket, so a benchmark measures Relay rather than the dev proxy.
+ */
+
+const root = join(import.meta.dirname, "..", "..");
+
+/** The migrations' statements, one at a time (they hold no semicolons inside statements). */
+function migrationStatements(): string[] {
+  const files = readdirSync(join(root, "migrations")).filter((f) => f.endsWith(".sql")).sort();
+  return files.flatMap((file) =>
+    readFileSync(join(root, "migrations", file), "utf8")
+      .replace(/--.*$/gm, "")
+      .split(/;\s*$/m)
+      .map((statement) => statement.trim())
+      .filter((statement) => statement.length > 0),
+  );
+}
+
+export async function startWorkerdServer(port: number, key: string, vars: Record<string, string> = {}): Promise<DevServer> {
+  const build = mkdtempSync(join(tmpdir(), "relay-bundle-"));
+  execFileSync(join(root, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", build], {
+    cwd: root,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", WRANGLER_LOG: "error" },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const config = unstable_readConfig({ config: join(root, "wrangler.toml") });
+  // Miniflare 5 takes the classic options through its converter.
+  const mf = new Miniflare(
+    convertV4MiniflareOptions({
+      host: "127.0.0.1",
+      port,
+      modules: true,
+      modulesRoot: build,
+      scriptPath: join(build, "index.js"),
+      compatibilityDate: config.compatibility_date!,
+      compatibilityFlags: config.compatibility_flags,
+      durableObjects: Object.fromEntries(config.durable_objects.bindings.map((b: { name: string; class_name: string }) => [b.name, { className: b.class_name, useSQLite: true }])),
+      d1Databases: { DB: "relay" },
+      bindings: { ...(config.vars as Record<string, string>), RELAY_API_KEYS: `dev:${key}`, ...vars },
+    }),
+  );
+  const url = (await mf.ready).toString().replace(/\/$/, "");
+  const db = await mf.getD1Database("DB");
+  for (const statement of migrationStatements()) await db.prepare(statement).run();
+  for (const file of readdirSync(join(root, "agents")).filter((f) => f.endsWith(".md"))) {
+    const name = file.slice(0, -3);
+    const response = await fetch(`${url}/v1/agents/${name}`, {
+      method: "PUT",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "text/markdown" },
+      body: readFileSync(join(root, "agents", file), "utf8"),
+    });
+    if (!response.ok) throw new Error(`loading agents/${file}: ${response.status} ${await response.text()}`);
+  }
+  return {
+    url,
+    process: undefined as never,
+    workerdRssMiB: () => workerdRss(process.pid),
+    stop: async () => {
+      await mf.dispose();
+      rmSync(build, { recursive: true, force: true });
+    },
+  };
+}

@@ -27,7 +27,8 @@ function migrationStatements(): string[] {
   );
 }
 
-export async function startWorkerdServer(port: number, key: string, vars: Record<string, string> = {}): Promise<DevServer> {
+/** `inspectorPort`: where workerd's DevTools inspector listens (for a CPU profile), when given. */
+export async function startWorkerdServer(port: number, key: string, vars: Record<string, string> = {}, inspectorPort?: number): Promise<DevServer> {
   const build = mkdtempSync(join(tmpdir(), "relay-bundle-"));
   execFileSync(join(root, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", build], {
     cwd: root,
@@ -40,6 +41,7 @@ export async function startWorkerdServer(port: number, key: string, vars: Record
     convertV4MiniflareOptions({
       host: "127.0.0.1",
       port,
+      ...(inspectorPort === undefined ? {} : { inspectorPort }),
       modules: true,
       modulesRoot: build,
       scriptPath: join(build, "index.js"),

@@ -1,0 +1,86 @@
+/**
+ * A ladder of requests, each one step heavier than the last, 16 in flight on workerd
+ * (Miniflare's API, no dev proxy), each beside `GET /health` measured in the same run:
+ * the step where throughput falls names the cost (issue 13). Rungs: the Worker alone; a
+ * cached registry read; a D1 read; a session object read; a session commit with an audit
+ * record; a state patch (a commit, then condition triggers evaluated and the timeout timer
+ * re-armed); a handoff between two agents without a capacity limit (no AgentDO call);
+ * session creation.
+ *
+ *   npx tsx bench/ladder.bench.ts
+ */
+import { startWorkerdServer } from "./lib/workerd-server";
+import { percentile, runConcurrent } from "./lib/wrangler-dev";
+
+const PORT = 8797;
+const KEY = "bench-ladder-key";
+const SESSIONS = 200;
+const CALLS = 2000;
+const CONCURRENCY = 16;
+
+const server = await startWorkerdServer(PORT, KEY);
+const headers = { Authorization: `Bearer ${KEY}`, "Content-Type": "application/json" };
+
+async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const response = await fetch(`${server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await response.text();
+  return { status: response.status, json: text ? JSON.parse(text) : null };
+}
+
+async function expectOk(reply: Promise<{ status: number; json: any }>): Promise<any> {
+  const { status, json } = await reply;
+  if (status >= 300) throw new Error(`${status} ${JSON.stringify(json).slice(0, 300)}`);
+  return json;
+}
+
+interface Rung {
+  name: string;
+  p50: number;
+  rate: number;
+}
+
+async function rung(name: string, calls: number, task: (i: number) => Promise<unknown>): Promise<Rung> {
+  const started = performance.now();
+  const ms = await runConcurrent(calls, CONCURRENCY, async (i) => {
+    await task(i);
+  });
+  return { name, p50: percentile(ms, 50), rate: calls / ((performance.now() - started) / 1000) };
+}
+
+try {
+  await expectOk(api("PUT", "/v1/agents/ladder-a", { name: "ladder-a", description: "No capacity limit.", handoffs: ["ladder-b"] }));
+  await expectOk(api("PUT", "/v1/agents/ladder-b", { name: "ladder-b", description: "No capacity limit." }));
+  for (let i = 0; i < 200; i++) await fetch(`${server.url}/health`).then((r) => r.text());
+
+  const ids: string[] = new Array(SESSIONS);
+  const rungs: Rung[] = [];
+  rungs.push(await rung("session creation (no capacity limit)", SESSIONS, async (i) => (ids[i] = (await expectOk(api("POST", "/v1/sessions", { agent: "ladder-a" }))).id)));
+  const health = await rung("GET /health", CALLS, () => fetch(`${server.url}/health`).then((r) => r.text()));
+  rungs.unshift(health);
+  rungs.push(await rung("GET /v1/route/stats (auth, cached registry)", CALLS, () => expectOk(api("GET", "/v1/route/stats"))));
+  rungs.push(await rung("GET /v1/agents?limit=1 (a D1 read)", CALLS, () => expectOk(api("GET", "/v1/agents?limit=1"))));
+  rungs.push(await rung("GET /v1/sessions/:id (a session read)", CALLS, (i) => expectOk(api("GET", `/v1/sessions/${ids[i % SESSIONS]}`))));
+  rungs.push(
+    await rung("POST …/agent-status (a commit with an audit record)", CALLS, (i) =>
+      expectOk(api("POST", `/v1/sessions/${ids[i % SESSIONS]}/agent-status`, { agent: "ladder-a", status: i % 2 === 0 ? "busy" : "idle" })),
+    ),
+  );
+  rungs.push(await rung("PATCH …/state (commit, triggers, timer)", CALLS, (i) => expectOk(api("PATCH", `/v1/sessions/${ids[i % SESSIONS]}/state`, { set: { n: i } }))));
+  const hops = new Array<number>(SESSIONS).fill(0);
+  rungs.push(
+    await rung("POST /v1/handoffs (no capacity limit)", CALLS, async (i) => {
+      const k = i % SESSIONS;
+      const back = (hops[k] = (hops[k] ?? 0) + 1) % 2 === 0;
+      const body = back
+        ? { session_id: ids[k], source_agent: "ladder-b", mode: "return", reason: "ladder" }
+        : { session_id: ids[k], source_agent: "ladder-a", target_agent: "ladder-b", reason: "ladder" };
+      await expectOk(api("POST", "/v1/handoffs", body));
+    }),
+  );
+
+  console.log(`\nRequest ladder on workerd via Miniflare's API (no proxy, state in memory), ${CONCURRENCY} in flight`);
+  console.log("| request | p50 ms | throughput | vs /health |\n| --- | --- | --- | --- |");
+  for (const r of rungs) console.log(`| ${r.name} | ${r.p50.toFixed(1)} | ${r.rate.toFixed(0)}/s | ${((r.rate / health.rate) * 100).toFixed(0)}% |`);
+} finally {
+  await server.stop();
+}

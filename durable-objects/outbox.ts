@@ -105,7 +105,8 @@ export class Outbox {
         return record;
       });
       await write(records);
-      for (const record of records) this.sql`UPDATE audit SET flushed = 1 WHERE id = ${record.id}`;
+      // One statement for the batch (at most FLUSH_BATCH_ROWS ids, within the bound-parameter limit).
+      this.sql.exec(`UPDATE audit SET flushed = 1 WHERE id IN (${records.map(() => "?").join(", ")})`, ...records.map((r) => r.id));
       flushed += records.length;
     }
     return { flushed, remaining: this.pendingCount() };

@@ -2,6 +2,7 @@ import { auditEvent } from "../src/audit/events";
 import { deliver, deliveryBody, RETRY_DELAYS_MS } from "../src/audit/event-delivery";
 import { SYSTEM_ACTOR, type AuditRecord } from "../src/audit/record";
 import { getSubscription } from "../src/registry/event-subscriptions";
+import { knownUnsubscribed } from "../src/services/registry-cache";
 import { DELIVERED_FAMILIES, subscribed } from "../src/schemas/events";
 import { DeliveryQueue } from "./deliveries";
 import type { SessionEndHook } from "./session-lifecycle";
@@ -32,10 +33,13 @@ export class SessionDeliveries {
     this.queue = new DeliveryQueue(sql);
   }
 
-  /** Inside the transaction that appends `records` to the outbox: queues the lifecycle ones. */
+  /**
+   * Inside the transaction that appends `records` to the outbox: queues the lifecycle ones,
+   * unless the tenant is known (from the registry head this isolate read) to have no events_url.
+   */
   onAudit(records: readonly AuditRecord[]): void {
     const lifecycle = records.filter((r) => DELIVERED_FAMILIES.some((family) => r.action.startsWith(family)));
-    if (lifecycle.length === 0) return;
+    if (lifecycle.length === 0 || knownUnsubscribed(lifecycle[0]!.tenant)) return;
     const now = this.k.now();
     this.queue.add(lifecycle, now);
     this.k.timers.schedule("events.deliver", now, null, { key: TIMER_KEYS.deliver, ifExists: "earliest" });

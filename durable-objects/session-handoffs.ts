@@ -2,14 +2,14 @@ import { API_ACTOR, SYSTEM_ACTOR, type Actor, type AuditRecord } from "../src/au
 import { err, ok, type ErrorBody, type Result } from "../src/errors";
 import { buildHandoffContext, commandAfterTimeout, handoffErrors, returnTarget, validateHandoff } from "../src/handoff";
 import { commandAfterValidation, recoveryOf } from "../src/handoff/flow-rules";
-import { advance, handoffError, maxDepthOf, must, newHandoff, newHandoffId, stored, type Advanced, type HandoffRow, type StepContext } from "../src/handoff/record";
+import { advance, handoffError, maxDepthOf, must, newHandoff, newHandoffId, stored, joinSteps, type Advanced, type HandoffRow, type StepContext } from "../src/handoff/record";
 import { isOrphanable } from "../src/handoff/statuses";
 import type { Lease } from "../src/rpc/agent";
 import type { HandoffAccepted, StartHandoffArgs } from "../src/rpc/session";
 import { agentRpc } from "../src/rpc/stubs";
 import { withoutCalls } from "../src/runtime/messages";
 import type { AgentDefinition } from "../src/schemas/agent";
-import type { Handoff } from "../src/schemas/handoff";
+import type { Handoff, HandoffContext } from "../src/schemas/handoff";
 import { agentDirectory } from "../src/services/registry-cache";
 import type { SessionRecord } from "../src/sessions/model";
 import { commitStep, type StepOptions } from "./handoff-commit";
@@ -38,6 +38,9 @@ import { TIMER_KEYS } from "./timer-kinds";
  */
 
 type Outcome = Result<HandoffAccepted>;
+
+/** What an idempotent replay of a request answered by the switch gets. */
+const answered = (row: HandoffRow): Outcome => ok({ handoff: row.record, accepted: false });
 
 const SWEEP_RETRY_MS = 1_000;
 
@@ -163,8 +166,7 @@ export class SessionHandoffs {
     const row: HandoffRow = { ...validating.row, plan, capacity: agents.get(plan.target)?.max_concurrent_sessions ?? null };
     const wait = commandAfterValidation(request.policy, this.k.store.agentStatus()[plan.source]) === "wait";
     const command = wait ? { type: "wait" as const, now: ctx.now, reason: `waiting for '${plan.source}' to finish its turn` } : { type: "transfer" as const };
-    const next = must(advance(row, command, ctx, { target: plan.target }));
-    const step = { ...next, records: [...validating.records, ...next.records] };
+    const step = joinSteps(validating, must(advance(row, command, ctx, { target: plan.target })));
     if (wait) {
       const done = await this.commitStep(session, step, ctx, { step: null, touch: true, before: remember, answer: (r) => ok({ handoff: r.record, accepted: true }) });
       return ok({ handoff: done.record, accepted: true });
@@ -178,10 +180,11 @@ export class SessionHandoffs {
    */
   private async transfer(step: Advanced, session: SessionRecord, ctx: StepContext, before?: () => void): Promise<Outcome> {
     const take = step.effects.find((e) => e.type === "take_lease");
-    const row = await this.commitStep(session, step, ctx, { step: take ? "take_lease" : "activate", touch: true, before });
+    // No lease to take, so no step outside this object: the switch commits with this step, in one transaction.
+    if (!take) return this.switchAt(session, step, ctx, before);
+    const row = await this.commitStep(session, step, ctx, { step: "take_lease", touch: true, before });
     const id = row.record.id;
     this.k.checkpoint("after_intent");
-    if (!take) return this.activate(row, ctx.actor);
     let granted: Result<Lease>;
     try {
       granted = await agentRpc(this.k.env, session.tenant, take.agent).acquire(session.id, id, LEASE_TTL_MS, take.capacity);
@@ -197,27 +200,43 @@ export class SessionHandoffs {
     return this.activate({ ...row, lease, step: "activate" }, ctx.actor);
   }
 
-  /** The switch: current agent, stack, context, the target's lease and `completed` in one transaction; then the leases. */
+  /**
+   * The switch of a handoff whose transferring step is not committed yet (no lease to take):
+   * both steps in one transaction, so a failure leaves no trace to roll back.
+   */
+  private async switchAt(session: SessionRecord, transferring: Advanced, ctx: StepContext, before?: () => void): Promise<Outcome> {
+    const completed = this.completeStep(session, transferring.row, ctx);
+    const done = await this.commitStep(session, joinSteps(transferring, completed.step), ctx, { step: null, touch: true, context: completed.context, before, answer: answered });
+    this.k.checkpoint("after_commit");
+    await this.settleOrSweep(session);
+    return ok({ handoff: done.record, accepted: false });
+  }
+
+  /** transferring → completed, with the context the target receives (from the session's history as it is now). */
+  private completeStep(session: SessionRecord, row: HandoffRow, ctx: StepContext): { step: Advanced; context: HandoffContext } {
+    const history = row.record.request.conversation_history === undefined ? withoutCalls(this.k.store.history().map((r) => r.item), new Set(row.hidden_calls)) : undefined;
+    const context = buildHandoffContext({
+      request: row.record.request,
+      validated: row.plan!,
+      handoff_id: row.record.id,
+      now: ctx.now,
+      session_history: history,
+      history_length: this.k.store.historyLength(),
+    });
+    return { step: must(advance(row, { type: "complete" }, ctx, { context })), context };
+  }
+
+  /** The switch after a granted lease: current agent, stack, context, the target's lease and `completed` in one transaction; then the leases. */
   private async activate(row: HandoffRow, actor: Actor): Promise<Outcome> {
     const id = row.record.id;
     const loaded = this.k.live();
     if (!loaded.ok) return this.rollBack(id, actor, loaded.error, false, row);
     const session = loaded.value;
     const ctx = this.ctx(session, actor);
-    const plan = row.plan!;
     let done: HandoffRow;
     try {
-      const history = row.record.request.conversation_history === undefined ? withoutCalls(this.k.store.history().map((r) => r.item), new Set(row.hidden_calls)) : undefined;
-      const context = buildHandoffContext({
-        request: row.record.request,
-        validated: plan,
-        handoff_id: id,
-        now: ctx.now,
-        session_history: history,
-        history_length: this.k.store.historyLength(),
-      });
-      const step = must(advance(row, { type: "complete" }, ctx, { context }));
-      done = await this.commitStep(session, step, ctx, { step: null, touch: true, context, answer: (r) => ok({ handoff: r.record, accepted: false }) });
+      const { step, context } = this.completeStep(session, row, ctx);
+      done = await this.commitStep(session, step, ctx, { step: null, touch: true, context, answer: answered });
     } catch (error) {
       // The switch either committed (and only arming the alarm failed) or changed nothing.
       const after = this.store.get(id);
@@ -358,8 +377,8 @@ export class SessionHandoffs {
       ? must(advance(row, { type: "time_out", reason: `'${row.record.source}' was still busy after ${row.record.request.timeout_s} s` }, ctx))
       : { row, records: [], effects: [] };
     const command = commandAfterTimeout(row.record.request.on_timeout);
-    const then = must(advance(first.row, { type: command, reason: command === "escalate" ? "escalated to the session inbox" : "failed on timeout" }, ctx));
-    const done = await this.commitStep(session, { row: then.row, records: [...first.records, ...then.records], effects: [...first.effects, ...then.effects] }, ctx, { step: null });
+    const ended = must(advance(first.row, { type: command, reason: command === "escalate" ? "escalated to the session inbox" : "failed on timeout" }, ctx));
+    const done = await this.commitStep(session, joinSteps(first, ended), ctx, { step: null });
     return ok({ handoff: done.record, accepted: false });
   }
 

@@ -103,6 +103,9 @@ interface StoredTimer {
   last_error: string | null;
 }
 
+/** How many absent keys a Timers instance remembers before it starts over. */
+const ABSENT_KEYS_KEPT = 32;
+
 let sequence = 0;
 function timerId(now: number): string {
   sequence = (sequence + 1) % 1_000_000;
@@ -123,6 +126,11 @@ export class Timers {
    * in it is simply unknown.
    */
   private readonly known = new Map<string, number | null>();
+  /**
+   * Keys this instance knows have no timer (cancelled, or done), so cancelling one again
+   * costs no statement. Capped: lease keys are one per lease, and an unknown key is just read.
+   */
+  private readonly absent = new Set<string>();
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -139,6 +147,7 @@ export class Timers {
   schedule<K extends TimerKind>(kind: K, dueAt: number, payload: TimerPayload<K>, options: ScheduleOptions = {}): string | null {
     const now = this.clock();
     const key = options.key;
+    if (key !== undefined) this.absent.delete(key);
     if (key === undefined) {
       const id = timerId(now);
       this.sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, NULL, ${kind}, ${dueAt}, ${JSON.stringify(payload ?? null)})`;
@@ -188,8 +197,10 @@ export class Timers {
 
   /** Cancels the timer with this key; true when there was one. */
   cancel(key: string): boolean {
+    if (this.absent.has(key)) return false;
     const row = this.sql<{ due_at: number }>`DELETE FROM timers WHERE key = ${key} RETURNING due_at`[0];
     this.known.delete(key);
+    this.markAbsent(key);
     if (!row) return false;
     this.removed(row.due_at);
     return true;
@@ -238,6 +249,12 @@ export class Timers {
     this.armed = undefined;
     this.earliest = undefined;
     this.known.clear();
+    this.absent.clear();
+  }
+
+  private markAbsent(key: string): void {
+    if (this.absent.size >= ABSENT_KEYS_KEPT) this.absent.clear();
+    this.absent.add(key);
   }
 
   /** A timer due at `due` was added. */
@@ -304,7 +321,10 @@ export class Timers {
     switch (outcome.type) {
       case "done":
         row = this.sql<{ key: string | null }>`DELETE FROM timers WHERE id = ${timer.id} RETURNING key`[0];
-        if (row?.key != null) this.known.delete(row.key);
+        if (row?.key != null) {
+          this.known.delete(row.key);
+          this.markAbsent(row.key);
+        }
         break;
       case "again":
         row = this.sql<{ key: string | null }>`UPDATE timers SET due_at = ${outcome.at}, attempts = 0, last_error = NULL WHERE id = ${timer.id} RETURNING key`[0];

@@ -44,10 +44,13 @@ export const config = new Hono<AppEnv>()
   .put("/events", async (c) => {
     const input = await readJson(c, EventSubscriptionInput);
     const { created, subscription } = await putSubscription(c.env.DB, c.get("tenant"), input);
+    // Sessions of this isolate queue notifications from now on (others within the head's TTL).
+    invalidateTenant(c.get("tenant"));
     return c.json(subscription, created ? 201 : 200);
   })
   .delete("/events", async (c) => {
     if (!(await deleteSubscription(c.env.DB, c.get("tenant")))) throw new RelayError("NOT_FOUND", "No events_url is set.");
+    invalidateTenant(c.get("tenant"));
     return c.body(null, 204);
   })
   .delete("/routing", async (c) => {

@@ -145,6 +145,11 @@ export function advance(
   return ok({ row: { ...row, record }, records, effects });
 }
 
+/** Two steps committed as one: `next`'s row, both steps' records and effects in order. */
+export function joinSteps(first: Advanced, next: Advanced): Advanced {
+  return { row: next.row, records: [...first.records, ...next.records], effects: [...first.effects, ...next.effects] };
+}
+
 /** `advance` for commands the flow knows are legal: a refusal here is a bug, not a request error. */
 export function must(result: Result<Advanced>): Advanced {
   if (!result.ok) throw new Error(`handoff flow: ${result.error.message}`);

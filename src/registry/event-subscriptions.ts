@@ -17,6 +17,11 @@ function newSecret(): string {
   return `whsec_${btoa(String.fromCharCode(...bytes))}`;
 }
 
+/** Whether the tenant has an events_url: one row or none (read with the registry head, see registry-cache). */
+export function subscribedStatement(db: D1Database, tenant: string): D1PreparedStatement {
+  return db.prepare("SELECT 1 AS subscribed FROM event_subscriptions WHERE tenant = ?1").bind(tenant);
+}
+
 export async function getSubscription(db: D1Database, tenant: string): Promise<EventSubscription | null> {
   const row = await db.prepare("SELECT url, types, secret, created_at, updated_at FROM event_subscriptions WHERE tenant = ?1").bind(tenant).first<Row>();
   return row ? toSubscription(row) : null;

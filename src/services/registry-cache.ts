@@ -1,4 +1,5 @@
 import { parseTenantConfig, tenantConfigStatement } from "../registry/config-store";
+import { subscribedStatement } from "../registry/event-subscriptions";
 import { compileRuleRouter } from "../routing/rule-router";
 import type { RoutingConfigPatch } from "../schemas/routing";
 import type { RuleRouter } from "../routing/types";
@@ -88,18 +89,36 @@ export const HEAD_TTL_MS = 1000;
 export interface TenantHead {
   head: RegistryHead;
   tenantConfig: RoutingConfigPatch | null;
+  /** The tenant has an events_url (webhooks out). */
+  subscribed: boolean;
 }
 
-const heads = new Map<string, { value: Promise<TenantHead>; expires: number }>();
+const heads = new Map<string, { value: Promise<TenantHead>; expires: number; settled?: TenantHead }>();
 
 /** The registry head and stored routing config of a tenant: one D1 batch at most per TTL. */
 export function tenantHead(db: D1Database, tenant: string, now = Date.now()): Promise<TenantHead> {
   const cached = heads.get(tenant);
   if (cached && cached.expires > now) return cached.value;
   const value = readHead(db, tenant);
-  heads.set(tenant, { value, expires: now + HEAD_TTL_MS });
-  value.catch(() => heads.delete(tenant));
+  const entry: { value: Promise<TenantHead>; expires: number; settled?: TenantHead } = { value, expires: now + HEAD_TTL_MS };
+  heads.set(tenant, entry);
+  value.then(
+    (head) => {
+      entry.settled = head;
+    },
+    () => heads.delete(tenant),
+  );
   return value;
+}
+
+/**
+ * True only when this isolate read, within HEAD_TTL_MS, that the tenant has no events_url:
+ * a synchronous answer for code inside a storage transaction (unknown is false). A
+ * subscription set through this isolate counts at once, through another within the TTL.
+ */
+export function knownUnsubscribed(tenant: string, now = Date.now()): boolean {
+  const cached = heads.get(tenant);
+  return cached?.settled !== undefined && cached.expires > now && !cached.settled.subscribed;
 }
 
 /** Forgets what this isolate knows of a tenant's registry and config (after a write). */
@@ -108,9 +127,10 @@ export function invalidateTenant(tenant: string): void {
 }
 
 async function readHead(db: D1Database, tenant: string): Promise<TenantHead> {
-  const [headRows, configRows] = await db.batch([registryHeadStatement(db, tenant), tenantConfigStatement(db, tenant)]);
+  const [headRows, configRows, subscribedRows] = await db.batch([registryHeadStatement(db, tenant), tenantConfigStatement(db, tenant), subscribedStatement(db, tenant)]);
   return {
     head: (headRows?.results[0] as RegistryHead | undefined) ?? { version: 0, stamp: "" },
     tenantConfig: parseTenantConfig(configRows?.results[0] as { config: string } | undefined),
+    subscribed: (subscribedRows?.results.length ?? 0) > 0,
   };
 }

@@ -1,7 +1,8 @@
+import { runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { fakeWebhookAgent, replyText, type WebhookDelivery } from "../fakes/webhook-agent";
 import { llmServer } from "../fakes/server";
-import { advanceClock, drainDue, sessionStub } from "../durable-objects/helpers";
+import { advanceClock, drainDue, sessionStub, setClock } from "../durable-objects/helpers";
 import { call } from "./helpers";
 
 /**
@@ -103,6 +104,26 @@ describe("deliveries", () => {
     await advanceClock(stub, 3_600_000);
     await drainDue(stub);
     expect(fake.deliveries).toHaveLength(6);
+  });
+
+  it("a tenant without an events_url queues nothing; once it sets one, its sessions queue from the next record on", async () => {
+    await call("DELETE", "/v1/config/events");
+    const { id: before, stub, rpc } = sessionStub();
+    // The object's clock an hour ahead: a delivery run it schedules is not due while the test reads.
+    await setClock(stub, Date.now() + 3_600_000);
+    await rpc.create("alpha", before, { agent: "desk", capacity: null, metadata: {}, ttl_s: 3600 });
+    expect((await call("POST", "/v1/handoffs", { session_id: before, source_agent: "desk", target_agent: "billing", reason: "no subscription" })).status).toBe(200);
+    const queued = (id: string) =>
+      runInDurableObject(sessionStub("alpha", id).stub, (_instance, state) => ({
+        rows: (state.storage.sql.exec("SELECT COUNT(*) AS n FROM deliveries").one() as { n: number }).n,
+        timer: state.storage.sql.exec("SELECT 1 FROM timers WHERE kind = 'events.deliver'").toArray().length,
+      }));
+    expect(await queued(before)).toEqual({ rows: 0, timer: 0 });
+    const { secret } = (await call("PUT", "/v1/config/events", { url: URL, types: ["handoff.completed"] })).json;
+    const fake = receiver(secret);
+    const after = await handoff();
+    await drainDue(sessionStub("alpha", after).stub);
+    expect(fake.deliveries.map((d) => (d.body as { data: { session_id: string } }).data.session_id)).toEqual([after]);
   });
 
   it("run lifecycle records go out too", async () => {

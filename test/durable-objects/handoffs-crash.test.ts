@@ -139,3 +139,30 @@ describe("a failure while activating the target", () => {
     expect(await trail(rpc, await handoffIdOf(rpc))).toEqual(ROLLED_BACK);
   });
 });
+
+describe("a handoff to an agent without a capacity limit", () => {
+  async function unlimited() {
+    const n = ++counter;
+    const [desk, spec] = await registerAgents("alpha", { name: `open-desk-${n}`, handoffs: [`open-spec-${n}`] }, { name: `open-spec-${n}` });
+    if (!desk || !spec) throw new Error("agents not registered");
+    const { id, stub, rpc } = sessionStub();
+    expect((await rpc.create("alpha", id, { agent: desk.name, capacity: null, metadata: {}, ttl_s: 3600 })).ok).toBe(true);
+    const start = () => rpc.startHandoff({ request: HandoffRequest.parse({ session_id: id, source_agent: desk.name, target_agent: spec.name, reason: "one commit" }) });
+    return { stub, rpc, desk, spec, start };
+  }
+
+  it("commits all four transitions and the switch in one transaction: a failure inside it leaves no trace", async () => {
+    const { stub, rpc, desk, spec, start } = await unlimited();
+    await stub.setFault("activate");
+    expect(await failure(start)).toBe("injected fault at activate");
+    const view = await rpc.get();
+    expect(view.ok && view.value).toMatchObject({ current_agent: desk.name, handoff_stack: [desk.name], in_flight_handoff: null });
+    const page = await rpc.audit({ limit: 500 });
+    expect(page.ok && page.value.records.filter((r) => r.action.startsWith("handoff."))).toEqual([]);
+    // No lock, no orphan: the next request goes through at once, even after a restart.
+    await evictDurableObject(stub);
+    const again = await start();
+    expect(again.ok && again.value.handoff).toMatchObject({ status: "completed", target: spec.name });
+    expect(await trail(rpc, again.ok ? again.value.handoff.id : "")).toEqual(COMPLETED);
+  });
+});

@@ -122,6 +122,31 @@ describe("Timers", () => {
     expect(result).toEqual({ armed: T + 1_000, cancelled: [true, false], alarm: null });
   });
 
+  it("cancels a key it knows is gone without a statement, and a key scheduled again is cancelled for real", async () => {
+    const result = await withTimers(async (timers) => {
+      timers.schedule("session.expire", T + 1_000, null, { key: "expire" });
+      const first = timers.cancel("expire");
+      // Had the row come back behind the instance's back, a known-absent key would not see it:
+      // only writes through the instance make a key present again.
+      const again = timers.cancel("expire");
+      timers.schedule("session.expire", T + 2_000, null, { key: "expire" });
+      const rescheduled = timers.cancel("expire");
+      return { first, again, rescheduled, left: timers.list().length };
+    });
+    expect(result).toEqual({ first: true, again: false, rescheduled: true, left: 0 });
+  });
+
+  it("forgets which keys are gone with the rest of what it knows", async () => {
+    const result = await withTimers(async (timers, _clock, storage) => {
+      timers.cancel("expire");
+      // A write the instance did not make (a restored or rolled-back table), then forget().
+      storage.sql.exec("INSERT INTO timers (id, key, kind, due_at) VALUES ('outside', 'expire', 'session.expire', ?)", T);
+      timers.forget();
+      return { cancelled: timers.cancel("expire"), left: timers.list().length };
+    });
+    expect(result).toEqual({ cancelled: true, left: 0 });
+  });
+
   it("turns a throwing handler into a retry with backoff, logs the error and never throws itself", async () => {
     const errors = spyOnConsoleError();
     const result = await withTimers(async (timers, clock) => {

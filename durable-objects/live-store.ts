@@ -24,11 +24,21 @@ function parse(row: { event: string; format: number }): LiveEvent {
   return LiveEvent.parse(JSON.parse(row.event));
 }
 
+/** Three columns a row: 33 rows stay within a statement's 100 bound parameters. */
+const APPEND_ROWS = 33;
+
 export class LiveStore {
   constructor(private readonly sql: Sql) {}
 
   append(events: readonly LiveEvent[]): void {
-    for (const e of events) this.sql`INSERT OR IGNORE INTO live_events (id, run_id, event) VALUES (${e.id}, ${e.run_id}, ${JSON.stringify(e)})`;
+    // One statement per APPEND_ROWS events (a step's events together), within the 100 bound parameters.
+    for (let start = 0; start < events.length; start += APPEND_ROWS) {
+      const chunk = events.slice(start, start + APPEND_ROWS);
+      this.sql.exec(
+        `INSERT OR IGNORE INTO live_events (id, run_id, event) VALUES ${chunk.map(() => "(?, ?, ?)").join(", ")}`,
+        ...chunk.flatMap((e) => [e.id, e.run_id, JSON.stringify(e)]),
+      );
+    }
   }
 
   /** Events after `after` in order, at most `limit`; only `runId`'s when given. */

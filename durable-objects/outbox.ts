@@ -1,4 +1,4 @@
-import { FLUSH_BATCH_ROWS, MAX_BATCHES_PER_RUN } from "../src/audit/outbox-policy";
+import { FLUSH_BATCH_ROWS, MAX_BATCHES_PER_RUN, nextFlushAt } from "../src/audit/outbox-policy";
 import { ActorType, type AuditRecord } from "../src/audit/record";
 import type { LocalAuditRecord } from "../src/rpc/session";
 import type { Sql } from "./sql";
@@ -59,6 +59,11 @@ export interface FlushResult {
 }
 
 export class Outbox {
+  /** When this instance last started a flush (null: not yet), for the spacing of the next. */
+  private lastFlushAt: number | null = null;
+  /** Counts appends, so a flush knows whether any landed while it waited on D1. */
+  private appends = 0;
+
   constructor(
     private readonly sql: Sql,
     /** Told of every record appended, inside the same transaction (the lifecycle notifications queue). */
@@ -78,7 +83,13 @@ export class Outbox {
         ...binds,
       );
     }
+    this.appends += 1;
     this.appended(records);
+  }
+
+  /** When the flush of records appended at `now` is due (see FLUSH_SPACING_MS). */
+  flushDueAt(now: number): number {
+    return nextFlushAt(now, this.lastFlushAt);
   }
 
   pendingCount(): number {
@@ -95,11 +106,13 @@ export class Outbox {
    * each batch flushed only after `write` resolved. A failing `write` rejects with the
    * rows still pending; rows are never deleted here.
    */
-  async flush(write: (records: AuditRecord[]) => Promise<void>, maxBatches = MAX_BATCHES_PER_RUN): Promise<FlushResult> {
+  async flush(write: (records: AuditRecord[]) => Promise<void>, now: number, maxBatches = MAX_BATCHES_PER_RUN): Promise<FlushResult> {
+    this.lastFlushAt = now;
     let flushed = 0;
     for (let batch = 0; batch < maxBatches; batch++) {
+      const seen = this.appends;
       const rows = this.sql<AuditRow>`SELECT * FROM audit WHERE flushed = 0 ORDER BY id LIMIT ${FLUSH_BATCH_ROWS}`;
-      if (rows.length === 0) break;
+      if (rows.length === 0) return { flushed, remaining: 0 };
       const records = rows.map((row) => {
         const { flushed: _flushed, ...record } = toRecord(row);
         return record;
@@ -108,6 +121,8 @@ export class Outbox {
       // One statement for the batch (at most FLUSH_BATCH_ROWS ids, within the bound-parameter limit).
       this.sql.exec(`UPDATE audit SET flushed = 1 WHERE id IN (${records.map(() => "?").join(", ")})`, ...records.map((r) => r.id));
       flushed += records.length;
+      // A short batch was all there was, unless records were appended while D1 was written.
+      if (rows.length < FLUSH_BATCH_ROWS && this.appends === seen) return { flushed, remaining: 0 };
     }
     return { flushed, remaining: this.pendingCount() };
   }

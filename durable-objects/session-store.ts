@@ -110,6 +110,9 @@ export class SessionStore {
    * Records are immutable values (every change makes a new one), so callers share it.
    */
   private cached: SessionRecord | null | undefined = undefined;
+  /** The agents' turn status and the history's length, kept the same way (undefined: unknown). */
+  private statuses: Record<string, AgentTurnStatus> | undefined = undefined;
+  private length: number | undefined = undefined;
 
   constructor(private readonly sql: Sql) {}
 
@@ -121,6 +124,8 @@ export class SessionStore {
   /** After a rolled-back transaction or a wipe: the next load reads the row. */
   forget(): void {
     this.cached = undefined;
+    this.statuses = undefined;
+    this.length = undefined;
   }
 
   private read(): SessionRecord | null {
@@ -163,11 +168,13 @@ export class SessionStore {
     const row = this.sql<{ seq: number }>`INSERT INTO messages (id, role, agent, item, created_at)
       VALUES (${item.id}, ${item.role}, ${item.agent ?? null}, ${JSON.stringify(item)}, ${now}) RETURNING seq`[0];
     if (!row) throw new Error("message insert returned no row");
+    if (this.length !== undefined) this.length += 1;
     return row.seq;
   }
 
   historyLength(): number {
-    return this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM messages`[0]?.n ?? 0;
+    this.length ??= this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM messages`[0]?.n ?? 0;
+    return this.length;
   }
 
   /** History items in order, after sequence `after` (exclusive); all of them without a limit. */
@@ -177,16 +184,23 @@ export class SessionStore {
     );
   }
 
+  /** A copy: callers may keep it across later changes. */
   agentStatus(): Record<string, AgentTurnStatus> {
-    const out: Record<string, AgentTurnStatus> = {};
-    for (const row of this.sql<{ agent: string; status: AgentTurnStatus }>`SELECT agent, status FROM agent_status ORDER BY agent`) {
-      out[row.agent] = row.status;
+    if (this.statuses === undefined) {
+      const read: Record<string, AgentTurnStatus> = {};
+      for (const row of this.sql<{ agent: string; status: AgentTurnStatus }>`SELECT agent, status FROM agent_status ORDER BY agent`) {
+        read[row.agent] = row.status;
+      }
+      this.statuses = read;
     }
-    return out;
+    return { ...this.statuses };
   }
 
   setAgentStatus(agent: string, status: AgentTurnStatus, now: number): void {
+    const known = this.statuses;
+    this.statuses = undefined;
     this.sql`INSERT INTO agent_status (agent, status, updated_at) VALUES (${agent}, ${status}, ${now})
              ON CONFLICT (agent) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at`;
+    if (known) this.statuses = Object.fromEntries(Object.entries({ ...known, [agent]: status }).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
 }

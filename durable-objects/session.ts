@@ -389,7 +389,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       this.outbox.append(records);
       extra?.();
       // `keep`: a flush already waiting out a D1 backoff keeps its schedule.
-      this.timers.schedule("outbox.flush", this.now(), null, { key: TIMER_KEYS.flush, ifExists: "keep" });
+      this.timers.schedule("outbox.flush", this.outbox.flushDueAt(this.now()), null, { key: TIMER_KEYS.flush, ifExists: "keep" });
       // `earliest`: activity only pushes the expiry later, and the expiry handler re-checks
       // and moves itself when it fires early, so an earlier timer stands (no write, no re-arm).
       if (session.status === "active") this.timers.schedule("session.expire", session.expires_at, null, { key: TIMER_KEYS.expire, ifExists: "earliest" });

@@ -274,8 +274,8 @@ export class Timers {
    */
   async run(handlers: TimerHandlers, limit = 100): Promise<RunReport> {
     const report: RunReport = { ran: 0, failed: 0, destroyed: false };
-    // The alarm that called this has fired: it is no longer set.
-    this.forget();
+    // The alarm that called this has fired: it is no longer set. The table is as this instance knows it.
+    this.armed = undefined;
     const due = this.sql<{ id: string }>`SELECT id FROM timers WHERE due_at <= ${this.clock()} ORDER BY due_at, id LIMIT ${limit}`;
     for (const { id } of due) {
       // An earlier handler's await let other calls in: this timer may be cancelled or replaced.

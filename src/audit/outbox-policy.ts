@@ -16,6 +16,17 @@ export const ROWS_PER_STATEMENT = 10;
 /** Batches written per alarm run before yielding; the rest goes to a timer due at once. */
 export const MAX_BATCHES_PER_RUN = 20;
 
+/**
+ * Flushes of one object start at least this far apart, so the records of the handoffs a
+ * busy session makes meanwhile reach D1 in one batch; a session idle for longer flushes at once.
+ */
+export const FLUSH_SPACING_MS = 500;
+
+/** When a flush of records appended at `now` is due, given when the last one started (null: none yet). */
+export function nextFlushAt(now: number, lastFlushAt: number | null, spacing = FLUSH_SPACING_MS): number {
+  return lastFlushAt === null ? now : Math.max(now, lastFlushAt + spacing);
+}
+
 /** Delay before the next flush attempt after `failures` consecutive failures (1 ≤ failures). */
 export const FLUSH_BACKOFF_MS = [1_000, 2_000, 5_000, 15_000, 60_000] as const;
 

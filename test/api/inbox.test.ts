@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { drainDue, sessionStub } from "../durable-objects/helpers";
+import { drainDue, flushOutbox, sessionStub } from "../durable-objects/helpers";
 import { BETA_KEY, call } from "./helpers";
 
 /**
@@ -89,7 +89,7 @@ describe("POST /v1/inbox/:id/resolve", () => {
     expect(res.json.run).toMatchObject({ id: run, status: "completed", output: "Your order ships today.", output_agent: "clerk" });
     const messages = (await call("GET", `/v1/sessions/${session}/messages`)).json.items;
     expect(messages.at(-1)).toMatchObject({ role: "assistant", content: "Your order ships today.", agent: "clerk" });
-    await drainDue(sessionStub("alpha", session).stub);
+    await flushOutbox(sessionStub("alpha", session).stub);
     expect(await list("agent=clerk&status=open")).not.toContain(item);
     const resolved = (await call("GET", "/v1/inbox?agent=clerk&status=resolved")).json.items.find((i: { id: string }) => i.id === item);
     expect(resolved).toMatchObject({ status: "resolved", resolved_by: "ops@example.com", closed_at: expect.any(String) });

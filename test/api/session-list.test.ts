@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { writeAuditBatch } from "../../src/audit/d1-store";
 import type { AuditRecord } from "../../src/audit/record";
-import { drainDue, sessionStub, setClock } from "../durable-objects/helpers";
+import { drainDue, flushOutbox, sessionStub, setClock } from "../durable-objects/helpers";
 import { BETA_KEY, call } from "./helpers";
 
 /**
@@ -26,7 +26,7 @@ async function flushedSession(body: Record<string, unknown>, key?: string): Prom
 }
 
 async function flush(id: string, tenant = "alpha"): Promise<void> {
-  await drainDue(sessionStub(tenant, id).stub);
+  await flushOutbox(sessionStub(tenant, id).stub);
 }
 
 /** Follows next_cursor to the end; every page's ids, in order. */

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { answer, callTool, callTools, type RecordedRequest } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import { delayed, fakeWebhookAgent, replyText, type WebhookDelivery, type WebhookReply } from "../fakes/webhook-agent";
-import { advanceClock, d1Audit, drainDue, sessionStub } from "../durable-objects/helpers";
+import { advanceClock, d1Audit, drainDue, flushOutbox, sessionStub } from "../durable-objects/helpers";
 import { exports } from "cloudflare:workers";
 import { ALPHA_KEY, call } from "./helpers";
 import { protocolErrors, script, toolNames } from "./run-fixtures";
@@ -302,7 +302,7 @@ describe("approvals", () => {
     expect(after).toMatchObject({ status: "completed", output: "Nobody approved it; try later." });
     expect(toolMessages(fake.requests[1]!)).toEqual(["Error: Not run: nobody approved it within 60 s."]);
     expect((await call("GET", `/v1/inbox/${item.id}`)).json).toMatchObject({ status: "expired", decision: null });
-    await drainDue(stub);
+    await flushOutbox(stub);
     expect((await d1Audit(id)).map((r) => r.action)).toContain("inbox.item_expired");
   });
 

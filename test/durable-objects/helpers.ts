@@ -1,5 +1,6 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
+import { FLUSH_SPACING_MS } from "../../src/audit/outbox-policy";
 import type { AgentDefinition, AgentDefinitionInput } from "../../src/schemas/agent";
 import type { AgentRpc } from "../../src/rpc/agent";
 import type { SessionRpc } from "../../src/rpc/session";
@@ -39,6 +40,15 @@ export async function drainDue(stub: DurableObjectStub<SessionDO> | DurableObjec
 /** Moves the object's clock forward by `ms` (until the object is evicted). */
 export async function advanceClock(stub: DurableObjectStub<SessionDO> | DurableObjectStub<AgentDO>, ms: number): Promise<void> {
   await runInDurableObject(stub, (instance: SessionDO | AgentDO) => instance.clock.advance(ms));
+}
+
+/**
+ * Flushes the session's outbox to D1 now: flushes of one object are FLUSH_SPACING_MS apart,
+ * so its clock moves past the spacing, then what is due runs.
+ */
+export async function flushOutbox(stub: DurableObjectStub<SessionDO>): Promise<void> {
+  await advanceClock(stub, FLUSH_SPACING_MS);
+  await drainDue(stub);
 }
 
 /** The audit_log rows D1 holds for one session, oldest first. */

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { SessionCreateArgs, SessionRpc } from "../../src/rpc/session";
 import type { SessionDO } from "../worker";
-import { FLUSH_BACKOFF_MS } from "../../src/audit/outbox-policy";
+import { FLUSH_BACKOFF_MS, FLUSH_SPACING_MS } from "../../src/audit/outbox-policy";
 import { call } from "../api/helpers";
 import { spyOnConsoleError } from "../console-spy";
 import { auditTableDown, d1Audit, drainDue, sessionStub, setClock, timersOf } from "./helpers";
@@ -27,6 +27,26 @@ describe("SessionDO audit outbox", () => {
     expect(await pending(rpc)).toBe(0);
     const local = await rpc.audit();
     expect(local.ok && local.value.records.every((r) => r.flushed)).toBe(true);
+  });
+
+  it("batches a busy session's records: a change right after a flush waits FLUSH_SPACING_MS and goes with the next ones", async () => {
+    const { id, stub, rpc } = sessionStub();
+    await setClock(stub, FUTURE);
+    await rpc.create("alpha", id, args);
+    // Idle until now: the flush is due at once.
+    expect((await timersOf(stub)).timers.find((t) => t.kind === "outbox.flush")?.due_at).toBe(FUTURE);
+    await drainDue(stub);
+    expect((await d1Audit(id)).map((r) => r.action)).toEqual(["session.created"]);
+    await rpc.addMessage({ role: "user", content: "one" });
+    await rpc.patchState({ set: { a: 1 } });
+    // Right after a flush: these wait for the spacing, together.
+    expect((await timersOf(stub)).timers.find((t) => t.kind === "outbox.flush")?.due_at).toBe(FUTURE + FLUSH_SPACING_MS);
+    await drainDue(stub);
+    expect(await d1Audit(id)).toHaveLength(1);
+    await setClock(stub, FUTURE + FLUSH_SPACING_MS);
+    await drainDue(stub);
+    expect((await d1Audit(id)).map((r) => r.action)).toEqual(["session.created", "session.message_added", "session.state_updated"]);
+    expect(await pending(rpc)).toBe(0);
   });
 
   it("flushing the same rows twice makes no duplicates (INSERT OR IGNORE by id)", async () => {

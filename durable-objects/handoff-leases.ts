@@ -1,6 +1,6 @@
 import { ok, type Result } from "../src/errors";
 import type { Lease } from "../src/rpc/agent";
-import { agentRpc } from "../src/rpc/stubs";
+import { agentCapacity } from "../src/services/agent-capacity";
 import type { SessionRecord } from "../src/sessions/model";
 import type { HandoffStore, SessionLease } from "./handoff-store";
 import type { SessionKernel } from "./session-kernel";
@@ -12,6 +12,9 @@ import type { SessionKernel } from "./session-kernel";
  * same transaction as the change that frees them and carried out after it. Whatever a
  * crash interrupts is still in the tables (a tentative session lease, queued releases)
  * and `settle()` finishes it, from the next call or from the sweep timer.
+ *
+ * A hot agent's capacity is split over shard objects (src/services/agent-capacity.ts):
+ * the lease ids it grants name their shard, so the rows here need nothing more.
  */
 
 /** How long a tentative lease lives in the AgentDO unless confirmed. */
@@ -34,14 +37,17 @@ export class HandoffLeases {
    */
   async leaseForNewSession(tenant: string, sessionId: string, agent: string, capacity: number | null): Promise<Result<SessionLease | null>> {
     if (capacity === null) return ok(null);
-    const lease = await agentRpc(this.k.env, tenant, agent).acquire(sessionId, "session.created", LEASE_TTL_MS, capacity);
+    const lease = await agentCapacity(this.k.env, tenant, agent, capacity).acquire(sessionId, "session.created", LEASE_TTL_MS);
     if (!lease.ok) return lease;
     return ok(toSessionLease(agent, lease.value, capacity));
   }
 
-  /** Frees whatever this session holds at `agent` (used when the grant's outcome is unknown). */
-  async releaseBySession(tenant: string, sessionId: string, agent: string): Promise<void> {
-    const result = await agentRpc(this.k.env, tenant, agent).release({ session_id: sessionId });
+  /**
+   * Frees whatever this session holds at `agent` (used when the grant's outcome is unknown),
+   * at every shard of the plan for `capacity`; null (unknown) looks at every possible plan.
+   */
+  async releaseBySession(tenant: string, sessionId: string, agent: string, capacity: number | null): Promise<void> {
+    const result = await agentCapacity(this.k.env, tenant, agent, capacity).release({ session_id: sessionId });
     if (!result.ok) throw new Error(`release at '${agent}' failed: ${result.error.message}`);
   }
 
@@ -71,9 +77,11 @@ export class HandoffLeases {
     const lease = this.store.sessionLease();
     const tasks: Promise<boolean>[] = this.store.releases().map(async (release) => {
       if (release.lease_id === null) {
-        await this.releaseBySession(session.tenant, session.id, release.agent);
+        // No code queues one today; the row has no capacity, so every possible plan is visited.
+        await this.releaseBySession(session.tenant, session.id, release.agent, null);
       } else {
-        const result = await agentRpc(this.k.env, session.tenant, release.agent).release({ lease_id: release.lease_id }, release.fencing_token ?? undefined);
+        // The lease id names its shard: no capacity needed.
+        const result = await agentCapacity(this.k.env, session.tenant, release.agent, null).release({ lease_id: release.lease_id }, release.fencing_token ?? undefined);
         if (!result.ok) return false;
       }
       this.store.releaseDone(release.id);
@@ -86,13 +94,14 @@ export class HandoffLeases {
 
   /** Confirms the session lease; one that lapsed or was taken over is taken again. */
   private async confirm(tenant: string, sessionId: string, lease: SessionLease): Promise<boolean> {
-    const agent = agentRpc(this.k.env, tenant, lease.agent);
+    const agent = agentCapacity(this.k.env, tenant, lease.agent, lease.capacity);
     const confirmed = await agent.confirm(lease.lease_id, lease.fencing_token);
     if (confirmed.ok) {
       this.store.markHeld(lease.lease_id, lease.fencing_token);
       return true;
     }
-    const again = await agent.acquire(sessionId, REACQUIRE, LEASE_TTL_MS, lease.capacity);
+    // Its old shard first: a lease taken over there is taken back rather than doubled elsewhere.
+    const again = await agent.acquire(sessionId, REACQUIRE, LEASE_TTL_MS, lease.lease_id);
     const held = again.ok ? await agent.confirm(again.value.lease_id, again.value.fencing_token) : again;
     const current = this.store.sessionLease();
     // Only if nothing replaced the row while we waited.

@@ -6,7 +6,7 @@ import { advance, handoffError, maxDepthOf, must, newHandoff, newHandoffId, stor
 import { isOrphanable } from "../src/handoff/statuses";
 import type { Lease } from "../src/rpc/agent";
 import type { HandoffAccepted, StartHandoffArgs } from "../src/rpc/session";
-import { agentRpc } from "../src/rpc/stubs";
+import { agentCapacity } from "../src/services/agent-capacity";
 import { withoutCalls } from "../src/runtime/messages";
 import type { AgentDefinition } from "../src/schemas/agent";
 import type { Handoff, HandoffContext } from "../src/schemas/handoff";
@@ -187,7 +187,7 @@ export class SessionHandoffs {
     this.k.checkpoint("after_intent");
     let granted: Result<Lease>;
     try {
-      granted = await agentRpc(this.k.env, session.tenant, take.agent).acquire(session.id, id, LEASE_TTL_MS, take.capacity);
+      granted = await agentCapacity(this.k.env, session.tenant, take.agent, take.capacity).acquire(session.id, id, LEASE_TTL_MS);
     } catch (error) {
       granted = err("DEPENDENCY_UNAVAILABLE", `'${take.agent}' could not be reached.`, { reason: String(error) });
     }
@@ -259,7 +259,7 @@ export class SessionHandoffs {
     const session = this.currentSession();
     if (!session) return handoffError(error, before.record);
     // With the lock still held, so no later handoff's lease at the same agent can be hit.
-    if (releaseBySession) await this.leases.releaseBySession(session.tenant, session.id, before.record.target!);
+    if (releaseBySession) await this.leases.releaseBySession(session.tenant, session.id, before.record.target!, before.capacity);
     const row = leased ?? this.store.get(id)!;
     if (row.record.status !== "transferring") return handoffError(error, row.record);
     const fresh = this.currentSession()!;

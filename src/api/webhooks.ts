@@ -7,7 +7,8 @@ import { RelayError, statusOf, type Result } from "../errors";
 import { requestFingerprint } from "../handoff/fingerprint";
 import { readCapped } from "../lib/read-capped";
 import { verifyWebhook } from "../lib/standard-webhooks";
-import { agentRpc, sessionRpc } from "../rpc/stubs";
+import { sessionRpc } from "../rpc/stubs";
+import { setAgentStatus } from "../services/agent-capacity";
 import { HandoffRequest } from "../schemas/handoff";
 import { MAX_WEBHOOK_BYTES, WebhookPayload, WebhookSourceName } from "../schemas/webhook";
 import { agentDirectory } from "../services/registry-cache";
@@ -74,7 +75,8 @@ async function handle(c: Ctx, source: WebhookSource, webhookId: string, payload:
     }
     case "agent.status": {
       const d = payload.data;
-      if (!(await agentDirectory(c.env.DB, tenant)).byName.has(d.agent)) {
+      const definition = (await agentDirectory(c.env.DB, tenant)).byName.get(d.agent);
+      if (!definition) {
         return { http_status: 404, body: { error: { code: "AGENT_NOT_FOUND", message: `No agent named '${d.agent}'.`, details: { agent: d.agent } } } };
       }
       if (d.session_id !== undefined) {
@@ -82,8 +84,8 @@ async function handle(c: Ctx, source: WebhookSource, webhookId: string, payload:
         const set = await sessionRpc(c.env, tenant, d.session_id).setAgentStatus(d.agent, d.status as "busy" | "idle", actorOf(source));
         return fromResult(set, (v) => ({ http_status: 200, body: { type: payload.type, session: v } }));
       }
-      const rpc = agentRpc(c.env, tenant, d.agent);
-      const set = d.status === "paused" ? await rpc.pause() : await rpc.resume();
+      // At every shard of the agent's capacity (src/services/agent-capacity.ts).
+      const set = await setAgentStatus(c.env, tenant, d.agent, definition.max_concurrent_sessions ?? null, d.status === "paused" ? "paused" : "active");
       return fromResult(set, (v) => ({ http_status: 200, body: { type: payload.type, agent: d.agent, load: v } }));
     }
   }

@@ -52,8 +52,16 @@ export function sessionRpc(env: Pick<Env, "SESSIONS">, tenant: string, sessionId
 }
 
 export function agentRpc(env: Pick<Env, "AGENTS">, tenant: string, agent: string, ms = AGENT_CALL_DEADLINE_MS): AgentRpc {
-  const stub = env.AGENTS.get(env.AGENTS.idFromName(agentObjectName(tenant, agent)));
-  return withDeadline<AgentRpc>(stub, `Agent '${agent}'`, ms) as AgentRpc;
+  return agentRpcByName(env, agentObjectName(tenant, agent), `Agent '${agent}'`, ms);
+}
+
+/**
+ * The AgentDO named `objectName` (a capacity shard of an agent: src/handoff/capacity-shards.ts),
+ * `what` naming it in deadline errors.
+ */
+export function agentRpcByName(env: Pick<Env, "AGENTS">, objectName: string, what: string, ms = AGENT_CALL_DEADLINE_MS): AgentRpc {
+  const stub = env.AGENTS.get(env.AGENTS.idFromName(objectName));
+  return withDeadline<AgentRpc>(stub, what, ms) as AgentRpc;
 }
 
 /** A collaboration's object, named by tenant and id like a session's. */

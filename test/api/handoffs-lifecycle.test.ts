@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { advanceClock, agentStub, d1Audit, drainDue, sessionStub, setClock } from "../durable-objects/helpers";
+import { advanceClock, agentLoadOf, agentStub, d1Audit, drainDue, sessionStub, setClock } from "../durable-objects/helpers";
 import { call } from "./helpers";
 import { handoff, loadAgents, newSession } from "./handoff-fixtures";
 
@@ -17,9 +17,7 @@ async function actions(session: string, handoffId?: string): Promise<string[]> {
 
 /** The lease a session holds at an agent, if any. */
 async function leaseOf(agent: string, session: string): Promise<{ state: string } | undefined> {
-  const load = await agentStub("alpha", agent).rpc.load();
-  if (!load.ok) throw new Error(load.error.message);
-  return load.value.leases.find((l) => l.session_id === session);
+  return (await agentLoadOf("alpha", agent)).leases.find((l) => l.session_id === session);
 }
 
 async function busyGraceful(extra: Record<string, unknown> = {}) {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { agentStub } from "../durable-objects/helpers";
+import { agentLoadOf, agentStub } from "../durable-objects/helpers";
 import { BETA_KEY, call } from "./helpers";
 import { handoff, loadAgents, newSession } from "./handoff-fixtures";
 
@@ -12,9 +12,7 @@ async function actions(session: string, handoffId?: string): Promise<string[]> {
 }
 
 async function leases(agent: string): Promise<number> {
-  const load = await agentStub("alpha", agent).rpc.load();
-  if (!load.ok) throw new Error(load.error.message);
-  return load.value.active_leases;
+  return (await agentLoadOf("alpha", agent)).active_leases;
 }
 
 describe("POST /v1/handoffs: immediate transfer and return", () => {

@@ -1,7 +1,8 @@
 import { env, exports } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
 import { beforeAll, describe, expect, it } from "vitest";
-import { agentRpc } from "../../src/rpc/stubs";
+import { shardObjectName } from "../../src/handoff/capacity-shards";
+import { agentRpc, agentRpcByName } from "../../src/rpc/stubs";
 import { call } from "./helpers";
 
 /**
@@ -159,5 +160,19 @@ describe("payload types", () => {
     expect(after.ok && after.value.status).toBe("active");
     const unknown = await post("crm", delivery({ type: "agent.status", data: { agent: "ghost", status: "paused" } }));
     expect(unknown.status).toBe(404);
+  });
+
+  it("agent.status pauses and resumes every capacity shard of a hot agent", async () => {
+    expect((await call("PUT", "/v1/agents/hot", { name: "hot", description: "Hot", max_concurrent_sessions: 1000 })).status).toBeLessThan(300);
+    const shards = () => Promise.all([0, 1, 2, 3].map(async (i) => agentRpcByName(env, shardObjectName("alpha", "hot", i, 4), `hot ${i}`).load()));
+    const paused = await post("crm", delivery({ type: "agent.status", data: { agent: "hot", status: "paused" } }));
+    expect(paused.json).toMatchObject({ type: "agent.status", agent: "hot", load: { status: "paused", active_leases: 0 } });
+    expect((await shards()).map((l) => l.ok && l.value.status)).toEqual(["paused", "paused", "paused", "paused"]);
+    const refused = await call("POST", "/v1/sessions", { agent: "hot" });
+    expect(refused.status).toBe(422);
+    expect(refused.json.error).toMatchObject({ code: "AGENT_UNAVAILABLE", details: { reason: "paused" } });
+    await post("crm", delivery({ type: "agent.status", data: { agent: "hot", status: "active" } }));
+    expect((await shards()).map((l) => l.ok && l.value.status)).toEqual(["active", "active", "active", "active"]);
+    expect((await call("POST", "/v1/sessions", { agent: "hot" })).status).toBe(201);
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { FlowCheckpoint } from "../../durable-objects/session-kernel";
 import type { SessionRpc } from "../../src/rpc/session";
 import { HandoffRequest } from "../../src/schemas/handoff";
-import { agentStub, drainDue, registerAgents, sessionStub } from "./helpers";
+import { agentLoadOf, drainDue, registerAgents, sessionStub } from "./helpers";
 
 /**
  * Crash safety (design §4): a fault thrown at each step of a handoff, then the object is
@@ -36,9 +36,7 @@ async function failure(call: () => Promise<{ ok: boolean; error?: { message: str
 }
 
 async function leases(agent: string, session: string): Promise<string[]> {
-  const load = await agentStub("alpha", agent).rpc.load();
-  if (!load.ok) throw new Error(load.error.message);
-  return load.value.leases.filter((l) => l.session_id === session).map((l) => l.state);
+  return (await agentLoadOf("alpha", agent)).leases.filter((l) => l.session_id === session).map((l) => l.state);
 }
 
 /** The handoff's audit actions, in order (the session's outbox: every record, flushed or not). */

@@ -2,7 +2,7 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { HandoffRequest } from "../../src/schemas/handoff";
-import { agentStub, d1Audit, drainDue, registerAgents, sessionStub, setClock } from "./helpers";
+import { agentLoadOf, agentStub, d1Audit, drainDue, registerAgents, sessionStub, setClock } from "./helpers";
 
 let counter = 0;
 async function setup(ttl_s = 3600) {
@@ -20,9 +20,7 @@ async function setup(ttl_s = 3600) {
 }
 
 async function leases(agent: string, session: string): Promise<string[]> {
-  const load = await agentStub("alpha", agent).rpc.load();
-  if (!load.ok) throw new Error(load.error.message);
-  return load.value.leases.filter((l) => l.session_id === session).map((l) => l.state);
+  return (await agentLoadOf("alpha", agent)).leases.filter((l) => l.session_id === session).map((l) => l.state);
 }
 
 describe("SessionDO handoffs", () => {

@@ -4,7 +4,10 @@ import { FLUSH_SPACING_MS } from "../../src/audit/outbox-policy";
 import type { AgentDefinition, AgentDefinitionInput } from "../../src/schemas/agent";
 import type { AgentRpc } from "../../src/rpc/agent";
 import type { SessionRpc } from "../../src/rpc/session";
+import type { AgentLoad } from "../../src/rpc/agent";
 import { agentRpc, sessionRpc } from "../../src/rpc/stubs";
+import { agentLoad } from "../../src/services/agent-capacity";
+import { agentDirectory } from "../../src/services/registry-cache";
 import { agentObjectName, newSessionId, sessionObjectName } from "../../src/sessions/ids";
 import type { AgentDO, SessionDO } from "../worker";
 
@@ -17,6 +20,17 @@ export function sessionStub(tenant = "alpha", id = newSessionId()): { id: string
 export function agentStub(tenant: string, agent: string): { stub: DurableObjectStub<AgentDO>; rpc: AgentRpc } {
   const stub = env.AGENTS.get(env.AGENTS.idFromName(agentObjectName(tenant, agent))) as unknown as DurableObjectStub<AgentDO>;
   return { stub, rpc: agentRpc(env, tenant, agent) };
+}
+
+/**
+ * An agent's load over every shard of its capacity (its registered `max_concurrent_sessions`),
+ * lease ids as sessions know them: where a session's lease is, whichever shard holds it.
+ */
+export async function agentLoadOf(tenant: string, agent: string): Promise<AgentLoad> {
+  const capacity = (await agentDirectory(env.DB, tenant)).byName.get(agent)?.max_concurrent_sessions ?? null;
+  const load = await agentLoad(env, tenant, agent, capacity);
+  if (!load.ok) throw new Error(load.error.message);
+  return load.value;
 }
 
 /**

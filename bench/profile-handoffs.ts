@@ -91,7 +91,7 @@ function report(nodes: ProfileNode[]): void {
     [...map].sort((a, b) => b[1] - a[1]).slice(0, count).map(([name, hits]) => `| ${name} | ${((hits / total) * 100).toFixed(1)}% |`).join("\n");
   console.log(`\nCPU profile of ${HANDOFFS} handoffs on workerd, ${total} samples (function:line in the bundle wrangler deploys)`);
   console.log(`\n| self | share |\n| --- | --- |\n${top(self, 15)}`);
-  console.log(`\n| inclusive | share |\n| --- | --- |\n${top(inclusive, 30)}`);
+  console.log(`\n| inclusive | share |\n| --- | --- |\n${top(inclusive, Number(process.env.PROFILE_TOP ?? 30))}`);
   console.log(`\n| SQLite time, by the method that ran the statement | share of all samples |\n| --- | --- |\n${top(sqlBy, 15)}`);
 }
 

@@ -9,7 +9,7 @@ import type { HandoffAccepted, StartHandoffArgs } from "../src/rpc/session";
 import { agentCapacity } from "../src/services/agent-capacity";
 import { withoutCalls } from "../src/runtime/messages";
 import type { AgentDefinition } from "../src/schemas/agent";
-import type { Handoff, HandoffContext } from "../src/schemas/handoff";
+import type { Handoff, HandoffContext, HistoryItem } from "../src/schemas/handoff";
 import { agentDirectory } from "../src/services/registry-cache";
 import type { SessionRecord } from "../src/sessions/model";
 import { commitStep, type StepOptions } from "./handoff-commit";
@@ -214,7 +214,7 @@ export class SessionHandoffs {
 
   /** transferring → completed, with the context the target receives (from the session's history as it is now). */
   private completeStep(session: SessionRecord, row: HandoffRow, ctx: StepContext): { step: Advanced; context: HandoffContext } {
-    const history = row.record.request.conversation_history === undefined ? withoutCalls(this.k.store.history().map((r) => r.item), new Set(row.hidden_calls)) : undefined;
+    const history = row.record.request.conversation_history === undefined ? withoutCalls(this.sessionHistory(), new Set(row.hidden_calls)) : undefined;
     const context = buildHandoffContext({
       request: row.record.request,
       validated: row.plan!,
@@ -224,6 +224,11 @@ export class SessionHandoffs {
       history_length: this.k.store.historyLength(),
     });
     return { step: must(advance(row, { type: "complete" }, ctx, { context })), context };
+  }
+
+  /** The conversation so far (no read when the kept length says it is empty). */
+  private sessionHistory(): HistoryItem[] {
+    return this.k.store.historyLength() === 0 ? [] : this.k.store.history().map((r) => r.item);
   }
 
   /** The switch after a granted lease: current agent, stack, context, the target's lease and `completed` in one transaction; then the leases. */

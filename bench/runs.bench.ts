@@ -1,5 +1,6 @@
 /**
- * Runs through `wrangler dev` on loopback (issue 8's benchmark): what Relay itself adds to
+ * Runs on workerd through Miniflare's API, then through `wrangler dev` on loopback (issue 8's
+ * benchmark; BENCH_RUNTIME=workerd or wrangler for one): what Relay itself adds to
  * a run, per model call and per handoff, against a fake OpenAI-compatible model on loopback
  * that answers in 0 ms, beside `GET /health` under the same load.
  *
@@ -23,14 +24,16 @@ import { spawn } from "node:child_process";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startWorkerdServer } from "./lib/workerd-server";
 import { devKey, percentile, runConcurrent, startDevServer } from "./lib/wrangler-dev";
 
 const RUNS = 300;
 const WARMUP = 30;
-const CONCURRENCY = 4;
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const PORT = 8796;
 const MODEL_PORT = 8797;
 const root = join(import.meta.dirname, "..");
+const RUNTIMES = (process.env.BENCH_RUNTIME ?? "workerd,wrangler").split(",");
 
 interface WireMessage {
   role: string;
@@ -136,9 +139,19 @@ if (process.env.BENCH_ROLE === "model") {
 
 async function main(): Promise<void> {
   const model = await startModel();
+  try {
+    for (const runtime of RUNTIMES) await bench(runtime, model);
+  } finally {
+    model.stop();
+  }
+}
+
+async function bench(runtime: string, model: Awaited<ReturnType<typeof startModel>>): Promise<void> {
+  const vars = { OPENAI_BASE_URL: `http://127.0.0.1:${MODEL_PORT}/v1`, OPENAI_API_KEY: "sk-bench" };
   const persist = process.env.BENCH_PERSIST_TO ?? mkdtempSync(join(tmpdir(), "relay-bench-runs-"));
-  const server = await startDevServer(PORT, persist, { OPENAI_BASE_URL: `http://127.0.0.1:${MODEL_PORT}/v1`, OPENAI_API_KEY: "sk-bench" });
-  const headers = { Authorization: `Bearer ${devKey()}`, "Content-Type": "application/json" };
+  const key = runtime === "workerd" ? "bench-runs-key" : devKey();
+  const server = runtime === "workerd" ? await startWorkerdServer(PORT + 10, key, vars) : await startDevServer(PORT, persist, vars);
+  const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
 
   async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
     const response = await fetch(`${server.url}/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -226,7 +239,8 @@ async function main(): Promise<void> {
     const perCall = (p: number) => Math.max(0, (ownAt("tools", p) - ownAt("solo", p)) / 2);
     const perHandoff = (p: number) => Math.max(0, (ownAt("chain", p) - ownAt("tools", p)) / 2);
 
-    console.log(`\nRuns via wrangler dev on loopback, fake model in its own process answering in 0 ms: ${RUNS} runs of each kind, ${CONCURRENCY} in flight`);
+    const where = runtime === "workerd" ? "on workerd via Miniflare's API (no proxy)" : "via wrangler dev on loopback";
+    console.log(`\nRuns ${where}, fake model in its own process answering in 0 ms: ${RUNS} runs of each kind, ${CONCURRENCY} in flight`);
     console.log("| measure | p50 | p99 | p50 vs GET /health |\n| --- | --- | --- | --- |");
     console.log(`| baseline: GET /health, same load (client) | ${fmt(h50)} | ${fmt(h99)} | 1.0× |`);
     for (const kind of KINDS) {
@@ -239,9 +253,11 @@ async function main(): Promise<void> {
     console.log(`| server-side overhead per model call: (tools − solo) / 2 | ${fmt(perCall(50))} | ${fmt(perCall(99))} | ${ratio(perCall(50), h50)} |`);
     console.log(`| server-side overhead per handoff: (chain − tools) / 2 | ${fmt(perHandoff(50))} | ${fmt(perHandoff(99))} | ${ratio(perHandoff(50), h50)} |`);
     console.log(`| workerd RSS | ${server.workerdRssMiB()} MiB | | |`);
+    const overhead = ownAt("chain", 50) / h50;
+    console.log(`\n| target (issue 13), same run | measured | verdict |\n| --- | --- | --- |`);
+    console.log(`| a run of 3 model calls and 2 handoffs: server overhead p50 ≤ 5× /health's | ${overhead.toFixed(1)}× | ${overhead <= 5 ? "met" : "MISSED"} |`);
   } finally {
     await server.stop();
-    model.stop();
     if (!process.env.BENCH_PERSIST_TO) rmSync(persist, { recursive: true, force: true });
   }
 }

@@ -1,22 +1,33 @@
 /**
- * workerd's resident memory as sessions accumulate (issue 13, item 4): Relay on workerd
- * through Miniflare's API, sessions created 1,000 at a time (each with a handoff there and
- * back, so its object has written every table), then left idle. After each thousand it
- * prints the RSS at once and again after an idle pause, and the growth per 1,000 sessions.
- * Flat growth after the pause means an isolate keeps nothing per session it has seen.
+ * Memory as sessions accumulate (issue 13, item 4): Relay on workerd through Miniflare's
+ * API, sessions created 1,000 at a time (each with a handoff there and back, so its object
+ * has written every table), then left idle. After each thousand, and again after an idle
+ * pause, it prints workerd's resident memory and the isolate's JS heap in use (through
+ * the inspector): the heap is what the Worker and its objects keep per session
+ * they have seen; RSS also holds workerd's own caches. Storage is on disk by default, as
+ * in production (BENCH_MEMORY_STORAGE=memory keeps it in workerd's memory, which then
+ * grows with the data itself).
  *
  *   npx tsx bench/memory.bench.ts            (BENCH_MEMORY_ROUNDS=3, BENCH_MEMORY_IDLE_S=30)
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { inspector } from "./lib/inspector";
 import { startWorkerdServer } from "./lib/workerd-server";
 import { runConcurrent } from "./lib/wrangler-dev";
 
 const PORT = 8794;
+const INSPECTOR_PORT = 9233;
 const KEY = "bench-memory-key";
 const PER_ROUND = 1000;
 const ROUNDS = Number(process.env.BENCH_MEMORY_ROUNDS ?? 3);
 const IDLE_S = Number(process.env.BENCH_MEMORY_IDLE_S ?? 30);
+const ON_DISK = process.env.BENCH_MEMORY_STORAGE !== "memory";
 
-const server = await startWorkerdServer(PORT, KEY);
+const persist = ON_DISK ? mkdtempSync(join(tmpdir(), "relay-bench-memory-")) : undefined;
+const server = await startWorkerdServer(PORT, KEY, {}, INSPECTOR_PORT, persist);
+const devtools = await inspector(INSPECTOR_PORT);
 const headers = { Authorization: `Bearer ${KEY}`, "Content-Type": "application/json" };
 async function api(method: string, path: string, body?: unknown): Promise<any> {
   const response = await fetch(`${server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -26,14 +37,21 @@ async function api(method: string, path: string, body?: unknown): Promise<any> {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const MiB = 1024 * 1024;
+
+/** The isolate's JS heap in use, in MiB (workerd's inspector does not answer a forced collection; after the idle pause V8 has collected on its own). */
+async function heapMiB(): Promise<number> {
+  const { usedSize } = (await devtools.send("Runtime.getHeapUsage")) as { usedSize: number };
+  return Math.round((usedSize / MiB) * 10) / 10;
+}
 
 try {
   await api("PUT", "/v1/agents/memory-a", { name: "memory-a", description: "No capacity limit.", handoffs: ["memory-b"] });
   await api("PUT", "/v1/agents/memory-b", { name: "memory-b", description: "No capacity limit." });
   const rows: string[] = [];
-  const base = server.workerdRssMiB();
-  rows.push(`| 0 | ${base} | ${base} | |`);
-  let previousIdle = base;
+  const base = { rss: server.workerdRssMiB(), heap: await heapMiB() };
+  rows.push(`| 0 | ${base.rss} | ${base.rss} | | ${base.heap} | |`);
+  let previous = base;
   for (let round = 1; round <= ROUNDS; round++) {
     await runConcurrent(PER_ROUND, 16, async () => {
       const { id } = await api("POST", "/v1/sessions", { agent: "memory-a" });
@@ -42,13 +60,16 @@ try {
     });
     const busy = server.workerdRssMiB();
     await sleep(IDLE_S * 1000);
-    const idle = server.workerdRssMiB();
-    rows.push(`| ${round * PER_ROUND} | ${busy} | ${idle} | ${idle - previousIdle} |`);
-    previousIdle = idle;
+    const idle = { rss: server.workerdRssMiB(), heap: await heapMiB() };
+    rows.push(`| ${round * PER_ROUND} | ${busy} | ${idle.rss} | ${idle.rss - previous.rss} | ${idle.heap} | ${(idle.heap - previous.heap).toFixed(1)} |`);
+    previous = idle;
   }
-  console.log(`\nworkerd RSS (MiB) via Miniflare as sessions accumulate; idle pause ${IDLE_S} s after each ${PER_ROUND}`);
-  console.log("| sessions seen | RSS right after | RSS after the pause | growth per 1,000 (after the pause) |\n| --- | --- | --- | --- |");
+  console.log(`\nMemory on workerd via Miniflare as sessions accumulate (storage ${ON_DISK ? "on disk" : "in memory"}); idle pause ${IDLE_S} s after each ${PER_ROUND}`);
+  console.log("| sessions seen | RSS right after (MiB) | RSS after the pause | RSS growth per 1,000 | JS heap in use (MiB) | heap growth per 1,000 |");
+  console.log("| --- | --- | --- | --- | --- | --- |");
   for (const row of rows) console.log(row);
 } finally {
+  devtools.close();
   await server.stop();
+  if (persist) rmSync(persist, { recursive: true, force: true });
 }

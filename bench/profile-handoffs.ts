@@ -8,6 +8,7 @@
  *   npx tsx bench/profile-handoffs.ts
  */
 import { startWorkerdServer } from "./lib/workerd-server";
+import { inspector } from "./lib/inspector";
 import { runConcurrent } from "./lib/wrangler-dev";
 
 const PORT = 8798;
@@ -30,33 +31,6 @@ async function api(method: string, path: string, body?: unknown): Promise<any> {
   const json = await response.json().catch(() => null);
   if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json).slice(0, 300)}`);
   return json;
-}
-
-/** The DevTools protocol over workerd's inspector socket (the user worker's isolate). */
-async function inspector(): Promise<{ send(method: string, params?: object): Promise<any>; close(): void }> {
-  const targets = (await (await fetch(`http://127.0.0.1:${INSPECTOR_PORT}/json`)).json()) as { title: string; webSocketDebuggerUrl: string }[];
-  const target = targets.find((t) => t.title.includes("core:user")) ?? targets[0]!;
-  const socket = new WebSocket(target.webSocketDebuggerUrl);
-  await new Promise((resolve, reject) => {
-    socket.addEventListener("open", resolve);
-    socket.addEventListener("error", reject);
-  });
-  const pending = new Map<number, (result: any) => void>();
-  socket.addEventListener("message", (event) => {
-    const message = JSON.parse(String(event.data));
-    pending.get(message.id)?.(message.result);
-    pending.delete(message.id);
-  });
-  let next = 0;
-  return {
-    send: (method, params = {}) =>
-      new Promise((resolve) => {
-        const id = ++next;
-        pending.set(id, resolve);
-        socket.send(JSON.stringify({ id, method, params }));
-      }),
-    close: () => socket.close(),
-  };
 }
 
 const label = (node: ProfileNode) => `${node.callFrame.functionName || "(anonymous)"}${node.callFrame.url ? `:${node.callFrame.lineNumber + 1}` : ""}`;
@@ -100,7 +74,7 @@ try {
   await api("PUT", "/v1/agents/profile-b", { name: "profile-b", description: "No capacity limit." });
   const ids: string[] = [];
   for (let i = 0; i < SESSIONS; i++) ids.push((await api("POST", "/v1/sessions", { agent: "profile-a" })).id);
-  const devtools = await inspector();
+  const devtools = await inspector(INSPECTOR_PORT);
   await devtools.send("Profiler.enable");
   await devtools.send("Profiler.setSamplingInterval", { interval: 100 });
   await devtools.send("Profiler.start");

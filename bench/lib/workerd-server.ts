@@ -27,8 +27,12 @@ function migrationStatements(): string[] {
   );
 }
 
-/** `inspectorPort`: where workerd's DevTools inspector listens (for a CPU profile), when given. */
-export async function startWorkerdServer(port: number, key: string, vars: Record<string, string> = {}, inspectorPort?: number): Promise<DevServer> {
+/**
+ * `inspectorPort`: where workerd's DevTools inspector listens (for a CPU profile), when given.
+ * `persistTo`: a folder for the objects' SQLite files and D1 (on disk, as in production,
+ * where storage is not in the isolate's memory); without it, local state is in memory.
+ */
+export async function startWorkerdServer(port: number, key: string, vars: Record<string, string> = {}, inspectorPort?: number, persistTo?: string): Promise<DevServer> {
   const build = mkdtempSync(join(tmpdir(), "relay-bundle-"));
   execFileSync(join(root, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", build], {
     cwd: root,
@@ -37,8 +41,7 @@ export async function startWorkerdServer(port: number, key: string, vars: Record
   });
   const config = unstable_readConfig({ config: join(root, "wrangler.toml") });
   // Miniflare 5 takes the classic options through its converter.
-  const mf = new Miniflare(
-    convertV4MiniflareOptions({
+  const options = convertV4MiniflareOptions({
       host: "127.0.0.1",
       port,
       ...(inspectorPort === undefined ? {} : { inspectorPort }),
@@ -50,8 +53,8 @@ export async function startWorkerdServer(port: number, key: string, vars: Record
       durableObjects: Object.fromEntries(config.durable_objects.bindings.map((b: { name: string; class_name: string }) => [b.name, { className: b.class_name, useSQLite: true }])),
       d1Databases: { DB: "relay" },
       bindings: { ...(config.vars as Record<string, string>), RELAY_API_KEYS: `dev:${key}`, ...vars },
-    }),
-  );
+  });
+  const mf = new Miniflare(persistTo === undefined ? options : { ...options, resourcePersistencePath: persistTo });
   const url = (await mf.ready).toString().replace(/\/$/, "");
   const db = await mf.getD1Database("DB");
   for (const statement of migrationStatements()) await db.prepare(statement).run();

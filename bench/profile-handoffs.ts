@@ -1,11 +1,14 @@
 /**
  * Where a handoff's CPU goes: Relay on workerd (Miniflare's API), 1,000 handoffs between two
  * agents without a capacity limit, 16 in flight, under the V8 sampling profiler of workerd's
- * inspector. Prints the share of samples per function (self and inclusive) and the SQL time
+ * inspector. Prints the share of samples per step (registry read, commit, AgentDO calls,
+ * outbox flush, the Worker's own part), per function (self and inclusive), and the SQL time
  * by the method that ran the statement. On one isolate, throughput is the inverse of the
  * CPU a request costs, so this is the map for making handoffs cheaper (issue 13).
  *
  *   npx tsx bench/profile-handoffs.ts
+ *   PROFILE_CAPACITY=500 npx tsx bench/profile-handoffs.ts   (the target has a limit: leases)
+ *   PROFILE_KIND=sessions npx tsx bench/profile-handoffs.ts   (session creation)
  */
 import { startWorkerdServer } from "./lib/workerd-server";
 import { inspector } from "./lib/inspector";
@@ -16,6 +19,10 @@ const INSPECTOR_PORT = 9232;
 const KEY = "bench-profile-key";
 const SESSIONS = 100;
 const HANDOFFS = 1000;
+/** PROFILE_KIND=sessions profiles 1,000 session creations instead. */
+const KIND = process.env.PROFILE_KIND ?? "handoffs";
+/** PROFILE_CAPACITY=N gives the target a capacity limit, so each handoff takes a lease (AgentDO calls). */
+const CAPACITY = Number(process.env.PROFILE_CAPACITY ?? 0) || null;
 
 interface ProfileNode {
   id: number;
@@ -32,6 +39,17 @@ async function api(method: string, path: string, body?: unknown): Promise<any> {
   if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json).slice(0, 300)}`);
   return json;
 }
+
+/** Where a request's time goes, by the functions that do each step (names as bundled). */
+const STEPS: [string, string[]][] = [
+  ["outbox flush to D1 (alarm)", ["flushOutbox", "writeAuditBatch"]],
+  ["AgentDO lease calls (acquire, confirm, release)", ["acquire", "confirm", "settleOnce", "leaseForNewSession", "releaseBySession"]],
+  ["schema of a new object", ["migrate"]],
+  ["registry read (isolate cache, D1 once a second)", ["agentDirectory", "tenantHead", "readHead", "directoryAt"]],
+  ["SessionDO commit (one transaction)", ["commitStep", "commit"]],
+  ["SessionDO flow (validation, context, timers, triggers)", ["start", "startHandoff", "create", "arm", "alarm"]],
+  ["Worker: HTTP, auth, body validation, response", ["dispatch", "apiKeyAuth", "readJson"]],
+];
 
 const label = (node: ProfileNode) => `${node.callFrame.functionName || "(anonymous)"}${node.callFrame.url ? `:${node.callFrame.lineNumber + 1}` : ""}`;
 
@@ -61,9 +79,19 @@ function report(nodes: ProfileNode[]): void {
       sqlBy.set(name, (sqlBy.get(name) ?? 0) + n.hitCount);
     }
   }
+  // Each sample charged to the first step (in this order) any frame of its stack belongs to.
+  const stepHits = new Map<string, number>(STEPS.map(([name]) => [name, 0]));
+  for (const n of nodes) {
+    if (n.hitCount === 0) continue;
+    const names = new Set<string>();
+    for (let at: ProfileNode | undefined = n; at; at = up(at)) names.add(at.callFrame.functionName);
+    const step = STEPS.find(([, fns]) => fns.some((f) => names.has(f)))?.[0] ?? "other: the runtime, RPC plumbing, idle, GC";
+    stepHits.set(step, (stepHits.get(step) ?? 0) + n.hitCount);
+  }
   const top = (map: Map<string, number>, count: number) =>
     [...map].sort((a, b) => b[1] - a[1]).slice(0, count).map(([name, hits]) => `| ${name} | ${((hits / total) * 100).toFixed(1)}% |`).join("\n");
-  console.log(`\nCPU profile of ${HANDOFFS} handoffs on workerd, ${total} samples (function:line in the bundle wrangler deploys)`);
+  console.log(`\nCPU profile of ${HANDOFFS} ${KIND === "sessions" ? "session creations" : `handoffs${CAPACITY ? ` to an agent with a limit of ${CAPACITY}` : ""}`} on workerd, ${total} samples (function:line in the bundle wrangler deploys)`);
+  console.log(`\n| step | share of samples |\n| --- | --- |\n${top(stepHits, STEPS.length + 1)}`);
   console.log(`\n| self | share |\n| --- | --- |\n${top(self, 15)}`);
   console.log(`\n| inclusive | share |\n| --- | --- |\n${top(inclusive, Number(process.env.PROFILE_TOP ?? 30))}`);
   console.log(`\n| SQLite time, by the method that ran the statement | share of all samples |\n| --- | --- |\n${top(sqlBy, 15)}`);
@@ -71,7 +99,7 @@ function report(nodes: ProfileNode[]): void {
 
 try {
   await api("PUT", "/v1/agents/profile-a", { name: "profile-a", description: "No capacity limit.", handoffs: ["profile-b"] });
-  await api("PUT", "/v1/agents/profile-b", { name: "profile-b", description: "No capacity limit." });
+  await api("PUT", "/v1/agents/profile-b", { name: "profile-b", description: CAPACITY ? `At most ${CAPACITY} sessions.` : "No capacity limit.", ...(CAPACITY ? { max_concurrent_sessions: CAPACITY } : {}) });
   const ids: string[] = [];
   for (let i = 0; i < SESSIONS; i++) ids.push((await api("POST", "/v1/sessions", { agent: "profile-a" })).id);
   const devtools = await inspector(INSPECTOR_PORT);
@@ -79,7 +107,8 @@ try {
   await devtools.send("Profiler.setSamplingInterval", { interval: 100 });
   await devtools.send("Profiler.start");
   const hops = new Array<number>(SESSIONS).fill(0);
-  await runConcurrent(HANDOFFS, 16, async (i) => {
+  if (KIND === "sessions") await runConcurrent(HANDOFFS, 16, () => api("POST", "/v1/sessions", { agent: "profile-a" }));
+  else await runConcurrent(HANDOFFS, 16, async (i) => {
     const k = i % SESSIONS;
     const back = (hops[k] = (hops[k] ?? 0) + 1) % 2 === 0;
     await api(

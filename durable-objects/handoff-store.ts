@@ -51,6 +51,10 @@ export const HANDOFF_DDL = [
      fencing_token  INTEGER,
      reason         TEXT NOT NULL
    )`,
+] as const;
+
+/** v2's inbox of escalations (v4 moved it into inbox_items and dropped it). */
+export const HANDOFF_INBOX_V2_DDL = [
   `CREATE TABLE inbox (
      id            TEXT PRIMARY KEY,
      kind          TEXT NOT NULL CHECK (kind IN ('handoff_escalation')),

@@ -9,17 +9,27 @@ import type { Sql } from "./sql";
 
 const list = (values: readonly string[]) => `(${values.map((v) => `'${v}'`).join(", ")})`;
 
-/** v4: the inbox gains kinds, a status, the run it pauses, an expiry and the answer; v2's escalations move over. */
-export const INBOX_DDL = [
-  `CREATE TABLE inbox_items (
+/** The inbox table under `name`, with the kinds there are now. */
+function inboxTable(name: string): string {
+  return `CREATE TABLE ${name} (
      id            TEXT PRIMARY KEY,
      kind          TEXT NOT NULL CHECK (kind IN ${list(InboxKind.options)}),
      status        TEXT NOT NULL CHECK (status IN ${list(INBOX_STATUSES)}),
      item          TEXT NOT NULL,
      expires_at    INTEGER,
      format        INTEGER NOT NULL DEFAULT 1
-   )`,
-  `CREATE INDEX inbox_open ON inbox_items (status) WHERE status = 'open'`,
+   )`;
+}
+
+const INBOX_OPEN_INDEX = `CREATE INDEX inbox_open ON inbox_items (status) WHERE status = 'open'`;
+
+/** The inbox as it is now, for a new object (see SESSION_SCHEMA). */
+export const INBOX_SCHEMA = [inboxTable("inbox_items"), INBOX_OPEN_INDEX] as const;
+
+/** v4: the inbox gains kinds, a status, the run it pauses, an expiry and the answer; v2's escalations move over. */
+export const INBOX_DDL = [
+  inboxTable("inbox_items"),
+  INBOX_OPEN_INDEX,
   `INSERT INTO inbox_items (id, kind, status, item)
      SELECT id, kind, 'open', json_object(
        'id', id, 'kind', kind, 'status', 'open', 'session_id', (SELECT session_id FROM session WHERE id = 1),
@@ -33,18 +43,11 @@ export const INBOX_DDL = [
 
 /** v5: the `approval` kind (SQLite cannot alter a CHECK: the table is rebuilt). */
 export const INBOX_APPROVAL_DDL = [
-  `CREATE TABLE inbox_items_v5 (
-     id            TEXT PRIMARY KEY,
-     kind          TEXT NOT NULL CHECK (kind IN ${list(InboxKind.options)}),
-     status        TEXT NOT NULL CHECK (status IN ${list(INBOX_STATUSES)}),
-     item          TEXT NOT NULL,
-     expires_at    INTEGER,
-     format        INTEGER NOT NULL DEFAULT 1
-   )`,
+  inboxTable("inbox_items_v5"),
   `INSERT INTO inbox_items_v5 SELECT id, kind, status, item, expires_at, format FROM inbox_items`,
   `DROP TABLE inbox_items`,
   `ALTER TABLE inbox_items_v5 RENAME TO inbox_items`,
-  `CREATE INDEX inbox_open ON inbox_items (status) WHERE status = 'open'`,
+  INBOX_OPEN_INDEX,
 ] as const;
 
 export const INBOX_FORMAT = 1;

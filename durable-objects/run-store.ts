@@ -18,6 +18,17 @@ export type RunStep = (typeof RUN_STEPS)[number];
 
 const list = (values: readonly string[]) => `(${values.map((v) => `'${v}'`).join(", ")})`;
 
+/** The run events table and its index, as v4 made them (unchanged since). */
+export const RUN_EVENTS_DDL = [
+  `CREATE TABLE run_events (
+     id      TEXT PRIMARY KEY,
+     run_id  TEXT NOT NULL,
+     event   TEXT NOT NULL,
+     format  INTEGER NOT NULL DEFAULT ${RUN_FORMAT}
+   )`,
+  `CREATE INDEX run_events_run ON run_events (run_id, id)`,
+] as const;
+
 export const RUN_DDL = [
   `CREATE TABLE runs (
      id          TEXT PRIMARY KEY,
@@ -28,21 +39,12 @@ export const RUN_DDL = [
      format      INTEGER NOT NULL DEFAULT ${RUN_FORMAT}
    )`,
   `CREATE INDEX runs_active ON runs (status) WHERE status IN ('running', 'awaiting_human')`,
-  `CREATE TABLE run_events (
-     id      TEXT PRIMARY KEY,
-     run_id  TEXT NOT NULL,
-     event   TEXT NOT NULL,
-     format  INTEGER NOT NULL DEFAULT ${RUN_FORMAT}
-   )`,
-  `CREATE INDEX run_events_run ON run_events (run_id, id)`,
+  ...RUN_EVENTS_DDL,
 ] as const;
 
-/**
- * v5: runs gain the paused statuses of tools and approvals, the `tools` step, and the work
- * left of the last model response (SQLite cannot alter a CHECK: the table is rebuilt).
- */
-export const RUN_WORK_DDL = [
-  `CREATE TABLE runs_v5 (
+/** The runs table as v5 has it, under `name` (the rebuild creates it beside the old one). */
+function runsTable(name: string): string {
+  return `CREATE TABLE ${name} (
      id          TEXT PRIMARY KEY,
      status      TEXT NOT NULL CHECK (status IN ${list(RUN_STATUSES)}),
      step        TEXT CHECK (step IS NULL OR step IN ${list(RUN_STEPS)}),
@@ -50,11 +52,24 @@ export const RUN_WORK_DDL = [
      record      TEXT NOT NULL,
      work        TEXT,
      format      INTEGER NOT NULL DEFAULT ${RUN_FORMAT}
-   )`,
+   )`;
+}
+
+const RUNS_ACTIVE_INDEX = `CREATE INDEX runs_active ON runs (status) WHERE status IN ${list(ACTIVE_RUN_STATUSES)}`;
+
+/** The runs tables as they are now, for a new object (see SESSION_SCHEMA). */
+export const RUN_SCHEMA = [runsTable("runs"), RUNS_ACTIVE_INDEX, ...RUN_EVENTS_DDL] as const;
+
+/**
+ * v5: runs gain the paused statuses of tools and approvals, the `tools` step, and the work
+ * left of the last model response (SQLite cannot alter a CHECK: the table is rebuilt).
+ */
+export const RUN_WORK_DDL = [
+  runsTable("runs_v5"),
   `INSERT INTO runs_v5 (id, status, step, resumes, record, format) SELECT id, status, step, resumes, record, format FROM runs`,
   `DROP TABLE runs`,
   `ALTER TABLE runs_v5 RENAME TO runs`,
-  `CREATE INDEX runs_active ON runs (status) WHERE status IN ${list(ACTIVE_RUN_STATUSES)}`,
+  RUNS_ACTIVE_INDEX,
 ] as const;
 
 export interface RunRow {

@@ -1,13 +1,13 @@
 import type { HistoryItem } from "../src/schemas/handoff";
 import type { AgentTurnStatus } from "../src/schemas/session";
 import { SESSION_FORMAT, SessionRecord } from "../src/sessions/model";
-import { HANDOFF_DDL, HANDOFF_FORMAT_DDL, HANDOFF_HIDDEN_CALLS_DDL } from "./handoff-store";
+import { HANDOFF_DDL, HANDOFF_FORMAT_DDL, HANDOFF_HIDDEN_CALLS_DDL, HANDOFF_INBOX_V2_DDL } from "./handoff-store";
 import { DELIVERIES_DDL } from "./deliveries";
 import { FANOUT_DDL } from "./fanout-store";
-import { INBOX_APPROVAL_DDL, INBOX_DDL } from "./inbox-store";
+import { INBOX_APPROVAL_DDL, INBOX_DDL, INBOX_SCHEMA } from "./inbox-store";
 import { LIVE_DDL } from "./live-store";
 import { TRIGGER_QUEUE_DDL } from "./trigger-queue";
-import { RUN_DDL, RUN_WORK_DDL } from "./run-store";
+import { RUN_DDL, RUN_SCHEMA, RUN_WORK_DDL } from "./run-store";
 import { OUTBOX_ACTOR_DDL, OUTBOX_DDL } from "./outbox";
 import type { SchemaMigration, Sql } from "./sql";
 import { TIMERS_DDL, TIMERS_FORMAT_DDL } from "./timers";
@@ -17,11 +17,9 @@ import { TIMERS_DDL, TIMERS_FORMAT_DDL } from "./timers";
  * plus the shared outbox and timers. Later features add versions to SESSION_MIGRATIONS.
  */
 
-export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
-  {
-    version: 1,
-    statements: [
-      `CREATE TABLE session (
+/** v1's own tables: the session row, the history, the agents' turn status. */
+const SESSION_V1_DDL = [
+  `CREATE TABLE session (
          id                    INTEGER PRIMARY KEY CHECK (id = 1),
          session_id            TEXT NOT NULL,
          tenant                TEXT NOT NULL,
@@ -52,19 +50,20 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
          status      TEXT NOT NULL CHECK (status IN ('busy', 'idle')),
          updated_at  INTEGER NOT NULL
        )`,
-      ...OUTBOX_DDL,
-      ...TIMERS_DDL,
-    ],
-  },
+] as const;
+
+/** v3: stored JSON carries a format version. */
+const FORMAT_DDL = [`ALTER TABLE session ADD COLUMN format INTEGER NOT NULL DEFAULT ${SESSION_FORMAT}`, ...HANDOFF_FORMAT_DDL, ...TIMERS_FORMAT_DDL] as const;
+
+export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
+  { version: 1, statements: [...SESSION_V1_DDL, ...OUTBOX_DDL, ...TIMERS_DDL] },
   // Handoffs, idempotency keys, the current agent's lease, queued releases, the inbox.
-  { version: 2, statements: HANDOFF_DDL },
+  { version: 2, statements: [...HANDOFF_DDL, ...HANDOFF_INBOX_V2_DDL] },
   // Stored JSON carries a format version; the handoff timer kind splits in two.
   {
     version: 3,
     statements: [
-      `ALTER TABLE session ADD COLUMN format INTEGER NOT NULL DEFAULT ${SESSION_FORMAT}`,
-      ...HANDOFF_FORMAT_DDL,
-      ...TIMERS_FORMAT_DDL,
+      ...FORMAT_DDL,
       `UPDATE timers SET kind = 'handoff.deadline', key = 'handoff.deadline' WHERE kind = 'handoff.timeout' AND payload LIKE '{"handoff_id":%'`,
       `UPDATE timers SET kind = 'handoff.sweep', key = 'handoff.sweep', payload = 'null' WHERE kind = 'handoff.timeout'`,
     ],
@@ -82,6 +81,31 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   // Supervisor fan-outs.
   { version: 9, statements: FANOUT_DDL },
 ];
+
+/**
+ * The schema a new session object starts with: what SESSION_MIGRATIONS leave, made directly
+ * (no table created only to be rebuilt or dropped, no data moved), which is most of what a
+ * session's creation costs. Columns added by ALTER keep their statements, so the stored
+ * table text is the same either way; test/durable-objects/session-schema.test.ts holds
+ * the two equal. A new migration changes both.
+ */
+export const SESSION_SCHEMA: SchemaMigration = {
+  version: SESSION_MIGRATIONS.at(-1)!.version,
+  statements: [
+    ...SESSION_V1_DDL,
+    ...OUTBOX_DDL,
+    ...TIMERS_DDL,
+    ...HANDOFF_DDL,
+    ...FORMAT_DDL,
+    ...HANDOFF_HIDDEN_CALLS_DDL,
+    ...RUN_SCHEMA,
+    ...INBOX_SCHEMA,
+    ...LIVE_DDL,
+    ...TRIGGER_QUEUE_DDL,
+    ...DELIVERIES_DDL,
+    ...FANOUT_DDL,
+  ],
+};
 
 interface SessionRow {
   session_id: string;

@@ -26,7 +26,7 @@ import { SessionTriggers } from "./session-triggers";
 import { SessionHandoffs } from "./session-handoffs";
 import { auditScope, type FlowCheckpoint, type SessionKernel } from "./session-kernel";
 import { closeFeatures, lifecycleTimers, settleFeatures, type SessionEndHook } from "./session-lifecycle";
-import { SESSION_MIGRATIONS, SessionStore } from "./session-store";
+import { SESSION_MIGRATIONS, SESSION_SCHEMA, SessionStore } from "./session-store";
 import { createSql, SchemaGate, type Sql } from "./sql";
 import { TIMER_KEYS } from "./timer-kinds";
 import { combineHandlers, Timers, type TimerHandlers } from "./timers";
@@ -61,7 +61,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = createSql(ctx.storage);
-    this.schema = new SchemaGate(ctx.storage, this.sql, SESSION_MIGRATIONS);
+    this.schema = new SchemaGate(ctx.storage, this.sql, SESSION_MIGRATIONS, SESSION_SCHEMA);
     this.store = new SessionStore(this.sql);
     this.liveEvents = new LiveStore(this.sql);
     this.outbox = new Outbox(this.sql, (records) => {

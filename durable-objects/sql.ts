@@ -67,12 +67,14 @@ export class SchemaGate {
     private readonly storage: DurableObjectStorage,
     private readonly sql: Sql,
     private readonly migrations: readonly SchemaMigration[],
+    /** The newest schema made directly, for an object that has none yet. */
+    private readonly current?: SchemaMigration,
   ) {}
 
   /** Creates or upgrades the schema. */
   ensure(): void {
     if (this.migrated) return;
-    migrate(this.storage, this.sql, this.migrations);
+    migrate(this.storage, this.sql, this.migrations, this.current);
     this.migrated = true;
   }
 
@@ -92,12 +94,17 @@ export class SchemaGate {
 
 /**
  * Applies every migration newer than the stored version, in one transaction, and records
- * the new version. Call once per instance; calling again is a cheap no-op.
+ * the new version. A new object (no schema yet) gets `current` instead, when given: the
+ * newest schema in one step. Call once per instance; calling again is a cheap no-op.
  */
-export function migrate(storage: DurableObjectStorage, sql: Sql, migrations: readonly SchemaMigration[]): number {
+export function migrate(storage: DurableObjectStorage, sql: Sql, migrations: readonly SchemaMigration[], current?: SchemaMigration): number {
   return storage.transactionSync(() => {
     let version = schemaVersion(sql);
     sql.exec(`CREATE TABLE IF NOT EXISTS ${SCHEMA_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`);
+    if (version === 0 && current) {
+      for (const statement of current.statements) sql.exec(statement);
+      version = current.version;
+    }
     for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
       if (migration.version <= version) continue;
       for (const statement of migration.statements) sql.exec(statement);

@@ -6,13 +6,15 @@
  * the inspector): the heap is what the Worker and its objects keep per session
  * they have seen; RSS also holds workerd's own caches. Storage is on disk by default, as
  * in production (BENCH_MEMORY_STORAGE=memory keeps it in workerd's memory, which then
- * grows with the data itself).
+ * grows with the data itself). The baseline, in the same run: as many of the smallest
+ * SQLite-backed Durable Objects, with the same pauses.
  *
  *   npx tsx bench/memory.bench.ts            (BENCH_MEMORY_ROUNDS=3, BENCH_MEMORY_IDLE_S=30)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startBaselineObjects } from "./lib/baseline-object";
 import { inspector } from "./lib/inspector";
 import { startWorkerdServer } from "./lib/workerd-server";
 import { runConcurrent } from "./lib/wrangler-dev";
@@ -72,4 +74,32 @@ try {
   devtools.close();
   await server.stop();
   if (persist) rmSync(persist, { recursive: true, force: true });
+}
+
+// The baseline: the same number of the smallest SQLite-backed objects (one table, one row),
+// the same pauses, on the same workerd. What grows here too is workerd's, not Relay's.
+const plainPersist = ON_DISK ? mkdtempSync(join(tmpdir(), "relay-bench-memory-plain-")) : undefined;
+const plain = await startBaselineObjects(PORT + 1, plainPersist);
+try {
+  const rows: string[] = [];
+  let previous = plain.workerdRssMiB();
+  rows.push(`| 0 | ${previous} | ${previous} | |`);
+  for (let round = 1; round <= ROUNDS; round++) {
+    await runConcurrent(PER_ROUND, 16, async (i) => {
+      const response = await fetch(`${plain.url}/objects/plain-${round}-${i}`, { method: "POST" });
+      if (!response.ok) throw new Error(`baseline object: ${response.status}`);
+      await response.text();
+    });
+    const busy = plain.workerdRssMiB();
+    await sleep(IDLE_S * 1000);
+    const idle = plain.workerdRssMiB();
+    rows.push(`| ${round * PER_ROUND} | ${busy} | ${idle} | ${idle - previous} |`);
+    previous = idle;
+  }
+  console.log(`\nBaseline, same run: the smallest SQLite-backed Durable Object (one table, one row), ${PER_ROUND} at a time, same pauses`);
+  console.log("| objects seen | RSS right after (MiB) | RSS after the pause | RSS growth per 1,000 |\n| --- | --- | --- | --- |");
+  for (const row of rows) console.log(row);
+} finally {
+  await plain.stop();
+  if (plainPersist) rmSync(plainPersist, { recursive: true, force: true });
 }

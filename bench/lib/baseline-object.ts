@@ -1,0 +1,42 @@
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
+import { unstable_readConfig } from "wrangler";
+import { join } from "node:path";
+import { workerdRss } from "./wrangler-dev";
+
+/**
+ * The smallest Worker with a SQLite-backed Durable Object, on the same workerd, for a
+ * baseline beside Relay: `POST /objects/:name` makes the object, creates one table and
+ * writes one row. What its memory does as objects accumulate is workerd's own part.
+ */
+
+const SCRIPT = `
+import { DurableObject } from "cloudflare:workers";
+export class Plain extends DurableObject {
+  async touch() {
+    this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v TEXT)");
+    this.ctx.storage.sql.exec("INSERT INTO t (v) VALUES (?)", "x".repeat(200));
+    return this.ctx.storage.sql.exec("SELECT COUNT(*) AS n FROM t").one().n;
+  }
+}
+export default {
+  async fetch(request, env) {
+    const name = new URL(request.url).pathname.split("/").pop();
+    return Response.json({ rows: await env.PLAIN.get(env.PLAIN.idFromName(name)).touch() });
+  },
+};`;
+
+export async function startBaselineObjects(port: number, persistTo?: string): Promise<{ url: string; workerdRssMiB(): number; stop(): Promise<void> }> {
+  const config = unstable_readConfig({ config: join(import.meta.dirname, "..", "..", "wrangler.toml") });
+  // Miniflare 5 takes the classic options through its converter, as bench/lib/workerd-server.ts does.
+  const options = convertV4MiniflareOptions({
+    host: "127.0.0.1",
+    port,
+    modules: true,
+    script: SCRIPT,
+    compatibilityDate: config.compatibility_date!,
+    durableObjects: { PLAIN: { className: "Plain", useSQLite: true } },
+  });
+  const mf = new Miniflare(persistTo === undefined ? options : { ...options, resourcePersistencePath: persistTo });
+  const url = (await mf.ready).toString().replace(/\/$/, "");
+  return { url, workerdRssMiB: () => workerdRss(process.pid), stop: () => mf.dispose() };
+}

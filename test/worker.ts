@@ -3,13 +3,15 @@ import { CollaborationDO as RelayCollaborationDO } from "../durable-objects/coll
 import { SessionDO as RelaySessionDO } from "../durable-objects/session";
 import type { FlowCheckpoint } from "../durable-objects/session-kernel";
 import { err, type Result } from "../src/errors";
+import type { Lease } from "../src/rpc/agent";
 import type { HandoffAccepted, StartHandoffArgs } from "../src/rpc/session";
 import type { Actor } from "../src/audit/record";
 
 /**
  * The Worker the tests run (vitest.config.ts `main`): the production Worker, with its
- * Durable Object classes extended by what only tests may do — move an object's clock, and
- * stop a handoff flow at a checkpoint as a crash would (cloudflare/agents' test workers
+ * Durable Object classes extended by what only tests may do — move an object's clock, stop
+ * a handoff flow at a checkpoint as a crash would, make an agent's object answer as an
+ * unreachable one does (cloudflare/agents' test workers
  * do the same). Production code has no switch that reaches any of this.
  */
 export { default } from "../src/index";
@@ -71,9 +73,20 @@ export class SessionDO extends RelaySessionDO {
 
 export class AgentDO extends RelayAgentDO {
   readonly clock = new TestClock();
+  /** While set, acquires answer as a caller sees an object that did not answer in time. */
+  private unreachable = false;
 
   protected override now(): number {
     return this.clock.now();
+  }
+
+  async setUnreachable(on: boolean): Promise<void> {
+    this.unreachable = on;
+  }
+
+  override async acquire(sessionId: string, handoffId: string, ttlMs: number, capacity: number): Promise<Result<Lease>> {
+    if (this.unreachable) return err("DEPENDENCY_UNAVAILABLE", "The agent did not answer within 5000 ms.", { reason: "deadline", deadline_ms: 5000, call: "acquire" });
+    return super.acquire(sessionId, handoffId, ttlMs, capacity);
   }
 }
 

@@ -4,6 +4,7 @@ import { decodeShardLease, shardObjectName, shardOrder, shardPlan } from "../../
 import type { AgentLoad } from "../../src/rpc/agent";
 import { agentRpc, agentRpcByName } from "../../src/rpc/stubs";
 import { agentCapacity, agentLoad, setAgentStatus } from "../../src/services/agent-capacity";
+import type { AgentDO } from "../worker";
 
 const TTL = 30_000;
 const TENANT = "alpha";
@@ -136,6 +137,33 @@ describe("agent capacity over shards", () => {
     expect(value(await agentCapacity(env, TENANT, agent, null).release({ session_id: session }))).toEqual({ released: true });
     expect(decodeShardLease(again.lease_id).shards).toBe(3);
     expect((await shardLoads(agent, 3)).map((l) => l.active_leases)).toEqual([1, 0, 0]);
+  });
+
+  it("skips a shard that does not answer: the session is placed on another, and with no other room that is the answer", async () => {
+    const agent = freshAgent();
+    const capacity = agentCapacity(env, TENANT, agent, 2, 1);
+    const shard0 = env.AGENTS.get(env.AGENTS.idFromName(shardObjectName(TENANT, agent, 0, 2))) as unknown as DurableObjectStub<AgentDO>;
+    await shard0.setUnreachable(true);
+    const placed = value(await capacity.acquire(sessionAt(0, 2, "homeless"), "h1", TTL));
+    expect(decodeShardLease(placed.lease_id)).toMatchObject({ shard: 1, shards: 2 });
+    // Shard 1 is full now, shard 0 still silent: the caller learns the agent is out of reach, not full.
+    expect(await capacity.acquire(sessionAt(0, 2, "late"), "h2", TTL)).toMatchObject({ ok: false, error: { code: "DEPENDENCY_UNAVAILABLE" } });
+    // Back, its slice is there again.
+    await shard0.setUnreachable(false);
+    expect(decodeShardLease(value(await capacity.acquire(sessionAt(0, 2, "later"), "h3", TTL)).lease_id)).toMatchObject({ shard: 0 });
+  });
+
+  it("after a capacity change across a shard boundary, a lease of the old plan is still released where it lives", async () => {
+    const agent = freshAgent();
+    const before = agentCapacity(env, TENANT, agent, 1, 1);
+    const old = value(await before.acquire("kept", "h1", TTL));
+    const after = agentCapacity(env, TENANT, agent, 4, 2);
+    expect(after.plan?.shards).toBe(2);
+    // The new plan does not count the old lease (the documented excess, at most the old leases)...
+    expect((await Promise.all(["n1", "n2", "n3", "n4", "n5"].map((s, i) => after.acquire(s, `n${i}`, TTL)))).filter((r) => r.ok)).toHaveLength(4);
+    // ...and the old lease, named by its id, is released from the old object.
+    expect(value(await after.release({ lease_id: old.lease_id }))).toEqual({ released: true });
+    expect(value(await agentRpc(env, TENANT, agent).load()).active_leases).toBe(0);
   });
 
   it("an agent of one slice uses its original object, with unchanged lease ids", async () => {

@@ -175,8 +175,9 @@ export class SessionHandoffs {
   }
 
   /**
-   * → transferring: records the step, then carries out its `take_lease` effect (when the
-   * target has a capacity limit) and switches. The flow owns its row from here.
+   * → transferring, then the switch. Without a lease to take, both in one commit; with one,
+   * the step is recorded first, then its `take_lease` effect is carried out, then the switch
+   * commits. The flow owns its row from here.
    */
   private async transfer(step: Advanced, session: SessionRecord, ctx: StepContext, before?: () => void): Promise<Outcome> {
     const take = step.effects.find((e) => e.type === "take_lease");
@@ -205,7 +206,7 @@ export class SessionHandoffs {
    * both steps in one transaction, so a failure leaves no trace to roll back.
    */
   private async switchAt(session: SessionRecord, transferring: Advanced, ctx: StepContext, before?: () => void): Promise<Outcome> {
-    const completed = this.completeStep(session, transferring.row, ctx);
+    const completed = this.completeStep(transferring.row, ctx);
     const done = await this.commitStep(session, joinSteps(transferring, completed.step), ctx, { step: null, touch: true, context: completed.context, before, answer: answered });
     this.k.checkpoint("after_commit");
     await this.settleOrSweep(session);
@@ -213,7 +214,7 @@ export class SessionHandoffs {
   }
 
   /** transferring → completed, with the context the target receives (from the session's history as it is now). */
-  private completeStep(session: SessionRecord, row: HandoffRow, ctx: StepContext): { step: Advanced; context: HandoffContext } {
+  private completeStep(row: HandoffRow, ctx: StepContext): { step: Advanced; context: HandoffContext } {
     const history = row.record.request.conversation_history === undefined ? withoutCalls(this.sessionHistory(), new Set(row.hidden_calls)) : undefined;
     const context = buildHandoffContext({
       request: row.record.request,
@@ -240,7 +241,7 @@ export class SessionHandoffs {
     const ctx = this.ctx(session, actor);
     let done: HandoffRow;
     try {
-      const { step, context } = this.completeStep(session, row, ctx);
+      const { step, context } = this.completeStep(row, ctx);
       done = await this.commitStep(session, step, ctx, { step: null, touch: true, context, answer: answered });
     } catch (error) {
       // The switch either committed (and only arming the alarm failed) or changed nothing.

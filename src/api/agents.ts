@@ -7,6 +7,7 @@ import { checkAgent } from "../registry/check-agent";
 import { deleteAgent, getAgent, listAgents, putAgent } from "../registry/store";
 import { agentRpc } from "../rpc/stubs";
 import { AgentDefinition, AgentName } from "../schemas/agent";
+import { agentLoad } from "../services/agent-capacity";
 import { invalidateTenant } from "../services/registry-cache";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
 import { parseWith, readJson, readQuery, readText } from "./validate";
@@ -55,6 +56,15 @@ export const agents = new Hono<AppEnv>()
     const status = await agentRpc(c.env, c.get("tenant"), name).blocking();
     if (!status.ok) throw RelayError.fromBody(status.error);
     return c.json(status.value);
+  })
+  // Capacity and leases: over every shard of a hot agent (src/services/agent-capacity.ts).
+  .get("/:name/load", async (c) => {
+    const name = agentName(c.req.param("name"));
+    const agent = await getAgent(c.env.DB, c.get("tenant"), name);
+    if (!agent) throw new RelayError("AGENT_NOT_FOUND", `No agent named '${name}'.`, { agent: name });
+    const load = await agentLoad(c.env, c.get("tenant"), name, agent.definition.max_concurrent_sessions ?? null);
+    if (!load.ok) throw RelayError.fromBody(load.error);
+    return c.json(load.value);
   })
   .delete("/:name", async (c) => {
     const name = agentName(c.req.param("name"));

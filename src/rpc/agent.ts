@@ -1,5 +1,6 @@
 import type { Probe } from "../collaboration/deadlock";
 import type { Result } from "../errors";
+import type { AgentLoad, Lease } from "../schemas/agent-load";
 import type { BlockingStatus } from "../schemas/collaboration";
 
 /**
@@ -8,28 +9,7 @@ import type { BlockingStatus } from "../schemas/collaboration";
  * file rather than on the class.
  */
 
-export const AGENT_STATUSES = ["active", "paused"] as const;
-export type AgentStatus = (typeof AGENT_STATUSES)[number];
-
-export interface Lease {
-  lease_id: string;
-  session_id: string;
-  handoff_id: string;
-  state: "tentative" | "held";
-  /** Grows with every grant on this agent: a holder with a smaller token is stale. */
-  fencing_token: number;
-  created_at: string;
-  /** When a tentative lease lapses; null once held. */
-  expires_at: string | null;
-}
-
-export interface AgentLoad {
-  status: AgentStatus;
-  /** The capacity given with the last acquire (null before any). */
-  max_concurrent_sessions: number | null;
-  active_leases: number;
-  leases: Lease[];
-}
+export { AGENT_STATUSES, type AgentLoad, type AgentStatus, type Lease } from "../schemas/agent-load";
 
 /** Whose lease to release: one lease, or whatever the session holds here. */
 export type LeaseRef = { lease_id: string } | { session_id: string };

@@ -174,7 +174,9 @@ async function everyShardLoad(
     if (!r.result.ok) return r.result;
     loads.push({ load: r.result.value, shard: r.shard, shards: r.shards });
   }
-  return ok(mergeLoads(loads));
+  const merged = mergeLoads(loads);
+  // A shard no session has reached yet knows no capacity: the definition's is the agent's.
+  return ok(capacity === null ? merged : { ...merged, max_concurrent_sessions: capacity });
 }
 
 /** The agent's load over all its shards. */

@@ -56,6 +56,27 @@ describe("agent registry API", () => {
   });
 });
 
+describe("GET /v1/agents/:name/load", () => {
+  it("shows each session's lease and the capacity; over every shard of a hot agent; 404 for no such agent", async () => {
+    await call("PUT", "/v1/agents/desk-load", { name: "desk-load", description: "Small desk", max_concurrent_sessions: 3 });
+    await call("PUT", "/v1/agents/hot-load", { name: "hot-load", description: "A hot agent", max_concurrent_sessions: 600 });
+    await call("PUT", "/v1/agents/open-load", { name: "open-load", description: "No limit" });
+    const small = [await call("POST", "/v1/sessions", { agent: "desk-load" }), await call("POST", "/v1/sessions", { agent: "desk-load" })];
+    const desk = await call("GET", "/v1/agents/desk-load/load");
+    expect(desk.status).toBe(200);
+    expect(desk.json).toMatchObject({ status: "active", max_concurrent_sessions: 3, active_leases: 2 });
+    expect(desk.json.leases.map((l: { session_id: string }) => l.session_id).sort()).toEqual(small.map((s) => s.json.id).sort());
+    // 600 sessions are three shards of 200: the load is their sum, each lease naming its shard.
+    const hot = await Promise.all(Array.from({ length: 6 }, () => call("POST", "/v1/sessions", { agent: "hot-load" })));
+    const load = await call("GET", "/v1/agents/hot-load/load");
+    expect(load.json).toMatchObject({ max_concurrent_sessions: 600, active_leases: 6 });
+    expect(load.json.leases.every((l: { lease_id: string }) => /~s[0-2]of3$/.test(l.lease_id))).toBe(true);
+    expect(load.json.leases.map((l: { session_id: string }) => l.session_id).sort()).toEqual(hot.map((s) => s.json.id).sort());
+    expect((await call("GET", "/v1/agents/open-load/load")).json).toEqual({ status: "active", max_concurrent_sessions: null, active_leases: 0, leases: [] });
+    expect(await call("GET", "/v1/agents/no-such-agent/load")).toMatchObject({ status: 404, json: { error: { code: "AGENT_NOT_FOUND" } } });
+  });
+});
+
 describe("agent registry validation: a clear code and nothing stored", () => {
   async function expectRefused(name: string, body: unknown, status: number, code: string, headers?: Record<string, string>) {
     const response = await call("PUT", `/v1/agents/${name}`, body, headers ? { headers } : {});

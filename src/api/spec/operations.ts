@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { ErrorCode } from "../../errors/codes";
 import { AuditRecord } from "../../audit/record";
 import { AgentDefinition, AgentName, StoredAgent } from "../../schemas/agent";
+import { AgentLoad } from "../../schemas/agent-load";
 import {
   AddedMessage, CapabilityMatchPage, EventFired, Health, InboxResolved, MessageRun, Page, RouteStats,
   RoutingConfigView, RunOnly, SentMessage, SessionAuditPage, WebhookAnswer,
@@ -138,6 +139,11 @@ export const OPERATIONS: Operation[] = [
     method: "get", path: "/v1/agents/{name}/blocking", tag: "agents", summary: "What the agent waits for",
     description: "`none`, or `internal` (a query to another agent) or `user` (an escalation to a person).",
     params: AgentParam, answers: { 200: json("Its blocking status.", BlockingStatus) }, errors: ["VALIDATION_FAILED", "AGENT_NOT_FOUND"],
+  },
+  {
+    method: "get", path: "/v1/agents/{name}/load", tag: "agents", summary: "The agent's capacity and leases",
+    description: "For an agent with `max_concurrent_sessions`: paused or not, the capacity, and each session's lease (tentative until its handoff committed). A hot agent's capacity is split over shard objects; this is their sum.",
+    params: AgentParam, answers: { 200: json("Its load.", AgentLoad) }, errors: ["VALIDATION_FAILED", "AGENT_NOT_FOUND", "DEPENDENCY_UNAVAILABLE"],
   },
   {
     method: "get", path: "/v1/agents/{name}/handoffs", tag: "agents", summary: "Handoffs to or from the agent, newest first",

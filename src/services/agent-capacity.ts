@@ -15,7 +15,7 @@ import { AGENT_CALL_DEADLINE_MS, agentRpcByName } from "../rpc/stubs";
 
 /**
  * The session side of an agent's capacity when it is split over shard objects
- * (src/handoff/capacity-shards.ts, docs-capacity-shards.md). Same Result shapes as
+ * (src/handoff/capacity-shards.ts; the README's *Hot agents scale out*). Same Result shapes as
  * AgentRpc; lease ids of a sharded agent carry their shard, so confirm and release go
  * straight to it. An agent under one slice has one shard: its original AgentDO, with
  * the same answers as calling that object directly.
@@ -86,8 +86,7 @@ export function agentCapacity(
     let unreachable: Result<Lease> | undefined;
     let active = 0;
     for (const shard of order) {
-      const what = `Agent '${agent}'`;
-      const granted = await settled(() => at(shard, plan.shards).acquire(sessionId, handoffId, ttlMs, plan.slices[shard]!), what);
+      const granted = await settled(() => at(shard, plan.shards).acquire(sessionId, handoffId, ttlMs, plan.slices[shard]!), `Agent '${agent}'`);
       if (granted.ok) return ok(outward(granted.value, shard, plan.shards));
       // One shard: its answer as it is (today's objects, today's answers).
       if (plan.shards === 1) return granted;
@@ -133,15 +132,15 @@ export function agentCapacity(
 }
 
 /**
- * Merges the shards' loads into the agent's: paused when any shard is, capacities and
- * active leases summed (null when no shard has been given a capacity yet), leases
- * concatenated in shard order with their outward ids.
+ * The agent's load from its shards': paused when any shard is, active leases summed,
+ * leases concatenated in shard order with their outward ids. The capacity is the
+ * definition's (a shard no session has reached yet knows none); without a limit there is
+ * one object, whose own answer stands.
  */
-export function mergeLoads(loads: { load: AgentLoad; shard: number; shards: number }[]): AgentLoad {
-  const capacities = loads.map((l) => l.load.max_concurrent_sessions).filter((c): c is number => c !== null);
+function mergeLoads(loads: { load: AgentLoad; shard: number; shards: number }[], capacity: number | null): AgentLoad {
   return {
     status: loads.some((l) => l.load.status === "paused") ? "paused" : "active",
-    max_concurrent_sessions: capacities.length === 0 ? null : capacities.reduce((a, b) => a + b, 0),
+    max_concurrent_sessions: capacity ?? loads[0]?.load.max_concurrent_sessions ?? null,
     active_leases: loads.reduce((n, l) => n + l.load.active_leases, 0),
     leases: loads.flatMap((l) => l.load.leases.map((lease) => outward(lease, l.shard, l.shards))),
   };
@@ -174,9 +173,7 @@ async function everyShardLoad(
     if (!r.result.ok) return r.result;
     loads.push({ load: r.result.value, shard: r.shard, shards: r.shards });
   }
-  const merged = mergeLoads(loads);
-  // A shard no session has reached yet knows no capacity: the definition's is the agent's.
-  return ok(capacity === null ? merged : { ...merged, max_concurrent_sessions: capacity });
+  return ok(mergeLoads(loads, capacity));
 }
 
 /** The agent's load over all its shards. */

@@ -148,7 +148,8 @@ async function main(): Promise<void> {
 
 async function bench(runtime: string, model: Awaited<ReturnType<typeof startModel>>): Promise<void> {
   const vars = { OPENAI_BASE_URL: `http://127.0.0.1:${MODEL_PORT}/v1`, OPENAI_API_KEY: "sk-bench" };
-  const persist = process.env.BENCH_PERSIST_TO ?? mkdtempSync(join(tmpdir(), "relay-bench-runs-"));
+  // wrangler dev's local state; workerd through Miniflare keeps it in memory.
+  const persist = runtime === "workerd" ? undefined : (process.env.BENCH_PERSIST_TO ?? mkdtempSync(join(tmpdir(), "relay-bench-runs-")));
   const key = runtime === "workerd" ? "bench-runs-key" : devKey();
   const server = runtime === "workerd" ? await startWorkerdServer(PORT + 10, key, vars) : await startDevServer(PORT, persist, vars);
   const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
@@ -258,6 +259,6 @@ async function bench(runtime: string, model: Awaited<ReturnType<typeof startMode
     console.log(`| a run of 3 model calls and 2 handoffs: server overhead p50 ≤ 5× /health's | ${overhead.toFixed(1)}× | ${overhead <= 5 ? "met" : "MISSED"} |`);
   } finally {
     await server.stop();
-    if (!process.env.BENCH_PERSIST_TO) rmSync(persist, { recursive: true, force: true });
+    if (persist && !process.env.BENCH_PERSIST_TO) rmSync(persist, { recursive: true, force: true });
   }
 }

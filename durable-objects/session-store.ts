@@ -220,11 +220,10 @@ export class SessionStore {
     return { ...this.statuses };
   }
 
+  /** A status change is rare beside the reads: the next read takes the table again. */
   setAgentStatus(agent: string, status: AgentTurnStatus, now: number): void {
-    const known = this.statuses;
     this.statuses = undefined;
     this.sql`INSERT INTO agent_status (agent, status, updated_at) VALUES (${agent}, ${status}, ${now})
              ON CONFLICT (agent) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at`;
-    if (known) this.statuses = Object.fromEntries(Object.entries({ ...known, [agent]: status }).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
 }

@@ -147,13 +147,13 @@ export class Timers {
   schedule<K extends TimerKind>(kind: K, dueAt: number, payload: TimerPayload<K>, options: ScheduleOptions = {}): string | null {
     const now = this.clock();
     const key = options.key;
-    if (key !== undefined) this.absent.delete(key);
     if (key === undefined) {
       const id = timerId(now);
       this.sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, NULL, ${kind}, ${dueAt}, ${JSON.stringify(payload ?? null)})`;
       this.added(dueAt);
       return id;
     }
+    this.absent.delete(key);
     const known = this.known.get(key);
     // The due time of the timer this call replaces: null when there is none, undefined when unknown.
     let previous: number | null | undefined = known ?? undefined;

@@ -267,7 +267,7 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
 
   private async flush(timer: TimerRow, now: number): Promise<TimerOutcome> {
     try {
-      const { remaining } = await this.outbox.flush((records) => writeAuditBatch(this.env.DB, records), now);
+      const { remaining } = await this.outbox.flush((records) => writeAuditBatch(this.env.DB, records));
       return remaining > 0 ? { type: "again", at: this.now() } : { type: "done" };
     } catch (error) {
       return { type: "retry", at: now + flushBackoffMs(timer.attempts + 1), error: String(error) };

@@ -59,8 +59,6 @@ export interface FlushResult {
 }
 
 export class Outbox {
-  /** When this instance last started a flush (null: not yet), for the spacing of the next. */
-  private lastFlushAt: number | null = null;
   /** Counts appends, so a flush knows whether any landed while it waited on D1. */
   private appends = 0;
 
@@ -87,9 +85,9 @@ export class Outbox {
     this.appended(records);
   }
 
-  /** When the flush of records appended at `now` is due (see FLUSH_SPACING_MS). */
+  /** When the flush of records appended at `now` is due (see FLUSH_WINDOW_MS). */
   flushDueAt(now: number): number {
-    return nextFlushAt(now, this.lastFlushAt);
+    return nextFlushAt(now);
   }
 
   pendingCount(): number {
@@ -106,8 +104,7 @@ export class Outbox {
    * each batch flushed only after `write` resolved. A failing `write` rejects with the
    * rows still pending; rows are never deleted here.
    */
-  async flush(write: (records: AuditRecord[]) => Promise<void>, now: number, maxBatches = MAX_BATCHES_PER_RUN): Promise<FlushResult> {
-    this.lastFlushAt = now;
+  async flush(write: (records: AuditRecord[]) => Promise<void>, maxBatches = MAX_BATCHES_PER_RUN): Promise<FlushResult> {
     let flushed = 0;
     for (let batch = 0; batch < maxBatches; batch++) {
       const seen = this.appends;

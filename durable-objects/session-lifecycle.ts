@@ -52,7 +52,7 @@ const retry = (timer: TimerRow, now: number, error: unknown): TimerOutcome => ({
 
 async function flushOutbox(k: SessionKernel, timer: TimerRow, now: number): Promise<TimerOutcome> {
   try {
-    const { remaining } = await k.outbox.flush((records) => writeAuditBatch(k.env.DB, records), now);
+    const { remaining } = await k.outbox.flush((records) => writeAuditBatch(k.env.DB, records));
     return remaining > 0 ? { type: "again", at: k.outbox.flushDueAt(k.now()) } : { type: "done" };
   } catch (error) {
     return retry(timer, now, error);
@@ -95,7 +95,7 @@ async function finalize(k: SessionKernel, timer: TimerRow, now: number, archive:
   const session = k.store.load();
   if (!session) return { type: "done" };
   try {
-    const { remaining } = await k.outbox.flush((records) => writeAuditBatch(k.env.DB, records), now);
+    const { remaining } = await k.outbox.flush((records) => writeAuditBatch(k.env.DB, records));
     if (remaining > 0) return { type: "again", at: k.now() };
     if (archive) await writeSessionSummary(k.env.DB, summarize(session, k.store.historyLength(), k.store.agentStatus()));
   } catch (error) {

@@ -100,16 +100,18 @@ export class SchemaGate {
 export function migrate(storage: DurableObjectStorage, sql: Sql, migrations: readonly SchemaMigration[], current?: SchemaMigration): number {
   return storage.transactionSync(() => {
     let version = schemaVersion(sql);
-    sql.exec(`CREATE TABLE IF NOT EXISTS ${SCHEMA_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`);
+    // One exec per step: the statements as one script cost one call into SQLite, not one each.
+    const steps: string[] = [`CREATE TABLE IF NOT EXISTS ${SCHEMA_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`];
     if (version === 0 && current) {
-      for (const statement of current.statements) sql.exec(statement);
+      steps.push(...current.statements);
       version = current.version;
     }
     for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
       if (migration.version <= version) continue;
-      for (const statement of migration.statements) sql.exec(statement);
+      steps.push(...migration.statements);
       version = migration.version;
     }
+    sql.exec(steps.join(";\n"));
     sql`INSERT INTO _schema (id, version) VALUES (1, ${version}) ON CONFLICT (id) DO UPDATE SET version = excluded.version`;
     return version;
   });

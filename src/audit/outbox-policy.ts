@@ -17,14 +17,16 @@ export const ROWS_PER_STATEMENT = 10;
 export const MAX_BATCHES_PER_RUN = 20;
 
 /**
- * Flushes of one object start at least this far apart, so the records of the handoffs a
- * busy session makes meanwhile reach D1 in one batch; a session idle for longer flushes at once.
+ * A record waits at most this long before its flush starts, and every record the object
+ * appends meanwhile rides in the same batch: a busy session reaches D1 in one transaction
+ * per window, however many handoffs it makes (a flush on the first record of a burst would
+ * send it alone, then the rest).
  */
-export const FLUSH_SPACING_MS = 500;
+export const FLUSH_WINDOW_MS = 500;
 
-/** When a flush of records appended at `now` is due, given when the last one started (null: none yet). */
-export function nextFlushAt(now: number, lastFlushAt: number | null, spacing = FLUSH_SPACING_MS): number {
-  return lastFlushAt === null ? now : Math.max(now, lastFlushAt + spacing);
+/** When the flush of a record appended at `now` is due (a flush already due earlier stands). */
+export function nextFlushAt(now: number, window = FLUSH_WINDOW_MS): number {
+  return now + window;
 }
 
 /** Delay before the next flush attempt after `failures` consecutive failures (1 ≤ failures). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { drainDue, sessionStub, setClock } from "../durable-objects/helpers";
+import { flushOutbox, sessionStub, setClock } from "../durable-objects/helpers";
 import { BETA_KEY, call } from "./helpers";
 
 async function sessionWithActivity(key?: string): Promise<string> {
@@ -8,7 +8,7 @@ async function sessionWithActivity(key?: string): Promise<string> {
   const { json } = await call("POST", "/v1/sessions", { agent: "support", input: "hello" }, options);
   await call("POST", `/v1/sessions/${json.id}/messages`, { role: "agent", content: "hi there" }, options);
   await call("PATCH", `/v1/sessions/${json.id}/state`, { set: { step: 1 } }, options);
-  await drainDue(sessionStub(key === BETA_KEY ? "beta" : "alpha", json.id).stub);
+  await flushOutbox(sessionStub(key === BETA_KEY ? "beta" : "alpha", json.id).stub);
   return json.id;
 }
 

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { advanceClock, agentLoadOf, agentStub, d1Audit, drainDue, sessionStub, setClock } from "../durable-objects/helpers";
+import { advanceClock, agentLoadOf, agentStub, d1Audit, drainDue, flushOutbox, sessionStub, setClock } from "../durable-objects/helpers";
 import { call } from "./helpers";
 import { handoff, loadAgents, newSession } from "./handoff-fixtures";
 
@@ -199,7 +199,7 @@ describe("GET /v1/agents/:name/handoffs (the D1 index)", () => {
       ids.push((await handoff({ session_id: session, source_agent: "clerk", mode: "return" })).json.id);
     }
     ids.push((await handoff({ session_id: session, source_agent: "clerk", mode: "return" })).json.error.details.handoff_id);
-    await drainDue(sessionStub("alpha", session).stub);
+    await flushOutbox(sessionStub("alpha", session).stub);
 
     const first = await call("GET", "/v1/agents/clerk/handoffs?limit=4");
     expect(first.status).toBe(200);
@@ -218,12 +218,12 @@ describe("GET /v1/agents/:name/handoffs (the D1 index)", () => {
   it("loses nothing while D1's index table is down: audit and index arrive together when it is back", async () => {
     const session = await newSession("desk");
     const { stub } = sessionStub("alpha", session);
-    await drainDue(stub);
+    await flushOutbox(stub);
     await env.DB.exec("ALTER TABLE handoffs RENAME TO handoffs_offline");
     let id: string;
     try {
       id = (await handoff({ session_id: session, source_agent: "desk", target_agent: "clerk" })).json.id;
-      await drainDue(stub);
+      await flushOutbox(stub);
       expect((await d1Audit(session)).map((r) => r.action)).toEqual(["session.created"]);
     } finally {
       await env.DB.exec("ALTER TABLE handoffs_offline RENAME TO handoffs");

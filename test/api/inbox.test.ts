@@ -24,7 +24,7 @@ async function waiting(agent = "clerk", content = "please check my order"): Prom
   const session: string = created.json.id;
   const res = await call("POST", `/v1/sessions/${session}/messages`, { role: "user", content });
   expect(res.json.run).toMatchObject({ status: "awaiting_human", pending: { kind: "human", agent } });
-  await drainDue(sessionStub("alpha", session).stub);
+  await flushOutbox(sessionStub("alpha", session).stub);
   return { session, item: res.json.run.pending.inbox_id, run: res.json.run.id };
 }
 

@@ -8,7 +8,7 @@ import { newRun } from "../../src/runtime/run-record";
 import { answer, callTool, callTools, delayed, fakeOpenAI, httpError, type FakeReply, type RecordedRequest } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import { delayed as delayedHook, fakeWebhookAgent, replyOutput, replyText, replyToolCalls, type WebhookReply } from "../fakes/webhook-agent";
-import { advanceClock, d1Audit, drainDue, sessionStub } from "../durable-objects/helpers";
+import { advanceClock, d1Audit, drainDue, flushOutbox, sessionStub } from "../durable-objects/helpers";
 import { call } from "./helpers";
 import { agentOf, protocolErrors, script, toolNames } from "./run-fixtures";
 
@@ -176,7 +176,7 @@ describe("the turn loop", () => {
     const id = await session("front", { max_turns: 2 });
     const res = await say(id, "loop");
     expect(res.json.run).toMatchObject({ status: "failed", turns: 2, error: { code: "MAX_TURNS_EXCEEDED" } });
-    await drainDue(sessionStub("alpha", id).stub);
+    await flushOutbox(sessionStub("alpha", id).stub);
     expect((await d1Audit(id)).map((r) => r.action)).toContain("run.failed");
   });
 
@@ -227,7 +227,7 @@ describe("the turn loop", () => {
     script({ front: [callTool("transfer_to_middle", { reason: "billing" })], middle: [answer("the secret answer")] });
     const id = await session();
     await say(id, "my secret question");
-    await drainDue(sessionStub("alpha", id).stub);
+    await flushOutbox(sessionStub("alpha", id).stub);
     const { results } = await env.DB.prepare("SELECT details FROM audit_log WHERE session_id = ?1").bind(id).all<{ details: string }>();
     expect(results.length).toBeGreaterThan(5);
     expect(JSON.stringify(results)).not.toContain("secret");

@@ -7,7 +7,7 @@ import { BETA_KEY, call } from "./helpers";
 
 /**
  * GET /v1/sessions reads the D1 sessions index, which the sessions' outboxes feed: every
- * test drains the objects' due timers (the outbox flush among them) before it lists.
+ * test flushes the objects' outboxes before it lists.
  */
 
 beforeAll(async () => {
@@ -21,7 +21,7 @@ beforeAll(async () => {
 async function flushedSession(body: Record<string, unknown>, key?: string): Promise<string> {
   const created = await call("POST", "/v1/sessions", body, key ? { key } : undefined);
   expect(created.status).toBe(201);
-  await drainDue(sessionStub(key === BETA_KEY ? "beta" : "alpha", created.json.id).stub);
+  await flushOutbox(sessionStub(key === BETA_KEY ? "beta" : "alpha", created.json.id).stub);
   return created.json.id;
 }
 

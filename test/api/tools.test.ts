@@ -252,7 +252,7 @@ describe("approvals", () => {
     const outcomes = approved.json.run.events.filter((e: { event_type: string }) => e.event_type === "tool_call").map((e: { details: { outcome: string } }) => e.details.outcome);
     expect(outcomes).toEqual(["approval required", "approved by ops@example.com", "ok"]);
     // The tenant-wide inbox lists approvals once the session's audit has reached D1.
-    await drainDue(sessionStub("alpha", id).stub);
+    await flushOutbox(sessionStub("alpha", id).stub);
     const listed = (await call("GET", `/v1/inbox?kind=approval&session_id=${id}`)).json.items;
     expect(listed).toEqual([expect.objectContaining({ id: item.id, kind: "approval", status: "resolved", resolved_by: "ops@example.com" })]);
   });

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { answer, delayed, httpError } from "../fakes/openai";
-import { advanceClock, drainDue, sessionStub } from "../durable-objects/helpers";
+import { advanceClock, drainDue, flushOutbox, sessionStub } from "../durable-objects/helpers";
 import { call } from "./helpers";
 import { script } from "./run-fixtures";
 
@@ -64,7 +64,7 @@ describe("trigger evaluation points", () => {
     const record = (await call("GET", `/v1/handoffs/${completed.handoff_id}`)).json;
     expect(record.request.reason).toBe("trigger (condition): refund > 500");
     // The audit reaches D1 with the new actor type.
-    await drainDue(sessionStub("alpha", id).stub);
+    await flushOutbox(sessionStub("alpha", id).stub);
     const { results } = await env.DB.prepare("SELECT actor_type FROM audit_log WHERE session_id = ?1 AND actor = 'trigger:condition'").bind(id).all();
     expect(results.length).toBeGreaterThan(0);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FLUSH_BACKOFF_MS, FLUSH_BATCH_ROWS, FLUSH_SPACING_MS, ROWS_PER_STATEMENT, chunk, flushBackoffMs, nextFlushAt } from "../../src/audit/outbox-policy";
+import { FLUSH_BACKOFF_MS, FLUSH_BATCH_ROWS, FLUSH_WINDOW_MS, ROWS_PER_STATEMENT, chunk, flushBackoffMs, nextFlushAt } from "../../src/audit/outbox-policy";
 
 describe("outbox policy", () => {
   it("backs off 1 s, 2 s, 5 s, 15 s, then 60 s forever", () => {
@@ -11,11 +11,10 @@ describe("outbox policy", () => {
     expect(flushBackoffMs(0)).toBe(1_000);
   });
 
-  it("flushes at once after a quiet spell, else FLUSH_SPACING_MS after the last flush started", () => {
-    expect(nextFlushAt(10_000, null)).toBe(10_000);
-    expect(nextFlushAt(10_000, 10_000 - FLUSH_SPACING_MS)).toBe(10_000);
-    expect(nextFlushAt(10_000, 9_900)).toBe(9_900 + FLUSH_SPACING_MS);
-    expect(nextFlushAt(10_000, 9_900, 50)).toBe(10_000);
+  it("starts a record's flush FLUSH_WINDOW_MS after it was written", () => {
+    expect(FLUSH_WINDOW_MS).toBe(500);
+    expect(nextFlushAt(10_000)).toBe(10_000 + FLUSH_WINDOW_MS);
+    expect(nextFlushAt(10_000, 50)).toBe(10_050);
   });
 
   it("keeps a batch within D1's 100 bound parameters per statement", () => {

@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { FLUSH_SPACING_MS } from "../../src/audit/outbox-policy";
+import { FLUSH_WINDOW_MS } from "../../src/audit/outbox-policy";
 import type { AgentDefinition, AgentDefinitionInput } from "../../src/schemas/agent";
 import type { AgentRpc } from "../../src/rpc/agent";
 import type { SessionRpc } from "../../src/rpc/session";
@@ -57,11 +57,11 @@ export async function advanceClock(stub: DurableObjectStub<SessionDO> | DurableO
 }
 
 /**
- * Flushes the session's outbox to D1 now: flushes of one object are FLUSH_SPACING_MS apart,
- * so its clock moves past the spacing, then what is due runs.
+ * Flushes the session's outbox to D1 now: a record's flush starts FLUSH_WINDOW_MS after it
+ * was written, so the object's clock moves past the window, then what is due runs.
  */
 export async function flushOutbox(stub: DurableObjectStub<SessionDO>): Promise<void> {
-  await advanceClock(stub, FLUSH_SPACING_MS);
+  await advanceClock(stub, FLUSH_WINDOW_MS);
   await drainDue(stub);
 }
 

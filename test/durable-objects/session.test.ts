@@ -3,10 +3,10 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { SessionCreateArgs, SessionRpc } from "../../src/rpc/session";
 import type { SessionDO } from "../worker";
-import { FLUSH_BACKOFF_MS, FLUSH_SPACING_MS } from "../../src/audit/outbox-policy";
+import { FLUSH_BACKOFF_MS, FLUSH_WINDOW_MS } from "../../src/audit/outbox-policy";
 import { call } from "../api/helpers";
 import { spyOnConsoleError } from "../console-spy";
-import { auditTableDown, d1Audit, drainDue, sessionStub, setClock, timersOf } from "./helpers";
+import { auditTableDown, d1Audit, drainDue, flushOutbox, sessionStub, setClock, timersOf } from "./helpers";
 
 const args: SessionCreateArgs = { agent: "support", capacity: null, metadata: {}, ttl_s: 3600 };
 const FUTURE = Date.now() + 3_600_000;
@@ -22,38 +22,40 @@ describe("SessionDO audit outbox", () => {
     const { id, stub, rpc } = sessionStub();
     await rpc.create("alpha", id, { ...args, input: "hello" });
     await rpc.patchState({ set: { a: 1 } });
-    await drainDue(stub);
+    await flushOutbox(stub);
     expect((await d1Audit(id)).map((r) => r.action)).toEqual(["session.created", "session.message_added", "session.state_updated"]);
     expect(await pending(rpc)).toBe(0);
     const local = await rpc.audit();
     expect(local.ok && local.value.records.every((r) => r.flushed)).toBe(true);
   });
 
-  it("batches a busy session's records: a change right after a flush waits FLUSH_SPACING_MS and goes with the next ones", async () => {
+  it("batches a busy session's records: what it writes within FLUSH_WINDOW_MS of a record reaches D1 in that record's flush", async () => {
     const { id, stub, rpc } = sessionStub();
     await setClock(stub, FUTURE);
     await rpc.create("alpha", id, args);
-    // Idle until now: the flush is due at once.
-    expect((await timersOf(stub)).timers.find((t) => t.kind === "outbox.flush")?.due_at).toBe(FUTURE);
-    await drainDue(stub);
-    expect((await d1Audit(id)).map((r) => r.action)).toEqual(["session.created"]);
+    expect((await timersOf(stub)).timers.find((t) => t.kind === "outbox.flush")?.due_at).toBe(FUTURE + FLUSH_WINDOW_MS);
+    await setClock(stub, FUTURE + 100);
     await rpc.addMessage({ role: "user", content: "one" });
     await rpc.patchState({ set: { a: 1 } });
-    // Right after a flush: these wait for the spacing, together.
-    expect((await timersOf(stub)).timers.find((t) => t.kind === "outbox.flush")?.due_at).toBe(FUTURE + FLUSH_SPACING_MS);
+    // The first record's flush stands; the later records join it.
+    expect((await timersOf(stub)).timers.filter((t) => t.kind === "outbox.flush").map((t) => t.due_at)).toEqual([FUTURE + FLUSH_WINDOW_MS]);
     await drainDue(stub);
-    expect(await d1Audit(id)).toHaveLength(1);
-    await setClock(stub, FUTURE + FLUSH_SPACING_MS);
+    expect(await d1Audit(id)).toHaveLength(0);
+    await setClock(stub, FUTURE + FLUSH_WINDOW_MS);
     await drainDue(stub);
     expect((await d1Audit(id)).map((r) => r.action)).toEqual(["session.created", "session.message_added", "session.state_updated"]);
     expect(await pending(rpc)).toBe(0);
+    // The next record opens the next window.
+    await setClock(stub, FUTURE + 2_000);
+    await rpc.patchState({ set: { a: 2 } });
+    expect((await timersOf(stub)).timers.find((t) => t.kind === "outbox.flush")?.due_at).toBe(FUTURE + 2_000 + FLUSH_WINDOW_MS);
   });
 
   it("flushing the same rows twice makes no duplicates (INSERT OR IGNORE by id)", async () => {
     const { id, stub, rpc } = sessionStub();
     await rpc.create("alpha", id, args);
     await rpc.addMessage({ role: "user", content: "one" });
-    await drainDue(stub);
+    await flushOutbox(stub);
     const first = await d1Audit(id);
     await runInDurableObject(stub, async (instance: SessionDO, state) => {
       state.storage.sql.exec("UPDATE audit SET flushed = 0");
@@ -73,7 +75,8 @@ describe("SessionDO audit outbox", () => {
       await rpc.create("alpha", id, { ...args, input: "first" });
       await rpc.addMessage({ role: "agent", content: "second" });
       await rpc.setAgentStatus("support", "busy");
-      let now = FUTURE;
+      let now = FUTURE + FLUSH_WINDOW_MS;
+      await setClock(stub, now);
       for (let attempt = 1; attempt <= 6; attempt++) {
         expect(await runDurableObjectAlarm(stub)).toBe(true);
         const { timers, alarm } = await timersOf(stub);
@@ -110,10 +113,11 @@ describe("SessionDO audit outbox", () => {
     try {
       await setClock(stub, FUTURE);
       await rpc.create("alpha", id, args);
+      await setClock(stub, FUTURE + FLUSH_WINDOW_MS);
       await runDurableObjectAlarm(stub);
       await rpc.patchState({ set: { b: 2 } });
       const flush = (await timersOf(stub)).timers.find((t) => t.kind === "outbox.flush")!;
-      expect(flush).toMatchObject({ attempts: 1, due_at: FUTURE + FLUSH_BACKOFF_MS[0] });
+      expect(flush).toMatchObject({ attempts: 1, due_at: FUTURE + FLUSH_WINDOW_MS + FLUSH_BACKOFF_MS[0] });
     } finally {
       await auditTableDown(false);
     }
@@ -127,10 +131,11 @@ describe("SessionDO timers", () => {
     await rpc.create("alpha", id, { ...args, ttl_s: 600 });
     const before = await timersOf(stub);
     expect(before.timers.map((t) => [t.kind, t.due_at])).toEqual([
-      ["outbox.flush", FUTURE],
+      ["outbox.flush", FUTURE + FLUSH_WINDOW_MS],
       ["session.expire", FUTURE + 600_000],
     ]);
-    expect(before.alarm).toBe(FUTURE);
+    expect(before.alarm).toBe(FUTURE + FLUSH_WINDOW_MS);
+    await setClock(stub, FUTURE + FLUSH_WINDOW_MS);
     await runDurableObjectAlarm(stub);
     const after = await timersOf(stub);
     expect(after.timers.map((t) => t.kind)).toEqual(["session.expire"]);
@@ -142,6 +147,7 @@ describe("SessionDO timers", () => {
     const { id, stub, rpc } = sessionStub();
     await setClock(stub, FUTURE);
     await rpc.create("alpha", id, args);
+    await setClock(stub, FUTURE + FLUSH_WINDOW_MS);
     await runInDurableObject(stub, (_instance, state) => {
       state.storage.sql.exec("INSERT INTO timers (id, kind, due_at) VALUES ('mystery', 'no.such_kind', 0)");
     });
@@ -156,7 +162,7 @@ describe("SessionDO timers", () => {
     expect(errors).toHaveBeenCalledTimes(2);
     expect(errors.mock.calls[1]).toEqual(["SessionDO alarm failed; re-arming", expect.objectContaining({ name: "SqlError", message: expect.stringContaining("no such table: timers") })]);
     const alarm = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
-    expect(alarm).toBe(FUTURE + 30_000);
+    expect(alarm).toBe(FUTURE + FLUSH_WINDOW_MS + 30_000);
     await runInDurableObject(stub, (_instance, state) => {
       state.storage.sql.exec("ALTER TABLE timers_gone RENAME TO timers");
     });
@@ -238,7 +244,7 @@ describe("SessionDO eviction", () => {
     expect(await pending(rpc)).toBe(4);
     // Eviction reset the pinned clock; pin it again so the flush (due at FUTURE) is due.
     await setClock(stub, FUTURE);
-    await drainDue(stub);
+    await flushOutbox(stub);
     expect(await d1Audit(id)).toHaveLength(4);
   });
 

@@ -15,10 +15,11 @@
  *   BENCH_PERSIST_TO=/dev/shm/relay-bench npx tsx bench/handoffs.bench.ts   (wrangler dev's state on tmpfs;
  *   Miniflare's is in memory)
  *
- * Capacity: billing and technical take 50 sessions each; with 16 sessions in flight and
- * the targets alternating by session, at most 16 are held at once, so no handoff is
- * refused. The sessions are deleted at the end, which frees triage's leases.
+ * The demo agents have no capacity limit, so no handoff here calls an AgentDO (see
+ * bench/profile-handoffs.ts with PROFILE_CAPACITY for leased handoffs). Then the same
+ * loads on the smallest SQLite-backed object, as the floor workerd allows.
  */
+import { startBaselineObjects } from "./lib/baseline-object";
 import { startWorkerdServer } from "./lib/workerd-server";
 import { devKey, percentile, runConcurrent, startDevServer, type DevServer } from "./lib/wrangler-dev";
 
@@ -52,7 +53,13 @@ function stepShares(transitions: { from: string | null; to: string; at: string }
 
 const flowMs = (transitions: { at: string }[]) => Date.parse(transitions.at(-1)!.at) - Date.parse(transitions[0]!.at);
 
-async function bench(runtime: string, server: DevServer, key: string): Promise<void> {
+/** Throughput as a share of /health's under the same load, in percent. */
+interface Shares {
+  handoffs: number;
+  sessions: number;
+}
+
+async function bench(runtime: string, server: DevServer, key: string): Promise<Shares> {
   const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
   async function api(method: string, path: string, body?: unknown): Promise<Reply> {
     const response = await fetch(`${server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -189,14 +196,58 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<v
   console.log(`| ${SESSIONS * HANDOFFS_PER_SESSION} handoffs over ${SESSIONS} sessions complete; D1 audit rows = transitions | ${outcomes.get("completed") ?? 0} completed, ${handoffRows} rows for ${transitions} transitions | ${verdict(allDone)} |`);
   const median = [...traces].sort((a, b) => flowMs(a) - flowMs(b))[Math.floor(traces.length / 2)]!;
   console.log(`| one handoff inside the session's object (median of ${traces.length} solo) | ${flowMs(median)} ms of the ${percentile(soloMs, 50).toFixed(1)} ms p50: ${stepShares(median)} |`);
+  return { handoffs: share(handoffMs.length, handoffSeconds), sessions: share(createMs.length, createSeconds) };
 }
 
+/**
+ * What workerd itself allows, on the same machine in the same run: the smallest Worker
+ * with a SQLite-backed object (bench/lib/baseline-object.ts), 16 in flight, each figure
+ * beside that Worker's own /health. A new object with one table and one row is the floor
+ * of session creation; one write in a live object the floor of a handoff (a handoff is
+ * that and more: its flow, four audit rows, the flush to D1).
+ */
+async function platformFloor(relay: Shares | undefined): Promise<void> {
+  const plain = await startBaselineObjects(PORT + 2);
+  const rate = async (calls: number, task: (i: number) => Promise<unknown>) => {
+    const started = performance.now();
+    await runConcurrent(calls, CONCURRENCY, async (i) => {
+      await task(i);
+    });
+    return calls / ((performance.now() - started) / 1000);
+  };
+  const post = (name: string) => fetch(`${plain.url}/objects/${name}`, { method: "POST" }).then((r) => r.text());
+  try {
+    for (let i = 0; i < SESSIONS; i++) await post(`live-${i}`);
+    const health = await rate(SESSIONS * HANDOFFS_PER_SESSION, () => fetch(`${plain.url}/health`).then((r) => r.text()));
+    const rows: [string, number][] = [
+      ["a call to a live object, no storage", await rate(SESSIONS * HANDOFFS_PER_SESSION, (i) => fetch(`${plain.url}/objects/live-${i % SESSIONS}`).then((r) => r.text()))],
+      ["one write in a live object (floor of a handoff)", await rate(SESSIONS * HANDOFFS_PER_SESSION, (i) => post(`live-${i % SESSIONS}`))],
+      ["a new object, one table, one row (floor of session creation)", await rate(SESSIONS, (i) => post(`new-${i}`))],
+    ];
+    console.log(`\nThe platform's floor: the smallest SQLite-backed Durable Object on the same workerd, ${CONCURRENCY} in flight`);
+    console.log("| request | throughput | vs its /health |\n| --- | --- | --- |");
+    console.log(`| GET /health | ${health.toFixed(0)} req/s | 100% |`);
+    for (const [name, perSecond] of rows) console.log(`| ${name} | ${perSecond.toFixed(0)} req/s | ${((perSecond / health) * 100).toFixed(0)}% |`);
+    if (relay) {
+      const floor = (i: number) => (rows[i]![1] / health) * 100;
+      console.log(`\n| Relay on workerd, share of /health beside the floor's | Relay | floor | Relay / floor |\n| --- | --- | --- | --- |`);
+      console.log(`| handoffs at 16 in flight | ${relay.handoffs.toFixed(0)}% | ${floor(1).toFixed(0)}% | ${((relay.handoffs / floor(1)) * 100).toFixed(0)}% |`);
+      console.log(`| session creation | ${relay.sessions.toFixed(0)}% | ${floor(2).toFixed(0)}% | ${((relay.sessions / floor(2)) * 100).toFixed(0)}% |`);
+    }
+  } finally {
+    await plain.stop();
+  }
+}
+
+let onWorkerd: Shares | undefined;
 for (const runtime of RUNTIMES) {
   const key = runtime === "workerd" ? "bench-workerd-key" : devKey();
   const server = runtime === "workerd" ? await startWorkerdServer(PORT + 1, key) : await startDevServer(PORT, process.env.BENCH_PERSIST_TO);
   try {
-    await bench(runtime, server, key);
+    const shares = await bench(runtime, server, key);
+    if (runtime === "workerd") onWorkerd = shares;
   } finally {
     await server.stop();
   }
 }
+await platformFloor(onWorkerd);

@@ -5,8 +5,11 @@ import { workerdRss } from "./wrangler-dev";
 
 /**
  * The smallest Worker with a SQLite-backed Durable Object, on the same workerd, for a
- * baseline beside Relay: `POST /objects/:name` makes the object, creates one table and
- * writes one row. What its memory does as objects accumulate is workerd's own part.
+ * baseline beside Relay. `POST /objects/:name` makes the object if it is new, creates one
+ * table and writes one row: a new name is the floor of creating an object (a session), a
+ * name seen before the floor of one commit in a live object (a handoff). `GET
+ * /objects/:name` calls the object without touching storage. `GET /health` answers from
+ * the Worker alone, as Relay's does.
  */
 
 const SCRIPT = `
@@ -17,11 +20,16 @@ export class Plain extends DurableObject {
     this.ctx.storage.sql.exec("INSERT INTO t (v) VALUES (?)", "x".repeat(200));
     return this.ctx.storage.sql.exec("SELECT COUNT(*) AS n FROM t").one().n;
   }
+  async ping() {
+    return 0;
+  }
 }
 export default {
   async fetch(request, env) {
-    const name = new URL(request.url).pathname.split("/").pop();
-    return Response.json({ rows: await env.PLAIN.get(env.PLAIN.idFromName(name)).touch() });
+    const url = new URL(request.url);
+    if (url.pathname === "/health") return new Response("ok");
+    const stub = env.PLAIN.get(env.PLAIN.idFromName(url.pathname.split("/").pop()));
+    return Response.json({ rows: request.method === "POST" ? await stub.touch() : await stub.ping() });
   },
 };`;
 

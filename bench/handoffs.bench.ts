@@ -1,24 +1,27 @@
 /**
- * Handoffs on two runtimes, one after the other: Relay on workerd through Miniflare's API
- * (requests straight to workerd's socket), then through `wrangler dev` and its proxy
- * (issue 3's benchmark, as a developer runs it). 200 sessions created
- * on the demo `triage` agent, then each does 10 immediate handoffs alternating transfer
- * and return (triage → billing or technical, and back), 16 sessions in flight at once.
- * Reports p50/p99 and throughput for session creation and for handoffs, the latency of a
- * handoff with one in flight, /health under the same load as this setup's ceiling, the
- * workerd RSS, where one handoff's time goes (its transitions' times: validation with the
- * registry read, the step commits, the target's AgentDO lease, the switch), and checks
- * that the handoff audit rows in D1 equal the transitions made.
+ * Handoffs on three setups, one after the other: Relay on workerd through Miniflare's API
+ * (requests straight to workerd's socket) with local state in memory (tmpfs), the same with
+ * state on disk, then through `wrangler dev` and its proxy (issue 3's benchmark, as a
+ * developer runs it). 200 sessions created on the demo `triage` agent, then each does 10
+ * immediate handoffs alternating transfer and return (triage → billing or technical, and
+ * back), 16 sessions in flight at once. Reports p50/p99 and throughput for session
+ * creation and for handoffs, the latency of a handoff with one in flight, /health under
+ * the same load as this setup's ceiling, the workerd RSS, and checks that the handoff
+ * audit rows in D1 equal the transitions made. Where one handoff's time goes, step by
+ * step: `PROFILE_KIND=trace npx tsx bench/profile-handoffs.ts`.
  *
  *   npx tsx bench/handoffs.bench.ts
- *   BENCH_RUNTIME=workerd npx tsx bench/handoffs.bench.ts   (or wrangler: one runtime only)
- *   BENCH_PERSIST_TO=/dev/shm/relay-bench npx tsx bench/handoffs.bench.ts   (wrangler dev's state on tmpfs;
- *   Miniflare's is in memory)
+ *   BENCH_RUNTIME=workerd npx tsx bench/handoffs.bench.ts   (or workerd-disk, or wrangler: one setup only)
+ *   BENCH_PERSIST_TO=/dev/shm/relay-bench npx tsx bench/handoffs.bench.ts   (wrangler dev's state on tmpfs)
  *
  * The demo agents have no capacity limit, so no handoff here calls an AgentDO (see
- * bench/profile-handoffs.ts with PROFILE_CAPACITY for leased handoffs). Then the same
- * loads on the smallest SQLite-backed object, as the floor workerd allows.
+ * bench/profile-handoffs.ts with PROFILE_CAPACITY for leased handoffs). After each workerd
+ * setup, the same loads on the smallest SQLite-backed object with the same storage: the
+ * floor workerd allows.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { startBaselineObjects } from "./lib/baseline-object";
 import { startWorkerdServer } from "./lib/workerd-server";
 import { devKey, percentile, runConcurrent, startDevServer, type DevServer } from "./lib/wrangler-dev";
@@ -27,7 +30,8 @@ const SESSIONS = 200;
 const HANDOFFS_PER_SESSION = 10;
 const CONCURRENCY = 16;
 const PORT = 8795;
-const RUNTIMES = (process.env.BENCH_RUNTIME ?? "workerd,wrangler").split(",");
+/** workerd: Miniflare's API, state in memory; workerd-disk: the same, state in a folder on disk; wrangler: `wrangler dev`. */
+const RUNTIMES = (process.env.BENCH_RUNTIME ?? "workerd,workerd-disk,wrangler").split(",");
 
 interface Reply {
   status: number;
@@ -37,21 +41,6 @@ interface Reply {
 function summary(ms: number[], seconds: number, unit: string): string[] {
   return [percentile(ms, 50).toFixed(2), percentile(ms, 99).toFixed(2), (ms.length / seconds).toFixed(0) + ` ${unit}/s`];
 }
-
-/**
- * Where one handoff's time went inside the session's object: the time between its recorded
- * transitions (validation with the registry read; the step commits and the target's lease;
- * the switch). The object's clock moves only at I/O, so this is the flow's I/O time.
- */
-function stepShares(transitions: { from: string | null; to: string; at: string }[]): string {
-  const times = transitions.map((t) => Date.parse(t.at));
-  return transitions
-    .slice(1)
-    .map((t, i) => `${transitions[i]!.to} → ${t.to} ${times[i + 1]! - times[i]!} ms`)
-    .join(", ");
-}
-
-const flowMs = (transitions: { at: string }[]) => Date.parse(transitions.at(-1)!.at) - Date.parse(transitions[0]!.at);
 
 /** Throughput as a share of /health's under the same load, in percent. */
 interface Shares {
@@ -113,7 +102,6 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
   // Latency without queueing: one client, one handoff at a time (by Little's law, 16 in
   // flight at p50 ≤ 5 ms would take over 3,000 handoffs/s, so the two targets meet only here).
   const soloMs: number[] = [];
-  const traces: { from: string | null; to: string; at: string }[][] = [];
   for (let i = 0; i < 20; i++) {
     const session = ids[i]!;
     for (let h = 0; h < 10; h++) {
@@ -123,7 +111,6 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
       soloMs.push(performance.now() - t0);
       if (reply.status !== 200) throw new Error(`solo handoff: ${reply.status} ${JSON.stringify(reply.json)}`);
       transitions += reply.json.transitions.length;
-      if (h === 0) traces.push(reply.json.transitions);
     }
   }
 
@@ -172,7 +159,10 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
     ["GET /health, 16 in flight (ceiling of this setup)", ...summary(healthMs, healthSeconds, "req")],
     ["GET /health, 1 in flight", percentile(healthSoloMs, 50).toFixed(2), percentile(healthSoloMs, 99).toFixed(2), "-"],
   ];
-  const where = runtime === "workerd" ? "workerd via Miniflare's API, no proxy; local state in memory" : `wrangler dev on loopback; local state ${process.env.BENCH_PERSIST_TO ?? "in .wrangler/state (disk)"}`;
+  const where =
+    runtime === "wrangler"
+      ? `wrangler dev on loopback; local state ${process.env.BENCH_PERSIST_TO ?? "in .wrangler/state (disk)"}`
+      : `workerd via Miniflare's API, no proxy; local state ${runtime === "workerd" ? "in memory (tmpfs)" : "on disk"}`;
   console.log(`\nHandoffs on ${where}: ${SESSIONS} sessions × ${HANDOFFS_PER_SESSION} handoffs, ${CONCURRENCY} in flight`);
   console.log("| operation | p50 ms | p99 ms | throughput |\n| --- | --- | --- | --- |");
   for (const row of rows) console.log(`| ${row.join(" | ")} |`);
@@ -194,8 +184,6 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
   console.log(`| session creation ≥ 50% of /health's throughput | ${share(createMs.length, createSeconds).toFixed(0)}% | ${verdict(share(createMs.length, createSeconds) >= 50)} |`);
   const allDone = outcomes.get("completed") === SESSIONS * HANDOFFS_PER_SESSION && handoffRows === transitions;
   console.log(`| ${SESSIONS * HANDOFFS_PER_SESSION} handoffs over ${SESSIONS} sessions complete; D1 audit rows = transitions | ${outcomes.get("completed") ?? 0} completed, ${handoffRows} rows for ${transitions} transitions | ${verdict(allDone)} |`);
-  const median = [...traces].sort((a, b) => flowMs(a) - flowMs(b))[Math.floor(traces.length / 2)]!;
-  console.log(`| one handoff inside the session's object (median of ${traces.length} solo) | ${flowMs(median)} ms of the ${percentile(soloMs, 50).toFixed(1)} ms p50: ${stepShares(median)} |`);
   return { handoffs: share(handoffMs.length, handoffSeconds), sessions: share(createMs.length, createSeconds) };
 }
 
@@ -206,8 +194,8 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
  * of session creation; one write in a live object the floor of a handoff (a handoff is
  * that and more: its flow, four audit rows, the flush to D1).
  */
-async function platformFloor(relay: Shares | undefined): Promise<void> {
-  const plain = await startBaselineObjects(PORT + 2);
+async function platformFloor(relay: Shares, persistTo: string | undefined): Promise<void> {
+  const plain = await startBaselineObjects(PORT + 2, persistTo);
   const rate = async (calls: number, task: (i: number) => Promise<unknown>) => {
     const started = performance.now();
     await runConcurrent(calls, CONCURRENCY, async (i) => {
@@ -224,30 +212,33 @@ async function platformFloor(relay: Shares | undefined): Promise<void> {
       ["one write in a live object (floor of a handoff)", await rate(SESSIONS * HANDOFFS_PER_SESSION, (i) => post(`live-${i % SESSIONS}`))],
       ["a new object, one table, one row (floor of session creation)", await rate(SESSIONS, (i) => post(`new-${i}`))],
     ];
-    console.log(`\nThe platform's floor: the smallest SQLite-backed Durable Object on the same workerd, ${CONCURRENCY} in flight`);
+    console.log(`\nThe platform's floor: the smallest SQLite-backed Durable Object on the same workerd, state ${persistTo ? "on disk" : "in memory"}, ${CONCURRENCY} in flight`);
     console.log("| request | throughput | vs its /health |\n| --- | --- | --- |");
     console.log(`| GET /health | ${health.toFixed(0)} req/s | 100% |`);
     for (const [name, perSecond] of rows) console.log(`| ${name} | ${perSecond.toFixed(0)} req/s | ${((perSecond / health) * 100).toFixed(0)}% |`);
-    if (relay) {
-      const floor = (i: number) => (rows[i]![1] / health) * 100;
-      console.log(`\n| Relay on workerd, share of /health beside the floor's | Relay | floor | Relay / floor |\n| --- | --- | --- | --- |`);
-      console.log(`| handoffs at 16 in flight | ${relay.handoffs.toFixed(0)}% | ${floor(1).toFixed(0)}% | ${((relay.handoffs / floor(1)) * 100).toFixed(0)}% |`);
-      console.log(`| session creation | ${relay.sessions.toFixed(0)}% | ${floor(2).toFixed(0)}% | ${((relay.sessions / floor(2)) * 100).toFixed(0)}% |`);
-    }
+    const floor = (i: number) => (rows[i]![1] / health) * 100;
+    console.log(`\n| Relay on workerd, share of /health beside the floor's | Relay | floor | Relay / floor |\n| --- | --- | --- | --- |`);
+    console.log(`| handoffs at 16 in flight | ${relay.handoffs.toFixed(0)}% | ${floor(1).toFixed(0)}% | ${((relay.handoffs / floor(1)) * 100).toFixed(0)}% |`);
+    console.log(`| session creation | ${relay.sessions.toFixed(0)}% | ${floor(2).toFixed(0)}% | ${((relay.sessions / floor(2)) * 100).toFixed(0)}% |`);
   } finally {
     await plain.stop();
   }
 }
 
-let onWorkerd: Shares | undefined;
 for (const runtime of RUNTIMES) {
-  const key = runtime === "workerd" ? "bench-workerd-key" : devKey();
-  const server = runtime === "workerd" ? await startWorkerdServer(PORT + 1, key) : await startDevServer(PORT, process.env.BENCH_PERSIST_TO);
+  const onWorkerd = runtime !== "wrangler";
+  const key = onWorkerd ? "bench-workerd-key" : devKey();
+  const disk = runtime === "workerd-disk" ? mkdtempSync(join(tmpdir(), "relay-bench-disk-")) : undefined;
+  const server = onWorkerd ? await startWorkerdServer(PORT + 1, key, {}, undefined, disk) : await startDevServer(PORT, process.env.BENCH_PERSIST_TO);
+  let shares: Shares;
   try {
-    const shares = await bench(runtime, server, key);
-    if (runtime === "workerd") onWorkerd = shares;
+    shares = await bench(runtime, server, key);
   } finally {
     await server.stop();
   }
+  // The floor on the same storage, Relay's state gone first.
+  if (disk) rmSync(disk, { recursive: true, force: true });
+  const floorDisk = runtime === "workerd-disk" ? mkdtempSync(join(tmpdir(), "relay-bench-disk-plain-")) : undefined;
+  if (onWorkerd) await platformFloor(shares, floorDisk);
+  if (floorDisk) rmSync(floorDisk, { recursive: true, force: true });
 }
-await platformFloor(onWorkerd);

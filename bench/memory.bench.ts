@@ -5,8 +5,8 @@
  * pause, it prints workerd's resident memory and the isolate's JS heap in use (through
  * the inspector): the heap is what the Worker and its objects keep per session
  * they have seen; RSS also holds workerd's own caches. Storage is on disk by default, as
- * in production (BENCH_MEMORY_STORAGE=memory keeps it in workerd's memory, which then
- * grows with the data itself). The baseline, in the same run: as many of the smallest
+ * in production (BENCH_MEMORY_STORAGE=memory puts it on tmpfs: in the machine's memory,
+ * though not in workerd's RSS). The baseline, in the same run: as many of the smallest
  * SQLite-backed Durable Objects, with the same pauses.
  *
  *   npx tsx bench/memory.bench.ts            (BENCH_MEMORY_ROUNDS=3, BENCH_MEMORY_IDLE_S=30)

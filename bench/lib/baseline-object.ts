@@ -1,6 +1,8 @@
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { memoryStateFolder } from "./workerd-server";
 import { workerdRss } from "./wrangler-dev";
 
 /**
@@ -44,7 +46,16 @@ export async function startBaselineObjects(port: number, persistTo?: string): Pr
     compatibilityDate: config.compatibility_date!,
     durableObjects: { PLAIN: { className: "Plain", useSQLite: true } },
   });
-  const mf = new Miniflare(persistTo === undefined ? options : { ...options, resourcePersistencePath: persistTo });
+  // Local state as Relay's bench server keeps it: in memory unless a folder is given.
+  const state = persistTo ?? memoryStateFolder("relay-bench-plain-");
+  const mf = new Miniflare({ ...options, resourcePersistencePath: state });
   const url = (await mf.ready).toString().replace(/\/$/, "");
-  return { url, workerdRssMiB: () => workerdRss(process.pid), stop: () => mf.dispose() };
+  return {
+    url,
+    workerdRssMiB: () => workerdRss(process.pid),
+    stop: async () => {
+      await mf.dispose();
+      if (persistTo === undefined) rmSync(state, { recursive: true, force: true });
+    },
+  };
 }

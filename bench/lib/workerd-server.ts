@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
@@ -28,9 +28,18 @@ function migrationStatements(): string[] {
 }
 
 /**
+ * A fresh folder for local state in memory (tmpfs), removed by the caller. Miniflare's own
+ * default is a folder in the OS temp dir, on disk here, where every SQLite commit of an
+ * object waits for the disk and the benchmark would measure the disk rather than Relay.
+ */
+export function memoryStateFolder(prefix: string): string {
+  return mkdtempSync(join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), prefix));
+}
+
+/**
  * `inspectorPort`: where workerd's DevTools inspector listens (for a CPU profile), when given.
- * `persistTo`: a folder for the objects' SQLite files and D1 (on disk, as in production,
- * where storage is not in the isolate's memory); without it, local state is in memory.
+ * `persistTo`: a folder for the objects' SQLite files and D1, kept after `stop`; without
+ * it, local state is in memory (a tmpfs folder of its own, removed at `stop`).
  */
 export async function startWorkerdServer(port: number, key: string, vars: Record<string, string> = {}, inspectorPort?: number, persistTo?: string): Promise<DevServer> {
   const build = mkdtempSync(join(tmpdir(), "relay-bundle-"));
@@ -54,7 +63,8 @@ export async function startWorkerdServer(port: number, key: string, vars: Record
       d1Databases: { DB: "relay" },
       bindings: { ...(config.vars as Record<string, string>), RELAY_API_KEYS: `dev:${key}`, ...vars },
   });
-  const mf = new Miniflare(persistTo === undefined ? options : { ...options, resourcePersistencePath: persistTo });
+  const state = persistTo ?? memoryStateFolder("relay-bench-state-");
+  const mf = new Miniflare({ ...options, resourcePersistencePath: state });
   const url = (await mf.ready).toString().replace(/\/$/, "");
   const db = await mf.getD1Database("DB");
   for (const statement of migrationStatements()) await db.prepare(statement).run();
@@ -74,6 +84,7 @@ export async function startWorkerdServer(port: number, key: string, vars: Record
     stop: async () => {
       await mf.dispose();
       rmSync(build, { recursive: true, force: true });
+      if (persistTo === undefined) rmSync(state, { recursive: true, force: true });
     },
   };
 }

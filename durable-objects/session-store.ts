@@ -9,7 +9,7 @@ import { LIVE_DDL } from "./live-store";
 import { TRIGGER_QUEUE_DDL } from "./trigger-queue";
 import { RUN_DDL, RUN_SCHEMA, RUN_WORK_DDL } from "./run-store";
 import { OUTBOX_ACTOR_DDL, OUTBOX_DDL } from "./outbox";
-import type { SchemaMigration, Sql } from "./sql";
+import { foldAddedColumns, type SchemaMigration, type Sql } from "./sql";
 import { TIMERS_DDL, TIMERS_FORMAT_DDL } from "./timers";
 
 /**
@@ -85,13 +85,13 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
 /**
  * The schema a new session object starts with: what SESSION_MIGRATIONS leave, made directly
  * (no table created only to be rebuilt or dropped, no data moved), which is most of what a
- * session's creation costs. Columns added by ALTER keep their statements, so the stored
- * table text is the same either way; test/durable-objects/session-schema.test.ts holds
- * the two equal. A new migration changes both.
+ * session's creation costs. Columns added by ALTER are written into their CREATE TABLE as
+ * SQLite would store them (`foldAddedColumns`); test/durable-objects/session-schema.test.ts
+ * holds the two equal. A new migration changes both.
  */
 export const SESSION_SCHEMA: SchemaMigration = {
   version: SESSION_MIGRATIONS.at(-1)!.version,
-  statements: [
+  statements: foldAddedColumns([
     ...SESSION_V1_DDL,
     ...OUTBOX_DDL,
     ...TIMERS_DDL,
@@ -104,7 +104,7 @@ export const SESSION_SCHEMA: SchemaMigration = {
     ...TRIGGER_QUEUE_DDL,
     ...DELIVERIES_DDL,
     ...FANOUT_DDL,
-  ],
+  ]),
 };
 
 interface SessionRow {

@@ -46,6 +46,23 @@ export interface SchemaMigration {
 
 const SCHEMA_TABLE = "_schema";
 
+/**
+ * `statements` with each `ALTER TABLE t ADD COLUMN c` written into t's own `CREATE TABLE`
+ * earlier in the list, as SQLite itself rewrites the stored table text: `, c` before the
+ * closing parenthesis. For a new object's schema: an ALTER makes SQLite reload the schema
+ * it has just parsed, so folded columns make the same tables for less.
+ */
+export function foldAddedColumns(statements: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const statement of statements) {
+    const added = /^\s*ALTER TABLE (\w+) ADD COLUMN (.+?)\s*$/s.exec(statement);
+    const at = added ? out.findIndex((s) => new RegExp(`^\\s*CREATE TABLE ${added[1]} \\(`).test(s)) : -1;
+    if (added && at >= 0) out[at] = out[at]!.replace(/\)\s*$/, `, ${added[2]})`);
+    else out.push(statement);
+  }
+  return out;
+}
+
 /** True when the object has ever been migrated, without creating anything. */
 export function hasSchema(sql: Sql): boolean {
   return sql`SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = ${SCHEMA_TABLE}`.length > 0;

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { SessionStore, SESSION_MIGRATIONS } from "../../durable-objects/session-store";
-import { SqlError, createSql, hasSchema, migrate, schemaVersion, type SchemaMigration } from "../../durable-objects/sql";
+import { SqlError, createSql, foldAddedColumns, hasSchema, migrate, schemaVersion, type SchemaMigration } from "../../durable-objects/sql";
 import { agentStub } from "./helpers";
 
 let counter = 0;
@@ -66,6 +66,35 @@ describe("schema-version gate", () => {
       return { failed, version: schemaVersion(sql), tables };
     });
     expect(result).toEqual({ failed: true, version: 1, tables: [] });
+  });
+});
+
+describe("foldAddedColumns", () => {
+  const statements = [
+    "CREATE TABLE a (\n  x INTEGER NOT NULL\n)",
+    "CREATE INDEX a_x ON a (x)",
+    "ALTER TABLE a ADD COLUMN y TEXT NOT NULL DEFAULT 'none'",
+    "ALTER TABLE elsewhere ADD COLUMN z INTEGER",
+    "ALTER TABLE a ADD COLUMN w INTEGER",
+  ];
+
+  it("writes each ADD COLUMN into its CREATE TABLE; an ALTER of a table made elsewhere stays", () => {
+    expect(foldAddedColumns(statements)).toEqual([
+      "CREATE TABLE a (\n  x INTEGER NOT NULL\n, y TEXT NOT NULL DEFAULT 'none', w INTEGER)",
+      "CREATE INDEX a_x ON a (x)",
+      "ALTER TABLE elsewhere ADD COLUMN z INTEGER",
+    ]);
+  });
+
+  it("makes the table SQLite makes from the ALTERs, stored text included", async () => {
+    const tableMadeBy = (list: string[]) =>
+      runInDurableObject(scratch(), (_instance, state) => {
+        const sql = createSql(state.storage);
+        for (const statement of list) sql.exec(statement);
+        return { text: sql`SELECT sql FROM sqlite_master WHERE name = 'a'`, columns: sql`SELECT * FROM pragma_table_info('a')` };
+      });
+    const own = statements.filter((s) => !s.includes("elsewhere"));
+    expect(await tableMadeBy(foldAddedColumns(own))).toEqual(await tableMadeBy(own));
   });
 });
 

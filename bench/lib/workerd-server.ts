@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
-import { workerdRss, type DevServer } from "./wrangler-dev";
+import { workerdCpu, workerdRss, type DevServer } from "./wrangler-dev";
 
 /**
  * Relay on workerd through Miniflare's API, without `wrangler dev`'s proxy in front: the
@@ -81,6 +81,7 @@ export async function startWorkerdServer(port: number, key: string, vars: Record
     url,
     process: undefined as never,
     workerdRssMiB: () => workerdRss(process.pid),
+    workerdCpuMs: () => workerdCpu(process.pid),
     stop: async () => {
       await mf.dispose();
       rmSync(build, { recursive: true, force: true });

@@ -11,6 +11,8 @@ export interface DevServer {
   process: ChildProcess;
   /** Resident memory of the workerd processes, in MiB (Linux /proc). */
   workerdRssMiB(): number;
+  /** CPU time the workerd processes have used so far, user and system, in ms (Linux /proc). */
+  workerdCpuMs(): number;
   stop(): Promise<void>;
 }
 
@@ -59,6 +61,7 @@ export async function startDevServer(port = 8788, persistTo?: string, vars: Reco
     url,
     process: child,
     workerdRssMiB: () => workerdRss(child.pid ?? 0),
+    workerdCpuMs: () => workerdCpu(child.pid ?? 0),
     stop: async () => {
       try {
         process.kill(-(child.pid ?? 0), "SIGTERM");
@@ -70,8 +73,8 @@ export async function startDevServer(port = 8788, persistTo?: string, vars: Reco
   };
 }
 
-/** Sums VmRSS of every workerd process descended from `pid` (Linux /proc). */
-export function workerdRss(pid: number): number {
+/** The /proc folders of every workerd process descended from `pid`. */
+function workerdProcesses(pid: number): string[] {
   const children = (p: number): number[] => {
     try {
       return readFileSync(`/proc/${p}/task/${p}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
@@ -79,19 +82,49 @@ export function workerdRss(pid: number): number {
       return [];
     }
   };
-  let total = 0;
+  const found: string[] = [];
   const stack = [pid];
   while (stack.length > 0) {
     const p = stack.pop()!;
     stack.push(...children(p));
     try {
-      const status = readFileSync(`/proc/${p}/status`, "utf8");
-      if (/^Name:\s+workerd/m.test(status)) total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+      if (/^Name:\s+workerd/m.test(readFileSync(`/proc/${p}/status`, "utf8"))) found.push(`/proc/${p}`);
+    } catch {
+      // exited
+    }
+  }
+  return found;
+}
+
+/** Sums VmRSS of every workerd process descended from `pid` (Linux /proc). */
+export function workerdRss(pid: number): number {
+  let total = 0;
+  for (const proc of workerdProcesses(pid)) {
+    try {
+      total += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`${proc}/status`, "utf8"))?.[1] ?? 0) / 1024;
     } catch {
       // exited
     }
   }
   return Math.round(total);
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
+const TICKS_PER_S = 100;
+
+/** Sums the user and system CPU time of every workerd process descended from `pid`, in ms (Linux /proc). */
+export function workerdCpu(pid: number): number {
+  let ticks = 0;
+  for (const proc of workerdProcesses(pid)) {
+    try {
+      // Fields after the command name: state is the 1st, utime the 12th, stime the 13th.
+      const fields = readFileSync(`${proc}/stat`, "utf8").split(") ").pop()!.split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited
+    }
+  }
+  return (ticks / TICKS_PER_S) * 1000;
 }
 
 /** Runs `total` calls of `task` with at most `concurrency` in flight; returns each call's ms. */

@@ -1,4 +1,4 @@
-import { FLUSH_BATCH_ROWS, MAX_BATCHES_PER_RUN, nextFlushAt } from "../src/audit/outbox-policy";
+import { FLUSH_BATCH_ROWS, MAX_BATCHES_PER_RUN } from "../src/audit/outbox-policy";
 import { ActorType, type AuditRecord } from "../src/audit/record";
 import type { LocalAuditRecord } from "../src/rpc/session";
 import type { Sql } from "./sql";
@@ -83,11 +83,6 @@ export class Outbox {
     }
     this.appends += 1;
     this.appended(records);
-  }
-
-  /** When the flush of records appended at `now` is due (see FLUSH_WINDOW_MS). */
-  flushDueAt(now: number): number {
-    return nextFlushAt(now);
   }
 
   pendingCount(): number {

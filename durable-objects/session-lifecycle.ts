@@ -1,6 +1,6 @@
 import { writeAuditBatch } from "../src/audit/d1-store";
 import { sessionExpired } from "../src/audit/events";
-import { flushBackoffMs } from "../src/audit/outbox-policy";
+import { flushBackoffMs, nextFlushAt } from "../src/audit/outbox-policy";
 import { SYSTEM_ACTOR } from "../src/audit/record";
 import { end, isIdleExpired, summarize, type SessionRecord } from "../src/sessions/model";
 import { writeSessionSummary } from "../src/sessions/summary-store";
@@ -53,7 +53,7 @@ const retry = (timer: TimerRow, now: number, error: unknown): TimerOutcome => ({
 async function flushOutbox(k: SessionKernel, timer: TimerRow, now: number): Promise<TimerOutcome> {
   try {
     const { remaining } = await k.outbox.flush((records) => writeAuditBatch(k.env.DB, records));
-    return remaining > 0 ? { type: "again", at: k.outbox.flushDueAt(k.now()) } : { type: "done" };
+    return remaining > 0 ? { type: "again", at: nextFlushAt(k.now()) } : { type: "done" };
   } catch (error) {
     return retry(timer, now, error);
   }

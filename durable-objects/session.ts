@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import * as events from "../src/audit/events";
 import { API_ACTOR, type Actor, type AuditRecord } from "../src/audit/record";
+import { nextFlushAt } from "../src/audit/outbox-policy";
 import type { Env } from "../src/env";
 import { err, ok, type ErrorBody, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
@@ -389,7 +390,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       this.outbox.append(records);
       extra?.();
       // `keep`: a flush already waiting out a D1 backoff keeps its schedule.
-      this.timers.schedule("outbox.flush", this.outbox.flushDueAt(this.now()), null, { key: TIMER_KEYS.flush, ifExists: "keep" });
+      this.timers.schedule("outbox.flush", nextFlushAt(this.now()), null, { key: TIMER_KEYS.flush, ifExists: "keep" });
       // `earliest`: activity only pushes the expiry later, and the expiry handler re-checks
       // and moves itself when it fires early, so an earlier timer stands (no write, no re-arm).
       if (session.status === "active") this.timers.schedule("session.expire", session.expires_at, null, { key: TIMER_KEYS.expire, ifExists: "earliest" });

@@ -117,7 +117,7 @@ export class SchemaGate {
 export function migrate(storage: DurableObjectStorage, sql: Sql, migrations: readonly SchemaMigration[], current?: SchemaMigration): number {
   return storage.transactionSync(() => {
     let version = schemaVersion(sql);
-    // One exec per step: the statements as one script cost one call into SQLite, not one each.
+    // Every statement in one script: one call into SQLite rather than one per statement.
     const steps: string[] = [`CREATE TABLE IF NOT EXISTS ${SCHEMA_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`];
     if (version === 0 && current) {
       steps.push(...current.statements);

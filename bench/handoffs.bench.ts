@@ -66,7 +66,7 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
 
   const ids: string[] = new Array(SESSIONS);
   // workerd's CPU per request of each phase, the flushes to D1 it left behind included.
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 1_000));
+  const flushesDone = () => new Promise((resolve) => setTimeout(resolve, 1_000));
   let cpu = server.workerdCpuMs();
   let started = performance.now();
   const createMs = await runConcurrent(SESSIONS, CONCURRENCY, async (i) => {
@@ -75,7 +75,7 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
     ids[i] = created.json.id;
   });
   const createSeconds = (performance.now() - started) / 1000;
-  await settle();
+  await flushesDone();
   const createCpuUs = ((server.workerdCpuMs() - cpu) / SESSIONS) * 1000;
 
   const handoffMs: number[] = [];
@@ -104,7 +104,7 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
   });
   const handoffSeconds = (performance.now() - started) / 1000;
   const rss = server.workerdRssMiB();
-  await settle();
+  await flushesDone();
   const handoffCpuUs = ((server.workerdCpuMs() - cpu) / handoffMs.length) * 1000;
 
   // Latency without queueing: one client, one handoff at a time (by Little's law, 16 in

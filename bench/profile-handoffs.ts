@@ -158,11 +158,11 @@ function report(nodes: ProfileNode[]): void {
  * the Worker and its objects, including the time it sat idle waiting (storage, sockets).
  * A step is often shorter than the interval, so the figure is the mean over the traces.
  */
-async function traces(devtools: Awaited<ReturnType<typeof inspector>>, ids: string[]): Promise<void> {
+async function traces(devtools: Awaited<ReturnType<typeof inspector>>, session: string): Promise<void> {
   const hop = (i: number) =>
-    api("POST", "/v1/handoffs", i % 2 === 0 ? { session_id: ids[0], source_agent: "profile-a", target_agent: "profile-b", reason: "trace" } : { session_id: ids[0], source_agent: "profile-b", mode: "return", reason: "trace" });
+    api("POST", "/v1/handoffs", i % 2 === 0 ? { session_id: session, source_agent: "profile-a", target_agent: "profile-b", reason: "trace" } : { session_id: session, source_agent: "profile-b", mode: "return", reason: "trace" });
   for (let i = 0; i < 20; i++) await hop(i);
-  // The other sessions' first flushes (due half a second after their creation) are over by then.
+  // The warm-up's flush to D1 (due half a second after its records) is over by then.
   await new Promise((resolve) => setTimeout(resolve, 1_500));
   await devtools.send("Profiler.setSamplingInterval", { interval: TRACE_INTERVAL_US });
   const runs: [string, number][][] = [];
@@ -181,24 +181,14 @@ async function traces(devtools: Awaited<ReturnType<typeof inspector>>, ids: stri
   console.log(`| all | ${(all / TRACES).toFixed(0)} | 100% |`);
 }
 
-try {
-  await api("PUT", "/v1/agents/profile-a", { name: "profile-a", description: "No capacity limit.", handoffs: ["profile-b"] });
-  await api("PUT", "/v1/agents/profile-b", { name: "profile-b", description: CAPACITY ? `At most ${CAPACITY} sessions.` : "No capacity limit.", ...(CAPACITY ? { max_concurrent_sessions: CAPACITY } : {}) });
-  const ids: string[] = [];
-  for (let i = 0; i < SESSIONS; i++) ids.push((await api("POST", "/v1/sessions", { agent: "profile-a" })).id);
-  const devtools = await inspector(INSPECTOR_PORT);
-  await devtools.send("Profiler.enable");
-  if (KIND === "trace") {
-    await traces(devtools, ids);
-    devtools.close();
-    process.exit(0);
-  }
+/** HANDOFFS handoffs (or session creations) 16 in flight under one profile sampled every 100 µs, then its report. */
+async function sampled(devtools: Awaited<ReturnType<typeof inspector>>, ids: string[]): Promise<void> {
   await devtools.send("Profiler.setSamplingInterval", { interval: 100 });
   await devtools.send("Profiler.start");
-  const hops = new Array<number>(SESSIONS).fill(0);
+  const hops = new Array<number>(ids.length).fill(0);
   if (KIND === "sessions") await runConcurrent(HANDOFFS, 16, () => api("POST", "/v1/sessions", { agent: "profile-a" }));
   else await runConcurrent(HANDOFFS, 16, async (i) => {
-    const k = i % SESSIONS;
+    const k = i % ids.length;
     const back = (hops[k] = (hops[k] ?? 0) + 1) % 2 === 0;
     await api(
       "POST",
@@ -207,8 +197,20 @@ try {
     );
   });
   const { profile } = (await devtools.send("Profiler.stop")) as { profile: { nodes: ProfileNode[] } };
-  devtools.close();
   report(profile.nodes);
+}
+
+try {
+  await api("PUT", "/v1/agents/profile-a", { name: "profile-a", description: "No capacity limit.", handoffs: ["profile-b"] });
+  await api("PUT", "/v1/agents/profile-b", { name: "profile-b", description: CAPACITY ? `At most ${CAPACITY} sessions.` : "No capacity limit.", ...(CAPACITY ? { max_concurrent_sessions: CAPACITY } : {}) });
+  // A trace follows one session; the sampled profile spreads its handoffs over SESSIONS.
+  const ids: string[] = [];
+  for (let i = 0; i < (KIND === "trace" ? 1 : SESSIONS); i++) ids.push((await api("POST", "/v1/sessions", { agent: "profile-a" })).id);
+  const devtools = await inspector(INSPECTOR_PORT);
+  await devtools.send("Profiler.enable");
+  if (KIND === "trace") await traces(devtools, ids[0]!);
+  else await sampled(devtools, ids);
+  devtools.close();
 } finally {
   await server.stop();
 }

@@ -256,10 +256,14 @@ for (const runtime of RUNTIMES) {
     shares = await bench(runtime, server, key);
   } finally {
     await server.stop();
+    if (disk) rmSync(disk, { recursive: true, force: true });
   }
+  if (!onWorkerd) continue;
   // The floor on the same storage, Relay's state gone first.
-  if (disk) rmSync(disk, { recursive: true, force: true });
-  const floorDisk = runtime === "workerd-disk" ? mkdtempSync(join(tmpdir(), "relay-bench-disk-plain-")) : undefined;
-  if (onWorkerd) await platformFloor(shares, floorDisk);
-  if (floorDisk) rmSync(floorDisk, { recursive: true, force: true });
+  const floorDisk = disk === undefined ? undefined : mkdtempSync(join(tmpdir(), "relay-bench-disk-plain-"));
+  try {
+    await platformFloor(shares, floorDisk);
+  } finally {
+    if (floorDisk) rmSync(floorDisk, { recursive: true, force: true });
+  }
 }

@@ -71,6 +71,18 @@ export function handoffIndexStatements(db: D1Database, records: readonly AuditRe
   });
 }
 
+const PAGE_COLUMNS = "id, session_id, source_agent, target_agent, status, mode, policy, reason, created_at, completed_at";
+
+/**
+ * The one query the index serves: an agent's handoffs newest first (tenant, agent, before,
+ * limit). Handoff ids start with a ULID, so id order is creation order; the UNION lets each
+ * branch use its own (tenant, agent, id) index, and those two are the table's only ones.
+ */
+export const AGENT_HANDOFFS_PAGE = `SELECT ${PAGE_COLUMNS} FROM handoffs WHERE tenant = ?1 AND source_agent = ?2 AND id < ?3
+  UNION
+  SELECT ${PAGE_COLUMNS} FROM handoffs WHERE tenant = ?1 AND target_agent = ?2 AND id < ?3
+  ORDER BY id DESC LIMIT ?4`;
+
 /**
  * One page of the handoffs an agent took part in (as source or target), newest first.
  * `before` is the id of the previous page's last row (exclusive).
@@ -81,16 +93,8 @@ export async function queryAgentHandoffs(
   agent: string,
   { limit, before }: { limit: number; before?: string },
 ): Promise<{ handoffs: HandoffIndexRow[]; next: string | null }> {
-  const columns = "id, session_id, source_agent, target_agent, status, mode, policy, reason, created_at, completed_at";
-  // Handoff ids start with a ULID, so id order is creation order; the UNION lets each
-  // branch use its own (tenant, agent, id) index.
   const { results } = await db
-    .prepare(
-      `SELECT ${columns} FROM handoffs WHERE tenant = ?1 AND source_agent = ?2 AND id < ?3
-       UNION
-       SELECT ${columns} FROM handoffs WHERE tenant = ?1 AND target_agent = ?2 AND id < ?3
-       ORDER BY id DESC LIMIT ?4`,
-    )
+    .prepare(AGENT_HANDOFFS_PAGE)
     .bind(tenant, agent, before ?? "\uffff", limit + 1)
     .all<HandoffIndexRow>();
   const page = results.slice(0, limit);

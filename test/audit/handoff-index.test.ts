@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { writeAuditBatch } from "../../src/audit/d1-store";
 import { handoffTransitioned, type HandoffSubject } from "../../src/audit/handoff-events";
-import { handoffIndexStatements, queryAgentHandoffs } from "../../src/audit/handoff-index";
+import { AGENT_HANDOFFS_PAGE, handoffIndexStatements, queryAgentHandoffs } from "../../src/audit/handoff-index";
 import { auditEvent } from "../../src/audit/events";
 import { API_ACTOR, AuditRecord, SYSTEM_ACTOR } from "../../src/audit/record";
 import type { HandoffStatus } from "../../src/schemas/handoff";
@@ -67,5 +67,18 @@ describe("the D1 handoffs index", () => {
     expect([...first.handoffs, ...second.handoffs].map((h) => h.id)).toEqual([...ids].reverse());
     expect(second.next).toBeNull();
     expect((await queryAgentHandoffs(env.DB, "beta", "pager", { limit: 3 })).handoffs).toEqual([]);
+  });
+
+  // Every handoff's upsert writes each of the table's indexes in every flush: an index no
+  // query uses is D1 rows written (and billed) per handoff for nothing.
+  it("keeps only the indexes its query uses: an insert writes the row, its key and two index entries", async () => {
+    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${AGENT_HANDOFFS_PAGE}`).bind("alpha", "pager", "\uffff", 10).all<{ detail: string }>();
+    const used = plan.results.flatMap((step) => /USING (?:COVERING )?INDEX (\w+)/.exec(step.detail)?.[1] ?? []);
+    const indexes = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'handoffs' AND sql IS NOT NULL").all<{ name: string }>();
+    expect(used.sort()).toEqual(["handoffs_source_id", "handoffs_target_id"]);
+    expect(indexes.results.map((i) => i.name).sort()).toEqual(used);
+
+    const [insert] = handoffIndexStatements(env.DB, steps(subject(), ["initiated"]));
+    expect((await insert!.run()).meta.rows_written).toBe(4);
   });
 });

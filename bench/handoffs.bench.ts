@@ -22,6 +22,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { FLUSH_WINDOW_MS } from "../src/audit/outbox-policy";
 import { startBaselineObjects } from "./lib/baseline-object";
 import { startWorkerdServer } from "./lib/workerd-server";
 import { devKey, percentile, runConcurrent, startDevServer, type DevServer } from "./lib/wrangler-dev";
@@ -65,8 +66,9 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
   }
 
   const ids: string[] = new Array(SESSIONS);
-  // workerd's CPU per request of each phase, the flushes to D1 it left behind included.
-  const flushesDone = () => new Promise((resolve) => setTimeout(resolve, 1_000));
+  // workerd's CPU per request of each phase, the flushes to D1 it left behind included: a
+  // flush window and a margin, so a phase's last flushes are counted in it, not the next.
+  const flushesDone = () => new Promise((resolve) => setTimeout(resolve, FLUSH_WINDOW_MS + 500));
   let cpu = server.workerdCpuMs();
   let started = performance.now();
   const createMs = await runConcurrent(SESSIONS, CONCURRENCY, async (i) => {

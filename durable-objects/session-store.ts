@@ -9,7 +9,7 @@ import { LIVE_DDL } from "./live-store";
 import { TRIGGER_QUEUE_DDL } from "./trigger-queue";
 import { RUN_DDL, RUN_SCHEMA, RUN_WORK_DDL } from "./run-store";
 import { OUTBOX_ACTOR_DDL, OUTBOX_DDL } from "./outbox";
-import { foldAddedColumns, type SchemaMigration, type Sql } from "./sql";
+import { foldAlteredColumns, type SchemaMigration, type Sql } from "./sql";
 import { TIMERS_DDL, TIMERS_FORMAT_DDL } from "./timers";
 
 /**
@@ -55,6 +55,19 @@ const SESSION_V1_DDL = [
 /** v3: stored JSON carries a format version. */
 const FORMAT_DDL = [`ALTER TABLE session ADD COLUMN format INTEGER NOT NULL DEFAULT ${SESSION_FORMAT}`, ...HANDOFF_FORMAT_DDL, ...TIMERS_FORMAT_DDL] as const;
 
+/**
+ * v10: the session row names the handoff whose context the current agent was handed, and
+ * the context is read from that handoff's row, where the switch stored it in the same
+ * transaction. The session row is rewritten by every commit; the context (the filtered
+ * history) grows with the conversation, so as a copy in the session row a long
+ * conversation made every message cost more, and every handoff wrote it twice.
+ */
+const LAST_HANDOFF_DDL = [
+  "ALTER TABLE session ADD COLUMN last_handoff_id TEXT",
+  "UPDATE session SET last_handoff_id = json_extract(last_handoff_context, '$.metadata.handoff_id')",
+  "ALTER TABLE session DROP COLUMN last_handoff_context",
+] as const;
+
 export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 1, statements: [...SESSION_V1_DDL, ...OUTBOX_DDL, ...TIMERS_DDL] },
   // Handoffs, idempotency keys, the current agent's lease, queued releases, the inbox.
@@ -80,18 +93,20 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 8, statements: DELIVERIES_DDL },
   // Supervisor fan-outs.
   { version: 9, statements: FANOUT_DDL },
+  // The session row names the last handoff rather than copying its context.
+  { version: 10, statements: LAST_HANDOFF_DDL },
 ];
 
 /**
  * The schema a new session object starts with: what SESSION_MIGRATIONS leave, made directly
  * (no table created only to be rebuilt or dropped, no data moved), which is most of what a
  * session's creation costs. Columns added by ALTER are written into their CREATE TABLE as
- * SQLite would store them (`foldAddedColumns`); test/durable-objects/session-schema.test.ts
+ * SQLite would store them, and dropped ones left out (`foldAlteredColumns`); test/durable-objects/session-schema.test.ts
  * holds the two equal. A new migration changes both.
  */
 export const SESSION_SCHEMA: SchemaMigration = {
   version: SESSION_MIGRATIONS.at(-1)!.version,
-  statements: foldAddedColumns([
+  statements: foldAlteredColumns([
     ...SESSION_V1_DDL,
     ...OUTBOX_DDL,
     ...TIMERS_DDL,
@@ -104,6 +119,7 @@ export const SESSION_SCHEMA: SchemaMigration = {
     ...TRIGGER_QUEUE_DDL,
     ...DELIVERIES_DDL,
     ...FANOUT_DDL,
+    ...LAST_HANDOFF_DDL.filter((statement) => statement.startsWith("ALTER")),
   ]),
 };
 
@@ -118,6 +134,7 @@ interface SessionRow {
   ttl_s: number;
   handoff_count: number;
   in_flight_handoff: string | null;
+  /** Joined from the row of the handoff the session row names (`last_handoff_id`). */
   last_handoff_context: string | null;
   created_at: number;
   updated_at: number;
@@ -153,7 +170,8 @@ export class SessionStore {
   }
 
   private read(): SessionRecord | null {
-    const row = this.sql<SessionRow & { format: number }>`SELECT * FROM session WHERE id = 1`[0];
+    const row = this.sql<SessionRow & { format: number }>`SELECT s.*, json_extract(h.record, '$.context') AS last_handoff_context
+      FROM session AS s LEFT JOIN handoffs AS h ON h.id = s.last_handoff_id WHERE s.id = 1`[0];
     if (!row) return null;
     if (row.format !== SESSION_FORMAT) throw new Error(`session row format ${row.format} is not ${SESSION_FORMAT}`);
     return SessionRecord.parse({
@@ -179,11 +197,11 @@ export class SessionStore {
     this.cached = undefined;
     const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
     this.sql`INSERT OR REPLACE INTO session (id, session_id, tenant, status, current_agent, handoff_stack, state, metadata,
-               ttl_s, handoff_count, in_flight_handoff, last_handoff_context, created_at, updated_at, expires_at, ended_at)
+               ttl_s, handoff_count, in_flight_handoff, last_handoff_id, created_at, updated_at, expires_at, ended_at)
              VALUES (1, ${s.id}, ${s.tenant}, ${s.status}, ${s.current_agent}, ${JSON.stringify(s.handoff_stack)},
                ${JSON.stringify(s.state)}, ${JSON.stringify(s.metadata)}, ${s.ttl_s}, ${s.handoff_count},
-               ${json(s.in_flight_handoff)}, ${json(s.last_handoff_context)}, ${s.created_at}, ${s.updated_at},
-               ${s.expires_at}, ${s.ended_at})`;
+               ${json(s.in_flight_handoff)}, ${s.last_handoff_context?.metadata.handoff_id ?? null}, ${s.created_at},
+               ${s.updated_at}, ${s.expires_at}, ${s.ended_at})`;
     this.cached = s;
   }
 

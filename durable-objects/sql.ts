@@ -47,20 +47,46 @@ export interface SchemaMigration {
 const SCHEMA_TABLE = "_schema";
 
 /**
- * `statements` with each `ALTER TABLE t ADD COLUMN c` written into t's own `CREATE TABLE`
- * earlier in the list, as SQLite itself rewrites the stored table text: `, c` before the
- * closing parenthesis. For a new object's schema: an ALTER makes SQLite reload the schema
- * it has just parsed, so folded columns make the same tables for less.
+ * `statements` with each `ALTER TABLE t ADD COLUMN c` and `ALTER TABLE t DROP COLUMN c`
+ * written into t's own `CREATE TABLE` earlier in the list, as SQLite itself rewrites the
+ * stored table text (`, c` before the closing parenthesis; the column's definition cut
+ * out). For a new object's schema: an ALTER makes SQLite reload the schema it has just
+ * parsed (a DROP also rewrites the table), so folded columns make the same tables for less.
  */
-export function foldAddedColumns(statements: readonly string[]): string[] {
+export function foldAlteredColumns(statements: readonly string[]): string[] {
   const out: string[] = [];
   for (const statement of statements) {
-    const added = /^\s*ALTER TABLE (\w+) ADD COLUMN (.+?)\s*$/s.exec(statement);
-    const at = added ? out.findIndex((s) => new RegExp(`^\\s*CREATE TABLE ${added[1]} \\(`).test(s)) : -1;
-    if (added && at >= 0) out[at] = out[at]!.replace(/\)\s*$/, `, ${added[2]})`);
-    else out.push(statement);
+    const altered = /^\s*ALTER TABLE (\w+) (ADD|DROP) COLUMN (.+?)\s*$/s.exec(statement);
+    const at = altered ? out.findIndex((s) => new RegExp(`^\\s*CREATE TABLE ${altered[1]} \\(`).test(s)) : -1;
+    if (!altered || at < 0) out.push(statement);
+    else if (altered[2] === "ADD") out[at] = out[at]!.replace(/\)\s*$/, `, ${altered[3]})`);
+    else out[at] = withoutColumn(out[at]!, altered[3]!);
   }
   return out;
+}
+
+/** A `CREATE TABLE` text without one column's definition (up to the next column, or the comma before it when last). */
+function withoutColumn(create: string, column: string): string {
+  const open = create.indexOf("(");
+  let depth = 0;
+  let start = open + 1;
+  for (let i = open + 1; i <= create.length; i++) {
+    const c = create[i];
+    if (c === "(") depth++;
+    else if (c === ")" && depth > 0) depth--;
+    else if ((c === "," && depth === 0) || (c === ")" && depth === 0) || i === create.length) {
+      const definition = create.slice(start, i);
+      if (definition.trim().split(/\s+/)[0] === column) {
+        // As SQLite does: from the name to the next column's name; the last, from the comma before it.
+        const name = start + (definition.length - definition.trimStart().length);
+        const next = i + 1 + (create.slice(i + 1).length - create.slice(i + 1).trimStart().length);
+        return c === "," ? create.slice(0, name) + create.slice(next) : create.slice(0, create.lastIndexOf(",", start)) + create.slice(i);
+      }
+      if (c === ")") break;
+      start = i + 1;
+    }
+  }
+  throw new Error(`no column '${column}' to drop in: ${create.slice(0, 60)}…`);
 }
 
 /** True when the object has ever been migrated, without creating anything. */

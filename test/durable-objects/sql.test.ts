@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { SessionStore, SESSION_MIGRATIONS } from "../../durable-objects/session-store";
-import { SqlError, createSql, foldAddedColumns, hasSchema, migrate, schemaVersion, type SchemaMigration } from "../../durable-objects/sql";
+import { SqlError, createSql, foldAlteredColumns, hasSchema, migrate, schemaVersion, type SchemaMigration } from "../../durable-objects/sql";
 import { agentStub } from "./helpers";
 
 let counter = 0;
@@ -69,7 +69,7 @@ describe("schema-version gate", () => {
   });
 });
 
-describe("foldAddedColumns", () => {
+describe("foldAlteredColumns", () => {
   const statements = [
     "CREATE TABLE a (\n  x INTEGER NOT NULL\n)",
     "CREATE INDEX a_x ON a (x)",
@@ -79,22 +79,38 @@ describe("foldAddedColumns", () => {
   ];
 
   it("writes each ADD COLUMN into its CREATE TABLE; an ALTER of a table made elsewhere stays", () => {
-    expect(foldAddedColumns(statements)).toEqual([
+    expect(foldAlteredColumns(statements)).toEqual([
       "CREATE TABLE a (\n  x INTEGER NOT NULL\n, y TEXT NOT NULL DEFAULT 'none', w INTEGER)",
       "CREATE INDEX a_x ON a (x)",
       "ALTER TABLE elsewhere ADD COLUMN z INTEGER",
     ]);
   });
 
+  it("cuts each DROP COLUMN out of its CREATE TABLE, in the middle or last, parentheses and all", () => {
+    const create = "CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  big TEXT CHECK (big IN ('a', 'b')),\n  n INTEGER NOT NULL\n)";
+    expect(foldAlteredColumns([create, "ALTER TABLE b DROP COLUMN big"])).toEqual(["CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  n INTEGER NOT NULL\n)"]);
+    expect(foldAlteredColumns([create, "ALTER TABLE b DROP COLUMN n"])).toEqual(["CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  big TEXT CHECK (big IN ('a', 'b')))"]);
+    expect(() => foldAlteredColumns([create, "ALTER TABLE b DROP COLUMN missing"])).toThrow(/no column 'missing'/);
+  });
+
   it("makes the table SQLite makes from the ALTERs, stored text included", async () => {
-    const tableMadeBy = (list: string[]) =>
+    const tableMadeBy = (list: string[], table = "a") =>
       runInDurableObject(scratch(), (_instance, state) => {
         const sql = createSql(state.storage);
         for (const statement of list) sql.exec(statement);
-        return { text: sql`SELECT sql FROM sqlite_master WHERE name = 'a'`, columns: sql`SELECT * FROM pragma_table_info('a')` };
+        return { text: sql`SELECT sql FROM sqlite_master WHERE name = ${table}`, columns: sql`SELECT * FROM pragma_table_info(${table})` };
       });
     const own = statements.filter((s) => !s.includes("elsewhere"));
-    expect(await tableMadeBy(foldAddedColumns(own))).toEqual(await tableMadeBy(own));
+    expect(await tableMadeBy(foldAlteredColumns(own))).toEqual(await tableMadeBy(own));
+    for (const dropped of ["x", "y", "w"]) {
+      const dropping = [...own, `ALTER TABLE a DROP COLUMN ${dropped}`].filter((s) => !s.startsWith("CREATE INDEX") || dropped !== "x");
+      expect(await tableMadeBy(foldAlteredColumns(dropping))).toEqual(await tableMadeBy(dropping));
+    }
+    const b = "CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  big TEXT CHECK (big IN ('a', 'b')),\n  n INTEGER NOT NULL\n)";
+    for (const dropped of ["big", "n"]) {
+      const dropping = [b, `ALTER TABLE b DROP COLUMN ${dropped}`];
+      expect(await tableMadeBy(foldAlteredColumns(dropping), "b")).toEqual(await tableMadeBy(dropping, "b"));
+    }
   });
 });
 

@@ -62,11 +62,9 @@ const FORMAT_DDL = [`ALTER TABLE session ADD COLUMN format INTEGER NOT NULL DEFA
  * history) grows with the conversation, so as a copy in the session row a long
  * conversation made every message cost more, and every handoff wrote it twice.
  */
-const LAST_HANDOFF_DDL = [
-  "ALTER TABLE session ADD COLUMN last_handoff_id TEXT",
-  "UPDATE session SET last_handoff_id = json_extract(last_handoff_context, '$.metadata.handoff_id')",
-  "ALTER TABLE session DROP COLUMN last_handoff_context",
-] as const;
+const LAST_HANDOFF_ID_DDL = "ALTER TABLE session ADD COLUMN last_handoff_id TEXT";
+const NAME_LAST_HANDOFF = "UPDATE session SET last_handoff_id = json_extract(last_handoff_context, '$.metadata.handoff_id')";
+const DROP_CONTEXT_COPY_DDL = "ALTER TABLE session DROP COLUMN last_handoff_context";
 
 export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 1, statements: [...SESSION_V1_DDL, ...OUTBOX_DDL, ...TIMERS_DDL] },
@@ -94,15 +92,15 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   // Supervisor fan-outs.
   { version: 9, statements: FANOUT_DDL },
   // The session row names the last handoff rather than copying its context.
-  { version: 10, statements: LAST_HANDOFF_DDL },
+  { version: 10, statements: [LAST_HANDOFF_ID_DDL, NAME_LAST_HANDOFF, DROP_CONTEXT_COPY_DDL] },
 ];
 
 /**
  * The schema a new session object starts with: what SESSION_MIGRATIONS leave, made directly
  * (no table created only to be rebuilt or dropped, no data moved), which is most of what a
  * session's creation costs. Columns added by ALTER are written into their CREATE TABLE as
- * SQLite would store them, and dropped ones left out (`foldAlteredColumns`); test/durable-objects/session-schema.test.ts
- * holds the two equal. A new migration changes both.
+ * SQLite would store them, and dropped ones left out (`foldAlteredColumns`);
+ * test/durable-objects/session-schema.test.ts holds the two equal. A new migration changes both.
  */
 export const SESSION_SCHEMA: SchemaMigration = {
   version: SESSION_MIGRATIONS.at(-1)!.version,
@@ -119,7 +117,8 @@ export const SESSION_SCHEMA: SchemaMigration = {
     ...TRIGGER_QUEUE_DDL,
     ...DELIVERIES_DDL,
     ...FANOUT_DDL,
-    ...LAST_HANDOFF_DDL.filter((statement) => statement.startsWith("ALTER")),
+    LAST_HANDOFF_ID_DDL,
+    DROP_CONTEXT_COPY_DDL,
   ]),
 };
 

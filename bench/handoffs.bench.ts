@@ -27,6 +27,7 @@ import { startBaselineObjects } from "./lib/baseline-object";
 import { startWorkerdServer } from "./lib/workerd-server";
 import { devKey, percentile, runConcurrent, startDevServer, type DevServer } from "./lib/wrangler-dev";
 
+const WORKERD_KEY = "bench-workerd-key";
 const SESSIONS = 200;
 const HANDOFFS_PER_SESSION = 10;
 const CONCURRENCY = 16;
@@ -250,9 +251,10 @@ async function platformFloor(relay: Shares, persistTo: string | undefined): Prom
 
 for (const runtime of RUNTIMES) {
   const onWorkerd = runtime !== "wrangler";
-  const key = onWorkerd ? "bench-workerd-key" : devKey();
   const disk = runtime === "workerd-disk" ? mkdtempSync(join(tmpdir(), "relay-bench-disk-")) : undefined;
-  const server = onWorkerd ? await startWorkerdServer(PORT + 1, key, {}, undefined, disk) : await startDevServer(PORT, process.env.BENCH_PERSIST_TO);
+  const server = onWorkerd ? await startWorkerdServer(PORT + 1, WORKERD_KEY, {}, undefined, disk) : await startDevServer(PORT, process.env.BENCH_PERSIST_TO);
+  // After the dev server's set-up, which writes .dev.vars on a fresh clone.
+  const key = onWorkerd ? WORKERD_KEY : devKey();
   let shares: Shares;
   try {
     shares = await bench(runtime, server, key);

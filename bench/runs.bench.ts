@@ -27,6 +27,7 @@ import { join } from "node:path";
 import { startWorkerdServer } from "./lib/workerd-server";
 import { devKey, percentile, runConcurrent, startDevServer } from "./lib/wrangler-dev";
 
+const WORKERD_KEY = "bench-runs-key";
 const RUNS = 300;
 const WARMUP = 30;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
@@ -150,8 +151,9 @@ async function bench(runtime: string, model: Awaited<ReturnType<typeof startMode
   const vars = { OPENAI_BASE_URL: `http://127.0.0.1:${MODEL_PORT}/v1`, OPENAI_API_KEY: "sk-bench" };
   // wrangler dev's local state; workerd through Miniflare keeps it in memory.
   const persist = runtime === "workerd" ? undefined : (process.env.BENCH_PERSIST_TO ?? mkdtempSync(join(tmpdir(), "relay-bench-runs-")));
-  const key = runtime === "workerd" ? "bench-runs-key" : devKey();
-  const server = runtime === "workerd" ? await startWorkerdServer(PORT + 10, key, vars) : await startDevServer(PORT, persist, vars);
+  const server = runtime === "workerd" ? await startWorkerdServer(PORT + 10, WORKERD_KEY, vars) : await startDevServer(PORT, persist, vars);
+  // After the dev server's set-up, which writes .dev.vars on a fresh clone.
+  const key = runtime === "workerd" ? WORKERD_KEY : devKey();
   const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
 
   async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {

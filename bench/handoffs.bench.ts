@@ -22,9 +22,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FLUSH_WINDOW_MS } from "../src/audit/outbox-policy";
+import { apiClient } from "./lib/api-client";
 import { startBaselineObjects } from "./lib/baseline-object";
-import { startWorkerdServer } from "./lib/workerd-server";
+import { flushesSettled, startWorkerdServer } from "./lib/workerd-server";
 import { devKey, percentile, runConcurrent, startDevServer, type DevServer } from "./lib/wrangler-dev";
 
 const WORKERD_KEY = "bench-workerd-key";
@@ -34,11 +34,6 @@ const CONCURRENCY = 16;
 const PORT = 8795;
 /** workerd: Miniflare's API, state in memory; workerd-disk: the same, state in a folder on disk; wrangler: `wrangler dev`. */
 const RUNTIMES = (process.env.BENCH_RUNTIME ?? "workerd,workerd-disk,wrangler").split(",");
-
-interface Reply {
-  status: number;
-  json: any;
-}
 
 function summary(ms: number[], seconds: number, unit: string): string[] {
   return [percentile(ms, 50).toFixed(2), percentile(ms, 99).toFixed(2), (ms.length / seconds).toFixed(0) + ` ${unit}/s`];
@@ -51,12 +46,7 @@ interface Shares {
 }
 
 async function bench(runtime: string, server: DevServer, key: string): Promise<Shares> {
-  const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
-  async function api(method: string, path: string, body?: unknown): Promise<Reply> {
-    const response = await fetch(`${server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await response.text();
-    return { status: response.status, json: text ? JSON.parse(text) : null };
-  }
+  const api = apiClient(server.url, key).call;
 
   // Warm-up on sessions of their own: isolate start, registry reads, first objects.
   for (let i = 0; i < 20; i++) {
@@ -67,9 +57,7 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
   }
 
   const ids: string[] = new Array(SESSIONS);
-  // workerd's CPU per request of each phase, the flushes to D1 it left behind included: a
-  // flush window and a margin, so a phase's last flushes are counted in it, not the next.
-  const flushesDone = () => new Promise((resolve) => setTimeout(resolve, FLUSH_WINDOW_MS + 500));
+  // workerd's CPU per request of each phase, the flushes to D1 it left behind included.
   let cpu = server.workerdCpuMs();
   let started = performance.now();
   const createMs = await runConcurrent(SESSIONS, CONCURRENCY, async (i) => {
@@ -78,7 +66,7 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
     ids[i] = created.json.id;
   });
   const createSeconds = (performance.now() - started) / 1000;
-  await flushesDone();
+  await flushesSettled();
   const createCpuUs = ((server.workerdCpuMs() - cpu) / SESSIONS) * 1000;
 
   const handoffMs: number[] = [];
@@ -107,7 +95,7 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
   });
   const handoffSeconds = (performance.now() - started) / 1000;
   const rss = server.workerdRssMiB();
-  await flushesDone();
+  await flushesSettled();
   const handoffCpuUs = ((server.workerdCpuMs() - cpu) / handoffMs.length) * 1000;
 
   // Latency without queueing: one client, one handoff at a time (by Little's law, 16 in

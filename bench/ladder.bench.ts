@@ -9,6 +9,7 @@
  *
  *   npx tsx bench/ladder.bench.ts
  */
+import { apiClient } from "./lib/api-client";
 import { startWorkerdServer } from "./lib/workerd-server";
 import { percentile, runConcurrent } from "./lib/wrangler-dev";
 
@@ -19,19 +20,7 @@ const CALLS = 2000;
 const CONCURRENCY = 16;
 
 const server = await startWorkerdServer(PORT, KEY);
-const headers = { Authorization: `Bearer ${KEY}`, "Content-Type": "application/json" };
-
-async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const response = await fetch(`${server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await response.text();
-  return { status: response.status, json: text ? JSON.parse(text) : null };
-}
-
-async function expectOk(reply: Promise<{ status: number; json: any }>): Promise<any> {
-  const { status, json } = await reply;
-  if (status >= 300) throw new Error(`${status} ${JSON.stringify(json).slice(0, 300)}`);
-  return json;
-}
+const api = apiClient(server.url, KEY).ok;
 
 interface Rung {
   name: string;
@@ -48,24 +37,24 @@ async function rung(name: string, calls: number, task: (i: number) => Promise<un
 }
 
 try {
-  await expectOk(api("PUT", "/v1/agents/ladder-a", { name: "ladder-a", description: "No capacity limit.", handoffs: ["ladder-b"] }));
-  await expectOk(api("PUT", "/v1/agents/ladder-b", { name: "ladder-b", description: "No capacity limit." }));
+  await api("PUT", "/v1/agents/ladder-a", { name: "ladder-a", description: "No capacity limit.", handoffs: ["ladder-b"] });
+  await api("PUT", "/v1/agents/ladder-b", { name: "ladder-b", description: "No capacity limit." });
   for (let i = 0; i < 200; i++) await fetch(`${server.url}/health`).then((r) => r.text());
 
   const ids: string[] = new Array(SESSIONS);
   const rungs: Rung[] = [];
-  rungs.push(await rung("session creation (no capacity limit)", SESSIONS, async (i) => (ids[i] = (await expectOk(api("POST", "/v1/sessions", { agent: "ladder-a" }))).id)));
+  rungs.push(await rung("session creation (no capacity limit)", SESSIONS, async (i) => (ids[i] = (await api("POST", "/v1/sessions", { agent: "ladder-a" })).id)));
   const health = await rung("GET /health", CALLS, () => fetch(`${server.url}/health`).then((r) => r.text()));
   rungs.unshift(health);
-  rungs.push(await rung("GET /v1/route/stats (auth, cached registry)", CALLS, () => expectOk(api("GET", "/v1/route/stats"))));
-  rungs.push(await rung("GET /v1/agents?limit=1 (a D1 read)", CALLS, () => expectOk(api("GET", "/v1/agents?limit=1"))));
-  rungs.push(await rung("GET /v1/sessions/:id (a session read)", CALLS, (i) => expectOk(api("GET", `/v1/sessions/${ids[i % SESSIONS]}`))));
+  rungs.push(await rung("GET /v1/route/stats (auth, cached registry)", CALLS, () => api("GET", "/v1/route/stats")));
+  rungs.push(await rung("GET /v1/agents?limit=1 (a D1 read)", CALLS, () => api("GET", "/v1/agents?limit=1")));
+  rungs.push(await rung("GET /v1/sessions/:id (a session read)", CALLS, (i) => api("GET", `/v1/sessions/${ids[i % SESSIONS]}`)));
   rungs.push(
     await rung("POST …/agent-status (a commit with an audit record)", CALLS, (i) =>
-      expectOk(api("POST", `/v1/sessions/${ids[i % SESSIONS]}/agent-status`, { agent: "ladder-a", status: i % 2 === 0 ? "busy" : "idle" })),
+      api("POST", `/v1/sessions/${ids[i % SESSIONS]}/agent-status`, { agent: "ladder-a", status: i % 2 === 0 ? "busy" : "idle" }),
     ),
   );
-  rungs.push(await rung("PATCH …/state (commit, triggers, timer)", CALLS, (i) => expectOk(api("PATCH", `/v1/sessions/${ids[i % SESSIONS]}/state`, { set: { n: i } }))));
+  rungs.push(await rung("PATCH …/state (commit, triggers, timer)", CALLS, (i) => api("PATCH", `/v1/sessions/${ids[i % SESSIONS]}/state`, { set: { n: i } })));
   const hops = new Array<number>(SESSIONS).fill(0);
   rungs.push(
     await rung("POST /v1/handoffs (no capacity limit)", CALLS, async (i) => {
@@ -74,7 +63,7 @@ try {
       const body = back
         ? { session_id: ids[k], source_agent: "ladder-b", mode: "return", reason: "ladder" }
         : { session_id: ids[k], source_agent: "ladder-a", target_agent: "ladder-b", reason: "ladder" };
-      await expectOk(api("POST", "/v1/handoffs", body));
+      await api("POST", "/v1/handoffs", body);
     }),
   );
 

@@ -8,8 +8,8 @@
  *
  *   npx tsx bench/long-session.bench.ts
  */
-import { FLUSH_WINDOW_MS } from "../src/audit/outbox-policy";
-import { startWorkerdServer } from "./lib/workerd-server";
+import { apiClient } from "./lib/api-client";
+import { flushesSettled, startWorkerdServer } from "./lib/workerd-server";
 import { percentile } from "./lib/wrangler-dev";
 
 const PORT = 8798;
@@ -21,20 +21,11 @@ const HANDOFFS = 20;
 const CONTENT = "a long conversation ".repeat(20);
 
 const server = await startWorkerdServer(PORT, KEY);
-const headers = { Authorization: `Bearer ${KEY}`, "Content-Type": "application/json" };
-
-async function api(method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await response.text();
-  if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
-  return text ? JSON.parse(text) : null;
-}
-
-const settled = () => new Promise((resolve) => setTimeout(resolve, FLUSH_WINDOW_MS + 500));
+const api = apiClient(server.url, KEY).ok;
 
 /** Runs `calls` one at a time: p50 ms at the client, workerd CPU µs per call (the flushes after them included). */
 async function measure(calls: number, call: (i: number) => Promise<unknown>): Promise<{ p50: number; cpuUs: number }> {
-  await settled();
+  await flushesSettled();
   const cpu = server.workerdCpuMs();
   const ms: number[] = [];
   for (let i = 0; i < calls; i++) {
@@ -42,7 +33,7 @@ async function measure(calls: number, call: (i: number) => Promise<unknown>): Pr
     await call(i);
     ms.push(performance.now() - t0);
   }
-  await settled();
+  await flushesSettled();
   return { p50: percentile(ms, 50), cpuUs: ((server.workerdCpuMs() - cpu) / calls) * 1000 };
 }
 

@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { startBaselineObjects } from "./lib/baseline-object";
 import { inspector } from "./lib/inspector";
 import { startWorkerdServer } from "./lib/workerd-server";
+import { apiClient } from "./lib/api-client";
 import { runConcurrent } from "./lib/wrangler-dev";
 
 const PORT = 8794;
@@ -30,13 +31,7 @@ const ON_DISK = process.env.BENCH_MEMORY_STORAGE !== "memory";
 const persist = ON_DISK ? mkdtempSync(join(tmpdir(), "relay-bench-memory-")) : undefined;
 const server = await startWorkerdServer(PORT, KEY, {}, INSPECTOR_PORT, persist);
 const devtools = await inspector(INSPECTOR_PORT);
-const headers = { Authorization: `Bearer ${KEY}`, "Content-Type": "application/json" };
-async function api(method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = await response.json().catch(() => null);
-  if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json).slice(0, 300)}`);
-  return json;
-}
+const api = apiClient(server.url, KEY).ok;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const MiB = 1024 * 1024;

@@ -14,6 +14,7 @@
  *     PROFILE_CAPACITY, of a handoff that takes a lease)
  */
 import { startWorkerdServer } from "./lib/workerd-server";
+import { apiClient } from "./lib/api-client";
 import { inspector } from "./lib/inspector";
 import { runConcurrent } from "./lib/wrangler-dev";
 
@@ -42,13 +43,7 @@ interface Profile {
 }
 
 const server = await startWorkerdServer(PORT, KEY, {}, INSPECTOR_PORT);
-const headers = { Authorization: `Bearer ${KEY}`, "Content-Type": "application/json" };
-async function api(method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${server.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const json = await response.json().catch(() => null);
-  if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json).slice(0, 300)}`);
-  return json;
-}
+const api = apiClient(server.url, KEY).ok;
 
 /** Where a request's time goes, by the functions that do each step (names as bundled). */
 const STEPS: [string, string[]][] = [

@@ -24,6 +24,7 @@ import { spawn } from "node:child_process";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { apiClient } from "./lib/api-client";
 import { startWorkerdServer } from "./lib/workerd-server";
 import { devKey, percentile, runConcurrent, startDevServer } from "./lib/wrangler-dev";
 
@@ -154,13 +155,7 @@ async function bench(runtime: string, model: Awaited<ReturnType<typeof startMode
   const server = runtime === "workerd" ? await startWorkerdServer(PORT + 10, WORKERD_KEY, vars) : await startDevServer(PORT, persist, vars);
   // After the dev server's set-up, which writes .dev.vars on a fresh clone.
   const key = runtime === "workerd" ? WORKERD_KEY : devKey();
-  const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
-
-  async function api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-    const response = await fetch(`${server.url}/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await response.text();
-    return { status: response.status, json: text ? JSON.parse(text) : null };
-  }
+  const api = apiClient(`${server.url}/v1`, key).call;
 
   interface Kind {
     name: string;

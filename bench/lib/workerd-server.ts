@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
+import { FLUSH_WINDOW_MS } from "../../src/audit/outbox-policy";
 import { workerdCpu, workerdRss, type DevServer } from "./wrangler-dev";
 
 /**
@@ -14,6 +15,12 @@ import { workerdCpu, workerdRss, type DevServer } from "./wrangler-dev";
  */
 
 const root = join(import.meta.dirname, "..", "..");
+
+/**
+ * Waits out the flushes to D1 that the requests made so far left behind (a flush window
+ * and a margin), so the workerd CPU read next counts them in the phase that caused them.
+ */
+export const flushesSettled = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, FLUSH_WINDOW_MS + 500));
 
 /** The migrations' statements, one at a time (they hold no semicolons inside statements). */
 function migrationStatements(): string[] {

@@ -23,7 +23,7 @@ const root = join(import.meta.dirname, "..", "..");
 export const flushesSettled = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, FLUSH_WINDOW_MS + 500));
 
 /** The migrations' statements, one at a time (they hold no semicolons inside statements). */
-function migrationStatements(): string[] {
+export function migrationStatements(): string[] {
   const files = readdirSync(join(root, "migrations")).filter((f) => f.endsWith(".sql")).sort();
   return files.flatMap((file) =>
     readFileSync(join(root, "migrations", file), "utf8")

@@ -1,4 +1,4 @@
-import { ACTIVE_RUN_STATUSES } from "../src/runtime/run-record";
+import { ACTIVE_RUN_STATUSES, RUN_STEPS, type RunStep } from "../src/runtime/run-record";
 import { Run, RUN_STATUSES, TraceEvent, TurnWork, type RunStatus } from "../src/schemas/run";
 import { liveFromTrace, liveRunChange } from "../src/runtime/live-events";
 import type { LiveStore } from "./live-store";
@@ -11,10 +11,6 @@ import type { Sql } from "./sql";
  */
 
 export const RUN_FORMAT = 1;
-
-/** What a run is doing, recorded before it does it, so a restart knows what was under way. */
-export const RUN_STEPS = ["turn", "tools", "handoff"] as const;
-export type RunStep = (typeof RUN_STEPS)[number];
 
 const list = (values: readonly string[]) => `(${values.map((v) => `'${v}'`).join(", ")})`;
 

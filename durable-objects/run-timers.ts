@@ -1,5 +1,6 @@
 import type { SessionEndHook } from "./session-lifecycle";
-import { WATCHDOG_MS, type SessionRuns } from "./session-runs";
+import { WATCHDOG_MS } from "./run-steps";
+import type { SessionRuns } from "./session-runs";
 import type { TimerHandlers } from "./timers";
 
 /**

@@ -1,4 +1,4 @@
-import { API_ACTOR, SYSTEM_ACTOR, type Actor, type AuditRecord } from "../src/audit/record";
+import { API_ACTOR, SYSTEM_ACTOR, agentActor, type Actor, type AuditRecord } from "../src/audit/record";
 import { err, ok, type ErrorBody, type Result } from "../src/errors";
 import { buildHandoffContext, commandAfterTimeout, handoffErrors, returnTarget, validateHandoff } from "../src/handoff";
 import { commandAfterValidation, recoveryOf } from "../src/handoff/flow-rules";
@@ -124,7 +124,7 @@ export class SessionHandoffs {
     const row = this.store.open().find((r) => r.record.status === "pending" && r.record.source === agent);
     const loaded = this.k.live();
     if (!row || !loaded.ok) return;
-    const ctx = this.ctx(loaded.value, { actor: agent, actor_type: "agent" });
+    const ctx = this.ctx(loaded.value, agentActor(agent));
     await this.run(row.record.id, () => this.transfer(must(advance(row, { type: "transfer", reason: `'${agent}' reported idle` }, ctx)), loaded.value, ctx));
   }
 

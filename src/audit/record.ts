@@ -24,6 +24,8 @@ export type Actor = z.infer<typeof Actor>;
 
 /** The actor of calls made through the HTTP API with a tenant's key. */
 export const API_ACTOR: Actor = { actor: "api", actor_type: "user" };
+/** An agent acting in a session (its turn's writes, its tool calls, its handoffs). */
+export const agentActor = (agent: string): Actor => ({ actor: agent, actor_type: "agent" });
 /** Relay itself: timers, the router, expiry. */
 export const SYSTEM_ACTOR: Actor = { actor: "relay", actor_type: "system" };
 

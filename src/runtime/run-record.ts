@@ -4,7 +4,7 @@ import type { Actor, AuditRecord } from "../audit/record";
 import type { ErrorBody } from "../errors";
 import { ulid } from "../lib/ulid";
 import type { StoredError } from "../schemas/handoff";
-import type { Run, RunPending, RunStatus, RunWarning, TraceDetails, TraceEvent, TraceEventType } from "../schemas/run";
+import { DEFAULT_MAX_TURNS, type Run, type RunPending, type RunStatus, type RunWarning, type TraceDetails, type TraceEvent, type TraceEventType } from "../schemas/run";
 import type { RouteDecision } from "../schemas/routing";
 
 /**
@@ -24,6 +24,10 @@ export const RUN_TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> 
   completed: [],
   failed: [],
 };
+
+/** What a running run is doing, recorded before it does it, so a restart knows what was under way. */
+export const RUN_STEPS = ["turn", "tools", "handoff"] as const;
+export type RunStep = (typeof RUN_STEPS)[number];
 
 export const isActiveRun = (status: RunStatus): boolean => RUN_TRANSITIONS[status].length > 0;
 
@@ -88,7 +92,6 @@ function storedError(error: ErrorBody): StoredError {
   return error.details === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, details: error.details };
 }
 
-/** One trace event of a run (seed 001 §5). */
 /**
  * The router's decision that gave a session its first agent, as the trace's first event.
  * It precedes every run, so its correlation id is the session's.
@@ -97,6 +100,7 @@ export function routeTraceEvent(session_id: string, agent: string, now: number, 
   return traceEvent({ id: session_id, session_id }, "route", agent, now, { to_agent: agent, routing_method: decision.method, routing_confidence: decision.confidence }, decision.latency_us / 1000);
 }
 
+/** One trace event of a run (seed 001 §5). */
 export function traceEvent(
   run: Pick<Run, "id" | "session_id">,
   type: TraceEventType,
@@ -117,4 +121,19 @@ export function traceEvent(
     duration_ms: Math.max(0, Math.round(duration_ms)),
     error,
   };
+}
+
+/** Tool arguments as the trace shows them: parsed when they are JSON, else the text (cut). */
+export function traceArgs(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text.slice(0, 1000);
+  }
+}
+
+/** A session's run limit: `max_turns` in its metadata (1–100), else DEFAULT_MAX_TURNS. */
+export function maxTurnsOf(metadata: Readonly<Record<string, unknown>>): number {
+  const value = metadata.max_turns;
+  return typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= 100 ? value : DEFAULT_MAX_TURNS;
 }

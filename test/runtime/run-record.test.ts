@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { moveRun, newRun, RUN_TRANSITIONS, sessionOfRun, newRunId } from "../../src/runtime/run-record";
-import { RUN_STATUSES } from "../../src/schemas/run";
+import { maxTurnsOf, moveRun, newRun, RUN_TRANSITIONS, sessionOfRun, newRunId, traceArgs } from "../../src/runtime/run-record";
+import { DEFAULT_MAX_TURNS, RUN_STATUSES } from "../../src/schemas/run";
 
 const scope = { tenant: "t", session_id: "ses_x" };
 const actor = { actor: "relay", actor_type: "system" as const };
@@ -25,5 +25,20 @@ describe("run transitions", () => {
     const session = `ses_${"a".repeat(52)}`;
     expect(sessionOfRun(newRunId(session, 0))).toBe(session);
     expect(sessionOfRun("run_nope")).toBeNull();
+  });
+});
+
+describe("what a run's trace and limits read from their inputs", () => {
+  it("shows tool arguments parsed when they are JSON, else as text cut at 1,000 characters", () => {
+    expect(traceArgs('{"id":"a","n":2}')).toEqual({ id: "a", n: 2 });
+    expect(traceArgs("not json")).toBe("not json");
+    expect(traceArgs("x".repeat(1500))).toBe("x".repeat(1000));
+  });
+
+  it("takes max_turns from the session's metadata when it is a whole number from 1 to 100, else the default", () => {
+    expect(maxTurnsOf({ max_turns: 3 })).toBe(3);
+    expect(maxTurnsOf({ max_turns: 100 })).toBe(100);
+    for (const bad of [0, 101, 2.5, "3", null]) expect(maxTurnsOf({ max_turns: bad })).toBe(DEFAULT_MAX_TURNS);
+    expect(maxTurnsOf({})).toBe(DEFAULT_MAX_TURNS);
   });
 });

@@ -21,7 +21,8 @@ export function render(view, _params, app) {
         h("dt", {}, "Patterns"), h("dd", {}, d.matched_patterns.join(", ") || "—"),
         d.llm ? [h("dt", {}, "LLM"), h("dd", {}, `${d.llm.provider} ${d.llm.model}, ${Math.round(d.llm.duration_ms)} ms${d.llm.error ? `: ${d.llm.error}` : ""}`)] : null,
         d.fallback ? [h("dt", {}, "Fallback"), h("dd", {}, `${d.fallback.strategy}: ${d.fallback.reason}`)] : null,
-        h("dt", {}, "Time"), h("dd", {}, `${d.latency_us} µs`),
+        // latency_us is the whole route by the Workers clock (millisecond steps, registry read included), not the rule tier's µs.
+        h("dt", {}, "Server time"), h("dd", { title: "The whole route on the server, registry read included, by the Workers clock (it moves in milliseconds)" }, `${Math.round(d.latency_us / 1000)} ms`),
       ),
       d.candidates.length
         ? table("route-candidates", ["Candidate", "Confidence", "Score", "Matched"], d.candidates.map((c) => h("tr", {}, h("td", {}, c.agent), h("td", { class: "num" }, c.confidence), h("td", { class: "num" }, c.score), h("td", {}, [...c.matched_keywords, ...c.matched_patterns].join(", ")))))

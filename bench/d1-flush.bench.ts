@@ -17,11 +17,11 @@
  *
  *   npx tsx bench/d1-flush.bench.ts
  */
-import { build } from "esbuild";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { unstable_readConfig } from "wrangler";
+import { bundleWorker } from "./lib/workerd-compile";
 import { memoryStateFolder, migrationStatements } from "./lib/workerd-server";
 import { runConcurrent, workerdCpu } from "./lib/wrangler-dev";
 
@@ -66,22 +66,13 @@ export default {
 };`;
 
 const config = unstable_readConfig({ config: join(import.meta.dirname, "..", "wrangler.toml") });
-const bundle = await build({
-  stdin: { contents: WORKER, resolveDir: join(import.meta.dirname, ".."), loader: "js" },
-  bundle: true,
-  format: "esm",
-  platform: "neutral",
-  target: "es2022",
-  write: false,
-  logLevel: "silent",
-});
 const state = memoryStateFolder("relay-bench-d1-");
 const mf = new Miniflare({
   ...convertV4MiniflareOptions({
     host: "127.0.0.1",
     port: PORT,
     modules: true,
-    script: bundle.outputFiles[0]!.text,
+    script: await bundleWorker(WORKER),
     compatibilityDate: config.compatibility_date!,
     d1Databases: { DB: "relay" },
   }),

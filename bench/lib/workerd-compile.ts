@@ -43,10 +43,10 @@ const bench :Workerd.Worker = (
 );
 `;
 
-/** Compile times (ms, in order: the first includes JIT warm-up) and memoryBytes, in workerd. */
-export async function compileInWorkerd(agents: readonly AgentDefinition[]): Promise<{ ms: number[]; memoryBytes: number }> {
+/** A bench Worker's source (imports resolved from the repository root) as one ES module for workerd. */
+export async function bundleWorker(source: string): Promise<string> {
   const bundle = await build({
-    stdin: { contents: WORKER, resolveDir: repoRoot, loader: "js" },
+    stdin: { contents: source, resolveDir: repoRoot, loader: "js" },
     bundle: true,
     format: "esm",
     platform: "neutral",
@@ -54,9 +54,15 @@ export async function compileInWorkerd(agents: readonly AgentDefinition[]): Prom
     write: false,
     logLevel: "silent",
   });
+  return bundle.outputFiles[0]?.text ?? "";
+}
+
+/** Compile times (ms, in order: the first includes JIT warm-up) and memoryBytes, in workerd. */
+export async function compileInWorkerd(agents: readonly AgentDefinition[]): Promise<{ ms: number[]; memoryBytes: number }> {
+  const script = await bundleWorker(WORKER);
   const dir = mkdtempSync(path.join(tmpdir(), "relay-workerd-"));
   const port = 20_000 + Math.floor(Math.random() * 20_000);
-  writeFileSync(path.join(dir, "worker.js"), bundle.outputFiles[0]?.text ?? "");
+  writeFileSync(path.join(dir, "worker.js"), script);
   writeFileSync(path.join(dir, "config.capnp"), config(port));
   const child = spawn(path.join(repoRoot, "node_modules", ".bin", "workerd"), ["serve", "config.capnp"], {
     cwd: dir,

@@ -15,7 +15,7 @@
  */
 import { apiClient } from "./lib/api-client";
 import { startWorkerdServer } from "./lib/workerd-server";
-import { percentile, runConcurrent } from "./lib/wrangler-dev";
+import { measureLoad, runConcurrent, type Load } from "./lib/wrangler-dev";
 
 const PORT = 8796;
 const KEY = "bench-shards-key";
@@ -27,20 +27,6 @@ const CONCURRENCY = 16;
 
 const server = await startWorkerdServer(PORT, KEY);
 const { call, ok } = apiClient(server.url, KEY);
-
-interface Phase {
-  p50: number;
-  rate: number;
-}
-
-/** `calls` of `task` at `concurrency` in flight: p50 ms and calls per second. */
-async function phase(calls: number, concurrency: number, task: (i: number) => Promise<unknown>): Promise<Phase> {
-  const started = performance.now();
-  const ms = await runConcurrent(calls, concurrency, async (i) => {
-    await task(i);
-  });
-  return { p50: percentile(ms, 50), rate: calls / ((performance.now() - started) / 1000) };
-}
 
 const health = () => fetch(`${server.url}/health`).then((r) => r.text());
 
@@ -57,8 +43,8 @@ try {
   for (let i = 0; i < 200; i++) await health();
 
   // Filling: creation time by tenth of the fill (16 in flight, so a tenth's figures are its own).
-  const tenths: Phase[] = [];
-  for (let t = 0; t < 10; t++) tenths.push(await phase(HOT / 10, CONCURRENCY, () => ok("POST", "/v1/sessions", { agent: "hot" })));
+  const tenths: Load[] = [];
+  for (let t = 0; t < 10; t++) tenths.push(await measureLoad(HOT / 10, CONCURRENCY, () => ok("POST", "/v1/sessions", { agent: "hot" })));
   const over = await call("POST", "/v1/sessions", { agent: "hot" });
   if (over.json?.error?.details?.reason !== "at_capacity") throw new Error(`the hot agent took session ${HOT + 1}: ${over.status}`);
   await runConcurrent(SOLO, CONCURRENCY, async () => {
@@ -72,17 +58,17 @@ try {
   const at = (i: number) => callers[i % CALLERS]!;
 
   // Interleaved so that drift in the machine's speed falls on both alike.
-  const rows = { health: [] as Phase[], one: [] as Phase[], sixteen: [] as Phase[] };
-  const solo = { health: [] as Phase[], one: [] as Phase[], sixteen: [] as Phase[] };
+  const rows = { health: [] as Load[], one: [] as Load[], sixteen: [] as Load[] };
+  const solo = { health: [] as Load[], one: [] as Load[], sixteen: [] as Load[] };
   for (let pass = 0; pass < 2; pass++) {
-    rows.health.push(await phase(REFUSALS, CONCURRENCY, health));
-    rows.one.push(await phase(REFUSALS, CONCURRENCY, (i) => refused(at(i), "solo")));
-    rows.sixteen.push(await phase(REFUSALS, CONCURRENCY, (i) => refused(at(i), "hot")));
-    solo.health.push(await phase(200, 1, health));
-    solo.one.push(await phase(200, 1, (i) => refused(at(i), "solo")));
-    solo.sixteen.push(await phase(200, 1, (i) => refused(at(i), "hot")));
+    rows.health.push(await measureLoad(REFUSALS, CONCURRENCY, health));
+    rows.one.push(await measureLoad(REFUSALS, CONCURRENCY, (i) => refused(at(i), "solo")));
+    rows.sixteen.push(await measureLoad(REFUSALS, CONCURRENCY, (i) => refused(at(i), "hot")));
+    solo.health.push(await measureLoad(200, 1, health));
+    solo.one.push(await measureLoad(200, 1, (i) => refused(at(i), "solo")));
+    solo.sixteen.push(await measureLoad(200, 1, (i) => refused(at(i), "hot")));
   }
-  const best = (xs: Phase[]): Phase => xs.reduce((a, b) => (b.rate > a.rate ? b : a));
+  const best = (xs: Load[]): Load => xs.reduce((a, b) => (b.rate > a.rate ? b : a));
   const h16 = best(rows.health);
   const h1 = best(solo.health);
 

@@ -25,7 +25,7 @@ import { join } from "node:path";
 import { apiClient } from "./lib/api-client";
 import { startBaselineObjects } from "./lib/baseline-object";
 import { flushesSettled, startWorkerdServer } from "./lib/workerd-server";
-import { devKey, percentile, runConcurrent, startDevServer, type DevServer } from "./lib/wrangler-dev";
+import { devKey, measureLoad, percentile, runConcurrent, startDevServer, type DevServer } from "./lib/wrangler-dev";
 
 const WORKERD_KEY = "bench-workerd-key";
 const SESSIONS = 200;
@@ -200,13 +200,7 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
  */
 async function platformFloor(relay: Shares, persistTo: string | undefined): Promise<void> {
   const plain = await startBaselineObjects(PORT + 2, persistTo);
-  const rate = async (calls: number, task: (i: number) => Promise<unknown>) => {
-    const started = performance.now();
-    await runConcurrent(calls, CONCURRENCY, async (i) => {
-      await task(i);
-    });
-    return calls / ((performance.now() - started) / 1000);
-  };
+  const rate = async (calls: number, task: (i: number) => Promise<unknown>) => (await measureLoad(calls, CONCURRENCY, task)).rate;
   const post = (name: string) => fetch(`${plain.url}/objects/${name}`, { method: "POST" }).then((r) => r.text());
   try {
     for (let i = 0; i < SESSIONS; i++) await post(`live-${i}`);

@@ -11,7 +11,7 @@
  */
 import { apiClient } from "./lib/api-client";
 import { startWorkerdServer } from "./lib/workerd-server";
-import { percentile, runConcurrent } from "./lib/wrangler-dev";
+import { measureLoad, type Load } from "./lib/wrangler-dev";
 
 const PORT = 8797;
 const KEY = "bench-ladder-key";
@@ -22,18 +22,12 @@ const CONCURRENCY = 16;
 const server = await startWorkerdServer(PORT, KEY);
 const api = apiClient(server.url, KEY).ok;
 
-interface Rung {
+interface Rung extends Load {
   name: string;
-  p50: number;
-  rate: number;
 }
 
 async function rung(name: string, calls: number, task: (i: number) => Promise<unknown>): Promise<Rung> {
-  const started = performance.now();
-  const ms = await runConcurrent(calls, CONCURRENCY, async (i) => {
-    await task(i);
-  });
-  return { name, p50: percentile(ms, 50), rate: calls / ((performance.now() - started) / 1000) };
+  return { name, ...(await measureLoad(calls, CONCURRENCY, task)) };
 }
 
 try {

@@ -143,6 +143,21 @@ export async function runConcurrent(total: number, concurrency: number, task: (i
   return durations;
 }
 
+/** A load's result: the p50 of a call (ms) and calls per second. */
+export interface Load {
+  p50: number;
+  rate: number;
+}
+
+/** `calls` of `task` with at most `concurrency` in flight. */
+export async function measureLoad(calls: number, concurrency: number, task: (i: number) => Promise<unknown>): Promise<Load> {
+  const started = performance.now();
+  const ms = await runConcurrent(calls, concurrency, async (i) => {
+    await task(i);
+  });
+  return { p50: percentile(ms, 50), rate: calls / ((performance.now() - started) / 1000) };
+}
+
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;

@@ -1,11 +1,9 @@
-import { messageAdded } from "../src/audit/events";
 import { inboxItemClosed, runStarted } from "../src/audit/run-events";
 import { SYSTEM_ACTOR, agentActor, type Actor, type AuditRecord } from "../src/audit/record";
 import { err, ok, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
 import { closeItem } from "../src/runtime/inbox";
 import { escalationOutput } from "../src/runtime/interpret";
-import { liveMessage } from "../src/runtime/live-events";
 import { maxTurnsOf, newRun, newRunId, traceArgs, traceEvent } from "../src/runtime/run-record";
 import { interruptedStep } from "../src/runtime/run-recovery";
 import { approvalPending, decideApproval, nextEffect, withCallsDone, type Denial } from "../src/runtime/tool-work";
@@ -99,12 +97,9 @@ export class SessionRuns {
     const scope = auditScope(session);
     const item = toHistoryItem({ role: "user", content }, session.current_agent, `msg_${ulid(now)}`, now);
     const run = newRun({ id: newRunId(session.id, now), session_id: session.id, agent: session.current_agent, max_turns: maxTurnsOf(session.metadata), now });
-    let seq = 0;
     await this.k.commit(session, [runStarted(scope, actor, now, { run_id: run.id, agent: run.agent, message_id: item.id! })], () => {
       this.store.save({ run, step: null, resumes: 0, work: null });
-      seq = this.k.store.appendMessage(item, now);
-      this.k.outbox.append([messageAdded(scope, actor, now, session.current_agent, { message_id: item.id!, seq, role: "user", author: null, chars: content.length })]);
-      this.k.liveEvents.append([liveMessage(session.id, run.id, item, now)]);
+      this.steps.append(session, [item], actor, now, run.id);
       // Made here, after the run's own event, so live subscribers see the run start first.
       this.store.addEvents([traceEvent(run, "agent_start", run.agent, now, { outcome: "run started" })]);
       this.steps.watch(run.id, now);

@@ -122,7 +122,6 @@ export class RunSteps {
 
   /** Closes what the session's end leaves open (inside the ending transaction): the run fails, open items are cancelled. */
   onSessionEnd(session: SessionRecord, now: number, reason: string): void {
-    if (!this.k.inbox) return;
     const scope = auditScope(session);
     const records: AuditRecord[] = [];
     for (const item of this.k.inbox.list("open")) {

@@ -3,7 +3,7 @@ import { unstable_readConfig } from "wrangler";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { SESSION_SCHEMA } from "../../durable-objects/session-store";
-import { memoryStateFolder } from "./workerd-server";
+import { memoryStateFolder, migrationStatements } from "./workerd-server";
 import { workerdCpu, workerdRss } from "./wrangler-dev";
 
 /**
@@ -12,15 +12,26 @@ import { workerdCpu, workerdRss } from "./wrangler-dev";
  * table and writes one row: a new name is the floor of creating an object (a session), a
  * name seen before the floor of one commit in a live object (a handoff). `POST
  * /schemas/:name` makes a new object with a Relay session's tables (SESSION_SCHEMA, one
- * exec) and one row, and nothing else of Relay's: what the tables alone cost. `GET
- * /objects/:name` calls the object without touching storage. `GET /health` answers from
- * the Worker alone, as Relay's does.
+ * exec) and one row, and nothing else of Relay's: what the tables alone cost. `POST
+ * /audited/:name` is one write in a live object that also keeps an audit trail in D1 as a
+ * handoff must: four rows in Relay's `audit_log` (its real schema and indexes), sent as one
+ * batch per ten writes, off the request as Relay's flush is — the least an audited handoff
+ * can cost here, with no index upserts, no flow and no Relay code. `GET /objects/:name`
+ * calls the object without touching storage. `GET /health` answers from the Worker alone,
+ * as Relay's does.
  */
 
 const SCRIPT = `
 import { DurableObject } from "cloudflare:workers";
 const SESSION_TABLES = ${JSON.stringify(SESSION_SCHEMA.statements.join(";\n"))};
+const TRANSITIONS = [["handoff.initiated", null, "initiated"], ["handoff.validated", "initiated", "validating"], ["handoff.transferring", "validating", "transferring"], ["handoff.completed", "transferring", "completed"]];
+// Sixteen rows a statement (six binds each, under D1's 100), as Relay writes several rows a statement.
+const AUDIT_ROWS_PER_STATEMENT = 16;
+const insertAudit = (rows) =>
+  "INSERT INTO audit_log (id, at, tenant, session_id, handoff_id, action, agent, actor, actor_type, details) VALUES " +
+  rows.map(() => "(?, ?, 'dev', ?, ?, ?, 'billing', 'api', 'user', ?)").join(", ");
 export class Plain extends DurableObject {
+  pending = [];
   // One transaction, so one commit however many statements: the cheapest way to write.
   async touch(schema = "") {
     const sql = this.ctx.storage.sql;
@@ -37,6 +48,26 @@ export class Plain extends DurableObject {
   async schema() {
     return this.touch(SESSION_TABLES);
   }
+  async audited() {
+    const rows = await this.touch();
+    const at = new Date().toISOString();
+    const handoff = crypto.randomUUID();
+    for (const [action, from, to] of TRANSITIONS) {
+      const details = JSON.stringify({ from, to, source: "triage", target: "billing", mode: "transfer", policy: "immediate", created_at: at });
+      this.pending.push([crypto.randomUUID(), at, this.ctx.id.toString(), handoff, action, details]);
+    }
+    if (this.pending.length >= 40) {
+      const db = this.env.DB;
+      const batch = this.pending.splice(0);
+      const statements = [];
+      for (let from = 0; from < batch.length; from += AUDIT_ROWS_PER_STATEMENT) {
+        const some = batch.slice(from, from + AUDIT_ROWS_PER_STATEMENT);
+        statements.push(db.prepare(insertAudit(some)).bind(...some.flat()));
+      }
+      this.ctx.waitUntil(db.batch(statements));
+    }
+    return rows;
+  }
 }
 export default {
   async fetch(request, env) {
@@ -44,6 +75,7 @@ export default {
     if (url.pathname === "/health") return new Response("ok");
     const stub = env.PLAIN.get(env.PLAIN.idFromName(url.pathname.split("/").pop()));
     if (url.pathname.startsWith("/schemas/")) return Response.json({ rows: await stub.schema() });
+    if (url.pathname.startsWith("/audited/")) return Response.json({ rows: await stub.audited() });
     return Response.json({ rows: request.method === "POST" ? await stub.touch() : await stub.ping() });
   },
 };`;
@@ -58,11 +90,14 @@ export async function startBaselineObjects(port: number, persistTo?: string): Pr
     script: SCRIPT,
     compatibilityDate: config.compatibility_date!,
     durableObjects: { PLAIN: { className: "Plain", useSQLite: true } },
+    d1Databases: { DB: "relay" },
   });
   // Local state as Relay's bench server keeps it: in memory unless a folder is given.
   const state = persistTo ?? memoryStateFolder("relay-bench-plain-");
   const mf = new Miniflare({ ...options, resourcePersistencePath: state });
   const url = (await mf.ready).toString().replace(/\/$/, "");
+  const db = await mf.getD1Database("DB");
+  for (const statement of migrationStatements()) await db.prepare(statement).run();
   return {
     url,
     workerdRssMiB: () => workerdRss(process.pid),

@@ -15,15 +15,15 @@
  *   BENCH_PERSIST_TO=/dev/shm/relay-bench npx tsx bench/handoffs.bench.ts   (wrangler dev's state on tmpfs)
  *
  * The demo agents have no capacity limit, so no handoff here calls an AgentDO (see
- * bench/profile-handoffs.ts with PROFILE_CAPACITY for leased handoffs). After each workerd
- * setup, the same loads on the smallest SQLite-backed object with the same storage: the
- * floor workerd allows.
+ * bench/profile-handoffs.ts with PROFILE_CAPACITY for leased handoffs). After each setup,
+ * the same loads on the smallest SQLite-backed object, served the same way with the same
+ * storage: the floor the platform allows.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { apiClient } from "./lib/api-client";
-import { startBaselineObjects } from "./lib/baseline-object";
+import { startBaselineDevServer, startBaselineObjects, type BaselineServer } from "./lib/baseline-object";
 import { flushesSettled, startWorkerdServer } from "./lib/workerd-server";
 import { devKey, measureLoad, percentile, runConcurrent, startDevServer, type DevServer } from "./lib/wrangler-dev";
 
@@ -192,15 +192,14 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
 }
 
 /**
- * What workerd itself allows, on the same machine in the same run: the smallest Worker
+ * What the platform itself allows, in the same setup and the same run: the smallest Worker
  * with a SQLite-backed object (bench/lib/baseline-object.ts), 16 in flight, each figure
  * beside that Worker's own /health. A new object with one table and one row is the floor
  * of session creation; one write in a live object the floor of a handoff, and that write
  * with its four audit rows sent to D1 the floor of an audited one (a handoff is that and
  * more: its flow, its records, the index upserts).
  */
-async function platformFloor(relay: Shares, persistTo: string | undefined): Promise<void> {
-  const plain = await startBaselineObjects(PORT + 2, persistTo);
+async function platformFloor(relay: Shares, plain: BaselineServer, where: string): Promise<void> {
   const rate = async (calls: number, task: (i: number) => Promise<unknown>) => (await measureLoad(calls, CONCURRENCY, task)).rate;
   const post = (name: string) => fetch(`${plain.url}/objects/${name}`, { method: "POST" }).then((r) => r.text());
   try {
@@ -220,12 +219,12 @@ async function platformFloor(relay: Shares, persistTo: string | undefined): Prom
     const median = (values: number[]) => [...values].sort((x, y) => x - y)[1]!;
     const [health, ...others] = passes.map(median) as [number, ...number[]];
     const rows: [string, number][] = loads.slice(1).map(([name], i) => [name, others[i]!]);
-    console.log(`\nThe platform's floor: the smallest SQLite-backed Durable Object on the same workerd, state ${persistTo ? "on disk" : "in memory"}, ${CONCURRENCY} in flight, median of 3 interleaved passes`);
+    console.log(`\nThe platform's floor: the smallest SQLite-backed Durable Object ${where}, ${CONCURRENCY} in flight, median of 3 interleaved passes`);
     console.log("| request | throughput | vs its /health |\n| --- | --- | --- |");
     console.log(`| GET /health | ${health.toFixed(0)} req/s | 100% |`);
     for (const [name, perSecond] of rows) console.log(`| ${name} | ${perSecond.toFixed(0)} req/s | ${((perSecond / health) * 100).toFixed(0)}% |`);
     const floor = (i: number) => (rows[i]![1] / health) * 100;
-    console.log(`\n| Relay on workerd, share of /health beside the floor's | Relay | floor | Relay / floor |\n| --- | --- | --- | --- |`);
+    console.log(`\n| Relay, share of /health beside the floor's | Relay | floor | Relay / floor |\n| --- | --- | --- | --- |`);
     console.log(`| handoffs at 16 in flight, beside one write | ${relay.handoffs.toFixed(0)}% | ${floor(1).toFixed(0)}% | ${((relay.handoffs / floor(1)) * 100).toFixed(0)}% |`);
     console.log(`| handoffs at 16 in flight, beside one write and its audit rows | ${relay.handoffs.toFixed(0)}% | ${floor(2).toFixed(0)}% | ${((relay.handoffs / floor(2)) * 100).toFixed(0)}% |`);
     console.log(`| session creation | ${relay.sessions.toFixed(0)}% | ${floor(3).toFixed(0)}% | ${((relay.sessions / floor(3)) * 100).toFixed(0)}% |`);
@@ -247,11 +246,12 @@ for (const runtime of RUNTIMES) {
     await server.stop();
     if (disk) rmSync(disk, { recursive: true, force: true });
   }
-  if (!onWorkerd) continue;
-  // The floor on the same storage, Relay's state gone first.
-  const floorDisk = disk === undefined ? undefined : mkdtempSync(join(tmpdir(), "relay-bench-disk-plain-"));
+  // The floor in the same setup, Relay's server stopped first.
+  const floorDisk = runtime === "workerd-disk" ? mkdtempSync(join(tmpdir(), "relay-bench-disk-plain-")) : undefined;
   try {
-    await platformFloor(shares, floorDisk);
+    const plain = onWorkerd ? await startBaselineObjects(PORT + 2, floorDisk) : await startBaselineDevServer(PORT + 2, process.env.BENCH_PERSIST_TO);
+    const where = onWorkerd ? `on the same workerd, state ${floorDisk ? "on disk" : "in memory"}` : `through wrangler dev, state ${process.env.BENCH_PERSIST_TO ?? "on disk"}`;
+    await platformFloor(shares, plain, where);
   } finally {
     if (floorDisk) rmSync(floorDisk, { recursive: true, force: true });
   }

@@ -1,10 +1,12 @@
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
-import { rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SESSION_SCHEMA } from "../../durable-objects/session-store";
 import { memoryStateFolder, migrationStatements } from "./workerd-server";
-import { workerdCpu, workerdRss } from "./wrangler-dev";
+import { spawnWranglerDev, workerdCpu, workerdRss } from "./wrangler-dev";
 
 /**
  * The smallest Worker with a SQLite-backed Durable Object, on the same workerd, for a
@@ -21,7 +23,7 @@ import { workerdCpu, workerdRss } from "./wrangler-dev";
  * as Relay's does.
  */
 
-const SCRIPT = `
+export const BASELINE_WORKER_SCRIPT = `
 import { DurableObject } from "cloudflare:workers";
 const SESSION_TABLES = ${JSON.stringify(SESSION_SCHEMA.statements.join(";\n"))};
 const TRANSITIONS = [["handoff.initiated", null, "initiated"], ["handoff.validated", "initiated", "validating"], ["handoff.transferring", "validating", "transferring"], ["handoff.completed", "transferring", "completed"]];
@@ -80,14 +82,23 @@ export default {
   },
 };`;
 
-export async function startBaselineObjects(port: number, persistTo?: string): Promise<{ url: string; workerdRssMiB(): number; workerdCpuMs(): number; stop(): Promise<void> }> {
-  const config = unstable_readConfig({ config: join(import.meta.dirname, "..", "..", "wrangler.toml") });
+const root = join(import.meta.dirname, "..", "..");
+
+export interface BaselineServer {
+  url: string;
+  workerdRssMiB(): number;
+  workerdCpuMs(): number;
+  stop(): Promise<void>;
+}
+
+export async function startBaselineObjects(port: number, persistTo?: string): Promise<BaselineServer> {
+  const config = unstable_readConfig({ config: join(root, "wrangler.toml") });
   // Miniflare 5 takes the classic options through its converter, as bench/lib/workerd-server.ts does.
   const options = convertV4MiniflareOptions({
     host: "127.0.0.1",
     port,
     modules: true,
-    script: SCRIPT,
+    script: BASELINE_WORKER_SCRIPT,
     compatibilityDate: config.compatibility_date!,
     durableObjects: { PLAIN: { className: "Plain", useSQLite: true } },
     d1Databases: { DB: "relay" },
@@ -105,6 +116,53 @@ export async function startBaselineObjects(port: number, persistTo?: string): Pr
     stop: async () => {
       await mf.dispose();
       if (persistTo === undefined) rmSync(state, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The same Worker through `wrangler dev` and its proxy, as Relay runs in the handoffs
+ * bench's wrangler setup: its own folder with a wrangler.toml, D1 migrated with Relay's
+ * migrations, local state on disk in that folder (removed at `stop`) unless `persistTo`
+ * names another (wrangler's `--persist-to`, e.g. on tmpfs as Relay's may be).
+ */
+export async function startBaselineDevServer(port: number, persistTo?: string): Promise<BaselineServer> {
+  const config = unstable_readConfig({ config: join(root, "wrangler.toml") });
+  const folder = mkdtempSync(join(tmpdir(), "relay-bench-plain-dev-"));
+  writeFileSync(join(folder, "worker.js"), BASELINE_WORKER_SCRIPT);
+  writeFileSync(
+    join(folder, "wrangler.toml"),
+    `name = "relay-bench-plain"
+main = "worker.js"
+compatibility_date = "${config.compatibility_date}"
+
+[[durable_objects.bindings]]
+name = "PLAIN"
+class_name = "Plain"
+
+[[migrations]]
+tag = "v1"
+new_sqlite_classes = ["Plain"]
+
+[[d1_databases]]
+binding = "DB"
+database_name = "relay"
+database_id = "00000000-0000-4000-8000-000000000000"
+migrations_dir = ${JSON.stringify(join(root, "migrations"))}
+`,
+  );
+  const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
+  const state = persistTo === undefined ? [] : ["--persist-to", mkdtempSync(join(persistTo, "plain-"))];
+  execFileSync(join(root, "node_modules", ".bin", "wrangler"), ["d1", "migrations", "apply", "relay", "--local", ...state], { cwd: folder, env, stdio: ["ignore", "ignore", "inherit"] });
+  const server = await spawnWranglerDev(folder, port, state, env);
+  return {
+    url: server.url,
+    workerdRssMiB: server.workerdRssMiB,
+    workerdCpuMs: server.workerdCpuMs,
+    stop: async () => {
+      await server.stop();
+      rmSync(folder, { recursive: true, force: true });
+      if (state.length > 0) rmSync(state[1]!, { recursive: true, force: true });
     },
   };
 }

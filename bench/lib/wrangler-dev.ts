@@ -33,8 +33,16 @@ export async function startDevServer(port = 8788, persistTo?: string, vars: Reco
   });
   const persist = persistTo ? ["--persist-to", persistTo] : [];
   const extraVars = Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
-  const child = spawn(join(root, "node_modules", ".bin", "wrangler"), ["dev", "--port", String(port), "--ip", "127.0.0.1", ...persist, ...extraVars], {
-    cwd: root,
+  return spawnWranglerDev(root, port, [...persist, ...extraVars], env);
+}
+
+/**
+ * Runs `wrangler dev` for the Worker configured in `cwd` on loopback and waits until its
+ * `GET /health` answers; `stop` ends wrangler and its workerd processes.
+ */
+export async function spawnWranglerDev(cwd: string, port: number, args: string[], env: NodeJS.ProcessEnv): Promise<DevServer> {
+  const child = spawn(join(root, "node_modules", ".bin", "wrangler"), ["dev", "--port", String(port), "--ip", "127.0.0.1", ...args], {
+    cwd,
     env,
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,

@@ -9,8 +9,8 @@ import { memoryStateFolder, migrationStatements } from "./workerd-server";
 import { spawnWranglerDev, workerdCpu, workerdRss } from "./wrangler-dev";
 
 /**
- * The smallest Worker with a SQLite-backed Durable Object, on the same workerd, for a
- * baseline beside Relay. `POST /objects/:name` makes the object if it is new, creates one
+ * The smallest Worker with a SQLite-backed Durable Object, served as Relay is (on workerd
+ * through Miniflare's API, or through `wrangler dev`), for a baseline beside Relay. `POST /objects/:name` makes the object if it is new, creates one
  * table and writes one row: a new name is the floor of creating an object (a session), a
  * name seen before the floor of one commit in a live object (a handoff). `POST
  * /schemas/:name` makes a new object with a Relay session's tables (SESSION_SCHEMA, one
@@ -18,12 +18,13 @@ import { spawnWranglerDev, workerdCpu, workerdRss } from "./wrangler-dev";
  * /audited/:name` is one write in a live object that also keeps an audit trail in D1 as a
  * handoff must: four rows in Relay's `audit_log` (its real schema and indexes), sent as one
  * batch per ten writes, off the request as Relay's flush is — the least an audited handoff
- * can cost here, with no index upserts, no flow and no Relay code. `GET /objects/:name`
+ * can cost here, with no index upserts, no flow and no Relay code (`GET /audit-rows`
+ * counts what reached D1). `GET /objects/:name`
  * calls the object without touching storage. `GET /health` answers from the Worker alone,
  * as Relay's does.
  */
 
-export const BASELINE_WORKER_SCRIPT = `
+const SCRIPT = `
 import { DurableObject } from "cloudflare:workers";
 const SESSION_TABLES = ${JSON.stringify(SESSION_SCHEMA.statements.join(";\n"))};
 const TRANSITIONS = [["handoff.initiated", null, "initiated"], ["handoff.validated", "initiated", "validating"], ["handoff.transferring", "validating", "transferring"], ["handoff.completed", "transferring", "completed"]];
@@ -75,6 +76,7 @@ export default {
   async fetch(request, env) {
     const url = new URL(request.url);
     if (url.pathname === "/health") return new Response("ok");
+    if (url.pathname === "/audit-rows") return Response.json({ rows: (await env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log").first()).n });
     const stub = env.PLAIN.get(env.PLAIN.idFromName(url.pathname.split("/").pop()));
     if (url.pathname.startsWith("/schemas/")) return Response.json({ rows: await stub.schema() });
     if (url.pathname.startsWith("/audited/")) return Response.json({ rows: await stub.audited() });
@@ -98,7 +100,7 @@ export async function startBaselineObjects(port: number, persistTo?: string): Pr
     host: "127.0.0.1",
     port,
     modules: true,
-    script: BASELINE_WORKER_SCRIPT,
+    script: SCRIPT,
     compatibilityDate: config.compatibility_date!,
     durableObjects: { PLAIN: { className: "Plain", useSQLite: true } },
     d1Databases: { DB: "relay" },
@@ -129,7 +131,7 @@ export async function startBaselineObjects(port: number, persistTo?: string): Pr
 export async function startBaselineDevServer(port: number, persistTo?: string): Promise<BaselineServer> {
   const config = unstable_readConfig({ config: join(root, "wrangler.toml") });
   const folder = mkdtempSync(join(tmpdir(), "relay-bench-plain-dev-"));
-  writeFileSync(join(folder, "worker.js"), BASELINE_WORKER_SCRIPT);
+  writeFileSync(join(folder, "worker.js"), SCRIPT);
   writeFileSync(
     join(folder, "wrangler.toml"),
     `name = "relay-bench-plain"
@@ -156,9 +158,7 @@ migrations_dir = ${JSON.stringify(join(root, "migrations"))}
   execFileSync(join(root, "node_modules", ".bin", "wrangler"), ["d1", "migrations", "apply", "relay", "--local", ...state], { cwd: folder, env, stdio: ["ignore", "ignore", "inherit"] });
   const server = await spawnWranglerDev(folder, port, state, env);
   return {
-    url: server.url,
-    workerdRssMiB: server.workerdRssMiB,
-    workerdCpuMs: server.workerdCpuMs,
+    ...server,
     stop: async () => {
       await server.stop();
       rmSync(folder, { recursive: true, force: true });

@@ -72,27 +72,28 @@ export async function startWorkerdServer(port: number, key: string, vars: Record
   });
   const state = persistTo ?? memoryStateFolder("relay-bench-state-");
   const mf = new Miniflare({ ...options, resourcePersistencePath: state });
-  const url = (await mf.ready).toString().replace(/\/$/, "");
-  const db = await mf.getD1Database("DB");
-  for (const statement of migrationStatements()) await db.prepare(statement).run();
-  for (const file of readdirSync(join(root, "agents")).filter((f) => f.endsWith(".md"))) {
-    const name = file.slice(0, -3);
-    const response = await fetch(`${url}/v1/agents/${name}`, {
-      method: "PUT",
-      headers: { Authorization: `Bearer ${key}`, "Content-Type": "text/markdown" },
-      body: readFileSync(join(root, "agents", file), "utf8"),
-    });
-    if (!response.ok) throw new Error(`loading agents/${file}: ${response.status} ${await response.text()}`);
-  }
-  return {
-    url,
-    process: undefined as never,
-    workerdRssMiB: () => workerdRss(process.pid),
-    workerdCpuMs: () => workerdCpu(process.pid),
-    stop: async () => {
-      await mf.dispose();
-      rmSync(build, { recursive: true, force: true });
-      if (persistTo === undefined) rmSync(state, { recursive: true, force: true });
-    },
+  const stop = async () => {
+    await mf.dispose();
+    rmSync(build, { recursive: true, force: true });
+    if (persistTo === undefined) rmSync(state, { recursive: true, force: true });
   };
+  try {
+    const url = (await mf.ready).toString().replace(/\/$/, "");
+    const db = await mf.getD1Database("DB");
+    for (const statement of migrationStatements()) await db.prepare(statement).run();
+    for (const file of readdirSync(join(root, "agents")).filter((f) => f.endsWith(".md"))) {
+      const name = file.slice(0, -3);
+      const response = await fetch(`${url}/v1/agents/${name}`, {
+        method: "PUT",
+        headers: { Authorization: `Bearer ${key}`, "Content-Type": "text/markdown" },
+        body: readFileSync(join(root, "agents", file), "utf8"),
+      });
+      if (!response.ok) throw new Error(`loading agents/${file}: ${response.status} ${await response.text()}`);
+    }
+    return { url, process: undefined as never, workerdRssMiB: () => workerdRss(process.pid), workerdCpuMs: () => workerdCpu(process.pid), stop };
+  } catch (error) {
+    // A set-up that fails leaves no workerd, bundle or state folder behind.
+    await stop();
+    throw error;
+  }
 }

@@ -23,7 +23,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { apiClient } from "./lib/api-client";
-import { startBaselineDevServer, startBaselineObjects, type BaselineServer } from "./lib/baseline-object";
+import { AUDIT_ROWS_PER_WRITE, AUDITED_WRITES_PER_BATCH, startBaselineDevServer, startBaselineObjects, type BaselineServer } from "./lib/baseline-object";
 import { flushesSettled, startWorkerdServer } from "./lib/workerd-server";
 import { devKey, measureLoad, percentile, runConcurrent, startDevServer, type DevServer } from "./lib/wrangler-dev";
 
@@ -218,8 +218,9 @@ async function platformFloor(relay: Shares, plain: BaselineServer, where: string
     ];
     const passes = loads.map(() => [] as number[]);
     for (let pass = 0; pass < FLOOR_PASSES; pass++) for (const [at, [, calls, task]] of loads.entries()) passes[at]!.push(await rate(calls, (i) => task(i, pass)));
-    // Every audited write's rows reached D1 (each object took ten writes a pass: one batch).
-    const audited = 4 * FLOOR_PASSES * SESSIONS * HANDOFFS_PER_SESSION;
+    // Every full batch of audited rows reached D1 (an object sends them per AUDITED_WRITES_PER_BATCH writes).
+    const writesPerObject = FLOOR_PASSES * HANDOFFS_PER_SESSION;
+    const audited = SESSIONS * AUDIT_ROWS_PER_WRITE * (writesPerObject - (writesPerObject % AUDITED_WRITES_PER_BATCH));
     for (let waited = 0; ; waited += 100) {
       const { rows } = (await (await fetch(`${plain.url}/audit-rows`)).json()) as { rows: number };
       if (rows === audited) break;

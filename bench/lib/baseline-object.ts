@@ -10,24 +10,35 @@ import { spawnWranglerDev, workerdCpu, workerdRss } from "./wrangler-dev";
 
 /**
  * The smallest Worker with a SQLite-backed Durable Object, served as Relay is (on workerd
- * through Miniflare's API, or through `wrangler dev`), for a baseline beside Relay. `POST /objects/:name` makes the object if it is new, creates one
- * table and writes one row: a new name is the floor of creating an object (a session), a
- * name seen before the floor of one commit in a live object (a handoff). `POST
+ * through Miniflare's API, or through `wrangler dev`), for a baseline beside Relay. `POST
+ * /objects/:name` makes the object if it is new, creates one table and writes one row: a
+ * new name is the floor of creating an object (a session), a name seen before the floor of
+ * one commit in a live object (a handoff). `POST
  * /schemas/:name` makes a new object with a Relay session's tables (SESSION_SCHEMA, one
  * exec) and one row, and nothing else of Relay's: what the tables alone cost. `POST
  * /audited/:name` is one write in a live object that also keeps an audit trail in D1 as a
  * handoff must: four rows in Relay's `audit_log` (its real schema and indexes), sent as one
  * batch per ten writes, off the request as Relay's flush is — the least an audited handoff
  * can cost here, with no index upserts, no flow and no Relay code (`GET /audit-rows`
- * counts what reached D1). `GET /objects/:name`
- * calls the object without touching storage. `GET /health` answers from the Worker alone,
- * as Relay's does.
+ * counts what reached D1). `GET /objects/:name` calls the object without touching storage.
+ * `GET /health` answers from the Worker alone, as Relay's does.
  */
+
+/** An immediate handoff's transitions (action, from, to): an audited write's rows, one each. */
+const TRANSITIONS = [
+  ["handoff.initiated", null, "initiated"],
+  ["handoff.validated", "initiated", "validating"],
+  ["handoff.transferring", "validating", "transferring"],
+  ["handoff.completed", "transferring", "completed"],
+];
+export const AUDIT_ROWS_PER_WRITE = TRANSITIONS.length;
+/** Audited writes an object collects before it sends their rows to D1 in one batch. */
+export const AUDITED_WRITES_PER_BATCH = 10;
 
 const SCRIPT = `
 import { DurableObject } from "cloudflare:workers";
 const SESSION_TABLES = ${JSON.stringify(SESSION_SCHEMA.statements.join(";\n"))};
-const TRANSITIONS = [["handoff.initiated", null, "initiated"], ["handoff.validated", "initiated", "validating"], ["handoff.transferring", "validating", "transferring"], ["handoff.completed", "transferring", "completed"]];
+const TRANSITIONS = ${JSON.stringify(TRANSITIONS)};
 // Sixteen rows a statement (six binds each, under D1's 100), as Relay writes several rows a statement.
 const AUDIT_ROWS_PER_STATEMENT = 16;
 const insertAudit = (rows) =>
@@ -59,7 +70,7 @@ export class Plain extends DurableObject {
       const details = JSON.stringify({ from, to, source: "triage", target: "billing", mode: "transfer", policy: "immediate", created_at: at });
       this.pending.push([crypto.randomUUID(), at, this.ctx.id.toString(), handoff, action, details]);
     }
-    if (this.pending.length >= 40) {
+    if (this.pending.length >= ${AUDIT_ROWS_PER_WRITE * AUDITED_WRITES_PER_BATCH}) {
       const db = this.env.DB;
       const batch = this.pending.splice(0);
       const statements = [];
@@ -108,18 +119,20 @@ export async function startBaselineObjects(port: number, persistTo?: string): Pr
   // Local state as Relay's bench server keeps it: in memory unless a folder is given.
   const state = persistTo ?? memoryStateFolder("relay-bench-plain-");
   const mf = new Miniflare({ ...options, resourcePersistencePath: state });
-  const url = (await mf.ready).toString().replace(/\/$/, "");
-  const db = await mf.getD1Database("DB");
-  for (const statement of migrationStatements()) await db.prepare(statement).run();
-  return {
-    url,
-    workerdRssMiB: () => workerdRss(process.pid),
-    workerdCpuMs: () => workerdCpu(process.pid),
-    stop: async () => {
-      await mf.dispose();
-      if (persistTo === undefined) rmSync(state, { recursive: true, force: true });
-    },
+  const stop = async () => {
+    await mf.dispose();
+    if (persistTo === undefined) rmSync(state, { recursive: true, force: true });
   };
+  try {
+    const url = (await mf.ready).toString().replace(/\/$/, "");
+    const db = await mf.getD1Database("DB");
+    for (const statement of migrationStatements()) await db.prepare(statement).run();
+    return { url, workerdRssMiB: () => workerdRss(process.pid), workerdCpuMs: () => workerdCpu(process.pid), stop };
+  } catch (error) {
+    // As the Relay bench server does: a set-up that fails leaves no workerd or state behind.
+    await stop();
+    throw error;
+  }
 }
 
 /**
@@ -155,14 +168,22 @@ migrations_dir = ${JSON.stringify(join(root, "migrations"))}
   );
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
   const state = persistTo === undefined ? [] : ["--persist-to", mkdtempSync(join(persistTo, "plain-"))];
-  execFileSync(join(root, "node_modules", ".bin", "wrangler"), ["d1", "migrations", "apply", "relay", "--local", ...state], { cwd: folder, env, stdio: ["ignore", "ignore", "inherit"] });
-  const server = await spawnWranglerDev(folder, port, state, env);
-  return {
-    ...server,
-    stop: async () => {
-      await server.stop();
-      rmSync(folder, { recursive: true, force: true });
-      if (state.length > 0) rmSync(state[1]!, { recursive: true, force: true });
-    },
+  const removeFolders = () => {
+    rmSync(folder, { recursive: true, force: true });
+    if (state.length > 0) rmSync(state[1]!, { recursive: true, force: true });
   };
+  try {
+    execFileSync(join(root, "node_modules", ".bin", "wrangler"), ["d1", "migrations", "apply", "relay", "--local", ...state], { cwd: folder, env, stdio: ["ignore", "ignore", "inherit"] });
+    const server = await spawnWranglerDev(folder, port, state, env);
+    return {
+      ...server,
+      stop: async () => {
+        await server.stop();
+        removeFolders();
+      },
+    };
+  } catch (error) {
+    removeFolders();
+    throw error;
+  }
 }

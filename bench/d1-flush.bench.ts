@@ -17,9 +17,10 @@
  *
  *   npx tsx bench/d1-flush.bench.ts
  */
-import { convertV4MiniflareOptions, Miniflare } from "miniflare";
+
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 import { bundleWorker } from "./lib/workerd-compile";
 import { memoryStateFolder, migrationStatements } from "./lib/workerd-server";
@@ -108,12 +109,18 @@ try {
   const h = median(health);
   const own = (xs: number[]) => median(xs) - h;
   const perHandoff = own(flush) / HANDOFFS_PER_FLUSH;
-  console.log(`\nD1 on workerd via Miniflare's API (state in memory), ${CONCURRENCY} in flight, workerd CPU per request, median of ${PASSES} interleaved passes`);
+  console.log(
+    `\nD1 on workerd via Miniflare's API (state in memory), ${CONCURRENCY} in flight, workerd CPU per request, median of ${PASSES} interleaved passes`,
+  );
   console.log("| request | CPU | its own, minus /health's | vs /health |");
   console.log("| --- | --- | --- | --- |");
   console.log(`| GET /health | ${h.toFixed(0)} µs | - | 1.0× |`);
-  console.log(`| a D1 batch of one SELECT 1 (floor of any flush) | ${median(floor).toFixed(0)} µs | ${own(floor).toFixed(0)} µs | ${(own(floor) / h).toFixed(2)}× |`);
-  console.log(`| the flush of ${HANDOFFS_PER_FLUSH} handoffs (${HANDOFFS_PER_FLUSH * 4} audit rows + index upserts, one batch) | ${median(flush).toFixed(0)} µs | ${own(flush).toFixed(0)} µs | ${(own(flush) / h).toFixed(2)}× |`);
+  console.log(
+    `| a D1 batch of one SELECT 1 (floor of any flush) | ${median(floor).toFixed(0)} µs | ${own(floor).toFixed(0)} µs | ${(own(floor) / h).toFixed(2)}× |`,
+  );
+  console.log(
+    `| the flush of ${HANDOFFS_PER_FLUSH} handoffs (${HANDOFFS_PER_FLUSH * 4} audit rows + index upserts, one batch) | ${median(flush).toFixed(0)} µs | ${own(flush).toFixed(0)} µs | ${(own(flush) / h).toFixed(2)}× |`,
+  );
   console.log(`| … per handoff | | ${perHandoff.toFixed(0)} µs | ${(perHandoff / h).toFixed(2)}× |`);
 } finally {
   await mf.dispose();

@@ -25,10 +25,15 @@
  */
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { compileRuleRouter } from "../src/routing/rule-router";
-import { calibrationFeatures, FEATURE_NAMES, probabilityCorrect, type Calibration } from "../src/routing/classifier/calibration";
+import {
+  type Calibration,
+  calibrationFeatures,
+  FEATURE_NAMES,
+  probabilityCorrect,
+} from "../src/routing/classifier/calibration";
 import { CALIBRATION_PARAMS } from "../src/routing/classifier/calibration-params";
-import { CLINC_CREDIT, loadClincOrExit, repoRoot, type Clinc, type ClincRow } from "./lib/clinc";
+import { compileRuleRouter } from "../src/routing/rule-router";
+import { CLINC_CREDIT, type Clinc, type ClincRow, loadClincOrExit, repoRoot } from "./lib/clinc";
 import { deriveKeywords, domainAgents } from "./lib/registries";
 
 const FOLDS = 5;
@@ -176,14 +181,16 @@ function solve(a: number[][], b: number[]): number[] {
   const m = a.map((row, i) => [...row, b[i] as number]);
   for (let c = 0; c < n; c++) {
     let p = c;
-    for (let r = c + 1; r < n; r++) if (Math.abs((m[r] as number[])[c] as number) > Math.abs((m[p] as number[])[c] as number)) p = r;
+    for (let r = c + 1; r < n; r++)
+      if (Math.abs((m[r] as number[])[c] as number) > Math.abs((m[p] as number[])[c] as number)) p = r;
     [m[c], m[p]] = [m[p] as number[], m[c] as number[]];
     const pivot = (m[c] as number[])[c] as number;
     if (Math.abs(pivot) < 1e-12) continue;
     for (let r = 0; r < n; r++) {
       if (r === c) continue;
       const f = ((m[r] as number[])[c] as number) / pivot;
-      for (let j = c; j <= n; j++) (m[r] as number[])[j] = ((m[r] as number[])[j] as number) - f * ((m[c] as number[])[j] as number);
+      for (let j = c; j <= n; j++)
+        (m[r] as number[])[j] = ((m[r] as number[])[j] as number) - f * ((m[c] as number[])[j] as number);
     }
   }
   return m.map((row, i) => (Math.abs(row[i] as number) < 1e-12 ? 0 : (row[n] as number) / (row[i] as number)));
@@ -256,7 +263,9 @@ function main(): void {
   const singleAgentWeights = fit(true);
   const calibration: Calibration = { ruleWeight: bestWeight, weights, singleAgentWeights };
   console.log(`\nrule weight ${bestWeight}; weights (several agents | one agent):`);
-  FEATURE_NAMES.forEach((name, i) => console.log(`  ${name.padEnd(28)} ${String(weights[i]).padStart(8)} | ${singleAgentWeights[i]}`));
+  FEATURE_NAMES.forEach((name, i) =>
+    console.log(`  ${name.padEnd(28)} ${String(weights[i]).padStart(8)} | ${singleAgentWeights[i]}`),
+  );
   console.log("\nCross-validated on train (each row scored by a router compiled without it):\n");
   report(byWeight.get(bestWeight) ?? [], calibration);
   console.log(`\n${((performance.now() - started) / 1000).toFixed(1)} s`);

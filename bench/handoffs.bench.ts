@@ -23,9 +23,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { apiClient } from "./lib/api-client";
-import { AUDIT_ROWS_PER_WRITE, AUDITED_WRITES_PER_BATCH, startBaselineDevServer, startBaselineObjects, type BaselineServer } from "./lib/baseline-object";
+import {
+  AUDIT_ROWS_PER_WRITE,
+  AUDITED_WRITES_PER_BATCH,
+  type BaselineServer,
+  startBaselineDevServer,
+  startBaselineObjects,
+} from "./lib/baseline-object";
 import { flushesSettled, startWorkerdServer } from "./lib/workerd-server";
-import { devKey, measureLoad, percentile, runConcurrent, startDevServer, type DevServer } from "./lib/wrangler-dev";
+import { type DevServer, devKey, measureLoad, percentile, runConcurrent, startDevServer } from "./lib/wrangler-dev";
 
 const WORKERD_KEY = "bench-workerd-key";
 const SESSIONS = 200;
@@ -38,7 +44,11 @@ const FLOOR_PASSES = 3;
 const RUNTIMES = (process.env.BENCH_RUNTIME ?? "workerd,workerd-disk,wrangler").split(",");
 
 function summary(ms: number[], seconds: number, unit: string): string[] {
-  return [percentile(ms, 50).toFixed(2), percentile(ms, 99).toFixed(2), (ms.length / seconds).toFixed(0) + ` ${unit}/s`];
+  return [
+    percentile(ms, 50).toFixed(2),
+    percentile(ms, 99).toFixed(2),
+    (ms.length / seconds).toFixed(0) + ` ${unit}/s`,
+  ];
 }
 
 /** Throughput as a share of /health's under the same load, in percent. */
@@ -53,8 +63,18 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
   // Warm-up on sessions of their own: isolate start, registry reads, first objects.
   for (let i = 0; i < 20; i++) {
     const warm = await api("POST", "/v1/sessions", { agent: "triage" });
-    await api("POST", "/v1/handoffs", { session_id: warm.json.id, source_agent: "triage", target_agent: "billing", reason: "warm-up" });
-    await api("POST", "/v1/handoffs", { session_id: warm.json.id, source_agent: "billing", mode: "return", reason: "warm-up" });
+    await api("POST", "/v1/handoffs", {
+      session_id: warm.json.id,
+      source_agent: "triage",
+      target_agent: "billing",
+      reason: "warm-up",
+    });
+    await api("POST", "/v1/handoffs", {
+      session_id: warm.json.id,
+      source_agent: "billing",
+      mode: "return",
+      reason: "warm-up",
+    });
     await api("DELETE", `/v1/sessions/${warm.json.id}`);
   }
 
@@ -90,7 +110,10 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
       const key = reply.status === 200 ? reply.json.status : `${reply.status} ${reply.json?.error?.code}`;
       outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
       // Every handoff's transitions, read from its record (failures name it in the error).
-      const record = reply.status === 200 ? reply.json : (await api("GET", `/v1/handoffs/${reply.json.error.details.handoff_id}`)).json;
+      const record =
+        reply.status === 200
+          ? reply.json
+          : (await api("GET", `/v1/handoffs/${reply.json.error.details.handoff_id}`)).json;
       transitions += record.transitions.length;
       if (reply.status !== 200) break;
     }
@@ -106,7 +129,10 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
   for (let i = 0; i < 20; i++) {
     const session = ids[i]!;
     for (let h = 0; h < 10; h++) {
-      const body = h % 2 === 0 ? { session_id: session, source_agent: "triage", target_agent: "sales", reason: "solo" } : { session_id: session, source_agent: "sales", mode: "return", reason: "solo" };
+      const body =
+        h % 2 === 0
+          ? { session_id: session, source_agent: "triage", target_agent: "sales", reason: "solo" }
+          : { session_id: session, source_agent: "sales", mode: "return", reason: "solo" };
       const t0 = performance.now();
       const reply = await api("POST", "/v1/handoffs", body);
       soloMs.push(performance.now() - t0);
@@ -134,9 +160,12 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
   // Wait until every session's outbox has reached D1, then count what D1 holds.
   const flushStarted = performance.now();
   for (;;) {
-    const pending = await Promise.all(ids.map(async (id) => (await api("GET", `/v1/sessions/${id}/audit?limit=1`)).json.pending as number));
+    const pending = await Promise.all(
+      ids.map(async (id) => (await api("GET", `/v1/sessions/${id}/audit?limit=1`)).json.pending as number),
+    );
     if (pending.every((n) => n === 0)) break;
-    if (performance.now() - flushStarted > 120_000) throw new Error(`outbox not flushed: ${pending.reduce((a, b) => a + b, 0)} rows pending`);
+    if (performance.now() - flushStarted > 120_000)
+      throw new Error(`outbox not flushed: ${pending.reduce((a, b) => a + b, 0)} rows pending`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   const flushSeconds = (performance.now() - flushStarted) / 1000;
@@ -158,7 +187,12 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
   const rows = [
     ["session creation", ...summary(createMs, createSeconds, "sessions")],
     ["handoff (immediate)", ...summary(handoffMs, handoffSeconds, "handoffs")],
-    ["handoff, 1 in flight (triage ↔ sales)", percentile(soloMs, 50).toFixed(2), percentile(soloMs, 99).toFixed(2), "-"],
+    [
+      "handoff, 1 in flight (triage ↔ sales)",
+      percentile(soloMs, 50).toFixed(2),
+      percentile(soloMs, 99).toFixed(2),
+      "-",
+    ],
     ["GET /health, 16 in flight (ceiling of this setup)", ...summary(healthMs, healthSeconds, "req")],
     ["GET /health, 1 in flight", percentile(healthSoloMs, 50).toFixed(2), percentile(healthSoloMs, 99).toFixed(2), "-"],
   ];
@@ -166,18 +200,23 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
     runtime === "wrangler"
       ? `wrangler dev on loopback; local state ${process.env.BENCH_PERSIST_TO ?? "in .wrangler/state (disk)"}`
       : `workerd via Miniflare's API, no proxy; local state ${runtime === "workerd" ? "in memory (tmpfs)" : "on disk"}`;
-  console.log(`\nHandoffs on ${where}: ${SESSIONS} sessions × ${HANDOFFS_PER_SESSION} handoffs, ${CONCURRENCY} in flight`);
+  console.log(
+    `\nHandoffs on ${where}: ${SESSIONS} sessions × ${HANDOFFS_PER_SESSION} handoffs, ${CONCURRENCY} in flight`,
+  );
   console.log("| operation | p50 ms | p99 ms | throughput |\n| --- | --- | --- | --- |");
   for (const row of rows) console.log(`| ${row.join(" | ")} |`);
   console.log(`\n| check | value |\n| --- | --- |`);
   console.log(`| handoff outcomes (16 in flight) | ${[...outcomes].map(([k, n]) => `${k}: ${n}`).join(", ")} |`);
   console.log(`| transitions made (from the handoff records, both runs) | ${transitions} |`);
-  console.log(`| handoff audit rows in D1 | ${handoffRows} ${handoffRows === transitions ? "(equal)" : "(MISMATCH)"} |`);
+  console.log(
+    `| handoff audit rows in D1 | ${handoffRows} ${handoffRows === transitions ? "(equal)" : "(MISMATCH)"} |`,
+  );
   console.log(`| other audit rows in D1 (session.created) | ${otherRows} |`);
   console.log(`| outbox drained to D1 after the run | ${flushSeconds.toFixed(1)} s |`);
   console.log(`| sessions deleted (leases freed) | ${deletions.filter((r) => r.status === 204).length} |`);
   console.log(`| workerd RSS after the handoffs | ${rss} MiB |`);
-  const vsHealth = (us: number) => `${us.toFixed(0)} µs (${(us / healthCpuUs).toFixed(1)}× /health's ${healthCpuUs.toFixed(0)} µs)`;
+  const vsHealth = (us: number) =>
+    `${us.toFixed(0)} µs (${(us / healthCpuUs).toFixed(1)}× /health's ${healthCpuUs.toFixed(0)} µs)`;
   console.log(`| workerd CPU per handoff, 16 in flight, its flushes to D1 included | ${vsHealth(handoffCpuUs)} |`);
   console.log(`| workerd CPU per session created, its flush to D1 included | ${vsHealth(createCpuUs)} |`);
   const health = healthMs.length / healthSeconds;
@@ -185,11 +224,17 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
   const soloRatio = percentile(soloMs, 50) / percentile(healthSoloMs, 50);
   const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
   console.log(`\n| target (issue 13), same run | measured | verdict |\n| --- | --- | --- |`);
-  console.log(`| handoffs at 16 in flight ≥ 50% of /health's throughput | ${share(handoffMs.length, handoffSeconds).toFixed(0)}% | ${verdict(share(handoffMs.length, handoffSeconds) >= 50)} |`);
+  console.log(
+    `| handoffs at 16 in flight ≥ 50% of /health's throughput | ${share(handoffMs.length, handoffSeconds).toFixed(0)}% | ${verdict(share(handoffMs.length, handoffSeconds) >= 50)} |`,
+  );
   console.log(`| one handoff in flight: p50 ≤ 3× /health's | ${soloRatio.toFixed(2)}× | ${verdict(soloRatio <= 3)} |`);
-  console.log(`| session creation ≥ 50% of /health's throughput | ${share(createMs.length, createSeconds).toFixed(0)}% | ${verdict(share(createMs.length, createSeconds) >= 50)} |`);
+  console.log(
+    `| session creation ≥ 50% of /health's throughput | ${share(createMs.length, createSeconds).toFixed(0)}% | ${verdict(share(createMs.length, createSeconds) >= 50)} |`,
+  );
   const allDone = outcomes.get("completed") === SESSIONS * HANDOFFS_PER_SESSION && handoffRows === transitions;
-  console.log(`| ${SESSIONS * HANDOFFS_PER_SESSION} handoffs over ${SESSIONS} sessions complete; D1 audit rows = transitions | ${outcomes.get("completed") ?? 0} completed, ${handoffRows} rows for ${transitions} transitions | ${verdict(allDone)} |`);
+  console.log(
+    `| ${SESSIONS * HANDOFFS_PER_SESSION} handoffs over ${SESSIONS} sessions complete; D1 audit rows = transitions | ${outcomes.get("completed") ?? 0} completed, ${handoffRows} rows for ${transitions} transitions | ${verdict(allDone)} |`,
+  );
   return { handoffs: share(handoffMs.length, handoffSeconds), sessions: share(createMs.length, createSeconds) };
 }
 
@@ -202,7 +247,8 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
  * more: its flow, its records, the index upserts).
  */
 async function platformFloor(relay: Shares, plain: BaselineServer, where: string): Promise<void> {
-  const rate = async (calls: number, task: (i: number) => Promise<unknown>) => (await measureLoad(calls, CONCURRENCY, task)).rate;
+  const rate = async (calls: number, task: (i: number) => Promise<unknown>) =>
+    (await measureLoad(calls, CONCURRENCY, task)).rate;
   const post = (name: string) => fetch(`${plain.url}/objects/${name}`, { method: "POST" }).then((r) => r.text());
   try {
     for (let i = 0; i < SESSIONS; i++) await post(`live-${i}`);
@@ -210,14 +256,31 @@ async function platformFloor(relay: Shares, plain: BaselineServer, where: string
     // swings by a third from run to run (the machine, and the objects made so far).
     const loads: [string, number, (i: number, pass: number) => Promise<unknown>][] = [
       ["GET /health", SESSIONS * HANDOFFS_PER_SESSION, () => fetch(`${plain.url}/health`).then((r) => r.text())],
-      ["a call to a live object, no storage", SESSIONS * HANDOFFS_PER_SESSION, (i) => fetch(`${plain.url}/objects/live-${i % SESSIONS}`).then((r) => r.text())],
-      ["one write in a live object (floor of a handoff)", SESSIONS * HANDOFFS_PER_SESSION, (i) => post(`live-${i % SESSIONS}`)],
-      ["the same write and its four audit rows to D1, a batch per ten (floor of an audited handoff)", SESSIONS * HANDOFFS_PER_SESSION, (i) => fetch(`${plain.url}/audited/live-${i % SESSIONS}`, { method: "POST" }).then((r) => r.text())],
+      [
+        "a call to a live object, no storage",
+        SESSIONS * HANDOFFS_PER_SESSION,
+        (i) => fetch(`${plain.url}/objects/live-${i % SESSIONS}`).then((r) => r.text()),
+      ],
+      [
+        "one write in a live object (floor of a handoff)",
+        SESSIONS * HANDOFFS_PER_SESSION,
+        (i) => post(`live-${i % SESSIONS}`),
+      ],
+      [
+        "the same write and its four audit rows to D1, a batch per ten (floor of an audited handoff)",
+        SESSIONS * HANDOFFS_PER_SESSION,
+        (i) => fetch(`${plain.url}/audited/live-${i % SESSIONS}`, { method: "POST" }).then((r) => r.text()),
+      ],
       ["a new object, one table, one row (floor of session creation)", SESSIONS, (i, pass) => post(`new-${pass}-${i}`)],
-      ["a new object with a session's tables, one row (no other Relay code)", SESSIONS, (i, pass) => fetch(`${plain.url}/schemas/schema-${pass}-${i}`, { method: "POST" }).then((r) => r.text())],
+      [
+        "a new object with a session's tables, one row (no other Relay code)",
+        SESSIONS,
+        (i, pass) => fetch(`${plain.url}/schemas/schema-${pass}-${i}`, { method: "POST" }).then((r) => r.text()),
+      ],
     ];
     const passes = loads.map(() => [] as number[]);
-    for (let pass = 0; pass < FLOOR_PASSES; pass++) for (const [at, [, calls, task]] of loads.entries()) passes[at]!.push(await rate(calls, (i) => task(i, pass)));
+    for (let pass = 0; pass < FLOOR_PASSES; pass++)
+      for (const [at, [, calls, task]] of loads.entries()) passes[at]!.push(await rate(calls, (i) => task(i, pass)));
     // Every full batch of audited rows reached D1 (an object sends them per AUDITED_WRITES_PER_BATCH writes).
     const writesPerObject = FLOOR_PASSES * HANDOFFS_PER_SESSION;
     const audited = SESSIONS * AUDIT_ROWS_PER_WRITE * (writesPerObject - (writesPerObject % AUDITED_WRITES_PER_BATCH));
@@ -230,15 +293,26 @@ async function platformFloor(relay: Shares, plain: BaselineServer, where: string
     const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
     const [health, ...others] = passes.map(median) as [number, ...number[]];
     const rows: [string, number][] = loads.slice(1).map(([name], i) => [name, others[i]!]);
-    console.log(`\nThe platform's floor: the smallest SQLite-backed Durable Object ${where}, ${CONCURRENCY} in flight, median of ${FLOOR_PASSES} interleaved passes`);
+    console.log(
+      `\nThe platform's floor: the smallest SQLite-backed Durable Object ${where}, ${CONCURRENCY} in flight, median of ${FLOOR_PASSES} interleaved passes`,
+    );
     console.log("| request | throughput | vs its /health |\n| --- | --- | --- |");
     console.log(`| GET /health | ${health.toFixed(0)} req/s | 100% |`);
-    for (const [name, perSecond] of rows) console.log(`| ${name} | ${perSecond.toFixed(0)} req/s | ${((perSecond / health) * 100).toFixed(0)}% |`);
+    for (const [name, perSecond] of rows)
+      console.log(`| ${name} | ${perSecond.toFixed(0)} req/s | ${((perSecond / health) * 100).toFixed(0)}% |`);
     const floor = (i: number) => (rows[i]![1] / health) * 100;
-    console.log(`\n| Relay, share of /health beside the floor's | Relay | floor | Relay / floor |\n| --- | --- | --- | --- |`);
-    console.log(`| handoffs at 16 in flight, beside one write | ${relay.handoffs.toFixed(0)}% | ${floor(1).toFixed(0)}% | ${((relay.handoffs / floor(1)) * 100).toFixed(0)}% |`);
-    console.log(`| handoffs at 16 in flight, beside one write and its audit rows | ${relay.handoffs.toFixed(0)}% | ${floor(2).toFixed(0)}% | ${((relay.handoffs / floor(2)) * 100).toFixed(0)}% |`);
-    console.log(`| session creation | ${relay.sessions.toFixed(0)}% | ${floor(3).toFixed(0)}% | ${((relay.sessions / floor(3)) * 100).toFixed(0)}% |`);
+    console.log(
+      `\n| Relay, share of /health beside the floor's | Relay | floor | Relay / floor |\n| --- | --- | --- | --- |`,
+    );
+    console.log(
+      `| handoffs at 16 in flight, beside one write | ${relay.handoffs.toFixed(0)}% | ${floor(1).toFixed(0)}% | ${((relay.handoffs / floor(1)) * 100).toFixed(0)}% |`,
+    );
+    console.log(
+      `| handoffs at 16 in flight, beside one write and its audit rows | ${relay.handoffs.toFixed(0)}% | ${floor(2).toFixed(0)}% | ${((relay.handoffs / floor(2)) * 100).toFixed(0)}% |`,
+    );
+    console.log(
+      `| session creation | ${relay.sessions.toFixed(0)}% | ${floor(3).toFixed(0)}% | ${((relay.sessions / floor(3)) * 100).toFixed(0)}% |`,
+    );
   } finally {
     await plain.stop();
   }
@@ -247,7 +321,9 @@ async function platformFloor(relay: Shares, plain: BaselineServer, where: string
 for (const runtime of RUNTIMES) {
   const onWorkerd = runtime !== "wrangler";
   const disk = runtime === "workerd-disk" ? mkdtempSync(join(tmpdir(), "relay-bench-disk-")) : undefined;
-  const server = onWorkerd ? await startWorkerdServer(PORT + 1, WORKERD_KEY, {}, undefined, disk) : await startDevServer(PORT, process.env.BENCH_PERSIST_TO);
+  const server = onWorkerd
+    ? await startWorkerdServer(PORT + 1, WORKERD_KEY, {}, undefined, disk)
+    : await startDevServer(PORT, process.env.BENCH_PERSIST_TO);
   // After the dev server's set-up, which writes .dev.vars on a fresh clone.
   const key = onWorkerd ? WORKERD_KEY : devKey();
   let shares: Shares;
@@ -260,8 +336,12 @@ for (const runtime of RUNTIMES) {
   // The floor in the same setup, Relay's server stopped first.
   const floorDisk = runtime === "workerd-disk" ? mkdtempSync(join(tmpdir(), "relay-bench-disk-plain-")) : undefined;
   try {
-    const plain = onWorkerd ? await startBaselineObjects(PORT + 2, floorDisk) : await startBaselineDevServer(PORT + 2, process.env.BENCH_PERSIST_TO);
-    const where = onWorkerd ? `on the same workerd, state ${floorDisk ? "on disk" : "in memory"}` : `through wrangler dev, state ${process.env.BENCH_PERSIST_TO ?? "on disk"}`;
+    const plain = onWorkerd
+      ? await startBaselineObjects(PORT + 2, floorDisk)
+      : await startBaselineDevServer(PORT + 2, process.env.BENCH_PERSIST_TO);
+    const where = onWorkerd
+      ? `on the same workerd, state ${floorDisk ? "on disk" : "in memory"}`
+      : `through wrangler dev, state ${process.env.BENCH_PERSIST_TO ?? "on disk"}`;
     await platformFloor(shares, plain, where);
   } finally {
     if (floorDisk) rmSync(floorDisk, { recursive: true, force: true });

@@ -53,7 +53,9 @@ try {
   console.log(`| client p50 | ${percentile(ms, 50).toFixed(2)} ms | ${percentile(healthMs, 50).toFixed(2)} ms |`);
   console.log(`| client p99 | ${percentile(ms, 99).toFixed(2)} ms | ${percentile(healthMs, 99).toFixed(2)} ms |`);
   console.log(`| throughput | ${(TOTAL / seconds).toFixed(0)} req/s | ${(TOTAL / healthSeconds).toFixed(0)} req/s |`);
-  console.log(`| server latency_us p50 / p99 | ${percentile(serverUs, 50)} / ${percentile(serverUs, 99)} µs (Workers clock: ms resolution) |`);
+  console.log(
+    `| server latency_us p50 / p99 | ${percentile(serverUs, 50)} / ${percentile(serverUs, 99)} µs (Workers clock: ms resolution) |`,
+  );
   console.log(`| decisions | ${[...methods].map(([m, n]) => `${m}: ${n}`).join(", ")} |`);
   console.log(`| workerd RSS | ${server.workerdRssMiB()} MiB |`);
 } finally {

@@ -11,7 +11,7 @@
  */
 import { apiClient } from "./lib/api-client";
 import { startWorkerdServer } from "./lib/workerd-server";
-import { measureLoad, type Load } from "./lib/wrangler-dev";
+import { type Load, measureLoad } from "./lib/wrangler-dev";
 
 const PORT = 8797;
 const KEY = "bench-ladder-key";
@@ -31,24 +31,43 @@ async function rung(name: string, calls: number, task: (i: number) => Promise<un
 }
 
 try {
-  await api("PUT", "/v1/agents/ladder-a", { name: "ladder-a", description: "No capacity limit.", handoffs: ["ladder-b"] });
+  await api("PUT", "/v1/agents/ladder-a", {
+    name: "ladder-a",
+    description: "No capacity limit.",
+    handoffs: ["ladder-b"],
+  });
   await api("PUT", "/v1/agents/ladder-b", { name: "ladder-b", description: "No capacity limit." });
   for (let i = 0; i < 200; i++) await fetch(`${server.url}/health`).then((r) => r.text());
 
   const ids: string[] = new Array(SESSIONS);
   const rungs: Rung[] = [];
-  rungs.push(await rung("session creation (no capacity limit)", SESSIONS, async (i) => (ids[i] = (await api("POST", "/v1/sessions", { agent: "ladder-a" })).id)));
+  rungs.push(
+    await rung(
+      "session creation (no capacity limit)",
+      SESSIONS,
+      async (i) => (ids[i] = (await api("POST", "/v1/sessions", { agent: "ladder-a" })).id),
+    ),
+  );
   const health = await rung("GET /health", CALLS, () => fetch(`${server.url}/health`).then((r) => r.text()));
   rungs.unshift(health);
   rungs.push(await rung("GET /v1/route/stats (auth, cached registry)", CALLS, () => api("GET", "/v1/route/stats")));
   rungs.push(await rung("GET /v1/agents?limit=1 (a D1 read)", CALLS, () => api("GET", "/v1/agents?limit=1")));
-  rungs.push(await rung("GET /v1/sessions/:id (a session read)", CALLS, (i) => api("GET", `/v1/sessions/${ids[i % SESSIONS]}`)));
+  rungs.push(
+    await rung("GET /v1/sessions/:id (a session read)", CALLS, (i) => api("GET", `/v1/sessions/${ids[i % SESSIONS]}`)),
+  );
   rungs.push(
     await rung("POST …/agent-status (a commit with an audit record)", CALLS, (i) =>
-      api("POST", `/v1/sessions/${ids[i % SESSIONS]}/agent-status`, { agent: "ladder-a", status: i % 2 === 0 ? "busy" : "idle" }),
+      api("POST", `/v1/sessions/${ids[i % SESSIONS]}/agent-status`, {
+        agent: "ladder-a",
+        status: i % 2 === 0 ? "busy" : "idle",
+      }),
     ),
   );
-  rungs.push(await rung("PATCH …/state (commit, triggers, timer)", CALLS, (i) => api("PATCH", `/v1/sessions/${ids[i % SESSIONS]}/state`, { set: { n: i } })));
+  rungs.push(
+    await rung("PATCH …/state (commit, triggers, timer)", CALLS, (i) =>
+      api("PATCH", `/v1/sessions/${ids[i % SESSIONS]}/state`, { set: { n: i } }),
+    ),
+  );
   const hops = new Array<number>(SESSIONS).fill(0);
   rungs.push(
     await rung("POST /v1/handoffs (no capacity limit)", CALLS, async (i) => {
@@ -63,7 +82,10 @@ try {
 
   console.log(`\nRequest ladder on workerd via Miniflare's API (no proxy, state in memory), ${CONCURRENCY} in flight`);
   console.log("| request | p50 ms | throughput | vs /health |\n| --- | --- | --- | --- |");
-  for (const r of rungs) console.log(`| ${r.name} | ${r.p50.toFixed(1)} | ${r.rate.toFixed(0)}/s | ${((r.rate / health.rate) * 100).toFixed(0)}% |`);
+  for (const r of rungs)
+    console.log(
+      `| ${r.name} | ${r.p50.toFixed(1)} | ${r.rate.toFixed(0)}/s | ${((r.rate / health.rate) * 100).toFixed(0)}% |`,
+    );
 } finally {
   await server.stop();
 }

@@ -50,10 +50,29 @@ try {
   for (let pass = 0; pass < PASSES; pass++) {
     for (const row of rows) {
       const session = await api("POST", "/v1/sessions", { agent: "triage" });
-      for (let i = 0; i < row.length; i++) await api("POST", `/v1/sessions/${session.id}/messages`, { role: i % 2 ? "assistant" : "user", content: CONTENT, run: false });
-      const handed = await api("POST", "/v1/handoffs", { session_id: session.id, source_agent: "triage", target_agent: "billing", reason: "long session" });
-      if (handed.context.conversation_history.length !== row.length) throw new Error(`context carries ${handed.context.conversation_history.length} items, not ${row.length}`);
-      row.message.push(await measure(MESSAGES, () => api("POST", `/v1/sessions/${session.id}/messages`, { role: "user", content: "and one more thing", run: false })));
+      for (let i = 0; i < row.length; i++)
+        await api("POST", `/v1/sessions/${session.id}/messages`, {
+          role: i % 2 ? "assistant" : "user",
+          content: CONTENT,
+          run: false,
+        });
+      const handed = await api("POST", "/v1/handoffs", {
+        session_id: session.id,
+        source_agent: "triage",
+        target_agent: "billing",
+        reason: "long session",
+      });
+      if (handed.context.conversation_history.length !== row.length)
+        throw new Error(`context carries ${handed.context.conversation_history.length} items, not ${row.length}`);
+      row.message.push(
+        await measure(MESSAGES, () =>
+          api("POST", `/v1/sessions/${session.id}/messages`, {
+            role: "user",
+            content: "and one more thing",
+            run: false,
+          }),
+        ),
+      );
       row.handoff.push(
         await measure(HANDOFFS, (i) =>
           api(
@@ -69,12 +88,19 @@ try {
     }
   }
 
-  const mean = (xs: { p50: number; cpuUs: number }[]) => ({ p50: xs.reduce((a, x) => a + x.p50, 0) / xs.length, cpuUs: xs.reduce((a, x) => a + x.cpuUs, 0) / xs.length });
+  const mean = (xs: { p50: number; cpuUs: number }[]) => ({
+    p50: xs.reduce((a, x) => a + x.p50, 0) / xs.length,
+    cpuUs: xs.reduce((a, x) => a + x.cpuUs, 0) / xs.length,
+  });
   const empty = rows[0]!;
   const [emptyMessage, emptyHandoff] = [mean(empty.message), mean(empty.handoff)];
-  console.log(`\nA long conversation on workerd via Miniflare's API (state in memory), 1 in flight, mean of ${PASSES} passes`);
+  console.log(
+    `\nA long conversation on workerd via Miniflare's API (state in memory), 1 in flight, mean of ${PASSES} passes`,
+  );
   console.log(`GET /health: p50 ${health.p50.toFixed(2)} ms, ${health.cpuUs.toFixed(0)} µs of workerd CPU per request`);
-  console.log("| history items | message p50 ms | message CPU µs | vs empty | vs /health | handoff p50 ms | handoff CPU µs | vs empty | vs /health |");
+  console.log(
+    "| history items | message p50 ms | message CPU µs | vs empty | vs /health | handoff p50 ms | handoff CPU µs | vs empty | vs /health |",
+  );
   console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
   for (const row of rows) {
     const [message, handoff] = [mean(row.message), mean(row.handoff)];

@@ -14,10 +14,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { apiClient } from "./lib/api-client";
 import { startBaselineObjects } from "./lib/baseline-object";
 import { inspector } from "./lib/inspector";
 import { startWorkerdServer } from "./lib/workerd-server";
-import { apiClient } from "./lib/api-client";
 import { runConcurrent } from "./lib/wrangler-dev";
 
 const PORT = 8794;
@@ -43,7 +43,11 @@ async function heapMiB(): Promise<number> {
 }
 
 try {
-  await api("PUT", "/v1/agents/memory-a", { name: "memory-a", description: "No capacity limit.", handoffs: ["memory-b"] });
+  await api("PUT", "/v1/agents/memory-a", {
+    name: "memory-a",
+    description: "No capacity limit.",
+    handoffs: ["memory-b"],
+  });
   await api("PUT", "/v1/agents/memory-b", { name: "memory-b", description: "No capacity limit." });
   const rows: string[] = [];
   const base = { rss: server.workerdRssMiB(), heap: await heapMiB() };
@@ -52,17 +56,28 @@ try {
   for (let round = 1; round <= ROUNDS; round++) {
     await runConcurrent(PER_ROUND, 16, async () => {
       const { id } = await api("POST", "/v1/sessions", { agent: "memory-a" });
-      await api("POST", "/v1/handoffs", { session_id: id, source_agent: "memory-a", target_agent: "memory-b", reason: "memory" });
+      await api("POST", "/v1/handoffs", {
+        session_id: id,
+        source_agent: "memory-a",
+        target_agent: "memory-b",
+        reason: "memory",
+      });
       await api("POST", "/v1/handoffs", { session_id: id, source_agent: "memory-b", mode: "return", reason: "memory" });
     });
     const busy = server.workerdRssMiB();
     await sleep(IDLE_S * 1000);
     const idle = { rss: server.workerdRssMiB(), heap: await heapMiB() };
-    rows.push(`| ${round * PER_ROUND} | ${busy} | ${idle.rss} | ${idle.rss - previous.rss} | ${idle.heap} | ${(idle.heap - previous.heap).toFixed(1)} |`);
+    rows.push(
+      `| ${round * PER_ROUND} | ${busy} | ${idle.rss} | ${idle.rss - previous.rss} | ${idle.heap} | ${(idle.heap - previous.heap).toFixed(1)} |`,
+    );
     previous = idle;
   }
-  console.log(`\nMemory on workerd via Miniflare as sessions accumulate (storage ${ON_DISK ? "on disk" : "in memory"}); idle pause ${IDLE_S} s after each ${PER_ROUND}`);
-  console.log("| sessions seen | RSS right after (MiB) | RSS after the pause | RSS growth per 1,000 | JS heap in use (MiB) | heap growth per 1,000 |");
+  console.log(
+    `\nMemory on workerd via Miniflare as sessions accumulate (storage ${ON_DISK ? "on disk" : "in memory"}); idle pause ${IDLE_S} s after each ${PER_ROUND}`,
+  );
+  console.log(
+    "| sessions seen | RSS right after (MiB) | RSS after the pause | RSS growth per 1,000 | JS heap in use (MiB) | heap growth per 1,000 |",
+  );
   console.log("| --- | --- | --- | --- | --- | --- |");
   for (const row of rows) console.log(row);
 } finally {
@@ -91,8 +106,12 @@ try {
     rows.push(`| ${round * PER_ROUND} | ${busy} | ${idle} | ${idle - previous} |`);
     previous = idle;
   }
-  console.log(`\nBaseline, same run: the smallest SQLite-backed Durable Object (one table, one row), ${PER_ROUND} at a time, same pauses`);
-  console.log("| objects seen | RSS right after (MiB) | RSS after the pause | RSS growth per 1,000 |\n| --- | --- | --- | --- |");
+  console.log(
+    `\nBaseline, same run: the smallest SQLite-backed Durable Object (one table, one row), ${PER_ROUND} at a time, same pauses`,
+  );
+  console.log(
+    "| objects seen | RSS right after (MiB) | RSS after the pause | RSS growth per 1,000 |\n| --- | --- | --- | --- |",
+  );
   for (const row of rows) console.log(row);
 } finally {
   await plain.stop();

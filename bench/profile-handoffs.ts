@@ -13,9 +13,10 @@
  *     own profile: the mean time of one handoff per step, idle waits included; with
  *     PROFILE_CAPACITY, of a handoff that takes a lease)
  */
-import { startWorkerdServer } from "./lib/workerd-server";
+
 import { apiClient } from "./lib/api-client";
 import { inspector } from "./lib/inspector";
+import { startWorkerdServer } from "./lib/workerd-server";
 import { runConcurrent } from "./lib/wrangler-dev";
 
 const PORT = 8798;
@@ -48,7 +49,10 @@ const api = apiClient(server.url, KEY).ok;
 /** Where a request's time goes, by the functions that do each step (names as bundled). */
 const STEPS: [string, string[]][] = [
   ["outbox flush to D1 (alarm)", ["flushOutbox", "writeAuditBatch"]],
-  ["AgentDO lease calls (acquire, confirm, release)", ["acquire", "confirm", "settleOnce", "leaseForNewSession", "releaseBySession"]],
+  [
+    "AgentDO lease calls (acquire, confirm, release)",
+    ["acquire", "confirm", "settleOnce", "leaseForNewSession", "releaseBySession"],
+  ],
   ["schema of a new object", ["migrate"]],
   ["registry read (isolate cache, D1 once a second)", ["agentDirectory", "tenantHead", "readHead", "directoryAt"]],
   ["SessionDO commit (one transaction)", ["commitStep", "commit"]],
@@ -102,7 +106,8 @@ function timeline(profile: Profile): [string, number][] {
 const TRACE_INTERVAL_US = 50;
 const TRACES = 100;
 
-const label = (node: ProfileNode) => `${node.callFrame.functionName || "(anonymous)"}${node.callFrame.url ? `:${node.callFrame.lineNumber + 1}` : ""}`;
+const label = (node: ProfileNode) =>
+  `${node.callFrame.functionName || "(anonymous)"}${node.callFrame.url ? `:${node.callFrame.lineNumber + 1}` : ""}`;
 
 function report(nodes: ProfileNode[]): void {
   const byId = new Map(nodes.map((n) => [n.id, n]));
@@ -125,7 +130,13 @@ function report(nodes: ProfileNode[]): void {
     // SQLite's own time (the native `exec`), charged to the first named method above the sql helper.
     if (n.callFrame.functionName === "exec" && n.callFrame.url === "") {
       let caller = up(n);
-      while (caller && (caller.callFrame.functionName === "" || caller.callFrame.functionName === "exec" || caller.callFrame.functionName === "tag")) caller = up(caller);
+      while (
+        caller &&
+        (caller.callFrame.functionName === "" ||
+          caller.callFrame.functionName === "exec" ||
+          caller.callFrame.functionName === "tag")
+      )
+        caller = up(caller);
       const name = caller ? label(caller) : "(unknown)";
       sqlBy.set(name, (sqlBy.get(name) ?? 0) + n.hitCount);
     }
@@ -139,12 +150,20 @@ function report(nodes: ProfileNode[]): void {
     stepHits.set(step, (stepHits.get(step) ?? 0) + n.hitCount);
   }
   const top = (map: Map<string, number>, count: number) =>
-    [...map].sort((a, b) => b[1] - a[1]).slice(0, count).map(([name, hits]) => `| ${name} | ${((hits / total) * 100).toFixed(1)}% |`).join("\n");
-  console.log(`\nCPU profile of ${HANDOFFS} ${KIND === "sessions" ? "session creations" : `handoffs${CAPACITY ? ` to an agent with a limit of ${CAPACITY}` : ""}`} on workerd, ${total} samples (function:line in the bundle wrangler deploys)`);
+    [...map]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, count)
+      .map(([name, hits]) => `| ${name} | ${((hits / total) * 100).toFixed(1)}% |`)
+      .join("\n");
+  console.log(
+    `\nCPU profile of ${HANDOFFS} ${KIND === "sessions" ? "session creations" : `handoffs${CAPACITY ? ` to an agent with a limit of ${CAPACITY}` : ""}`} on workerd, ${total} samples (function:line in the bundle wrangler deploys)`,
+  );
   console.log(`\n| step | share of samples |\n| --- | --- |\n${top(stepHits, STEPS.length + 1)}`);
   console.log(`\n| self | share |\n| --- | --- |\n${top(self, 15)}`);
   console.log(`\n| inclusive | share |\n| --- | --- |\n${top(inclusive, Number(process.env.PROFILE_TOP ?? 30))}`);
-  console.log(`\n| SQLite time, by the method that ran the statement | share of all samples |\n| --- | --- |\n${top(sqlBy, 15)}`);
+  console.log(
+    `\n| SQLite time, by the method that ran the statement | share of all samples |\n| --- | --- |\n${top(sqlBy, 15)}`,
+  );
 }
 
 /**
@@ -155,7 +174,13 @@ function report(nodes: ProfileNode[]): void {
  */
 async function traces(devtools: Awaited<ReturnType<typeof inspector>>, session: string): Promise<void> {
   const hop = (i: number) =>
-    api("POST", "/v1/handoffs", i % 2 === 0 ? { session_id: session, source_agent: "profile-a", target_agent: "profile-b", reason: "trace" } : { session_id: session, source_agent: "profile-b", mode: "return", reason: "trace" });
+    api(
+      "POST",
+      "/v1/handoffs",
+      i % 2 === 0
+        ? { session_id: session, source_agent: "profile-a", target_agent: "profile-b", reason: "trace" }
+        : { session_id: session, source_agent: "profile-b", mode: "return", reason: "trace" },
+    );
   for (let i = 0; i < 20; i++) await hop(i);
   // The warm-up's flush to D1 (due half a second after its records) is over by then.
   await new Promise((resolve) => setTimeout(resolve, 1_500));
@@ -170,9 +195,12 @@ async function traces(devtools: Awaited<ReturnType<typeof inspector>>, session: 
   const total = new Map<string, number>(steps.map((step) => [step, 0]));
   for (const run of runs) for (const [step, us] of run) total.set(step, total.get(step)! + us);
   const all = [...total.values()].reduce((sum, us) => sum + us, 0);
-  console.log(`\nOne handoff${CAPACITY ? ` to an agent with a limit of ${CAPACITY}` : ""} at a time on workerd, ${TRACES} traced, each under its own profile sampled every ${TRACE_INTERVAL_US} µs, from the Worker's first frame to its last`);
+  console.log(
+    `\nOne handoff${CAPACITY ? ` to an agent with a limit of ${CAPACITY}` : ""} at a time on workerd, ${TRACES} traced, each under its own profile sampled every ${TRACE_INTERVAL_US} µs, from the Worker's first frame to its last`,
+  );
   console.log("| step | mean µs per handoff | share |\n| --- | --- | --- |");
-  for (const [step, us] of [...total].sort((x, y) => y[1] - x[1])) if (us > 0) console.log(`| ${step} | ${(us / TRACES).toFixed(0)} | ${((us / all) * 100).toFixed(1)}% |`);
+  for (const [step, us] of [...total].sort((x, y) => y[1] - x[1]))
+    if (us > 0) console.log(`| ${step} | ${(us / TRACES).toFixed(0)} | ${((us / all) * 100).toFixed(1)}% |`);
   console.log(`| all | ${(all / TRACES).toFixed(0)} | 100% |`);
 }
 
@@ -182,25 +210,37 @@ async function sampled(devtools: Awaited<ReturnType<typeof inspector>>, ids: str
   await devtools.send("Profiler.start");
   const hops = new Array<number>(ids.length).fill(0);
   if (KIND === "sessions") await runConcurrent(HANDOFFS, 16, () => api("POST", "/v1/sessions", { agent: "profile-a" }));
-  else await runConcurrent(HANDOFFS, 16, async (i) => {
-    const k = i % ids.length;
-    const back = (hops[k] = (hops[k] ?? 0) + 1) % 2 === 0;
-    await api(
-      "POST",
-      "/v1/handoffs",
-      back ? { session_id: ids[k], source_agent: "profile-b", mode: "return", reason: "profile" } : { session_id: ids[k], source_agent: "profile-a", target_agent: "profile-b", reason: "profile" },
-    );
-  });
+  else
+    await runConcurrent(HANDOFFS, 16, async (i) => {
+      const k = i % ids.length;
+      const back = (hops[k] = (hops[k] ?? 0) + 1) % 2 === 0;
+      await api(
+        "POST",
+        "/v1/handoffs",
+        back
+          ? { session_id: ids[k], source_agent: "profile-b", mode: "return", reason: "profile" }
+          : { session_id: ids[k], source_agent: "profile-a", target_agent: "profile-b", reason: "profile" },
+      );
+    });
   const { profile } = (await devtools.send("Profiler.stop")) as { profile: { nodes: ProfileNode[] } };
   report(profile.nodes);
 }
 
 try {
-  await api("PUT", "/v1/agents/profile-a", { name: "profile-a", description: "No capacity limit.", handoffs: ["profile-b"] });
-  await api("PUT", "/v1/agents/profile-b", { name: "profile-b", description: CAPACITY ? `At most ${CAPACITY} sessions.` : "No capacity limit.", ...(CAPACITY ? { max_concurrent_sessions: CAPACITY } : {}) });
+  await api("PUT", "/v1/agents/profile-a", {
+    name: "profile-a",
+    description: "No capacity limit.",
+    handoffs: ["profile-b"],
+  });
+  await api("PUT", "/v1/agents/profile-b", {
+    name: "profile-b",
+    description: CAPACITY ? `At most ${CAPACITY} sessions.` : "No capacity limit.",
+    ...(CAPACITY ? { max_concurrent_sessions: CAPACITY } : {}),
+  });
   // A trace follows one session; the sampled profile spreads its handoffs over SESSIONS.
   const ids: string[] = [];
-  for (let i = 0; i < (KIND === "trace" ? 1 : SESSIONS); i++) ids.push((await api("POST", "/v1/sessions", { agent: "profile-a" })).id);
+  for (let i = 0; i < (KIND === "trace" ? 1 : SESSIONS); i++)
+    ids.push((await api("POST", "/v1/sessions", { agent: "profile-a" })).id);
   const devtools = await inspector(INSPECTOR_PORT);
   await devtools.send("Profiler.enable");
   if (KIND === "trace") await traces(devtools, ids[0]!);

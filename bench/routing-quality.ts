@@ -11,9 +11,9 @@
  * code runs, so per-route µs cannot be read inside it), after a warm-up pass. Compile time is
  * measured both in Node and inside workerd (bench/lib/workerd-compile.ts).
  */
-import { compileRuleRouter, type CompiledRuleRouter } from "../src/routing/rule-router";
+import { type CompiledRuleRouter, compileRuleRouter } from "../src/routing/rule-router";
 import type { AgentDefinition } from "../src/schemas/agent";
-import { CLINC_CREDIT, examplesByDomain, loadClincOrExit, type ClincRow } from "./lib/clinc";
+import { CLINC_CREDIT, type ClincRow, examplesByDomain, loadClincOrExit } from "./lib/clinc";
 import { deriveKeywords, domainAgents } from "./lib/registries";
 import { compileInWorkerd } from "./lib/workerd-compile";
 
@@ -65,7 +65,11 @@ function percentile(sorted: readonly number[], p: number): number {
  * the p99 of each input's median over the passes (what the code costs, with the scheduling
  * noise of a shared machine filtered out).
  */
-function latency(router: CompiledRuleRouter, inputs: readonly string[], explain: boolean): { p50: number; p99: number; p99Median: number } {
+function latency(
+  router: CompiledRuleRouter,
+  inputs: readonly string[],
+  explain: boolean,
+): { p50: number; p99: number; p99Median: number } {
   const run = (s: string) => {
     const d = router.decide(s);
     if (explain) JSON.stringify(d);
@@ -135,20 +139,36 @@ async function main(): Promise<void> {
 
   console.log("| measure (val) | figure | target |");
   console.log("| --- | --- | --- |");
-  console.log(`| (a) in-scope domain accuracy, forced (1,500 examples/agent) | ${pct(qFull.accuracy)} | ≥ 96% ${mark(qFull.accuracy >= 0.96)} |`);
+  console.log(
+    `| (a) in-scope domain accuracy, forced (1,500 examples/agent) | ${pct(qFull.accuracy)} | ≥ 96% ${mark(qFull.accuracy >= 0.96)} |`,
+  );
   console.log(`| (b) coverage at ${THRESHOLD} | ${pct(qFull.coverage)} | ≥ 88% ${mark(qFull.coverage >= 0.88)} |`);
   console.log(`| (b) precision at ${THRESHOLD} | ${pct(qFull.precision)} | ≥ 98% ${mark(qFull.precision >= 0.98)} |`);
-  console.log(`| (b) out-of-scope declined at ${THRESHOLD} | ${pct(qFull.declined)} | ≥ 80% ${mark(qFull.declined >= 0.8)} |`);
-  console.log(`| (c) few-shot (10/intent, 150/agent) accuracy, forced | ${pct(qFew.accuracy)} | ≥ 88% ${mark(qFew.accuracy >= 0.88)} |`);
+  console.log(
+    `| (b) out-of-scope declined at ${THRESHOLD} | ${pct(qFull.declined)} | ≥ 80% ${mark(qFull.declined >= 0.8)} |`,
+  );
+  console.log(
+    `| (c) few-shot (10/intent, 150/agent) accuracy, forced | ${pct(qFew.accuracy)} | ≥ 88% ${mark(qFew.accuracy >= 0.88)} |`,
+  );
   console.log(`| (c) few-shot coverage at ${THRESHOLD} | ${pct(qFew.coverage)} | — |`);
   console.log(`| (c) few-shot precision at ${THRESHOLD} | ${pct(qFew.precision)} | — (98% is (b)'s target) |`);
   console.log(`| (c) few-shot out-of-scope declined at ${THRESHOLD} | ${pct(qFew.declined)} | — |`);
-  console.log(`| (d) p50 / p99 µs per route (decide), all calls | ${lat.p50.toFixed(1)} / ${lat.p99.toFixed(1)} | p99 ≤ 100 ${mark(lat.p99 <= 100)} |`);
+  console.log(
+    `| (d) p50 / p99 µs per route (decide), all calls | ${lat.p50.toFixed(1)} / ${lat.p99.toFixed(1)} | p99 ≤ 100 ${mark(lat.p99 <= 100)} |`,
+  );
   console.log(`| (d) p99 µs per route of each input's median of 5 runs | ${lat.p99Median.toFixed(1)} | — |`);
-  console.log(`| (d) p50 / p99 µs per route, explanation computed and decision serialised | ${latX.p50.toFixed(1)} / ${latX.p99.toFixed(1)} | — |`);
-  console.log(`| (e) compile 10 × 1,500 examples in workerd, ms (median of 3; all three) | ${workerd} | ≤ 1,000 ${mark(workerdMs <= 1000)} |`);
-  console.log(`| (e) compile 10 × 1,500 examples in Node, ms (median of 3; first) | ${full.ms.toFixed(0)} (${full.first.toFixed(0)}) | — |`);
-  console.log(`| (e) memoryBytes, 10 × 1,500 / 10 × 150 | ${(full.router.memoryBytes / 1048576).toFixed(2)} MiB / ${(few.router.memoryBytes / 1048576).toFixed(2)} MiB | reported |`);
+  console.log(
+    `| (d) p50 / p99 µs per route, explanation computed and decision serialised | ${latX.p50.toFixed(1)} / ${latX.p99.toFixed(1)} | — |`,
+  );
+  console.log(
+    `| (e) compile 10 × 1,500 examples in workerd, ms (median of 3; all three) | ${workerd} | ≤ 1,000 ${mark(workerdMs <= 1000)} |`,
+  );
+  console.log(
+    `| (e) compile 10 × 1,500 examples in Node, ms (median of 3; first) | ${full.ms.toFixed(0)} (${full.first.toFixed(0)}) | — |`,
+  );
+  console.log(
+    `| (e) memoryBytes, 10 × 1,500 / 10 × 150 | ${(full.router.memoryBytes / 1048576).toFixed(2)} MiB / ${(few.router.memoryBytes / 1048576).toFixed(2)} MiB | reported |`,
+  );
 
   console.log("\nOther registries on the same val (information, no targets):\n");
   console.log("| registry | forced accuracy | coverage @80 | precision @80 | out-of-scope declined @80 |");
@@ -159,7 +179,9 @@ async function main(): Promise<void> {
   row("150 examples/agent (10/intent)", qFew);
   row("1,500 examples + 10 derived keywords/agent", qKw);
   row("10 derived keywords/agent, no examples", qKwOnly);
-  console.log(`\nRuntime: Node ${process.version} (V8 ${process.versions.v8}); total ${((performance.now() - started) / 1000).toFixed(1)} s.`);
+  console.log(
+    `\nRuntime: Node ${process.version} (V8 ${process.versions.v8}); total ${((performance.now() - started) / 1000).toFixed(1)} s.`,
+  );
 }
 
 await main();

@@ -4,10 +4,10 @@
  * (20 keywords and 5 patterns each).
  * Run: npx tsx bench/rules.bench.ts   (about 2 minutes on 2 cores; exits by itself)
  */
-import { compileRules, type CompiledRuleSet } from "../src/routing/rules";
-import { collectGarbage, measure, us, type LatencySummary } from "./lib/latency-stats";
+import { type CompiledRuleSet, compileRules } from "../src/routing/rules";
+import { collectGarbage, type LatencySummary, measure, us } from "./lib/latency-stats";
 import { seedRoute } from "./lib/rules-seed-baseline";
-import { corpus, inputs, registry, seedAgents, type InputKind } from "./lib/rules-synthetic-registry";
+import { corpus, type InputKind, inputs, registry, seedAgents } from "./lib/rules-synthetic-registry";
 
 const SIZES = [10, 100, 1_000, 10_000];
 const BYTES = [200, 2048];
@@ -54,7 +54,18 @@ async function main(): Promise<void> {
     const s = rules.stats;
     compileRows.push(
       pad(
-        [size, compileMs.toFixed(1), s.keywords, s.patterns, `${s.anchoredPatterns}/${s.prefilteredPatterns - s.anchoredPatterns}/${s.alwaysRunPatterns}`, s.entries, s.states, s.classes, `${s.denseStates}`, (s.memoryBytes / 1048576).toFixed(2)],
+        [
+          size,
+          compileMs.toFixed(1),
+          s.keywords,
+          s.patterns,
+          `${s.anchoredPatterns}/${s.prefilteredPatterns - s.anchoredPatterns}/${s.alwaysRunPatterns}`,
+          s.entries,
+          s.states,
+          s.classes,
+          `${s.denseStates}`,
+          (s.memoryBytes / 1048576).toFixed(2),
+        ],
         compileWidths,
       ),
     );
@@ -68,53 +79,134 @@ async function main(): Promise<void> {
         await collectGarbage();
         const top3 = measure((i) => rules.match(texts[i % texts.length]!, 3), COMPILED);
         await collectGarbage();
-        const seed = measure((i) => (seedMatches += seedRoute(seedView, texts[i % texts.length]!).length), seedOptions(size, bytes));
+        const seed = measure(
+          (i) => (seedMatches += seedRoute(seedView, texts[i % texts.length]!).length),
+          seedOptions(size, bytes),
+        );
         const calls = (m: LatencySummary, o: { warmup: number }) => m.samples + o.warmup;
-        rows.push({ agents: size, bytes, kind, full, top3, seed, matches: matches / calls(full, COMPILED), seedMatches: seedMatches / calls(seed, seedOptions(size, bytes)) });
-        process.stderr.write(`  ${size} agents, ${bytes} B, ${kind}: ${us(full.p50)} µs (top 3: ${us(top3.p50)}) vs seed ${us(seed.p50)}\n`);
+        rows.push({
+          agents: size,
+          bytes,
+          kind,
+          full,
+          top3,
+          seed,
+          matches: matches / calls(full, COMPILED),
+          seedMatches: seedMatches / calls(seed, seedOptions(size, bytes)),
+        });
+        process.stderr.write(
+          `  ${size} agents, ${bytes} B, ${kind}: ${us(full.p50)} µs (top 3: ${us(top3.p50)}) vs seed ${us(seed.p50)}\n`,
+        );
       }
     }
   }
 
-  console.log(`Rule tier benchmark — Node ${process.version}, V8 ${process.versions.v8}: the engine workerd runs (its V8 version may differ).`);
-  console.log(`${process.platform}/${process.arch}, one thread. µs per route, each call timed with process.hrtime.bigint after a warm-up; full GC between phases.`);
-  console.log("Registries: 20 keywords (18 words + 2 two-word phrases from a 4,000-word vocabulary) and 5 patterns per agent.");
-  console.log("Inputs (64 per cell, flat strings): miss = filler words only (vocabulary words can still occur inside longer");
-  console.log("words, and patterns without \\b may match there); one = miss + 1 agent-specific code (`tk…-1234`, which matches");
-  console.log("one agent at any size); hit = + 3 keywords of random agents (each shared by ~50 agents at 10,000) + 1 code;");
+  console.log(
+    `Rule tier benchmark — Node ${process.version}, V8 ${process.versions.v8}: the engine workerd runs (its V8 version may differ).`,
+  );
+  console.log(
+    `${process.platform}/${process.arch}, one thread. µs per route, each call timed with process.hrtime.bigint after a warm-up; full GC between phases.`,
+  );
+  console.log(
+    "Registries: 20 keywords (18 words + 2 two-word phrases from a 4,000-word vocabulary) and 5 patterns per agent.",
+  );
+  console.log(
+    "Inputs (64 per cell, flat strings): miss = filler words only (vocabulary words can still occur inside longer",
+  );
+  console.log(
+    "words, and patterns without \\b may match there); one = miss + 1 agent-specific code (`tk…-1234`, which matches",
+  );
+  console.log(
+    "one agent at any size); hit = + 3 keywords of random agents (each shared by ~50 agents at 10,000) + 1 code;",
+  );
   console.log("hit-utf8 = hit + a few non-ASCII words (NFKC, two-pass path).\n");
   console.log("Compile (once per registry version)");
-  console.log(pad(["agents", "compile ms", "keywords", "patterns", "anch/prefilt/always", "entries", "states", "classes", "dense states", "mem MiB"], compileWidths));
+  console.log(
+    pad(
+      [
+        "agents",
+        "compile ms",
+        "keywords",
+        "patterns",
+        "anch/prefilt/always",
+        "entries",
+        "states",
+        "classes",
+        "dense states",
+        "mem MiB",
+      ],
+      compileWidths,
+    ),
+  );
   for (const line of compileRows) console.log(line);
 
-  console.log("\nRoute latency, µs (full = match(input), every agent with score > 0; top 3 = match(input, 3); seed = port of the seed's loop)");
+  console.log(
+    "\nRoute latency, µs (full = match(input), every agent with score > 0; top 3 = match(input, 3); seed = port of the seed's loop)",
+  );
   const widths = [7, 6, 9, 8, 8, 9, 9, 10, 10, 7, 8, 13];
-  console.log(pad(["agents", "input", "kind", "p50", "p99", "top3 p50", "top3 p99", "seed p50", "seed p99", "seed n", "speedup", "matches"], widths));
+  console.log(
+    pad(
+      [
+        "agents",
+        "input",
+        "kind",
+        "p50",
+        "p99",
+        "top3 p50",
+        "top3 p99",
+        "seed p50",
+        "seed p99",
+        "seed n",
+        "speedup",
+        "matches",
+      ],
+      widths,
+    ),
+  );
   for (const r of rows) {
     console.log(
       pad(
         [
-          r.agents, r.bytes === 2048 ? "2 KiB" : `${r.bytes} B`, r.kind, us(r.full.p50), us(r.full.p99), us(r.top3.p50), us(r.top3.p99),
-          us(r.seed.p50), us(r.seed.p99), r.seed.samples, `${(r.seed.p50 / r.full.p50).toFixed(0)}×`, `${r.matches.toFixed(1)} / ${r.seedMatches.toFixed(1)}`,
+          r.agents,
+          r.bytes === 2048 ? "2 KiB" : `${r.bytes} B`,
+          r.kind,
+          us(r.full.p50),
+          us(r.full.p99),
+          us(r.top3.p50),
+          us(r.top3.p99),
+          us(r.seed.p50),
+          us(r.seed.p99),
+          r.seed.samples,
+          `${(r.seed.p50 / r.full.p50).toFixed(0)}×`,
+          `${r.matches.toFixed(1)} / ${r.seedMatches.toFixed(1)}`,
         ],
         widths,
       ),
     );
   }
-  console.log("  speedup = seed p50 / full p50. matches = agents returned per route, compiled / seed (the seed matches keywords as");
-  console.log("  substrings, so it returns more). Compiled samples: up to 40,000 per cell; seed n = timed seed calls (p99 of few = max).");
+  console.log(
+    "  speedup = seed p50 / full p50. matches = agents returned per route, compiled / seed (the seed matches keywords as",
+  );
+  console.log(
+    "  substrings, so it returns more). Compiled samples: up to 40,000 per cell; seed n = timed seed calls (p99 of few = max).",
+  );
 
-  const find = (agents: number, bytes: number, kind: InputKind): Row => rows.find((r) => r.agents === agents && r.bytes === bytes && r.kind === kind)!;
+  const find = (agents: number, bytes: number, kind: InputKind): Row =>
+    rows.find((r) => r.agents === agents && r.bytes === bytes && r.kind === kind)!;
   const verdict = (ok: boolean): string => (ok ? "MET   " : "MISSED");
   console.log("\nTargets");
   for (const kind of KINDS) {
     const r = find(1000, 200, kind);
-    console.log(`  ${verdict(r.full.p99 <= 50)} p99 ≤ 50 µs, 1,000 agents, 200 B, ${kind}: ${us(r.full.p99)} µs (top 3: ${us(r.top3.p99)} µs)`);
+    console.log(
+      `  ${verdict(r.full.p99 <= 50)} p99 ≤ 50 µs, 1,000 agents, 200 B, ${kind}: ${us(r.full.p99)} µs (top 3: ${us(r.top3.p99)} µs)`,
+    );
   }
   for (const bytes of BYTES) {
     for (const kind of KINDS) {
       const x = find(1000, bytes, kind).seed.p50 / find(1000, bytes, kind).full.p50;
-      console.log(`  ${verdict(x >= 20)} ≥ 20× the seed, 1,000 agents, ${bytes === 2048 ? "2 KiB" : `${bytes} B`}, ${kind}: ${x.toFixed(0)}×`);
+      console.log(
+        `  ${verdict(x >= 20)} ≥ 20× the seed, 1,000 agents, ${bytes === 2048 ? "2 KiB" : `${bytes} B`}, ${kind}: ${x.toFixed(0)}×`,
+      );
     }
   }
   for (const bytes of BYTES) {

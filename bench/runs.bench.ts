@@ -19,8 +19,9 @@
  * The fake checks every request it gets against the protocol (tools offered, every tool
  * call answered) and the bench fails if a run is not what it should be.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -71,12 +72,20 @@ function checkProtocol(body: WireRequest): void {
 }
 
 /** The scripted model: what each agent does, from its system prompt and what it has already done. */
-function reply(body: WireRequest): { content: string | null; tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[] } {
+function reply(body: WireRequest): {
+  content: string | null;
+  tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[];
+} {
   const agent = /^You are '([^']+)'/.exec(body.messages[0]?.content ?? "")?.[1] ?? "?";
   const offered = new Set((body.tools ?? []).map((t) => t.function.name));
   const call = (name: string, args: Record<string, unknown>) => {
     if (!name.startsWith("lookup") && !offered.has(name)) protocolErrors.push(`${agent} was not offered ${name}`);
-    return { content: null, tool_calls: [{ id: `call_${modelCalls}`, type: "function" as const, function: { name, arguments: JSON.stringify(args) } }] };
+    return {
+      content: null,
+      tool_calls: [
+        { id: `call_${modelCalls}`, type: "function" as const, function: { name, arguments: JSON.stringify(args) } },
+      ],
+    };
   };
   const toolOutputs = body.messages.filter((m) => m.role === "tool").length;
   switch (agent) {
@@ -106,7 +115,13 @@ function fakeModel(req: IncomingMessage, res: ServerResponse): void {
         object: "chat.completion",
         created: Math.floor(Date.now() / 1000),
         model: body.model,
-        choices: [{ index: 0, message: { role: "assistant", ...message }, finish_reason: message.tool_calls ? "tool_calls" : "stop" }],
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", ...message },
+            finish_reason: message.tool_calls ? "tool_calls" : "stop",
+          },
+        ],
         usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
       }),
     );
@@ -115,13 +130,17 @@ function fakeModel(req: IncomingMessage, res: ServerResponse): void {
 
 /** The fake model runs in a process of its own (this file, BENCH_ROLE=model), so the client's load does not delay its answers. */
 async function startModel(): Promise<{ stats(): Promise<{ calls: number; errors: string[] }>; stop(): void }> {
-  const child = spawn(join(root, "node_modules", ".bin", "tsx"), [import.meta.filename], { env: { ...process.env, BENCH_ROLE: "model" }, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(join(root, "node_modules", ".bin", "tsx"), [import.meta.filename], {
+    env: { ...process.env, BENCH_ROLE: "model" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   await new Promise<void>((resolve, reject) => {
     child.stdout!.once("data", () => resolve());
     child.once("exit", (code) => reject(new Error(`the fake model exited (${code})`)));
   });
   return {
-    stats: async () => (await (await fetch(`http://127.0.0.1:${MODEL_PORT}/stats`)).json()) as { calls: number; errors: string[] },
+    stats: async () =>
+      (await (await fetch(`http://127.0.0.1:${MODEL_PORT}/stats`)).json()) as { calls: number; errors: string[] },
     stop: () => child.kill(),
   };
 }
@@ -151,8 +170,14 @@ async function main(): Promise<void> {
 async function bench(runtime: string, model: Awaited<ReturnType<typeof startModel>>): Promise<void> {
   const vars = { OPENAI_BASE_URL: `http://127.0.0.1:${MODEL_PORT}/v1`, OPENAI_API_KEY: "sk-bench" };
   // wrangler dev's local state; workerd through Miniflare keeps it in memory.
-  const persist = runtime === "workerd" ? undefined : (process.env.BENCH_PERSIST_TO ?? mkdtempSync(join(tmpdir(), "relay-bench-runs-")));
-  const server = runtime === "workerd" ? await startWorkerdServer(PORT + 10, WORKERD_KEY, vars) : await startDevServer(PORT, persist, vars);
+  const persist =
+    runtime === "workerd"
+      ? undefined
+      : (process.env.BENCH_PERSIST_TO ?? mkdtempSync(join(tmpdir(), "relay-bench-runs-")));
+  const server =
+    runtime === "workerd"
+      ? await startWorkerdServer(PORT + 10, WORKERD_KEY, vars)
+      : await startDevServer(PORT, persist, vars);
   // After the dev server's set-up, which writes .dev.vars on a fresh clone.
   const key = runtime === "workerd" ? WORKERD_KEY : devKey();
   const api = apiClient(`${server.url}/v1`, key).call;
@@ -187,11 +212,14 @@ async function bench(runtime: string, model: Awaited<ReturnType<typeof startMode
       modelWaits.push(waited / kind.calls);
       own.push(Date.parse(run.ended_at) - Date.parse(run.started_at) - waited);
       if (res.status !== 200 || run.status !== "completed" || run.turns !== kind.calls || handoffs !== kind.handoffs) {
-        throw new Error(`${kind.name} run not as scripted: ${res.status} ${JSON.stringify(run ?? res.json).slice(0, 600)}`);
+        throw new Error(
+          `${kind.name} run not as scripted: ${res.status} ${JSON.stringify(run ?? res.json).slice(0, 600)}`,
+        );
       }
     });
     const after = (await model.stats()).calls;
-    if (after - before !== count * kind.calls) throw new Error(`${kind.name}: ${after - before} model calls for ${count} runs`);
+    if (after - before !== count * kind.calls)
+      throw new Error(`${kind.name}: ${after - before} model calls for ${count} runs`);
     return ms;
   }
 
@@ -238,23 +266,37 @@ async function bench(runtime: string, model: Awaited<ReturnType<typeof startMode
     const perHandoff = (p: number) => Math.max(0, (ownAt("chain", p) - ownAt("tools", p)) / 2);
 
     const where = runtime === "workerd" ? "on workerd via Miniflare's API (no proxy)" : "via wrangler dev on loopback";
-    console.log(`\nRuns ${where}, fake model in its own process answering in 0 ms: ${RUNS} runs of each kind, ${CONCURRENCY} in flight`);
+    console.log(
+      `\nRuns ${where}, fake model in its own process answering in 0 ms: ${RUNS} runs of each kind, ${CONCURRENCY} in flight`,
+    );
     console.log("| measure | p50 | p99 | p50 vs GET /health |\n| --- | --- | --- | --- |");
     console.log(`| baseline: GET /health, same load (client) | ${fmt(h50)} | ${fmt(h99)} | 1.0× |`);
     for (const kind of KINDS) {
-      console.log(`| run: ${kind.name}, ${kind.calls} model calls, ${kind.handoffs} handoffs (client) | ${fmt(at(kind.name, 50))} | ${fmt(at(kind.name, 99))} | ${ratio(at(kind.name, 50), h50)} |`);
+      console.log(
+        `| run: ${kind.name}, ${kind.calls} model calls, ${kind.handoffs} handoffs (client) | ${fmt(at(kind.name, 50))} | ${fmt(at(kind.name, 99))} | ${ratio(at(kind.name, 50), h50)} |`,
+      );
     }
-    console.log(`| a model call's wait for the fake, loopback HTTP (Relay's clock) | ${fmt(percentile(modelWaits, 50))} | ${fmt(percentile(modelWaits, 99))} | ${ratio(percentile(modelWaits, 50), h50)} |`);
+    console.log(
+      `| a model call's wait for the fake, loopback HTTP (Relay's clock) | ${fmt(percentile(modelWaits, 50))} | ${fmt(percentile(modelWaits, 99))} | ${ratio(percentile(modelWaits, 50), h50)} |`,
+    );
     for (const kind of KINDS) {
-      console.log(`| Relay's own time in a ${kind.name} run: its duration minus the model waits | ${fmt(ownAt(kind.name, 50))} | ${fmt(ownAt(kind.name, 99))} | ${ratio(ownAt(kind.name, 50), h50)} |`);
+      console.log(
+        `| Relay's own time in a ${kind.name} run: its duration minus the model waits | ${fmt(ownAt(kind.name, 50))} | ${fmt(ownAt(kind.name, 99))} | ${ratio(ownAt(kind.name, 50), h50)} |`,
+      );
     }
     // A difference of medians is a fair estimate; a difference of tails is not one (p99 left out).
-    console.log(`| server-side overhead per model call: (tools − solo) / 2 | ${fmt(perCall(50))} | - | ${ratio(perCall(50), h50)} |`);
-    console.log(`| server-side overhead per handoff: (chain − tools) / 2 | ${fmt(perHandoff(50))} | - | ${ratio(perHandoff(50), h50)} |`);
+    console.log(
+      `| server-side overhead per model call: (tools − solo) / 2 | ${fmt(perCall(50))} | - | ${ratio(perCall(50), h50)} |`,
+    );
+    console.log(
+      `| server-side overhead per handoff: (chain − tools) / 2 | ${fmt(perHandoff(50))} | - | ${ratio(perHandoff(50), h50)} |`,
+    );
     console.log(`| workerd RSS | ${server.workerdRssMiB()} MiB | | |`);
     const overhead = ownAt("chain", 50) / h50;
     console.log(`\n| target (issue 13), same run | measured | verdict |\n| --- | --- | --- |`);
-    console.log(`| a run of 3 model calls and 2 handoffs: server overhead p50 ≤ 5× /health's | ${overhead.toFixed(1)}× | ${overhead <= 5 ? "met" : "MISSED"} |`);
+    console.log(
+      `| a run of 3 model calls and 2 handoffs: server overhead p50 ≤ 5× /health's | ${overhead.toFixed(1)}× | ${overhead <= 5 ? "met" : "MISSED"} |`,
+    );
   } finally {
     await server.stop();
     if (persist && !process.env.BENCH_PERSIST_TO) rmSync(persist, { recursive: true, force: true });

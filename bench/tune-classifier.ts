@@ -16,7 +16,9 @@ const fit = train.filter((_, i) => i % 5 !== 0);
 const held = train.filter((r, i) => i % 5 === 0 && r.domain !== "oos");
 
 console.log(`Classifier hyper-parameters on a held-out fifth of ${CLINC_CREDIT} train.\n`);
-console.log(`Defaults: epochs ${SOFTMAX_DEFAULTS.epochs}, learning rate ${SOFTMAX_DEFAULTS.learningRate}, L2 ${SOFTMAX_DEFAULTS.l2}.\n`);
+console.log(
+  `Defaults: epochs ${SOFTMAX_DEFAULTS.epochs}, learning rate ${SOFTMAX_DEFAULTS.learningRate}, L2 ${SOFTMAX_DEFAULTS.l2}.\n`,
+);
 console.log("| epochs | L2 | accuracy, all examples | accuracy, 10/intent | compile ms (all) |");
 console.log("| --- | --- | --- | --- | --- |");
 for (const epochs of [4, 6, 8]) {

@@ -1,4 +1,4 @@
-import { onProbe, startProbes, victimOf, type Probe, type WaitEdge } from "../src/collaboration/deadlock";
+import { onProbe, type Probe, startProbes, victimOf, type WaitEdge } from "../src/collaboration/deadlock";
 import type { Env } from "../src/env";
 import { ok, type Result } from "../src/errors";
 import type { WaitStart } from "../src/rpc/agent";
@@ -6,7 +6,7 @@ import { agentRpc, collaborationRpc } from "../src/rpc/stubs";
 import type { BlockingStatus } from "../src/schemas/collaboration";
 import type { Sql } from "./sql";
 import { TIMER_KEYS } from "./timer-kinds";
-import type { Timers, TimerOutcome } from "./timers";
+import type { TimerOutcome, Timers } from "./timers";
 
 /**
  * An agent's waits (design §6): its blocking status, and its outgoing wait-for edges, which
@@ -44,7 +44,13 @@ interface WaitRow {
   since: number;
 }
 
-export const NOT_BLOCKED: BlockingStatus = { status: "none", waiting_for: null, reason: null, message_id: null, started_at: null };
+export const NOT_BLOCKED: BlockingStatus = {
+  status: "none",
+  waiting_for: null,
+  reason: null,
+  message_id: null,
+  started_at: null,
+};
 
 export class AgentWaits {
   constructor(
@@ -60,7 +66,10 @@ export class AgentWaits {
     this.sql`INSERT OR IGNORE INTO waits (message_id, tenant, self, kind, to_agent, reason, collaboration_id, since)
              VALUES (${wait.message_id}, ${wait.tenant}, ${wait.self}, ${wait.kind}, ${wait.to}, ${wait.reason}, ${wait.collaboration_id}, ${now})`;
     if (wait.kind === "internal") {
-      this.timers.schedule("deadlock.probe", now + PROBE_INTERVAL_MS, null, { key: TIMER_KEYS.deadlockProbe, ifExists: "keep" });
+      this.timers.schedule("deadlock.probe", now + PROBE_INTERVAL_MS, null, {
+        key: TIMER_KEYS.deadlockProbe,
+        ifExists: "keep",
+      });
       await this.timers.arm();
       await this.sendProbes();
     }
@@ -77,7 +86,13 @@ export class AgentWaits {
   status(): BlockingStatus {
     const row = this.sql<WaitRow>`SELECT * FROM waits ORDER BY kind = 'user' DESC, since, message_id LIMIT 1`[0];
     if (!row) return NOT_BLOCKED;
-    return { status: row.kind, waiting_for: row.to_agent, reason: row.reason, message_id: row.message_id, started_at: new Date(row.since).toISOString() };
+    return {
+      status: row.kind,
+      waiting_for: row.to_agent,
+      reason: row.reason,
+      message_id: row.message_id,
+      started_at: new Date(row.since).toISOString(),
+    };
   }
 
   async probe(tenant: string, self: string, probe: Probe): Promise<Result<{ cycle: string[] | null }>> {
@@ -96,7 +111,11 @@ export class AgentWaits {
   async breakWait(messageId: string, cycle: string[]): Promise<Result<{ broken: boolean }>> {
     const row = this.sql<WaitRow>`DELETE FROM waits WHERE message_id = ${messageId} RETURNING *`[0];
     if (!row) return ok({ broken: false });
-    await collaborationRpc(this.env, row.tenant, row.collaboration_id).resolveWait(messageId, "DEADLOCK_RESOLVED", cycle);
+    await collaborationRpc(this.env, row.tenant, row.collaboration_id).resolveWait(
+      messageId,
+      "DEADLOCK_RESOLVED",
+      cycle,
+    );
     return ok({ broken: true });
   }
 
@@ -108,7 +127,12 @@ export class AgentWaits {
   }
 
   private edges(): WaitEdge[] {
-    return this.sql<WaitRow>`SELECT * FROM waits WHERE kind = 'internal'`.map((r) => ({ from: r.self, to: r.to_agent, since: r.since, message_id: r.message_id }));
+    return this.sql<WaitRow>`SELECT * FROM waits WHERE kind = 'internal'`.map((r) => ({
+      from: r.self,
+      to: r.to_agent,
+      since: r.since,
+      message_id: r.message_id,
+    }));
   }
 
   private async sendProbes(): Promise<void> {

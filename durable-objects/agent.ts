@@ -1,14 +1,22 @@
 import { DurableObject } from "cloudflare:workers";
+import type { Probe } from "../src/collaboration/deadlock";
 import type { Env } from "../src/env";
 import { err, ok, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
-import type { Probe } from "../src/collaboration/deadlock";
-import { AGENT_STATUSES, type AgentLoad, type AgentRpc, type AgentStatus, type Lease, type LeaseRef, type WaitStart } from "../src/rpc/agent";
+import {
+  AGENT_STATUSES,
+  type AgentLoad,
+  type AgentRpc,
+  type AgentStatus,
+  type Lease,
+  type LeaseRef,
+  type WaitStart,
+} from "../src/rpc/agent";
 import type { BlockingStatus } from "../src/schemas/collaboration";
 import { AgentWaits, NOT_BLOCKED, WAITS_DDL } from "./agent-waits";
 import { createSql, SchemaGate, type SchemaMigration, type Sql } from "./sql";
 import { TIMER_KEYS } from "./timer-kinds";
-import { TIMERS_DDL, TIMERS_FORMAT_DDL, Timers, type TimerOutcome, type TimerPayloadRow } from "./timers";
+import { TIMERS_DDL, TIMERS_FORMAT_DDL, type TimerOutcome, type TimerPayloadRow, Timers } from "./timers";
 
 /**
  * One agent of one tenant: whether it takes sessions (active|paused) and its capacity
@@ -105,14 +113,19 @@ export class AgentDO extends DurableObject<Env> implements AgentRpc {
    */
   async acquire(sessionId: string, handoffId: string, ttlMs: number, capacity: number): Promise<Result<Lease>> {
     if (!(ttlMs > 0) || !Number.isInteger(capacity) || capacity < 1) {
-      return err("VALIDATION_FAILED", "ttl_ms must be positive and capacity a positive integer.", { ttl_ms: ttlMs, capacity });
+      return err("VALIDATION_FAILED", "ttl_ms must be positive and capacity a positive integer.", {
+        ttl_ms: ttlMs,
+        capacity,
+      });
     }
     this.schema.ensure();
     const now = this.now();
     const result = this.transaction((): Result<Lease> => {
       this.dropLapsed(now);
       // The agent row (made on first use) with this capacity, and its status, in one statement.
-      const agent = this.sql<{ status: AgentStatus }>`INSERT INTO agent (id, status, max_concurrent_sessions, updated_at)
+      const agent = this.sql<{
+        status: AgentStatus;
+      }>`INSERT INTO agent (id, status, max_concurrent_sessions, updated_at)
         VALUES (1, 'active', ${capacity}, ${now})
         ON CONFLICT (id) DO UPDATE SET max_concurrent_sessions = excluded.max_concurrent_sessions, updated_at = excluded.updated_at
         RETURNING status`[0];
@@ -128,7 +141,12 @@ export class AgentDO extends DurableObject<Env> implements AgentRpc {
         this.sql`UPDATE leases SET handoff_id = ${handoffId}, fencing_token = ${token}, expires_at = ${expires}
                  WHERE lease_id = ${existing.lease_id}`;
         if (expires !== null) {
-          this.timers.schedule("lease.expire", expires, { lease_id: existing.lease_id }, { key: leaseTimerKey(existing.lease_id) });
+          this.timers.schedule(
+            "lease.expire",
+            expires,
+            { lease_id: existing.lease_id },
+            { key: leaseTimerKey(existing.lease_id) },
+          );
           this.lapsesAt(expires);
         }
         return ok(toLease({ ...leaseRow(existing), handoff_id: handoffId, fencing_token: token, expires_at: expires }));
@@ -136,7 +154,10 @@ export class AgentDO extends DurableObject<Env> implements AgentRpc {
       if (agent.status === "paused") return unavailable("paused", "The agent is paused.");
       const active = found?.active ?? 0;
       if (active >= capacity) {
-        return unavailable("at_capacity", `The agent is at its capacity of ${capacity} sessions.`, { active, capacity });
+        return unavailable("at_capacity", `The agent is at its capacity of ${capacity} sessions.`, {
+          active,
+          capacity,
+        });
       }
       const lease: LeaseRow = {
         lease_id: `lse_${ulid(now)}`,
@@ -151,7 +172,12 @@ export class AgentDO extends DurableObject<Env> implements AgentRpc {
                VALUES (${lease.lease_id}, ${lease.session_id}, ${lease.handoff_id}, ${lease.state}, ${lease.fencing_token},
                        ${lease.created_at}, ${lease.expires_at})`;
       // A new lease's key is new: `keep` inserts it without the replace path's bookkeeping.
-      this.timers.schedule("lease.expire", now + ttlMs, { lease_id: lease.lease_id }, { key: leaseTimerKey(lease.lease_id), ifExists: "keep" });
+      this.timers.schedule(
+        "lease.expire",
+        now + ttlMs,
+        { lease_id: lease.lease_id },
+        { key: leaseTimerKey(lease.lease_id), ifExists: "keep" },
+      );
       this.lapsesAt(now + ttlMs);
       return ok(toLease(lease));
     });
@@ -164,7 +190,8 @@ export class AgentDO extends DurableObject<Env> implements AgentRpc {
    * was released, or when `fencingToken` is given and is not the lease's current one.
    */
   async confirm(leaseId: string, fencingToken?: number): Promise<Result<Lease>> {
-    if (!this.schema.ready()) return unavailable("lease_not_found", "No such lease: it lapsed or was released.", { lease_id: leaseId });
+    if (!this.schema.ready())
+      return unavailable("lease_not_found", "No such lease: it lapsed or was released.", { lease_id: leaseId });
     const now = this.now();
     const token = fencingToken ?? null;
     const result = this.transaction((): Result<Lease> => {
@@ -177,7 +204,8 @@ export class AgentDO extends DurableObject<Env> implements AgentRpc {
         return ok(toLease(confirmed));
       }
       const lease = this.sql<LeaseRow>`SELECT * FROM leases WHERE lease_id = ${leaseId}`[0];
-      if (!lease) return unavailable("lease_not_found", "No such lease: it lapsed or was released.", { lease_id: leaseId });
+      if (!lease)
+        return unavailable("lease_not_found", "No such lease: it lapsed or was released.", { lease_id: leaseId });
       if (fencingToken !== undefined && fencingToken !== lease.fencing_token) {
         return unavailable("stale_fencing_token", "The lease was taken over by a later grant.", {
           lease_id: leaseId,
@@ -215,11 +243,18 @@ export class AgentDO extends DurableObject<Env> implements AgentRpc {
   }
 
   async load(): Promise<Result<AgentLoad>> {
-    if (!this.schema.ready()) return ok({ status: "active", max_concurrent_sessions: null, active_leases: 0, leases: [] });
+    if (!this.schema.ready())
+      return ok({ status: "active", max_concurrent_sessions: null, active_leases: 0, leases: [] });
     const now = this.now();
     const agent = this.agentRow(now);
-    const leases = this.sql<LeaseRow>`SELECT * FROM leases WHERE state = 'held' OR expires_at > ${now} ORDER BY created_at, lease_id`;
-    return ok({ status: agent.status, max_concurrent_sessions: agent.max_concurrent_sessions, active_leases: leases.length, leases: leases.map(toLease) });
+    const leases = this
+      .sql<LeaseRow>`SELECT * FROM leases WHERE state = 'held' OR expires_at > ${now} ORDER BY created_at, lease_id`;
+    return ok({
+      status: agent.status,
+      max_concurrent_sessions: agent.max_concurrent_sessions,
+      active_leases: leases.length,
+      leases: leases.map(toLease),
+    });
   }
 
   /** A paused agent keeps its leases and takes no new ones. */
@@ -260,7 +295,10 @@ export class AgentDO extends DurableObject<Env> implements AgentRpc {
   override async alarm(): Promise<void> {
     try {
       if (!this.schema.ready()) return;
-      await this.timers.run({ "lease.expire": (timer, now) => this.expireLease(timer, now), "deadlock.probe": (_timer, now) => this.waits.onTimer(now) });
+      await this.timers.run({
+        "lease.expire": (timer, now) => this.expireLease(timer, now),
+        "deadlock.probe": (_timer, now) => this.waits.onTimer(now),
+      });
     } catch (error) {
       // Never throw from an alarm: the platform drops it after six retries.
       console.error("AgentDO alarm failed; re-arming", error);
@@ -270,7 +308,8 @@ export class AgentDO extends DurableObject<Env> implements AgentRpc {
   }
 
   private expireLease(timer: TimerPayloadRow<"lease.expire">, now: number): TimerOutcome {
-    this.sql`DELETE FROM leases WHERE lease_id = ${timer.payload.lease_id} AND state = 'tentative' AND expires_at <= ${now}`;
+    this
+      .sql`DELETE FROM leases WHERE lease_id = ${timer.payload.lease_id} AND state = 'tentative' AND expires_at <= ${now}`;
     return { type: "done" };
   }
 
@@ -293,10 +332,14 @@ export class AgentDO extends DurableObject<Env> implements AgentRpc {
    */
   private dropLapsed(now: number): void {
     if (this.nextLapse !== undefined && now < this.nextLapse) return;
-    for (const { lease_id } of this.sql<{ lease_id: string }>`DELETE FROM leases WHERE state = 'tentative' AND expires_at <= ${now} RETURNING lease_id`) {
+    for (const { lease_id } of this.sql<{
+      lease_id: string;
+    }>`DELETE FROM leases WHERE state = 'tentative' AND expires_at <= ${now} RETURNING lease_id`) {
       this.timers.cancel(leaseTimerKey(lease_id));
     }
-    this.nextLapse = this.sql<{ at: number | null }>`SELECT MIN(expires_at) AS at FROM leases WHERE state = 'tentative'`[0]?.at ?? Infinity;
+    this.nextLapse =
+      this.sql<{ at: number | null }>`SELECT MIN(expires_at) AS at FROM leases WHERE state = 'tentative'`[0]?.at ??
+      Infinity;
   }
 
   /** A tentative lease now lapses at `at`. */
@@ -316,14 +359,19 @@ export class AgentDO extends DurableObject<Env> implements AgentRpc {
   }
 
   private nextToken(): number {
-    const row = this.sql<{ fencing_counter: number }>`UPDATE agent SET fencing_counter = fencing_counter + 1 WHERE id = 1 RETURNING fencing_counter`[0];
+    const row = this.sql<{
+      fencing_counter: number;
+    }>`UPDATE agent SET fencing_counter = fencing_counter + 1 WHERE id = 1 RETURNING fencing_counter`[0];
     if (!row) throw new Error("agent row missing");
     return row.fencing_counter;
   }
 
   private agentRow(now: number): { status: AgentStatus; max_concurrent_sessions: number | null } {
     this.sql`INSERT INTO agent (id, status, updated_at) VALUES (1, 'active', ${now}) ON CONFLICT (id) DO NOTHING`;
-    const row = this.sql<{ status: AgentStatus; max_concurrent_sessions: number | null }>`SELECT status, max_concurrent_sessions FROM agent WHERE id = 1`[0];
+    const row = this.sql<{
+      status: AgentStatus;
+      max_concurrent_sessions: number | null;
+    }>`SELECT status, max_concurrent_sessions FROM agent WHERE id = 1`[0];
     if (!row) throw new Error("agent row missing");
     return row;
   }

@@ -31,14 +31,26 @@ export class DeliveryQueue {
   constructor(private readonly sql: Sql) {}
 
   add(records: readonly AuditRecord[], now: number): void {
-    for (const r of records) this.sql`INSERT OR IGNORE INTO deliveries (id, record, next_at) VALUES (${r.id}, ${JSON.stringify(r)}, ${now})`;
+    for (const r of records)
+      this.sql`INSERT OR IGNORE INTO deliveries (id, record, next_at) VALUES (${r.id}, ${JSON.stringify(r)}, ${now})`;
   }
 
   due(now: number, limit: number): Delivery[] {
-    return this.sql<{ record: string; attempts: number; last_error: string | null; format: number }>`SELECT record, attempts, last_error, format FROM deliveries WHERE next_at <= ${now} ORDER BY id LIMIT ${limit}`.map((row) => {
-      if (row.format !== DELIVERY_FORMAT) throw new Error(`delivery format ${row.format} is not ${DELIVERY_FORMAT}`);
-      return { record: AuditRecord.parse(JSON.parse(row.record)), attempts: row.attempts, last_error: row.last_error };
-    });
+    return this.sql<{
+      record: string;
+      attempts: number;
+      last_error: string | null;
+      format: number;
+    }>`SELECT record, attempts, last_error, format FROM deliveries WHERE next_at <= ${now} ORDER BY id LIMIT ${limit}`.map(
+      (row) => {
+        if (row.format !== DELIVERY_FORMAT) throw new Error(`delivery format ${row.format} is not ${DELIVERY_FORMAT}`);
+        return {
+          record: AuditRecord.parse(JSON.parse(row.record)),
+          attempts: row.attempts,
+          last_error: row.last_error,
+        };
+      },
+    );
   }
 
   retryAt(id: string, attempts: number, at: number, error: string): void {

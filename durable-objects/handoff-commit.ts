@@ -2,12 +2,19 @@ import { turnInterrupted, turnRestored } from "../src/audit/handoff-events";
 import { inboxItemCreated } from "../src/audit/run-events";
 import type { Result } from "../src/errors";
 import type { HandoffEffect } from "../src/handoff";
-import { inFlightOf, switchedSession, type Advanced, type HandoffRow, type HandoffStep, type StepContext } from "../src/handoff/record";
+import {
+  type Advanced,
+  type HandoffRow,
+  type HandoffStep,
+  inFlightOf,
+  type StepContext,
+  switchedSession,
+} from "../src/handoff/record";
 import { isOpen } from "../src/handoff/statuses";
 import { openItem } from "../src/runtime/inbox";
-import type { InboxItem } from "../src/schemas/inbox";
 import type { Handoff, HandoffContext } from "../src/schemas/handoff";
-import { touch, type SessionRecord } from "../src/sessions/model";
+import type { InboxItem } from "../src/schemas/inbox";
+import { type SessionRecord, touch } from "../src/sessions/model";
 import type { HandoffStore, SessionLease } from "./handoff-store";
 import type { SessionKernel } from "./session-kernel";
 import { TIMER_KEYS } from "./timer-kinds";
@@ -42,7 +49,8 @@ export async function commitStep(
 ): Promise<HandoffRow> {
   let row: HandoffRow = { ...step.row, step: options.step, record: withDeadline(step) };
   const activated = step.effects.some((e) => e.type === "activate_target");
-  if (activated && (!row.plan || !options.context)) throw new Error(`handoff ${row.record.id}: activation without a plan and a context`);
+  if (activated && (!row.plan || !options.context))
+    throw new Error(`handoff ${row.record.id}: activation without a plan and a context`);
   const switched = activated ? switchedSession(session, row.plan!, options.context!) : session;
   const base = { ...switched, in_flight_handoff: isOpen(row.record.status) ? inFlightOf(row.record) : null };
   const next = options.touch && session.status === "active" ? touch(base, ctx.now) : base;
@@ -68,7 +76,13 @@ function withDeadline(step: Advanced): Handoff {
 }
 
 /** The synchronous effects, in order, inside the step's transaction. */
-export function applyEffects(k: SessionKernel, store: HandoffStore, effects: readonly HandoffEffect[], row: HandoffRow, ctx: StepContext): HandoffRow {
+export function applyEffects(
+  k: SessionKernel,
+  store: HandoffStore,
+  effects: readonly HandoffEffect[],
+  row: HandoffRow,
+  ctx: StepContext,
+): HandoffRow {
   let out = row;
   const id = row.record.id;
   // What the session lease row becomes (undefined: unchanged).
@@ -102,7 +116,12 @@ export function applyEffects(k: SessionKernel, store: HandoffStore, effects: rea
       case "release_source_lease": {
         const held = store.sessionLease();
         if (held?.agent === effect.agent) {
-          store.queueRelease({ agent: effect.agent, lease_id: held.lease_id, fencing_token: held.fencing_token, reason: `handoff ${id} completed` });
+          store.queueRelease({
+            agent: effect.agent,
+            lease_id: held.lease_id,
+            fencing_token: held.fencing_token,
+            reason: `handoff ${id} completed`,
+          });
           nextLease ??= null;
         }
         break;
@@ -114,7 +133,15 @@ export function applyEffects(k: SessionKernel, store: HandoffStore, effects: rea
         const item = escalation(out.record, ctx.now);
         k.inbox.save(item);
         k.outbox.append([
-          inboxItemCreated(ctx.scope, ctx.actor, ctx.now, { inbox_id: item.id, kind: item.kind, agent: item.agent, run_id: null, handoff_id: item.handoff_id, reason: item.reason, expires_at: null }),
+          inboxItemCreated(ctx.scope, ctx.actor, ctx.now, {
+            inbox_id: item.id,
+            kind: item.kind,
+            agent: item.agent,
+            run_id: null,
+            handoff_id: item.handoff_id,
+            reason: item.reason,
+            expires_at: null,
+          }),
         ]);
         break;
       }
@@ -138,7 +165,11 @@ function escalation(record: Handoff, now: number): InboxItem {
     source_agent: record.source,
     target_agent: record.target,
     reason: record.request.reason,
-    details: { timeout_s: record.request.timeout_s, summary: record.request.summary ?? null, task: record.request.task ?? null },
+    details: {
+      timeout_s: record.request.timeout_s,
+      summary: record.request.summary ?? null,
+      task: record.request.task ?? null,
+    },
     now,
     expires_at: null,
   });

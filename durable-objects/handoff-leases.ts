@@ -35,9 +35,18 @@ export class HandoffLeases {
    * A tentative lease for a new session's first agent, before the session is committed;
    * null (and no AgentDO call) for an agent without a capacity limit.
    */
-  async leaseForNewSession(tenant: string, sessionId: string, agent: string, capacity: number | null): Promise<Result<SessionLease | null>> {
+  async leaseForNewSession(
+    tenant: string,
+    sessionId: string,
+    agent: string,
+    capacity: number | null,
+  ): Promise<Result<SessionLease | null>> {
     if (capacity === null) return ok(null);
-    const lease = await agentCapacity(this.k.env, tenant, agent, capacity).acquire(sessionId, "session.created", LEASE_TTL_MS);
+    const lease = await agentCapacity(this.k.env, tenant, agent, capacity).acquire(
+      sessionId,
+      "session.created",
+      LEASE_TTL_MS,
+    );
     if (!lease.ok) return lease;
     return ok(toSessionLease(agent, lease.value, capacity));
   }
@@ -81,7 +90,10 @@ export class HandoffLeases {
         await this.releaseBySession(session.tenant, session.id, release.agent, null);
       } else {
         // The lease id names its shard: no capacity needed.
-        const result = await agentCapacity(this.k.env, session.tenant, release.agent, null).release({ lease_id: release.lease_id }, release.fencing_token ?? undefined);
+        const result = await agentCapacity(this.k.env, session.tenant, release.agent, null).release(
+          { lease_id: release.lease_id },
+          release.fencing_token ?? undefined,
+        );
         if (!result.ok) return false;
       }
       this.store.releaseDone(release.id);
@@ -118,5 +130,11 @@ export class HandoffLeases {
 }
 
 export function toSessionLease(agent: string, lease: Lease, capacity: number): SessionLease {
-  return { agent, lease_id: lease.lease_id, fencing_token: lease.fencing_token, state: lease.state === "held" ? "held" : "tentative", capacity };
+  return {
+    agent,
+    lease_id: lease.lease_id,
+    fencing_token: lease.fencing_token,
+    state: lease.state === "held" ? "held" : "tentative",
+    capacity,
+  };
 }

@@ -68,10 +68,14 @@ export const HANDOFF_INBOX_V2_DDL = [
 ] as const;
 
 /** v4: the tool calls a handoff keeps out of its target's history. */
-export const HANDOFF_HIDDEN_CALLS_DDL = [`ALTER TABLE handoffs ADD COLUMN hidden_calls TEXT NOT NULL DEFAULT '[]'`] as const;
+export const HANDOFF_HIDDEN_CALLS_DDL = [
+  `ALTER TABLE handoffs ADD COLUMN hidden_calls TEXT NOT NULL DEFAULT '[]'`,
+] as const;
 
 /** Adds the format column to the handoffs table made by HANDOFF_DDL. */
-export const HANDOFF_FORMAT_DDL = [`ALTER TABLE handoffs ADD COLUMN format INTEGER NOT NULL DEFAULT ${HANDOFF_FORMAT}`] as const;
+export const HANDOFF_FORMAT_DDL = [
+  `ALTER TABLE handoffs ADD COLUMN format INTEGER NOT NULL DEFAULT ${HANDOFF_FORMAT}`,
+] as const;
 
 /** The lease the session's current agent holds in its AgentDO. */
 export interface SessionLease {
@@ -120,7 +124,10 @@ function toRow(row: StoredRow): HandoffRow {
     step: row.step,
     plan: row.plan === null ? null : JSON.parse(row.plan),
     capacity: row.capacity,
-    lease: row.lease_id === null || row.fencing_token === null ? null : { lease_id: row.lease_id, fencing_token: row.fencing_token },
+    lease:
+      row.lease_id === null || row.fencing_token === null
+        ? null
+        : { lease_id: row.lease_id, fencing_token: row.fencing_token },
     interrupted: row.interrupted === 1,
     hidden_calls: JSON.parse(row.hidden_calls),
   });
@@ -166,7 +173,8 @@ export class HandoffStore {
   /** Inserts or replaces a handoff with everything the flow knows about it. */
   save(row: HandoffRow, now: number): void {
     const r = row.record;
-    this.sql`INSERT INTO handoffs (id, status, step, record, plan, capacity, lease_id, fencing_token, interrupted, hidden_calls, created_at, updated_at)
+    this
+      .sql`INSERT INTO handoffs (id, status, step, record, plan, capacity, lease_id, fencing_token, interrupted, hidden_calls, created_at, updated_at)
       VALUES (${r.id}, ${r.status}, ${row.step}, ${JSON.stringify(r)}, ${row.plan === null ? null : JSON.stringify(row.plan)},
               ${row.capacity}, ${row.lease?.lease_id ?? null}, ${row.lease?.fencing_token ?? null}, ${row.interrupted ? 1 : 0}, ${JSON.stringify(row.hidden_calls)},
               ${Date.parse(r.created_at)}, ${now})
@@ -181,7 +189,13 @@ export class HandoffStore {
   request(key: string): StoredOutcome | null {
     const row = this.sql<{ fingerprint: string; handoff_id: string; outcome: string | null }>`
       SELECT fingerprint, handoff_id, outcome FROM handoff_requests WHERE idempotency_key = ${key}`[0];
-    return row ? { fingerprint: row.fingerprint, handoff_id: row.handoff_id, outcome: row.outcome === null ? null : JSON.parse(row.outcome) } : null;
+    return row
+      ? {
+          fingerprint: row.fingerprint,
+          handoff_id: row.handoff_id,
+          outcome: row.outcome === null ? null : JSON.parse(row.outcome),
+        }
+      : null;
   }
 
   addRequest(key: string, fingerprint: string, handoffId: string, now: number): void {
@@ -191,14 +205,18 @@ export class HandoffStore {
 
   /** Records the answer the request got; only the first answer counts. */
   answer(handoffId: string, outcome: unknown): void {
-    this.sql`UPDATE handoff_requests SET outcome = ${JSON.stringify(outcome)} WHERE handoff_id = ${handoffId} AND outcome IS NULL`;
+    this
+      .sql`UPDATE handoff_requests SET outcome = ${JSON.stringify(outcome)} WHERE handoff_id = ${handoffId} AND outcome IS NULL`;
   }
 
   // ── Leases ────────────────────────────────────────────────────────────────
 
   sessionLease(): SessionLease | null {
     if (this.lease === undefined) {
-      this.lease = this.sql<SessionLease>`SELECT agent, lease_id, fencing_token, state, capacity FROM session_lease WHERE id = 1`[0] ?? null;
+      this.lease =
+        this
+          .sql<SessionLease>`SELECT agent, lease_id, fencing_token, state, capacity FROM session_lease WHERE id = 1`[0] ??
+        null;
     }
     return this.lease === null ? null : { ...this.lease };
   }
@@ -216,7 +234,8 @@ export class HandoffStore {
 
   /** Marks the session lease held, unless it was replaced meanwhile. */
   markHeld(leaseId: string, fencingToken: number): void {
-    const held = this.sql<SessionLease>`UPDATE session_lease SET state = 'held' WHERE id = 1 AND lease_id = ${leaseId} AND fencing_token = ${fencingToken}
+    const held = this
+      .sql<SessionLease>`UPDATE session_lease SET state = 'held' WHERE id = 1 AND lease_id = ${leaseId} AND fencing_token = ${fencingToken}
       RETURNING agent, lease_id, fencing_token, state, capacity`[0];
     if (held) this.lease = held;
   }
@@ -230,7 +249,8 @@ export class HandoffStore {
   }
 
   releases(): LeaseRelease[] {
-    this.queued ??= this.sql<LeaseRelease>`SELECT id, agent, lease_id, fencing_token, reason FROM lease_releases ORDER BY id`;
+    this.queued ??= this
+      .sql<LeaseRelease>`SELECT id, agent, lease_id, fencing_token, reason FROM lease_releases ORDER BY id`;
     return [...this.queued];
   }
 

@@ -3,9 +3,9 @@ import { SYSTEM_ACTOR } from "../src/audit/record";
 import { commandOnSessionEnd } from "../src/handoff/flow-rules";
 import { advance, must } from "../src/handoff/record";
 import { applyEffects } from "./handoff-commit";
-import type { SessionEndHook } from "./session-lifecycle";
 import type { SessionHandoffs } from "./session-handoffs";
 import type { SessionKernel } from "./session-kernel";
+import type { SessionEndHook } from "./session-lifecycle";
 import type { TimerHandlers, TimerOutcome, TimerRow } from "./timers";
 
 /**
@@ -58,7 +58,12 @@ export function handoffEndHook(h: SessionHandoffs, k: SessionKernel): SessionEnd
       }
       const lease = h.store.sessionLease();
       if (lease) {
-        h.store.queueRelease({ agent: lease.agent, lease_id: lease.lease_id, fencing_token: lease.fencing_token, reason });
+        h.store.queueRelease({
+          agent: lease.agent,
+          lease_id: lease.lease_id,
+          fencing_token: lease.fencing_token,
+          reason,
+        });
         h.store.setSessionLease(null);
       }
       return closed;

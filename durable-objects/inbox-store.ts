@@ -1,4 +1,4 @@
-import { InboxItem, INBOX_STATUSES, InboxKind, type InboxStatus } from "../src/schemas/inbox";
+import { INBOX_STATUSES, InboxItem, InboxKind, type InboxStatus } from "../src/schemas/inbox";
 import type { Sql } from "./sql";
 
 /**
@@ -58,7 +58,8 @@ export class InboxStore {
   /** Inserts or replaces an item. */
   save(item: InboxItem): void {
     const expires = item.expires_at === null ? null : Date.parse(item.expires_at);
-    this.sql`INSERT INTO inbox_items (id, kind, status, item, expires_at) VALUES (${item.id}, ${item.kind}, ${item.status}, ${JSON.stringify(item)}, ${expires})
+    this
+      .sql`INSERT INTO inbox_items (id, kind, status, item, expires_at) VALUES (${item.id}, ${item.kind}, ${item.status}, ${JSON.stringify(item)}, ${expires})
              ON CONFLICT (id) DO UPDATE SET status = excluded.status, item = excluded.item, expires_at = excluded.expires_at`;
   }
 
@@ -69,9 +70,13 @@ export class InboxStore {
 
   /** Every item, oldest first; only `status` ones when given. */
   list(status?: InboxStatus): InboxItem[] {
-    const rows = status === undefined
-      ? this.sql<{ item: string; format: number }>`SELECT item, format FROM inbox_items ORDER BY id`
-      : this.sql<{ item: string; format: number }>`SELECT item, format FROM inbox_items WHERE status = ${status} ORDER BY id`;
+    const rows =
+      status === undefined
+        ? this.sql<{ item: string; format: number }>`SELECT item, format FROM inbox_items ORDER BY id`
+        : this.sql<{
+            item: string;
+            format: number;
+          }>`SELECT item, format FROM inbox_items WHERE status = ${status} ORDER BY id`;
     return rows.map(parse);
   }
 }

@@ -65,7 +65,13 @@ export class LiveHub {
   streamRun(runId: string, final: () => unknown): ReadableStream<Uint8Array> {
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     const writer = writable.getWriter();
-    const stream: RunStream = { runId, cursor: "", writer, final, heartbeat: setInterval(() => this.write(stream, ": keep-alive\n\n"), HEARTBEAT_MS) };
+    const stream: RunStream = {
+      runId,
+      cursor: "",
+      writer,
+      final,
+      heartbeat: setInterval(() => this.write(stream, ": keep-alive\n\n"), HEARTBEAT_MS),
+    };
     this.streams.add(stream);
     this.sendStream(stream);
     return readable;

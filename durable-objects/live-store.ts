@@ -43,9 +43,16 @@ export class LiveStore {
 
   /** Events after `after` in order, at most `limit`; only `runId`'s when given. */
   after(after: string, limit: number, runId?: string): LiveEvent[] {
-    const rows = runId === undefined
-      ? this.sql<{ event: string; format: number }>`SELECT event, format FROM live_events WHERE id > ${after} ORDER BY id LIMIT ${limit}`
-      : this.sql<{ event: string; format: number }>`SELECT event, format FROM live_events WHERE run_id = ${runId} AND id > ${after} ORDER BY id LIMIT ${limit}`;
+    const rows =
+      runId === undefined
+        ? this.sql<{
+            event: string;
+            format: number;
+          }>`SELECT event, format FROM live_events WHERE id > ${after} ORDER BY id LIMIT ${limit}`
+        : this.sql<{
+            event: string;
+            format: number;
+          }>`SELECT event, format FROM live_events WHERE run_id = ${runId} AND id > ${after} ORDER BY id LIMIT ${limit}`;
     return rows.map(parse);
   }
 

@@ -46,7 +46,6 @@ interface AuditRow extends Omit<AuditRecord, "details"> {
   flushed: number;
 }
 
-
 function toRecord(row: AuditRow): LocalAuditRecord {
   const { flushed, details, ...rest } = row;
   return { ...rest, details: JSON.parse(details) as Record<string, unknown>, flushed: flushed === 1 };
@@ -75,7 +74,18 @@ export class Outbox {
   append(records: readonly AuditRecord[]): void {
     for (let start = 0; start < records.length; start += APPEND_ROWS) {
       const chunk = records.slice(start, start + APPEND_ROWS);
-      const binds = chunk.flatMap((r) => [r.id, r.at, r.tenant, r.session_id, r.handoff_id, r.action, r.agent, r.actor, r.actor_type, JSON.stringify(r.details)]);
+      const binds = chunk.flatMap((r) => [
+        r.id,
+        r.at,
+        r.tenant,
+        r.session_id,
+        r.handoff_id,
+        r.action,
+        r.agent,
+        r.actor,
+        r.actor_type,
+        JSON.stringify(r.details),
+      ]);
       this.sql.exec(
         `INSERT INTO audit (id, at, tenant, session_id, handoff_id, action, agent, actor, actor_type, details) VALUES ${chunk.map(() => ROW).join(", ")}`,
         ...binds,
@@ -99,7 +109,10 @@ export class Outbox {
    * each batch flushed only after `write` resolved. A failing `write` rejects with the
    * rows still pending; rows are never deleted here.
    */
-  async flush(write: (records: AuditRecord[]) => Promise<void>, maxBatches = MAX_BATCHES_PER_RUN): Promise<FlushResult> {
+  async flush(
+    write: (records: AuditRecord[]) => Promise<void>,
+    maxBatches = MAX_BATCHES_PER_RUN,
+  ): Promise<FlushResult> {
     let flushed = 0;
     for (let batch = 0; batch < maxBatches; batch++) {
       const seen = this.appends;
@@ -111,7 +124,10 @@ export class Outbox {
       });
       await write(records);
       // One statement for the batch (at most FLUSH_BATCH_ROWS ids, within the bound-parameter limit).
-      this.sql.exec(`UPDATE audit SET flushed = 1 WHERE id IN (${records.map(() => "?").join(", ")})`, ...records.map((r) => r.id));
+      this.sql.exec(
+        `UPDATE audit SET flushed = 1 WHERE id IN (${records.map(() => "?").join(", ")})`,
+        ...records.map((r) => r.id),
+      );
       flushed += records.length;
       // A short batch was all there was, unless records were appended while D1 was written.
       if (rows.length < FLUSH_BATCH_ROWS && this.appends === seen) return { flushed, remaining: 0 };

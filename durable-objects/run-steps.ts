@@ -1,14 +1,14 @@
-import { messageAdded, type AuditScope } from "../src/audit/events";
+import { type AuditScope, messageAdded } from "../src/audit/events";
+import { type Actor, type AuditRecord, SYSTEM_ACTOR } from "../src/audit/record";
 import { inboxItemClosed } from "../src/audit/run-events";
-import { SYSTEM_ACTOR, type Actor, type AuditRecord } from "../src/audit/record";
 import { ulid } from "../src/lib/ulid";
 import { closeItem } from "../src/runtime/inbox";
 import { liveMessage } from "../src/runtime/live-events";
 import { isActiveRun, moveRun, type RunChange } from "../src/runtime/run-record";
 import type { HistoryItem } from "../src/schemas/handoff";
 import type { Run, RunStatus, TraceEvent } from "../src/schemas/run";
-import { touch, type SessionRecord } from "../src/sessions/model";
-import type { RunStore, RunRow } from "./run-store";
+import { type SessionRecord, touch } from "../src/sessions/model";
+import type { RunRow, RunStore } from "./run-store";
 import { auditScope, type SessionKernel } from "./session-kernel";
 import { TIMER_KEYS } from "./timer-kinds";
 
@@ -41,7 +41,15 @@ export class RunSteps {
   }
 
   /** One step: history items, the run row, its events and audit records, in one transaction. */
-  async commitStep(session: SessionRecord, row: RunRow, items: HistoryItem[], events: TraceEvent[], records: AuditRecord[], actor: Actor, now: number): Promise<void> {
+  async commitStep(
+    session: SessionRecord,
+    row: RunRow,
+    items: HistoryItem[],
+    events: TraceEvent[],
+    records: AuditRecord[],
+    actor: Actor,
+    now: number,
+  ): Promise<void> {
     const next = { ...row, run: { ...row.run, updated_at: new Date(now).toISOString() } };
     await this.k.commit(touch(session, now), records, () => {
       this.append(session, items, actor, now, row.run.id);
@@ -52,7 +60,16 @@ export class RunSteps {
   }
 
   /** Ends a run (completed or failed), with its last items and events; `base` is the row as the caller last recorded it. */
-  async finish(runId: string, to: Extract<RunStatus, "completed" | "failed">, change: RunChange, actor: Actor = SYSTEM_ACTOR, agent?: string, events: TraceEvent[] = [], items: HistoryItem[] = [], base?: RunRow): Promise<void> {
+  async finish(
+    runId: string,
+    to: Extract<RunStatus, "completed" | "failed">,
+    change: RunChange,
+    actor: Actor = SYSTEM_ACTOR,
+    agent?: string,
+    events: TraceEvent[] = [],
+    items: HistoryItem[] = [],
+    base?: RunRow,
+  ): Promise<void> {
     const stored = this.store.get(runId);
     const session = this.k.store.load();
     if (!stored || !isActiveRun(stored.run.status) || !session) return;
@@ -60,7 +77,15 @@ export class RunSteps {
     const now = this.k.now();
     const scope = auditScope(session);
     const records: AuditRecord[] = [];
-    const next = this.moved(agent ? { ...row, run: { ...row.run, agent } } : row, to, change, scope, actor, now, records);
+    const next = this.moved(
+      agent ? { ...row, run: { ...row.run, agent } } : row,
+      to,
+      change,
+      scope,
+      actor,
+      now,
+      records,
+    );
     await this.k.commit(session.status === "active" ? touch(session, now) : session, records, () => {
       this.append(session, items, actor, now, runId);
       this.store.save({ ...next, step: null, work: null });
@@ -72,7 +97,15 @@ export class RunSteps {
   }
 
   /** The run moved by the transition table, its audit record added to `records`. */
-  moved(row: RunRow, to: RunStatus, change: RunChange, scope: AuditScope, actor: Actor, now: number, records: AuditRecord[]): RunRow {
+  moved(
+    row: RunRow,
+    to: RunStatus,
+    change: RunChange,
+    scope: AuditScope,
+    actor: Actor,
+    now: number,
+    records: AuditRecord[],
+  ): RunRow {
     const moved = moveRun(row.run, to, change, scope, actor, now);
     if (!moved) throw new Error(`run ${row.run.id}: ${row.run.status} → ${to} is not a transition`);
     records.push(moved.record);
@@ -83,18 +116,30 @@ export class RunSteps {
   append(session: SessionRecord, items: readonly HistoryItem[], actor: Actor, now: number, runId: string | null): void {
     const scope = auditScope(session);
     for (const raw of items) {
-      const item = { ...raw, id: raw.id ?? `msg_${ulid(now)}`, created_at: raw.created_at ?? new Date(now).toISOString() };
+      const item = {
+        ...raw,
+        id: raw.id ?? `msg_${ulid(now)}`,
+        created_at: raw.created_at ?? new Date(now).toISOString(),
+      };
       const seq = this.k.store.appendMessage(item as HistoryItem & { id: string }, now);
       this.k.liveEvents.append([liveMessage(session.id, runId, item, now)]);
       const author = item.agent ?? null;
       this.k.outbox.append([
-        messageAdded(scope, item.role === "user" ? actor : { actor: author ?? actor.actor, actor_type: author ? "agent" : actor.actor_type }, now, author ?? session.current_agent, {
-          message_id: item.id,
-          seq,
-          role: item.role,
-          author,
-          chars: item.content.length,
-        }),
+        messageAdded(
+          scope,
+          item.role === "user"
+            ? actor
+            : { actor: author ?? actor.actor, actor_type: author ? "agent" : actor.actor_type },
+          now,
+          author ?? session.current_agent,
+          {
+            message_id: item.id,
+            seq,
+            role: item.role,
+            author,
+            chars: item.content.length,
+          },
+        ),
       ]);
     }
   }
@@ -109,8 +154,12 @@ export class RunSteps {
     const open = this.store.active();
     const pending = open?.run.pending;
     if (!open || !pending) return null;
-    if (pending.kind === "human") return open.run.status === "awaiting_human" && pending.inbox_id === inboxId ? open : null;
-    if (pending.kind === "approval") return open.run.status === "awaiting_approval" && pending.approvals.some((a) => a.inbox_id === inboxId) ? open : null;
+    if (pending.kind === "human")
+      return open.run.status === "awaiting_human" && pending.inbox_id === inboxId ? open : null;
+    if (pending.kind === "approval")
+      return open.run.status === "awaiting_approval" && pending.approvals.some((a) => a.inbox_id === inboxId)
+        ? open
+        : null;
     return null;
   }
 
@@ -127,12 +176,27 @@ export class RunSteps {
     for (const item of this.k.inbox.list("open")) {
       this.k.inbox.save(closeItem(item, "cancelled", now)!);
       this.k.timers.cancel(TIMER_KEYS.inbox(item.id));
-      records.push(inboxItemClosed(scope, SYSTEM_ACTOR, now, { inbox_id: item.id, agent: item.agent, outcome: "cancelled", resolved_by: null }));
+      records.push(
+        inboxItemClosed(scope, SYSTEM_ACTOR, now, {
+          inbox_id: item.id,
+          agent: item.agent,
+          outcome: "cancelled",
+          resolved_by: null,
+        }),
+      );
     }
     const open = this.store.active();
     if (open) {
       const code = reason === "session expired" ? "SESSION_EXPIRED" : "SESSION_NOT_FOUND";
-      const next = this.moved(open, "failed", { error: { code, message: `The run ended with its session (${reason}).` } }, scope, SYSTEM_ACTOR, now, records);
+      const next = this.moved(
+        open,
+        "failed",
+        { error: { code, message: `The run ended with its session (${reason}).` } },
+        scope,
+        SYSTEM_ACTOR,
+        now,
+        records,
+      );
       this.store.save({ ...next, work: null });
       this.k.timers.cancel(TIMER_KEYS.runResume);
       this.k.timers.cancel(TIMER_KEYS.toolOutputs);

@@ -1,6 +1,6 @@
-import { ACTIVE_RUN_STATUSES, RUN_STEPS, type RunStep } from "../src/runtime/run-record";
-import { Run, RUN_STATUSES, TraceEvent, TurnWork, type RunStatus } from "../src/schemas/run";
 import { liveFromTrace, liveRunChange } from "../src/runtime/live-events";
+import { ACTIVE_RUN_STATUSES, RUN_STEPS, type RunStep } from "../src/runtime/run-record";
+import { RUN_STATUSES, Run, type RunStatus, TraceEvent, TurnWork } from "../src/schemas/run";
 import type { LiveStore } from "./live-store";
 import type { Sql } from "./sql";
 
@@ -88,7 +88,12 @@ interface StoredRun {
 
 function toRow(row: StoredRun): RunRow {
   if (row.format !== RUN_FORMAT) throw new Error(`run format ${row.format} is not ${RUN_FORMAT}`);
-  return { run: Run.parse(JSON.parse(row.record)), step: row.step, resumes: row.resumes, work: row.work === null ? null : TurnWork.parse(JSON.parse(row.work)) };
+  return {
+    run: Run.parse(JSON.parse(row.record)),
+    step: row.step,
+    resumes: row.resumes,
+    work: row.work === null ? null : TurnWork.parse(JSON.parse(row.work)),
+  };
 }
 
 const ACTIVE = list(ACTIVE_RUN_STATUSES);
@@ -107,7 +112,9 @@ export class RunStore {
 
   /** The run that is running or waiting, if any (one at a time per session). */
   active(): RunRow | null {
-    const row = this.sql.exec<StoredRun>(`SELECT record, step, resumes, work, format FROM runs WHERE status IN ${ACTIVE} ORDER BY id LIMIT 1`)[0];
+    const row = this.sql.exec<StoredRun>(
+      `SELECT record, step, resumes, work, format FROM runs WHERE status IN ${ACTIVE} ORDER BY id LIMIT 1`,
+    )[0];
     return row ? toRow(row) : null;
   }
 
@@ -119,26 +126,32 @@ export class RunStore {
       if (change) this.live.append([change]);
     }
     const work = row.work ? JSON.stringify(row.work) : null;
-    this.sql`INSERT INTO runs (id, status, step, resumes, record, work) VALUES (${run.id}, ${run.status}, ${row.step}, ${row.resumes}, ${JSON.stringify({ ...run, events: [] })}, ${work})
+    this
+      .sql`INSERT INTO runs (id, status, step, resumes, record, work) VALUES (${run.id}, ${run.status}, ${row.step}, ${row.resumes}, ${JSON.stringify({ ...run, events: [] })}, ${work})
              ON CONFLICT (id) DO UPDATE SET status = excluded.status, step = excluded.step, resumes = excluded.resumes, record = excluded.record, work = excluded.work`;
   }
 
   addEvents(events: readonly TraceEvent[]): void {
-    for (const event of events) this.sql`INSERT INTO run_events (id, run_id, event) VALUES (${event.event_id}, ${event.correlation_id}, ${JSON.stringify(event)})`;
+    for (const event of events)
+      this
+        .sql`INSERT INTO run_events (id, run_id, event) VALUES (${event.event_id}, ${event.correlation_id}, ${JSON.stringify(event)})`;
     this.live?.append(events.map(liveFromTrace));
   }
 
   /** A run's events in order; every run's when `runId` is left out. */
   events(runId?: string): TraceEvent[] {
-    const rows = runId === undefined
-      ? this.sql<{ event: string }>`SELECT event FROM run_events ORDER BY id`
-      : this.sql<{ event: string }>`SELECT event FROM run_events WHERE run_id = ${runId} ORDER BY id`;
+    const rows =
+      runId === undefined
+        ? this.sql<{ event: string }>`SELECT event FROM run_events ORDER BY id`
+        : this.sql<{ event: string }>`SELECT event FROM run_events WHERE run_id = ${runId} ORDER BY id`;
     return rows.map((r) => TraceEvent.parse(JSON.parse(r.event)));
   }
 
   /** A page of the session's events in order, after event id `after`; `next_after` is null on the last page. */
   eventPage(after: string | undefined, limit: number): { events: TraceEvent[]; next_after: string | null } {
-    const rows = this.sql<{ event: string }>`SELECT event FROM run_events WHERE id > ${after ?? ""} ORDER BY id LIMIT ${limit + 1}`;
+    const rows = this.sql<{
+      event: string;
+    }>`SELECT event FROM run_events WHERE id > ${after ?? ""} ORDER BY id LIMIT ${limit + 1}`;
     const events = rows.slice(0, limit).map((r) => TraceEvent.parse(JSON.parse(r.event)));
     return { events, next_after: rows.length > limit ? events.at(-1)!.event_id : null };
   }

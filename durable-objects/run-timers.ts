@@ -1,5 +1,5 @@
-import type { SessionEndHook } from "./session-lifecycle";
 import { WATCHDOG_MS } from "./run-steps";
+import type { SessionEndHook } from "./session-lifecycle";
 import type { SessionRuns } from "./session-runs";
 import type { TimerHandlers } from "./timers";
 

@@ -1,12 +1,12 @@
-import { auditEvent } from "../src/audit/events";
 import { deliver, deliveryBody, RETRY_DELAYS_MS } from "../src/audit/event-delivery";
-import { SYSTEM_ACTOR, type AuditRecord } from "../src/audit/record";
+import { auditEvent } from "../src/audit/events";
+import { type AuditRecord, SYSTEM_ACTOR } from "../src/audit/record";
 import { getSubscription } from "../src/registry/event-subscriptions";
-import { knownUnsubscribed } from "../src/services/registry-cache";
 import { DELIVERED_FAMILIES, subscribed } from "../src/schemas/events";
+import { knownUnsubscribed } from "../src/services/registry-cache";
 import { DeliveryQueue } from "./deliveries";
-import type { SessionEndHook } from "./session-lifecycle";
 import type { SessionKernel } from "./session-kernel";
+import type { SessionEndHook } from "./session-lifecycle";
 import type { Sql } from "./sql";
 import { TIMER_KEYS } from "./timer-kinds";
 import type { TimerHandlers, TimerOutcome } from "./timers";
@@ -65,13 +65,19 @@ export class SessionDeliveries {
     if (due.length > 0) {
       const tenant = due[0]!.record.tenant;
       const subscription = await getSubscription(this.k.env.DB, tenant).catch(() => undefined);
-      if (subscription === undefined) return { type: "retry", at: now + RETRY_DELAYS_MS[0], error: "the events subscription could not be read" };
+      if (subscription === undefined)
+        return { type: "retry", at: now + RETRY_DELAYS_MS[0], error: "the events subscription could not be read" };
       if (subscription === null) {
         this.k.transaction(() => this.queue.clear());
         return { type: "done" };
       }
       const outcomes = await Promise.all(
-        due.map(async (d) => ({ d, outcome: subscribed(subscription.types, d.record.action) ? await deliver(subscription.url, subscription.secret, d.record.id, deliveryBody(d.record)) : null })),
+        due.map(async (d) => ({
+          d,
+          outcome: subscribed(subscription.types, d.record.action)
+            ? await deliver(subscription.url, subscription.secret, d.record.id, deliveryBody(d.record))
+            : null,
+        })),
       );
       const failed: AuditRecord[] = [];
       this.k.transaction(() => {
@@ -90,13 +96,26 @@ export class SessionDeliveries {
           failed.push(
             auditEvent(
               { tenant: d.record.tenant, session_id: d.record.session_id },
-              { action: "webhook.delivery_failed", actor: SYSTEM_ACTOR, agent: d.record.agent, handoff_id: d.record.handoff_id, details: { webhook_id: d.record.id, type: d.record.action, attempts, last_error: outcome.error, url: subscription.url } },
+              {
+                action: "webhook.delivery_failed",
+                actor: SYSTEM_ACTOR,
+                agent: d.record.agent,
+                handoff_id: d.record.handoff_id,
+                details: {
+                  webhook_id: d.record.id,
+                  type: d.record.action,
+                  attempts,
+                  last_error: outcome.error,
+                  url: subscription.url,
+                },
+              },
               now,
             ),
           );
         }
         this.k.outbox.append(failed);
-        if (failed.length > 0) this.k.timers.schedule("outbox.flush", now, null, { key: TIMER_KEYS.flush, ifExists: "keep" });
+        if (failed.length > 0)
+          this.k.timers.schedule("outbox.flush", now, null, { key: TIMER_KEYS.flush, ifExists: "keep" });
       });
     }
     const next = this.queue.nextAt();

@@ -1,5 +1,4 @@
-import { auditEvent } from "../src/audit/events";
-import { messageAdded } from "../src/audit/events";
+import { auditEvent, messageAdded } from "../src/audit/events";
 import type { Actor, AuditRecord } from "../src/audit/record";
 import { decomposeByRules } from "../src/collaboration/decompose";
 import { admitResult, aggregate, canMove, outcomeOf, pendingTasks, TASK_TIMEOUT } from "../src/collaboration/fanout";
@@ -10,19 +9,26 @@ import { raceAbort } from "../src/providers/failures";
 import type { ChatMessage } from "../src/providers/types";
 import { compileRules } from "../src/routing/rules";
 import { systemPrompt } from "../src/runtime/messages";
-import { callModel, turnTimeoutMs } from "../src/runtime/turn";
 import { oneTurn } from "../src/runtime/one-turn";
+import { callModel, turnTimeoutMs } from "../src/runtime/turn";
 import { agentSecret } from "../src/runtime/webhook-agent";
 import type { AgentDefinition } from "../src/schemas/agent";
-import { Fanout, TaskDecomposition, type AgentResult, type AgentTask, type FanoutStart, type FanoutState } from "../src/schemas/collaboration";
+import {
+  type AgentResult,
+  type AgentTask,
+  Fanout,
+  type FanoutStart,
+  type FanoutState,
+  TaskDecomposition,
+} from "../src/schemas/collaboration";
 import type { HistoryItem } from "../src/schemas/handoff";
-import { agentModels, type AgentModels } from "../src/services/agent-models";
+import { type AgentModels, agentModels } from "../src/services/agent-models";
 import { agentDirectory } from "../src/services/registry-cache";
-import { touch, type SessionRecord } from "../src/sessions/model";
-import { auditScope, type SessionKernel } from "./session-kernel";
-import { RUN_WAIT_MS } from "./run-loop";
-import type { SessionRuns } from "./session-runs";
+import { type SessionRecord, touch } from "../src/sessions/model";
 import { FANOUT_FORMAT } from "./fanout-store";
+import { RUN_WAIT_MS } from "./run-loop";
+import { auditScope, type SessionKernel } from "./session-kernel";
+import type { SessionRuns } from "./session-runs";
 import type { Sql } from "./sql";
 import type { TimerHandlers } from "./timers";
 
@@ -57,7 +63,11 @@ export class SessionFanout {
   /** `POST …/fan-out`: starts a fan-out and answers once it has ended, or after RUN_WAIT_MS while it goes on. */
   async start(args: FanoutStart, actor: Actor): Promise<Result<Fanout>> {
     const run = this.runs.store.active();
-    if (run) return err("RUN_IN_PROGRESS", `Run ${run.run.id} is ${run.run.status}; fan out when it has ended.`, { run_id: run.run.id, status: run.run.status });
+    if (run)
+      return err("RUN_IN_PROGRESS", `Run ${run.run.id} is ${run.run.status}; fan out when it has ended.`, {
+        run_id: run.run.id,
+        status: run.run.status,
+      });
     const begun = await this.begin(args, actor, null);
     if (!begun.ok) return begun;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -74,12 +84,19 @@ export class SessionFanout {
     return ok(this.load(begun.value.id)!);
   }
 
-  private async begin(args: FanoutStart, actor: Actor, runId: string | null): Promise<Result<{ id: string; work: Promise<void> }>> {
+  private async begin(
+    args: FanoutStart,
+    actor: Actor,
+    runId: string | null,
+  ): Promise<Result<{ id: string; work: Promise<void> }>> {
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;
     const directory = await agentDirectory(this.k.env.DB, loaded.value.tenant);
     const supervisor = directory.byName.get(loaded.value.current_agent);
-    if (!supervisor) return err("AGENT_NOT_FOUND", `Agent '${loaded.value.current_agent}' is not in the registry.`, { agent: loaded.value.current_agent });
+    if (!supervisor)
+      return err("AGENT_NOT_FOUND", `Agent '${loaded.value.current_agent}' is not in the registry.`, {
+        agent: loaded.value.current_agent,
+      });
     const allowed = supervisor.handoffs.map((h) => h.to).filter((name) => directory.byName.get(name)?.enabled);
     const models = await agentModels(this.k.env, loaded.value.tenant);
     let decomposition = args.decomposition;
@@ -89,11 +106,18 @@ export class SessionFanout {
       const planned = await this.planWith(supervisor, candidates, args.input!, models);
       decomposedBy = planned ? "model" : "rules";
       decomposition = planned ?? decomposeByRules(args.input!, allowed, compileRules(candidates)) ?? undefined;
-      if (!decomposition) return err("NO_ROUTE", `No part of the request matches an agent '${supervisor.name}' may hand work to.`, { allowed });
+      if (!decomposition)
+        return err("NO_ROUTE", `No part of the request matches an agent '${supervisor.name}' may hand work to.`, {
+          allowed,
+        });
     }
     const outside = decomposition.tasks.filter((t) => !allowed.includes(t.agent));
     if (outside.length > 0) {
-      return err("HANDOFF_NOT_ALLOWED", `'${supervisor.name}' may not hand tasks to ${outside.map((t) => `'${t.agent}'`).join(", ")}.`, { allowed, refused: outside.map((t) => t.agent) });
+      return err(
+        "HANDOFF_NOT_ALLOWED",
+        `'${supervisor.name}' may not hand tasks to ${outside.map((t) => `'${t.agent}'`).join(", ")}.`,
+        { allowed, refused: outside.map((t) => t.agent) },
+      );
     }
     const now = this.k.now();
     const at = new Date(now).toISOString();
@@ -114,11 +138,26 @@ export class SessionFanout {
     fanout = moved(moved(fanout, "DECOMPOSED", now), "EXECUTING", now);
     const deadline = now + Math.max(...decomposition.tasks.map((t) => t.timeout_s)) * 1000 + DEADLINE_MARGIN_MS;
     const items: HistoryItem[] = args.input ? [{ role: "user", type: "message", content: args.input }] : [];
-    await this.commit(loaded.value, fanout, items, actor, [this.record(loaded.value, fanout, "fanout.started", actor, now, { tasks: decomposition.tasks.map((t) => ({ task_id: t.task_id, agent: t.agent })) })], () => {
-      this.k.timers.schedule("fanout.deadline", deadline, { fanout_id: fanout.id }, { key: `fanout:${fanout.id}` });
-    });
+    await this.commit(
+      loaded.value,
+      fanout,
+      items,
+      actor,
+      [
+        this.record(loaded.value, fanout, "fanout.started", actor, now, {
+          tasks: decomposition.tasks.map((t) => ({ task_id: t.task_id, agent: t.agent })),
+        }),
+      ],
+      () => {
+        this.k.timers.schedule("fanout.deadline", deadline, { fanout_id: fanout.id }, { key: `fanout:${fanout.id}` });
+      },
+    );
     const tasks = decomposition.tasks;
-    const work = Promise.all(tasks.map(async (task) => this.take(fanout.id, await this.runTask(task, directory.byName.get(task.agent)!, models))))
+    const work = Promise.all(
+      tasks.map(async (task) =>
+        this.take(fanout.id, await this.runTask(task, directory.byName.get(task.agent)!, models)),
+      ),
+    )
       .then(() => this.finish(fanout.id, models, supervisor))
       .catch((error: unknown) => console.error(`fan-out ${fanout.id} failed; its deadline timer ends it`, error));
     return ok({ id: fanout.id, work });
@@ -132,7 +171,13 @@ export class SessionFanout {
         if (!fanout || fanout.state !== "EXECUTING") return { type: "done" };
         for (const task_id of pendingTasks(fanout.decomposition, fanout.results)) {
           const task = fanout.decomposition.tasks.find((t) => t.task_id === task_id)!;
-          await this.take(fanout.id, { task_id, agent: task.agent, success: false, error: TASK_TIMEOUT, execution_time: task.timeout_s * 1000 });
+          await this.take(fanout.id, {
+            task_id,
+            agent: task.agent,
+            success: false,
+            error: TASK_TIMEOUT,
+            execution_time: task.timeout_s * 1000,
+          });
         }
         const session = this.k.store.load();
         if (session) await this.finish(fanout.id, await agentModels(this.k.env, session.tenant), null);
@@ -158,7 +203,13 @@ export class SessionFanout {
       const error = result.code === "MODEL_TIMEOUT" || result.code === "WEBHOOK_TIMEOUT" ? TASK_TIMEOUT : result.code;
       return { task_id: task.task_id, agent: task.agent, success: false, error, execution_time: Date.now() - started };
     }
-    return { task_id: task.task_id, agent: task.agent, success: true, data: result.response.content ?? "", execution_time: result.duration_ms };
+    return {
+      task_id: task.task_id,
+      agent: task.agent,
+      success: true,
+      data: result.response.content ?? "",
+      execution_time: result.duration_ms,
+    };
   }
 
   /** Records a result as it comes (the first per task; late ones after the end are ignored). */
@@ -170,8 +221,15 @@ export class SessionFanout {
     if (!admitted.ok) return;
     const next = { ...fanout, results: admitted.results };
     const now = this.k.now();
-    const details = { task_id: result.task_id, success: result.success, execution_time: result.execution_time, ...(result.error ? { error: result.error } : {}) };
-    await this.commit(session, next, [], { actor: result.agent, actor_type: "agent" }, [this.record(session, next, "fanout.task_finished", { actor: result.agent, actor_type: "agent" }, now, details)]);
+    const details = {
+      task_id: result.task_id,
+      success: result.success,
+      execution_time: result.execution_time,
+      ...(result.error ? { error: result.error } : {}),
+    };
+    await this.commit(session, next, [], { actor: result.agent, actor_type: "agent" }, [
+      this.record(session, next, "fanout.task_finished", { actor: result.agent, actor_type: "agent" }, now, details),
+    ]);
   }
 
   /** Every task has a result: aggregate and complete, or fail with what came (the ending rule). */
@@ -185,16 +243,35 @@ export class SessionFanout {
     const actor: Actor = { actor: fanout.supervisor, actor_type: "agent" };
     if (outcome === "FAILED") {
       const failed = { ...moved(fanout, "FAILED", now), ended_at: new Date(now).toISOString() };
-      await this.commit(session, failed, [], actor, [this.record(session, failed, "fanout.failed", actor, now, { results: failed.results.length })], () => this.k.timers.cancel(`fanout:${id}`));
+      await this.commit(
+        session,
+        failed,
+        [],
+        actor,
+        [this.record(session, failed, "fanout.failed", actor, now, { results: failed.results.length })],
+        () => this.k.timers.cancel(`fanout:${id}`),
+      );
       return;
     }
     const aggregating = moved(fanout, "AGGREGATING", now);
-    const response = (supervisor && (await this.aggregateWith(supervisor, aggregating, models))) ?? aggregate(aggregating.decomposition, aggregating.results);
+    const response =
+      (supervisor && (await this.aggregateWith(supervisor, aggregating, models))) ??
+      aggregate(aggregating.decomposition, aggregating.results);
     const end = this.k.now();
     const done = { ...moved(aggregating, "COMPLETED", end), response, ended_at: new Date(end).toISOString() };
     // In a run the answer is the fan_out call's output; on its own it is the supervisor's message.
-    const items: HistoryItem[] = fanout.run_id === null ? [{ role: "assistant", agent: fanout.supervisor, type: "message", content: response }] : [];
-    await this.commit(session, done, items, actor, [this.record(session, done, "fanout.completed", actor, end, { results: done.results.length })], () => this.k.timers.cancel(`fanout:${id}`));
+    const items: HistoryItem[] =
+      fanout.run_id === null
+        ? [{ role: "assistant", agent: fanout.supervisor, type: "message", content: response }]
+        : [];
+    await this.commit(
+      session,
+      done,
+      items,
+      actor,
+      [this.record(session, done, "fanout.completed", actor, end, { results: done.results.length })],
+      () => this.k.timers.cancel(`fanout:${id}`),
+    );
   }
 
   /**
@@ -202,11 +279,25 @@ export class SessionFanout {
    * call naming the agents it hands parts to. Null offline, or when the call fails or its
    * plan does not fit (Relay's rule-based decomposition is used then).
    */
-  private async planWith(supervisor: AgentDefinition, candidates: AgentDefinition[], input: string, models: AgentModels): Promise<TaskDecomposition | null> {
-    if (!models.provider.ok || models.provider.value.name === "local" || supervisor.kind !== "llm" || candidates.length === 0) return null;
+  private async planWith(
+    supervisor: AgentDefinition,
+    candidates: AgentDefinition[],
+    input: string,
+    models: AgentModels,
+  ): Promise<TaskDecomposition | null> {
+    if (
+      !models.provider.ok ||
+      models.provider.value.name === "local" ||
+      supervisor.kind !== "llm" ||
+      candidates.length === 0
+    )
+      return null;
     const roster = candidates.map((a) => `- ${a.name}: ${a.description || a.title || a.name}`).join("\n");
     const messages: ChatMessage[] = [
-      { role: "system", content: `${systemPrompt(supervisor, null)}\n\nSplit the request into tasks for these agents (one task per agent at most) and call plan_tasks:\n${roster}` },
+      {
+        role: "system",
+        content: `${systemPrompt(supervisor, null)}\n\nSplit the request into tasks for these agents (one task per agent at most) and call plan_tasks:\n${roster}`,
+      },
       { role: "user", content: input },
     ];
     const tool = {
@@ -216,22 +307,48 @@ export class SessionFanout {
         description: "Hand parts of the request to agents, to run in parallel.",
         parameters: {
           type: "object",
-          properties: { tasks: { type: "array", minItems: 1, items: { type: "object", properties: { agent: { type: "string", enum: candidates.map((a) => a.name) }, instruction: { type: "string" } }, required: ["agent", "instruction"] } } },
+          properties: {
+            tasks: {
+              type: "array",
+              minItems: 1,
+              items: {
+                type: "object",
+                properties: {
+                  agent: { type: "string", enum: candidates.map((a) => a.name) },
+                  instruction: { type: "string" },
+                },
+                required: ["agent", "instruction"],
+              },
+            },
+          },
           required: ["tasks"],
         },
       },
     };
     const { signal, clear } = deadline(turnTimeoutMs(supervisor));
     try {
-      const response = await raceAbort(models.provider.value.complete({ model: supervisor.model ?? models.default_model, messages, tools: [tool], tool_choice: "required" }, signal), signal, models.provider.value.name);
+      const response = await raceAbort(
+        models.provider.value.complete(
+          { model: supervisor.model ?? models.default_model, messages, tools: [tool], tool_choice: "required" },
+          signal,
+        ),
+        signal,
+        models.provider.value.name,
+      );
       const call = response.tool_calls.find((c) => c.name === "plan_tasks");
       if (!call) return null;
       const plan = JSON.parse(call.arguments) as { tasks?: { agent?: unknown; instruction?: unknown }[] };
       const parsed = TaskDecomposition.safeParse({
         original_query: input,
-        tasks: (plan.tasks ?? []).map((t, i) => ({ task_id: `task_${i + 1}`, agent: t.agent, instruction: t.instruction })),
+        tasks: (plan.tasks ?? []).map((t, i) => ({
+          task_id: `task_${i + 1}`,
+          agent: t.agent,
+          instruction: t.instruction,
+        })),
       });
-      return parsed.success && parsed.data.tasks.every((t) => candidates.some((a) => a.name === t.agent)) ? parsed.data : null;
+      return parsed.success && parsed.data.tasks.every((t) => candidates.some((a) => a.name === t.agent))
+        ? parsed.data
+        : null;
     } catch {
       return null;
     } finally {
@@ -240,22 +357,64 @@ export class SessionFanout {
   }
 
   /** The supervisor's own aggregate (a model call); null offline or on failure (Relay's is used). */
-  private async aggregateWith(supervisor: AgentDefinition, fanout: Fanout, models: AgentModels): Promise<string | null> {
+  private async aggregateWith(
+    supervisor: AgentDefinition,
+    fanout: Fanout,
+    models: AgentModels,
+  ): Promise<string | null> {
     if (!models.provider.ok || models.provider.value.name === "local" || supervisor.kind !== "llm") return null;
-    const results = fanout.results.map((r) => `- ${r.agent} (${r.task_id}): ${r.success ? (typeof r.data === "string" ? r.data : JSON.stringify(r.data)) : `failed: ${r.error}`}`).join("\n");
+    const results = fanout.results
+      .map(
+        (r) =>
+          `- ${r.agent} (${r.task_id}): ${r.success ? (typeof r.data === "string" ? r.data : JSON.stringify(r.data)) : `failed: ${r.error}`}`,
+      )
+      .join("\n");
     const messages: ChatMessage[] = [
       { role: "system", content: systemPrompt(supervisor, null) },
-      { role: "user", content: `${fanout.decomposition.original_query}\n\nYour agents answered:\n${results}\n\nWrite the one answer to the request from these.` },
+      {
+        role: "user",
+        content: `${fanout.decomposition.original_query}\n\nYour agents answered:\n${results}\n\nWrite the one answer to the request from these.`,
+      },
     ];
-    const answer = await callModel(models.provider.value, { session_id: fanout.session_id, run_id: fanout.id, agent: supervisor.name, model: supervisor.model ?? models.default_model, messages, tools: [], context: null }, turnTimeoutMs(supervisor));
+    const answer = await callModel(
+      models.provider.value,
+      {
+        session_id: fanout.session_id,
+        run_id: fanout.id,
+        agent: supervisor.name,
+        model: supervisor.model ?? models.default_model,
+        messages,
+        tools: [],
+        context: null,
+      },
+      turnTimeoutMs(supervisor),
+    );
     return answer.ok && answer.response.content ? answer.response.content : null;
   }
 
-  private record(session: SessionRecord, fanout: Fanout, action: string, actor: Actor, now: number, details: Record<string, unknown>): AuditRecord {
-    return auditEvent(auditScope(session), { action, actor, agent: fanout.supervisor, details: { fanout_id: fanout.id, state: fanout.state, ...details } }, now);
+  private record(
+    session: SessionRecord,
+    fanout: Fanout,
+    action: string,
+    actor: Actor,
+    now: number,
+    details: Record<string, unknown>,
+  ): AuditRecord {
+    return auditEvent(
+      auditScope(session),
+      { action, actor, agent: fanout.supervisor, details: { fanout_id: fanout.id, state: fanout.state, ...details } },
+      now,
+    );
   }
 
-  private async commit(session: SessionRecord, fanout: Fanout, items: HistoryItem[], actor: Actor, records: AuditRecord[], extra?: () => void): Promise<void> {
+  private async commit(
+    session: SessionRecord,
+    fanout: Fanout,
+    items: HistoryItem[],
+    actor: Actor,
+    records: AuditRecord[],
+    extra?: () => void,
+  ): Promise<void> {
     const now = this.k.now();
     const touched = touch(session, now);
     await this.k.commit(touched, records, () => {
@@ -264,7 +423,15 @@ export class SessionFanout {
       for (const raw of items) {
         const item = { ...raw, id: `msg_${ulid(now)}`, created_at: new Date(now).toISOString() };
         const seq = this.k.store.appendMessage(item, now);
-        this.k.outbox.append([messageAdded(auditScope(session), actor, now, item.agent ?? session.current_agent, { message_id: item.id, seq, role: item.role, author: item.agent ?? null, chars: item.content.length })]);
+        this.k.outbox.append([
+          messageAdded(auditScope(session), actor, now, item.agent ?? session.current_agent, {
+            message_id: item.id,
+            seq,
+            role: item.role,
+            author: item.agent ?? null,
+            chars: item.content.length,
+          }),
+        ]);
       }
       extra?.();
     });

@@ -1,15 +1,27 @@
-import { API_ACTOR, SYSTEM_ACTOR, agentActor, type Actor, type AuditRecord } from "../src/audit/record";
-import { err, ok, type ErrorBody, type Result } from "../src/errors";
+import { type Actor, API_ACTOR, type AuditRecord, agentActor, SYSTEM_ACTOR } from "../src/audit/record";
+import { type ErrorBody, err, ok, type Result } from "../src/errors";
 import { buildHandoffContext, commandAfterTimeout, handoffErrors, returnTarget, validateHandoff } from "../src/handoff";
 import { commandAfterValidation, recoveryOf } from "../src/handoff/flow-rules";
-import { advance, handoffError, maxDepthOf, must, newHandoff, newHandoffId, stored, joinSteps, type Advanced, type HandoffRow, type StepContext } from "../src/handoff/record";
+import {
+  type Advanced,
+  advance,
+  type HandoffRow,
+  handoffError,
+  joinSteps,
+  maxDepthOf,
+  must,
+  newHandoff,
+  newHandoffId,
+  type StepContext,
+  stored,
+} from "../src/handoff/record";
 import { isOrphanable } from "../src/handoff/statuses";
 import type { Lease } from "../src/rpc/agent";
 import type { HandoffAccepted, StartHandoffArgs } from "../src/rpc/session";
-import { agentCapacity } from "../src/services/agent-capacity";
 import { withoutCalls } from "../src/runtime/messages";
 import type { AgentDefinition } from "../src/schemas/agent";
 import type { Handoff, HandoffContext, HistoryItem } from "../src/schemas/handoff";
+import { agentCapacity } from "../src/services/agent-capacity";
 import { agentDirectory } from "../src/services/registry-cache";
 import type { SessionRecord } from "../src/sessions/model";
 import { commitStep, type StepOptions } from "./handoff-commit";
@@ -82,13 +94,22 @@ export class SessionHandoffs {
       const seen = this.store.request(args.idempotency.key);
       if (seen) {
         if (seen.fingerprint !== args.idempotency.fingerprint) {
-          return err("IDEMPOTENCY_KEY_REUSED", `Idempotency-Key '${args.idempotency.key}' was already used with a different request.`, {
-            idempotency_key: args.idempotency.key,
-            handoff_id: seen.handoff_id,
-          });
+          return err(
+            "IDEMPOTENCY_KEY_REUSED",
+            `Idempotency-Key '${args.idempotency.key}' was already used with a different request.`,
+            {
+              idempotency_key: args.idempotency.key,
+              handoff_id: seen.handoff_id,
+            },
+          );
         }
         if (seen.outcome !== null) return seen.outcome as Outcome;
-        return this.flows.get(seen.handoff_id) ?? { ok: false, error: handoffErrors.inProgress(session.id, seen.handoff_id, "in flight") };
+        return (
+          this.flows.get(seen.handoff_id) ?? {
+            ok: false,
+            error: handoffErrors.inProgress(session.id, seen.handoff_id, "in flight"),
+          }
+        );
       }
     }
     const open = session.in_flight_handoff;
@@ -125,13 +146,25 @@ export class SessionHandoffs {
     const loaded = this.k.live();
     if (!row || !loaded.ok) return;
     const ctx = this.ctx(loaded.value, agentActor(agent));
-    await this.run(row.record.id, () => this.transfer(must(advance(row, { type: "transfer", reason: `'${agent}' reported idle` }, ctx)), loaded.value, ctx));
+    await this.run(row.record.id, () =>
+      this.transfer(
+        must(advance(row, { type: "transfer", reason: `'${agent}' reported idle` }, ctx)),
+        loaded.value,
+        ctx,
+      ),
+    );
   }
 
   // ── The flow ──────────────────────────────────────────────────────────────
 
   /** initiated → validating, then the decision, with the agents validation reads. */
-  private begin(id: string, session: SessionRecord, args: StartHandoffArgs, agents: ReadonlyMap<string, AgentDefinition>, ctx: StepContext): Promise<Outcome> {
+  private begin(
+    id: string,
+    session: SessionRecord,
+    args: StartHandoffArgs,
+    agents: ReadonlyMap<string, AgentDefinition>,
+    ctx: StepContext,
+  ): Promise<Outcome> {
     const created = newHandoff(id, session.id, args.request, ctx, args.idempotency?.key);
     if (args.hidden_calls?.length) created.row.hidden_calls = [...args.hidden_calls];
     const validating = must(advance(created.row, { type: "validate" }, ctx));
@@ -157,18 +190,30 @@ export class SessionHandoffs {
       request,
       source,
       target: named === null ? undefined : (agents.get(named) ?? null),
-      candidates: request.required_capabilities && source ? source.handoffs.flatMap((h) => agents.get(h.to) ?? []) : undefined,
+      candidates:
+        request.required_capabilities && source ? source.handoffs.flatMap((h) => agents.get(h.to) ?? []) : undefined,
       session: { current_agent: session.current_agent, handoff_stack: session.handoff_stack, state: session.state },
       maxDepth: maxDepthOf(session),
     });
     if (!validated.ok) return this.fail(validating.row, validated.error, session, ctx, validating.records, remember);
     const plan = validated.value;
-    const row: HandoffRow = { ...validating.row, plan, capacity: agents.get(plan.target)?.max_concurrent_sessions ?? null };
+    const row: HandoffRow = {
+      ...validating.row,
+      plan,
+      capacity: agents.get(plan.target)?.max_concurrent_sessions ?? null,
+    };
     const wait = commandAfterValidation(request.policy, this.k.store.agentStatus()[plan.source]) === "wait";
-    const command = wait ? { type: "wait" as const, now: ctx.now, reason: `waiting for '${plan.source}' to finish its turn` } : { type: "transfer" as const };
+    const command = wait
+      ? { type: "wait" as const, now: ctx.now, reason: `waiting for '${plan.source}' to finish its turn` }
+      : { type: "transfer" as const };
     const step = joinSteps(validating, must(advance(row, command, ctx, { target: plan.target })));
     if (wait) {
-      const done = await this.commitStep(session, step, ctx, { step: null, touch: true, before: remember, answer: (r) => ok({ handoff: r.record, accepted: true }) });
+      const done = await this.commitStep(session, step, ctx, {
+        step: null,
+        touch: true,
+        before: remember,
+        answer: (r) => ok({ handoff: r.record, accepted: true }),
+      });
       return ok({ handoff: done.record, accepted: true });
     }
     return this.transfer(step, session, ctx, remember);
@@ -179,7 +224,12 @@ export class SessionHandoffs {
    * the step is recorded first, then its `take_lease` effect is carried out, then the switch
    * commits. The flow owns its row from here.
    */
-  private async transfer(step: Advanced, session: SessionRecord, ctx: StepContext, before?: () => void): Promise<Outcome> {
+  private async transfer(
+    step: Advanced,
+    session: SessionRecord,
+    ctx: StepContext,
+    before?: () => void,
+  ): Promise<Outcome> {
     const take = step.effects.find((e) => e.type === "take_lease");
     // No lease to take, so no step outside this object: the switch commits with this step, in one transaction.
     if (!take) return this.switchAt(session, step, ctx, before);
@@ -188,12 +238,17 @@ export class SessionHandoffs {
     this.k.checkpoint("after_intent");
     let granted: Result<Lease>;
     try {
-      granted = await agentCapacity(this.k.env, session.tenant, take.agent, take.capacity).acquire(session.id, id, LEASE_TTL_MS);
+      granted = await agentCapacity(this.k.env, session.tenant, take.agent, take.capacity).acquire(
+        session.id,
+        id,
+        LEASE_TTL_MS,
+      );
     } catch (error) {
       granted = err("DEPENDENCY_UNAVAILABLE", `'${take.agent}' could not be reached.`, { reason: String(error) });
     }
     // Unreachable or past its deadline, the grant may still have happened: free whatever the session holds there.
-    if (!granted.ok) return this.rollBack(id, ctx.actor, granted.error, granted.error.code === "DEPENDENCY_UNAVAILABLE");
+    if (!granted.ok)
+      return this.rollBack(id, ctx.actor, granted.error, granted.error.code === "DEPENDENCY_UNAVAILABLE");
     this.k.checkpoint("after_lease");
     const lease = { lease_id: granted.value.lease_id, fencing_token: granted.value.fencing_token };
     // No await from here to the switch, which writes the lease; a rollback writes it first, to free it by id.
@@ -205,9 +260,20 @@ export class SessionHandoffs {
    * The switch of a handoff whose transferring step is not committed yet (no lease to take):
    * both steps in one transaction, so a failure leaves no trace to roll back.
    */
-  private async switchAt(session: SessionRecord, transferring: Advanced, ctx: StepContext, before?: () => void): Promise<Outcome> {
+  private async switchAt(
+    session: SessionRecord,
+    transferring: Advanced,
+    ctx: StepContext,
+    before?: () => void,
+  ): Promise<Outcome> {
     const completed = this.completeStep(transferring.row, ctx);
-    const done = await this.commitStep(session, joinSteps(transferring, completed.step), ctx, { step: null, touch: true, context: completed.context, before, answer: answered });
+    const done = await this.commitStep(session, joinSteps(transferring, completed.step), ctx, {
+      step: null,
+      touch: true,
+      context: completed.context,
+      before,
+      answer: answered,
+    });
     this.k.checkpoint("after_commit");
     await this.settleOrSweep(session);
     return ok({ handoff: done.record, accepted: false });
@@ -215,7 +281,10 @@ export class SessionHandoffs {
 
   /** transferring → completed, with the context the target receives (from the session's history as it is now). */
   private completeStep(row: HandoffRow, ctx: StepContext): { step: Advanced; context: HandoffContext } {
-    const history = row.record.request.conversation_history === undefined ? withoutCalls(this.sessionHistory(), new Set(row.hidden_calls)) : undefined;
+    const history =
+      row.record.request.conversation_history === undefined
+        ? withoutCalls(this.sessionHistory(), new Set(row.hidden_calls))
+        : undefined;
     const context = buildHandoffContext({
       request: row.record.request,
       validated: row.plan!,
@@ -247,7 +316,17 @@ export class SessionHandoffs {
       // The switch either committed (and only arming the alarm failed) or changed nothing.
       const after = this.store.get(id);
       if (after?.record.status !== "completed") {
-        return this.rollBack(id, actor, { code: "INTERNAL", message: "The target could not be activated; the handoff was rolled back.", details: { reason: String(error) } }, false, row);
+        return this.rollBack(
+          id,
+          actor,
+          {
+            code: "INTERNAL",
+            message: "The target could not be activated; the handoff was rolled back.",
+            details: { reason: String(error) },
+          },
+          false,
+          row,
+        );
       }
       done = after;
     }
@@ -260,28 +339,54 @@ export class SessionHandoffs {
    * transferring → rolled_back: target lease freed, source restored, lock released.
    * `leased`: the row with a granted lease not written yet; the rollback writes it and frees the lease by id.
    */
-  private async rollBack(id: string, actor: Actor, error: ErrorBody, releaseBySession: boolean, leased?: HandoffRow): Promise<Outcome> {
+  private async rollBack(
+    id: string,
+    actor: Actor,
+    error: ErrorBody,
+    releaseBySession: boolean,
+    leased?: HandoffRow,
+  ): Promise<Outcome> {
     const before = leased ?? this.store.get(id)!;
     const session = this.currentSession();
     if (!session) return handoffError(error, before.record);
     // With the lock still held, so no later handoff's lease at the same agent can be hit.
-    if (releaseBySession) await this.leases.releaseBySession(session.tenant, session.id, before.record.target!, before.capacity);
+    if (releaseBySession)
+      await this.leases.releaseBySession(session.tenant, session.id, before.record.target!, before.capacity);
     const row = leased ?? this.store.get(id)!;
     if (row.record.status !== "transferring") return handoffError(error, row.record);
     const fresh = this.currentSession()!;
     const ctx = this.ctx(fresh, actor);
     const step = must(advance(row, { type: "roll_back", reason: error.message }, ctx, { error: stored(error) }));
-    const done = await this.commitStep(fresh, step, ctx, { step: null, touch: true, answer: (r) => handoffError(error, r.record) });
+    const done = await this.commitStep(fresh, step, ctx, {
+      step: null,
+      touch: true,
+      answer: (r) => handoffError(error, r.record),
+    });
     await this.settleOrSweep(fresh);
     return handoffError(error, done.record);
   }
 
   /** validating → failed: nothing was changed, so nothing to undo. */
-  private async fail(row: HandoffRow, error: ErrorBody, session: SessionRecord, ctx: StepContext, records: AuditRecord[] = [], before?: () => void): Promise<Outcome> {
-    const start = row.record.status === "initiated" ? must(advance(row, { type: "validate" }, ctx)) : { row, records: [], effects: [] };
+  private async fail(
+    row: HandoffRow,
+    error: ErrorBody,
+    session: SessionRecord,
+    ctx: StepContext,
+    records: AuditRecord[] = [],
+    before?: () => void,
+  ): Promise<Outcome> {
+    const start =
+      row.record.status === "initiated"
+        ? must(advance(row, { type: "validate" }, ctx))
+        : { row, records: [], effects: [] };
     const step = must(advance(start.row, { type: "fail", reason: error.code }, ctx, { error: stored(error) }));
     const all = { ...step, records: [...records, ...start.records, ...step.records] };
-    const done = await this.commitStep(session, all, ctx, { step: null, touch: true, before, answer: (r) => handoffError(error, r.record) });
+    const done = await this.commitStep(session, all, ctx, {
+      step: null,
+      touch: true,
+      before,
+      answer: (r) => handoffError(error, r.record),
+    });
     return handoffError(error, done.record);
   }
 
@@ -347,7 +452,9 @@ export class SessionHandoffs {
     }
     this.recovering = (async () => {
       for (const orphan of this.orphans()) {
-        await this.recoverOne(orphan.record.id).catch((error) => console.error(`handoff ${orphan.record.id}: recovery failed`, error));
+        await this.recoverOne(orphan.record.id).catch((error) =>
+          console.error(`handoff ${orphan.record.id}: recovery failed`, error),
+        );
       }
     })().finally(() => {
       this.recovering = null;
@@ -364,13 +471,21 @@ export class SessionHandoffs {
       const recovery = recoveryOf(row);
       switch (recovery.command) {
         case "roll_back": {
-          const restart = { code: "INTERNAL" as const, message: "The handoff was interrupted by a restart before the switch and rolled back." };
+          const restart = {
+            code: "INTERNAL" as const,
+            message: "The handoff was interrupted by a restart before the switch and rolled back.",
+          };
           return this.rollBack(id, SYSTEM_ACTOR, restart, recovery.release_unknown_lease);
         }
         case "finish_timeout":
           return this.finishTimeout(row, session, ctx);
         case "fail":
-          return this.fail(row, { code: "INTERNAL", message: "The handoff was interrupted by a restart before it changed anything." }, session, ctx);
+          return this.fail(
+            row,
+            { code: "INTERNAL", message: "The handoff was interrupted by a restart before it changed anything." },
+            session,
+            ctx,
+          );
         case "none":
           return ok({ handoff: row.record, accepted: row.record.status === "pending" });
       }
@@ -379,11 +494,27 @@ export class SessionHandoffs {
 
   /** pending → timed_out → failed | escalated, as the request's on_timeout says. */
   async finishTimeout(row: HandoffRow, session: SessionRecord, ctx: StepContext): Promise<Outcome> {
-    const first = row.record.status === "pending"
-      ? must(advance(row, { type: "time_out", reason: `'${row.record.source}' was still busy after ${row.record.request.timeout_s} s` }, ctx))
-      : { row, records: [], effects: [] };
+    const first =
+      row.record.status === "pending"
+        ? must(
+            advance(
+              row,
+              {
+                type: "time_out",
+                reason: `'${row.record.source}' was still busy after ${row.record.request.timeout_s} s`,
+              },
+              ctx,
+            ),
+          )
+        : { row, records: [], effects: [] };
     const command = commandAfterTimeout(row.record.request.on_timeout);
-    const ended = must(advance(first.row, { type: command, reason: command === "escalate" ? "escalated to the session inbox" : "failed on timeout" }, ctx));
+    const ended = must(
+      advance(
+        first.row,
+        { type: command, reason: command === "escalate" ? "escalated to the session inbox" : "failed on timeout" },
+        ctx,
+      ),
+    );
     const done = await this.commitStep(session, joinSteps(first, ended), ctx, { step: null });
     return ok({ handoff: done.record, accepted: false });
   }
@@ -409,6 +540,11 @@ export class SessionHandoffs {
   }
 
   ctx(session: SessionRecord, actor: Actor): StepContext {
-    return { scope: auditScope(session), actor, now: this.k.now(), leased_agent: this.store.sessionLease()?.agent ?? null };
+    return {
+      scope: auditScope(session),
+      actor,
+      now: this.k.now(),
+      leased_agent: this.store.sessionLease()?.agent ?? null,
+    };
   }
 }

@@ -2,7 +2,7 @@ import { writeAuditBatch } from "../src/audit/d1-store";
 import { sessionExpired } from "../src/audit/events";
 import { flushBackoffMs, nextFlushAt } from "../src/audit/outbox-policy";
 import { SYSTEM_ACTOR } from "../src/audit/record";
-import { end, isIdleExpired, summarize, type SessionRecord } from "../src/sessions/model";
+import { end, isIdleExpired, type SessionRecord, summarize } from "../src/sessions/model";
 import { writeSessionSummary } from "../src/sessions/summary-store";
 import { auditScope, type SessionKernel } from "./session-kernel";
 import type { TimerHandlers, TimerOutcome, TimerRow } from "./timers";
@@ -34,7 +34,12 @@ export function lifecycleTimers(k: SessionKernel, hooks: readonly SessionEndHook
 }
 
 /** The session with every feature's `onEnd` applied: call inside the ending transaction. */
-export function closeFeatures(hooks: readonly SessionEndHook[], session: SessionRecord, now: number, reason: string): SessionRecord {
+export function closeFeatures(
+  hooks: readonly SessionEndHook[],
+  session: SessionRecord,
+  now: number,
+  reason: string,
+): SessionRecord {
   return hooks.reduce((s, hook) => hook.onEnd(s, now, reason), session);
 }
 
@@ -59,7 +64,12 @@ async function flushOutbox(k: SessionKernel, timer: TimerRow, now: number): Prom
   }
 }
 
-async function expire(k: SessionKernel, hooks: readonly SessionEndHook[], timer: TimerRow, now: number): Promise<TimerOutcome> {
+async function expire(
+  k: SessionKernel,
+  hooks: readonly SessionEndHook[],
+  timer: TimerRow,
+  now: number,
+): Promise<TimerOutcome> {
   const session = k.store.load();
   if (!session || session.status === "deleted") return { type: "done" };
   if (session.status === "active") {
@@ -82,8 +92,14 @@ async function expire(k: SessionKernel, hooks: readonly SessionEndHook[], timer:
   return finalize(k, timer, now, true);
 }
 
-async function purge(k: SessionKernel, hooks: readonly SessionEndHook[], timer: TimerRow, now: number): Promise<TimerOutcome> {
-  if (!(await settleFeatures(hooks))) return retry(timer, now, "a feature could not close after the session was deleted");
+async function purge(
+  k: SessionKernel,
+  hooks: readonly SessionEndHook[],
+  timer: TimerRow,
+  now: number,
+): Promise<TimerOutcome> {
+  if (!(await settleFeatures(hooks)))
+    return retry(timer, now, "a feature could not close after the session was deleted");
   return finalize(k, timer, now, false);
 }
 
@@ -97,7 +113,8 @@ async function finalize(k: SessionKernel, timer: TimerRow, now: number, archive:
   try {
     const { remaining } = await k.outbox.flush((records) => writeAuditBatch(k.env.DB, records));
     if (remaining > 0) return { type: "again", at: k.now() };
-    if (archive) await writeSessionSummary(k.env.DB, summarize(session, k.store.historyLength(), k.store.agentStatus()));
+    if (archive)
+      await writeSessionSummary(k.env.DB, summarize(session, k.store.historyLength(), k.store.agentStatus()));
   } catch (error) {
     return retry(timer, now, error);
   }

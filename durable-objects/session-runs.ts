@@ -1,21 +1,21 @@
+import { type Actor, type AuditRecord, agentActor, SYSTEM_ACTOR } from "../src/audit/record";
 import { inboxItemClosed, runStarted } from "../src/audit/run-events";
-import { SYSTEM_ACTOR, agentActor, type Actor, type AuditRecord } from "../src/audit/record";
 import { err, ok, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
+import type { MessageRun, ToolOutputsArgs } from "../src/rpc/session";
 import { closeItem } from "../src/runtime/inbox";
 import { escalationOutput } from "../src/runtime/interpret";
 import { maxTurnsOf, newRun, newRunId, traceArgs, traceEvent } from "../src/runtime/run-record";
 import { interruptedStep } from "../src/runtime/run-recovery";
-import { approvalPending, decideApproval, nextEffect, withCallsDone, type Denial } from "../src/runtime/tool-work";
+import { approvalPending, type Denial, decideApproval, nextEffect, withCallsDone } from "../src/runtime/tool-work";
 import type { HistoryItem } from "../src/schemas/handoff";
-import type { MessageRun, ToolOutputsArgs } from "../src/rpc/session";
 import type { InboxAnswer, InboxItem } from "../src/schemas/inbox";
 import type { Run, TraceEvent, TracePage } from "../src/schemas/run";
 import { agentDirectory } from "../src/services/registry-cache";
-import { toHistoryItem, touch, type SessionRecord } from "../src/sessions/model";
-import { RunLoop, type FanOutRunner } from "./run-loop";
+import { type SessionRecord, toHistoryItem, touch } from "../src/sessions/model";
+import { type FanOutRunner, RunLoop } from "./run-loop";
 import { RunSteps } from "./run-steps";
-import { RunStore, type RunRow } from "./run-store";
+import { type RunRow, RunStore } from "./run-store";
 import type { SessionHandoffs } from "./session-handoffs";
 import { auditScope, type SessionKernel } from "./session-kernel";
 import type { Sql } from "./sql";
@@ -87,23 +87,37 @@ export class SessionRuns {
     await this.resumeOrphan();
     const open = this.store.active();
     if (open) {
-      return err("RUN_IN_PROGRESS", `Run ${open.run.id} is ${open.run.status}; send the next message when it has ended.`, {
-        run_id: open.run.id,
-        status: open.run.status,
-      });
+      return err(
+        "RUN_IN_PROGRESS",
+        `Run ${open.run.id} is ${open.run.status}; send the next message when it has ended.`,
+        {
+          run_id: open.run.id,
+          status: open.run.status,
+        },
+      );
     }
     const now = this.k.now();
     const session = touch(loaded.value, now);
     const scope = auditScope(session);
     const item = toHistoryItem({ role: "user", content }, session.current_agent, `msg_${ulid(now)}`, now);
-    const run = newRun({ id: newRunId(session.id, now), session_id: session.id, agent: session.current_agent, max_turns: maxTurnsOf(session.metadata), now });
-    await this.k.commit(session, [runStarted(scope, actor, now, { run_id: run.id, agent: run.agent, message_id: item.id! })], () => {
-      this.store.save({ run, step: null, resumes: 0, work: null });
-      this.steps.append(session, [item], actor, now, run.id);
-      // Made here, after the run's own event, so live subscribers see the run start first.
-      this.store.addEvents([traceEvent(run, "agent_start", run.agent, now, { outcome: "run started" })]);
-      this.steps.watch(run.id, now);
+    const run = newRun({
+      id: newRunId(session.id, now),
+      session_id: session.id,
+      agent: session.current_agent,
+      max_turns: maxTurnsOf(session.metadata),
+      now,
     });
+    await this.k.commit(
+      session,
+      [runStarted(scope, actor, now, { run_id: run.id, agent: run.agent, message_id: item.id! })],
+      () => {
+        this.store.save({ run, step: null, resumes: 0, work: null });
+        this.steps.append(session, [item], actor, now, run.id);
+        // Made here, after the run's own event, so live subscribers see the run start first.
+        this.store.addEvents([traceEvent(run, "agent_start", run.agent, now, { outcome: "run started" })]);
+        this.steps.watch(run.id, now);
+      },
+    );
     await this.k.timers.arm();
     return ok({ message: item, run: this.steps.view(run.id)! });
   }
@@ -126,36 +140,70 @@ export class SessionRuns {
    * (an approval). Closes the item and moves the run it paused; answers once the run has
    * moved on (ended, paused again, or RUN_WAIT_MS later).
    */
-  async resolve(inboxId: string, answer: InboxAnswer, actor: Actor): Promise<Result<{ item: InboxItem; run: Run | null }>> {
+  async resolve(
+    inboxId: string,
+    answer: InboxAnswer,
+    actor: Actor,
+  ): Promise<Result<{ item: InboxItem; run: Run | null }>> {
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;
     const item = this.k.inbox.get(inboxId);
     if (!item) return err("INBOX_ITEM_NOT_FOUND", `No inbox item '${inboxId}'.`, { inbox_id: inboxId });
-    if (item.status !== "open") return err("INBOX_ITEM_CLOSED", `Inbox item '${inboxId}' is ${item.status}.`, { inbox_id: inboxId, status: item.status });
+    if (item.status !== "open")
+      return err("INBOX_ITEM_CLOSED", `Inbox item '${inboxId}' is ${item.status}.`, {
+        inbox_id: inboxId,
+        status: item.status,
+      });
     const isApproval = item.kind === "approval";
     if (isApproval !== "decision" in answer) {
-      return err("INBOX_ANSWER_MISMATCH", isApproval ? `Inbox item '${inboxId}' asks for an approval: answer { decision: "approve" | "deny", reason? }.` : `Inbox item '${inboxId}' asks a question: answer { reply }.`, {
-        inbox_id: inboxId,
-        kind: item.kind,
-      });
+      return err(
+        "INBOX_ANSWER_MISMATCH",
+        isApproval
+          ? `Inbox item '${inboxId}' asks for an approval: answer { decision: "approve" | "deny", reason? }.`
+          : `Inbox item '${inboxId}' asks a question: answer { reply }.`,
+        {
+          inbox_id: inboxId,
+          kind: item.kind,
+        },
+      );
     }
-    if ("decision" in answer) return this.decide(item, answer.decision, { by: "person", reason: answer.reason }, actor, loaded.value);
+    if ("decision" in answer)
+      return this.decide(item, answer.decision, { by: "person", reason: answer.reason }, actor, loaded.value);
     return this.answer(item, answer.reply, actor, loaded.value);
   }
 
   /** A reply to a question: closes the item and completes the run it paused, with the reply as the agent's output. */
-  private async answer(item: InboxItem, reply: string, actor: Actor, loaded: SessionRecord): Promise<Result<{ item: InboxItem; run: Run | null }>> {
+  private async answer(
+    item: InboxItem,
+    reply: string,
+    actor: Actor,
+    loaded: SessionRecord,
+  ): Promise<Result<{ item: InboxItem; run: Run | null }>> {
     const now = this.k.now();
     const closed = closeItem(item, "resolved", now, { reply, by: actor.actor })!;
     const session = touch(loaded, now);
     const scope = auditScope(session);
-    const records = [inboxItemClosed(scope, actor, now, { inbox_id: item.id, agent: item.agent, outcome: "resolved", resolved_by: actor.actor })];
+    const records = [
+      inboxItemClosed(scope, actor, now, {
+        inbox_id: item.id,
+        agent: item.agent,
+        outcome: "resolved",
+        resolved_by: actor.actor,
+      }),
+    ];
     const paused = this.steps.pausedOn(item.id);
     const items: HistoryItem[] = [];
     let next: RunRow | null = null;
     if (paused?.run.pending?.kind === "human") {
       const { agent, tool_call_id: call } = paused.run.pending;
-      if (call !== null) items.push(escalationOutput(agent, { id: call, name: "escalate_to_human", arguments: "{}" }, { answered: true, text: reply }));
+      if (call !== null)
+        items.push(
+          escalationOutput(
+            agent,
+            { id: call, name: "escalate_to_human", arguments: "{}" },
+            { answered: true, text: reply },
+          ),
+        );
       items.push({ role: "assistant", agent, type: "message", content: reply });
       next = this.steps.moved(paused, "completed", { output: reply, output_agent: agent }, scope, actor, now, records);
       next.run = { ...next.run, agent };
@@ -165,7 +213,12 @@ export class SessionRuns {
       this.steps.append(session, items, actor, now, paused?.run.id ?? null);
       if (next) {
         this.store.save({ ...next, work: null });
-        this.store.addEvents([traceEvent(next.run, "agent_complete", next.run.agent, now, { executor: "human", outcome: "answered from the inbox" })]);
+        this.store.addEvents([
+          traceEvent(next.run, "agent_complete", next.run.agent, now, {
+            executor: "human",
+            outcome: "answered from the inbox",
+          }),
+        ]);
       }
       this.k.timers.cancel(TIMER_KEYS.inbox(item.id));
     });
@@ -176,13 +229,33 @@ export class SessionRuns {
    * A decision on an approval (a person's, or the alarm's deny): the call runs or gets the
    * denial as its output; once every call of the pause is decided the run goes on.
    */
-  private async decide(item: InboxItem, decision: "approve" | "deny", denial: Denial, actor: Actor, loaded: SessionRecord): Promise<Result<{ item: InboxItem; run: Run | null }>> {
+  private async decide(
+    item: InboxItem,
+    decision: "approve" | "deny",
+    denial: Denial,
+    actor: Actor,
+    loaded: SessionRecord,
+  ): Promise<Result<{ item: InboxItem; run: Run | null }>> {
     const now = this.k.now();
     const expired = denial.by === "timeout";
-    const closed = closeItem(item, expired ? "expired" : "resolved", now, expired ? undefined : { reply: denial.by === "person" ? (denial.reason ?? null) : null, decision, by: actor.actor })!;
+    const closed = closeItem(
+      item,
+      expired ? "expired" : "resolved",
+      now,
+      expired
+        ? undefined
+        : { reply: denial.by === "person" ? (denial.reason ?? null) : null, decision, by: actor.actor },
+    )!;
     const session = loaded.status === "active" ? touch(loaded, now) : loaded;
     const scope = auditScope(session);
-    const records: AuditRecord[] = [inboxItemClosed(scope, actor, now, { inbox_id: item.id, agent: item.agent, outcome: expired ? "expired" : "resolved", resolved_by: expired ? null : actor.actor })];
+    const records: AuditRecord[] = [
+      inboxItemClosed(scope, actor, now, {
+        inbox_id: item.id,
+        agent: item.agent,
+        outcome: expired ? "expired" : "resolved",
+        resolved_by: expired ? null : actor.actor,
+      }),
+    ];
     const paused = this.steps.pausedOn(item.id);
     const decided = paused?.work ? decideApproval(paused.work, item.id, decision, denial) : null;
     let next: RunRow | null = null;
@@ -190,8 +263,19 @@ export class SessionRuns {
     const events: TraceEvent[] = [];
     if (paused && decided) {
       if (decided.output) items.push(decided.output);
-      const outcome = decision === "approve" ? `approved by ${actor.actor}` : expired ? `denied: nobody approved it within ${(denial as { timeout_s: number }).timeout_s} s` : `denied by ${actor.actor}`;
-      events.push(traceEvent(paused.run, "tool_call", decided.work.agent, now, { tool_name: decided.call.name, tool_args: traceArgs(decided.call.arguments), outcome }));
+      const outcome =
+        decision === "approve"
+          ? `approved by ${actor.actor}`
+          : expired
+            ? `denied: nobody approved it within ${(denial as { timeout_s: number }).timeout_s} s`
+            : `denied by ${actor.actor}`;
+      events.push(
+        traceEvent(paused.run, "tool_call", decided.work.agent, now, {
+          tool_name: decided.call.name,
+          tool_args: traceArgs(decided.call.arguments),
+          outcome,
+        }),
+      );
       const work = decided.work;
       if (nextEffect(work).type === "await_approval") {
         const pending = approvalPending(work, paused.run.pending?.expires_at ?? new Date(now).toISOString());
@@ -222,11 +306,23 @@ export class SessionRuns {
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;
     const paused = this.store.active();
-    if (!paused || paused.run.status !== "requires_action" || paused.run.pending?.kind !== "client_tools" || !paused.work) {
-      return err("RUN_NOT_AWAITING_OUTPUTS", "No run of this session is waiting for tool outputs.", paused ? { run_id: paused.run.id, status: paused.run.status } : {});
+    if (
+      !paused ||
+      paused.run.status !== "requires_action" ||
+      paused.run.pending?.kind !== "client_tools" ||
+      !paused.work
+    ) {
+      return err(
+        "RUN_NOT_AWAITING_OUTPUTS",
+        "No run of this session is waiting for tool outputs.",
+        paused ? { run_id: paused.run.id, status: paused.run.status } : {},
+      );
     }
     if (args.run_id !== undefined && args.run_id !== paused.run.id) {
-      return err("RUN_NOT_AWAITING_OUTPUTS", `Run '${args.run_id}' is not the run waiting for tool outputs.`, { run_id: args.run_id, waiting: paused.run.id });
+      return err("RUN_NOT_AWAITING_OUTPUTS", `Run '${args.run_id}' is not the run waiting for tool outputs.`, {
+        run_id: args.run_id,
+        waiting: paused.run.id,
+      });
     }
     const expected = new Map(paused.run.pending.tool_calls.map((c) => [c.id, c]));
     const seen = new Set<string>();
@@ -251,10 +347,26 @@ export class SessionRuns {
     const session = touch(loaded.value, now);
     const scope = auditScope(session);
     const agent = paused.work.agent;
-    const items: HistoryItem[] = args.outputs.map((o) => ({ role: "tool", agent, type: "tool_output", tool_name: expected.get(o.tool_call_id)!.name, tool_call_id: o.tool_call_id, content: o.output }));
-    const events = args.outputs.map((o) => traceEvent(paused.run, "tool_call", agent, now, { tool_name: expected.get(o.tool_call_id)!.name, outcome: "output from the client" }));
+    const items: HistoryItem[] = args.outputs.map((o) => ({
+      role: "tool",
+      agent,
+      type: "tool_output",
+      tool_name: expected.get(o.tool_call_id)!.name,
+      tool_call_id: o.tool_call_id,
+      content: o.output,
+    }));
+    const events = args.outputs.map((o) =>
+      traceEvent(paused.run, "tool_call", agent, now, {
+        tool_name: expected.get(o.tool_call_id)!.name,
+        outcome: "output from the client",
+      }),
+    );
     const records: AuditRecord[] = [];
-    const next: RunRow = { ...this.steps.moved(paused, "running", {}, scope, actor, now, records), work: withCallsDone(paused.work, seen), step: "tools" };
+    const next: RunRow = {
+      ...this.steps.moved(paused, "running", {}, scope, actor, now, records),
+      work: withCallsDone(paused.work, seen),
+      step: "tools",
+    };
     await this.k.commit(session, records, () => {
       this.steps.append(session, items, actor, now, next.run.id);
       this.store.save(next);
@@ -277,23 +389,52 @@ export class SessionRuns {
     if (item.kind === "approval") {
       const agent = this.steps.pausedOn(item.id)?.work?.agent;
       const directory = agent ? await agentDirectory(this.k.env.DB, session.tenant).catch(() => null) : null;
-      const timeout_s = directory?.byName.get(agent!)?.tools.confirmation.timeout_s ?? Math.round((Date.parse(item.expires_at ?? item.created_at) - Date.parse(item.created_at)) / 1000);
+      const timeout_s =
+        directory?.byName.get(agent!)?.tools.confirmation.timeout_s ??
+        Math.round((Date.parse(item.expires_at ?? item.created_at) - Date.parse(item.created_at)) / 1000);
       await this.decide(item, "deny", { by: "timeout", timeout_s }, SYSTEM_ACTOR, session);
       return;
     }
     const now = this.k.now();
     const closed = closeItem(item, "expired", now)!;
     const scope = auditScope(session);
-    const records: AuditRecord[] = [inboxItemClosed(scope, SYSTEM_ACTOR, now, { inbox_id: item.id, agent: item.agent, outcome: "expired", resolved_by: null })];
+    const records: AuditRecord[] = [
+      inboxItemClosed(scope, SYSTEM_ACTOR, now, {
+        inbox_id: item.id,
+        agent: item.agent,
+        outcome: "expired",
+        resolved_by: null,
+      }),
+    ];
     const paused = this.steps.pausedOn(item.id);
     let next: RunRow | null = null;
     const items: HistoryItem[] = [];
     if (paused?.run.pending?.kind === "human") {
       const pending = paused.run.pending;
       if (pending.tool_call_id === null) {
-        next = this.steps.moved(paused, "failed", { error: { code: "HUMAN_TIMEOUT", message: `Nobody answered '${pending.agent}' before ${pending.expires_at}.`, details: { inbox_id: item.id } } }, scope, SYSTEM_ACTOR, now, records);
+        next = this.steps.moved(
+          paused,
+          "failed",
+          {
+            error: {
+              code: "HUMAN_TIMEOUT",
+              message: `Nobody answered '${pending.agent}' before ${pending.expires_at}.`,
+              details: { inbox_id: item.id },
+            },
+          },
+          scope,
+          SYSTEM_ACTOR,
+          now,
+          records,
+        );
       } else {
-        items.push(escalationOutput(pending.agent, { id: pending.tool_call_id, name: "escalate_to_human", arguments: "{}" }, { answered: false, reason: "the inbox item expired" }));
+        items.push(
+          escalationOutput(
+            pending.agent,
+            { id: pending.tool_call_id, name: "escalate_to_human", arguments: "{}" },
+            { answered: false, reason: "the inbox item expired" },
+          ),
+        );
         next = { ...this.steps.moved(paused, "running", {}, scope, SYSTEM_ACTOR, now, records), step: "turn" };
       }
     }
@@ -312,7 +453,18 @@ export class SessionRuns {
   async expireToolOutputs(runId: string): Promise<void> {
     const row = this.store.get(runId);
     if (row?.run.status !== "requires_action") return;
-    await this.steps.finish(runId, "failed", { error: { code: "TOOL_OUTPUTS_TIMEOUT", message: `No tool outputs were posted before ${row.run.pending?.expires_at}.`, details: { run_id: runId } } }, SYSTEM_ACTOR);
+    await this.steps.finish(
+      runId,
+      "failed",
+      {
+        error: {
+          code: "TOOL_OUTPUTS_TIMEOUT",
+          message: `No tool outputs were posted before ${row.run.pending?.expires_at}.`,
+          details: { run_id: runId },
+        },
+      },
+      SYSTEM_ACTOR,
+    );
   }
 
   // ── Recovery ──────────────────────────────────────────────────────────────
@@ -326,18 +478,43 @@ export class SessionRuns {
     if (!open || open.run.status !== "running") return "none";
     if (this.loop.isDriving(open.run.id)) return "driving";
     if (open.resumes >= MAX_RESUMES) {
-      await this.steps.finish(open.run.id, "failed", { error: { code: "RUN_INTERRUPTED", message: `The run was interrupted by ${open.resumes + 1} restarts and was not resumed again.` } }, SYSTEM_ACTOR);
+      await this.steps.finish(
+        open.run.id,
+        "failed",
+        {
+          error: {
+            code: "RUN_INTERRUPTED",
+            message: `The run was interrupted by ${open.resumes + 1} restarts and was not resumed again.`,
+          },
+        },
+        SYSTEM_ACTOR,
+      );
       return "none";
     }
     const session = this.k.store.load();
     if (!session) return "none";
     const now = this.k.now();
     // What the interrupted step left unanswered is answered first, so the history stays well-formed.
-    const { answers, work } = interruptedStep({ work: open.work ?? null, step: open.step, current_agent: session.current_agent, history: () => this.k.store.history().map((h) => h.item) });
+    const { answers, work } = interruptedStep({
+      work: open.work ?? null,
+      step: open.step,
+      current_agent: session.current_agent,
+      history: () => this.k.store.history().map((h) => h.item),
+    });
     await this.k.commit(session, [], () => {
       this.steps.append(session, answers, SYSTEM_ACTOR, now, open.run.id);
-      this.store.save({ ...open, resumes: open.resumes + 1, step: null, work, run: { ...open.run, agent: session.current_agent } });
-      this.store.addEvents([traceEvent(open.run, "agent_start", session.current_agent, now, { outcome: `resumed after a restart (${open.step ?? "between steps"})` })]);
+      this.store.save({
+        ...open,
+        resumes: open.resumes + 1,
+        step: null,
+        work,
+        run: { ...open.run, agent: session.current_agent },
+      });
+      this.store.addEvents([
+        traceEvent(open.run, "agent_start", session.current_agent, now, {
+          outcome: `resumed after a restart (${open.step ?? "between steps"})`,
+        }),
+      ]);
       this.steps.watch(open.run.id, now);
     });
     void this.loop.drive(open.run.id);

@@ -1,16 +1,16 @@
 import type { HistoryItem } from "../src/schemas/handoff";
 import type { AgentTurnStatus } from "../src/schemas/session";
 import { SESSION_FORMAT, SessionRecord } from "../src/sessions/model";
-import { HANDOFF_DDL, HANDOFF_FORMAT_DDL, HANDOFF_HIDDEN_CALLS_DDL, HANDOFF_INBOX_V2_DDL } from "./handoff-store";
 import { DELIVERIES_DDL } from "./deliveries";
 import { FANOUT_DDL } from "./fanout-store";
+import { HANDOFF_DDL, HANDOFF_FORMAT_DDL, HANDOFF_HIDDEN_CALLS_DDL, HANDOFF_INBOX_V2_DDL } from "./handoff-store";
 import { INBOX_APPROVAL_DDL, INBOX_DDL, INBOX_SCHEMA } from "./inbox-store";
 import { LIVE_DDL } from "./live-store";
-import { TRIGGER_QUEUE_DDL } from "./trigger-queue";
-import { RUN_DDL, RUN_SCHEMA, RUN_WORK_DDL } from "./run-store";
 import { OUTBOX_ACTOR_DDL, OUTBOX_DDL } from "./outbox";
+import { RUN_DDL, RUN_SCHEMA, RUN_WORK_DDL } from "./run-store";
 import { foldAlteredColumns, type SchemaMigration, type Sql } from "./sql";
 import { TIMERS_DDL, TIMERS_FORMAT_DDL } from "./timers";
+import { TRIGGER_QUEUE_DDL } from "./trigger-queue";
 
 /**
  * The SessionDO's own tables: the session row, its history, the agents' turn status,
@@ -37,7 +37,7 @@ const SESSION_V1_DDL = [
          expires_at            INTEGER NOT NULL,
          ended_at              INTEGER
        )`,
-      `CREATE TABLE messages (
+  `CREATE TABLE messages (
          seq         INTEGER PRIMARY KEY AUTOINCREMENT,
          id          TEXT NOT NULL UNIQUE,
          role        TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system', 'tool')),
@@ -45,7 +45,7 @@ const SESSION_V1_DDL = [
          item        TEXT NOT NULL,
          created_at  INTEGER NOT NULL
        )`,
-      `CREATE TABLE agent_status (
+  `CREATE TABLE agent_status (
          agent       TEXT PRIMARY KEY,
          status      TEXT NOT NULL CHECK (status IN ('busy', 'idle')),
          updated_at  INTEGER NOT NULL
@@ -53,7 +53,11 @@ const SESSION_V1_DDL = [
 ] as const;
 
 /** v3: stored JSON carries a format version. */
-const FORMAT_DDL = [`ALTER TABLE session ADD COLUMN format INTEGER NOT NULL DEFAULT ${SESSION_FORMAT}`, ...HANDOFF_FORMAT_DDL, ...TIMERS_FORMAT_DDL] as const;
+const FORMAT_DDL = [
+  `ALTER TABLE session ADD COLUMN format INTEGER NOT NULL DEFAULT ${SESSION_FORMAT}`,
+  ...HANDOFF_FORMAT_DDL,
+  ...TIMERS_FORMAT_DDL,
+] as const;
 
 /**
  * v10: the session row names the handoff whose context the current agent was handed, and
@@ -63,7 +67,8 @@ const FORMAT_DDL = [`ALTER TABLE session ADD COLUMN format INTEGER NOT NULL DEFA
  * conversation made every message cost more, and every handoff wrote it twice.
  */
 const LAST_HANDOFF_ID_DDL = "ALTER TABLE session ADD COLUMN last_handoff_id TEXT";
-const NAME_LAST_HANDOFF = "UPDATE session SET last_handoff_id = json_extract(last_handoff_context, '$.metadata.handoff_id')";
+const NAME_LAST_HANDOFF =
+  "UPDATE session SET last_handoff_id = json_extract(last_handoff_context, '$.metadata.handoff_id')";
 const DROP_CONTEXT_COPY_DDL = "ALTER TABLE session DROP COLUMN last_handoff_context";
 
 export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
@@ -169,7 +174,9 @@ export class SessionStore {
   }
 
   private read(): SessionRecord | null {
-    const row = this.sql<SessionRow & { format: number }>`SELECT s.*, json_extract(h.record, '$.context') AS last_handoff_context
+    const row = this.sql<
+      SessionRow & { format: number }
+    >`SELECT s.*, json_extract(h.record, '$.context') AS last_handoff_context
       FROM session AS s LEFT JOIN handoffs AS h ON h.id = s.last_handoff_id WHERE s.id = 1`[0];
     if (!row) return null;
     if (row.format !== SESSION_FORMAT) throw new Error(`session row format ${row.format} is not ${SESSION_FORMAT}`);
@@ -195,7 +202,8 @@ export class SessionStore {
   save(s: SessionRecord): void {
     this.cached = undefined;
     const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
-    this.sql`INSERT OR REPLACE INTO session (id, session_id, tenant, status, current_agent, handoff_stack, state, metadata,
+    this
+      .sql`INSERT OR REPLACE INTO session (id, session_id, tenant, status, current_agent, handoff_stack, state, metadata,
                ttl_s, handoff_count, in_flight_handoff, last_handoff_id, created_at, updated_at, expires_at, ended_at)
              VALUES (1, ${s.id}, ${s.tenant}, ${s.status}, ${s.current_agent}, ${JSON.stringify(s.handoff_stack)},
                ${JSON.stringify(s.state)}, ${JSON.stringify(s.metadata)}, ${s.ttl_s}, ${s.handoff_count},
@@ -220,16 +228,23 @@ export class SessionStore {
 
   /** History items in order, after sequence `after` (exclusive); all of them without a limit. */
   history({ after = 0, limit = -1 }: { after?: number; limit?: number } = {}): { seq: number; item: HistoryItem }[] {
-    return this.sql<{ seq: number; item: string }>`SELECT seq, item FROM messages WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`.map(
-      (row) => ({ seq: row.seq, item: JSON.parse(row.item) as HistoryItem }),
-    );
+    return this.sql<{
+      seq: number;
+      item: string;
+    }>`SELECT seq, item FROM messages WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`.map((row) => ({
+      seq: row.seq,
+      item: JSON.parse(row.item) as HistoryItem,
+    }));
   }
 
   /** A copy: callers may keep it across later changes. */
   agentStatus(): Record<string, AgentTurnStatus> {
     if (this.statuses === undefined) {
       const read: Record<string, AgentTurnStatus> = {};
-      for (const row of this.sql<{ agent: string; status: AgentTurnStatus }>`SELECT agent, status FROM agent_status ORDER BY agent`) {
+      for (const row of this.sql<{
+        agent: string;
+        status: AgentTurnStatus;
+      }>`SELECT agent, status FROM agent_status ORDER BY agent`) {
         read[row.agent] = row.status;
       }
       this.statuses = read;

@@ -1,8 +1,8 @@
 import type { Actor } from "../src/audit/record";
 import { err, ok, type Result } from "../src/errors";
 import type { Handoff } from "../src/schemas/handoff";
-import { agentDirectory } from "../src/services/registry-cache";
 import type { TriggerPoint } from "../src/schemas/trigger";
+import { agentDirectory } from "../src/services/registry-cache";
 import { firedTrigger, nextTimeoutMs } from "../src/triggers/fire";
 import type { SessionHandoffs } from "./session-handoffs";
 import type { SessionKernel } from "./session-kernel";
@@ -64,11 +64,23 @@ export class SessionTriggers {
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;
     const run = this.runs.store.active();
-    if (run) return err("RUN_IN_PROGRESS", `Run ${run.run.id} is ${run.run.status}; fire the trigger when it has ended.`, { run_id: run.run.id, status: run.run.status });
-    if (loaded.value.in_flight_handoff) return err("HANDOFF_IN_PROGRESS", "A handoff is in flight in this session.", { handoff_id: loaded.value.in_flight_handoff });
+    if (run)
+      return err("RUN_IN_PROGRESS", `Run ${run.run.id} is ${run.run.status}; fire the trigger when it has ended.`, {
+        run_id: run.run.id,
+        status: run.run.status,
+      });
+    if (loaded.value.in_flight_handoff)
+      return err("HANDOFF_IN_PROGRESS", "A handoff is in flight in this session.", {
+        handoff_id: loaded.value.in_flight_handoff,
+      });
     const fired = await this.evaluate({ type: "explicit", target });
     if (!fired.ok) return fired;
-    if (!fired.value) return err("TRIGGER_NOT_FOUND", `Agent '${loaded.value.current_agent}' has no explicit trigger for a handoff to '${target}'.`, { agent: loaded.value.current_agent, target });
+    if (!fired.value)
+      return err(
+        "TRIGGER_NOT_FOUND",
+        `Agent '${loaded.value.current_agent}' has no explicit trigger for a handoff to '${target}'.`,
+        { agent: loaded.value.current_agent, target },
+      );
     await this.arm();
     return ok(fired.value);
   }
@@ -90,7 +102,10 @@ export class SessionTriggers {
     const timeout = agent && directory ? nextTimeoutMs({ agent, directory: directory.byName }) : null;
     this.k.transaction(() => {
       if (timeout === null) this.k.timers.cancel(TIMER_KEYS.triggerTimeout);
-      else this.k.timers.schedule("trigger.timeout", session.updated_at + timeout, null, { key: TIMER_KEYS.triggerTimeout });
+      else
+        this.k.timers.schedule("trigger.timeout", session.updated_at + timeout, null, {
+          key: TIMER_KEYS.triggerTimeout,
+        });
     });
     await this.k.timers.arm();
   }
@@ -121,7 +136,9 @@ export class SessionTriggers {
         const directory = await agentDirectory(this.k.env.DB, session.tenant).catch(() => null);
         const agent = directory?.byName.get(session.current_agent);
         const timeout = agent && directory ? nextTimeoutMs({ agent, directory: directory.byName }) : null;
-        return timeout === null ? { type: "done" } : { type: "again", at: Math.max(now + 1_000, session.updated_at + timeout) };
+        return timeout === null
+          ? { type: "done" }
+          : { type: "again", at: Math.max(now + 1_000, session.updated_at + timeout) };
       },
     };
   }
@@ -146,11 +163,24 @@ export class SessionTriggers {
     if (!fired) return ok(null);
     const actor: Actor = { actor: `trigger:${fired.trigger.type}`, actor_type: "trigger" };
     const started = await this.handoffs.start(
-      { request: { session_id: session.id, source_agent: agent.name, target_agent: fired.target, mode: "transfer", policy: "immediate", reason: fired.reason, timeout_s: 300, on_timeout: "fail" } },
+      {
+        request: {
+          session_id: session.id,
+          source_agent: agent.name,
+          target_agent: fired.target,
+          mode: "transfer",
+          policy: "immediate",
+          reason: fired.reason,
+          timeout_s: 300,
+          on_timeout: "fail",
+        },
+      },
       actor,
     );
     if (!started.ok) {
-      console.warn(`session ${session.id}: a ${fired.trigger.type} trigger's handoff to '${fired.target}' was refused (${started.error.code})`);
+      console.warn(
+        `session ${session.id}: a ${fired.trigger.type} trigger's handoff to '${fired.target}' was refused (${started.error.code})`,
+      );
       return ok(null);
     }
     return ok(started.value.handoff);
@@ -159,7 +189,10 @@ export class SessionTriggers {
   /** Queues a point (inside the caller's transaction) and the drain that evaluates it. */
   private enqueue(point: TriggerPoint): void {
     this.queue.push(point);
-    this.k.timers.schedule("triggers.drain", this.k.now(), null, { key: TIMER_KEYS.triggerDrain, ifExists: "earliest" });
+    this.k.timers.schedule("triggers.drain", this.k.now(), null, {
+      key: TIMER_KEYS.triggerDrain,
+      ifExists: "earliest",
+    });
   }
 
   private dequeue(): TriggerPoint | null {

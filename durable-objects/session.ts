@@ -1,36 +1,53 @@
 import { DurableObject } from "cloudflare:workers";
 import * as events from "../src/audit/events";
-import { API_ACTOR, type Actor, type AuditRecord } from "../src/audit/record";
 import { nextFlushAt } from "../src/audit/outbox-policy";
+import { type Actor, API_ACTOR, type AuditRecord } from "../src/audit/record";
 import type { Env } from "../src/env";
-import { err, ok, type ErrorBody, type Result } from "../src/errors";
+import { type ErrorBody, err, ok, type Result } from "../src/errors";
 import { ulid } from "../src/lib/ulid";
-import { routeTraceEvent } from "../src/runtime/run-record";
+import type {
+  AddedMessage,
+  HandoffAccepted,
+  HistoryPage,
+  MessageRun,
+  MessageTask,
+  SessionAuditPage,
+  SessionCreateArgs,
+  SessionRpc,
+  StartHandoffArgs,
+  ToolOutputsArgs,
+} from "../src/rpc/session";
 import { liveHandoffStatus } from "../src/runtime/live-events";
-import type { AddedMessage, HandoffAccepted, HistoryPage, MessageRun, SessionAuditPage, MessageTask, SessionCreateArgs, SessionRpc, StartHandoffArgs, ToolOutputsArgs } from "../src/rpc/session";
+import { routeTraceEvent } from "../src/runtime/run-record";
 import type { Fanout, FanoutStart } from "../src/schemas/collaboration";
 import type { Handoff } from "../src/schemas/handoff";
 import type { InboxAnswer, InboxItem } from "../src/schemas/inbox";
 import type { Run, TracePage } from "../src/schemas/run";
-import { applyStatePatch, type AgentTurnStatus, type SessionMessage, type SessionStatePatch, type SessionView } from "../src/schemas/session";
-import { end, messageActor, newSession, toHistoryItem, toView, touch, type SessionRecord } from "../src/sessions/model";
+import {
+  type AgentTurnStatus,
+  applyStatePatch,
+  type SessionMessage,
+  type SessionStatePatch,
+  type SessionView,
+} from "../src/schemas/session";
+import { end, messageActor, newSession, type SessionRecord, toHistoryItem, touch, toView } from "../src/sessions/model";
 import { handoffEndHook, handoffTimers } from "./handoff-timers";
 import { InboxStore } from "./inbox-store";
 import { LiveHub } from "./live-hub";
 import { LiveStore } from "./live-store";
 import { Outbox } from "./outbox";
 import { runEndHook, runTimers } from "./run-timers";
-import { SessionRuns } from "./session-runs";
 import { SessionDeliveries } from "./session-deliveries";
 import { SessionFanout } from "./session-fanout";
-import { SessionTriggers } from "./session-triggers";
 import { SessionHandoffs } from "./session-handoffs";
 import { auditScope, type FlowCheckpoint, type SessionKernel } from "./session-kernel";
-import { closeFeatures, lifecycleTimers, settleFeatures, type SessionEndHook } from "./session-lifecycle";
+import { closeFeatures, lifecycleTimers, type SessionEndHook, settleFeatures } from "./session-lifecycle";
+import { SessionRuns } from "./session-runs";
 import { SESSION_MIGRATIONS, SESSION_SCHEMA, SessionStore } from "./session-store";
+import { SessionTriggers } from "./session-triggers";
 import { createSql, SchemaGate, type Sql } from "./sql";
 import { TIMER_KEYS } from "./timer-kinds";
-import { combineHandlers, Timers, type TimerHandlers } from "./timers";
+import { combineHandlers, type TimerHandlers, Timers } from "./timers";
 
 /** Session state is kept small enough to load on every call. */
 export const MAX_STATE_BYTES = 256 * 1024;
@@ -101,7 +118,14 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     this.deliveries = new SessionDeliveries(this.kernel, this.sql);
     this.endHooks = [runEndHook(this.runs), handoffEndHook(this.handoffs, this.kernel), this.deliveries.endHook()];
-    this.timerHandlers = combineHandlers(lifecycleTimers(this.kernel, this.endHooks), handoffTimers(this.handoffs), runTimers(this.runs), this.triggers.timerHandlers(), this.deliveries.timerHandlers(), this.fanout.timerHandlers());
+    this.timerHandlers = combineHandlers(
+      lifecycleTimers(this.kernel, this.endHooks),
+      handoffTimers(this.handoffs),
+      runTimers(this.runs),
+      this.triggers.timerHandlers(),
+      this.deliveries.timerHandlers(),
+      this.fanout.timerHandlers(),
+    );
     // A quick SQL read: a flow or run a crash interrupted gets its recovery timer due now.
     void ctx.blockConcurrencyWhile(async () => {
       await this.handoffs.onStart();
@@ -112,7 +136,12 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   // ── Sessions ──────────────────────────────────────────────────────────────
 
   /** Creates the session; creating it again returns the same session (the id is the idempotency key). */
-  async create(tenant: string, id: string, args: SessionCreateArgs, actor: Actor = API_ACTOR): Promise<Result<SessionView>> {
+  async create(
+    tenant: string,
+    id: string,
+    args: SessionCreateArgs,
+    actor: Actor = API_ACTOR,
+  ): Promise<Result<SessionView>> {
     this.schema.ensure();
     const existing = this.store.load();
     if (existing) return existing.status === "active" ? ok(this.view(existing)) : this.gone(existing);
@@ -126,7 +155,14 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     const scope = auditScope(session);
     const records: AuditRecord[] = [];
     if (args.route) records.push(events.routeDecided(scope, now, args.route));
-    records.push(events.sessionCreated(scope, actor, now, { agent: args.agent, ttl_s: args.ttl_s, metadata: args.metadata, routed: !!args.route }));
+    records.push(
+      events.sessionCreated(scope, actor, now, {
+        agent: args.agent,
+        ttl_s: args.ttl_s,
+        metadata: args.metadata,
+        routed: !!args.route,
+      }),
+    );
     await this.commit(session, records, () => {
       if (lease.value) this.handoffs.store.setSessionLease(lease.value);
       if (args.route) this.runs.store.addEvents([routeTraceEvent(id, args.agent, now, args.route)]);
@@ -189,7 +225,9 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     const state = applyStatePatch(loaded.value.state, patch);
     const bytes = new TextEncoder().encode(JSON.stringify(state)).byteLength;
     if (bytes > MAX_STATE_BYTES) {
-      return err("PAYLOAD_TOO_LARGE", `Session state would be ${bytes} bytes; the limit is ${MAX_STATE_BYTES}.`, { limit_bytes: MAX_STATE_BYTES });
+      return err("PAYLOAD_TOO_LARGE", `Session state would be ${bytes} bytes; the limit is ${MAX_STATE_BYTES}.`, {
+        limit_bytes: MAX_STATE_BYTES,
+      });
     }
     const now = this.now();
     const session = { ...touch(loaded.value, now), state };
@@ -216,8 +254,10 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     const now = this.now();
     const session = touch(loaded.value, now);
     const who = actor ?? { actor: agent, actor_type: "agent" as const };
-    await this.commit(session, [events.agentStatusChanged(auditScope(session), who, now, { agent, from: previous, to: status })], () =>
-      this.store.setAgentStatus(agent, status, now),
+    await this.commit(
+      session,
+      [events.agentStatusChanged(auditScope(session), who, now, { agent, from: previous, to: status })],
+      () => this.store.setAgentStatus(agent, status, now),
     );
     // A graceful handoff waiting for this agent proceeds now.
     await this.handoffs.onAgentStatus(agent, status);
@@ -234,10 +274,14 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     const now = this.now();
     const session = end(loaded.value, "deleted", now);
     const closed = closeFeatures(this.endHooks, session, now, "session deleted");
-    await this.commit(closed, [events.sessionDeleted(auditScope(session), actor, now, { agent: session.current_agent })], () => {
-      this.timers.cancel(TIMER_KEYS.expire);
-      this.timers.schedule("session.purge", now, null, { key: TIMER_KEYS.purge });
-    });
+    await this.commit(
+      closed,
+      [events.sessionDeleted(auditScope(session), actor, now, { agent: session.current_agent })],
+      () => {
+        this.timers.cancel(TIMER_KEYS.expire);
+        this.timers.schedule("session.purge", now, null, { key: TIMER_KEYS.purge });
+      },
+    );
     // Best effort now; the purge timer repeats it before the storage goes.
     await settleFeatures(this.endHooks);
     return ok({ deleted: true });
@@ -249,7 +293,11 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     if (!session || session.status === "deleted") return err("SESSION_NOT_FOUND", "No such session.");
     const rows = this.outbox.list({ after, limit: limit + 1 });
     const records = rows.slice(0, limit);
-    return ok({ records, pending: this.outbox.pendingCount(), next_after: rows.length > limit ? (records.at(-1)?.id ?? null) : null });
+    return ok({
+      records,
+      pending: this.outbox.pendingCount(),
+      next_after: rows.length > limit ? (records.at(-1)?.id ?? null) : null,
+    });
   }
 
   // ── Handoffs (durable-objects/session-handoffs.ts) ──────────────────────────
@@ -310,7 +358,11 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   }
 
   /** A user message whose run is streamed as Server-Sent Events: its events as they happen, then the final object. */
-  async streamMessage(content: string, actor: Actor = API_ACTOR, task: MessageTask = {}): Promise<Result<{ stream: ReadableStream<Uint8Array> }>> {
+  async streamMessage(
+    content: string,
+    actor: Actor = API_ACTOR,
+    task: MessageTask = {},
+  ): Promise<Result<{ stream: ReadableStream<Uint8Array> }>> {
     await this.capabilityPoint(task);
     const started = await this.runs.startRun(content, actor);
     if (!started.ok) return started;
@@ -324,16 +376,24 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
 
   /** `GET /v1/sessions/:id/ws`, forwarded by the Worker after auth: a hibernatable WebSocket of the session's live events. */
   override async fetch(request: Request): Promise<Response> {
-    if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") return Response.json({ error: { code: "NOT_FOUND", message: "Expected a WebSocket upgrade." } }, { status: 426 });
+    if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket")
+      return Response.json({ error: { code: "NOT_FOUND", message: "Expected a WebSocket upgrade." } }, { status: 426 });
     const loaded = this.live();
-    if (!loaded.ok) return Response.json({ error: loaded.error }, { status: loaded.error.code === "SESSION_EXPIRED" ? 410 : 404 });
+    if (!loaded.ok)
+      return Response.json({ error: loaded.error }, { status: loaded.error.code === "SESSION_EXPIRED" ? 410 : 404 });
     const after = new URL(request.url).searchParams.get("after");
     return this.hub.accept(request, after);
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     // Subscribers only listen ("ping" is answered by the runtime); anything else is told so.
-    if (message !== "ping") ws.send(JSON.stringify({ type: "error", error: { code: "VALIDATION_FAILED", message: "This socket only sends events; send \"ping\" to keep it alive." } }));
+    if (message !== "ping")
+      ws.send(
+        JSON.stringify({
+          type: "error",
+          error: { code: "VALIDATION_FAILED", message: 'This socket only sends events; send "ping" to keep it alive.' },
+        }),
+      );
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
@@ -352,7 +412,11 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     return this.runs.trace(page.after, page.limit);
   }
 
-  async resolveInbox(id: string, answer: InboxAnswer, actor: Actor = API_ACTOR): Promise<Result<{ item: InboxItem; run: Run | null }>> {
+  async resolveInbox(
+    id: string,
+    answer: InboxAnswer,
+    actor: Actor = API_ACTOR,
+  ): Promise<Result<{ item: InboxItem; run: Run | null }>> {
     return this.runs.resolve(id, answer, actor);
   }
 
@@ -393,7 +457,11 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       this.timers.schedule("outbox.flush", nextFlushAt(this.now()), null, { key: TIMER_KEYS.flush, ifExists: "keep" });
       // `earliest`: activity only pushes the expiry later, and the expiry handler re-checks
       // and moves itself when it fires early, so an earlier timer stands (no write, no re-arm).
-      if (session.status === "active") this.timers.schedule("session.expire", session.expires_at, null, { key: TIMER_KEYS.expire, ifExists: "earliest" });
+      if (session.status === "active")
+        this.timers.schedule("session.expire", session.expires_at, null, {
+          key: TIMER_KEYS.expire,
+          ifExists: "earliest",
+        });
     });
     await this.timers.arm();
     this.hub.publish();

@@ -13,9 +13,12 @@ export class SqlError extends Error {
     readonly query: string,
     cause: unknown,
   ) {
-    super(`${cause instanceof Error ? cause.message : String(cause)} — in: ${query.replace(/\s+/g, " ").trim().slice(0, 300)}`, {
-      cause,
-    });
+    super(
+      `${cause instanceof Error ? cause.message : String(cause)} — in: ${query.replace(/\s+/g, " ").trim().slice(0, 300)}`,
+      {
+        cause,
+      },
+    );
   }
 }
 
@@ -27,14 +30,14 @@ export interface Sql {
 }
 
 export function createSql(storage: DurableObjectStorage): Sql {
-  const exec = <T,>(query: string, ...binds: SqlValue[]): T[] => {
+  const exec = <T>(query: string, ...binds: SqlValue[]): T[] => {
     try {
       return storage.sql.exec(query, ...binds).toArray() as T[];
     } catch (cause) {
       throw new SqlError(query, cause);
     }
   };
-  const tag = <T,>(strings: TemplateStringsArray, ...values: SqlValue[]): T[] => exec<T>(strings.join("?"), ...values);
+  const tag = <T>(strings: TemplateStringsArray, ...values: SqlValue[]): T[] => exec<T>(strings.join("?"), ...values);
   return Object.assign(tag, { exec }) as Sql;
 }
 
@@ -80,7 +83,9 @@ function withoutColumn(create: string, column: string): string {
         // As SQLite does: from the name to the next column's name; the last, from the comma before it.
         const name = start + (definition.length - definition.trimStart().length);
         const next = i + 1 + (create.slice(i + 1).length - create.slice(i + 1).trimStart().length);
-        return c === "," ? create.slice(0, name) + create.slice(next) : create.slice(0, create.lastIndexOf(",", start)) + create.slice(i);
+        return c === ","
+          ? create.slice(0, name) + create.slice(next)
+          : create.slice(0, create.lastIndexOf(",", start)) + create.slice(i);
       }
       if (c === ")") break;
       start = i + 1;
@@ -140,11 +145,18 @@ export class SchemaGate {
  * the new version. A new object (no schema yet) gets `current` instead, when given: the
  * newest schema in one step. Call once per instance; calling again is a cheap no-op.
  */
-export function migrate(storage: DurableObjectStorage, sql: Sql, migrations: readonly SchemaMigration[], current?: SchemaMigration): number {
+export function migrate(
+  storage: DurableObjectStorage,
+  sql: Sql,
+  migrations: readonly SchemaMigration[],
+  current?: SchemaMigration,
+): number {
   return storage.transactionSync(() => {
     let version = schemaVersion(sql);
     // Every statement in one script: one call into SQLite rather than one per statement.
-    const steps: string[] = [`CREATE TABLE IF NOT EXISTS ${SCHEMA_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`];
+    const steps: string[] = [
+      `CREATE TABLE IF NOT EXISTS ${SCHEMA_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)`,
+    ];
     if (version === 0 && current) {
       steps.push(...current.statements);
       version = current.version;

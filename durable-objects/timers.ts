@@ -37,7 +37,10 @@ export interface TimerRow<P = unknown> {
 
 /** A timer of kind K with its payload parsed. */
 export type TimerPayloadRow<K extends TimerKind> = TimerRow<TimerPayload<K>>;
-export type TimerHandler<K extends TimerKind = TimerKind> = (timer: TimerPayloadRow<K>, now: number) => TimerOutcome | Promise<TimerOutcome>;
+export type TimerHandler<K extends TimerKind = TimerKind> = (
+  timer: TimerPayloadRow<K>,
+  now: number,
+) => TimerOutcome | Promise<TimerOutcome>;
 /** A feature's handlers, one per kind it owns. */
 export type TimerHandlers = { [K in TimerKind]?: TimerHandler<K> };
 
@@ -67,7 +70,9 @@ export const TIMERS_DDL = [
 ] as const;
 
 /** Adds the payload format column to a timers table made by TIMERS_DDL. */
-export const TIMERS_FORMAT_DDL = [`ALTER TABLE timers ADD COLUMN format INTEGER NOT NULL DEFAULT ${TIMER_FORMAT}`] as const;
+export const TIMERS_FORMAT_DDL = [
+  `ALTER TABLE timers ADD COLUMN format INTEGER NOT NULL DEFAULT ${TIMER_FORMAT}`,
+] as const;
 
 /** When a handler throws (a bug, not a planned failure): 1 s doubling to a 5 min cap. */
 export function thrownBackoffMs(attempts: number): number {
@@ -144,12 +149,18 @@ export class Timers {
    * Returns the timer's id, or null when `keep` or `earliest` left an existing one as it
    * was (its id is not read).
    */
-  schedule<K extends TimerKind>(kind: K, dueAt: number, payload: TimerPayload<K>, options: ScheduleOptions = {}): string | null {
+  schedule<K extends TimerKind>(
+    kind: K,
+    dueAt: number,
+    payload: TimerPayload<K>,
+    options: ScheduleOptions = {},
+  ): string | null {
     const now = this.clock();
     const key = options.key;
     if (key === undefined) {
       const id = timerId(now);
-      this.sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, NULL, ${kind}, ${dueAt}, ${JSON.stringify(payload ?? null)})`;
+      this
+        .sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, NULL, ${kind}, ${dueAt}, ${JSON.stringify(payload ?? null)})`;
       this.added(dueAt);
       return id;
     }
@@ -184,7 +195,8 @@ export class Timers {
     }
     // A replaced timer gets a new id, so a handler still running for the old one cannot delete it.
     const id = timerId(now);
-    this.sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, ${key}, ${kind}, ${dueAt}, ${JSON.stringify(payload ?? null)})
+    this
+      .sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, ${key}, ${kind}, ${dueAt}, ${JSON.stringify(payload ?? null)})
              ON CONFLICT (key) DO UPDATE SET id = excluded.id, kind = excluded.kind, due_at = excluded.due_at,
                payload = excluded.payload, attempts = 0, last_error = NULL`;
     // What it replaced, if anything, is only known when this instance wrote or read it.
@@ -276,7 +288,9 @@ export class Timers {
     const report: RunReport = { ran: 0, failed: 0, destroyed: false };
     // The alarm that called this has fired: it is no longer set. The table is as this instance knows it.
     this.armed = undefined;
-    const due = this.sql<{ id: string }>`SELECT id FROM timers WHERE due_at <= ${this.clock()} ORDER BY due_at, id LIMIT ${limit}`;
+    const due = this.sql<{
+      id: string;
+    }>`SELECT id FROM timers WHERE due_at <= ${this.clock()} ORDER BY due_at, id LIMIT ${limit}`;
     for (const { id } of due) {
       // An earlier handler's await let other calls in: this timer may be cancelled or replaced.
       const row = this.sql<StoredTimer>`SELECT * FROM timers WHERE id = ${id}`[0];
@@ -327,11 +341,15 @@ export class Timers {
         }
         break;
       case "again":
-        row = this.sql<{ key: string | null }>`UPDATE timers SET due_at = ${outcome.at}, attempts = 0, last_error = NULL WHERE id = ${timer.id} RETURNING key`[0];
+        row = this.sql<{
+          key: string | null;
+        }>`UPDATE timers SET due_at = ${outcome.at}, attempts = 0, last_error = NULL WHERE id = ${timer.id} RETURNING key`[0];
         if (row?.key != null) this.known.set(row.key, outcome.at);
         break;
       case "retry":
-        row = this.sql<{ key: string | null }>`UPDATE timers SET due_at = ${outcome.at}, attempts = attempts + 1, last_error = ${outcome.error.slice(0, 1000)}
+        row = this.sql<{
+          key: string | null;
+        }>`UPDATE timers SET due_at = ${outcome.at}, attempts = attempts + 1, last_error = ${outcome.error.slice(0, 1000)}
                  WHERE id = ${timer.id} RETURNING key`[0];
         if (row?.key != null) this.known.set(row.key, outcome.at);
         break;

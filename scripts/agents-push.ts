@@ -11,7 +11,8 @@ import { readAgentDir } from "./lib/agent-files";
 import { CliError, runCli } from "./lib/cli-error";
 import { currentInvocation, resolveUserPath } from "./lib/paths";
 
-const USAGE = "usage: RELAY_API_KEY=<key> npm run agents:push -- --url <relay base URL> [--dir <folder of *.md agent files>]";
+const USAGE =
+  "usage: RELAY_API_KEY=<key> npm run agents:push -- --url <relay base URL> [--dir <folder of *.md agent files>]";
 
 await runCli(async () => {
   let values: { url?: string; dir?: string };
@@ -22,13 +23,25 @@ await runCli(async () => {
   }
   const key = process.env.RELAY_API_KEY;
   if (!values.url || !key) throw new CliError(USAGE, 2);
-  if (!URL.canParse(values.url)) throw new CliError(`--url must be an absolute URL such as https://relay.example.workers.dev (got ${JSON.stringify(values.url)}).`, 2);
+  if (!URL.canParse(values.url))
+    throw new CliError(
+      `--url must be an absolute URL such as https://relay.example.workers.dev (got ${JSON.stringify(values.url)}).`,
+      2,
+    );
 
-  const dir = values.dir === undefined ? join(import.meta.dirname, "..", "agents") : resolveUserPath(values.dir, currentInvocation());
+  const dir =
+    values.dir === undefined
+      ? join(import.meta.dirname, "..", "agents")
+      : resolveUserPath(values.dir, currentInvocation());
   const { agents, problems } = readAgentDir(dir);
   if (problems.length > 0) {
     const total = agents.length + problems.length;
-    throw new CliError([`Nothing sent: ${problems.length} of ${total} agent files in ${dir} are invalid.`, ...formatProblems(problems)].join("\n"));
+    throw new CliError(
+      [
+        `Nothing sent: ${problems.length} of ${total} agent files in ${dir} are invalid.`,
+        ...formatProblems(problems),
+      ].join("\n"),
+    );
   }
 
   let failed = 0;
@@ -45,10 +58,13 @@ await runCli(async () => {
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
       const why = cause?.code ?? cause?.message ?? (error as Error).message;
-      throw new CliError(`${agent.name}: cannot reach ${url.origin} (${why}); stopped with ${sent} of ${agents.length} agents sent.`);
+      throw new CliError(
+        `${agent.name}: cannot reach ${url.origin} (${why}); stopped with ${sent} of ${agents.length} agents sent.`,
+      );
     }
     sent++;
-    const outcome = response.status === 201 ? "created" : response.status === 200 ? "replaced" : `failed ${response.status}`;
+    const outcome =
+      response.status === 201 ? "created" : response.status === 200 ? "replaced" : `failed ${response.status}`;
     if (!response.ok) {
       failed++;
       console.error(`${agent.name}: ${outcome} ${await response.text()}`);

@@ -11,7 +11,9 @@ const state = join(root, ".wrangler", "state");
 const shown = relative(process.cwd(), state) || state;
 if (existsSync(state)) {
   rmSync(state, { recursive: true, force: true });
-  console.log(`Deleted the local dev state in ${shown} (local D1, Durable Objects). \`npm run dev\` recreates it; .dev.vars is kept.`);
+  console.log(
+    `Deleted the local dev state in ${shown} (local D1, Durable Objects). \`npm run dev\` recreates it; .dev.vars is kept.`,
+  );
 } else {
   console.log(`No local dev state to delete (${shown} does not exist). .dev.vars is kept.`);
 }

@@ -30,7 +30,9 @@ function wranglerRun(step: string, args: string[]): string {
   const output = `${result.stdout ?? ""}${result.stderr ?? ""}`.trim();
   if (result.status !== 0) {
     const how = result.error ? result.error.message : `exit code ${result.status ?? result.signal}`;
-    throw new CliError(`Dev setup failed while ${step} (wrangler ${args.join(" ")}: ${how}). Wrangler said:\n${output}`);
+    throw new CliError(
+      `Dev setup failed while ${step} (wrangler ${args.join(" ")}: ${how}). Wrangler said:\n${output}`,
+    );
   }
   return output;
 }
@@ -58,14 +60,22 @@ await runCli(() => {
   const keys = parseApiKeys(apiKeysInDevVars(readFileSync(devVars, "utf8")));
   const tenants = tenantsOf(keys);
   if (tenants.length === 0) {
-    throw new CliError("Dev setup: .dev.vars has no usable RELAY_API_KEYS entry (tenant:key, keys of 8+ characters); see .dev.vars.example.");
+    throw new CliError(
+      "Dev setup: .dev.vars has no usable RELAY_API_KEYS entry (tenant:key, keys of 8+ characters); see .dev.vars.example.",
+    );
   }
 
   const { agents, problems } = readAgentDir(join(root, "agents"));
-  if (problems.length > 0) throw new CliError(["Dev setup: invalid demo agent files in agents/:", ...formatProblems(problems)].join("\n"));
+  if (problems.length > 0)
+    throw new CliError(["Dev setup: invalid demo agent files in agents/:", ...formatProblems(problems)].join("\n"));
 
-  const migrationFiles = readdirSync(join(root, "migrations")).filter((f) => f.endsWith(".sql")).sort();
-  const applied = appliedMigrations(wranglerRun("applying the local D1 migrations", ["d1", "migrations", "apply", "DB", "--local"]), migrationFiles);
+  const migrationFiles = readdirSync(join(root, "migrations"))
+    .filter((f) => f.endsWith(".sql"))
+    .sort();
+  const applied = appliedMigrations(
+    wranglerRun("applying the local D1 migrations", ["d1", "migrations", "apply", "DB", "--local"]),
+    migrationFiles,
+  );
 
   const sqlDir = mkdtempSync(join(tmpdir(), "relay-"));
   try {
@@ -77,6 +87,13 @@ await runCli(() => {
   }
 
   const url = devUrl(readFileSync(join(root, "wrangler.toml"), "utf8"));
-  const summary = setupSummary({ createdDevVars, migrationFiles, applied, agents: agents.map((a) => a.name), keys, url });
+  const summary = setupSummary({
+    createdDevVars,
+    migrationFiles,
+    applied,
+    agents: agents.map((a) => a.name),
+    keys,
+    url,
+  });
   console.log(summary.join("\n"));
 });

@@ -1,5 +1,4 @@
 import { Hono } from "hono";
-import type { AppEnv } from "./app-env";
 import { agents } from "./api/agents";
 import { audit } from "./api/audit";
 import { capabilities } from "./api/capabilities";
@@ -13,6 +12,7 @@ import { sessions } from "./api/sessions";
 import { openApiJson } from "./api/spec/document";
 import { tools } from "./api/tools";
 import { webhooks } from "./api/webhooks";
+import type { AppEnv } from "./app-env";
 import { apiKeyAuth } from "./auth/middleware";
 
 /**
@@ -36,15 +36,22 @@ export function createApp() {
     .route("/collaborations", collaborations)
     .route("/audit", audit);
 
-  return new Hono<AppEnv>()
-    .get("/health", (c) => c.json({ ok: true, service: "relay" }))
-    // The API's description, public like the reference page (/docs) and dashboard (/) built on it.
-    .get("/openapi.json", (c) => c.body(openApiJson(), 200, { "Content-Type": "application/json; charset=utf-8", "Cache-Control": "public, max-age=300" }))
-    // Signed by their source, not by an API key: mounted before /v1's key check.
-    .route("/v1/webhooks", webhooks)
-    .route("/v1", v1)
-    .onError(onError)
-    .notFound(onNotFound);
+  return (
+    new Hono<AppEnv>()
+      .get("/health", (c) => c.json({ ok: true, service: "relay" }))
+      // The API's description, public like the reference page (/docs) and dashboard (/) built on it.
+      .get("/openapi.json", (c) =>
+        c.body(openApiJson(), 200, {
+          "Content-Type": "application/json; charset=utf-8",
+          "Cache-Control": "public, max-age=300",
+        }),
+      )
+      // Signed by their source, not by an API key: mounted before /v1's key check.
+      .route("/v1/webhooks", webhooks)
+      .route("/v1", v1)
+      .onError(onError)
+      .notFound(onNotFound)
+  );
 }
 
 export const app = createApp();

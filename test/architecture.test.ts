@@ -22,7 +22,8 @@ function resolve(from: string, spec: string): string | null {
     else if (piece !== ".") parts.push(piece);
   }
   const base = parts.join("/");
-  for (const candidate of [`${base}.ts`, `${base}/index.ts`]) if (Object.hasOwn(sources, `../${candidate}`)) return candidate;
+  for (const candidate of [`${base}.ts`, `${base}/index.ts`])
+    if (Object.hasOwn(sources, `../${candidate}`)) return candidate;
   return `${base}.ts`;
 }
 
@@ -35,7 +36,11 @@ const graph = new Map<string, string[]>(
   }),
 );
 
-const area = (file: string) => file.split("/").slice(0, file.startsWith("src/") ? 2 : 1).join("/");
+const area = (file: string) =>
+  file
+    .split("/")
+    .slice(0, file.startsWith("src/") ? 2 : 1)
+    .join("/");
 
 describe("architecture", () => {
   it("reads the whole tree", () => {
@@ -45,7 +50,9 @@ describe("architecture", () => {
 
   it("src/ imports nothing from durable-objects/, except the Worker entry that exports the classes", () => {
     const offending = [...graph].flatMap(([file, deps]) =>
-      file.startsWith("src/") && file !== "src/index.ts" ? deps.filter((d) => d.startsWith("durable-objects/")).map((d) => `${file} → ${d}`) : [],
+      file.startsWith("src/") && file !== "src/index.ts"
+        ? deps.filter((d) => d.startsWith("durable-objects/")).map((d) => `${file} → ${d}`)
+        : [],
     );
     expect(offending).toEqual([]);
   });
@@ -54,16 +61,24 @@ describe("architecture", () => {
     const pure = ["src/routing", "src/handoff", "src/runtime", "src/collaboration", "src/triggers"];
     const offending = [...graph].flatMap(([file, deps]) =>
       pure.includes(area(file))
-        ? deps.filter((d) => ["src/api", "src/services", "src/rpc", "durable-objects"].includes(area(d)) || d === "src/env.ts").map((d) => `${file} → ${d}`)
+        ? deps
+            .filter(
+              (d) => ["src/api", "src/services", "src/rpc", "durable-objects"].includes(area(d)) || d === "src/env.ts",
+            )
+            .map((d) => `${file} → ${d}`)
         : [],
     );
-    const runtime = Object.entries(sources).filter(([key, text]) => pure.includes(area(rel(key))) && /from\s+"(cloudflare:|hono)/.test(text)).map(([key]) => rel(key));
+    const runtime = Object.entries(sources)
+      .filter(([key, text]) => pure.includes(area(rel(key))) && /from\s+"(cloudflare:|hono)/.test(text))
+      .map(([key]) => rel(key));
     expect(offending).toEqual([]);
     expect(runtime).toEqual([]);
   });
 
   it("src/registry does not import the HTTP layer", () => {
-    const offending = [...graph].flatMap(([file, deps]) => (area(file) === "src/registry" ? deps.filter((d) => area(d) === "src/api").map((d) => `${file} → ${d}`) : []));
+    const offending = [...graph].flatMap(([file, deps]) =>
+      area(file) === "src/registry" ? deps.filter((d) => area(d) === "src/api").map((d) => `${file} → ${d}`) : [],
+    );
     expect(offending).toEqual([]);
   });
 

@@ -1,4 +1,4 @@
-import { onTestFinished, vi, type MockInstance } from "vitest";
+import { type MockInstance, onTestFinished, vi } from "vitest";
 
 /**
  * For a test that makes code fail on purpose: swallows `console.error` for the rest of the

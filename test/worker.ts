@@ -2,10 +2,10 @@ import { AgentDO as RelayAgentDO } from "../durable-objects/agent";
 import { CollaborationDO as RelayCollaborationDO } from "../durable-objects/collaboration";
 import { SessionDO as RelaySessionDO } from "../durable-objects/session";
 import type { FlowCheckpoint } from "../durable-objects/session-kernel";
+import type { Actor } from "../src/audit/record";
 import { err, type Result } from "../src/errors";
 import type { Lease } from "../src/rpc/agent";
 import type { HandoffAccepted, StartHandoffArgs } from "../src/rpc/session";
-import type { Actor } from "../src/audit/record";
 
 /**
  * The Worker the tests run (vitest.config.ts `main`): the production Worker, with its
@@ -84,8 +84,18 @@ export class AgentDO extends RelayAgentDO {
     this.unreachable = on;
   }
 
-  override async acquire(sessionId: string, handoffId: string, ttlMs: number, capacity: number): Promise<Result<Lease>> {
-    if (this.unreachable) return err("DEPENDENCY_UNAVAILABLE", "The agent did not answer within 5000 ms.", { reason: "deadline", deadline_ms: 5000, call: "acquire" });
+  override async acquire(
+    sessionId: string,
+    handoffId: string,
+    ttlMs: number,
+    capacity: number,
+  ): Promise<Result<Lease>> {
+    if (this.unreachable)
+      return err("DEPENDENCY_UNAVAILABLE", "The agent did not answer within 5000 ms.", {
+        reason: "deadline",
+        deadline_ms: 5000,
+        call: "acquire",
+      });
     return super.acquire(sessionId, handoffId, ttlMs, capacity);
   }
 }

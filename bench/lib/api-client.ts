@@ -15,7 +15,11 @@ export interface ApiClient {
 export function apiClient(base: string, key: string): ApiClient {
   const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
   const call = async (method: string, path: string, body?: unknown): Promise<Reply> => {
-    const response = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await response.text();
     let json: any = null;
     if (text) {
@@ -31,7 +35,8 @@ export function apiClient(base: string, key: string): ApiClient {
     call,
     async ok(method, path, body) {
       const reply = await call(method, path, body);
-      if (reply.status >= 300) throw new Error(`${method} ${path}: ${reply.status} ${JSON.stringify(reply.json).slice(0, 300)}`);
+      if (reply.status >= 300)
+        throw new Error(`${method} ${path}: ${reply.status} ${JSON.stringify(reply.json).slice(0, 300)}`);
       return reply.json;
     },
   };

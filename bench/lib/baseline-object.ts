@@ -1,9 +1,9 @@
-import { convertV4MiniflareOptions, Miniflare } from "miniflare";
-import { unstable_readConfig } from "wrangler";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { convertV4MiniflareOptions, Miniflare } from "miniflare";
+import { unstable_readConfig } from "wrangler";
 import { SESSION_SCHEMA } from "../../durable-objects/session-store";
 import { memoryStateFolder, migrationStatements } from "./workerd-server";
 import { spawnWranglerDev, workerdCpu, workerdRss } from "./wrangler-dev";
@@ -173,7 +173,11 @@ migrations_dir = ${JSON.stringify(join(root, "migrations"))}
     if (state.length > 0) rmSync(state[1]!, { recursive: true, force: true });
   };
   try {
-    execFileSync(join(root, "node_modules", ".bin", "wrangler"), ["d1", "migrations", "apply", "relay", "--local", ...state], { cwd: folder, env, stdio: ["ignore", "ignore", "inherit"] });
+    execFileSync(
+      join(root, "node_modules", ".bin", "wrangler"),
+      ["d1", "migrations", "apply", "relay", "--local", ...state],
+      { cwd: folder, env, stdio: ["ignore", "ignore", "inherit"] },
+    );
     const server = await spawnWranglerDev(folder, port, state, env);
     return {
       ...server,

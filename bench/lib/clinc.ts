@@ -56,30 +56,51 @@ export function clincFromFiles(dir: string, file: (name: string) => string | und
   const splitText = file("train_val.json");
   const fullText = splitText === undefined ? file("data_full.json") : undefined;
   if (domainsText === undefined || (splitText === undefined && fullText === undefined)) {
-    const missing = [domainsText === undefined ? "domains.json" : null, splitText === undefined && fullText === undefined ? "train_val.json or data_full.json" : null];
-    throw new ClincDataError(missingMessage(dir, missing.filter((m): m is string => m !== null)));
+    const missing = [
+      domainsText === undefined ? "domains.json" : null,
+      splitText === undefined && fullText === undefined ? "train_val.json or data_full.json" : null,
+    ];
+    throw new ClincDataError(
+      missingMessage(
+        dir,
+        missing.filter((m): m is string => m !== null),
+      ),
+    );
   }
   const domains = parse(dir, "domains.json", domainsText);
-  if (!isDomains(domains)) throw new ClincDataError(badFile(dir, "domains.json", "expected an object of domain → array of intent names"));
+  if (!isDomains(domains))
+    throw new ClincDataError(badFile(dir, "domains.json", "expected an object of domain → array of intent names"));
   if (splitText !== undefined) {
     const split = parse(dir, "train_val.json", splitText) as { train?: unknown; val?: unknown } | null;
     if (!isRows(split?.train) || !isRows(split?.val)) {
-      throw new ClincDataError(badFile(dir, "train_val.json", "expected { train, val }, each an array of { text, intent, domain }"));
+      throw new ClincDataError(
+        badFile(dir, "train_val.json", "expected { train, val }, each an array of { text, intent, domain }"),
+      );
     }
     return { train: split.train, val: split.val, domains };
   }
   const full = parse(dir, "data_full.json", fullText as string) as Record<string, unknown> | null;
-  const domainOf = new Map(Object.entries(domains).flatMap(([domain, intents]) => intents.map((intent) => [intent, domain] as const)));
+  const domainOf = new Map(
+    Object.entries(domains).flatMap(([domain, intents]) => intents.map((intent) => [intent, domain] as const)),
+  );
   const rows = (key: string, oos: boolean): ClincRow[] => {
     const pairs = full?.[key];
-    if (!isPairs(pairs)) throw new ClincDataError(badFile(dir, "data_full.json", `expected "${key}" to be an array of [text, intent] pairs`));
+    if (!isPairs(pairs))
+      throw new ClincDataError(
+        badFile(dir, "data_full.json", `expected "${key}" to be an array of [text, intent] pairs`),
+      );
     return pairs.map(([text, intent]) => {
       const domain = oos ? "oos" : domainOf.get(intent);
-      if (domain === undefined) throw new ClincDataError(badFile(dir, "data_full.json", `intent "${intent}" is in no domain of domains.json`));
+      if (domain === undefined)
+        throw new ClincDataError(badFile(dir, "data_full.json", `intent "${intent}" is in no domain of domains.json`));
       return { text, intent: oos ? "oos" : intent, domain };
     });
   };
-  return { train: [...rows("train", false), ...rows("oos_train", true)], val: [...rows("val", false), ...rows("oos_val", true)], domains };
+  return {
+    train: [...rows("train", false), ...rows("oos_train", true)],
+    val: [...rows("val", false), ...rows("oos_val", true)],
+    domains,
+  };
 }
 
 /** Reads the data set from `dir`; throws ClincDataError, with the expected location and how to get the data, when it is missing. */
@@ -127,21 +148,34 @@ function parse(dir: string, name: string, text: string): unknown {
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 function isDomains(value: unknown): value is Record<string, string[]> {
-  return isObject(value) && Object.values(value).every((intents) => Array.isArray(intents) && intents.every((i) => typeof i === "string"));
+  return (
+    isObject(value) &&
+    Object.values(value).every((intents) => Array.isArray(intents) && intents.every((i) => typeof i === "string"))
+  );
 }
 
 function isRows(value: unknown): value is ClincRow[] {
   return (
     Array.isArray(value) &&
-    value.every((row) => isObject(row) && typeof row.text === "string" && typeof row.intent === "string" && typeof row.domain === "string")
+    value.every(
+      (row) =>
+        isObject(row) &&
+        typeof row.text === "string" &&
+        typeof row.intent === "string" &&
+        typeof row.domain === "string",
+    )
   );
 }
 
 function isPairs(value: unknown): value is [string, string][] {
-  return Array.isArray(value) && value.every((pair) => Array.isArray(pair) && pair.length === 2 && pair.every((x) => typeof x === "string"));
+  return (
+    Array.isArray(value) &&
+    value.every((pair) => Array.isArray(pair) && pair.length === 2 && pair.every((x) => typeof x === "string"))
+  );
 }
 
 /** In-scope rows of a split grouped by domain, optionally keeping the first `perIntent` rows of each intent. */

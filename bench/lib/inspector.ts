@@ -8,7 +8,10 @@ export interface Inspector {
 }
 
 export async function inspector(port: number): Promise<Inspector> {
-  const targets = (await (await fetch(`http://127.0.0.1:${port}/json`)).json()) as { title: string; webSocketDebuggerUrl: string }[];
+  const targets = (await (await fetch(`http://127.0.0.1:${port}/json`)).json()) as {
+    title: string;
+    webSocketDebuggerUrl: string;
+  }[];
   const target = targets.find((t) => t.title.includes("core:user")) ?? targets[0]!;
   const socket = new WebSocket(target.webSocketDebuggerUrl);
   await new Promise((resolve, reject) => {
@@ -32,4 +35,3 @@ export async function inspector(port: number): Promise<Inspector> {
     close: () => socket.close(),
   };
 }
-

@@ -4,12 +4,33 @@
  * agents, as in a large real registry); filler text comes from a disjoint vocabulary, so a
  * "miss" input touches no keyword and a "hit" input touches a controlled few.
  */
-import { seededRandom as seeded, type SeededRandom } from "../../src/lib/prng";
+import { type SeededRandom, seededRandom as seeded } from "../../src/lib/prng";
 import { AgentDefinition } from "../../src/schemas/agent";
 
 type Rand = SeededRandom;
 
-const ONSETS = ["b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "tr", "st", "pl", "kr", "sh"];
+const ONSETS = [
+  "b",
+  "d",
+  "f",
+  "g",
+  "k",
+  "l",
+  "m",
+  "n",
+  "p",
+  "r",
+  "s",
+  "t",
+  "v",
+  "z",
+  "br",
+  "tr",
+  "st",
+  "pl",
+  "kr",
+  "sh",
+];
 const VOWELS = ["a", "e", "i", "o", "u", "ai", "ou"];
 
 function words(rand: Rand, count: number, taken: Set<string>): string[] {
@@ -63,8 +84,13 @@ export function registry(count: number, c: Corpus, seed = 2): AgentDefinition[] 
 }
 
 /** The same agents in the shape the seed's router reads. */
-export function seedAgents(agents: readonly AgentDefinition[]): { name: string; triggers: { keywords: string[]; patterns: string[]; priority: number } }[] {
-  return agents.map((a) => ({ name: a.name, triggers: { keywords: a.triggers.keywords, patterns: a.triggers.patterns, priority: a.triggers.priority } }));
+export function seedAgents(
+  agents: readonly AgentDefinition[],
+): { name: string; triggers: { keywords: string[]; patterns: string[]; priority: number } }[] {
+  return agents.map((a) => ({
+    name: a.name,
+    triggers: { keywords: a.triggers.keywords, patterns: a.triggers.patterns, priority: a.triggers.priority },
+  }));
 }
 
 /**
@@ -78,7 +104,14 @@ export type InputKind = "miss" | "one" | "hit" | "hit-utf8";
  * "one": the same with one string matching a random agent's code pattern. "hit": 3 keywords of
  * random agents and one code match. "hit-utf8": "hit" with a few non-ASCII words (two passes).
  */
-export function inputs(kind: InputKind, bytes: number, agents: readonly AgentDefinition[], c: Corpus, count = 64, seed = 3): string[] {
+export function inputs(
+  kind: InputKind,
+  bytes: number,
+  agents: readonly AgentDefinition[],
+  c: Corpus,
+  count = 64,
+  seed = 3,
+): string[] {
   const rand = seeded(seed + bytes + kind.length * 1000);
   return Array.from({ length: count }, () => {
     const pieces: string[] = [];
@@ -90,9 +123,11 @@ export function inputs(kind: InputKind, bytes: number, agents: readonly AgentDef
     }
     // Hits avoid the last pieces, which the trim below may cut.
     const slot = (): number => rand.int(Math.max(1, pieces.length - 3));
-    if (kind === "hit" || kind === "hit-utf8") for (let k = 0; k < 3; k++) pieces[slot()] = `${rand.pick(rand.pick(agents).triggers.keywords)} `;
+    if (kind === "hit" || kind === "hit-utf8")
+      for (let k = 0; k < 3; k++) pieces[slot()] = `${rand.pick(rand.pick(agents).triggers.keywords)} `;
     if (kind !== "miss") pieces[slot()] = `tk${rand.int(agents.length).toString(36)}-${1000 + rand.int(9000)} `;
-    if (kind === "hit-utf8") for (let k = 0; k < 3; k++) pieces[slot()] = rand.pick(["café ", "naïve ", "退款。", "Grüße — ", "ＯＫ "]);
+    if (kind === "hit-utf8")
+      for (let k = 0; k < 3; k++) pieces[slot()] = rand.pick(["café ", "naïve ", "退款。", "Grüße — ", "ＯＫ "]);
     let text = pieces.join("");
     while (text.length > bytes) text = text.slice(0, text.lastIndexOf(" ", bytes - 1));
     // A request body arrives as a fresh flat string (JSON.parse); joins and slices do not.

@@ -58,7 +58,9 @@ export async function bundleWorker(source: string): Promise<string> {
 }
 
 /** Compile times (ms, in order: the first includes JIT warm-up) and memoryBytes, in workerd. */
-export async function compileInWorkerd(agents: readonly AgentDefinition[]): Promise<{ ms: number[]; memoryBytes: number }> {
+export async function compileInWorkerd(
+  agents: readonly AgentDefinition[],
+): Promise<{ ms: number[]; memoryBytes: number }> {
   const script = await bundleWorker(WORKER);
   const dir = mkdtempSync(path.join(tmpdir(), "relay-workerd-"));
   const port = 20_000 + Math.floor(Math.random() * 20_000);

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 import { FLUSH_WINDOW_MS } from "../../src/audit/outbox-policy";
-import { workerdCpu, workerdRss, type DevServer } from "./wrangler-dev";
+import { type DevServer, workerdCpu, workerdRss } from "./wrangler-dev";
 
 /**
  * Relay on workerd through Miniflare's API, without `wrangler dev`'s proxy in front: the
@@ -24,7 +24,9 @@ export const flushesSettled = (): Promise<void> => new Promise((resolve) => setT
 
 /** The migrations' statements, one at a time (they hold no semicolons inside statements). */
 export function migrationStatements(): string[] {
-  const files = readdirSync(join(root, "migrations")).filter((f) => f.endsWith(".sql")).sort();
+  const files = readdirSync(join(root, "migrations"))
+    .filter((f) => f.endsWith(".sql"))
+    .sort();
   return files.flatMap((file) =>
     readFileSync(join(root, "migrations", file), "utf8")
       .replace(/--.*$/gm, "")
@@ -48,7 +50,13 @@ export function memoryStateFolder(prefix: string): string {
  * `persistTo`: a folder for the objects' SQLite files and D1, kept after `stop`; without
  * it, local state is in memory (a tmpfs folder of its own, removed at `stop`).
  */
-export async function startWorkerdServer(port: number, key: string, vars: Record<string, string> = {}, inspectorPort?: number, persistTo?: string): Promise<DevServer> {
+export async function startWorkerdServer(
+  port: number,
+  key: string,
+  vars: Record<string, string> = {},
+  inspectorPort?: number,
+  persistTo?: string,
+): Promise<DevServer> {
   const build = mkdtempSync(join(tmpdir(), "relay-bundle-"));
   execFileSync(join(root, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", build], {
     cwd: root,
@@ -58,17 +66,22 @@ export async function startWorkerdServer(port: number, key: string, vars: Record
   const config = unstable_readConfig({ config: join(root, "wrangler.toml") });
   // Miniflare 5 takes the classic options through its converter.
   const options = convertV4MiniflareOptions({
-      host: "127.0.0.1",
-      port,
-      ...(inspectorPort === undefined ? {} : { inspectorPort }),
-      modules: true,
-      modulesRoot: build,
-      scriptPath: join(build, "index.js"),
-      compatibilityDate: config.compatibility_date!,
-      compatibilityFlags: config.compatibility_flags,
-      durableObjects: Object.fromEntries(config.durable_objects.bindings.map((b: { name: string; class_name: string }) => [b.name, { className: b.class_name, useSQLite: true }])),
-      d1Databases: { DB: "relay" },
-      bindings: { ...(config.vars as Record<string, string>), RELAY_API_KEYS: `dev:${key}`, ...vars },
+    host: "127.0.0.1",
+    port,
+    ...(inspectorPort === undefined ? {} : { inspectorPort }),
+    modules: true,
+    modulesRoot: build,
+    scriptPath: join(build, "index.js"),
+    compatibilityDate: config.compatibility_date!,
+    compatibilityFlags: config.compatibility_flags,
+    durableObjects: Object.fromEntries(
+      config.durable_objects.bindings.map((b: { name: string; class_name: string }) => [
+        b.name,
+        { className: b.class_name, useSQLite: true },
+      ]),
+    ),
+    d1Databases: { DB: "relay" },
+    bindings: { ...(config.vars as Record<string, string>), RELAY_API_KEYS: `dev:${key}`, ...vars },
   });
   const state = persistTo ?? memoryStateFolder("relay-bench-state-");
   const mf = new Miniflare({ ...options, resourcePersistencePath: state });
@@ -90,7 +103,13 @@ export async function startWorkerdServer(port: number, key: string, vars: Record
       });
       if (!response.ok) throw new Error(`loading agents/${file}: ${response.status} ${await response.text()}`);
     }
-    return { url, process: undefined as never, workerdRssMiB: () => workerdRss(process.pid), workerdCpuMs: () => workerdCpu(process.pid), stop };
+    return {
+      url,
+      process: undefined as never,
+      workerdRssMiB: () => workerdRss(process.pid),
+      workerdCpuMs: () => workerdCpu(process.pid),
+      stop,
+    };
   } catch (error) {
     // A set-up that fails leaves no workerd, bundle or state folder behind.
     await stop();

@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -24,8 +24,17 @@ const root = join(import.meta.dirname, "..", "..");
  * kind of machine every local storage commit waits about 1 ms for the disk, which is the
  * machine's cost, not the code's.
  */
-export async function startDevServer(port = 8788, persistTo?: string, vars: Record<string, string> = {}): Promise<DevServer> {
-  const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", ...(persistTo ? { RELAY_PERSIST_TO: persistTo } : {}) };
+export async function startDevServer(
+  port = 8788,
+  persistTo?: string,
+  vars: Record<string, string> = {},
+): Promise<DevServer> {
+  const env = {
+    ...process.env,
+    WRANGLER_SEND_METRICS: "false",
+    CI: "true",
+    ...(persistTo ? { RELAY_PERSIST_TO: persistTo } : {}),
+  };
   execFileSync(join(root, "node_modules", ".bin", "tsx"), [join(root, "scripts", "dev-setup.ts")], {
     cwd: root,
     env,
@@ -40,13 +49,22 @@ export async function startDevServer(port = 8788, persistTo?: string, vars: Reco
  * Runs `wrangler dev` for the Worker configured in `cwd` on loopback and waits until its
  * `GET /health` answers; `stop` ends wrangler and its workerd processes.
  */
-export async function spawnWranglerDev(cwd: string, port: number, args: string[], env: NodeJS.ProcessEnv): Promise<DevServer> {
-  const child = spawn(join(root, "node_modules", ".bin", "wrangler"), ["dev", "--port", String(port), "--ip", "127.0.0.1", ...args], {
-    cwd,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
+export async function spawnWranglerDev(
+  cwd: string,
+  port: number,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<DevServer> {
+  const child = spawn(
+    join(root, "node_modules", ".bin", "wrangler"),
+    ["dev", "--port", String(port), "--ip", "127.0.0.1", ...args],
+    {
+      cwd,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    },
+  );
   let log = "";
   child.stdout?.on("data", (chunk) => (log += chunk));
   child.stderr?.on("data", (chunk) => (log += chunk));
@@ -136,7 +154,11 @@ export function workerdCpu(pid: number): number {
 }
 
 /** Runs `total` calls of `task` with at most `concurrency` in flight; returns each call's ms. */
-export async function runConcurrent(total: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number[]> {
+export async function runConcurrent(
+  total: number,
+  concurrency: number,
+  task: (i: number) => Promise<void>,
+): Promise<number[]> {
   const durations: number[] = new Array(total);
   let next = 0;
   const worker = async () => {
@@ -158,7 +180,11 @@ export interface Load {
 }
 
 /** `calls` of `task` with at most `concurrency` in flight. */
-export async function measureLoad(calls: number, concurrency: number, task: (i: number) => Promise<unknown>): Promise<Load> {
+export async function measureLoad(
+  calls: number,
+  concurrency: number,
+  task: (i: number) => Promise<unknown>,
+): Promise<Load> {
   const started = performance.now();
   const ms = await runConcurrent(calls, concurrency, async (i) => {
     await task(i);

@@ -23,7 +23,12 @@ export const onUnauthorized = (fn) => unauthorized.add(fn);
 export async function api(method, path, body, { key = apiKey(), signal } = {}) {
   const headers = { Authorization: `Bearer ${key}` };
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+  const response = await fetch(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal,
+  });
   const text = await response.text();
   let json = null;
   try {
@@ -42,7 +47,8 @@ export async function api(method, path, body, { key = apiKey(), signal } = {}) {
 /** A query string from the filled-in fields only. */
 export function query(params) {
   const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== null && value !== "") search.set(name, String(value));
+  for (const [name, value] of Object.entries(params))
+    if (value !== undefined && value !== null && value !== "") search.set(name, String(value));
   const text = search.toString();
   return text ? `?${text}` : "";
 }

@@ -22,7 +22,14 @@ export function when(iso) {
   const t = Date.parse(iso);
   const seconds = Math.round((Date.now() - t) / 1000);
   const span = Math.abs(seconds);
-  const amount = span < 60 ? `${span} s` : span < 3600 ? `${Math.round(span / 60)} min` : span < 86_400 * 2 ? `${Math.round(span / 3600)} h` : null;
+  const amount =
+    span < 60
+      ? `${span} s`
+      : span < 3600
+        ? `${Math.round(span / 60)} min`
+        : span < 86_400 * 2
+          ? `${Math.round(span / 3600)} h`
+          : null;
   const text = amount === null ? new Date(t).toLocaleString() : seconds >= 0 ? `${amount} ago` : `in ${amount}`;
   return h("time", { datetime: iso, title: iso }, text);
 }
@@ -32,7 +39,7 @@ export function duration(ms) {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-export const shortId = (id) => (id && id.length > 18 ? `${id.slice(0, 14)}…` : id ?? "—");
+export const shortId = (id) => (id && id.length > 18 ? `${id.slice(0, 14)}…` : (id ?? "—"));
 
 /** A labelled form field. */
 export function field(label, control) {
@@ -44,6 +51,19 @@ export function table(testId, headings, rows) {
   return h(
     "div",
     { class: "table-wrap" },
-    h("table", { "data-testid": testId }, h("thead", {}, h("tr", {}, headings.map((t) => h("th", { scope: "col" }, t)))), h("tbody", {}, rows)),
+    h(
+      "table",
+      { "data-testid": testId },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          headings.map((t) => h("th", { scope: "col" }, t)),
+        ),
+      ),
+      h("tbody", {}, rows),
+    ),
   );
 }

@@ -13,7 +13,10 @@ export function subscribe(sessionId, onEvent, onState) {
   const open = () => {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     const after = last ? `?after=${encodeURIComponent(last)}` : "";
-    socket = new WebSocket(`${scheme}://${location.host}/v1/sessions/${encodeURIComponent(sessionId)}/ws${after}`, ["relay.v1", `bearer.${apiKey()}`]);
+    socket = new WebSocket(`${scheme}://${location.host}/v1/sessions/${encodeURIComponent(sessionId)}/ws${after}`, [
+      "relay.v1",
+      `bearer.${apiKey()}`,
+    ]);
     socket.addEventListener("message", (message) => {
       const frame = JSON.parse(message.data);
       if (frame.type === "subscribed") {

@@ -54,7 +54,8 @@ async function route() {
   for (const [pattern, module, params] of ROUTES) {
     const match = pattern.exec(hash);
     if (!match) continue;
-    for (const link of nav.querySelectorAll("a")) link.toggleAttribute("aria-current", hash.startsWith(link.getAttribute("href")));
+    for (const link of nav.querySelectorAll("a"))
+      link.toggleAttribute("aria-current", hash.startsWith(link.getAttribute("href")));
     const done = await module.render(view, params ? params(match) : {}, app);
     // A view the user already left while it loaded cleans up at once.
     if (ticket !== rendering) done?.();

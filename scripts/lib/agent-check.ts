@@ -57,7 +57,9 @@ export function checkAgentFiles(files: readonly AgentFileText[]): AgentFilesChec
  */
 export function problemReason(error: unknown, file: string): string {
   if (!isRelayError(error)) return firstLine(error instanceof Error ? error.message : String(error));
-  const message = firstLine(error.message.startsWith(`${file}: `) ? error.message.slice(file.length + 2) : error.message);
+  const message = firstLine(
+    error.message.startsWith(`${file}: `) ? error.message.slice(file.length + 2) : error.message,
+  );
   const issues = (error.details as { issues?: { path: string; message: string }[] } | undefined)?.issues;
   if (Array.isArray(issues) && issues.length > 0) {
     return `${message.replace(/\.$/, "")}: ${issues.map((issue) => `${issue.path}: ${firstLine(issue.message)}`).join("; ")}`;

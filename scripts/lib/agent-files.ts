@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { checkAgentFiles, type AgentFileText, type AgentFilesChecked } from "./agent-check";
+import { type AgentFilesChecked, type AgentFileText, checkAgentFiles } from "./agent-check";
 import { CliError } from "./cli-error";
 
 /**
@@ -12,7 +12,9 @@ export function readAgentDir(dir: string): AgentFilesChecked {
   let names: string[];
   try {
     if (!statSync(dir).isDirectory()) throw new CliError(`${dir} is not a folder.`);
-    names = readdirSync(dir).filter((name) => name.endsWith(".md")).sort();
+    names = readdirSync(dir)
+      .filter((name) => name.endsWith(".md"))
+      .sort();
   } catch (error) {
     if (error instanceof CliError) throw error;
     if (systemReason(error) === "ENOENT") throw new CliError(`Agent folder not found: ${dir}`);
@@ -29,7 +31,10 @@ export function readAgentDir(dir: string): AgentFilesChecked {
     }
   }
   const checked = checkAgentFiles(files);
-  return { agents: checked.agents, problems: [...unreadable, ...checked.problems].sort((a, b) => a.file.localeCompare(b.file)) };
+  return {
+    agents: checked.agents,
+    problems: [...unreadable, ...checked.problems].sort((a, b) => a.file.localeCompare(b.file)),
+  };
 }
 
 /** `ENOENT`, `EACCES`…: the part of a file-system error a user can act on. */

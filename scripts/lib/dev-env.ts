@@ -76,12 +76,18 @@ export function setupSummary(facts: SetupFacts): string[] {
       : `  local D1: schema up to date (${facts.migrationFiles.length} migrations)`,
   );
   const tenants = tenantsOf(facts.keys);
-  lines.push(`  ${facts.agents.length} demo agents loaded (${facts.agents.join(", ")}) for tenant${tenants.length === 1 ? "" : "s"} ${listed(tenants)}`);
+  lines.push(
+    `  ${facts.agents.length} demo agents loaded (${facts.agents.join(", ")}) for tenant${tenants.length === 1 ? "" : "s"} ${listed(tenants)}`,
+  );
   const first = facts.keys[0];
   if (first) {
-    lines.push(`  API: ${facts.url}/v1 once wrangler says Ready, e.g. curl -H "Authorization: Bearer ${first.key}" ${facts.url}/v1/agents`);
+    lines.push(
+      `  API: ${facts.url}/v1 once wrangler says Ready, e.g. curl -H "Authorization: Bearer ${first.key}" ${facts.url}/v1/agents`,
+    );
     lines.push(`  dashboard: ${facts.url}/ (sign in with ${first.key}), API reference: ${facts.url}/docs`);
-    lines.push(`  keys (.dev.vars): ${facts.keys.map((k) => `${k.key} (tenant ${k.tenant})`).join(", ")}; start afresh with npm run dev:reset`);
+    lines.push(
+      `  keys (.dev.vars): ${facts.keys.map((k) => `${k.key} (tenant ${k.tenant})`).join(", ")}; start afresh with npm run dev:reset`,
+    );
   }
   return lines;
 }

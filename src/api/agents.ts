@@ -40,7 +40,10 @@ export const agents = new Hono<AppEnv>()
   })
   .get("/", async (c) => {
     const { limit, cursor } = readQuery(c, AgentListQuery);
-    const page = await listAgents(c.env.DB, c.get("tenant"), { limit, after: cursor ? decodeCursor(cursor) : undefined });
+    const page = await listAgents(c.env.DB, c.get("tenant"), {
+      limit,
+      after: cursor ? decodeCursor(cursor) : undefined,
+    });
     return c.json(listPage(page.agents, page.next));
   })
   .get("/:name", async (c) => {
@@ -52,7 +55,8 @@ export const agents = new Hono<AppEnv>()
   // The agent's blocking status (design §6): none, or what it waits for.
   .get("/:name/blocking", async (c) => {
     const name = agentName(c.req.param("name"));
-    if (!(await getAgent(c.env.DB, c.get("tenant"), name))) throw new RelayError("AGENT_NOT_FOUND", `No agent named '${name}'.`, { agent: name });
+    if (!(await getAgent(c.env.DB, c.get("tenant"), name)))
+      throw new RelayError("AGENT_NOT_FOUND", `No agent named '${name}'.`, { agent: name });
     const status = await agentRpc(c.env, c.get("tenant"), name).blocking();
     if (!status.ok) throw RelayError.fromBody(status.error);
     return c.json(status.value);

@@ -17,7 +17,12 @@ const commaList = (max: number) =>
   z
     .string()
     .max(4000)
-    .transform((text) => text.split(",").map((s) => s.trim()).filter((s) => s.length > 0))
+    .transform((text) =>
+      text
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0),
+    )
     .pipe(z.array(z.string().max(100)).max(max));
 
 export const CapabilityMatchQuery = z.strictObject({

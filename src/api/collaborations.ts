@@ -1,9 +1,14 @@
-import { Hono, type Context } from "hono";
+import { type Context, Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { RelayError, type Result } from "../errors";
 import { ulid } from "../lib/ulid";
 import { collaborationRpc } from "../rpc/stubs";
-import { CollabMessageInput, CollaborationComplete, CollaborationCreate, EscalationResolve } from "../schemas/collaboration";
+import {
+  CollabMessageInput,
+  CollaborationComplete,
+  CollaborationCreate,
+  EscalationResolve,
+} from "../schemas/collaboration";
 import { agentDirectory } from "../services/registry-cache";
 import { readJson } from "./validate";
 
@@ -21,7 +26,8 @@ function rpc(c: Ctx, id: string) {
   return collaborationRpc(c.env, c.get("tenant"), id);
 }
 
-const missing = (id: string) => new RelayError("COLLABORATION_NOT_FOUND", `No collaboration '${id}'.`, { collaboration_id: id });
+const missing = (id: string) =>
+  new RelayError("COLLABORATION_NOT_FOUND", `No collaboration '${id}'.`, { collaboration_id: id });
 
 function value<T>(result: Result<T>, id: string): T {
   if (result.ok) return result.value;
@@ -34,7 +40,8 @@ export const collaborations = new Hono<AppEnv>()
     const body = await readJson(c, CollaborationCreate);
     const directory = await agentDirectory(c.env.DB, c.get("tenant"));
     for (const agent of [body.initiator, ...body.participants]) {
-      if (!directory.byName.has(agent)) throw new RelayError("AGENT_NOT_FOUND", `No agent named '${agent}'.`, { agent });
+      if (!directory.byName.has(agent))
+        throw new RelayError("AGENT_NOT_FOUND", `No agent named '${agent}'.`, { agent });
     }
     const id = `col_${ulid().toLowerCase()}`;
     const created = value(await collaborationRpc(c.env, c.get("tenant"), id).create(c.get("tenant"), id, body), id);

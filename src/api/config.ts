@@ -2,8 +2,8 @@ import { Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { RelayError } from "../errors";
 import { deleteTenantConfig, getTenantConfig, putTenantConfig } from "../registry/config-store";
-import { configProblems, patchFromVars, resolveConfig, type ResolvedConfig } from "../routing/config";
 import { deleteSubscription, getSubscription, putSubscription } from "../registry/event-subscriptions";
+import { configProblems, patchFromVars, type ResolvedConfig, resolveConfig } from "../routing/config";
 import { EventSubscriptionInput } from "../schemas/events";
 import { RoutingConfigPatch } from "../schemas/routing";
 import { invalidateTenant } from "../services/registry-cache";
@@ -29,7 +29,9 @@ export const config = new Hono<AppEnv>()
     const resolved = resolveConfig({ env: patch, tenant: stored, warnings });
     const problems = configProblems(resolved.config);
     if (problems.length > 0) {
-      throw new RelayError("INVALID_CONFIG", `Routing configuration is inconsistent: ${problems.join("; ")}.`, { problems });
+      throw new RelayError("INVALID_CONFIG", `Routing configuration is inconsistent: ${problems.join("; ")}.`, {
+        problems,
+      });
     }
     await putTenantConfig(c.env.DB, c.get("tenant"), stored);
     invalidateTenant(c.get("tenant"));
@@ -49,7 +51,8 @@ export const config = new Hono<AppEnv>()
     return c.json(subscription, created ? 201 : 200);
   })
   .delete("/events", async (c) => {
-    if (!(await deleteSubscription(c.env.DB, c.get("tenant")))) throw new RelayError("NOT_FOUND", "No events_url is set.");
+    if (!(await deleteSubscription(c.env.DB, c.get("tenant"))))
+      throw new RelayError("NOT_FOUND", "No events_url is set.");
     invalidateTenant(c.get("tenant"));
     return c.body(null, 204);
   })

@@ -64,7 +64,10 @@ export function pageByOffset<T>(all: readonly T[], { limit, cursor }: { limit: n
  * A page of an in-memory list sorted by `id` ascending, after the cursor's id: stable
  * while items are appended (a Durable Object's inbox, which it returns whole).
  */
-export function pageAfterId<T extends { id: string }>(all: readonly T[], { limit, cursor }: { limit: number; cursor?: string }): ListPage<T> {
+export function pageAfterId<T extends { id: string }>(
+  all: readonly T[],
+  { limit, cursor }: { limit: number; cursor?: string },
+): ListPage<T> {
   const after = cursor === undefined ? undefined : decodeCursor(cursor);
   const rest = after === undefined ? all : all.filter((item) => item.id > after);
   const items = rest.slice(0, limit);

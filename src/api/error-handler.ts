@@ -1,13 +1,14 @@
 import type { ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { isRelayError, statusOf, type ErrorBody } from "../errors";
+import { type ErrorBody, isRelayError, statusOf } from "../errors";
 
 /** The one place errors become HTTP: a RelayError's code picks the status. */
 export const onError: ErrorHandler = (error, c) => {
   if (isRelayError(error)) {
-    const body: ErrorBody = error.details === undefined
-      ? { code: error.code, message: error.message }
-      : { code: error.code, message: error.message, details: error.details };
+    const body: ErrorBody =
+      error.details === undefined
+        ? { code: error.code, message: error.message }
+        : { code: error.code, message: error.message, details: error.details };
     return c.json({ error: body }, statusOf(error.code) as 400);
   }
   if (error instanceof HTTPException) {
@@ -18,4 +19,7 @@ export const onError: ErrorHandler = (error, c) => {
 };
 
 export const onNotFound: NotFoundHandler = (c) =>
-  c.json({ error: { code: "NOT_FOUND", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}.` } }, 404);
+  c.json(
+    { error: { code: "NOT_FOUND", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}.` } },
+    404,
+  );

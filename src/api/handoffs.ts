@@ -1,4 +1,4 @@
-import { Hono, type Context } from "hono";
+import { type Context, Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { queryAgentHandoffs } from "../audit/handoff-index";
@@ -27,7 +27,8 @@ function handoffRpc(c: Ctx, sessionId: string): SessionRpc {
   return sessionRpc(c.env, c.get("tenant"), sessionId);
 }
 
-const handoffMissing = (id: string) => () => new RelayError("HANDOFF_NOT_FOUND", `No handoff '${id}'.`, { handoff_id: id });
+const handoffMissing = (id: string) => () =>
+  new RelayError("HANDOFF_NOT_FOUND", `No handoff '${id}'.`, { handoff_id: id });
 
 /** The session a handoff id names, or 404. */
 function sessionOf(id: string): string {
@@ -46,7 +47,12 @@ export const handoffs = new Hono<AppEnv>()
     if (!isSessionId(request.session_id)) throw sessionMissing(request.session_id)();
     const args: StartHandoffArgs = { request };
     if (key !== undefined) args.idempotency = { key, fingerprint: await requestFingerprint(request) };
-    const started = await settle(c, request.session_id, await handoffRpc(c, request.session_id).startHandoff(args), sessionMissing(request.session_id));
+    const started = await settle(
+      c,
+      request.session_id,
+      await handoffRpc(c, request.session_id).startHandoff(args),
+      sessionMissing(request.session_id),
+    );
     return c.json(started.handoff, started.accepted ? 202 : 200);
   })
   .get("/:id", async (c) => {
@@ -66,7 +72,10 @@ export const PageQuery = z.strictObject(pagingQuery(200, 50));
 export const agentHandoffs = new Hono<AppEnv>().get("/:name/handoffs", async (c) => {
   const name = parseWith(AgentName, c.req.param("name"), "agent name");
   const { limit, cursor } = readQuery(c, PageQuery);
-  const page = await queryAgentHandoffs(c.env.DB, c.get("tenant"), name, { limit, before: cursor === undefined ? undefined : decodeCursor(cursor) });
+  const page = await queryAgentHandoffs(c.env.DB, c.get("tenant"), name, {
+    limit,
+    before: cursor === undefined ? undefined : decodeCursor(cursor),
+  });
   return c.json(listPage(page.handoffs, page.next));
 });
 

@@ -1,13 +1,13 @@
-import { Hono, type Context } from "hono";
+import { type Context, Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { queryInbox } from "../audit/inbox-index";
 import { RelayError } from "../errors";
 import { collaborationRpc, sessionRpc } from "../rpc/stubs";
 import { escalationOfInboxItem, sessionOfInboxItem } from "../runtime/inbox";
-import type { CollabMessage, Collaboration } from "../schemas/collaboration";
 import { AgentName } from "../schemas/agent";
-import { InboxKind, InboxResolve, InboxStatus, type InboxAnswer, type InboxItem } from "../schemas/inbox";
+import type { CollabMessage, Collaboration } from "../schemas/collaboration";
+import { type InboxAnswer, type InboxItem, InboxKind, InboxResolve, InboxStatus } from "../schemas/inbox";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
 import { RUN_CALL_DEADLINE_MS, settle } from "./session-result";
 import { readJson, readQuery } from "./validate";
@@ -18,11 +18,19 @@ import { readJson, readQuery } from "./validate";
  * resolve go to the session the item's id names (`inb_<ulid>_<session id>`), live.
  */
 
-const itemMissing = (id: string) => () => new RelayError("INBOX_ITEM_NOT_FOUND", `No inbox item '${id}'.`, { inbox_id: id });
+const itemMissing = (id: string) => () =>
+  new RelayError("INBOX_ITEM_NOT_FOUND", `No inbox item '${id}'.`, { inbox_id: id });
 
 /** A collaboration's escalation as an inbox item (it lives in the collaboration, as its message). */
 function escalationItem(id: string, collaboration: Collaboration, message: CollabMessage): InboxItem {
-  const status = message.status === "sent" ? "open" : message.status === "answered" ? "resolved" : message.status === "cancelled" ? "cancelled" : "expired";
+  const status =
+    message.status === "sent"
+      ? "open"
+      : message.status === "answered"
+        ? "resolved"
+        : message.status === "cancelled"
+          ? "cancelled"
+          : "expired";
   return {
     id,
     kind: "escalation",
@@ -45,9 +53,15 @@ function escalationItem(id: string, collaboration: Collaboration, message: Colla
 }
 
 /** The collaboration escalation an inbox id names (live), or 404. */
-async function escalation(c: Context<AppEnv>, id: string, ref: { collaboration_id: string; message_id: string }): Promise<InboxItem> {
+async function escalation(
+  c: Context<AppEnv>,
+  id: string,
+  ref: { collaboration_id: string; message_id: string },
+): Promise<InboxItem> {
   const read = await collaborationRpc(c.env, c.get("tenant"), ref.collaboration_id).get();
-  const message = read.ok ? read.value.messages.find((m) => m.id === ref.message_id && m.type === "escalate") : undefined;
+  const message = read.ok
+    ? read.value.messages.find((m) => m.id === ref.message_id && m.type === "escalate")
+    : undefined;
   if (!read.ok || !message) throw itemMissing(id)();
   return escalationItem(id, read.value, message);
 }
@@ -70,7 +84,10 @@ export const InboxListQuery = z.strictObject({
 export const inbox = new Hono<AppEnv>()
   .get("/", async (c) => {
     const { cursor, ...filters } = readQuery(c, InboxListQuery);
-    const page = await queryInbox(c.env.DB, c.get("tenant"), { ...filters, after: cursor === undefined ? undefined : decodeCursor(cursor) });
+    const page = await queryInbox(c.env.DB, c.get("tenant"), {
+      ...filters,
+      after: cursor === undefined ? undefined : decodeCursor(cursor),
+    });
     return c.json(listPage(page.items, page.next));
   })
   .get("/:id", async (c) => {
@@ -88,10 +105,18 @@ export const inbox = new Hono<AppEnv>()
     const collab = escalationOfInboxItem(id);
     if (collab) {
       const body = await readJson(c, InboxResolve);
-      if (body.reply === undefined) throw new RelayError("INBOX_ANSWER_MISMATCH", `Inbox item '${id}' asks a question: answer { reply }.`, { inbox_id: id, kind: "escalation" });
-      const resolved = await collaborationRpc(c.env, c.get("tenant"), collab.collaboration_id).resolveEscalation(collab.message_id, { reply: body.reply, ...(body.by ? { by: body.by } : {}) });
+      if (body.reply === undefined)
+        throw new RelayError("INBOX_ANSWER_MISMATCH", `Inbox item '${id}' asks a question: answer { reply }.`, {
+          inbox_id: id,
+          kind: "escalation",
+        });
+      const resolved = await collaborationRpc(c.env, c.get("tenant"), collab.collaboration_id).resolveEscalation(
+        collab.message_id,
+        { reply: body.reply, ...(body.by ? { by: body.by } : {}) },
+      );
       if (!resolved.ok) {
-        if (resolved.error.code === "COLLABORATION_NOT_FOUND" || resolved.error.code === "NOT_FOUND") throw itemMissing(id)();
+        if (resolved.error.code === "COLLABORATION_NOT_FOUND" || resolved.error.code === "NOT_FOUND")
+          throw itemMissing(id)();
         throw RelayError.fromBody(resolved.error);
       }
       return c.json({ item: await escalation(c, id, collab), run: null });
@@ -99,7 +124,10 @@ export const inbox = new Hono<AppEnv>()
     const session = sessionOf(id);
     const body = await readJson(c, InboxResolve);
     const actor = { actor: body.by ?? "api", actor_type: "user" as const };
-    const answer: InboxAnswer = body.decision !== undefined ? { decision: body.decision, ...(body.reason === undefined ? {} : { reason: body.reason }) } : { reply: body.reply! };
+    const answer: InboxAnswer =
+      body.decision !== undefined
+        ? { decision: body.decision, ...(body.reason === undefined ? {} : { reason: body.reason }) }
+        : { reply: body.reply! };
     // An approval resumes the run, and the answer waits for it like a message does.
     const rpc = sessionRpc(c.env, c.get("tenant"), session, RUN_CALL_DEADLINE_MS);
     return c.json(await settle(c, session, await rpc.resolveInbox(id, answer, actor), itemMissing(id)));

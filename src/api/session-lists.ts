@@ -2,10 +2,10 @@ import type { Context } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { querySessions } from "../audit/session-index";
-import { SessionIndexStatus } from "../schemas/session";
 import { RelayError, type Result } from "../errors";
 import { AgentName } from "../schemas/agent";
 import type { TracePage } from "../schemas/run";
+import { SessionIndexStatus } from "../schemas/session";
 import { decodeCursor, decodeIntCursor, listPage, pagingQuery } from "./cursor";
 import { settle } from "./session-result";
 import { readQuery } from "./validate";
@@ -33,13 +33,18 @@ export const SessionListQuery = z.strictObject({
  */
 export async function listSessions(c: Ctx) {
   const { cursor, ...filters } = readQuery(c, SessionListQuery);
-  const page = await querySessions(c.env.DB, c.get("tenant"), { ...filters, before: cursor === undefined ? undefined : decodeCursor(cursor) });
+  const page = await querySessions(c.env.DB, c.get("tenant"), {
+    ...filters,
+    before: cursor === undefined ? undefined : decodeCursor(cursor),
+  });
   return c.json(listPage(page.sessions, page.next));
 }
 
 function notBoth(after: unknown, cursor: unknown): void {
   if (after !== undefined && cursor !== undefined) {
-    throw new RelayError("VALIDATION_FAILED", "Invalid query.", { issues: [{ path: "cursor", message: "give either after or cursor, not both" }] });
+    throw new RelayError("VALIDATION_FAILED", "Invalid query.", {
+      issues: [{ path: "cursor", message: "give either after or cursor, not both" }],
+    });
   }
 }
 
@@ -72,9 +77,17 @@ export const SessionAuditQuery = z.strictObject({
 export const TraceQuery = z.strictObject(pagingQuery(1000, 200));
 
 /** `GET /v1/sessions/:id/trace`: the runs' events in order, oldest first. */
-export async function tracePage(c: Ctx, id: string, read: (query: { after?: string; limit: number }) => Promise<Result<TracePage>>) {
+export async function tracePage(
+  c: Ctx,
+  id: string,
+  read: (query: { after?: string; limit: number }) => Promise<Result<TracePage>>,
+) {
   const { cursor, limit } = readQuery(c, TraceQuery);
-  const page = await settle(c, id, await read({ after: cursor === undefined ? undefined : decodeCursor(cursor), limit }));
+  const page = await settle(
+    c,
+    id,
+    await read({ after: cursor === undefined ? undefined : decodeCursor(cursor), limit }),
+  );
   return c.json(listPage(page.events, page.next_after));
 }
 
@@ -82,7 +95,10 @@ export async function tracePage(c: Ctx, id: string, read: (query: { after?: stri
 export async function sessionAuditPage<T>(
   c: Ctx,
   id: string,
-  read: (query: { after?: string; limit: number }) => Promise<Result<{ records: T[]; pending: number; next_after: string | null }>>,
+  read: (query: {
+    after?: string;
+    limit: number;
+  }) => Promise<Result<{ records: T[]; pending: number; next_after: string | null }>>,
 ) {
   const { after, cursor, limit } = readQuery(c, SessionAuditQuery);
   notBoth(after, cursor);

@@ -4,18 +4,28 @@ import { RelayError, type Result } from "../errors";
 import { findExpiry } from "../sessions/summary-store";
 
 /** 404 for a session id that names no session of this tenant. */
-export const sessionMissing = (id: string) => () => new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
+export const sessionMissing = (id: string) => () =>
+  new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
 
 /**
  * A SessionDO result as HTTP: the value, or its error thrown for `onError`. A session the
  * object no longer has but D1 remembers as expired is 410 with its expiry time; otherwise
  * `missing()` says what was not found.
  */
-export async function settle<T>(c: Context<AppEnv>, sessionId: string, result: Result<T>, missing = sessionMissing(sessionId)): Promise<T> {
+export async function settle<T>(
+  c: Context<AppEnv>,
+  sessionId: string,
+  result: Result<T>,
+  missing = sessionMissing(sessionId),
+): Promise<T> {
   if (result.ok) return result.value;
   if (result.error.code === "SESSION_NOT_FOUND") {
     const expired_at = await findExpiry(c.env.DB, c.get("tenant"), sessionId);
-    if (expired_at) throw new RelayError("SESSION_EXPIRED", `Session '${sessionId}' expired at ${expired_at}.`, { session_id: sessionId, expired_at });
+    if (expired_at)
+      throw new RelayError("SESSION_EXPIRED", `Session '${sessionId}' expired at ${expired_at}.`, {
+        session_id: sessionId,
+        expired_at,
+      });
     throw missing();
   }
   throw RelayError.fromBody(result.error);

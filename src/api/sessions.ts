@@ -1,14 +1,21 @@
-import { Hono, type Context } from "hono";
+import { type Context, Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { RelayError } from "../errors";
 import type { MessageTask, SessionRpc } from "../rpc/session";
 import { sessionFetch, sessionRpc } from "../rpc/stubs";
 import { sessionOfRun } from "../runtime/run-record";
-import type { RouteDecision } from "../schemas/routing";
 import { FanoutStart } from "../schemas/collaboration";
+import type { RouteDecision } from "../schemas/routing";
 import { ToolOutputs } from "../schemas/run";
-import { AgentStatusUpdate, SessionCreate, SessionEvent, SessionMessage, SessionStatePatch, TriggerFire } from "../schemas/session";
+import {
+  AgentStatusUpdate,
+  SessionCreate,
+  SessionEvent,
+  SessionMessage,
+  SessionStatePatch,
+  TriggerFire,
+} from "../schemas/session";
 import { agentDirectory } from "../services/registry-cache";
 import { routeInput } from "../services/routing";
 import { isSessionId, newSessionId } from "../sessions/ids";
@@ -32,12 +39,19 @@ function sessionStub(c: Ctx, id: string): SessionRpc {
  * The agent a new session starts with: the one named (it must exist and be enabled), else
  * the router's pick; with its capacity limit (null: none), so the session need not read the registry.
  */
-async function startingAgent(c: Ctx, body: SessionCreate): Promise<{ agent: string; route?: RouteDecision; capacity: number | null }> {
+async function startingAgent(
+  c: Ctx,
+  body: SessionCreate,
+): Promise<{ agent: string; route?: RouteDecision; capacity: number | null }> {
   const tenant = c.get("tenant");
   if (body.agent) {
     const definition = (await agentDirectory(c.env.DB, tenant)).byName.get(body.agent);
     if (!definition) throw new RelayError("AGENT_NOT_FOUND", `No agent named '${body.agent}'.`, { agent: body.agent });
-    if (!definition.enabled) throw new RelayError("AGENT_UNAVAILABLE", `Agent '${body.agent}' is disabled.`, { agent: body.agent, reason: "disabled" });
+    if (!definition.enabled)
+      throw new RelayError("AGENT_UNAVAILABLE", `Agent '${body.agent}' is disabled.`, {
+        agent: body.agent,
+        reason: "disabled",
+      });
     return { agent: body.agent, capacity: definition.max_concurrent_sessions ?? null };
   }
   if (body.input === undefined) {
@@ -49,7 +63,11 @@ async function startingAgent(c: Ctx, body: SessionCreate): Promise<{ agent: stri
   if (!decision.agent) {
     throw new RelayError("NO_ROUTE", "The router found no agent for this input; name one.", { route: decision });
   }
-  return { agent: decision.agent, route: decision, capacity: registry.byName.get(decision.agent)?.max_concurrent_sessions ?? null };
+  return {
+    agent: decision.agent,
+    route: decision,
+    capacity: registry.byName.get(decision.agent)?.max_concurrent_sessions ?? null,
+  };
 }
 
 /** The caller's metadata with the run settings the session keeps there. */
@@ -79,7 +97,14 @@ export const sessions = new Hono<AppEnv>()
     const view = await settle(
       c,
       id,
-      await sessionStub(c, id).create(c.get("tenant"), id, { agent, metadata: sessionMetadata(body), ttl_s: body.ttl_s, input: body.input, route, capacity }),
+      await sessionStub(c, id).create(c.get("tenant"), id, {
+        agent,
+        metadata: sessionMetadata(body),
+        ttl_s: body.ttl_s,
+        input: body.input,
+        route,
+        capacity,
+      }),
     );
     c.header("Location", `/v1/sessions/${id}`);
     return c.json(route ? { ...view, route } : view, 201);
@@ -95,14 +120,33 @@ export const sessions = new Hono<AppEnv>()
   .post("/:id/messages", async (c) => {
     const id = c.req.param("id");
     const message = await readJson(c, SessionMessage);
-    if (message.role !== "user" || message.run === false) return c.json(await settle(c, id, await sessionStub(c, id).addMessage(message)), 201);
+    if (message.role !== "user" || message.run === false)
+      return c.json(await settle(c, id, await sessionStub(c, id).addMessage(message)), 201);
     if (wantsEventStream(c)) {
       // The run as Server-Sent Events: its live events as they happen, then `result` (this endpoint's JSON answer).
-      const { stream } = await settle(c, id, await sessionRpc(c.env, c.get("tenant"), id).streamMessage(message.content, undefined, taskOf(message)));
-      return new Response(stream, { headers: { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache", "X-Accel-Buffering": "no" } });
+      const { stream } = await settle(
+        c,
+        id,
+        await sessionRpc(c.env, c.get("tenant"), id).streamMessage(message.content, undefined, taskOf(message)),
+      );
+      return new Response(stream, {
+        headers: {
+          "Content-Type": "text/event-stream; charset=utf-8",
+          "Cache-Control": "no-cache",
+          "X-Accel-Buffering": "no",
+        },
+      });
     }
     // The run answers when it ends or pauses, or after RUN_WAIT_MS still running (202: poll the run).
-    const started = await settle(c, id, await sessionRpc(c.env, c.get("tenant"), id, RUN_CALL_DEADLINE_MS).sendMessage(message.content, undefined, taskOf(message)));
+    const started = await settle(
+      c,
+      id,
+      await sessionRpc(c.env, c.get("tenant"), id, RUN_CALL_DEADLINE_MS).sendMessage(
+        message.content,
+        undefined,
+        taskOf(message),
+      ),
+    );
     return c.json(started, started.run.status === "running" ? 202 : 200);
   })
   .post("/:id/events", async (c) => {
@@ -132,20 +176,30 @@ export const sessions = new Hono<AppEnv>()
     const id = c.req.param("id");
     const body = await readJson(c, ToolOutputs);
     if (!isSessionId(id)) throw new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
-    const resumed = await settle(c, id, await sessionRpc(c.env, c.get("tenant"), id, RUN_CALL_DEADLINE_MS).submitToolOutputs(body));
+    const resumed = await settle(
+      c,
+      id,
+      await sessionRpc(c.env, c.get("tenant"), id, RUN_CALL_DEADLINE_MS).submitToolOutputs(body),
+    );
     return c.json(resumed, resumed.run.status === "running" ? 202 : 200);
   })
   .get("/:id/ws", async (c) => {
     const id = c.req.param("id");
     if (!isSessionId(id)) throw new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
     if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
-      throw new RelayError("VALIDATION_FAILED", "Open this endpoint as a WebSocket (Upgrade: websocket).", { issues: [{ path: "Upgrade", message: "must be websocket" }] });
+      throw new RelayError("VALIDATION_FAILED", "Open this endpoint as a WebSocket (Upgrade: websocket).", {
+        issues: [{ path: "Upgrade", message: "must be websocket" }],
+      });
     }
     const after = c.req.query("after");
     if (after !== undefined && !/^evt_[0-9a-z]{26}$/.test(after)) {
-      throw new RelayError("VALIDATION_FAILED", "`after` must be a live event id (evt_…).", { issues: [{ path: "after", message: "must be an event id" }] });
+      throw new RelayError("VALIDATION_FAILED", "`after` must be a live event id (evt_…).", {
+        issues: [{ path: "after", message: "must be an event id" }],
+      });
     }
-    const forwarded = new Request(`https://session/ws${after ? `?after=${after}` : ""}`, { headers: c.req.raw.headers });
+    const forwarded = new Request(`https://session/ws${after ? `?after=${after}` : ""}`, {
+      headers: c.req.raw.headers,
+    });
     const response = await sessionFetch(c.env, c.get("tenant"), id, forwarded);
     if (response.status === 404) throw new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
     return response;

@@ -29,7 +29,10 @@ export const tools = new Hono<AppEnv>()
   })
   .get("/", async (c) => {
     const { limit, cursor } = readQuery(c, ToolListQuery);
-    const page = await listTools(c.env.DB, c.get("tenant"), { limit, after: cursor ? decodeCursor(cursor) : undefined });
+    const page = await listTools(c.env.DB, c.get("tenant"), {
+      limit,
+      after: cursor ? decodeCursor(cursor) : undefined,
+    });
     return c.json(listPage(page.tools, page.next));
   })
   .get("/:name", async (c) => {

@@ -7,7 +7,6 @@ import { checkDepth, jsonTextDepth } from "../lib/json-depth";
 /** Default ceiling for JSON bodies; routes with larger documents pass their own. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
-
 /** Parses a value with a schema, or throws VALIDATION_FAILED naming every bad field. */
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what = "request body"): z.output<S> {
   const parsed = schema.safeParse(value);
@@ -35,14 +34,20 @@ function tooLarge(limit: number): RelayError {
  * (JSON_TOO_DEEP, before anything recursive sees it), then JSON syntax (INVALID_JSON),
  * then the schema. Every JSON body the API reads comes through here.
  */
-export async function readJson<S extends z.ZodType>(c: Context, schema: S, limit = DEFAULT_BODY_LIMIT): Promise<z.output<S>> {
+export async function readJson<S extends z.ZodType>(
+  c: Context,
+  schema: S,
+  limit = DEFAULT_BODY_LIMIT,
+): Promise<z.output<S>> {
   const text = await readText(c, limit);
   checkDepth(jsonTextDepth(text));
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (cause) {
-    throw new RelayError("INVALID_JSON", "Request body is not valid JSON.", { reason: String((cause as Error).message) });
+    throw new RelayError("INVALID_JSON", "Request body is not valid JSON.", {
+      reason: String((cause as Error).message),
+    });
   }
   return parseWith(schema, value);
 }

@@ -1,21 +1,21 @@
-import { Hono, type Context } from "hono";
+import { type Context, Hono } from "hono";
 import type { AppEnv } from "../app-env";
-import { auditEvent } from "../audit/events";
 import { writeAuditBatch } from "../audit/d1-store";
-import { claimReceipt, completeReceipt, releaseReceipt, type Receipt } from "../audit/webhook-receipts";
-import { RelayError, statusOf, type Result } from "../errors";
+import { auditEvent } from "../audit/events";
+import { claimReceipt, completeReceipt, type Receipt, releaseReceipt } from "../audit/webhook-receipts";
+import { RelayError, type Result, statusOf } from "../errors";
+import { issuesOf } from "../errors/issues";
 import { requestFingerprint } from "../handoff/fingerprint";
+import { checkDepth, jsonTextDepth } from "../lib/json-depth";
 import { readCapped } from "../lib/read-capped";
 import { verifyWebhook } from "../lib/standard-webhooks";
 import { sessionRpc } from "../rpc/stubs";
-import { setAgentStatus } from "../services/agent-capacity";
 import { HandoffRequest } from "../schemas/handoff";
 import { MAX_WEBHOOK_BYTES, WebhookPayload, WebhookSourceName } from "../schemas/webhook";
+import { setAgentStatus } from "../services/agent-capacity";
 import { agentDirectory } from "../services/registry-cache";
-import { webhookSource, type WebhookSource } from "../services/webhook-sources";
+import { type WebhookSource, webhookSource } from "../services/webhook-sources";
 import { isSessionId } from "../sessions/ids";
-import { issuesOf } from "../errors/issues";
-import { checkDepth, jsonTextDepth } from "../lib/json-depth";
 
 /**
  * `POST /v1/webhooks/:source` (design §5): how other systems hand a conversation to an
@@ -30,14 +30,26 @@ type Ctx = Context<AppEnv>;
 /** Refusals of unknown sources are filed under this tenant (no API key reads it; operators query D1). */
 export const UNKNOWN_SOURCE_TENANT = "_webhooks";
 
-async function recordRejection(c: Ctx, tenant: string, source: string, reason: string, details: Record<string, unknown> = {}): Promise<void> {
+async function recordRejection(
+  c: Ctx,
+  tenant: string,
+  source: string,
+  reason: string,
+  details: Record<string, unknown> = {},
+): Promise<void> {
   const record = auditEvent(
     { tenant, session_id: null },
-    { action: "webhook.rejected", actor: { actor: `webhook:${source}`, actor_type: "webhook" }, details: { source, reason, webhook_id: c.req.header("webhook-id") ?? null, ...details } },
+    {
+      action: "webhook.rejected",
+      actor: { actor: `webhook:${source}`, actor_type: "webhook" },
+      details: { source, reason, webhook_id: c.req.header("webhook-id") ?? null, ...details },
+    },
     Date.now(),
   );
   // The refusal is answered whatever D1 says; a lost rejection record is logged, never thrown.
-  await writeAuditBatch(c.env.DB, [record]).catch((error: unknown) => console.error("webhook.rejected could not be recorded", error));
+  await writeAuditBatch(c.env.DB, [record]).catch((error: unknown) =>
+    console.error("webhook.rejected could not be recorded", error),
+  );
 }
 
 function fromResult<T>(result: Result<T>, ok: (value: T) => Receipt): Receipt {
@@ -48,7 +60,10 @@ const actorOf = (source: WebhookSource) => ({ actor: `webhook:${source.name}`, a
 
 async function handle(c: Ctx, source: WebhookSource, webhookId: string, payload: WebhookPayload): Promise<Receipt> {
   const tenant = source.tenant;
-  const missingSession = (id: string): Receipt => ({ http_status: 404, body: { error: { code: "SESSION_NOT_FOUND", message: `No session '${id}'.`, details: { session_id: id } } } });
+  const missingSession = (id: string): Receipt => ({
+    http_status: 404,
+    body: { error: { code: "SESSION_NOT_FOUND", message: `No session '${id}'.`, details: { session_id: id } } },
+  });
   switch (payload.type) {
     case "handoff.requested": {
       const d = payload.data;
@@ -62,10 +77,29 @@ async function handle(c: Ctx, source: WebhookSource, webhookId: string, payload:
       }
       const { source_agent: _named, ...rest } = d;
       const parsed = HandoffRequest.safeParse({ ...rest, source_agent: sourceAgent });
-      if (!parsed.success) return { http_status: 400, body: { error: { code: "VALIDATION_FAILED", message: "The handoff request is not valid.", details: { issues: issuesOf(parsed.error) } } } };
+      if (!parsed.success)
+        return {
+          http_status: 400,
+          body: {
+            error: {
+              code: "VALIDATION_FAILED",
+              message: "The handoff request is not valid.",
+              details: { issues: issuesOf(parsed.error) },
+            },
+          },
+        };
       const request = parsed.data;
-      const started = await rpc.startHandoff({ request, idempotency: { key: `webhook:${source.name}:${webhookId}`, fingerprint: await requestFingerprint(request) } }, actorOf(source));
-      return fromResult(started, (v) => ({ http_status: v.accepted ? 202 : 200, body: { type: payload.type, handoff: v.handoff } }));
+      const started = await rpc.startHandoff(
+        {
+          request,
+          idempotency: { key: `webhook:${source.name}:${webhookId}`, fingerprint: await requestFingerprint(request) },
+        },
+        actorOf(source),
+      );
+      return fromResult(started, (v) => ({
+        http_status: v.accepted ? 202 : 200,
+        body: { type: payload.type, handoff: v.handoff },
+      }));
     }
     case "session.event": {
       const d = payload.data;
@@ -77,15 +111,30 @@ async function handle(c: Ctx, source: WebhookSource, webhookId: string, payload:
       const d = payload.data;
       const definition = (await agentDirectory(c.env.DB, tenant)).byName.get(d.agent);
       if (!definition) {
-        return { http_status: 404, body: { error: { code: "AGENT_NOT_FOUND", message: `No agent named '${d.agent}'.`, details: { agent: d.agent } } } };
+        return {
+          http_status: 404,
+          body: {
+            error: { code: "AGENT_NOT_FOUND", message: `No agent named '${d.agent}'.`, details: { agent: d.agent } },
+          },
+        };
       }
       if (d.session_id !== undefined) {
         if (!isSessionId(d.session_id)) return missingSession(d.session_id);
-        const set = await sessionRpc(c.env, tenant, d.session_id).setAgentStatus(d.agent, d.status as "busy" | "idle", actorOf(source));
+        const set = await sessionRpc(c.env, tenant, d.session_id).setAgentStatus(
+          d.agent,
+          d.status as "busy" | "idle",
+          actorOf(source),
+        );
         return fromResult(set, (v) => ({ http_status: 200, body: { type: payload.type, session: v } }));
       }
       // At every shard of the agent's capacity (src/services/agent-capacity.ts).
-      const set = await setAgentStatus(c.env, tenant, d.agent, definition.max_concurrent_sessions ?? null, d.status === "paused" ? "paused" : "active");
+      const set = await setAgentStatus(
+        c.env,
+        tenant,
+        d.agent,
+        definition.max_concurrent_sessions ?? null,
+        d.status === "paused" ? "paused" : "active",
+      );
       return fromResult(set, (v) => ({ http_status: 200, body: { type: payload.type, agent: d.agent, load: v } }));
     }
   }
@@ -96,32 +145,52 @@ export const webhooks = new Hono<AppEnv>().post("/:source", async (c) => {
   const source = WebhookSourceName.safeParse(name).success ? webhookSource(c.env, name) : null;
   if (!source) {
     await recordRejection(c, UNKNOWN_SOURCE_TENANT, name.slice(0, 64), "unknown_source");
-    throw new RelayError("WEBHOOK_SOURCE_NOT_FOUND", `No webhook source '${name}': set WEBHOOK_SECRET_<SOURCE> and WEBHOOK_TENANT_<SOURCE>.`, { source: name });
+    throw new RelayError(
+      "WEBHOOK_SOURCE_NOT_FOUND",
+      `No webhook source '${name}': set WEBHOOK_SECRET_<SOURCE> and WEBHOOK_TENANT_<SOURCE>.`,
+      { source: name },
+    );
   }
   // Read once, capped: a body past the cap is refused unread beyond it.
   const read = await readCapped(new Response(c.req.raw.body), MAX_WEBHOOK_BYTES, "refuse");
   if (!read.ok) {
     await recordRejection(c, source.tenant, source.name, read.reason === "oversize" ? "too_large" : "unreadable");
-    if (read.reason === "oversize") throw new RelayError("PAYLOAD_TOO_LARGE", `Webhook body is larger than ${MAX_WEBHOOK_BYTES} bytes.`, { limit_bytes: MAX_WEBHOOK_BYTES });
+    if (read.reason === "oversize")
+      throw new RelayError("PAYLOAD_TOO_LARGE", `Webhook body is larger than ${MAX_WEBHOOK_BYTES} bytes.`, {
+        limit_bytes: MAX_WEBHOOK_BYTES,
+      });
     throw new RelayError("INVALID_JSON", "The webhook body could not be read as UTF-8 text.", { reason: read.message });
   }
   const verified = await verifyWebhook(source.secrets, c.req.raw.headers, read.text, Math.floor(Date.now() / 1000));
   if (!verified.ok) {
     await recordRejection(c, source.tenant, source.name, verified.reason);
-    throw new RelayError("WEBHOOK_REJECTED", `The webhook was refused: ${verified.reason.replace(/_/g, " ")}.`, { reason: verified.reason });
+    throw new RelayError("WEBHOOK_REJECTED", `The webhook was refused: ${verified.reason.replace(/_/g, " ")}.`, {
+      reason: verified.reason,
+    });
   }
   const key = { tenant: source.tenant, source: source.name, id: verified.id };
   const claim = await claimReceipt(c.env.DB, key);
   if (!claim.claimed) {
     if (claim.receipt) return c.json(claim.receipt.body as object, claim.receipt.http_status as 200);
-    throw new RelayError("HANDOFF_IN_PROGRESS", `Webhook '${verified.id}' is still being handled; retry later.`, { webhook_id: verified.id });
+    throw new RelayError("HANDOFF_IN_PROGRESS", `Webhook '${verified.id}' is still being handled; retry later.`, {
+      webhook_id: verified.id,
+    });
   }
   let receipt: Receipt;
   try {
     const payload = parsePayload(read.text);
     if (!payload.ok) {
       await recordRejection(c, source.tenant, source.name, "invalid_payload", { issues: payload.issues });
-      receipt = { http_status: 400, body: { error: { code: payload.code, message: "The webhook payload is not { type, data } of a known type.", details: { issues: payload.issues } } } };
+      receipt = {
+        http_status: 400,
+        body: {
+          error: {
+            code: payload.code,
+            message: "The webhook payload is not { type, data } of a known type.",
+            details: { issues: payload.issues },
+          },
+        },
+      };
     } else {
       receipt = await handle(c, source, verified.id, payload.value);
     }
@@ -135,7 +204,11 @@ export const webhooks = new Hono<AppEnv>().post("/:source", async (c) => {
   return c.json(receipt.body as object, receipt.http_status as 200);
 });
 
-function parsePayload(text: string): { ok: true; value: WebhookPayload } | { ok: false; code: "INVALID_JSON" | "VALIDATION_FAILED" | "JSON_TOO_DEEP"; issues: unknown } {
+function parsePayload(
+  text: string,
+):
+  | { ok: true; value: WebhookPayload }
+  | { ok: false; code: "INVALID_JSON" | "VALIDATION_FAILED" | "JSON_TOO_DEEP"; issues: unknown } {
   try {
     checkDepth(jsonTextDepth(text));
   } catch {
@@ -148,5 +221,7 @@ function parsePayload(text: string): { ok: true; value: WebhookPayload } | { ok:
     return { ok: false, code: "INVALID_JSON", issues: [{ path: "", message: String((error as Error).message) }] };
   }
   const parsed = WebhookPayload.safeParse(value);
-  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, code: "VALIDATION_FAILED", issues: issuesOf(parsed.error) };
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, code: "VALIDATION_FAILED", issues: issuesOf(parsed.error) };
 }

@@ -1,6 +1,6 @@
 import { handoffIndexStatements } from "./handoff-index";
 import { inboxIndexStatements } from "./inbox-index";
-import { FLUSH_BATCH_ROWS, ROWS_PER_STATEMENT, chunk } from "./outbox-policy";
+import { chunk, FLUSH_BATCH_ROWS, ROWS_PER_STATEMENT } from "./outbox-policy";
 import type { AuditRecord } from "./record";
 import { sessionIndexStatements } from "./session-index";
 

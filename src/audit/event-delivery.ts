@@ -22,16 +22,35 @@ export function deliveryBody(record: AuditRecord): string {
 export type DeliveryOutcome = { ok: true; status: number } | { ok: false; error: string };
 
 /** Signed at wall-clock time (what a receiver checks the 5-minute window against). */
-export async function deliver(url: string, secret: string, id: string, body: string, nowMs = Date.now()): Promise<DeliveryOutcome> {
+export async function deliver(
+  url: string,
+  secret: string,
+  id: string,
+  body: string,
+  nowMs = Date.now(),
+): Promise<DeliveryOutcome> {
   const timestamp = Math.floor(nowMs / 1000);
-  const headers = { "content-type": "application/json", "user-agent": "Relay", ...(await webhookHeaders([secret], id, timestamp, body)) };
+  const headers = {
+    "content-type": "application/json",
+    "user-agent": "Relay",
+    ...(await webhookHeaders([secret], id, timestamp, body)),
+  };
   const { signal, clear } = deadline(DELIVERY_TIMEOUT_MS);
   try {
     const response = await fetch(url, { method: "POST", headers, body, signal, redirect: "manual" });
     await response.body?.cancel().catch(() => undefined);
-    return response.status >= 200 && response.status < 300 ? { ok: true, status: response.status } : { ok: false, error: `HTTP ${response.status}` };
+    return response.status >= 200 && response.status < 300
+      ? { ok: true, status: response.status }
+      : { ok: false, error: `HTTP ${response.status}` };
   } catch (error) {
-    return { ok: false, error: signal.aborted ? `no answer within ${DELIVERY_TIMEOUT_MS} ms` : error instanceof Error ? error.message : String(error) };
+    return {
+      ok: false,
+      error: signal.aborted
+        ? `no answer within ${DELIVERY_TIMEOUT_MS} ms`
+        : error instanceof Error
+          ? error.message
+          : String(error),
+    };
   } finally {
     clear();
   }

@@ -46,10 +46,19 @@ export function sessionCreated(
 }
 
 /** The router's decision, recorded as the system's act (the router chose, not the caller). */
-export function routeDecided(scope: AuditScope, now: number, decision: Record<string, unknown> & { agent: string | null }): AuditRecord {
+export function routeDecided(
+  scope: AuditScope,
+  now: number,
+  decision: Record<string, unknown> & { agent: string | null },
+): AuditRecord {
   return auditEvent(
     scope,
-    { action: "route.decided", actor: { actor: "router", actor_type: "system" }, agent: decision.agent, details: decision },
+    {
+      action: "route.decided",
+      actor: { actor: "router", actor_type: "system" },
+      agent: decision.agent,
+      details: decision,
+    },
     now,
   );
 }

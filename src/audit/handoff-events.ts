@@ -1,5 +1,5 @@
 import type { HandoffMode, HandoffPolicy, HandoffStatus } from "../schemas/handoff";
-import { auditEvent, type AuditScope } from "./events";
+import { type AuditScope, auditEvent } from "./events";
 import type { Actor, AuditRecord } from "./record";
 
 /**
@@ -59,15 +59,37 @@ export function handoffTransitioned(
   };
   if (step.reason !== undefined) details.transition_reason = step.reason;
   if (request_reason !== undefined) details.reason = request_reason;
-  return auditEvent(scope, { action: step.action, actor, agent: subject.target ?? subject.source, handoff_id: subject.id, details }, now);
+  return auditEvent(
+    scope,
+    { action: step.action, actor, agent: subject.target ?? subject.source, handoff_id: subject.id, details },
+    now,
+  );
 }
 
 /** An immediate handoff cut the source's turn short. */
-export function turnInterrupted(scope: AuditScope, actor: Actor, now: number, details: { agent: string; handoff_id: string }): AuditRecord {
-  return auditEvent(scope, { action: "session.turn_interrupted", actor, agent: details.agent, handoff_id: details.handoff_id, details }, now);
+export function turnInterrupted(
+  scope: AuditScope,
+  actor: Actor,
+  now: number,
+  details: { agent: string; handoff_id: string },
+): AuditRecord {
+  return auditEvent(
+    scope,
+    { action: "session.turn_interrupted", actor, agent: details.agent, handoff_id: details.handoff_id, details },
+    now,
+  );
 }
 
 /** A rolled-back handoff gave the source its interrupted turn back. */
-export function turnRestored(scope: AuditScope, actor: Actor, now: number, details: { agent: string; handoff_id: string }): AuditRecord {
-  return auditEvent(scope, { action: "session.turn_restored", actor, agent: details.agent, handoff_id: details.handoff_id, details }, now);
+export function turnRestored(
+  scope: AuditScope,
+  actor: Actor,
+  now: number,
+  details: { agent: string; handoff_id: string },
+): AuditRecord {
+  return auditEvent(
+    scope,
+    { action: "session.turn_restored", actor, agent: details.agent, handoff_id: details.handoff_id, details },
+    now,
+  );
 }

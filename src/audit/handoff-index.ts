@@ -1,5 +1,5 @@
 import { isTerminal } from "../handoff/statuses";
-import { HandoffMode, HandoffPolicy, HandoffStatus, type HandoffIndexRow } from "../schemas/handoff";
+import { type HandoffIndexRow, HandoffMode, HandoffPolicy, HandoffStatus } from "../schemas/handoff";
 import { chunk } from "./outbox-policy";
 import type { AuditRecord } from "./record";
 
@@ -11,7 +11,20 @@ import type { AuditRecord } from "./record";
  * (`last_audit_id`), so a replayed or reordered batch never moves a handoff backwards.
  */
 
-const COLUMNS = ["id", "tenant", "session_id", "source_agent", "target_agent", "status", "mode", "policy", "reason", "created_at", "completed_at", "last_audit_id"];
+const COLUMNS = [
+  "id",
+  "tenant",
+  "session_id",
+  "source_agent",
+  "target_agent",
+  "status",
+  "mode",
+  "policy",
+  "reason",
+  "created_at",
+  "completed_at",
+  "last_audit_id",
+];
 /** 8 rows × 12 columns = 96 bound parameters, under D1's 100. */
 const ROWS_PER_STATEMENT = 8;
 
@@ -24,7 +37,14 @@ function rowOf(record: AuditRecord): IndexValue[] | null {
   const status = HandoffStatus.safeParse(d.to);
   const mode = HandoffMode.safeParse(d.mode);
   const policy = HandoffPolicy.safeParse(d.policy);
-  if (!status.success || !mode.success || !policy.success || typeof d.source !== "string" || typeof d.created_at !== "string") return null;
+  if (
+    !status.success ||
+    !mode.success ||
+    !policy.success ||
+    typeof d.source !== "string" ||
+    typeof d.created_at !== "string"
+  )
+    return null;
   return [
     record.handoff_id,
     record.tenant,
@@ -71,7 +91,8 @@ export function handoffIndexStatements(db: D1Database, records: readonly AuditRe
   });
 }
 
-const PAGE_COLUMNS = "id, session_id, source_agent, target_agent, status, mode, policy, reason, created_at, completed_at";
+const PAGE_COLUMNS =
+  "id, session_id, source_agent, target_agent, status, mode, policy, reason, created_at, completed_at";
 
 /**
  * The one query the index serves: an agent's handoffs newest first (tenant, agent, before,

@@ -12,14 +12,26 @@ import type { AuditRecord } from "./record";
  * overwritten), and `status` moves only to the value of a newer record.
  */
 
-const CLOSINGS: Record<string, InboxStatus> = { "inbox.item_resolved": "resolved", "inbox.item_expired": "expired", "inbox.item_cancelled": "cancelled" };
+const CLOSINGS: Record<string, InboxStatus> = {
+  "inbox.item_resolved": "resolved",
+  "inbox.item_expired": "expired",
+  "inbox.item_cancelled": "cancelled",
+};
 
 /** What one batch says about one item. */
 interface Projection {
   tenant: string;
   id: string;
   session_id: string;
-  created: { kind: string; agent: string | null; run_id: string | null; handoff_id: string | null; reason: string; at: string; expires_at: string | null } | null;
+  created: {
+    kind: string;
+    agent: string | null;
+    run_id: string | null;
+    handoff_id: string | null;
+    reason: string;
+    at: string;
+    expires_at: string | null;
+  } | null;
   status: InboxStatus;
   statusAuditId: string;
   closedAt: string | null;
@@ -40,12 +52,29 @@ function project(records: readonly AuditRecord[]): Projection[] {
     const key = `${record.tenant}\u0000${id}`;
     let p = items.get(key);
     if (!p) {
-      p = { tenant: record.tenant, id, session_id: owner, created: null, status: "open", statusAuditId: "", closedAt: null, resolvedBy: null };
+      p = {
+        tenant: record.tenant,
+        id,
+        session_id: owner,
+        created: null,
+        status: "open",
+        statusAuditId: "",
+        closedAt: null,
+        resolvedBy: null,
+      };
       items.set(key, p);
     }
     if (record.action === "inbox.item_created") {
       const d = record.details;
-      p.created = { kind: String(d.kind), agent: str(d.agent), run_id: str(d.run_id), handoff_id: str(d.handoff_id), reason: typeof d.reason === "string" ? d.reason : "", at: record.at, expires_at: str(d.expires_at) };
+      p.created = {
+        kind: String(d.kind),
+        agent: str(d.agent),
+        run_id: str(d.run_id),
+        handoff_id: str(d.handoff_id),
+        reason: typeof d.reason === "string" ? d.reason : "",
+        at: record.at,
+        expires_at: str(d.expires_at),
+      };
       // Open, unless a close of this item is already in the batch (its id is always newer).
       if (p.statusAuditId === "") p.statusAuditId = record.id;
     } else if (record.id > p.statusAuditId) {
@@ -109,7 +138,11 @@ export interface InboxIndexQuery {
 }
 
 /** One page of a tenant's inbox, oldest first; `next` is the cursor position or null. */
-export async function queryInbox(db: D1Database, tenant: string, query: InboxIndexQuery): Promise<{ items: InboxIndexRow[]; next: string | null }> {
+export async function queryInbox(
+  db: D1Database,
+  tenant: string,
+  query: InboxIndexQuery,
+): Promise<{ items: InboxIndexRow[]; next: string | null }> {
   const where = ["tenant = ?1", "kind IS NOT NULL"];
   const binds: (string | number)[] = [tenant];
   const bind = (clause: (n: string) => string, value: string | number) => {

@@ -1,6 +1,6 @@
 import type { InboxKind } from "../schemas/inbox";
 import { PAUSED_RUN_STATUSES, type RunStatus } from "../schemas/run";
-import { auditEvent, type AuditScope } from "./events";
+import { type AuditScope, auditEvent } from "./events";
 import type { Actor, AuditRecord } from "./record";
 
 /**
@@ -10,7 +10,12 @@ import type { Actor, AuditRecord } from "./record";
 
 const PAUSED: ReadonlySet<RunStatus> = new Set(PAUSED_RUN_STATUSES);
 
-export function runStarted(scope: AuditScope, actor: Actor, now: number, details: { run_id: string; agent: string; message_id: string }): AuditRecord {
+export function runStarted(
+  scope: AuditScope,
+  actor: Actor,
+  now: number,
+  details: { run_id: string; agent: string; message_id: string },
+): AuditRecord {
   return auditEvent(scope, { action: "run.started", actor, agent: details.agent, details }, now);
 }
 
@@ -21,7 +26,11 @@ export function runStatusChanged(
   now: number,
   details: { run_id: string; agent: string; from: RunStatus; to: RunStatus; turns: number; error_code?: string },
 ): AuditRecord {
-  const action = PAUSED.has(details.to) ? "run.paused" : PAUSED.has(details.from) && details.to === "running" ? "run.resumed" : `run.${details.to}`;
+  const action = PAUSED.has(details.to)
+    ? "run.paused"
+    : PAUSED.has(details.from) && details.to === "running"
+      ? "run.resumed"
+      : `run.${details.to}`;
   return auditEvent(scope, { action, actor, agent: details.agent, details }, now);
 }
 
@@ -30,7 +39,14 @@ export function handoffToolCalled(
   scope: AuditScope,
   actor: Actor,
   now: number,
-  details: { run_id: string; agent: string; tool_name: string; target: string | null; accepted: boolean; error_code?: string },
+  details: {
+    run_id: string;
+    agent: string;
+    tool_name: string;
+    target: string | null;
+    accepted: boolean;
+    error_code?: string;
+  },
 ): AuditRecord {
   return auditEvent(scope, { action: "run.handoff_requested", actor, agent: details.agent, details }, now);
 }
@@ -40,9 +56,21 @@ export function inboxItemCreated(
   scope: AuditScope,
   actor: Actor,
   now: number,
-  details: { inbox_id: string; kind: InboxKind; agent: string | null; run_id: string | null; handoff_id: string | null; reason: string; expires_at: string | null },
+  details: {
+    inbox_id: string;
+    kind: InboxKind;
+    agent: string | null;
+    run_id: string | null;
+    handoff_id: string | null;
+    reason: string;
+    expires_at: string | null;
+  },
 ): AuditRecord {
-  return auditEvent(scope, { action: "inbox.item_created", actor, agent: details.agent, handoff_id: details.handoff_id, details }, now);
+  return auditEvent(
+    scope,
+    { action: "inbox.item_created", actor, agent: details.agent, handoff_id: details.handoff_id, details },
+    now,
+  );
 }
 
 /** An inbox item closed: answered by a person, expired unanswered, or cancelled with its session. */
@@ -50,7 +78,12 @@ export function inboxItemClosed(
   scope: AuditScope,
   actor: Actor,
   now: number,
-  details: { inbox_id: string; agent: string | null; outcome: "resolved" | "expired" | "cancelled"; resolved_by: string | null },
+  details: {
+    inbox_id: string;
+    agent: string | null;
+    outcome: "resolved" | "expired" | "cancelled";
+    resolved_by: string | null;
+  },
 ): AuditRecord {
   return auditEvent(scope, { action: `inbox.item_${details.outcome}`, actor, agent: details.agent, details }, now);
 }

@@ -95,7 +95,8 @@ function project(records: readonly AuditRecord[]): Projection[] {
 }
 
 /** Counts the ids of a JSON array that audit_log does not hold yet. */
-const NEW_IDS = (n: number) => `(SELECT COUNT(*) FROM json_each(?${n}) AS j WHERE NOT EXISTS (SELECT 1 FROM audit_log AS a WHERE a.id = j.value))`;
+const NEW_IDS = (n: number) =>
+  `(SELECT COUNT(*) FROM json_each(?${n}) AS j WHERE NOT EXISTS (SELECT 1 FROM audit_log AS a WHERE a.id = j.value))`;
 
 /**
  * The upserts that bring the index up to date with `records`, one per session. They must
@@ -147,7 +148,11 @@ export interface SessionIndexQuery {
 }
 
 /** One page of a tenant's sessions, newest first; `next` is the cursor position or null. */
-export async function querySessions(db: D1Database, tenant: string, query: SessionIndexQuery): Promise<{ sessions: SessionIndexRow[]; next: string | null }> {
+export async function querySessions(
+  db: D1Database,
+  tenant: string,
+  query: SessionIndexQuery,
+): Promise<{ sessions: SessionIndexRow[]; next: string | null }> {
   const where = ["tenant = ?1"];
   const binds: (string | number)[] = [tenant];
   const bind = (clause: (n: string) => string, value: string | number) => {

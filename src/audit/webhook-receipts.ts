@@ -27,7 +27,11 @@ interface ReceiptRow {
 }
 
 /** Claims the delivery, or reports the first one's answer (null while it is still being handled past the wait). */
-export async function claimReceipt(db: D1Database, key: { tenant: string; source: string; id: string }, now = Date.now()): Promise<Claim> {
+export async function claimReceipt(
+  db: D1Database,
+  key: { tenant: string; source: string; id: string },
+  now = Date.now(),
+): Promise<Claim> {
   const at = new Date(now).toISOString();
   const stale = new Date(now - CLAIM_STALE_MS).toISOString();
   const claimed = await db
@@ -43,28 +47,48 @@ export async function claimReceipt(db: D1Database, key: { tenant: string; source
   return { claimed: false, receipt: await waitForReceipt(db, key) };
 }
 
-async function waitForReceipt(db: D1Database, key: { tenant: string; source: string; id: string }): Promise<Receipt | null> {
+async function waitForReceipt(
+  db: D1Database,
+  key: { tenant: string; source: string; id: string },
+): Promise<Receipt | null> {
   const deadline = Date.now() + REPEAT_WAIT_MS;
   for (;;) {
     const row = await db
-      .prepare("SELECT status, http_status, result, claimed_at FROM webhook_receipts WHERE tenant = ?1 AND source = ?2 AND webhook_id = ?3")
+      .prepare(
+        "SELECT status, http_status, result, claimed_at FROM webhook_receipts WHERE tenant = ?1 AND source = ?2 AND webhook_id = ?3",
+      )
       .bind(key.tenant, key.source, key.id)
       .first<ReceiptRow>();
-    if (row?.status === "done") return { http_status: row.http_status ?? 200, body: row.result === null ? null : JSON.parse(row.result) };
+    if (row?.status === "done")
+      return { http_status: row.http_status ?? 200, body: row.result === null ? null : JSON.parse(row.result) };
     if (Date.now() >= deadline) return null;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }
 
 /** Records the first delivery's answer, for every repeat. */
-export async function completeReceipt(db: D1Database, key: { tenant: string; source: string; id: string }, receipt: Receipt): Promise<void> {
+export async function completeReceipt(
+  db: D1Database,
+  key: { tenant: string; source: string; id: string },
+  receipt: Receipt,
+): Promise<void> {
   await db
-    .prepare("UPDATE webhook_receipts SET status = 'done', http_status = ?4, result = ?5 WHERE tenant = ?1 AND source = ?2 AND webhook_id = ?3")
+    .prepare(
+      "UPDATE webhook_receipts SET status = 'done', http_status = ?4, result = ?5 WHERE tenant = ?1 AND source = ?2 AND webhook_id = ?3",
+    )
     .bind(key.tenant, key.source, key.id, receipt.http_status, JSON.stringify(receipt.body))
     .run();
 }
 
 /** Gives a claim up (the answer was a transient failure): the sender's retry is handled afresh. */
-export async function releaseReceipt(db: D1Database, key: { tenant: string; source: string; id: string }): Promise<void> {
-  await db.prepare("DELETE FROM webhook_receipts WHERE tenant = ?1 AND source = ?2 AND webhook_id = ?3 AND status = 'processing'").bind(key.tenant, key.source, key.id).run();
+export async function releaseReceipt(
+  db: D1Database,
+  key: { tenant: string; source: string; id: string },
+): Promise<void> {
+  await db
+    .prepare(
+      "DELETE FROM webhook_receipts WHERE tenant = ?1 AND source = ?2 AND webhook_id = ?3 AND status = 'processing'",
+    )
+    .bind(key.tenant, key.source, key.id)
+    .run();
 }

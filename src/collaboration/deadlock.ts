@@ -44,8 +44,14 @@ export function onProbe(self: string, probe: Probe, edges: readonly WaitEdge[]):
   if (self === probe.initiator) return { cycle: probe.edges, forward: [] };
   // Back at an agent it passed, not the initiator: a cycle the initiator is not on, which
   // that cycle's own members detect with their probes.
-  if (probe.edges.some((e) => e.from === self) || probe.edges.length >= MAX_PROBE_HOPS) return { cycle: null, forward: [] };
-  return { cycle: null, forward: edges.filter((e) => e.from === self).map((e) => ({ to: e.to, probe: { initiator: probe.initiator, edges: [...probe.edges, e] } })) };
+  if (probe.edges.some((e) => e.from === self) || probe.edges.length >= MAX_PROBE_HOPS)
+    return { cycle: null, forward: [] };
+  return {
+    cycle: null,
+    forward: edges
+      .filter((e) => e.from === self)
+      .map((e) => ({ to: e.to, probe: { initiator: probe.initiator, edges: [...probe.edges, e] } })),
+  };
 }
 
 /**

@@ -28,14 +28,24 @@ export const TASK_TIMEOUT = "TASK_TIMEOUT";
 export type ResultAdmission = { ok: true; results: AgentResult[] } | { ok: false; reason: string };
 
 /** Takes a result as it comes: valid, for a task of the decomposition, its agent's, the first for its task. */
-export function admitResult(decomposition: TaskDecomposition, results: readonly AgentResult[], raw: unknown): ResultAdmission {
+export function admitResult(
+  decomposition: TaskDecomposition,
+  results: readonly AgentResult[],
+  raw: unknown,
+): ResultAdmission {
   const parsed = AgentResult.safeParse(raw);
-  if (!parsed.success) return { ok: false, reason: parsed.error.issues.map((i) => `${i.path.join(".") || "result"}: ${i.message}`).join("; ") };
+  if (!parsed.success)
+    return {
+      ok: false,
+      reason: parsed.error.issues.map((i) => `${i.path.join(".") || "result"}: ${i.message}`).join("; "),
+    };
   const result = parsed.data;
   const task = decomposition.tasks.find((t) => t.task_id === result.task_id);
   if (!task) return { ok: false, reason: `no task '${result.task_id}' in the decomposition` };
-  if (task.agent !== result.agent) return { ok: false, reason: `task '${result.task_id}' is '${task.agent}''s, not '${result.agent}''s` };
-  if (results.some((r) => r.task_id === result.task_id)) return { ok: false, reason: `task '${result.task_id}' already has a result` };
+  if (task.agent !== result.agent)
+    return { ok: false, reason: `task '${result.task_id}' is '${task.agent}''s, not '${result.agent}''s` };
+  if (results.some((r) => r.task_id === result.task_id))
+    return { ok: false, reason: `task '${result.task_id}' already has a result` };
   return { ok: true, results: [...results, result] };
 }
 
@@ -46,7 +56,10 @@ export function pendingTasks(decomposition: TaskDecomposition, results: readonly
 }
 
 /** Where a fan-out goes once every task has a result (null: some are still out). */
-export function outcomeOf(decomposition: TaskDecomposition, results: readonly AgentResult[]): "AGGREGATING" | "FAILED" | null {
+export function outcomeOf(
+  decomposition: TaskDecomposition,
+  results: readonly AgentResult[],
+): "AGGREGATING" | "FAILED" | null {
   if (pendingTasks(decomposition, results).length > 0) return null;
   const timedOut = results.some((r) => !r.success && r.error === TASK_TIMEOUT);
   return !timedOut && results.some((r) => r.success) ? "AGGREGATING" : "FAILED";

@@ -14,7 +14,13 @@ export type PhaseEvent = "propose" | "accept" | "reject" | "reject_final" | "sta
 
 export const PHASE_TRANSITIONS: Readonly<Record<CollabPhase, Partial<Record<PhaseEvent, CollabPhase>>>> = {
   discovery: { propose: "negotiation", cancel: "completion" },
-  negotiation: { propose: "negotiation", accept: "agreement", reject: "negotiation", reject_final: "completion", cancel: "completion" },
+  negotiation: {
+    propose: "negotiation",
+    accept: "agreement",
+    reject: "negotiation",
+    reject_final: "completion",
+    cancel: "completion",
+  },
   agreement: { start: "execution", propose: "negotiation", complete: "completion", cancel: "completion" },
   execution: { complete: "completion", cancel: "completion" },
   completion: {},
@@ -30,7 +36,10 @@ export interface NegotiationState {
 }
 
 /** The phase event a message is (null: it does not move the phase), given what is on the table. */
-export function phaseEvent(message: Pick<CollabMessageInput, "type" | "correlation_id" | "payload">, state: NegotiationState): PhaseEvent | null {
+export function phaseEvent(
+  message: Pick<CollabMessageInput, "type" | "correlation_id" | "payload">,
+  state: NegotiationState,
+): PhaseEvent | null {
   switch (message.type) {
     case "negotiate":
       return "propose";
@@ -48,15 +57,25 @@ export function phaseEvent(message: Pick<CollabMessageInput, "type" | "correlati
   }
 }
 
-export type PhaseMove = { ok: true; phase: CollabPhase } | { ok: false; from: CollabPhase; event: PhaseEvent; allowed: PhaseEvent[] };
+export type PhaseMove =
+  | { ok: true; phase: CollabPhase }
+  | { ok: false; from: CollabPhase; event: PhaseEvent; allowed: PhaseEvent[] };
 
 export function movePhase(phase: CollabPhase, event: PhaseEvent): PhaseMove {
   const next = PHASE_TRANSITIONS[phase][event];
-  return next ? { ok: true, phase: next } : { ok: false, from: phase, event, allowed: Object.keys(PHASE_TRANSITIONS[phase]) as PhaseEvent[] };
+  return next
+    ? { ok: true, phase: next }
+    : { ok: false, from: phase, event, allowed: Object.keys(PHASE_TRANSITIONS[phase]) as PhaseEvent[] };
 }
 
 /** The negotiation after a message that moved the phase (`id` is the message's). */
-export function negotiated(state: NegotiationState, event: PhaseEvent, next: CollabPhase, message: { id: string; payload: Record<string, unknown> }, proposals: ReadonlyMap<string, Record<string, unknown>>): NegotiationState {
+export function negotiated(
+  state: NegotiationState,
+  event: PhaseEvent,
+  next: CollabPhase,
+  message: { id: string; payload: Record<string, unknown> },
+  proposals: ReadonlyMap<string, Record<string, unknown>>,
+): NegotiationState {
   switch (event) {
     case "propose":
       return { phase: next, proposal_id: message.id, terms: null };

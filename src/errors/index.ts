@@ -1,3 +1,3 @@
-export { ERROR_STATUS, statusOf, type ErrorCode } from "./codes";
-export { RelayError, isRelayError, type ErrorBody } from "./relay-error";
-export { ok, err, unwrap, type Result } from "./result";
+export { ERROR_STATUS, type ErrorCode, statusOf } from "./codes";
+export { type ErrorBody, isRelayError, RelayError } from "./relay-error";
+export { err, ok, type Result, unwrap } from "./result";

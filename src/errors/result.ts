@@ -1,5 +1,5 @@
-import { RelayError, type ErrorBody } from "./relay-error";
 import type { ErrorCode } from "./codes";
+import { type ErrorBody, RelayError } from "./relay-error";
 
 /** What a Durable Object method returns: errors are values, so codes survive RPC intact. */
 export type Result<T> = { ok: true; value: T } | { ok: false; error: ErrorBody };

@@ -26,7 +26,8 @@ export interface ShardPlan {
  * A capacity of at most one slice is one shard: the agent's original object.
  */
 export function shardPlan(capacity: number, slice: number = SHARD_SLICE): ShardPlan {
-  if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`capacity must be a positive integer, not ${capacity}`);
+  if (!Number.isInteger(capacity) || capacity < 1)
+    throw new RangeError(`capacity must be a positive integer, not ${capacity}`);
   if (!Number.isInteger(slice) || slice < 1) throw new RangeError(`slice must be a positive integer, not ${slice}`);
   const shards = Math.min(MAX_SHARDS, Math.ceil(capacity / slice));
   const base = Math.floor(capacity / shards);
@@ -106,6 +107,7 @@ export function decodeShardLease(leaseId: string): ShardLease {
  */
 export function everyShard(): { shard: number; shards: number }[] {
   const out: { shard: number; shards: number }[] = [];
-  for (let shards = 1; shards <= MAX_SHARDS; shards++) for (let shard = 0; shard < shards; shard++) out.push({ shard, shards });
+  for (let shards = 1; shards <= MAX_SHARDS; shards++)
+    for (let shard = 0; shard < shards; shard++) out.push({ shard, shards });
   return out;
 }

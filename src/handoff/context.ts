@@ -1,5 +1,5 @@
 import type { HandoffContext, HandoffRequest, HistoryItem } from "../schemas/handoff";
-import { describeFilters, applyFilters } from "./filters";
+import { applyFilters, describeFilters } from "./filters";
 import type { ValidatedHandoff } from "./validate";
 
 /** The HandoffContext a target receives (design §4) and the preamble its prompt gets (seed 001 §2.5). */
@@ -59,7 +59,8 @@ const FILTER_WORDS: Record<string, string> = {
 };
 
 function describeFilter(name: string): string {
-  if (name.startsWith("max_history:")) return `at most ${name.slice("max_history:".length)} items kept (the first 2 and the most recent)`;
+  if (name.startsWith("max_history:"))
+    return `at most ${name.slice("max_history:".length)} items kept (the first 2 and the most recent)`;
   return FILTER_WORDS[name] ?? name;
 }
 
@@ -95,5 +96,7 @@ function historyNote(context: HandoffContext): string {
   }
   const count = context.conversation_history.length;
   const base = `${count} earlier conversation item${count === 1 ? "" : "s"} follow${count === 1 ? "s" : ""}`;
-  return filters.length === 0 ? `${base}.` : `${base}; the history was filtered: ${filters.map(describeFilter).join("; ")}.`;
+  return filters.length === 0
+    ? `${base}.`
+    : `${base}; the history was filtered: ${filters.map(describeFilter).join("; ")}.`;
 }

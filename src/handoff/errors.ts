@@ -7,13 +7,20 @@ import type { ErrorBody } from "../errors";
  */
 export const handoffErrors = {
   agentNotFound(agent: string, role: "source" | "target"): ErrorBody {
-    return { code: "AGENT_NOT_FOUND", message: `The ${role} agent '${agent}' does not exist.`, details: { agent, role } };
+    return {
+      code: "AGENT_NOT_FOUND",
+      message: `The ${role} agent '${agent}' does not exist.`,
+      details: { agent, role },
+    };
   },
 
   notCurrentAgent(agent: string, current: string | null): ErrorBody {
     return {
       code: "NOT_CURRENT_AGENT",
-      message: current === null ? `'${agent}' does not hold the session: it has no current agent.` : `'${agent}' does not hold the session; '${current}' does.`,
+      message:
+        current === null
+          ? `'${agent}' does not hold the session: it has no current agent.`
+          : `'${agent}' does not hold the session; '${current}' does.`,
       details: { agent, current_agent: current },
     };
   },
@@ -21,9 +28,10 @@ export const handoffErrors = {
   notAllowed(source: string, target: string, allowed: string[]): ErrorBody {
     return {
       code: "HANDOFF_NOT_ALLOWED",
-      message: allowed.length === 0
-        ? `'${source}' may not hand off to anyone.`
-        : `'${source}' may not hand off to '${target}'; allowed: ${allowed.join(", ")}.`,
+      message:
+        allowed.length === 0
+          ? `'${source}' may not hand off to anyone.`
+          : `'${source}' may not hand off to '${target}'; allowed: ${allowed.join(", ")}.`,
       details: { source, target, allowed_targets: allowed },
     };
   },
@@ -85,7 +93,11 @@ export const handoffErrors = {
   },
 
   /** The target cannot take the session: disabled, paused, or at max_concurrent_sessions (the AgentDO decides). */
-  agentUnavailable(agent: string, reason: "disabled" | "paused" | "at_capacity" | string, extra?: Record<string, unknown>): ErrorBody {
+  agentUnavailable(
+    agent: string,
+    reason: "disabled" | "paused" | "at_capacity" | string,
+    extra?: Record<string, unknown>,
+  ): ErrorBody {
     return {
       code: "AGENT_UNAVAILABLE",
       message: `'${agent}' cannot take the session now (${reason.replace(/_/g, " ")}).`,

@@ -93,7 +93,8 @@ export function historyFilters(spec: FilterSpec | undefined, includeContext = tr
   if (spec?.history === "none") return [{ name: "history:none", filter: dropHistory }];
   const filters: NamedFilter[] = [];
   if (spec?.remove_tool_items) filters.push({ name: "remove_tool_items", filter: removeToolItems });
-  if (spec?.max_history !== undefined) filters.push({ name: `max_history:${spec.max_history}`, filter: keepHistory(spec.max_history) });
+  if (spec?.max_history !== undefined)
+    filters.push({ name: `max_history:${spec.max_history}`, filter: keepHistory(spec.max_history) });
   if (spec?.redact_pii) filters.push({ name: "redact_pii", filter: redactPiiItems });
   // Last: what is nested is what the other filters kept, masked.
   if (spec?.history === "nested") filters.push({ name: "history:nested", filter: nestHistory });
@@ -106,6 +107,10 @@ export function describeFilters(spec: FilterSpec | undefined, includeContext = t
 }
 
 /** Runs a handoff's filters over a history. */
-export function applyFilters(items: readonly HistoryItem[], spec: FilterSpec | undefined, includeContext = true): HistoryItem[] {
+export function applyFilters(
+  items: readonly HistoryItem[],
+  spec: FilterSpec | undefined,
+  includeContext = true,
+): HistoryItem[] {
   return historyFilters(spec, includeContext).reduce<HistoryItem[]>((acc, f) => f.filter(acc), [...items]);
 }

@@ -1,7 +1,7 @@
 import type { HandoffPolicy } from "../schemas/handoff";
 import type { AgentTurnStatus } from "../schemas/session";
-import type { HandoffCommand } from "./state-machine";
 import type { HandoffRow } from "./record";
+import type { HandoffCommand } from "./state-machine";
 
 /**
  * What the handoff flow decides, as functions of data. The SessionDO loads the facts,
@@ -13,7 +13,10 @@ import type { HandoffRow } from "./record";
  * After validation: an immediate handoff transfers at once (interrupting the source); a
  * graceful or conditional one waits while the source reports its turn `busy`.
  */
-export function commandAfterValidation(policy: HandoffPolicy, sourceTurn: AgentTurnStatus | undefined): "wait" | "transfer" {
+export function commandAfterValidation(
+  policy: HandoffPolicy,
+  sourceTurn: AgentTurnStatus | undefined,
+): "wait" | "transfer" {
   return policy !== "immediate" && sourceTurn === "busy" ? "wait" : "transfer";
 }
 

@@ -1,57 +1,66 @@
 /** The pure handoff domain (design §4): what the Durable Objects call. */
-export { commandAfterValidation, commandOnSessionEnd, recoveryOf, type Recovery } from "./flow-rules";
-export { ValidatedHandoff } from "./plan";
-export {
-  advance,
-  handoffError,
-  HandoffRow,
-  HandoffStep,
-  inFlightOf,
-  maxDepthOf,
-  must,
-  newHandoff,
-  newHandoffId,
-  sessionOfHandoff,
-  stored,
-  switchedSession,
-  type Advanced,
-  type StepContext,
-} from "./record";
-export { HANDOFF_STATUSES, isOpen, isOrphanable, isTerminal, OPEN_STATUSES, ORPHANABLE_STATUSES, TERMINAL_STATUSES } from "./statuses";
+
 export { depth, nextStack, returnTarget, topOf } from "./chain";
-export { buildHandoffContext, handoffPreamble, PREAMBLE_JSON_LIMIT, type BuildContextInput } from "./context";
+export { type BuildContextInput, buildHandoffContext, handoffPreamble, PREAMBLE_JSON_LIMIT } from "./context";
 export { handoffErrors } from "./errors";
 export {
   applyFilters,
   describeFilters,
   dropHistory,
+  type FilterSpec,
+  type HistoryFilter,
   historyFilters,
   isToolItem,
   keepHistory,
   redactPiiItems,
   removeToolItems,
-  type FilterSpec,
-  type HistoryFilter,
 } from "./filters";
+export { commandAfterValidation, commandOnSessionEnd, type Recovery, recoveryOf } from "./flow-rules";
 export { luhnValid, PII_TOKENS, redactPii } from "./pii";
+export { ValidatedHandoff } from "./plan";
+export {
+  type Advanced,
+  advance,
+  HandoffRow,
+  HandoffStep,
+  handoffError,
+  inFlightOf,
+  maxDepthOf,
+  must,
+  newHandoff,
+  newHandoffId,
+  type StepContext,
+  sessionOfHandoff,
+  stored,
+  switchedSession,
+} from "./record";
 export {
   allowedCommands,
   commandAfterTimeout,
   HANDOFF_AUDIT_ACTIONS,
   HANDOFF_TABLE,
-  HandoffCommand,
-  initiate,
-  transition,
   type HandoffAuditAction,
+  HandoffCommand,
   type HandoffCommandInput,
   type HandoffEffect,
   type HandoffMachineState,
+  initiate,
   type TransitionResult,
+  transition,
 } from "./state-machine";
 export {
-  DEFAULT_MAX_DEPTH,
-  validateHandoff,
+  HANDOFF_STATUSES,
+  isOpen,
+  isOrphanable,
+  isTerminal,
+  OPEN_STATUSES,
+  ORPHANABLE_STATUSES,
+  TERMINAL_STATUSES,
+} from "./statuses";
+export {
   type CandidateReport,
+  DEFAULT_MAX_DEPTH,
   type HandoffValidationInput,
   type SessionSnapshot,
+  validateHandoff,
 } from "./validate";

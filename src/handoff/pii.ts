@@ -16,7 +16,8 @@ export const PII_TOKENS = {
 
 // Local part ≤ 64 chars; domain as dot-separated labels (no label contains a dot, so the
 // repetition is unambiguous) and a 2–24 letter TLD.
-const EMAIL = /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9-])/g;
+const EMAIL =
+  /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9-])/g;
 
 // 13–19 digits, single spaces or dashes allowed between them; not glued to other digits,
 // and not after '+' (that is an international phone number).
@@ -84,4 +85,3 @@ export function redactPii(text: string): string {
       return n >= 9 && n <= 12 ? PII_TOKENS.phone : m;
     });
 }
-

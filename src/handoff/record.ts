@@ -1,15 +1,15 @@
 import { z } from "zod";
-import { handoffTransitioned, type HandoffAuditExtra, type HandoffSubject } from "../audit/handoff-events";
 import type { AuditScope } from "../audit/events";
+import { type HandoffAuditExtra, type HandoffSubject, handoffTransitioned } from "../audit/handoff-events";
 import type { Actor, AuditRecord } from "../audit/record";
-import { err, ok, type ErrorBody, type Result } from "../errors";
+import { type ErrorBody, err, ok, type Result } from "../errors";
 import { ulid } from "../lib/ulid";
 import { Handoff, type HandoffContext, type HandoffRequest, type StoredError } from "../schemas/handoff";
 import type { InFlightHandoff } from "../schemas/session";
-import type { SessionRecord } from "../sessions/model";
 import { isSessionId } from "../sessions/ids";
-import { initiate, transition, type HandoffCommandInput, type HandoffEffect } from "./state-machine";
+import type { SessionRecord } from "../sessions/model";
 import { ValidatedHandoff } from "./plan";
+import { type HandoffCommandInput, type HandoffEffect, initiate, transition } from "./state-machine";
 import { DEFAULT_MAX_DEPTH } from "./validate";
 
 /**
@@ -66,11 +66,24 @@ export interface StepContext {
 }
 
 export function subjectOf(record: Handoff): HandoffSubject {
-  return { id: record.id, source: record.source, target: record.target, mode: record.mode, policy: record.policy, created_at: record.created_at };
+  return {
+    id: record.id,
+    source: record.source,
+    target: record.target,
+    mode: record.mode,
+    policy: record.policy,
+    created_at: record.created_at,
+  };
 }
 
 /** A new handoff row, `initiated`, with its creation audit record. */
-export function newHandoff(id: string, sessionId: string, request: HandoffRequest, ctx: StepContext, idempotencyKey?: string): { row: HandoffRow; records: AuditRecord[] } {
+export function newHandoff(
+  id: string,
+  sessionId: string,
+  request: HandoffRequest,
+  ctx: StepContext,
+  idempotencyKey?: string,
+): { row: HandoffRow; records: AuditRecord[] } {
   const at = new Date(ctx.now).toISOString();
   const record: Handoff = {
     id,
@@ -89,10 +102,18 @@ export function newHandoff(id: string, sessionId: string, request: HandoffReques
   if (idempotencyKey !== undefined) record.idempotency_key = idempotencyKey;
   const start = initiate();
   const audit = start.effects[0]!;
-  const records = audit.type === "audit"
-    ? [handoffTransitioned(ctx.scope, ctx.actor, ctx.now, subjectOf(record), audit, { request_reason: request.reason })]
-    : [];
-  return { row: { record, step: null, plan: null, capacity: null, lease: null, interrupted: false, hidden_calls: [] }, records };
+  const records =
+    audit.type === "audit"
+      ? [
+          handoffTransitioned(ctx.scope, ctx.actor, ctx.now, subjectOf(record), audit, {
+            request_reason: request.reason,
+          }),
+        ]
+      : [];
+  return {
+    row: { record, step: null, plan: null, capacity: null, lease: null, interrupted: false, hidden_calls: [] },
+    records,
+  };
 }
 
 export interface Advanced {
@@ -134,13 +155,28 @@ export function advance(
     ...before,
     status: result.next,
     updated_at: at,
-    transitions: [...before.transitions, command.reason === undefined ? { from: before.status, to: result.next, at } : { from: before.status, to: result.next, at, reason: command.reason }],
+    transitions: [
+      ...before.transitions,
+      command.reason === undefined
+        ? { from: before.status, to: result.next, at }
+        : { from: before.status, to: result.next, at, reason: command.reason },
+    ],
   };
   const records: AuditRecord[] = [];
   const effects: HandoffEffect[] = [];
   for (const effect of result.effects) {
     if (effect.type !== "audit") effects.push(effect);
-    else records.push(handoffTransitioned(ctx.scope, ctx.actor, ctx.now, subjectOf(record), effect, patch.error ? { error_code: patch.error.code, ...extra } : extra));
+    else
+      records.push(
+        handoffTransitioned(
+          ctx.scope,
+          ctx.actor,
+          ctx.now,
+          subjectOf(record),
+          effect,
+          patch.error ? { error_code: patch.error.code, ...extra } : extra,
+        ),
+      );
   }
   return ok({ row: { ...row, record }, records, effects });
 }
@@ -157,8 +193,18 @@ export function must(result: Result<Advanced>): Advanced {
 }
 
 /** The session after the switch (`activate_target`): the target current, the chain and context it was handed. */
-export function switchedSession(session: SessionRecord, plan: ValidatedHandoff, context: HandoffContext): SessionRecord {
-  return { ...session, current_agent: plan.target, handoff_stack: plan.chain, last_handoff_context: context, handoff_count: session.handoff_count + 1 };
+export function switchedSession(
+  session: SessionRecord,
+  plan: ValidatedHandoff,
+  context: HandoffContext,
+): SessionRecord {
+  return {
+    ...session,
+    current_agent: plan.target,
+    handoff_stack: plan.chain,
+    last_handoff_context: context,
+    handoff_count: session.handoff_count + 1,
+  };
 }
 
 /** The summary the session view shows while a handoff holds the lock. */
@@ -177,13 +223,20 @@ export function inFlightOf(record: Handoff): InFlightHandoff {
 
 /** A handoff's error as the API returns it: the rule's error, naming the handoff it ended. */
 export function handoffError(error: ErrorBody, record: Handoff): { ok: false; error: ErrorBody } {
-  const details = error.details !== null && typeof error.details === "object" && !Array.isArray(error.details) ? error.details : error.details === undefined ? {} : { cause: error.details };
+  const details =
+    error.details !== null && typeof error.details === "object" && !Array.isArray(error.details)
+      ? error.details
+      : error.details === undefined
+        ? {}
+        : { cause: error.details };
   return err(error.code, error.message, { ...details, handoff_id: record.id, status: record.status });
 }
 
 /** An error as a handoff record keeps it. */
 export function stored(error: ErrorBody): StoredError {
-  return error.details === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, details: error.details };
+  return error.details === undefined
+    ? { code: error.code, message: error.message }
+    : { code: error.code, message: error.message, details: error.details };
 }
 
 /** The session's depth limit: `max_handoff_depth` in its metadata (1–50), else DEFAULT_MAX_DEPTH. */

@@ -13,7 +13,17 @@ import type { HandoffPolicy, HandoffStatus, OnTimeout } from "../schemas/handoff
  *   pending → timed_out → failed | escalated (per on_timeout)        pending → cancelled
  */
 
-export const HandoffCommand = z.enum(["validate", "wait", "transfer", "complete", "fail", "roll_back", "time_out", "cancel", "escalate"]);
+export const HandoffCommand = z.enum([
+  "validate",
+  "wait",
+  "transfer",
+  "complete",
+  "fail",
+  "roll_back",
+  "time_out",
+  "cancel",
+  "escalate",
+]);
 export type HandoffCommand = z.infer<typeof HandoffCommand>;
 
 /** Dotted past-tense audit actions, one per status entered (the lead's list). */
@@ -30,7 +40,6 @@ export const HANDOFF_AUDIT_ACTIONS = {
   escalated: "handoff.escalated",
 } as const satisfies Record<HandoffStatus, string>;
 export type HandoffAuditAction = (typeof HANDOFF_AUDIT_ACTIONS)[HandoffStatus];
-
 
 /**
  * Effects are data, and the glue carries out every one of them, in the order given:
@@ -178,10 +187,19 @@ export function transition(state: HandoffMachineState, command: HandoffCommandIn
   return { ok: true, next: cell.to, effects };
 }
 
-const READS_TARGET: ReadonlySet<EffectTemplate> = new Set(["take_lease", "activate_target", "hold_target_lease", "release_target_lease"]);
+const READS_TARGET: ReadonlySet<EffectTemplate> = new Set([
+  "take_lease",
+  "activate_target",
+  "hold_target_lease",
+  "release_target_lease",
+]);
 
 /** The effect a template stands for in this state, or null when it does not apply. */
-function resolve(template: EffectTemplate, state: HandoffMachineState, command: HandoffCommandInput): HandoffEffect | null {
+function resolve(
+  template: EffectTemplate,
+  state: HandoffMachineState,
+  command: HandoffCommandInput,
+): HandoffEffect | null {
   // Non-null whenever a READS_TARGET template runs: transition() refuses otherwise.
   const target = state.target!;
   switch (template) {
@@ -192,7 +210,9 @@ function resolve(template: EffectTemplate, state: HandoffMachineState, command: 
     case "interrupt_source":
       return state.policy === "immediate" ? { type: "interrupt_source", agent: state.source } : null;
     case "take_lease":
-      return state.target_capacity === null ? null : { type: "take_lease", agent: target, capacity: state.target_capacity };
+      return state.target_capacity === null
+        ? null
+        : { type: "take_lease", agent: target, capacity: state.target_capacity };
     case "activate_target":
       return { type: "activate_target", agent: target };
     case "hold_target_lease":

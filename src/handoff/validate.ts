@@ -1,5 +1,5 @@
-import { ok, type ErrorBody, type Result } from "../errors";
-import { scoreAgent, type CapabilityMatch } from "../collaboration/capability-match";
+import { type CapabilityMatch, scoreAgent } from "../collaboration/capability-match";
+import { type ErrorBody, ok, type Result } from "../errors";
 import type { AgentDefinition, HandoffSpec } from "../schemas/agent";
 import type { HandoffMode, HandoffRequest } from "../schemas/handoff";
 import { checkCondition, compileConditionCached, conditionPaths, readPath } from "../triggers/condition";
@@ -80,7 +80,8 @@ export function validateHandoff(input: HandoffValidationInput): Result<Validated
   const maxDepth = input.maxDepth ?? DEFAULT_MAX_DEPTH;
 
   if (!source) return fail(handoffErrors.agentNotFound(request.source_agent, "source"));
-  if (session.current_agent !== source.name) return fail(handoffErrors.notCurrentAgent(source.name, session.current_agent));
+  if (session.current_agent !== source.name)
+    return fail(handoffErrors.notCurrentAgent(source.name, session.current_agent));
 
   if (request.mode === "return") return validateReturn(input, source);
 
@@ -89,12 +90,14 @@ export function validateHandoff(input: HandoffValidationInput): Result<Validated
   const allowed = source.handoffs.map((h) => h.to);
   const entry = named === undefined ? null : (source.handoffs.find((h) => h.to === named) ?? null);
   if (named !== undefined && !entry) return fail(handoffErrors.notAllowed(source.name, named, allowed));
-  if (named === undefined && allowed.length === 0) return fail(handoffErrors.notAllowed(source.name, "(by capability)", allowed));
+  if (named === undefined && allowed.length === 0)
+    return fail(handoffErrors.notAllowed(source.name, "(by capability)", allowed));
 
   const conditions = checkConditions(request, entry, session.state);
   if (conditions) return fail(conditions);
 
-  if (depth(stack) + 1 > maxDepth) return fail(handoffErrors.maxDepthExceeded([...stack, named ?? "(by capability)"], maxDepth));
+  if (depth(stack) + 1 > maxDepth)
+    return fail(handoffErrors.maxDepthExceeded([...stack, named ?? "(by capability)"], maxDepth));
 
   if (named !== undefined) {
     const next = nextStack(stack, "transfer", named);
@@ -127,7 +130,11 @@ function validateReturn(input: HandoffValidationInput, source: AgentDefinition):
 }
 
 /** Rule 6: the request's condition, then the whitelist entry's; a conditional policy needs one. */
-function checkConditions(request: HandoffRequest, entry: HandoffSpec | null, state: Record<string, unknown>): ErrorBody | null {
+function checkConditions(
+  request: HandoffRequest,
+  entry: HandoffSpec | null,
+  state: Record<string, unknown>,
+): ErrorBody | null {
   const sources: { text: string; origin: "request" | "whitelist" }[] = [];
   if (request.condition !== undefined) sources.push({ text: request.condition, origin: "request" });
   if (entry?.condition !== undefined) sources.push({ text: entry.condition, origin: "whitelist" });
@@ -178,7 +185,11 @@ function chooseByCapability(
   return best ? ok(best) : fail(handoffErrors.capabilityMismatch(required, reports));
 }
 
-function exclusionOf(entry: HandoffSpec, agent: AgentDefinition | undefined, input: HandoffValidationInput): CandidateReport["excluded"] | null {
+function exclusionOf(
+  entry: HandoffSpec,
+  agent: AgentDefinition | undefined,
+  input: HandoffValidationInput,
+): CandidateReport["excluded"] | null {
   if (!agent) return "not_found";
   if (input.session.handoff_stack.includes(agent.name)) return "on_stack";
   if (!agent.enabled) return "disabled";

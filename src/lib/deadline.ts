@@ -11,6 +11,9 @@ export interface Deadline {
 
 export function deadline(ms: number): Deadline {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException(`The deadline of ${ms} ms passed.`, "TimeoutError")), ms);
+  const timer = setTimeout(
+    () => controller.abort(new DOMException(`The deadline of ${ms} ms passed.`, "TimeoutError")),
+    ms,
+  );
   return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }

@@ -20,7 +20,8 @@ export function jsonTextDepth(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (inString) {
-      if (ch === 0x5c) i++; // a backslash escapes the next character, `\"` included
+      if (ch === 0x5c)
+        i++; // a backslash escapes the next character, `\"` included
       else if (ch === 0x22) inString = false;
       continue;
     }

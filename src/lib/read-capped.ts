@@ -1,6 +1,8 @@
 /** Reading a response body with a byte cap, for replies from endpoints Relay does not control. */
 
-export type CappedRead = { ok: true; text: string } | { ok: false; reason: "oversize" | "encoding" | "transport"; message: string };
+export type CappedRead =
+  | { ok: true; text: string }
+  | { ok: false; reason: "oversize" | "encoding" | "transport"; message: string };
 
 /**
  * Reads at most `cap` bytes of the body. `refuse`: a longer body is an error, unread past the
@@ -40,4 +42,3 @@ export async function readCapped(response: Response, cap: number, mode: "refuse"
     return { ok: false, reason: "encoding", message: "not UTF-8" };
   }
 }
-

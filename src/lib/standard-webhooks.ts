@@ -76,7 +76,12 @@ export type WebhookHeaders = {
  * (the spec's zero-downtime rotation: a receiver holding any one of them verifies).
  * Throws a TypeError when a secret is not a Standard Webhooks secret, or none is given.
  */
-export async function webhookHeaders(secrets: string | readonly string[], id: string, timestampSeconds: number, body: string): Promise<WebhookHeaders> {
+export async function webhookHeaders(
+  secrets: string | readonly string[],
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): Promise<WebhookHeaders> {
   const list = typeof secrets === "string" ? [secrets] : secrets;
   if (list.length === 0) throw new TypeError("webhookHeaders needs at least one secret");
   const signatures = await Promise.all(list.map((secret) => signWebhook(secret, id, timestampSeconds, body)));
@@ -92,7 +97,13 @@ export async function webhookHeaders(secrets: string | readonly string[], id: st
  * - `invalid_secret`: a configured secret is not `whsec_` + base64 (a configuration error,
  *   reported rather than skipped so a typo in a rotation list cannot pass unnoticed).
  */
-export type WebhookRefusal = "missing_headers" | "invalid_timestamp" | "stale" | "future" | "bad_signature" | "invalid_secret";
+export type WebhookRefusal =
+  | "missing_headers"
+  | "invalid_timestamp"
+  | "stale"
+  | "future"
+  | "bad_signature"
+  | "invalid_secret";
 
 /** A verified delivery's id and timestamp (the id is what replay protection keys on), or why it was refused. */
 export type WebhookVerification = { ok: true; id: string; timestamp: number } | { ok: false; reason: WebhookRefusal };
@@ -102,11 +113,13 @@ export type HeaderSource = Headers | Readonly<Record<string, string | undefined>
 
 function header(headers: HeaderSource, name: string): string | null {
   if (headers instanceof Headers) return headers.get(name);
-  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name && value !== undefined) return value;
+  for (const [key, value] of Object.entries(headers))
+    if (key.toLowerCase() === name && value !== undefined) return value;
   return null;
 }
 
-const equalText = (a: string, b: string): boolean => crypto.subtle.timingSafeEqual(encoder.encode(a), encoder.encode(b));
+const equalText = (a: string, b: string): boolean =>
+  crypto.subtle.timingSafeEqual(encoder.encode(a), encoder.encode(b));
 
 /**
  * Verifies a Standard Webhooks v1 delivery against `body` exactly as received. Any of

@@ -57,4 +57,3 @@ export function ulid(now = Date.now()): string {
   }
   return encodeTime(now) + base32(lastRandom);
 }
-

@@ -14,7 +14,8 @@ export function excerpt(text: string, max = 200): string {
 export function abortError(signal: AbortSignal, provider: string): ProviderError {
   // AbortSignal.timeout() aborts with a DOMException named TimeoutError; anything else is a cancellation.
   const reason: unknown = signal.reason;
-  const timedOut = typeof reason === "object" && reason !== null && (reason as { name?: unknown }).name === "TimeoutError";
+  const timedOut =
+    typeof reason === "object" && reason !== null && (reason as { name?: unknown }).name === "TimeoutError";
   return new ProviderError("timeout", timedOut ? `${provider}: request timed out` : `${provider}: request aborted`);
 }
 

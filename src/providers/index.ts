@@ -6,12 +6,12 @@ import { err, ok, type Result } from "../errors";
 import { LocalProvider } from "./local";
 import { OpenAIProvider } from "./openai";
 import type { ChatProvider, ProviderName } from "./types";
-import { WorkersAIProvider, type AiBinding } from "./workers-ai";
+import { type AiBinding, WorkersAIProvider } from "./workers-ai";
 
-export * from "./types";
-export { LocalProvider, lexicalTokens, scoreTools, type LexicalScore } from "./local";
+export { type LexicalScore, LocalProvider, lexicalTokens, scoreTools } from "./local";
 export { DEFAULT_OPENAI_BASE_URL, OpenAIProvider, type OpenAIProviderOptions } from "./openai";
-export { WorkersAIProvider, type AiBinding } from "./workers-ai";
+export * from "./types";
+export { type AiBinding, WorkersAIProvider } from "./workers-ai";
 
 /** The part of the Worker's env the providers read (`Env` satisfies it). */
 export interface ProviderEnv {
@@ -31,10 +31,14 @@ export function resolveProvider(name: ProviderName, env: ProviderEnv): Result<Ch
     case "openai": {
       const key = apiKey(env);
       if (!key) {
-        return err("DEPENDENCY_UNAVAILABLE", "The openai provider needs the OPENAI_API_KEY secret; none is configured.", {
-          provider: name,
-          missing: "OPENAI_API_KEY",
-        });
+        return err(
+          "DEPENDENCY_UNAVAILABLE",
+          "The openai provider needs the OPENAI_API_KEY secret; none is configured.",
+          {
+            provider: name,
+            missing: "OPENAI_API_KEY",
+          },
+        );
       }
       const baseUrl = env.OPENAI_BASE_URL?.trim();
       return ok(new OpenAIProvider(baseUrl ? { apiKey: key, baseUrl } : { apiKey: key }));

@@ -15,10 +15,70 @@ const WORD = /[\p{L}\p{N}]+/gu;
 
 // Function words that would otherwise make every tool overlap with every message.
 const STOPWORDS = new Set([
-  "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "for", "from", "have", "i", "if", "in",
-  "is", "it", "me", "my", "no", "not", "of", "on", "or", "our", "so", "that", "the", "their", "this", "to",
-  "was", "we", "what", "when", "where", "which", "who", "will", "with", "you", "your",
-  "的", "了", "是", "我", "你", "在", "和", "有", "吗", "呢", "吧", "啊", "の", "は", "が", "を", "に", "で", "と", "も",
+  "a",
+  "an",
+  "and",
+  "are",
+  "as",
+  "at",
+  "be",
+  "but",
+  "by",
+  "can",
+  "do",
+  "for",
+  "from",
+  "have",
+  "i",
+  "if",
+  "in",
+  "is",
+  "it",
+  "me",
+  "my",
+  "no",
+  "not",
+  "of",
+  "on",
+  "or",
+  "our",
+  "so",
+  "that",
+  "the",
+  "their",
+  "this",
+  "to",
+  "was",
+  "we",
+  "what",
+  "when",
+  "where",
+  "which",
+  "who",
+  "will",
+  "with",
+  "you",
+  "your",
+  "的",
+  "了",
+  "是",
+  "我",
+  "你",
+  "在",
+  "和",
+  "有",
+  "吗",
+  "呢",
+  "吧",
+  "啊",
+  "の",
+  "は",
+  "が",
+  "を",
+  "に",
+  "で",
+  "と",
+  "も",
 ]);
 
 /** How many matched terms the reason names. */
@@ -82,7 +142,10 @@ function bestTool(query: string, tools: readonly ToolSpec[]): LexicalScore | nul
 
 function callOf(best: LexicalScore): ChatResponse {
   const reason = `local lexical match: ${best.terms.slice(0, REASON_TERMS).join(", ")}`;
-  return { tool_calls: [{ id: "call_local_0", name: best.tool, arguments: JSON.stringify({ reason }) }], content: null };
+  return {
+    tool_calls: [{ id: "call_local_0", name: best.tool, arguments: JSON.stringify({ reason }) }],
+    content: null,
+  };
 }
 
 function quote(text: string): string {
@@ -115,7 +178,8 @@ export class LocalProvider implements ChatProvider {
     }
     const last = req.messages.findLast((message) => message.role === "user");
     const best = bestTool(last?.content ?? "", req.tools);
-    if (best === null) return { tool_calls: [], content: "local lexical match: no tool shares a term with the message" };
+    if (best === null)
+      return { tool_calls: [], content: "local lexical match: no tool shares a term with the message" };
     return callOf(best);
   }
 }
@@ -123,9 +187,17 @@ export class LocalProvider implements ChatProvider {
 function agentTurn(req: ChatRequest): ChatResponse {
   const lastUser = req.messages.findLastIndex((message) => message.role === "user");
   const message = req.messages[lastUser];
-  if (message?.role !== "user") return { tool_calls: [], content: "local provider (offline, not a model): there is no user message to answer." };
-  const called = new Set(req.messages.slice(lastUser + 1).flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []).map((call) => call.name) : [])));
-  const best = bestTool(message.content, req.tools.filter((tool) => !called.has(tool.function.name)));
+  if (message?.role !== "user")
+    return { tool_calls: [], content: "local provider (offline, not a model): there is no user message to answer." };
+  const called = new Set(
+    req.messages
+      .slice(lastUser + 1)
+      .flatMap((m) => (m.role === "assistant" ? (m.tool_calls ?? []).map((call) => call.name) : [])),
+  );
+  const best = bestTool(
+    message.content,
+    req.tools.filter((tool) => !called.has(tool.function.name)),
+  );
   if (best !== null) return callOf(best);
   return { tool_calls: [], content: `local provider (offline, not a model) answering: “${quote(message.content)}”` };
 }

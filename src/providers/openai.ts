@@ -4,8 +4,8 @@
  */
 import { z } from "zod";
 import { abortError, excerpt, raceAbort } from "./failures";
+import { type ChatProvider, type ChatRequest, type ChatResponse, ProviderError } from "./types";
 import { describeIssue, toToolCalls, WireToolCall, WireUsage, wireMessage } from "./wire";
-import { ProviderError, type ChatProvider, type ChatRequest, type ChatResponse } from "./types";
 
 export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
 
@@ -81,7 +81,8 @@ export class OpenAIProvider implements ChatProvider {
       throw new ProviderError("malformed", `openai: response is not JSON: ${excerpt(text, 120)}`);
     }
     const parsed = WireCompletion.safeParse(json);
-    if (!parsed.success) throw new ProviderError("malformed", `openai: not a chat completion: ${describeIssue(parsed.error)}`);
+    if (!parsed.success)
+      throw new ProviderError("malformed", `openai: not a chat completion: ${describeIssue(parsed.error)}`);
     return toResponse(parsed.data);
   }
 
@@ -101,7 +102,6 @@ function wireBody(req: ChatRequest): Record<string, unknown> {
   }
   return body;
 }
-
 
 function httpError(status: number, body: string): ProviderError {
   let detail = body;

@@ -44,7 +44,11 @@ const FlatToolCall = z.object({ id: z.string().min(1).optional(), name: z.string
 export const WireToolCall = z.union([NestedToolCall, FlatToolCall]);
 export type WireToolCall = z.infer<typeof WireToolCall>;
 
-export const WireUsage = z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number() });
+export const WireUsage = z.object({
+  prompt_tokens: z.number(),
+  completion_tokens: z.number(),
+  total_tokens: z.number(),
+});
 
 /** Wire calls → Relay calls, in order; non-function tool kinds are dropped (a router only understands functions). */
 export function toToolCalls(calls: readonly WireToolCall[], provider: string): ToolCall[] {

@@ -4,8 +4,8 @@
  */
 import { z } from "zod";
 import { abortError, excerpt, raceAbort } from "./failures";
+import { type ChatProvider, type ChatRequest, type ChatResponse, ProviderError } from "./types";
 import { describeIssue, toToolCalls, WireToolCall, WireUsage, wireMessage } from "./wire";
-import { ProviderError, type ChatProvider, type ChatRequest, type ChatResponse } from "./types";
 
 /** The part of the `Ai` binding Relay calls: `env.AI` satisfies it. */
 export interface AiBinding {
@@ -13,18 +13,22 @@ export interface AiBinding {
 }
 
 // Workers AI models answer with flat or nested tool calls (both parsed by WireToolCall).
-const RunResult = z.object({
-  response: z.unknown().optional(),
-  tool_calls: z.array(WireToolCall).nullish(),
-  usage: WireUsage.nullish(),
-  // Some newer models answer with a whole chat.completion instead.
-  choices: z
-    .array(z.object({ message: z.object({ content: z.string().nullish(), tool_calls: z.array(WireToolCall).nullish() }) }))
-    .nullish(),
-}).refine((result) => result.response !== undefined || result.tool_calls != null || result.choices != null, {
-  // A stream, a raw Response or an empty object would otherwise read as "no tool call".
-  message: "expected response, tool_calls or choices",
-});
+const RunResult = z
+  .object({
+    response: z.unknown().optional(),
+    tool_calls: z.array(WireToolCall).nullish(),
+    usage: WireUsage.nullish(),
+    // Some newer models answer with a whole chat.completion instead.
+    choices: z
+      .array(
+        z.object({ message: z.object({ content: z.string().nullish(), tool_calls: z.array(WireToolCall).nullish() }) }),
+      )
+      .nullish(),
+  })
+  .refine((result) => result.response !== undefined || result.tool_calls != null || result.choices != null, {
+    // A stream, a raw Response or an empty object would otherwise read as "no tool call".
+    message: "expected response, tool_calls or choices",
+  });
 
 /**
  * Calls `ai.run(model, { messages, tools })`. `tool_choice` is honoured only as "none"
@@ -58,11 +62,11 @@ export class WorkersAIProvider implements ChatProvider {
     }
 
     const parsed = RunResult.safeParse(result);
-    if (!parsed.success) throw new ProviderError("malformed", `workers-ai: unexpected result: ${describeIssue(parsed.error)}`);
+    if (!parsed.success)
+      throw new ProviderError("malformed", `workers-ai: unexpected result: ${describeIssue(parsed.error)}`);
     return toResponse(parsed.data);
   }
 }
-
 
 /** Text content, or null when the model said nothing (models answer "" beside tool calls). */
 function contentOf(value: unknown): string | null {

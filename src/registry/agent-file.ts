@@ -1,7 +1,7 @@
-import { Parser, parse as parseYaml, type CST } from "yaml";
+import { type CST, Parser, parse as parseYaml } from "yaml";
 import { RelayError } from "../errors";
-import { checkDepth, valueDepth } from "../lib/json-depth";
 import { issuesOf } from "../errors/issues";
+import { checkDepth, valueDepth } from "../lib/json-depth";
 import { AgentDefinition } from "../schemas/agent";
 
 /**
@@ -40,9 +40,13 @@ export function yamlDepth(text: string): number {
 export function parseAgentFile(text: string, fileName: string): AgentDefinition {
   const match = FRONT_MATTER.exec(text);
   if (!match) {
-    throw new RelayError("INVALID_AGENT_FILE", `${fileName}: no YAML front matter (the file must start with a '---' line).`, {
-      file: fileName,
-    });
+    throw new RelayError(
+      "INVALID_AGENT_FILE",
+      `${fileName}: no YAML front matter (the file must start with a '---' line).`,
+      {
+        file: fileName,
+      },
+    );
   }
   const frontText = match[1] ?? "";
   checkDepth(yamlDepth(frontText), `${fileName}: front matter`, { file: fileName });
@@ -50,14 +54,20 @@ export function parseAgentFile(text: string, fileName: string): AgentDefinition 
   try {
     front = parseYaml(frontText);
   } catch (error) {
-    throw new RelayError("INVALID_AGENT_FILE", `${fileName}: front matter is not valid YAML: ${(error as Error).message}`, {
-      file: fileName,
-    });
+    throw new RelayError(
+      "INVALID_AGENT_FILE",
+      `${fileName}: front matter is not valid YAML: ${(error as Error).message}`,
+      {
+        file: fileName,
+      },
+    );
   }
   // Aliases can nest deeper than the text does; the parsed value is bounded by the alias limit.
   checkDepth(valueDepth(front), `${fileName}: front matter`, { file: fileName });
   if (typeof front !== "object" || front === null || Array.isArray(front)) {
-    throw new RelayError("INVALID_AGENT_FILE", `${fileName}: front matter must be a mapping of fields.`, { file: fileName });
+    throw new RelayError("INVALID_AGENT_FILE", `${fileName}: front matter must be a mapping of fields.`, {
+      file: fileName,
+    });
   }
   const body = (match[2] ?? "").trim();
   const candidate = { ...(front as Record<string, unknown>) };

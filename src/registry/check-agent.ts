@@ -23,7 +23,11 @@ function checkAgentExpressions(agent: AgentDefinition): void {
       if (source === undefined) continue;
       const compiled = compileCondition(source);
       if (!compiled.ok) {
-        throw new RelayError("INVALID_EXPRESSION", `Agent '${agent.name}', ${path}: ${compiled.error.message}`, { agent: agent.name, path, ...(compiled.error.details as object) });
+        throw new RelayError("INVALID_EXPRESSION", `Agent '${agent.name}', ${path}: ${compiled.error.message}`, {
+          agent: agent.name,
+          path,
+          ...(compiled.error.details as object),
+        });
       }
     }
   }

@@ -10,7 +10,8 @@ interface Row {
   updated_at: string;
 }
 
-const toSubscription = (row: Row): EventSubscription => EventSubscription.parse({ ...row, types: JSON.parse(row.types) });
+const toSubscription = (row: Row): EventSubscription =>
+  EventSubscription.parse({ ...row, types: JSON.parse(row.types) });
 
 function newSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(24));
@@ -23,12 +24,19 @@ export function subscribedStatement(db: D1Database, tenant: string): D1PreparedS
 }
 
 export async function getSubscription(db: D1Database, tenant: string): Promise<EventSubscription | null> {
-  const row = await db.prepare("SELECT url, types, secret, created_at, updated_at FROM event_subscriptions WHERE tenant = ?1").bind(tenant).first<Row>();
+  const row = await db
+    .prepare("SELECT url, types, secret, created_at, updated_at FROM event_subscriptions WHERE tenant = ?1")
+    .bind(tenant)
+    .first<Row>();
   return row ? toSubscription(row) : null;
 }
 
 /** Creates or replaces the subscription; a replacement keeps its secret (receivers keep verifying). */
-export async function putSubscription(db: D1Database, tenant: string, input: EventSubscriptionInput): Promise<{ created: boolean; subscription: EventSubscription }> {
+export async function putSubscription(
+  db: D1Database,
+  tenant: string,
+  input: EventSubscriptionInput,
+): Promise<{ created: boolean; subscription: EventSubscription }> {
   const now = new Date().toISOString();
   const row = await db
     .prepare(

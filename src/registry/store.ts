@@ -131,7 +131,11 @@ function parseDefinition(text: string): AgentDefinition {
  * simply absent. Handoffs use it: the Worker for a transfer's source and target (or the
  * source's whitelist), the SessionDO for a return, whose target only the session knows.
  */
-export async function agentsByName(db: D1Database, tenant: string, names: readonly string[]): Promise<Map<string, AgentDefinition>> {
+export async function agentsByName(
+  db: D1Database,
+  tenant: string,
+  names: readonly string[],
+): Promise<Map<string, AgentDefinition>> {
   const unique = [...new Set(names)].slice(0, 99);
   const found = new Map<string, AgentDefinition>();
   if (unique.length === 0) return found;

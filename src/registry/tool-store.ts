@@ -1,4 +1,4 @@
-import { ToolDefinition, type StoredTool } from "../schemas/tool";
+import { type StoredTool, ToolDefinition } from "../schemas/tool";
 import { bumpVersion } from "./store";
 
 /**
@@ -14,11 +14,19 @@ interface ToolRow {
 }
 
 function toStored(row: ToolRow): StoredTool {
-  return { definition: ToolDefinition.parse(JSON.parse(row.definition)), created_at: row.created_at, updated_at: row.updated_at };
+  return {
+    definition: ToolDefinition.parse(JSON.parse(row.definition)),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
 }
 
 /** Creates or replaces a tool; `created` tells which. */
-export async function putTool(db: D1Database, tenant: string, definition: ToolDefinition): Promise<{ created: boolean; tool: StoredTool }> {
+export async function putTool(
+  db: D1Database,
+  tenant: string,
+  definition: ToolDefinition,
+): Promise<{ created: boolean; tool: StoredTool }> {
   const now = new Date().toISOString();
   const [upsert] = await db.batch<ToolRow & { created: number }>([
     db
@@ -36,14 +44,23 @@ export async function putTool(db: D1Database, tenant: string, definition: ToolDe
 }
 
 export async function getTool(db: D1Database, tenant: string, name: string): Promise<StoredTool | null> {
-  const row = await db.prepare("SELECT name, definition, created_at, updated_at FROM tools WHERE tenant = ?1 AND name = ?2").bind(tenant, name).first<ToolRow>();
+  const row = await db
+    .prepare("SELECT name, definition, created_at, updated_at FROM tools WHERE tenant = ?1 AND name = ?2")
+    .bind(tenant, name)
+    .first<ToolRow>();
   return row ? toStored(row) : null;
 }
 
 /** One page of tools in name order, after `after` (exclusive). */
-export async function listTools(db: D1Database, tenant: string, { after, limit }: { after?: string; limit: number }): Promise<{ tools: StoredTool[]; next: string | null }> {
+export async function listTools(
+  db: D1Database,
+  tenant: string,
+  { after, limit }: { after?: string; limit: number },
+): Promise<{ tools: StoredTool[]; next: string | null }> {
   const { results } = await db
-    .prepare("SELECT name, definition, created_at, updated_at FROM tools WHERE tenant = ?1 AND name > ?2 ORDER BY name LIMIT ?3")
+    .prepare(
+      "SELECT name, definition, created_at, updated_at FROM tools WHERE tenant = ?1 AND name > ?2 ORDER BY name LIMIT ?3",
+    )
     .bind(tenant, after ?? "", limit + 1)
     .all<ToolRow>();
   const page = results.slice(0, limit);
@@ -52,11 +69,17 @@ export async function listTools(db: D1Database, tenant: string, { after, limit }
 
 /** Every tool of a tenant, in name order (what the runtime offers from). */
 export async function loadTools(db: D1Database, tenant: string): Promise<ToolDefinition[]> {
-  const { results } = await db.prepare("SELECT definition FROM tools WHERE tenant = ?1 ORDER BY name").bind(tenant).all<{ definition: string }>();
+  const { results } = await db
+    .prepare("SELECT definition FROM tools WHERE tenant = ?1 ORDER BY name")
+    .bind(tenant)
+    .all<{ definition: string }>();
   return results.map((row) => ToolDefinition.parse(JSON.parse(row.definition)));
 }
 
 export async function deleteTool(db: D1Database, tenant: string, name: string): Promise<boolean> {
-  const [deleted] = await db.batch([db.prepare("DELETE FROM tools WHERE tenant = ?1 AND name = ?2").bind(tenant, name), bumpVersion(db, tenant)]);
+  const [deleted] = await db.batch([
+    db.prepare("DELETE FROM tools WHERE tenant = ?1 AND name = ?2").bind(tenant, name),
+    bumpVersion(db, tenant),
+  ]);
   return (deleted?.meta.changes ?? 0) > 0;
 }

@@ -1,13 +1,13 @@
 import { z } from "zod";
+import { AgentName } from "../schemas/agent";
 import {
+  type ConfigSource,
   FallbackStrategy,
   ProviderName,
   RoutingConfig,
   RoutingConfigPatch,
   RoutingStrategy,
-  type ConfigSource,
 } from "../schemas/routing";
-import { AgentName } from "../schemas/agent";
 
 /**
  * Routing configuration in layers, lowest first: built-in defaults < Worker vars <

@@ -23,7 +23,11 @@ export function applyFallback(
     case "none":
       return { agent: null, method: "none", fallback: { strategy: "none", reason } };
     case "prompt_user":
-      return { agent: null, method: "fallback", fallback: { strategy: "prompt_user", reason, agents: agentSummaries(agents) } };
+      return {
+        agent: null,
+        method: "fallback",
+        fallback: { strategy: "prompt_user", reason, agents: agentSummaries(agents) },
+      };
     case "default_agent": {
       const target = agents.find((agent) => agent.name === config.default_agent && agent.enabled);
       if (target) return { agent: target.name, method: "fallback", fallback: { strategy: "default_agent", reason } };

@@ -45,13 +45,13 @@
  * agents are not; a pattern at low priority weighs less.
  */
 import type { AgentDefinition } from "../schemas/agent";
+import { type Calibration, type CandidateEvidence, confidenceOf } from "./classifier/calibration";
+import { CALIBRATION_PARAMS } from "./classifier/calibration-params";
+import { explainDecision, type RuleExplanation } from "./classifier/explain";
+import { type Classification, compileClassifier, type LexicalClassifier } from "./classifier/lexical-classifier";
+import { trainingTexts } from "./classifier/training-texts";
 import { compileRules } from "./rules";
 import type { RuleCandidate, RuleDecision, RuleMatch, RuleRouter } from "./types";
-import { compileClassifier, type Classification, type LexicalClassifier } from "./classifier/lexical-classifier";
-import { confidenceOf, type Calibration, type CandidateEvidence } from "./classifier/calibration";
-import { CALIBRATION_PARAMS } from "./classifier/calibration-params";
-import { trainingTexts } from "./classifier/training-texts";
-import { explainDecision, type RuleExplanation } from "./classifier/explain";
 
 /** What a decision keeps to build its explanation when (if ever) it is read. */
 interface ExplanationSource {
@@ -113,7 +113,10 @@ const EMPTY: RuleDecision = {
 };
 
 /** Compiles the rule tier for a registry snapshot. Disabled agents are left out. */
-export function compileRuleRouter(agents: readonly AgentDefinition[], options: RuleRouterOptions = {}): CompiledRuleRouter {
+export function compileRuleRouter(
+  agents: readonly AgentDefinition[],
+  options: RuleRouterOptions = {},
+): CompiledRuleRouter {
   const calibration = options.calibration ?? CALIBRATION_PARAMS;
   const enabled = agents.filter((a) => a.enabled);
   const names = enabled.map((a) => a.name);
@@ -186,7 +189,13 @@ export function compileRuleRouter(agents: readonly AgentDefinition[], options: R
         exampleCount: exampleCount[a] as number,
         singleAgent: count === 1,
       };
-      return { index: a, agent: names[a] as string, evidence: ev, match: byAgent[a] ?? null, confidence: confidenceOf(ev, calibration) };
+      return {
+        index: a,
+        agent: names[a] as string,
+        evidence: ev,
+        match: byAgent[a] ?? null,
+        confidence: confidenceOf(ev, calibration),
+      };
     });
     return { candidates, classification: c };
   };

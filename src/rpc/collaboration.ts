@@ -1,6 +1,13 @@
 import type { Result } from "../errors";
 import type { SentMessage } from "../schemas/api";
-import type { CollabMessage, CollabMessageInput, Collaboration, CollaborationCreate, CollaborationComplete, EscalationResolve } from "../schemas/collaboration";
+import type {
+  CollabMessage,
+  CollabMessageInput,
+  Collaboration,
+  CollaborationComplete,
+  CollaborationCreate,
+  EscalationResolve,
+} from "../schemas/collaboration";
 
 export type { SentMessage };
 

@@ -3,8 +3,8 @@ import type { Result } from "../errors";
 import type { AddedMessage, LocalAuditRecord, MessageRun } from "../schemas/api";
 import type { Fanout, FanoutStart } from "../schemas/collaboration";
 import type { Handoff, HandoffRequest, HistoryItem } from "../schemas/handoff";
-import type { RouteDecision } from "../schemas/routing";
 import type { InboxAnswer, InboxItem } from "../schemas/inbox";
+import type { RouteDecision } from "../schemas/routing";
 import type { Run, ToolOutputs, TracePage } from "../schemas/run";
 import type { AgentTurnStatus, SessionMessage, SessionStatePatch, SessionView } from "../schemas/session";
 
@@ -80,7 +80,11 @@ export interface SessionRpc {
   /** A user message: stored, and the current agent's run started (answered when it ends, pauses, or after RUN_WAIT_MS). */
   sendMessage(content: string, actor?: Actor, task?: MessageTask): Promise<Result<MessageRun>>;
   /** A user message whose run is streamed (Server-Sent Events): its live events, then `result` with what sendMessage answers. */
-  streamMessage(content: string, actor?: Actor, task?: MessageTask): Promise<Result<{ stream: ReadableStream<Uint8Array> }>>;
+  streamMessage(
+    content: string,
+    actor?: Actor,
+    task?: MessageTask,
+  ): Promise<Result<{ stream: ReadableStream<Uint8Array> }>>;
   /** A session event: the current agent's event triggers are asked (now, or queued while the session is busy). */
   postEvent(name: string, data: unknown): Promise<Result<{ handoff: Handoff | null; queued: boolean }>>;
   /** A supervisor fan-out from the current agent; answered once it has ended. */

@@ -18,7 +18,11 @@ export const SESSION_CALL_DEADLINE_MS = 15_000;
 export const AGENT_CALL_DEADLINE_MS = 5_000;
 
 /** Methods that resolve to a Result: the only kind a contract has. */
-type ResultMethods<T> = { [K in keyof T]: T[K] extends (...args: infer A) => Promise<Result<infer R>> ? (...args: A) => Promise<Result<R>> : never };
+type ResultMethods<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => Promise<Result<infer R>>
+    ? (...args: A) => Promise<Result<R>>
+    : never;
+};
 
 /**
  * `target`'s methods, each answering DEPENDENCY_UNAVAILABLE (reason `deadline`) when it has
@@ -35,7 +39,14 @@ export function withDeadline<T extends object>(target: object, what: string, ms:
         let timer: ReturnType<typeof setTimeout> | undefined;
         const deadline = new Promise<Result<never>>((resolve) => {
           timer = setTimeout(
-            () => resolve(err("DEPENDENCY_UNAVAILABLE", `${what} did not answer within ${ms} ms.`, { reason: "deadline", deadline_ms: ms, call: method })),
+            () =>
+              resolve(
+                err("DEPENDENCY_UNAVAILABLE", `${what} did not answer within ${ms} ms.`, {
+                  reason: "deadline",
+                  deadline_ms: ms,
+                  call: method,
+                }),
+              ),
             ms,
           );
         });
@@ -46,12 +57,22 @@ export function withDeadline<T extends object>(target: object, what: string, ms:
 }
 
 /** The session `sessionId` of `tenant`; another tenant's name reaches another (empty) object. */
-export function sessionRpc(env: Pick<Env, "SESSIONS">, tenant: string, sessionId: string, ms = SESSION_CALL_DEADLINE_MS): SessionRpc {
+export function sessionRpc(
+  env: Pick<Env, "SESSIONS">,
+  tenant: string,
+  sessionId: string,
+  ms = SESSION_CALL_DEADLINE_MS,
+): SessionRpc {
   const stub = env.SESSIONS.get(env.SESSIONS.idFromName(sessionObjectName(tenant, sessionId)));
   return withDeadline<SessionRpc>(stub, `Session '${sessionId}'`, ms) as SessionRpc;
 }
 
-export function agentRpc(env: Pick<Env, "AGENTS">, tenant: string, agent: string, ms = AGENT_CALL_DEADLINE_MS): AgentRpc {
+export function agentRpc(
+  env: Pick<Env, "AGENTS">,
+  tenant: string,
+  agent: string,
+  ms = AGENT_CALL_DEADLINE_MS,
+): AgentRpc {
   return agentRpcByName(env, agentObjectName(tenant, agent), `Agent '${agent}'`, ms);
 }
 
@@ -59,13 +80,23 @@ export function agentRpc(env: Pick<Env, "AGENTS">, tenant: string, agent: string
  * The AgentDO named `objectName` (a capacity shard of an agent: src/handoff/capacity-shards.ts),
  * `what` naming it in deadline errors.
  */
-export function agentRpcByName(env: Pick<Env, "AGENTS">, objectName: string, what: string, ms = AGENT_CALL_DEADLINE_MS): AgentRpc {
+export function agentRpcByName(
+  env: Pick<Env, "AGENTS">,
+  objectName: string,
+  what: string,
+  ms = AGENT_CALL_DEADLINE_MS,
+): AgentRpc {
   const stub = env.AGENTS.get(env.AGENTS.idFromName(objectName));
   return withDeadline<AgentRpc>(stub, what, ms) as AgentRpc;
 }
 
 /** A collaboration's object, named by tenant and id like a session's. */
-export function collaborationRpc(env: Pick<Env, "COLLABORATIONS">, tenant: string, id: string, ms = SESSION_CALL_DEADLINE_MS): CollaborationRpc {
+export function collaborationRpc(
+  env: Pick<Env, "COLLABORATIONS">,
+  tenant: string,
+  id: string,
+  ms = SESSION_CALL_DEADLINE_MS,
+): CollaborationRpc {
   const stub = env.COLLABORATIONS.get(env.COLLABORATIONS.idFromName(`${tenant}:${id}`));
   return withDeadline<CollaborationRpc>(stub, `Collaboration '${id}'`, ms) as CollaborationRpc;
 }
@@ -74,12 +105,30 @@ export function collaborationRpc(env: Pick<Env, "COLLABORATIONS">, tenant: strin
  * Forwards a request to the session's object (`fetch`, for what RPC cannot carry: a
  * WebSocket upgrade), answering 503 DEPENDENCY_UNAVAILABLE when it does not within `ms`.
  */
-export async function sessionFetch(env: Pick<Env, "SESSIONS">, tenant: string, sessionId: string, request: Request, ms = SESSION_CALL_DEADLINE_MS): Promise<Response> {
+export async function sessionFetch(
+  env: Pick<Env, "SESSIONS">,
+  tenant: string,
+  sessionId: string,
+  request: Request,
+  ms = SESSION_CALL_DEADLINE_MS,
+): Promise<Response> {
   const stub = env.SESSIONS.get(env.SESSIONS.idFromName(sessionObjectName(tenant, sessionId)));
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<Response>((resolve) => {
     timer = setTimeout(
-      () => resolve(Response.json({ error: { code: "DEPENDENCY_UNAVAILABLE", message: `Session '${sessionId}' did not answer within ${ms} ms.`, details: { reason: "deadline", deadline_ms: ms } } }, { status: 503 })),
+      () =>
+        resolve(
+          Response.json(
+            {
+              error: {
+                code: "DEPENDENCY_UNAVAILABLE",
+                message: `Session '${sessionId}' did not answer within ${ms} ms.`,
+                details: { reason: "deadline", deadline_ms: ms },
+              },
+            },
+            { status: 503 },
+          ),
+        ),
       ms,
     );
   });

@@ -1,5 +1,5 @@
-import type { ToolSpec } from "../providers/types";
 import { returnTarget } from "../handoff/chain";
+import type { ToolSpec } from "../providers/types";
 import { assignTransferToolNames, MAX_TOOL_NAME_LENGTH } from "../routing/llm/tool-names";
 import { TRANSFER_PARAMETERS } from "../routing/llm/transfer-tools";
 import type { AgentDefinition, HandoffSpec } from "../schemas/agent";
@@ -110,7 +110,9 @@ export function agentTools(input: AgentToolsInput): AgentTools {
   for (const { entry, target } of entries) {
     const name = names.toolByAgent.get(target.name)!;
     const described = oneLine(target.description);
-    const description = entry.description ?? (described ? `Hand off to ${titleOf(target)}: ${described}` : `Hand off to ${titleOf(target)}.`);
+    const description =
+      entry.description ??
+      (described ? `Hand off to ${titleOf(target)}: ${described}` : `Hand off to ${titleOf(target)}.`);
     tools.push({ type: "function", function: { name, description, parameters: transferParameters(entry) } });
     bindings.set(name, { kind: "transfer", target: target.name, entry });
   }
@@ -120,13 +122,19 @@ export function agentTools(input: AgentToolsInput): AgentTools {
     const name = returnToolName(back);
     const described = backAgent ? oneLine(backAgent.description) : "";
     const title = backAgent ? titleOf(backAgent) : back;
-    const description = described ? `Hand back to ${title}: ${described}` : `Hand the conversation back to ${title}, who handed it to you.`;
+    const description = described
+      ? `Hand back to ${title}: ${described}`
+      : `Hand the conversation back to ${title}, who handed it to you.`;
     tools.push({ type: "function", function: { name, description, parameters: TRANSFER_PARAMETERS } });
     bindings.set(name, { kind: "return", target: back });
   }
   tools.push({
     type: "function",
-    function: { name: ESCALATE_TOOL, description: "Escalate to a human: a person answers from the inbox, and the conversation waits for them.", parameters: ESCALATE_PARAMETERS },
+    function: {
+      name: ESCALATE_TOOL,
+      description: "Escalate to a human: a person answers from the inbox, and the conversation waits for them.",
+      parameters: ESCALATE_PARAMETERS,
+    },
   });
   bindings.set(ESCALATE_TOOL, { kind: "escalate" });
   // Allowed names the registry does not hold are not offered: nothing could run them.
@@ -135,42 +143,91 @@ export function agentTools(input: AgentToolsInput): AgentTools {
     return tool ? [tool] : [];
   });
   for (const tool of allowed) {
-    tools.push({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } });
+    tools.push({
+      type: "function",
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    });
     bindings.set(tool.name, { kind: "function", tool });
   }
   // The agents it works with — its whitelist's enabled model and webhook agents — can be
   // asked, told, or all told, with the agent-to-agent tools its tools.allow names.
-  const peers = agent.handoffs.map((h) => input.directory.get(h.to)).filter((a): a is AgentDefinition => !!a && a.enabled && a.kind !== "human").map((a) => a.name);
+  const peers = agent.handoffs
+    .map((h) => input.directory.get(h.to))
+    .filter((a): a is AgentDefinition => !!a && a.enabled && a.kind !== "human")
+    .map((a) => a.name);
   for (const peer of peerTools(peers).filter((p) => agent.tools.allow.includes(p.spec.function.name))) {
     tools.push(peer.spec);
     bindings.set(peer.spec.function.name, peer.binding);
   }
-  return { tools, bindings, allowed_targets: agent.handoffs.map((h) => h.to), allowed_tools: [...allowed.map((t) => t.name), ...tools.filter((t) => bindings.get(t.function.name)?.kind === "peer").map((t) => t.function.name)] };
+  return {
+    tools,
+    bindings,
+    allowed_targets: agent.handoffs.map((h) => h.to),
+    allowed_tools: [
+      ...allowed.map((t) => t.name),
+      ...tools.filter((t) => bindings.get(t.function.name)?.kind === "peer").map((t) => t.function.name),
+    ],
+  };
 }
 
 /** Names of the agent-to-agent tools (a registry tool may not take them). */
-export const PEER_TOOLS = { ask: "ask_agent", notify: "notify_agent", broadcast: "broadcast", fan_out: "fan_out" } as const;
+export const PEER_TOOLS = {
+  ask: "ask_agent",
+  notify: "notify_agent",
+  broadcast: "broadcast",
+  fan_out: "fan_out",
+} as const;
 
 function peerTools(peers: readonly string[]): { spec: ToolSpec; binding: Extract<ToolBinding, { kind: "peer" }> }[] {
   if (peers.length === 0) return [];
   const agent = { type: "string", enum: [...peers], description: "The agent." };
-  const make = (action: "ask" | "notify" | "broadcast" | "fan_out", description: string, properties: Record<string, unknown>, required: string[]) => {
+  const make = (
+    action: "ask" | "notify" | "broadcast" | "fan_out",
+    description: string,
+    properties: Record<string, unknown>,
+    required: string[],
+  ) => {
     const parameters = { type: "object", properties, required, additionalProperties: false };
-    return { spec: { type: "function" as const, function: { name: PEER_TOOLS[action], description, parameters } }, binding: { kind: "peer" as const, action, parameters } };
+    return {
+      spec: { type: "function" as const, function: { name: PEER_TOOLS[action], description, parameters } },
+      binding: { kind: "peer" as const, action, parameters },
+    };
   };
   return [
-    make("ask", "Ask another agent a question and wait for its answer (it keeps the conversation; you get its reply).", { agent, question: { type: "string", description: "The question, with what it needs to answer." } }, ["agent", "question"]),
-    make("notify", "Tell another agent something; it does not answer.", { agent, message: { type: "string" } }, ["agent", "message"]),
+    make(
+      "ask",
+      "Ask another agent a question and wait for its answer (it keeps the conversation; you get its reply).",
+      { agent, question: { type: "string", description: "The question, with what it needs to answer." } },
+      ["agent", "question"],
+    ),
+    make("notify", "Tell another agent something; it does not answer.", { agent, message: { type: "string" } }, [
+      "agent",
+      "message",
+    ]),
     make(
       "broadcast",
       "Tell every agent you work with something; with capabilities, learn which of them can do it best.",
-      { message: { type: "string" }, capabilities: { type: "array", items: { type: "string" }, description: "Capabilities you need (optional)." } },
+      {
+        message: { type: "string" },
+        capabilities: { type: "array", items: { type: "string" }, description: "Capabilities you need (optional)." },
+      },
       ["message"],
     ),
     make(
       "fan_out",
       "Split the work into tasks for the agents you work with; they run in parallel and you get their results aggregated.",
-      { tasks: { type: "array", minItems: 1, items: { type: "object", properties: { agent, instruction: { type: "string" } }, required: ["agent", "instruction"], additionalProperties: false } } },
+      {
+        tasks: {
+          type: "array",
+          minItems: 1,
+          items: {
+            type: "object",
+            properties: { agent, instruction: { type: "string" } },
+            required: ["agent", "instruction"],
+            additionalProperties: false,
+          },
+        },
+      },
       ["tasks"],
     ),
   ];

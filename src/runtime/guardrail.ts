@@ -29,13 +29,18 @@ export function checkOutput(agent: Pick<AgentDefinition, "guardrails">, output: 
 /** The line the system prompt carries when the agent has an output schema, so the model knows before it answers. */
 export function outputSchemaInstruction(agent: Pick<AgentDefinition, "guardrails">): string | null {
   const schema = agent.guardrails?.output_schema;
-  return schema ? `Your final answer must be only JSON that matches this JSON Schema:\n${JSON.stringify(schema)}` : null;
+  return schema
+    ? `Your final answer must be only JSON that matches this JSON Schema:\n${JSON.stringify(schema)}`
+    : null;
 }
 
 /** The repair request: the failed answer, then what was wrong with it. */
 export function repairMessages(output: string, errors: readonly string[]): ChatMessage[] {
   return [
     { role: "assistant", content: output },
-    { role: "user", content: `Your answer does not match the required output schema:\n${errors.map((e) => `- ${e}`).join("\n")}\nAnswer again with only JSON that matches the schema.` },
+    {
+      role: "user",
+      content: `Your answer does not match the required output schema:\n${errors.map((e) => `- ${e}`).join("\n")}\nAnswer again with only JSON that matches the schema.`,
+    },
   ];
 }

@@ -50,12 +50,25 @@ export function toolSecret(env: Record<string, unknown>, tool: string): string |
 }
 
 /** Calls the tool within its deadline (`timeout_s`), its reply capped at `max_response_bytes`. */
-export async function callHttpTool(tool: ToolDefinition, input: HttpToolCall, options: { secret: string | undefined; now?: () => number }): Promise<HttpToolResult> {
+export async function callHttpTool(
+  tool: ToolDefinition,
+  input: HttpToolCall,
+  options: { secret: string | undefined; now?: () => number },
+): Promise<HttpToolResult> {
   const now = options.now ?? Date.now;
   const started = now();
-  const done = (ok: boolean, output: string, status: number | null = null): HttpToolResult => ({ ok, output, status, duration_ms: Math.max(0, now() - started) });
+  const done = (ok: boolean, output: string, status: number | null = null): HttpToolResult => ({
+    ok,
+    output,
+    status,
+    duration_ms: Math.max(0, now() - started),
+  });
   const secrets = secretList(options.secret);
-  if (secrets.some((s) => !isWebhookSecret(s))) return done(false, `Error: '${tool.name}' could not be called: ${toolSecretName(tool.name)} is not a Standard Webhooks secret.`);
+  if (secrets.some((s) => !isWebhookSecret(s)))
+    return done(
+      false,
+      `Error: '${tool.name}' could not be called: ${toolSecretName(tool.name)} is not a Standard Webhooks secret.`,
+    );
 
   const timeoutMs = tool.timeout_s * 1000;
   const { signal, clear } = deadline(timeoutMs);
@@ -74,7 +87,14 @@ export async function callHttpTool(tool: ToolDefinition, input: HttpToolCall, op
     const body = JSON.stringify({
       type: "tool.call",
       timestamp: new Date(started).toISOString(),
-      data: { session_id: input.session_id, run_id: input.run_id, agent: input.agent, tool: tool.name, tool_call_id: input.call.id, arguments: args },
+      data: {
+        session_id: input.session_id,
+        run_id: input.run_id,
+        agent: input.agent,
+        tool: tool.name,
+        tool_call_id: input.call.id,
+        arguments: args,
+      },
     });
     const timestamp = Math.floor(started / 1000);
     const headers: Record<string, string> = {
@@ -89,7 +109,10 @@ export async function callHttpTool(tool: ToolDefinition, input: HttpToolCall, op
     try {
       response = await fetch(tool.url!, { method: "POST", headers, body, signal, redirect: "manual" });
     } catch (error) {
-      return done(false, `Error: '${tool.name}' could not be reached: ${excerpt(error instanceof Error ? error.message : String(error))}`);
+      return done(
+        false,
+        `Error: '${tool.name}' could not be reached: ${excerpt(error instanceof Error ? error.message : String(error))}`,
+      );
     }
     if (response.status < 200 || response.status > 299) {
       const text = await readCapped(response, ERROR_EXCERPT_BYTES, "truncate");
@@ -104,7 +127,12 @@ export async function callHttpTool(tool: ToolDefinition, input: HttpToolCall, op
     }
     const read = await readCapped(response, tool.max_response_bytes, "refuse");
     if (!read.ok) {
-      const why = read.reason === "oversize" ? tooLarge : read.reason === "encoding" ? `Error: the reply of '${tool.name}' is not UTF-8 text.` : `Error: the reply of '${tool.name}' could not be read: ${read.message}`;
+      const why =
+        read.reason === "oversize"
+          ? tooLarge
+          : read.reason === "encoding"
+            ? `Error: the reply of '${tool.name}' is not UTF-8 text.`
+            : `Error: the reply of '${tool.name}' could not be read: ${read.message}`;
       return done(false, why, response.status);
     }
     return done(true, read.text, response.status);

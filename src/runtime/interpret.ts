@@ -16,7 +16,13 @@ export type TurnAction =
   /** No tool call: the text is the agent's answer, and the run ends. */
   | { type: "final"; output: string }
   /** A transfer or return: the run asks the handoff engine, then answers `call` with the outcome. */
-  | { type: "handoff"; call: ToolCall; binding: Extract<ToolBinding, { kind: "transfer" | "return" }>; reason: string; input: unknown }
+  | {
+      type: "handoff";
+      call: ToolCall;
+      binding: Extract<ToolBinding, { kind: "transfer" | "return" }>;
+      reason: string;
+      input: unknown;
+    }
   /** escalate_to_human: the run waits for a person, whose reply answers `call`. */
   | { type: "escalate"; call: ToolCall; reason: string }
   /** No handoff: the agent takes another turn once its tool calls are answered. */
@@ -51,7 +57,8 @@ function parseArguments(text: string): { ok: true; value: Record<string, unknown
   } catch {
     return { ok: false, message: "the arguments are not valid JSON" };
   }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return { ok: false, message: "the arguments must be a JSON object" };
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    return { ok: false, message: "the arguments must be a JSON object" };
   return { ok: true, value: value as Record<string, unknown> };
 }
 
@@ -77,18 +84,28 @@ function checkFunctionCall(call: ToolCall, parameters: Record<string, unknown>):
   const args = parseArguments(call.arguments);
   if (!args.ok) return `Error: ${args.message}; call '${call.name}' again with a JSON object.`;
   const errors = schemaErrors(parameters, args.value);
-  return errors.length > 0 ? `Error: the arguments do not match the parameters of '${call.name}':\n${errors.join("\n")}\nCall it again with valid arguments.` : null;
+  return errors.length > 0
+    ? `Error: the arguments do not match the parameters of '${call.name}':\n${errors.join("\n")}\nCall it again with valid arguments.`
+    : null;
 }
 
 /** Checks the chosen handoff call's arguments: a reason, and input of the entry's schema. */
-function checkHandoffCall(call: ToolCall, binding: ToolBinding): { ok: true; reason: string; input: unknown } | { ok: false; message: string } {
+function checkHandoffCall(
+  call: ToolCall,
+  binding: ToolBinding,
+): { ok: true; reason: string; input: unknown } | { ok: false; message: string } {
   const args = parseArguments(call.arguments);
   if (!args.ok) return { ok: false, message: `Error: ${args.message}; call '${call.name}' again with a JSON object.` };
   const reason = args.value.reason;
-  if (typeof reason !== "string" || reason.trim() === "") return { ok: false, message: `Error: '${call.name}' needs a non-empty 'reason' string.` };
+  if (typeof reason !== "string" || reason.trim() === "")
+    return { ok: false, message: `Error: '${call.name}' needs a non-empty 'reason' string.` };
   if (binding.kind === "transfer" && binding.entry.input_schema) {
     const errors = schemaErrors(binding.entry.input_schema, args.value.input);
-    if (errors.length > 0) return { ok: false, message: `Error: the input does not match the schema '${call.name}' takes:\n${errors.join("\n")}\nCall it again with valid input.` };
+    if (errors.length > 0)
+      return {
+        ok: false,
+        message: `Error: the input does not match the schema '${call.name}' takes:\n${errors.join("\n")}\nCall it again with valid input.`,
+      };
   }
   return { ok: true, reason: reason.trim(), input: args.value.input };
 }
@@ -98,8 +115,21 @@ export function interpretTurn(agent: string, response: ChatResponse, tools: Agen
   const assistant: HistoryItem =
     calls.length === 0
       ? { role: "assistant", agent, type: "message", content: response.content ?? "" }
-      : { role: "assistant", agent, type: "tool_call", content: response.content ?? "", tool_calls: calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })) };
-  if (calls.length === 0) return { assistant, outputs: [], action: { type: "final", output: response.content ?? "" }, ignored_call_ids: [], calls: [] };
+      : {
+          role: "assistant",
+          agent,
+          type: "tool_call",
+          content: response.content ?? "",
+          tool_calls: calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })),
+        };
+  if (calls.length === 0)
+    return {
+      assistant,
+      outputs: [],
+      action: { type: "final", output: response.content ?? "" },
+      ignored_call_ids: [],
+      calls: [],
+    };
 
   const outputs: HistoryItem[] = [];
   const functions: FunctionCall[] = [];
@@ -113,14 +143,24 @@ export function interpretTurn(agent: string, response: ChatResponse, tools: Agen
       continue;
     }
     if (binding.kind === "function" || binding.kind === "peer") {
-      const refused = checkFunctionCall(call, binding.kind === "function" ? binding.tool.parameters : binding.parameters);
-      if (refused === null) functions.push({ call, kind: binding.kind === "function" ? binding.tool.kind : binding.action });
+      const refused = checkFunctionCall(
+        call,
+        binding.kind === "function" ? binding.tool.parameters : binding.parameters,
+      );
+      if (refused === null)
+        functions.push({ call, kind: binding.kind === "function" ? binding.tool.kind : binding.action });
       else outputs.push(toolOutput(agent, call, refused));
       continue;
     }
     if (first !== null) {
       ignored.push(call.id);
-      outputs.push(toolOutput(agent, call, `Error: not run. Only one handoff per turn is carried out, and '${first.name}' was called first.`));
+      outputs.push(
+        toolOutput(
+          agent,
+          call,
+          `Error: not run. Only one handoff per turn is carried out, and '${first.name}' was called first.`,
+        ),
+      );
       continue;
     }
     first = call;
@@ -129,19 +169,37 @@ export function interpretTurn(agent: string, response: ChatResponse, tools: Agen
       outputs.push(toolOutput(agent, call, checked.message));
       continue;
     }
-    action = binding.kind === "escalate" ? { type: "escalate", call, reason: checked.reason } : { type: "handoff", call, binding, reason: checked.reason, input: checked.input };
+    action =
+      binding.kind === "escalate"
+        ? { type: "escalate", call, reason: checked.reason }
+        : { type: "handoff", call, binding, reason: checked.reason, input: checked.input };
   }
   return { assistant, outputs, action, ignored_call_ids: ignored, calls: functions };
 }
 
 /** The output the run gives a handoff call once the engine has answered. */
-export function handoffOutput(agent: string, call: ToolCall, outcome: { ok: true; target: string } | { ok: false; code: string; message: string; allowed?: string[] }): HistoryItem {
+export function handoffOutput(
+  agent: string,
+  call: ToolCall,
+  outcome: { ok: true; target: string } | { ok: false; code: string; message: string; allowed?: string[] },
+): HistoryItem {
   if (outcome.ok) return toolOutput(agent, call, JSON.stringify({ assistant: outcome.target }));
-  const allowed = outcome.allowed && outcome.allowed.length > 0 ? ` Your allowed targets are: ${outcome.allowed.join(", ")}.` : "";
+  const allowed =
+    outcome.allowed && outcome.allowed.length > 0 ? ` Your allowed targets are: ${outcome.allowed.join(", ")}.` : "";
   return toolOutput(agent, call, `Error: the handoff was refused (${outcome.code}): ${outcome.message}${allowed}`);
 }
 
 /** The output of an escalate_to_human call: what the person answered, or that nobody did. */
-export function escalationOutput(agent: string, call: ToolCall, reply: { answered: true; text: string } | { answered: false; reason: string }): HistoryItem {
-  return toolOutput(agent, call, reply.answered ? `A person answered: ${reply.text}` : `Error: no person answered (${reply.reason}). Carry on without them, or tell the user.`);
+export function escalationOutput(
+  agent: string,
+  call: ToolCall,
+  reply: { answered: true; text: string } | { answered: false; reason: string },
+): HistoryItem {
+  return toolOutput(
+    agent,
+    call,
+    reply.answered
+      ? `A person answered: ${reply.text}`
+      : `Error: no person answered (${reply.reason}). Carry on without them, or tell the user.`,
+  );
 }

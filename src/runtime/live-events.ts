@@ -1,5 +1,5 @@
-import { ulid } from "../lib/ulid";
 import type { AuditRecord } from "../audit/record";
+import { ulid } from "../lib/ulid";
 import type { HistoryItem } from "../schemas/handoff";
 import type { LiveEvent, LiveEventType } from "../schemas/live";
 import type { Run, RunStatus, TraceEvent } from "../schemas/run";
@@ -20,7 +20,14 @@ const TRACE_TYPES: Record<TraceEvent["event_type"], LiveEventType> = {
 /** A trace event as a live event (same id, so trace and live positions agree). */
 export function liveFromTrace(event: TraceEvent): LiveEvent {
   const run = event.correlation_id === event.session_id ? null : event.correlation_id;
-  return { id: event.event_id, type: TRACE_TYPES[event.event_type], session_id: event.session_id, run_id: run, at: event.timestamp, data: event };
+  return {
+    id: event.event_id,
+    type: TRACE_TYPES[event.event_type],
+    session_id: event.session_id,
+    run_id: run,
+    at: event.timestamp,
+    data: event,
+  };
 }
 
 function live(type: LiveEventType, session_id: string, run_id: string | null, now: number, data: unknown): LiveEvent {
@@ -31,11 +38,15 @@ function live(type: LiveEventType, session_id: string, run_id: string | null, no
 export function liveRunChange(run: Run, before: RunStatus | null, now: number): LiveEvent | null {
   if (before === run.status) return null;
   const type: LiveEventType | null =
-    before === null ? "run_started"
-    : run.status === "completed" ? "run_completed"
-    : run.status === "failed" ? "run_failed"
-    : run.status === "running" ? "run_resumed"
-    : "run_paused";
+    before === null
+      ? "run_started"
+      : run.status === "completed"
+        ? "run_completed"
+        : run.status === "failed"
+          ? "run_failed"
+          : run.status === "running"
+            ? "run_resumed"
+            : "run_paused";
   const { events: _events, ...summary } = run;
   return live(type, run.session_id, run.id, now, summary);
 }
@@ -44,7 +55,12 @@ export function liveMessage(session_id: string, run_id: string | null, item: His
   return live("message", session_id, run_id, now, item);
 }
 
-export function liveApproval(session_id: string, run_id: string, now: number, approval: { inbox_id: string; tool_name: string; arguments: unknown; prompt: string; expires_at: string | null }): LiveEvent {
+export function liveApproval(
+  session_id: string,
+  run_id: string,
+  now: number,
+  approval: { inbox_id: string; tool_name: string; arguments: unknown; prompt: string; expires_at: string | null },
+): LiveEvent {
   return live("approval_required", session_id, run_id, now, approval);
 }
 
@@ -70,7 +86,14 @@ export function liveHandoffStatus(records: readonly AuditRecord[]): LiveEvent[] 
         ...(d.reason === undefined ? {} : { reason: d.reason }),
         ...(d.error_code === undefined ? {} : { error_code: d.error_code }),
       };
-      return { id: `evt_${r.id.toLowerCase()}`, type: "handoff_status", session_id: r.session_id!, run_id: null, at: r.at, data };
+      return {
+        id: `evt_${r.id.toLowerCase()}`,
+        type: "handoff_status",
+        session_id: r.session_id!,
+        run_id: null,
+        at: r.at,
+        data,
+      };
     });
 }
 

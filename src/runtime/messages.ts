@@ -21,7 +21,11 @@ export interface SequencedItem {
  * The items an agent's turn is built from: the context's filtered history and the items
  * after the switch when it holds the session through that handoff, else the whole history.
  */
-export function agentView(agent: string, history: readonly SequencedItem[], context: HandoffContext | null): HistoryItem[] {
+export function agentView(
+  agent: string,
+  history: readonly SequencedItem[],
+  context: HandoffContext | null,
+): HistoryItem[] {
   const since = context?.metadata.history_length;
   if (!context || context.to_agent !== agent || since === undefined) return history.map((h) => h.item);
   return [...context.conversation_history, ...history.filter((h) => h.seq > since).map((h) => h.item)];
@@ -45,7 +49,9 @@ export function systemPrompt(agent: AgentDefinition, context: HandoffContext | n
  */
 export function toChatMessages(items: readonly HistoryItem[]): ChatMessage[] {
   const outputs = new Map<string, HistoryItem>();
-  for (const item of items) if (item.role === "tool" && item.tool_call_id !== undefined && !outputs.has(item.tool_call_id)) outputs.set(item.tool_call_id, item);
+  for (const item of items)
+    if (item.role === "tool" && item.tool_call_id !== undefined && !outputs.has(item.tool_call_id))
+      outputs.set(item.tool_call_id, item);
   const messages: ChatMessage[] = [];
   for (const item of items) {
     switch (item.role) {
@@ -61,7 +67,11 @@ export function toChatMessages(items: readonly HistoryItem[]): ChatMessage[] {
           if (item.content) messages.push({ role: "assistant", content: item.content });
           break;
         }
-        messages.push({ role: "assistant", content: item.content || null, tool_calls: calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })) });
+        messages.push({
+          role: "assistant",
+          content: item.content || null,
+          tool_calls: calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments })),
+        });
         for (const call of calls) {
           messages.push({ role: "tool", tool_call_id: call.id, content: outputs.get(call.id)!.content });
           outputs.delete(call.id);

@@ -26,11 +26,33 @@ export interface OneTurnInput {
 
 export async function oneTurn(input: OneTurnInput): Promise<AgentTurnResult> {
   const { agent } = input;
-  if (agent.kind === "human") return { ok: false, code: "AGENT_UNAVAILABLE", message: `'${agent.name}' is a person; a one-turn task goes to a model or webhook agent.`, duration_ms: 0 };
+  if (agent.kind === "human")
+    return {
+      ok: false,
+      code: "AGENT_UNAVAILABLE",
+      message: `'${agent.name}' is a person; a one-turn task goes to a model or webhook agent.`,
+      duration_ms: 0,
+    };
   const timeoutMs = Math.min(input.timeoutMs, turnTimeoutMs(agent));
-  const messages: ChatMessage[] = [{ role: "system", content: systemPrompt(agent, null) }, { role: "user", content: input.instruction }];
-  const request = { session_id: input.session_id, run_id: input.run_id, agent: agent.name, model: agent.model ?? input.default_model, messages, tools: [], context: null };
-  if (agent.kind === "webhook") return callWebhookAgent({ name: agent.name, endpoint: agent.endpoint! }, request, { secret: input.secret, timeoutMs });
-  if (!input.provider.ok) return { ok: false, code: "DEPENDENCY_UNAVAILABLE", message: input.provider.error.message, duration_ms: 0 };
+  const messages: ChatMessage[] = [
+    { role: "system", content: systemPrompt(agent, null) },
+    { role: "user", content: input.instruction },
+  ];
+  const request = {
+    session_id: input.session_id,
+    run_id: input.run_id,
+    agent: agent.name,
+    model: agent.model ?? input.default_model,
+    messages,
+    tools: [],
+    context: null,
+  };
+  if (agent.kind === "webhook")
+    return callWebhookAgent({ name: agent.name, endpoint: agent.endpoint! }, request, {
+      secret: input.secret,
+      timeoutMs,
+    });
+  if (!input.provider.ok)
+    return { ok: false, code: "DEPENDENCY_UNAVAILABLE", message: input.provider.error.message, duration_ms: 0 };
   return callModel(input.provider.value, request, timeoutMs);
 }

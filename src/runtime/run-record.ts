@@ -1,11 +1,20 @@
-import { runStatusChanged } from "../audit/run-events";
 import type { AuditScope } from "../audit/events";
 import type { Actor, AuditRecord } from "../audit/record";
+import { runStatusChanged } from "../audit/run-events";
 import type { ErrorBody } from "../errors";
 import { ulid } from "../lib/ulid";
 import type { StoredError } from "../schemas/handoff";
-import { DEFAULT_MAX_TURNS, type Run, type RunPending, type RunStatus, type RunWarning, type TraceDetails, type TraceEvent, type TraceEventType } from "../schemas/run";
 import type { RouteDecision } from "../schemas/routing";
+import {
+  DEFAULT_MAX_TURNS,
+  type Run,
+  type RunPending,
+  type RunStatus,
+  type RunWarning,
+  type TraceDetails,
+  type TraceEvent,
+  type TraceEventType,
+} from "../schemas/run";
 
 /**
  * A run's record and its transitions, pure (design §4a, habit 3): a table over the run
@@ -76,28 +85,58 @@ export interface RunChange {
 }
 
 /** One transition: the next record and its audit record, or null when the table refuses it. */
-export function moveRun(run: Run, to: RunStatus, change: RunChange, scope: AuditScope, actor: Actor, now: number): { run: Run; record: AuditRecord } | null {
+export function moveRun(
+  run: Run,
+  to: RunStatus,
+  change: RunChange,
+  scope: AuditScope,
+  actor: Actor,
+  now: number,
+): { run: Run; record: AuditRecord } | null {
   if (!RUN_TRANSITIONS[run.status].includes(to)) return null;
   const at = new Date(now).toISOString();
-  const next: Run = { ...run, status: to, updated_at: at, pending: change.pending ?? null, ended_at: isActiveRun(to) ? null : at };
+  const next: Run = {
+    ...run,
+    status: to,
+    updated_at: at,
+    pending: change.pending ?? null,
+    ended_at: isActiveRun(to) ? null : at,
+  };
   if (change.output !== undefined) next.output = change.output;
   if (change.output_agent !== undefined) next.output_agent = change.output_agent;
   if (change.error) next.error = storedError(change.error);
   if (change.warnings) next.warnings = [...run.warnings, ...change.warnings];
   const details = { run_id: run.id, agent: run.agent, from: run.status, to, turns: run.turns };
-  return { run: next, record: runStatusChanged(scope, actor, now, change.error ? { ...details, error_code: change.error.code } : details) };
+  return {
+    run: next,
+    record: runStatusChanged(scope, actor, now, change.error ? { ...details, error_code: change.error.code } : details),
+  };
 }
 
 function storedError(error: ErrorBody): StoredError {
-  return error.details === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, details: error.details };
+  return error.details === undefined
+    ? { code: error.code, message: error.message }
+    : { code: error.code, message: error.message, details: error.details };
 }
 
 /**
  * The router's decision that gave a session its first agent, as the trace's first event.
  * It precedes every run, so its correlation id is the session's.
  */
-export function routeTraceEvent(session_id: string, agent: string, now: number, decision: Pick<RouteDecision, "method" | "confidence" | "latency_us">): TraceEvent {
-  return traceEvent({ id: session_id, session_id }, "route", agent, now, { to_agent: agent, routing_method: decision.method, routing_confidence: decision.confidence }, decision.latency_us / 1000);
+export function routeTraceEvent(
+  session_id: string,
+  agent: string,
+  now: number,
+  decision: Pick<RouteDecision, "method" | "confidence" | "latency_us">,
+): TraceEvent {
+  return traceEvent(
+    { id: session_id, session_id },
+    "route",
+    agent,
+    now,
+    { to_agent: agent, routing_method: decision.method, routing_confidence: decision.confidence },
+    decision.latency_us / 1000,
+  );
 }
 
 /** One trace event of a run (seed 001 §5). */

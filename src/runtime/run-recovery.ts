@@ -21,15 +21,28 @@ export function interruptedStep(input: {
   /** The conversation, read only for a run that kept no work. */
   history: () => readonly HistoryItem[];
 }): { answers: HistoryItem[]; work: TurnWork | null } {
-  const interrupted = (agent: string, call: PendingCall): HistoryItem => ({ role: "tool", agent, type: "tool_output", tool_name: call.name, tool_call_id: call.id, content: "Error: interrupted by a restart; call it again if it is still needed." });
-  const handedOver = (agent: string, call: PendingCall) => input.current_agent !== agent && (call.name.startsWith("transfer_to_") || call.name.startsWith("return_to_"));
-  const answer = (agent: string, call: PendingCall) => (handedOver(agent, call) ? handoffOutput(agent, call, { ok: true, target: input.current_agent }) : interrupted(agent, call));
+  const interrupted = (agent: string, call: PendingCall): HistoryItem => ({
+    role: "tool",
+    agent,
+    type: "tool_output",
+    tool_name: call.name,
+    tool_call_id: call.id,
+    content: "Error: interrupted by a restart; call it again if it is still needed.",
+  });
+  const handedOver = (agent: string, call: PendingCall) =>
+    input.current_agent !== agent && (call.name.startsWith("transfer_to_") || call.name.startsWith("return_to_"));
+  const answer = (agent: string, call: PendingCall) =>
+    handedOver(agent, call)
+      ? handoffOutput(agent, call, { ok: true, target: input.current_agent })
+      : interrupted(agent, call);
   const work = input.work;
   if (work) {
     const answers: HistoryItem[] = [];
     let next = work;
     if (input.step === "tools") {
-      const ran = work.calls.filter((c) => c.kind === "http" && !c.done && (c.approval === "none" || c.approval === "approved"));
+      const ran = work.calls.filter(
+        (c) => c.kind === "http" && !c.done && (c.approval === "none" || c.approval === "approved"),
+      );
       answers.push(...ran.map((c) => interrupted(work.agent, c)));
       next = withCallsDone(work, new Set(ran.map((c) => c.id)));
     }

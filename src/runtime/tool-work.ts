@@ -41,7 +41,14 @@ export function planWork(agent: AgentDefinition, decision: TurnDecision): TurnWo
   const action = decision.action;
   let handoff: WorkHandoff | null = null;
   if (action.type === "escalate") {
-    handoff = { ...toPending(action.call), type: "escalate", target: null, reason: action.reason, approval: "none", inbox_id: null };
+    handoff = {
+      ...toPending(action.call),
+      type: "escalate",
+      target: null,
+      reason: action.reason,
+      approval: "none",
+      inbox_id: null,
+    };
   } else if (action.type === "handoff") {
     const gatedHandoff = action.binding.kind === "transfer" && action.binding.entry.requires_approval;
     handoff = {
@@ -63,7 +70,9 @@ const runnable = (c: WorkCall) => !c.done && (c.approval === "none" || c.approva
 export function nextEffect(work: TurnWork): WorkEffect {
   const gated: { approval: string; inbox_id: string | null; call: PendingCall }[] = [
     ...work.calls.map((c) => ({ approval: c.approval, inbox_id: c.inbox_id, call: toPending(c) })),
-    ...(work.handoff ? [{ approval: work.handoff.approval, inbox_id: work.handoff.inbox_id, call: toPending(work.handoff) }] : []),
+    ...(work.handoff
+      ? [{ approval: work.handoff.approval, inbox_id: work.handoff.inbox_id, call: toPending(work.handoff) }]
+      : []),
   ].filter((g) => g.approval === "pending");
   const unasked = gated.filter((g) => g.inbox_id === null);
   if (unasked.length > 0) return { type: "ask_approval", calls: unasked.map((g) => g.call) };
@@ -81,7 +90,10 @@ export function withApprovalsAsked(work: TurnWork, asked: ReadonlyMap<string, st
   return {
     ...work,
     calls: work.calls.map((c) => (asked.has(c.id) ? { ...c, inbox_id: asked.get(c.id)! } : c)),
-    handoff: work.handoff && asked.has(work.handoff.id) ? { ...work.handoff, inbox_id: asked.get(work.handoff.id)! } : work.handoff,
+    handoff:
+      work.handoff && asked.has(work.handoff.id)
+        ? { ...work.handoff, inbox_id: asked.get(work.handoff.id)! }
+        : work.handoff,
   };
 }
 
@@ -94,22 +106,41 @@ export function withCallsDone(work: TurnWork, ids: ReadonlySet<string>): TurnWor
 export type Denial = { by: "person"; reason?: string } | { by: "timeout"; timeout_s: number };
 
 function deniedOutput(agent: string, call: PendingCall, denial: Denial): HistoryItem {
-  const why = denial.by === "person" ? `a person denied it${denial.reason ? `: ${denial.reason}` : "."}` : `nobody approved it within ${denial.timeout_s} s.`;
-  const what = call.name.startsWith("transfer_to_") || call.name.startsWith("return_to_") ? "The handoff was not made" : "Not run";
-  return { role: "tool", agent, type: "tool_output", tool_name: call.name, tool_call_id: call.id, content: `Error: ${what}: ${why}` };
+  const why =
+    denial.by === "person"
+      ? `a person denied it${denial.reason ? `: ${denial.reason}` : "."}`
+      : `nobody approved it within ${denial.timeout_s} s.`;
+  const what =
+    call.name.startsWith("transfer_to_") || call.name.startsWith("return_to_") ? "The handoff was not made" : "Not run";
+  return {
+    role: "tool",
+    agent,
+    type: "tool_output",
+    tool_name: call.name,
+    tool_call_id: call.id,
+    content: `Error: ${what}: ${why}`,
+  };
 }
 
 /**
  * A decision on the call an inbox item asked about: the next work, and the output the
  * model sees when it was denied. Null when the item is not one of this work's open questions.
  */
-export function decideApproval(work: TurnWork, inboxId: string, decision: ApprovalDecision, denial: Denial): { work: TurnWork; output: HistoryItem | null; call: PendingCall } | null {
+export function decideApproval(
+  work: TurnWork,
+  inboxId: string,
+  decision: ApprovalDecision,
+  denial: Denial,
+): { work: TurnWork; output: HistoryItem | null; call: PendingCall } | null {
   const state = decision === "approve" ? ("approved" as const) : ("denied" as const);
   const call = work.calls.find((c) => c.inbox_id === inboxId && c.approval === "pending");
   if (call) {
     const output = state === "denied" ? deniedOutput(work.agent, call, denial) : null;
     return {
-      work: { ...work, calls: work.calls.map((c) => (c === call ? { ...c, approval: state, done: c.done || state === "denied" } : c)) },
+      work: {
+        ...work,
+        calls: work.calls.map((c) => (c === call ? { ...c, approval: state, done: c.done || state === "denied" } : c)),
+      },
       output,
       call: toPending(call),
     };
@@ -118,18 +149,28 @@ export function decideApproval(work: TurnWork, inboxId: string, decision: Approv
   if (handoff && handoff.inbox_id === inboxId && handoff.approval === "pending") {
     return state === "approved"
       ? { work: { ...work, handoff: { ...handoff, approval: "approved" } }, output: null, call: toPending(handoff) }
-      : { work: { ...work, handoff: null }, output: deniedOutput(work.agent, handoff, denial), call: toPending(handoff) };
+      : {
+          work: { ...work, handoff: null },
+          output: deniedOutput(work.agent, handoff, denial),
+          call: toPending(handoff),
+        };
   }
   return null;
 }
 
 /** What the API shows of a run paused on approvals. */
 export function approvalPending(work: TurnWork, expires_at: string): Extract<RunPending, { kind: "approval" }> {
-  const asked = [...work.calls, ...(work.handoff ? [work.handoff] : [])].filter((c): c is typeof c & { inbox_id: string } => c.inbox_id !== null);
+  const asked = [...work.calls, ...(work.handoff ? [work.handoff] : [])].filter(
+    (c): c is typeof c & { inbox_id: string } => c.inbox_id !== null,
+  );
   return {
     kind: "approval",
     agent: work.agent,
-    approvals: asked.map((c) => ({ inbox_id: c.inbox_id, tool_call: toPending(c), decision: c.approval === "approved" ? "approve" : c.approval === "denied" ? "deny" : null })),
+    approvals: asked.map((c) => ({
+      inbox_id: c.inbox_id,
+      tool_call: toPending(c),
+      decision: c.approval === "approved" ? "approve" : c.approval === "denied" ? "deny" : null,
+    })),
     expires_at,
   };
 }
@@ -142,7 +183,8 @@ export function approvalPrompt(agent: AgentDefinition, call: PendingCall): strin
   } catch {
     args = call.arguments;
   }
-  const template = agent.tools.confirmation.prompt_template ?? "'{{agent}}' wants to call '{{tool}}' with {{arguments}}.";
+  const template =
+    agent.tools.confirmation.prompt_template ?? "'{{agent}}' wants to call '{{tool}}' with {{arguments}}.";
   return template.replace(/\{\{\s*([A-Za-z0-9_.]+)\s*\}\}/g, (_all, key: string) => {
     if (key === "agent") return agent.name;
     if (key === "tool") return call.name;
@@ -150,7 +192,10 @@ export function approvalPrompt(agent: AgentDefinition, call: PendingCall): strin
     if (!key.startsWith("arguments.")) return "";
     let value: unknown = args;
     for (const part of key.slice("arguments.".length).split(".")) {
-      value = value !== null && typeof value === "object" && Object.hasOwn(value, part) ? (value as Record<string, unknown>)[part] : undefined;
+      value =
+        value !== null && typeof value === "object" && Object.hasOwn(value, part)
+          ? (value as Record<string, unknown>)[part]
+          : undefined;
     }
     return value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
   });

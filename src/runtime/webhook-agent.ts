@@ -79,7 +79,10 @@ const NestedCall = z.object({
 });
 const WebhookReply = z.object({
   output: z.string().nullish(),
-  tool_calls: z.array(z.union([FlatCall, NestedCall])).max(MAX_REPLY_TOOL_CALLS).nullish(),
+  tool_calls: z
+    .array(z.union([FlatCall, NestedCall]))
+    .max(MAX_REPLY_TOOL_CALLS)
+    .nullish(),
 });
 type WebhookReply = z.infer<typeof WebhookReply>;
 
@@ -92,22 +95,34 @@ const fail = (code: ErrorCode, message: string): Outcome => ({ ok: false, code, 
  * `WEBHOOK_ERROR` (unreachable, non-2xx with its status, or an unusable secret),
  * `WEBHOOK_INVALID_REPLY` (oversize, not JSON, wrong shape, nothing in it).
  */
-export async function callWebhookAgent(agent: WebhookAgent, turn: AgentTurnRequest, options: WebhookCallOptions): Promise<AgentTurnResult> {
+export async function callWebhookAgent(
+  agent: WebhookAgent,
+  turn: AgentTurnRequest,
+  options: WebhookCallOptions,
+): Promise<AgentTurnResult> {
   const now = options.now ?? Date.now;
   const started = now();
   const done = (outcome: Outcome): AgentTurnResult => {
     const duration_ms = Math.max(0, now() - started);
-    return outcome.ok ? { ok: true, response: outcome.response, model: "webhook", duration_ms } : { ...outcome, duration_ms };
+    return outcome.ok
+      ? { ok: true, response: outcome.response, model: "webhook", duration_ms }
+      : { ...outcome, duration_ms };
   };
 
   const secrets = secretList(options.secret);
   if (secrets.some((s) => !isWebhookSecret(s))) {
-    return done(fail("WEBHOOK_ERROR", `${agentSecretName(agent.name)} is not a Standard Webhooks secret (expected whsec_ + base64)`));
+    return done(
+      fail(
+        "WEBHOOK_ERROR",
+        `${agentSecretName(agent.name)} is not a Standard Webhooks secret (expected whsec_ + base64)`,
+      ),
+    );
   }
 
   const { signal, clear } = deadline(options.timeoutMs);
   const timedOut = new Promise<Outcome>((resolve) => {
-    const onAbort = () => resolve(fail("WEBHOOK_TIMEOUT", `${agent.name}: no reply from the webhook within ${options.timeoutMs} ms`));
+    const onAbort = () =>
+      resolve(fail("WEBHOOK_TIMEOUT", `${agent.name}: no reply from the webhook within ${options.timeoutMs} ms`));
     if (signal.aborted) onAbort();
     else signal.addEventListener("abort", onAbort, { once: true });
   });
@@ -115,7 +130,13 @@ export async function callWebhookAgent(agent: WebhookAgent, turn: AgentTurnReque
   return done(await Promise.race([exchange(agent, turn, secrets, started, signal), timedOut]).finally(clear));
 }
 
-async function exchange(agent: WebhookAgent, turn: AgentTurnRequest, secrets: string[], nowMs: number, signal: AbortSignal): Promise<Outcome> {
+async function exchange(
+  agent: WebhookAgent,
+  turn: AgentTurnRequest,
+  secrets: string[],
+  nowMs: number,
+  signal: AbortSignal,
+): Promise<Outcome> {
   const body = JSON.stringify(deliveryBody(turn, nowMs));
   const id = `msg_${ulid()}`;
   const timestamp = Math.floor(nowMs / 1000);
@@ -140,9 +161,15 @@ async function exchange(agent: WebhookAgent, turn: AgentTurnRequest, secrets: st
     const text = await readCapped(response, ERROR_EXCERPT_BYTES, "truncate");
     const hint = response.status === 401 || response.status === 403 ? unsignedHint(agent, secrets) : "";
     const location = response.headers.get("location");
-    const redirect = response.status >= 300 && response.status < 400 ? ` (redirects are not followed${location ? `; location: ${location}` : ""})` : "";
+    const redirect =
+      response.status >= 300 && response.status < 400
+        ? ` (redirects are not followed${location ? `; location: ${location}` : ""})`
+        : "";
     const detail = text.ok && text.text.trim() !== "" ? `: ${excerpt(text.text)}` : "";
-    return fail("WEBHOOK_ERROR", `${agent.name}: the webhook answered HTTP ${response.status}${redirect}${hint}${detail}`);
+    return fail(
+      "WEBHOOK_ERROR",
+      `${agent.name}: the webhook answered HTTP ${response.status}${redirect}${hint}${detail}`,
+    );
   }
 
   const declared = Number(response.headers.get("content-length"));
@@ -177,7 +204,8 @@ function deliveryBody(turn: AgentTurnRequest, nowMs: number): Record<string, unk
 }
 
 function interpret(agent: WebhookAgent, text: string): Outcome {
-  if (text.trim() === "") return fail("WEBHOOK_INVALID_REPLY", `${agent.name}: the reply is empty (expected JSON with output or tool_calls)`);
+  if (text.trim() === "")
+    return fail("WEBHOOK_INVALID_REPLY", `${agent.name}: the reply is empty (expected JSON with output or tool_calls)`);
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -185,7 +213,11 @@ function interpret(agent: WebhookAgent, text: string): Outcome {
     return fail("WEBHOOK_INVALID_REPLY", `${agent.name}: the reply is not JSON: ${excerpt(text, 120)}`);
   }
   const parsed = WebhookReply.safeParse(json);
-  if (!parsed.success) return fail("WEBHOOK_INVALID_REPLY", `${agent.name}: the reply is not { output?, tool_calls? }: ${describeIssue(parsed.error)}`);
+  if (!parsed.success)
+    return fail(
+      "WEBHOOK_INVALID_REPLY",
+      `${agent.name}: the reply is not { output?, tool_calls? }: ${describeIssue(parsed.error)}`,
+    );
   const reply = parsed.data;
   const tool_calls = toolCalls(reply);
   const content = reply.output ? reply.output : null;

@@ -66,14 +66,25 @@ export const HandoffTrigger = z
     type: TriggerType,
     expression: z.string().min(1).max(2000).optional(),
     event: z.string().trim().min(1).max(100).optional(),
-    timeout_s: z.number().int().min(1).max(7 * 86_400).optional(),
+    timeout_s: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 86_400)
+      .optional(),
     error_types: z.array(z.string().trim().min(1).max(100)).min(1).max(50).optional(),
     capabilities: z.array(z.string().trim().min(1).max(100)).min(1).max(50).optional(),
   })
   .superRefine((trigger, ctx) => {
-    const needs: Partial<Record<TriggerType, keyof typeof trigger>> = { condition: "expression", event: "event", timeout: "timeout_s", error: "error_types" };
+    const needs: Partial<Record<TriggerType, keyof typeof trigger>> = {
+      condition: "expression",
+      event: "event",
+      timeout: "timeout_s",
+      error: "error_types",
+    };
     const field = needs[trigger.type];
-    if (field && trigger[field] === undefined) ctx.addIssue({ code: "custom", path: [field], message: `a ${trigger.type} trigger needs ${field}` });
+    if (field && trigger[field] === undefined)
+      ctx.addIssue({ code: "custom", path: [field], message: `a ${trigger.type} trigger needs ${field}` });
   });
 export type HandoffTrigger = z.infer<typeof HandoffTrigger>;
 
@@ -128,7 +139,10 @@ export const AgentDefinition = z
     description: z.string().max(4000).default(""),
     kind: AgentKind.default("llm"),
     enabled: z.boolean().default(true),
-    instructions: z.string().max(64 * 1024).default(""),
+    instructions: z
+      .string()
+      .max(64 * 1024)
+      .default(""),
     model: z.string().max(200).optional(),
     endpoint: z.url({ protocol: /^https?$/ }).optional(),
     triggers: Triggers.default({ keywords: [], patterns: [], examples: [], priority: 50 }),
@@ -140,7 +154,12 @@ export const AgentDefinition = z
      * How long one turn of this agent may take: the model or webhook call, or for a human
      * agent the wait for a person in the inbox. Defaults: model 60 s, webhook 30 s, human 24 h.
      */
-    timeout_s: z.number().int().min(1).max(7 * 86_400).optional(),
+    timeout_s: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 86_400)
+      .optional(),
     /** Sessions the agent may hold at once; absent: no limit (and no capacity lease). */
     max_concurrent_sessions: z.number().int().min(1).max(1_000_000).optional(),
   })
@@ -150,9 +169,16 @@ export const AgentDefinition = z
     }
     const seen = new Set<string>();
     agent.handoffs.forEach((h, i) => {
-      if (h.to === agent.name) ctx.addIssue({ code: "custom", path: ["handoffs", i, "to"], message: "an agent cannot hand off to itself" });
-      if (seen.has(h.to)) ctx.addIssue({ code: "custom", path: ["handoffs", i, "to"], message: `duplicate handoff to '${h.to}'` });
-      if (h.trigger && h.when === "manual") ctx.addIssue({ code: "custom", path: ["handoffs", i, "when"], message: "a handoff with a trigger is `auto` or `conditional`" });
+      if (h.to === agent.name)
+        ctx.addIssue({ code: "custom", path: ["handoffs", i, "to"], message: "an agent cannot hand off to itself" });
+      if (seen.has(h.to))
+        ctx.addIssue({ code: "custom", path: ["handoffs", i, "to"], message: `duplicate handoff to '${h.to}'` });
+      if (h.trigger && h.when === "manual")
+        ctx.addIssue({
+          code: "custom",
+          path: ["handoffs", i, "when"],
+          message: "a handoff with a trigger is `auto` or `conditional`",
+        });
       seen.add(h.to);
     });
   });

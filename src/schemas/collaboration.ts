@@ -8,7 +8,18 @@ import { AgentName } from "./agent";
  */
 
 /** seed 000's protocol types and seed 003's bus types, one union. */
-export const MESSAGE_TYPES = ["request", "response", "broadcast", "negotiate", "acknowledge", "reject", "cancel", "query", "notify", "escalate"] as const;
+export const MESSAGE_TYPES = [
+  "request",
+  "response",
+  "broadcast",
+  "negotiate",
+  "acknowledge",
+  "reject",
+  "cancel",
+  "query",
+  "notify",
+  "escalate",
+] as const;
 export const MessageType = z.enum(MESSAGE_TYPES);
 export type MessageType = z.infer<typeof MessageType>;
 
@@ -30,16 +41,30 @@ export const CollabMessageInput = z
     priority: Priority.default("normal"),
     correlation_id: z.string().min(1).max(200).optional(),
     /** Dropped (and recorded) if still undelivered this long after it was sent. */
-    ttl_s: z.number().int().min(1).max(7 * 86_400).optional(),
+    ttl_s: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 86_400)
+      .optional(),
     /** A query's deadline for its response (default 30 s). */
     timeout_s: z.number().int().min(1).max(86_400).optional(),
   })
   .superRefine((m, ctx) => {
-    if (REPLY_TYPES.includes(m.type) && m.correlation_id === undefined) ctx.addIssue({ code: "custom", path: ["correlation_id"], message: `a ${m.type} names the message it answers` });
-    if ((m.type === "query" || m.type === "request") && m.to === undefined) ctx.addIssue({ code: "custom", path: ["to"], message: `a ${m.type} is to one agent` });
-    if (m.type === "broadcast" && m.to !== undefined) ctx.addIssue({ code: "custom", path: ["to"], message: "a broadcast is to every participant" });
-    if (m.to !== undefined && m.to === m.from) ctx.addIssue({ code: "custom", path: ["to"], message: "an agent does not message itself" });
-    if (m.timeout_s !== undefined && m.type !== "query" && m.type !== "escalate") ctx.addIssue({ code: "custom", path: ["timeout_s"], message: "only a query or an escalation waits for an answer" });
+    if (REPLY_TYPES.includes(m.type) && m.correlation_id === undefined)
+      ctx.addIssue({ code: "custom", path: ["correlation_id"], message: `a ${m.type} names the message it answers` });
+    if ((m.type === "query" || m.type === "request") && m.to === undefined)
+      ctx.addIssue({ code: "custom", path: ["to"], message: `a ${m.type} is to one agent` });
+    if (m.type === "broadcast" && m.to !== undefined)
+      ctx.addIssue({ code: "custom", path: ["to"], message: "a broadcast is to every participant" });
+    if (m.to !== undefined && m.to === m.from)
+      ctx.addIssue({ code: "custom", path: ["to"], message: "an agent does not message itself" });
+    if (m.timeout_s !== undefined && m.type !== "query" && m.type !== "escalate")
+      ctx.addIssue({
+        code: "custom",
+        path: ["timeout_s"],
+        message: "only a query or an escalation waits for an answer",
+      });
   });
 export type CollabMessageInput = z.infer<typeof CollabMessageInput>;
 
@@ -84,7 +109,11 @@ export type CollaborationCreate = z.infer<typeof CollaborationCreate>;
 
 /** `POST /v1/collaborations/:id/messages/:message_id/resolve`: a person answers an escalation. */
 export const EscalationResolve = z.strictObject({
-  reply: z.string().trim().min(1).max(32 * 1024),
+  reply: z
+    .string()
+    .trim()
+    .min(1)
+    .max(32 * 1024),
   by: z.string().trim().min(1).max(200).optional(),
 });
 export type EscalationResolve = z.infer<typeof EscalationResolve>;
@@ -143,17 +172,22 @@ export type AgentTask = z.infer<typeof AgentTask>;
 /** What the supervisor split the request into; more than one task ⇒ the results are aggregated. */
 export const TaskDecomposition = z
   .strictObject({
-    original_query: z.string().min(1).max(32 * 1024),
+    original_query: z
+      .string()
+      .min(1)
+      .max(32 * 1024),
     tasks: z.array(AgentTask).min(1).max(20),
     requires_aggregation: z.boolean().optional(),
   })
   .superRefine((d, ctx) => {
     const ids = new Set<string>();
     d.tasks.forEach((t, i) => {
-      if (ids.has(t.task_id)) ctx.addIssue({ code: "custom", path: ["tasks", i, "task_id"], message: `duplicate task_id '${t.task_id}'` });
+      if (ids.has(t.task_id))
+        ctx.addIssue({ code: "custom", path: ["tasks", i, "task_id"], message: `duplicate task_id '${t.task_id}'` });
       ids.add(t.task_id);
     });
-    if (d.requires_aggregation === false && d.tasks.length > 1) ctx.addIssue({ code: "custom", path: ["requires_aggregation"], message: "more than one task needs aggregation" });
+    if (d.requires_aggregation === false && d.tasks.length > 1)
+      ctx.addIssue({ code: "custom", path: ["requires_aggregation"], message: "more than one task needs aggregation" });
   })
   .transform((d) => ({ ...d, requires_aggregation: d.tasks.length > 1 }));
 export type TaskDecomposition = z.infer<typeof TaskDecomposition>;
@@ -169,9 +203,12 @@ export const AgentResult = z
     execution_time: z.number().min(0),
   })
   .superRefine((r, ctx) => {
-    if (r.success && r.data === undefined) ctx.addIssue({ code: "custom", path: ["data"], message: "a success carries data" });
-    if (!r.success && r.error === undefined) ctx.addIssue({ code: "custom", path: ["error"], message: "a failure carries an error" });
-    if (r.success && r.error !== undefined) ctx.addIssue({ code: "custom", path: ["error"], message: "a success has no error" });
+    if (r.success && r.data === undefined)
+      ctx.addIssue({ code: "custom", path: ["data"], message: "a success carries data" });
+    if (!r.success && r.error === undefined)
+      ctx.addIssue({ code: "custom", path: ["error"], message: "a failure carries an error" });
+    if (r.success && r.error !== undefined)
+      ctx.addIssue({ code: "custom", path: ["error"], message: "a success has no error" });
   });
 export type AgentResult = z.infer<typeof AgentResult>;
 
@@ -182,10 +219,18 @@ export type FanoutState = z.infer<typeof FanoutState>;
 /** `POST /v1/sessions/:id/fan-out`: the request to split (Relay decomposes it), or the decomposition itself. */
 export const FanoutStart = z
   .strictObject({
-    input: z.string().trim().min(1).max(32 * 1024).optional(),
+    input: z
+      .string()
+      .trim()
+      .min(1)
+      .max(32 * 1024)
+      .optional(),
     decomposition: TaskDecomposition.optional(),
   })
-  .refine((b) => (b.input === undefined) !== (b.decomposition === undefined), { message: "give either input or decomposition", path: ["input"] });
+  .refine((b) => (b.input === undefined) !== (b.decomposition === undefined), {
+    message: "give either input or decomposition",
+    path: ["input"],
+  });
 export type FanoutStart = z.infer<typeof FanoutStart>;
 
 /** A supervisor's fan-out as the API returns it. */

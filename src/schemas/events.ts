@@ -8,7 +8,9 @@ import { z } from "zod";
 /** The lifecycle actions delivered: every handoff transition and run status change. */
 export const DELIVERED_FAMILIES = ["handoff.", "run."] as const;
 
-export const EventType = z.string().regex(/^(handoff|run)\.([a-z_]+|\*)$/, "must be a handoff or run action (handoff.completed) or family (run.*)");
+export const EventType = z
+  .string()
+  .regex(/^(handoff|run)\.([a-z_]+|\*)$/, "must be a handoff or run action (handoff.completed) or family (run.*)");
 
 export const EventSubscriptionInput = z.strictObject({
   url: z.url({ protocol: /^https?$/ }),
@@ -27,5 +29,7 @@ export type EventSubscription = z.infer<typeof EventSubscription>;
 /** Whether a subscription takes an action. */
 export function subscribed(types: readonly string[], action: string): boolean {
   if (!DELIVERED_FAMILIES.some((family) => action.startsWith(family))) return false;
-  return types.length === 0 || types.some((t) => t === action || (t.endsWith(".*") && action.startsWith(t.slice(0, -1))));
+  return (
+    types.length === 0 || types.some((t) => t === action || (t.endsWith(".*") && action.startsWith(t.slice(0, -1))))
+  );
 }

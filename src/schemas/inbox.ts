@@ -54,7 +54,12 @@ export type InboxItem = z.infer<typeof InboxItem>;
  */
 export const InboxResolve = z
   .strictObject({
-    reply: z.string().trim().min(1).max(32 * 1024).optional(),
+    reply: z
+      .string()
+      .trim()
+      .min(1)
+      .max(32 * 1024)
+      .optional(),
     decision: ApprovalDecision.optional(),
     /** Why, with a decision; a denied call's output carries it to the model. */
     reason: z.string().trim().min(1).max(4000).optional(),
@@ -62,8 +67,14 @@ export const InboxResolve = z
     by: z.string().trim().min(1).max(200).optional(),
   })
   .superRefine((body, ctx) => {
-    if ((body.reply === undefined) === (body.decision === undefined)) ctx.addIssue({ code: "custom", path: ["reply"], message: "give either a reply (a question) or a decision (an approval)" });
-    if (body.reason !== undefined && body.decision === undefined) ctx.addIssue({ code: "custom", path: ["reason"], message: "a reason goes with a decision" });
+    if ((body.reply === undefined) === (body.decision === undefined))
+      ctx.addIssue({
+        code: "custom",
+        path: ["reply"],
+        message: "give either a reply (a question) or a decision (an approval)",
+      });
+    if (body.reason !== undefined && body.decision === undefined)
+      ctx.addIssue({ code: "custom", path: ["reason"], message: "a reason goes with a decision" });
   });
 export type InboxResolve = z.infer<typeof InboxResolve>;
 

@@ -10,17 +10,37 @@ import { ApprovalDecision } from "./inbox";
  * Durable Object.
  */
 
-export const RUN_STATUSES = ["running", "completed", "failed", "awaiting_human", "awaiting_approval", "requires_action"] as const;
+export const RUN_STATUSES = [
+  "running",
+  "completed",
+  "failed",
+  "awaiting_human",
+  "awaiting_approval",
+  "requires_action",
+] as const;
 export const RunStatus = z.enum(RUN_STATUSES);
 export type RunStatus = z.infer<typeof RunStatus>;
 
 /** The statuses a run waits in, for a person or the client. */
-export const PAUSED_RUN_STATUSES = ["awaiting_human", "awaiting_approval", "requires_action"] as const satisfies readonly RunStatus[];
+export const PAUSED_RUN_STATUSES = [
+  "awaiting_human",
+  "awaiting_approval",
+  "requires_action",
+] as const satisfies readonly RunStatus[];
 
 export const DEFAULT_MAX_TURNS = 10;
 
 /** Trace event types (seed 001 §5). */
-export const TraceEventType = z.enum(["route", "llm_call", "tool_call", "handoff", "guardrail", "agent_start", "agent_complete", "agent_error"]);
+export const TraceEventType = z.enum([
+  "route",
+  "llm_call",
+  "tool_call",
+  "handoff",
+  "guardrail",
+  "agent_start",
+  "agent_complete",
+  "agent_error",
+]);
 export type TraceEventType = z.infer<typeof TraceEventType>;
 
 export const TraceDetails = z.object({
@@ -65,7 +85,6 @@ export interface TracePage {
 export const PendingCall = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
 export type PendingCall = z.infer<typeof PendingCall>;
 
-
 /** What a paused run waits for. */
 export const RunPending = z.discriminatedUnion("kind", [
   /** awaiting_human: a person's answer in the inbox. */
@@ -82,7 +101,9 @@ export const RunPending = z.discriminatedUnion("kind", [
   z.object({
     kind: z.literal("approval"),
     agent: AgentName,
-    approvals: z.array(z.object({ inbox_id: z.string(), tool_call: PendingCall, decision: ApprovalDecision.nullable() })),
+    approvals: z.array(
+      z.object({ inbox_id: z.string(), tool_call: PendingCall, decision: ApprovalDecision.nullable() }),
+    ),
     /** ISO 8601: when the undecided calls are denied. */
     expires_at: z.string(),
   }),
@@ -179,7 +200,10 @@ export const ToolOutputs = z.strictObject({
     .array(
       z.strictObject({
         tool_call_id: z.string().min(1).max(200),
-        output: z.unknown().refine((v) => v !== undefined, "required").transform((v) => (typeof v === "string" ? v : JSON.stringify(v))),
+        output: z
+          .unknown()
+          .refine((v) => v !== undefined, "required")
+          .transform((v) => (typeof v === "string" ? v : JSON.stringify(v))),
       }),
     )
     .min(1)

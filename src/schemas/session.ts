@@ -52,7 +52,8 @@ export const SessionMessage = z
     required_capabilities: z.array(z.string().trim().min(1).max(100)).min(1).max(20).optional(),
   })
   .superRefine((message, ctx) => {
-    if (message.run === true && message.role !== "user") ctx.addIssue({ code: "custom", path: ["run"], message: "only a user message runs the agent" });
+    if (message.run === true && message.role !== "user")
+      ctx.addIssue({ code: "custom", path: ["run"], message: "only a user message runs the agent" });
   });
 export type SessionMessage = z.infer<typeof SessionMessage>;
 
@@ -70,7 +71,9 @@ export const TriggerFire = z.strictObject({ target: AgentName });
  * State keys are identifiers so condition expressions (design §5) can reach them as
  * `key.sub.path`; values are any JSON.
  */
-export const StateKey = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "must be an identifier (letters, digits, '_')");
+export const StateKey = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "must be an identifier (letters, digits, '_')");
 
 /**
  * `PATCH /v1/sessions/:id/state`: explicit `set` and `unset` rather than a merge patch,
@@ -89,7 +92,8 @@ export const SessionStatePatch = z
     }
     if (setKeys.length > 100) ctx.addIssue({ code: "custom", path: ["set"], message: "at most 100 keys per patch" });
     for (const key of patch.unset ?? []) {
-      if (setKeys.includes(key)) ctx.addIssue({ code: "custom", path: ["unset"], message: `'${key}' is both set and unset` });
+      if (setKeys.includes(key))
+        ctx.addIssue({ code: "custom", path: ["unset"], message: `'${key}' is both set and unset` });
     }
   });
 export type SessionStatePatch = z.infer<typeof SessionStatePatch>;

@@ -14,7 +14,10 @@ const RESERVED = /^(transfer_to_|return_to_|(escalate_to_human|ask_agent|notify_
 export const ToolName = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1–64 letters, digits, '_' or '-' (the OpenAI tool-name rule)")
-  .refine((name) => !RESERVED.test(name), "transfer_to_*, return_to_*, escalate_to_human, ask_agent, notify_agent, broadcast and fan_out are Relay's own tools");
+  .refine(
+    (name) => !RESERVED.test(name),
+    "transfer_to_*, return_to_*, escalate_to_human, ask_agent, notify_agent, broadcast and fan_out are Relay's own tools",
+  );
 export type ToolName = z.infer<typeof ToolName>;
 
 export const TOOL_KINDS = ["http", "client"] as const;
@@ -45,8 +48,10 @@ export const ToolDefinition = z
     max_response_bytes: z.number().int().min(1).max(MAX_TOOL_RESPONSE_BYTES).default(DEFAULT_TOOL_RESPONSE_BYTES),
   })
   .superRefine((tool, ctx) => {
-    if (tool.kind === "http" && !tool.url) ctx.addIssue({ code: "custom", path: ["url"], message: "an http tool needs a url" });
-    if (tool.kind === "client" && tool.url) ctx.addIssue({ code: "custom", path: ["url"], message: "a client tool runs in the API client; it has no url" });
+    if (tool.kind === "http" && !tool.url)
+      ctx.addIssue({ code: "custom", path: ["url"], message: "an http tool needs a url" });
+    if (tool.kind === "client" && tool.url)
+      ctx.addIssue({ code: "custom", path: ["url"], message: "a client tool runs in the API client; it has no url" });
   });
 export type ToolDefinition = z.infer<typeof ToolDefinition>;
 export type ToolDefinitionInput = z.input<typeof ToolDefinition>;

@@ -8,7 +8,9 @@ import { HandoffMode, HandoffPolicy } from "./handoff";
  * event (for event triggers), and an agent's status.
  */
 
-export const WebhookSourceName = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "must be a source name: lower-case letters, digits, '-' or '_'");
+export const WebhookSourceName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "must be a source name: lower-case letters, digits, '-' or '_'");
 
 const SessionId = z.string().min(1).max(128);
 
@@ -29,21 +31,33 @@ export const WebhookPayload = z.discriminatedUnion("type", [
         context: z.record(z.string(), z.unknown()).optional(),
         payload: z.record(z.string(), z.unknown()).optional(),
       })
-      .refine((d) => d.mode === "return" || (d.target_agent === undefined) !== (d.required_capabilities === undefined), {
-        message: "a transfer needs exactly one of target_agent and required_capabilities",
-        path: ["target_agent"],
-      }),
+      .refine(
+        (d) => d.mode === "return" || (d.target_agent === undefined) !== (d.required_capabilities === undefined),
+        {
+          message: "a transfer needs exactly one of target_agent and required_capabilities",
+          path: ["target_agent"],
+        },
+      ),
   }),
   z.strictObject({
     type: z.literal("session.event"),
-    data: z.strictObject({ session_id: SessionId, name: z.string().trim().min(1).max(100), data: z.unknown().optional() }),
+    data: z.strictObject({
+      session_id: SessionId,
+      name: z.string().trim().min(1).max(100),
+      data: z.unknown().optional(),
+    }),
   }),
   z.strictObject({
     type: z.literal("agent.status"),
     data: z
-      .strictObject({ agent: AgentName, status: z.enum(["busy", "idle", "paused", "active"]), session_id: SessionId.optional() })
+      .strictObject({
+        agent: AgentName,
+        status: z.enum(["busy", "idle", "paused", "active"]),
+        session_id: SessionId.optional(),
+      })
       .refine((d) => (d.status === "busy" || d.status === "idle") === (d.session_id !== undefined), {
-        message: "busy and idle are an agent's turn status in a session (give session_id); paused and active are the agent's own (no session_id)",
+        message:
+          "busy and idle are an agent's turn status in a session (give session_id); paused and active are the agent's own (no session_id)",
         path: ["session_id"],
       }),
   }),

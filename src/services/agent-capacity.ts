@@ -1,14 +1,14 @@
 import type { Env } from "../env";
-import { err, ok, type ErrorBody, type Result } from "../errors";
+import { type ErrorBody, err, ok, type Result } from "../errors";
 import {
   decodeShardLease,
   encodeShardLease,
   everyShard,
   SHARD_SLICE,
+  type ShardPlan,
   shardObjectName,
   shardOrder,
   shardPlan,
-  type ShardPlan,
 } from "../handoff/capacity-shards";
 import type { AgentLoad, AgentRpc, AgentStatus, Lease, LeaseRef } from "../rpc/agent";
 import { AGENT_CALL_DEADLINE_MS, agentRpcByName } from "../rpc/stubs";
@@ -43,7 +43,14 @@ export interface AgentCapacity {
 }
 
 /** One shard's object of `agent`, named for deadline errors. */
-function shardRpc(env: Pick<Env, "AGENTS">, tenant: string, agent: string, shard: number, shards: number, ms: number): AgentRpc {
+function shardRpc(
+  env: Pick<Env, "AGENTS">,
+  tenant: string,
+  agent: string,
+  shard: number,
+  shards: number,
+  ms: number,
+): AgentRpc {
   const what = shards === 1 ? `Agent '${agent}'` : `Agent '${agent}' (shard ${shard} of ${shards})`;
   return agentRpcByName(env, shardObjectName(tenant, agent, shard, shards), what, ms);
 }
@@ -58,10 +65,14 @@ async function settled<T>(call: () => Promise<Result<T>>, what: string): Promise
 }
 
 const reasonOf = (error: ErrorBody): unknown => (error.details as { reason?: unknown } | undefined)?.reason;
-const activeOf = (error: ErrorBody): number => Number((error.details as { active?: unknown } | undefined)?.active ?? 0) || 0;
+const activeOf = (error: ErrorBody): number =>
+  Number((error.details as { active?: unknown } | undefined)?.active ?? 0) || 0;
 
 /** The lease as the session sees it: its id names the shard. */
-const outward = (lease: Lease, shard: number, shards: number): Lease => ({ ...lease, lease_id: encodeShardLease({ lease_id: lease.lease_id, shard, shards }) });
+const outward = (lease: Lease, shard: number, shards: number): Lease => ({
+  ...lease,
+  lease_id: encodeShardLease({ lease_id: lease.lease_id, shard, shards }),
+});
 
 /**
  * `agent`'s capacity of `capacity` sessions split in slices of `slice` (null: unknown,
@@ -79,14 +90,19 @@ export function agentCapacity(
   const at = (shard: number, shards: number) => shardRpc(env, tenant, agent, shard, shards, ms);
 
   async function acquire(sessionId: string, handoffId: string, ttlMs: number, prefer?: string): Promise<Result<Lease>> {
-    if (!plan || capacity === null) return err("VALIDATION_FAILED", "An acquire needs the agent's capacity.", { agent });
+    if (!plan || capacity === null)
+      return err("VALIDATION_FAILED", "An acquire needs the agent's capacity.", { agent });
     let order = shardOrder(sessionId, plan.shards);
     const preferred = prefer === undefined ? undefined : decodeShardLease(prefer);
-    if (preferred && preferred.shards === plan.shards) order = [preferred.shard, ...order.filter((s) => s !== preferred.shard)];
+    if (preferred && preferred.shards === plan.shards)
+      order = [preferred.shard, ...order.filter((s) => s !== preferred.shard)];
     let unreachable: Result<Lease> | undefined;
     let active = 0;
     for (const shard of order) {
-      const granted = await settled(() => at(shard, plan.shards).acquire(sessionId, handoffId, ttlMs, plan.slices[shard]!), `Agent '${agent}'`);
+      const granted = await settled(
+        () => at(shard, plan.shards).acquire(sessionId, handoffId, ttlMs, plan.slices[shard]!),
+        `Agent '${agent}'`,
+      );
       if (granted.ok) return ok(outward(granted.value, shard, plan.shards));
       // One shard: its answer as it is (today's objects, today's answers).
       if (plan.shards === 1) return granted;
@@ -104,7 +120,12 @@ export function agentCapacity(
       return granted;
     }
     if (unreachable) return unreachable;
-    return err("AGENT_UNAVAILABLE", `The agent is at its capacity of ${capacity} sessions.`, { reason: "at_capacity", active, capacity, shards: plan.shards });
+    return err("AGENT_UNAVAILABLE", `The agent is at its capacity of ${capacity} sessions.`, {
+      reason: "at_capacity",
+      active,
+      capacity,
+      shards: plan.shards,
+    });
   }
 
   async function confirm(leaseId: string, fencingToken?: number): Promise<Result<Lease>> {
@@ -113,7 +134,9 @@ export function agentCapacity(
     if (confirmed.ok) return ok(outward(confirmed.value, shard, shards));
     // The shard names its own id in the refusal; the caller knows the lease by the outward one.
     const details = confirmed.error.details as Record<string, unknown> | undefined;
-    return details?.lease_id === lease_id ? { ok: false, error: { ...confirmed.error, details: { ...details, lease_id: leaseId } } } : confirmed;
+    return details?.lease_id === lease_id
+      ? { ok: false, error: { ...confirmed.error, details: { ...details, lease_id: leaseId } } }
+      : confirmed;
   }
 
   async function release(ref: LeaseRef, fencingToken?: number): Promise<Result<{ released: boolean }>> {
@@ -121,8 +144,12 @@ export function agentCapacity(
       const { lease_id, shard, shards } = decodeShardLease(ref.lease_id);
       return at(shard, shards).release({ lease_id }, fencingToken);
     }
-    const shards = plan ? Array.from({ length: plan.shards }, (_, shard) => ({ shard, shards: plan.shards })) : everyShard();
-    const results = await Promise.all(shards.map((s) => settled(() => at(s.shard, s.shards).release(ref, fencingToken), `Agent '${agent}'`)));
+    const shards = plan
+      ? Array.from({ length: plan.shards }, (_, shard) => ({ shard, shards: plan.shards }))
+      : everyShard();
+    const results = await Promise.all(
+      shards.map((s) => settled(() => at(s.shard, s.shards).release(ref, fencingToken), `Agent '${agent}'`)),
+    );
     const failed = results.find((r) => !r.ok);
     if (failed) return failed;
     return ok({ released: results.some((r) => r.ok && r.value.released) });
@@ -165,7 +192,10 @@ async function everyShardLoad(
     Array.from({ length: shards }, async (_, shard) => ({
       shard,
       shards,
-      result: await settled(() => call(shardRpc(env, tenant, agent, shard, shards, AGENT_CALL_DEADLINE_MS)), `Agent '${agent}'`),
+      result: await settled(
+        () => call(shardRpc(env, tenant, agent, shard, shards, AGENT_CALL_DEADLINE_MS)),
+        `Agent '${agent}'`,
+      ),
     })),
   );
   const loads: { load: AgentLoad; shard: number; shards: number }[] = [];
@@ -177,7 +207,13 @@ async function everyShardLoad(
 }
 
 /** The agent's load over all its shards. */
-export function agentLoad(env: Pick<Env, "AGENTS">, tenant: string, agent: string, capacity: number | null, slice: number = SHARD_SLICE): Promise<Result<AgentLoad>> {
+export function agentLoad(
+  env: Pick<Env, "AGENTS">,
+  tenant: string,
+  agent: string,
+  capacity: number | null,
+  slice: number = SHARD_SLICE,
+): Promise<Result<AgentLoad>> {
   return everyShardLoad(env, tenant, agent, capacity, slice, (rpc) => rpc.load());
 }
 
@@ -190,5 +226,7 @@ export function setAgentStatus(
   status: AgentStatus,
   slice: number = SHARD_SLICE,
 ): Promise<Result<AgentLoad>> {
-  return everyShardLoad(env, tenant, agent, capacity, slice, (rpc) => (status === "paused" ? rpc.pause() : rpc.resume()));
+  return everyShardLoad(env, tenant, agent, capacity, slice, (rpc) =>
+    status === "paused" ? rpc.pause() : rpc.resume(),
+  );
 }

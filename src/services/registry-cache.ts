@@ -1,11 +1,11 @@
 import { parseTenantConfig, tenantConfigStatement } from "../registry/config-store";
 import { subscribedStatement } from "../registry/event-subscriptions";
-import { compileRuleRouter } from "../routing/rule-router";
-import type { RoutingConfigPatch } from "../schemas/routing";
-import type { RuleRouter } from "../routing/types";
-import { loadDefinitions, registryHeadStatement, type RegistryHead } from "../registry/store";
+import { loadDefinitions, type RegistryHead, registryHeadStatement } from "../registry/store";
 import { loadTools } from "../registry/tool-store";
+import { compileRuleRouter } from "../routing/rule-router";
+import type { RuleRouter } from "../routing/types";
 import type { AgentDefinition } from "../schemas/agent";
+import type { RoutingConfigPatch } from "../schemas/routing";
 import type { ToolDefinition } from "../schemas/tool";
 
 /**
@@ -41,7 +41,12 @@ export interface CompiledRegistry extends AgentDirectory {
 const directories = new Map<string, Promise<AgentDirectory>>();
 const compiled = new Map<string, Promise<CompiledRegistry>>();
 
-function cached<T>(cache: Map<string, Promise<T>>, tenant: string, head: RegistryHead, load: () => Promise<T>): Promise<T> {
+function cached<T>(
+  cache: Map<string, Promise<T>>,
+  tenant: string,
+  head: RegistryHead,
+  load: () => Promise<T>,
+): Promise<T> {
   const key = `${tenant}@${head.version}:${head.stamp}`;
   let entry = cache.get(key);
   if (!entry) {
@@ -66,7 +71,13 @@ export async function agentDirectory(db: D1Database, tenant: string): Promise<Ag
 function directoryAt(db: D1Database, tenant: string, head: RegistryHead): Promise<AgentDirectory> {
   return cached(directories, tenant, head, async () => {
     const [agents, tools] = await Promise.all([loadDefinitions(db, tenant), loadTools(db, tenant)]);
-    return { tenant, version: head.version, agents, byName: new Map(agents.map((a) => [a.name, a])), tools: new Map(tools.map((t) => [t.name, t])) };
+    return {
+      tenant,
+      version: head.version,
+      agents,
+      byName: new Map(agents.map((a) => [a.name, a])),
+      tools: new Map(tools.map((t) => [t.name, t])),
+    };
   });
 }
 
@@ -100,7 +111,10 @@ export function tenantHead(db: D1Database, tenant: string, now = Date.now()): Pr
   const cached = heads.get(tenant);
   if (cached && cached.expires > now) return cached.value;
   const value = readHead(db, tenant);
-  const entry: { value: Promise<TenantHead>; expires: number; settled?: TenantHead } = { value, expires: now + HEAD_TTL_MS };
+  const entry: { value: Promise<TenantHead>; expires: number; settled?: TenantHead } = {
+    value,
+    expires: now + HEAD_TTL_MS,
+  };
   heads.set(tenant, entry);
   value.then(
     (head) => {
@@ -127,7 +141,11 @@ export function invalidateTenant(tenant: string): void {
 }
 
 async function readHead(db: D1Database, tenant: string): Promise<TenantHead> {
-  const [headRows, configRows, subscribedRows] = await db.batch([registryHeadStatement(db, tenant), tenantConfigStatement(db, tenant), subscribedStatement(db, tenant)]);
+  const [headRows, configRows, subscribedRows] = await db.batch([
+    registryHeadStatement(db, tenant),
+    tenantConfigStatement(db, tenant),
+    subscribedStatement(db, tenant),
+  ]);
   return {
     head: (headRows?.results[0] as RegistryHead | undefined) ?? { version: 0, stamp: "" },
     tenantConfig: parseTenantConfig(configRows?.results[0] as { config: string } | undefined),

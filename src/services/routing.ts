@@ -1,12 +1,12 @@
 import type { Env } from "../env";
 import { RelayError } from "../errors";
-import { configProblems, patchFromVars, resolveConfig, type ResolvedConfig } from "../routing/config";
+import { resolveProvider } from "../providers";
+import { configProblems, patchFromVars, type ResolvedConfig, resolveConfig } from "../routing/config";
 import { agentSummaries } from "../routing/fallback";
 import { decideRoute, type LlmOutcome } from "../routing/hybrid";
 import { routeWithLlm } from "../routing/llm/route-with-llm";
-import { resolveProvider } from "../providers";
 import type { RouteDecision, RoutingConfigPatch, RoutingStrategy } from "../schemas/routing";
-import { compiledRegistry, tenantHead, type CompiledRegistry } from "./registry-cache";
+import { type CompiledRegistry, compiledRegistry, tenantHead } from "./registry-cache";
 
 /**
  * Routing as the Worker runs it: the registry head and the tenant's config (cached per
@@ -46,7 +46,12 @@ export interface TimedDecision {
 }
 
 /** Routes one input for a tenant. Changes nothing; throws ROUTING_DISABLED when routing is off. */
-export async function routeInput(env: Env, tenant: string, input: string, options: RouteOptions = {}): Promise<TimedDecision> {
+export async function routeInput(
+  env: Env,
+  tenant: string,
+  input: string,
+  options: RouteOptions = {},
+): Promise<TimedDecision> {
   const started = performance.now();
   const override = options.strategy ? { ...options.config, strategy: options.strategy } : options.config;
   const { registry, resolved } = await routingContext(env, tenant, override);
@@ -61,7 +66,8 @@ export async function routeInput(env: Env, tenant: string, input: string, option
   const llm = async (text: string): Promise<LlmOutcome> => {
     const provider = resolveProvider(config.llm.provider, env);
     // A provider that is not set up (no key, no binding) is one more reason to fall back.
-    if (!provider.ok) return { ok: false, reason: "provider_unavailable", message: provider.error.message, duration_ms: 0 };
+    if (!provider.ok)
+      return { ok: false, reason: "provider_unavailable", message: provider.error.message, duration_ms: 0 };
     const outcome = await routeWithLlm(provider.value, registry.agents, text, {
       model: config.llm.model,
       timeoutMs: config.llm.timeout_ms,

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Actor } from "../audit/record";
 import { AgentName } from "../schemas/agent";
 import { HandoffContext, type HistoryItem } from "../schemas/handoff";
-import { InFlightHandoff, type AgentTurnStatus, type SessionMessage, type SessionView } from "../schemas/session";
+import { type AgentTurnStatus, InFlightHandoff, type SessionMessage, type SessionView } from "../schemas/session";
 
 /**
  * A session as its Durable Object stores it, and the pure functions over it. Times are
@@ -108,7 +108,12 @@ export function toView(
  * A posted message as a history item: `agent` is the API's synonym of `assistant`, and an
  * assistant message with no agent named is the current agent's.
  */
-export function toHistoryItem(message: SessionMessage, currentAgent: string, id: string, now: number): HistoryItem & { id: string } {
+export function toHistoryItem(
+  message: SessionMessage,
+  currentAgent: string,
+  id: string,
+  now: number,
+): HistoryItem & { id: string } {
   const role = message.role === "agent" ? "assistant" : message.role;
   const agent = message.agent ?? (role === "assistant" ? currentAgent : undefined);
   const item: HistoryItem & { id: string } = { id, role, content: message.content, created_at: iso(now) };

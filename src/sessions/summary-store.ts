@@ -14,7 +14,16 @@ export async function writeSessionSummary(db: D1Database, s: SessionSummary): Pr
        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
        ON CONFLICT (tenant, session_id) DO NOTHING`,
     )
-    .bind(s.tenant, s.session_id, s.created_at, s.expired_at, s.current_agent, s.history_length, s.handoff_count, JSON.stringify(s.summary))
+    .bind(
+      s.tenant,
+      s.session_id,
+      s.created_at,
+      s.expired_at,
+      s.current_agent,
+      s.history_length,
+      s.handoff_count,
+      JSON.stringify(s.summary),
+    )
     .run();
 }
 

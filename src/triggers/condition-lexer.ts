@@ -154,7 +154,8 @@ function readNumber(src: string, i: number, tokens: Token[]): number {
     while (isDigit(src[j])) j++;
     i = j;
   }
-  if (isIdentStart(src[i]) || src[i] === ".") throw new ConditionSyntaxError(i, "an operator after a number", describeAt(src, i));
+  if (isIdentStart(src[i]) || src[i] === ".")
+    throw new ConditionSyntaxError(i, "an operator after a number", describeAt(src, i));
   const text = src.slice(start, i);
   tokens.push({ kind: "number", pos: start, text, value: Number(text) });
   return i;
@@ -187,13 +188,19 @@ function readString(src: string, i: number, tokens: Token[]): number {
       const e = src[i + 1];
       if (e === "u") {
         const hex = src.slice(i + 2, i + 6);
-        if (!/^[0-9a-fA-F]{4}$/.test(hex)) throw new ConditionSyntaxError(i + 2, "4 hex digits after \\u", describeAt(src, i + 2));
+        if (!/^[0-9a-fA-F]{4}$/.test(hex))
+          throw new ConditionSyntaxError(i + 2, "4 hex digits after \\u", describeAt(src, i + 2));
         out += String.fromCharCode(parseInt(hex, 16));
         i += 6;
         continue;
       }
       const decoded = e === undefined ? undefined : ESCAPES.get(e);
-      if (decoded === undefined) throw new ConditionSyntaxError(i + 1, "an escape (\\\\ \\' \\\" \\n \\t \\r \\/ \\0 \\uXXXX)", describeAt(src, i + 1));
+      if (decoded === undefined)
+        throw new ConditionSyntaxError(
+          i + 1,
+          "an escape (\\\\ \\' \\\" \\n \\t \\r \\/ \\0 \\uXXXX)",
+          describeAt(src, i + 1),
+        );
       out += decoded;
       i += 2;
       continue;

@@ -1,4 +1,4 @@
-import { ConditionSyntaxError, tokenize, type CompareOp, type Token } from "./condition-lexer";
+import { type CompareOp, ConditionSyntaxError, type Token, tokenize } from "./condition-lexer";
 
 /**
  * Recursive-descent parser of the condition language:
@@ -35,7 +35,11 @@ function describe(token: Token): string {
 /** Parses a condition's source into its AST. Throws ConditionSyntaxError. */
 export function parseCondition(src: string): ConditionNode {
   if (src.length > MAX_CONDITION_LENGTH) {
-    throw new ConditionSyntaxError(MAX_CONDITION_LENGTH, `at most ${MAX_CONDITION_LENGTH} characters`, `${src.length} characters`);
+    throw new ConditionSyntaxError(
+      MAX_CONDITION_LENGTH,
+      `at most ${MAX_CONDITION_LENGTH} characters`,
+      `${src.length} characters`,
+    );
   }
   return new Parser(tokenize(src)).parse();
 }
@@ -52,7 +56,8 @@ class Parser {
     const node = this.parseOr();
     const rest = this.peek();
     if (rest.kind !== "eof") {
-      const expected = rest.kind === "rparen" ? "end of input (unbalanced ')')" : "'and', 'or', a comparison or end of input";
+      const expected =
+        rest.kind === "rparen" ? "end of input (unbalanced ')')" : "'and', 'or', a comparison or end of input";
       throw new ConditionSyntaxError(rest.pos, expected, describe(rest));
     }
     return node;
@@ -133,7 +138,8 @@ class Parser {
         return { type: "path", path: token.value as string[] };
       case "minus": {
         const number = this.next();
-        if (number.kind !== "number") throw new ConditionSyntaxError(number.pos, "a number after '-'", describe(number));
+        if (number.kind !== "number")
+          throw new ConditionSyntaxError(number.pos, "a number after '-'", describe(number));
         return { type: "literal", value: -(number.value as number) };
       }
       case "lparen": {
@@ -149,4 +155,3 @@ class Parser {
     }
   }
 }
-

@@ -1,6 +1,6 @@
 import { err, ok, type Result } from "../errors";
 import { ConditionSyntaxError } from "./condition-lexer";
-import { MAX_CONDITION_DEPTH, MAX_CONDITION_LENGTH, parseCondition, type ConditionNode } from "./condition-parser";
+import { type ConditionNode, MAX_CONDITION_DEPTH, MAX_CONDITION_LENGTH, parseCondition } from "./condition-parser";
 
 /**
  * Condition expressions over session state (design §5): a safe language, compiled once
@@ -30,7 +30,7 @@ export interface Condition {
   root: ConditionNode;
 }
 
-export { MAX_CONDITION_DEPTH, MAX_CONDITION_LENGTH, type ConditionNode };
+export { type ConditionNode, MAX_CONDITION_DEPTH, MAX_CONDITION_LENGTH };
 
 /** Details of an INVALID_CONDITION error. */
 export interface ConditionErrorDetails {
@@ -180,10 +180,19 @@ function equal(a: unknown, b: unknown, depth = 0): boolean {
   const keysB = Object.keys(b);
   if (keysA.length !== keysB.length) return false;
   return keysA.every(
-    (key) => Object.hasOwn(b, key) && equal((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], depth + 1),
+    (key) =>
+      Object.hasOwn(b, key) &&
+      equal((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], depth + 1),
   );
 }
 
 function truthy(value: unknown): boolean {
-  return !(value === undefined || value === null || value === false || value === 0 || value === "" || Number.isNaN(value));
+  return !(
+    value === undefined ||
+    value === null ||
+    value === false ||
+    value === 0 ||
+    value === "" ||
+    Number.isNaN(value)
+  );
 }

@@ -36,13 +36,19 @@ const holds = (expression: string | undefined, state: Record<string, unknown>): 
 function triggered(input: TriggerInput): { entry: HandoffSpec; trigger: HandoffTrigger; target: AgentDefinition }[] {
   return input.agent.handoffs.flatMap((entry) => {
     const target = input.directory.get(entry.to);
-    return entry.trigger && entry.when !== "manual" && target?.enabled ? [{ entry, trigger: entry.trigger, target }] : [];
+    return entry.trigger && entry.when !== "manual" && target?.enabled
+      ? [{ entry, trigger: entry.trigger, target }]
+      : [];
   });
 }
 
 export function firedTrigger(point: TriggerPoint, input: TriggerInput): FiredTrigger | null {
   const candidates = triggered(input).filter((c) => c.trigger.type === point.type);
-  const fire = (c: (typeof candidates)[number], why: string): FiredTrigger => ({ target: c.target.name, trigger: c.trigger, reason: `trigger (${c.trigger.type}): ${why}` });
+  const fire = (c: (typeof candidates)[number], why: string): FiredTrigger => ({
+    target: c.target.name,
+    trigger: c.trigger,
+    reason: `trigger (${c.trigger.type}): ${why}`,
+  });
   switch (point.type) {
     case "condition": {
       const hit = candidates.find((c) => holds(c.trigger.expression, input.state));
@@ -75,13 +81,20 @@ export function firedTrigger(point: TriggerPoint, input: TriggerInput): FiredTri
         .filter((m) => m.match.matched.length > 0)
         .sort((a, b) => b.match.score - a.match.score || (a.c.target.name < b.c.target.name ? -1 : 1));
       const best = ranked[0];
-      return best ? fire(best.c, `needs ${required.join(", ")}; '${input.agent.name}' lacks ${scoreAgent(input.agent, required).missing.join(", ")} (match ${best.match.score})`) : null;
+      return best
+        ? fire(
+            best.c,
+            `needs ${required.join(", ")}; '${input.agent.name}' lacks ${scoreAgent(input.agent, required).missing.join(", ")} (match ${best.match.score})`,
+          )
+        : null;
     }
   }
 }
 
 /** The shortest timeout trigger of the agent, in ms (null: it has none): when the alarm should look again. */
 export function nextTimeoutMs(input: Pick<TriggerInput, "agent" | "directory">): number | null {
-  const timeouts = triggered({ ...input, state: {} }).filter((c) => c.trigger.type === "timeout").map((c) => c.trigger.timeout_s! * 1000);
+  const timeouts = triggered({ ...input, state: {} })
+    .filter((c) => c.trigger.type === "timeout")
+    .map((c) => c.trigger.timeout_s! * 1000);
   return timeouts.length > 0 ? Math.min(...timeouts) : null;
 }

@@ -18,7 +18,12 @@ describe("agent registry API", () => {
     expect(created.json.definition).toMatchObject({ name: "billing", kind: "llm", enabled: true });
     // Capacity is opt-in: no limit unless one is given.
     expect(created.json.definition).not.toHaveProperty("max_concurrent_sessions");
-    expect(created.json.definition.handoffs[0]).toEqual({ to: "technical", when: "manual", include_context: true, requires_approval: false });
+    expect(created.json.definition.handoffs[0]).toEqual({
+      to: "technical",
+      when: "manual",
+      include_context: true,
+      requires_approval: false,
+    });
     const replaced = await call("PUT", "/v1/agents/billing", { ...billing, description: "Money matters" });
     expect(replaced.status).toBe(200);
     expect(replaced.json.created_at).toBe(created.json.created_at);
@@ -30,7 +35,11 @@ describe("agent registry API", () => {
     const file = "---\nname: notes\ntitle: Notes\ntriggers:\n  keywords: [memo]\n---\nYou keep notes.\n";
     const put = await call("PUT", "/v1/agents/notes", file, { headers: { "Content-Type": "text/markdown" } });
     expect(put.status).toBe(201);
-    expect(put.json.definition).toMatchObject({ name: "notes", instructions: "You keep notes.", triggers: { keywords: ["memo"] } });
+    expect(put.json.definition).toMatchObject({
+      name: "notes",
+      instructions: "You keep notes.",
+      triggers: { keywords: ["memo"] },
+    });
   });
 
   it("pages through agents with an opaque cursor", async () => {
@@ -58,27 +67,56 @@ describe("agent registry API", () => {
 
 describe("GET /v1/agents/:name/load", () => {
   it("shows each session's lease and the capacity; over every shard of a hot agent; 404 for no such agent", async () => {
-    await call("PUT", "/v1/agents/desk-load", { name: "desk-load", description: "Small desk", max_concurrent_sessions: 3 });
-    await call("PUT", "/v1/agents/hot-load", { name: "hot-load", description: "A hot agent", max_concurrent_sessions: 600 });
+    await call("PUT", "/v1/agents/desk-load", {
+      name: "desk-load",
+      description: "Small desk",
+      max_concurrent_sessions: 3,
+    });
+    await call("PUT", "/v1/agents/hot-load", {
+      name: "hot-load",
+      description: "A hot agent",
+      max_concurrent_sessions: 600,
+    });
     await call("PUT", "/v1/agents/open-load", { name: "open-load", description: "No limit" });
-    const small = [await call("POST", "/v1/sessions", { agent: "desk-load" }), await call("POST", "/v1/sessions", { agent: "desk-load" })];
+    const small = [
+      await call("POST", "/v1/sessions", { agent: "desk-load" }),
+      await call("POST", "/v1/sessions", { agent: "desk-load" }),
+    ];
     const desk = await call("GET", "/v1/agents/desk-load/load");
     expect(desk.status).toBe(200);
     expect(desk.json).toMatchObject({ status: "active", max_concurrent_sessions: 3, active_leases: 2 });
-    expect(desk.json.leases.map((l: { session_id: string }) => l.session_id).sort()).toEqual(small.map((s) => s.json.id).sort());
+    expect(desk.json.leases.map((l: { session_id: string }) => l.session_id).sort()).toEqual(
+      small.map((s) => s.json.id).sort(),
+    );
     // 600 sessions are three shards of 200: the load is their sum, each lease naming its shard.
     const hot = await Promise.all(Array.from({ length: 6 }, () => call("POST", "/v1/sessions", { agent: "hot-load" })));
     const load = await call("GET", "/v1/agents/hot-load/load");
     expect(load.json).toMatchObject({ max_concurrent_sessions: 600, active_leases: 6 });
     expect(load.json.leases.every((l: { lease_id: string }) => /~s[0-2]of3$/.test(l.lease_id))).toBe(true);
-    expect(load.json.leases.map((l: { session_id: string }) => l.session_id).sort()).toEqual(hot.map((s) => s.json.id).sort());
-    expect((await call("GET", "/v1/agents/open-load/load")).json).toEqual({ status: "active", max_concurrent_sessions: null, active_leases: 0, leases: [] });
-    expect(await call("GET", "/v1/agents/no-such-agent/load")).toMatchObject({ status: 404, json: { error: { code: "AGENT_NOT_FOUND" } } });
+    expect(load.json.leases.map((l: { session_id: string }) => l.session_id).sort()).toEqual(
+      hot.map((s) => s.json.id).sort(),
+    );
+    expect((await call("GET", "/v1/agents/open-load/load")).json).toEqual({
+      status: "active",
+      max_concurrent_sessions: null,
+      active_leases: 0,
+      leases: [],
+    });
+    expect(await call("GET", "/v1/agents/no-such-agent/load")).toMatchObject({
+      status: 404,
+      json: { error: { code: "AGENT_NOT_FOUND" } },
+    });
   });
 });
 
 describe("agent registry validation: a clear code and nothing stored", () => {
-  async function expectRefused(name: string, body: unknown, status: number, code: string, headers?: Record<string, string>) {
+  async function expectRefused(
+    name: string,
+    body: unknown,
+    status: number,
+    code: string,
+    headers?: Record<string, string>,
+  ) {
     const response = await call("PUT", `/v1/agents/${name}`, body, headers ? { headers } : {});
     expect(response.status).toBe(status);
     expect(response.json.error.code).toBe(code);
@@ -91,7 +129,12 @@ describe("agent registry validation: a clear code and nothing stored", () => {
   });
 
   it("wrong types and unknown fields → 400 VALIDATION_FAILED naming each field", async () => {
-    const error = await expectRefused("typo", { name: "typo", triggers: { keywords: "refund", priorty: 5 }, colour: "red" }, 400, "VALIDATION_FAILED");
+    const error = await expectRefused(
+      "typo",
+      { name: "typo", triggers: { keywords: "refund", priorty: 5 }, colour: "red" },
+      400,
+      "VALIDATION_FAILED",
+    );
     const paths = error.details.issues.map((i: { path: string }) => i.path);
     expect(paths).toContain("triggers.keywords");
     expect(paths).toContain("triggers");
@@ -99,25 +142,57 @@ describe("agent registry validation: a clear code and nothing stored", () => {
   });
 
   it("names that are not slugs, or that disagree with the URL → 400", async () => {
-    expect((await call("PUT", "/v1/agents/Bad%20Name", { name: "Bad Name" })).json.error.code).toBe("VALIDATION_FAILED");
+    expect((await call("PUT", "/v1/agents/Bad%20Name", { name: "Bad Name" })).json.error.code).toBe(
+      "VALIDATION_FAILED",
+    );
     await expectRefused("one", { name: "two" }, 400, "VALIDATION_FAILED");
   });
 
   it("limits: 501 keywords, 101 patterns, 51 handoffs, priority 101 → 400", async () => {
     const many = (n: number, f: (i: number) => unknown) => Array.from({ length: n }, (_, i) => f(i));
-    await expectRefused("kw", { name: "kw", triggers: { keywords: many(501, (i) => `k${i}`) } }, 400, "VALIDATION_FAILED");
-    await expectRefused("pt", { name: "pt", triggers: { patterns: many(101, (i) => `p${i}`) } }, 400, "VALIDATION_FAILED");
+    await expectRefused(
+      "kw",
+      { name: "kw", triggers: { keywords: many(501, (i) => `k${i}`) } },
+      400,
+      "VALIDATION_FAILED",
+    );
+    await expectRefused(
+      "pt",
+      { name: "pt", triggers: { patterns: many(101, (i) => `p${i}`) } },
+      400,
+      "VALIDATION_FAILED",
+    );
     await expectRefused("hf", { name: "hf", handoffs: many(51, (i) => `agent-${i}`) }, 400, "VALIDATION_FAILED");
     await expectRefused("pr", { name: "pr", triggers: { priority: 101 } }, 400, "VALIDATION_FAILED");
   });
 
   it("a pattern that does not compile, or needs backtracking → 400 INVALID_PATTERN naming it and the construct", async () => {
-    const bad = await expectRefused("rx", { name: "rx", triggers: { patterns: ["ok\\d+", "(unclosed"] } }, 400, "INVALID_PATTERN");
+    const bad = await expectRefused(
+      "rx",
+      { name: "rx", triggers: { patterns: ["ok\\d+", "(unclosed"] } },
+      400,
+      "INVALID_PATTERN",
+    );
     expect(bad.message).toContain("(unclosed");
-    const backref = await expectRefused("br", { name: "br", triggers: { patterns: ["fine", "(a)\\1"] } }, 400, "INVALID_PATTERN");
-    expect(backref.details.patterns).toEqual([{ index: 1, pattern: "(a)\\1", reason: expect.stringMatching(/^uses a backreference .* needs backtracking/) }]);
-    const look = await expectRefused("la", { name: "la", triggers: { patterns: ["(?=a)b", "(?<!x)y"] } }, 400, "INVALID_PATTERN");
-    expect(look.details.patterns.map((p: { reason: string }) => p.reason)).toEqual([expect.stringMatching(/^uses lookaround/), expect.stringMatching(/^uses lookaround/)]);
+    const backref = await expectRefused(
+      "br",
+      { name: "br", triggers: { patterns: ["fine", "(a)\\1"] } },
+      400,
+      "INVALID_PATTERN",
+    );
+    expect(backref.details.patterns).toEqual([
+      { index: 1, pattern: "(a)\\1", reason: expect.stringMatching(/^uses a backreference .* needs backtracking/) },
+    ]);
+    const look = await expectRefused(
+      "la",
+      { name: "la", triggers: { patterns: ["(?=a)b", "(?<!x)y"] } },
+      400,
+      "INVALID_PATTERN",
+    );
+    expect(look.details.patterns.map((p: { reason: string }) => p.reason)).toEqual([
+      expect.stringMatching(/^uses lookaround/),
+      expect.stringMatching(/^uses lookaround/),
+    ]);
     expect(look.message).toContain("(?=a)b");
   });
 
@@ -130,12 +205,23 @@ describe("agent registry validation: a clear code and nothing stored", () => {
     const md = { "Content-Type": "text/markdown" };
     await expectRefused("nofm", "just instructions", 400, "INVALID_AGENT_FILE", md);
     await expectRefused("badyaml", "---\nname: [unclosed\n---\nbody", 400, "INVALID_AGENT_FILE", md);
-    const wrong = await expectRefused("wrongfield", "---\nname: wrongfield\nkind: robot\n---\n", 400, "INVALID_AGENT_FILE", md);
+    const wrong = await expectRefused(
+      "wrongfield",
+      "---\nname: wrongfield\nkind: robot\n---\n",
+      400,
+      "INVALID_AGENT_FILE",
+      md,
+    );
     expect(wrong.details.issues[0].path).toBe("kind");
   });
 
   it("a body over 4 MiB → 413 PAYLOAD_TOO_LARGE", async () => {
-    await expectRefused("huge", { name: "huge", instructions: "x".repeat(4 * 1024 * 1024 + 1) }, 413, "PAYLOAD_TOO_LARGE");
+    await expectRefused(
+      "huge",
+      { name: "huge", instructions: "x".repeat(4 * 1024 * 1024 + 1) },
+      413,
+      "PAYLOAD_TOO_LARGE",
+    );
   });
 });
 

@@ -17,9 +17,15 @@ describe("audit API", () => {
     const id = await sessionWithActivity();
     const first = await call("GET", `/v1/audit?session_id=${id}&limit=2`);
     expect(first.status).toBe(200);
-    expect(first.json.items.map((r: { action: string }) => r.action)).toEqual(["session.state_updated", "session.message_added"]);
+    expect(first.json.items.map((r: { action: string }) => r.action)).toEqual([
+      "session.state_updated",
+      "session.message_added",
+    ]);
     const second = await call("GET", `/v1/audit?session_id=${id}&limit=2&cursor=${first.json.next_cursor}`);
-    expect(second.json.items.map((r: { action: string }) => r.action)).toEqual(["session.message_added", "session.created"]);
+    expect(second.json.items.map((r: { action: string }) => r.action)).toEqual([
+      "session.message_added",
+      "session.created",
+    ]);
     expect(second.json.next_cursor).toBeNull();
   });
 
@@ -27,10 +33,19 @@ describe("audit API", () => {
     const id = await sessionWithActivity();
     const created = await call("GET", `/v1/audit?session_id=${id}&action=session.created`);
     expect(created.json.items).toHaveLength(1);
-    expect(created.json.items[0]).toMatchObject({ session_id: id, tenant: "alpha", agent: "support", actor: "api", actor_type: "user" });
+    expect(created.json.items[0]).toMatchObject({
+      session_id: id,
+      tenant: "alpha",
+      agent: "support",
+      actor: "api",
+      actor_type: "user",
+    });
     const byAgent = await call("GET", `/v1/audit?session_id=${id}&agent=support`);
     expect(byAgent.json.items).toHaveLength(4);
-    const future = await call("GET", `/v1/audit?session_id=${id}&since=${encodeURIComponent(new Date(Date.now() + 3_600_000 * 48).toISOString())}`);
+    const future = await call(
+      "GET",
+      `/v1/audit?session_id=${id}&since=${encodeURIComponent(new Date(Date.now() + 3_600_000 * 48).toISOString())}`,
+    );
     expect(future.json.items).toEqual([]);
   });
 

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { BETA_KEY, call } from "./helpers";
 import { loadAgents } from "./handoff-fixtures";
+import { BETA_KEY, call } from "./helpers";
 
 beforeAll(loadAgents);
 
@@ -9,16 +9,30 @@ describe("GET /v1/capabilities/match", () => {
     const res = await call("GET", "/v1/capabilities/match?capabilities=refunds,debugging");
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({ required: ["refunds", "debugging"], exclude: [], min_score: 0 });
-    expect(res.json.items.map((m: { agent: string; score: number; matched: string[]; missing: string[] }) => [m.agent, m.score, m.matched, m.missing])).toEqual([
+    expect(
+      res.json.items.map((m: { agent: string; score: number; matched: string[]; missing: string[] }) => [
+        m.agent,
+        m.score,
+        m.matched,
+        m.missing,
+      ]),
+    ).toEqual([
       ["technical", 0.55, ["refunds", "debugging"], []],
       ["billing", 0.45, ["refunds"], ["debugging"]],
     ]);
-    expect(res.json.items[0].hits[1]).toMatchObject({ required: "debugging", capability: "debugging", via: "name", weight: 0.8 });
+    expect(res.json.items[0].hits[1]).toMatchObject({
+      required: "debugging",
+      capability: "debugging",
+      via: "name",
+      weight: 0.8,
+    });
   });
 
   it("matches tags at a lower weight, honours exclude and min_score", async () => {
     const tags = await call("GET", "/v1/capabilities/match?capabilities=payments");
-    expect(tags.json.items).toEqual([expect.objectContaining({ agent: "billing", score: 0.64, matched: ["payments"] })]);
+    expect(tags.json.items).toEqual([
+      expect.objectContaining({ agent: "billing", score: 0.64, matched: ["payments"] }),
+    ]);
     const excluded = await call("GET", "/v1/capabilities/match?capabilities=refunds&exclude=billing");
     expect(excluded.json.items.map((m: { agent: string }) => m.agent)).toEqual(["technical"]);
     const strict = await call("GET", "/v1/capabilities/match?capabilities=refunds&min_score=0.5");
@@ -38,7 +52,10 @@ describe("GET /v1/capabilities/match", () => {
     const first = await call("GET", "/v1/capabilities/match?capabilities=refunds,debugging&limit=1");
     expect(first.json.items.map((m: { agent: string }) => m.agent)).toEqual(["technical"]);
     expect(first.json.next_cursor).toEqual(expect.any(String));
-    const second = await call("GET", `/v1/capabilities/match?capabilities=refunds,debugging&limit=1&cursor=${first.json.next_cursor}`);
+    const second = await call(
+      "GET",
+      `/v1/capabilities/match?capabilities=refunds,debugging&limit=1&cursor=${first.json.next_cursor}`,
+    );
     expect(second.json).toMatchObject({ required: ["refunds", "debugging"], next_cursor: null });
     expect([...first.json.items, ...second.json.items]).toEqual(whole.json.items);
     const bad = await call("GET", "/v1/capabilities/match?capabilities=refunds&cursor=bm90LWEtbnVtYmVy");

@@ -10,7 +10,13 @@ describe("GET/PUT/DELETE /v1/config/routing", () => {
     expect(status).toBe(200);
     expect(json.config).toMatchObject({ enabled: true, strategy: "hybrid", threshold: 80, fallback: "prompt_user" });
     // The test pool sets ROUTING_LLM_PROVIDER (vitest.config.ts), so the provider is an env value too.
-    expect(json.sources).toMatchObject({ strategy: "env", threshold: "env", enabled: "default", "llm.provider": "env", "llm.model": "default" });
+    expect(json.sources).toMatchObject({
+      strategy: "env",
+      threshold: "env",
+      enabled: "default",
+      "llm.provider": "env",
+      "llm.model": "default",
+    });
     expect(json.stored).toBeNull();
   });
 
@@ -34,7 +40,10 @@ describe("GET/PUT/DELETE /v1/config/routing", () => {
       new Request("http://relay.test/v1/config/routing", { headers: { Authorization: "Bearer alpha-test-key" } }),
       withVar,
     );
-    const json = (await response.json()) as { config: { fallback: string; llm: { timeout_ms: number } }; sources: Record<string, string> };
+    const json = (await response.json()) as {
+      config: { fallback: string; llm: { timeout_ms: number } };
+      sources: Record<string, string>;
+    };
     expect(json.config.fallback).toBe("none");
     expect(json.sources.fallback).toBe("env");
     expect(json.config.llm.timeout_ms).toBe(1234);
@@ -42,7 +51,13 @@ describe("GET/PUT/DELETE /v1/config/routing", () => {
 
   it("refuses invalid values (400) and inconsistent combinations (400 INVALID_CONFIG) without storing them", async () => {
     await call("PUT", "/v1/config/routing", { threshold: 70 });
-    for (const bad of [{ threshold: 101 }, { strategy: "magic" }, { llm: { timeout_ms: 10 } }, { surprise: true }, { default_agent: "Not A Slug" }]) {
+    for (const bad of [
+      { threshold: 101 },
+      { strategy: "magic" },
+      { llm: { timeout_ms: 10 } },
+      { surprise: true },
+      { default_agent: "Not A Slug" },
+    ]) {
       const response = await call("PUT", "/v1/config/routing", bad);
       expect(response.status).toBe(400);
       expect(response.json.error.code).toBe("VALIDATION_FAILED");

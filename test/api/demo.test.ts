@@ -9,7 +9,10 @@ import { BETA_KEY, call } from "./helpers";
  * walk-through a newcomer runs after `npm run dev` fails too.
  */
 
-const demo = import.meta.glob("../../agents/*.md", { query: "?raw", import: "default", eager: true }) as Record<string, string>;
+const demo = import.meta.glob("../../agents/*.md", { query: "?raw", import: "default", eager: true }) as Record<
+  string,
+  string
+>;
 // The beta tenant keeps its default configuration (the local provider) whatever other files set for alpha.
 const as = { key: BETA_KEY };
 
@@ -36,7 +39,11 @@ describe("the offline demo conversation", () => {
     expect(billing.json.run).toMatchObject({ status: "completed", output_agent: "billing" });
     expect(handoffsOf(billing.json.run)).toEqual(["triage→billing"]);
     expect(billing.json.run.output).toContain("charged twice");
-    expect(billing.json.run.events.filter((e: { event_type: string }) => e.event_type === "llm_call").map((e: { details: { model: string } }) => e.details.model)).toEqual(["local", "local"]);
+    expect(
+      billing.json.run.events
+        .filter((e: { event_type: string }) => e.event_type === "llm_call")
+        .map((e: { details: { model: string } }) => e.details.model),
+    ).toEqual(["local", "local"]);
 
     const back = await say(id, "Thanks, that is sorted. Back to triage please");
     expect(back.json.run).toMatchObject({ status: "completed", output_agent: "triage" });
@@ -47,22 +54,45 @@ describe("the offline demo conversation", () => {
     expect((await call("PATCH", `/v1/sessions/${id}/state`, { set: { refund_amount: 200 } }, as)).status).toBe(200);
     const small = await say(id, "I want a refund for my subscription");
     expect(small.json.run).toMatchObject({ status: "completed", output_agent: "billing" });
-    expect((await say(id, "Back to triage please")).json.run).toMatchObject({ status: "completed", output_agent: "triage" });
+    expect((await say(id, "Back to triage please")).json.run).toMatchObject({
+      status: "completed",
+      output_agent: "triage",
+    });
 
     expect((await call("PATCH", `/v1/sessions/${id}/state`, { set: { refund_amount: 900 } }, as)).status).toBe(200);
     const large = await say(id, "I want a refund of 900 dollars for my subscription");
     expect(large.status).toBe(200);
-    expect(large.json.run).toMatchObject({ status: "awaiting_human", agent: "supervisor", pending: { kind: "human", agent: "supervisor" } });
+    expect(large.json.run).toMatchObject({
+      status: "awaiting_human",
+      agent: "supervisor",
+      pending: { kind: "human", agent: "supervisor" },
+    });
     expect(handoffsOf(large.json.run)).toEqual(["triage→billing", "billing→supervisor"]);
 
     const inbox = await call("GET", `/v1/sessions/${id}/inbox`, undefined, as);
-    expect(inbox.json.items).toEqual([expect.objectContaining({ kind: "human_turn", agent: "supervisor", status: "open", run_id: large.json.run.id })]);
+    expect(inbox.json.items).toEqual([
+      expect.objectContaining({ kind: "human_turn", agent: "supervisor", status: "open", run_id: large.json.run.id }),
+    ]);
 
-    const resolved = await call("POST", `/v1/inbox/${large.json.run.pending.inbox_id}/resolve`, { reply: "Refund of $900 approved." }, as);
+    const resolved = await call(
+      "POST",
+      `/v1/inbox/${large.json.run.pending.inbox_id}/resolve`,
+      { reply: "Refund of $900 approved." },
+      as,
+    );
     expect(resolved.status).toBe(200);
-    expect(resolved.json.run).toMatchObject({ id: large.json.run.id, status: "completed", output_agent: "supervisor", output: "Refund of $900 approved." });
+    expect(resolved.json.run).toMatchObject({
+      id: large.json.run.id,
+      status: "completed",
+      output_agent: "supervisor",
+      output: "Refund of $900 approved.",
+    });
     const trace = (await call("GET", `/v1/sessions/${id}/trace`, undefined, as)).json.items;
-    expect(trace.at(-1)).toMatchObject({ event_type: "agent_complete", agent_name: "supervisor", details: { executor: "human" } });
+    expect(trace.at(-1)).toMatchObject({
+      event_type: "agent_complete",
+      agent_name: "supervisor",
+      details: { executor: "human" },
+    });
   });
 
   it("a session the router started has the decision as its trace's first event", async () => {
@@ -76,6 +106,8 @@ describe("the offline demo conversation", () => {
       correlation_id: created.json.id,
       details: { to_agent: "billing", routing_method: "rule", routing_confidence: expect.any(Number) },
     });
-    expect(trace.slice(1).map((e: { correlation_id: string }) => e.correlation_id)).toEqual(run.json.run.events.map(() => run.json.run.id));
+    expect(trace.slice(1).map((e: { correlation_id: string }) => e.correlation_id)).toEqual(
+      run.json.run.events.map(() => run.json.run.id),
+    );
   });
 });

@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { fakeWebhookAgent, replyText, type WebhookDelivery } from "../fakes/webhook-agent";
-import { llmServer } from "../fakes/server";
 import { advanceClock, drainDue, sessionStub, setClock } from "../durable-objects/helpers";
+import { llmServer } from "../fakes/server";
+import { fakeWebhookAgent, replyText, type WebhookDelivery } from "../fakes/webhook-agent";
 import { call } from "./helpers";
 
 /**
@@ -15,7 +15,10 @@ import { call } from "./helpers";
 const URL = "https://receiver.test/relay-events";
 
 beforeAll(async () => {
-  for (const agent of [{ name: "desk", description: "Desk", handoffs: ["billing"] }, { name: "billing", description: "Billing" }]) {
+  for (const agent of [
+    { name: "desk", description: "Desk", handoffs: ["billing"] },
+    { name: "billing", description: "Billing" },
+  ]) {
     await call("PUT", `/v1/agents/${agent.name}`, agent);
   }
 });
@@ -23,14 +26,23 @@ beforeAll(async () => {
 /** A receiver holding the subscription's secret; `fail` answers 500 that many times first. */
 function receiver(secret: string, fail = 0) {
   let failures = fail;
-  const fake = fakeWebhookAgent({ url: URL, secret, respond: () => (failures-- > 0 ? replyText("down", 500) : replyText("", 204)) });
+  const fake = fakeWebhookAgent({
+    url: URL,
+    secret,
+    respond: () => (failures-- > 0 ? replyText("down", 500) : replyText("", 204)),
+  });
   llmServer.use(fake.handler);
   return fake;
 }
 
 async function handoff(): Promise<string> {
   const id = (await call("POST", "/v1/sessions", { agent: "desk" })).json.id;
-  const res = await call("POST", "/v1/handoffs", { session_id: id, source_agent: "desk", target_agent: "billing", reason: "billing question" });
+  const res = await call("POST", "/v1/handoffs", {
+    session_id: id,
+    source_agent: "desk",
+    target_agent: "billing",
+    reason: "billing question",
+  });
   expect(res.status).toBe(200);
   return id;
 }
@@ -69,13 +81,16 @@ describe("deliveries", () => {
     await drainDue(stub);
     expect(fake.deliveries.every((d) => d.verified === true)).toBe(true);
     // Every lifecycle record arrived, and the receiver acknowledged each webhook-id once at least.
-    const audit = (await call("GET", `/v1/sessions/${id}/audit?limit=200`)).json.items.filter((r: { action: string }) => r.action.startsWith("handoff."));
+    const audit = (await call("GET", `/v1/sessions/${id}/audit?limit=200`)).json.items.filter((r: { action: string }) =>
+      r.action.startsWith("handoff."),
+    );
     const ids = new Set(fake.deliveries.map((d) => d.headers["webhook-id"]));
     expect([...ids].sort()).toEqual(audit.map((r: { id: string }) => r.id).sort());
     expect(typesOf(fake.deliveries)).toContain("handoff.completed");
     // The two failures were retried under the same ids.
     const perId = new Map<string, number>();
-    for (const d of fake.deliveries) perId.set(d.headers["webhook-id"]!, (perId.get(d.headers["webhook-id"]!) ?? 0) + 1);
+    for (const d of fake.deliveries)
+      perId.set(d.headers["webhook-id"]!, (perId.get(d.headers["webhook-id"]!) ?? 0) + 1);
     expect([...perId.values()].some((n) => n > 1)).toBe(true);
     const completed = fake.deliveries.find((d) => (d.body as { type: string }).type === "handoff.completed")!;
     expect(completed.body).toMatchObject({ type: "handoff.completed", data: { session_id: id, actor: "api" } });
@@ -99,8 +114,18 @@ describe("deliveries", () => {
     expect(new Set(typesOf(fake.deliveries))).toEqual(new Set(["handoff.completed"]));
     expect(fake.deliveries).toHaveLength(6);
     expect(new Set(fake.deliveries.map((d) => d.headers["webhook-id"])).size).toBe(1);
-    const failed = (await call("GET", `/v1/sessions/${id}/audit?limit=200`)).json.items.find((r: { action: string }) => r.action === "webhook.delivery_failed");
-    expect(failed).toMatchObject({ actor_type: "system", details: { type: "handoff.completed", attempts: 6, last_error: "HTTP 500", webhook_id: fake.deliveries[0]!.headers["webhook-id"] } });
+    const failed = (await call("GET", `/v1/sessions/${id}/audit?limit=200`)).json.items.find(
+      (r: { action: string }) => r.action === "webhook.delivery_failed",
+    );
+    expect(failed).toMatchObject({
+      actor_type: "system",
+      details: {
+        type: "handoff.completed",
+        attempts: 6,
+        last_error: "HTTP 500",
+        webhook_id: fake.deliveries[0]!.headers["webhook-id"],
+      },
+    });
     await advanceClock(stub, 3_600_000);
     await drainDue(stub);
     expect(fake.deliveries).toHaveLength(6);
@@ -112,7 +137,16 @@ describe("deliveries", () => {
     // The object's clock an hour ahead: a delivery run it schedules is not due while the test reads.
     await setClock(stub, Date.now() + 3_600_000);
     await rpc.create("alpha", before, { agent: "desk", capacity: null, metadata: {}, ttl_s: 3600 });
-    expect((await call("POST", "/v1/handoffs", { session_id: before, source_agent: "desk", target_agent: "billing", reason: "no subscription" })).status).toBe(200);
+    expect(
+      (
+        await call("POST", "/v1/handoffs", {
+          session_id: before,
+          source_agent: "desk",
+          target_agent: "billing",
+          reason: "no subscription",
+        })
+      ).status,
+    ).toBe(200);
     const queued = (id: string) =>
       runInDurableObject(sessionStub("alpha", id).stub, (_instance, state) => ({
         rows: (state.storage.sql.exec("SELECT COUNT(*) AS n FROM deliveries").one() as { n: number }).n,

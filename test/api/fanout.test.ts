@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { answer, callTool, delayed, httpError } from "../fakes/openai";
 import { advanceClock, drainDue, sessionStub } from "../durable-objects/helpers";
+import { answer, callTool, delayed, httpError } from "../fakes/openai";
 import { call } from "./helpers";
 import { protocolErrors, script } from "./run-fixtures";
 
@@ -18,7 +18,8 @@ const AGENTS = [
   { name: "stranger", description: "Not the planner's", triggers: { keywords: ["weather"] } },
 ];
 
-const QUESTION = "What's the weather in Lisbon this weekend? How much will two nights cost, and which train goes there from Porto?";
+const QUESTION =
+  "What's the weather in Lisbon this weekend? How much will two nights cost, and which train goes there from Porto?";
 
 beforeAll(async () => {
   for (const agent of AGENTS) {
@@ -40,12 +41,29 @@ describe("fan-out", () => {
     expect(fanout).toMatchObject({ supervisor: "planner", state: "COMPLETED", decomposed_by: "rules" });
     expect(fanout.decomposition.tasks.map((t: { agent: string }) => t.agent)).toEqual(["weather", "finance", "travel"]);
     expect(fanout.decomposition.requires_aggregation).toBe(true);
-    expect(fanout.states.map((s: { state: string }) => s.state)).toEqual(["INIT", "DECOMPOSED", "EXECUTING", "AGGREGATING", "COMPLETED"]);
+    expect(fanout.states.map((s: { state: string }) => s.state)).toEqual([
+      "INIT",
+      "DECOMPOSED",
+      "EXECUTING",
+      "AGGREGATING",
+      "COMPLETED",
+    ]);
     expect(fanout.results).toHaveLength(3);
-    for (const r of fanout.results) expect(r).toMatchObject({ success: true, data: expect.stringContaining("local provider (offline, not a model) answering"), execution_time: expect.any(Number) });
+    for (const r of fanout.results)
+      expect(r).toMatchObject({
+        success: true,
+        data: expect.stringContaining("local provider (offline, not a model) answering"),
+        execution_time: expect.any(Number),
+      });
     // Each agent was asked its own part.
-    expect(fanout.results.find((r: { agent: string }) => r.agent === "travel").data).toContain("which train goes there from Porto?");
-    expect(fanout.response.split("\n").map((line: string) => line.split(":")[0])).toEqual(["weather", "finance", "travel"]);
+    expect(fanout.results.find((r: { agent: string }) => r.agent === "travel").data).toContain(
+      "which train goes there from Porto?",
+    );
+    expect(fanout.response.split("\n").map((line: string) => line.split(":")[0])).toEqual([
+      "weather",
+      "finance",
+      "travel",
+    ]);
     // The question and the answer are in the conversation; the fan-out reads back.
     const history = (await call("GET", `/v1/sessions/${id}/messages`)).json.items;
     expect(history.map((i: { role: string }) => i.role)).toEqual(["user", "assistant"]);
@@ -69,39 +87,82 @@ describe("fan-out", () => {
     };
 
     it("all succeed: every result recorded, the supervisor's aggregate is the answer", async () => {
-      const fake = script({ weather: [answer("Sunny, 24°C")], finance: [answer("About €400")], travel: [answer("3h by train")], planner: [answer("Go: sunny, €400, 3h by train.")] });
+      const fake = script({
+        weather: [answer("Sunny, 24°C")],
+        finance: [answer("About €400")],
+        travel: [answer("3h by train")],
+        planner: [answer("Go: sunny, €400, 3h by train.")],
+      });
       const id = await session();
       const res = await call("POST", `/v1/sessions/${id}/fan-out`, { decomposition });
-      expect(res.json).toMatchObject({ state: "COMPLETED", decomposed_by: "request", response: "Go: sunny, €400, 3h by train." });
-      expect(Object.fromEntries(res.json.results.map((r: { task_id: string; data: string }) => [r.task_id, r.data]))).toEqual({ w: "Sunny, 24°C", f: "About €400", t: "3h by train" });
-      const aggregation = fake.requests.find((r) => String(r.body.messages[0]!.content).startsWith("You are 'planner'"))!;
+      expect(res.json).toMatchObject({
+        state: "COMPLETED",
+        decomposed_by: "request",
+        response: "Go: sunny, €400, 3h by train.",
+      });
+      expect(
+        Object.fromEntries(res.json.results.map((r: { task_id: string; data: string }) => [r.task_id, r.data])),
+      ).toEqual({ w: "Sunny, 24°C", f: "About €400", t: "3h by train" });
+      const aggregation = fake.requests.find((r) =>
+        String(r.body.messages[0]!.content).startsWith("You are 'planner'"),
+      )!;
       expect(aggregation.body.messages.at(-1)!.content).toContain("- finance (f): About €400");
     });
 
     it("given only the request, the supervisor's model plans the tasks with plan_tasks (and a plan that does not fit falls back to Relay's)", async () => {
       const fake = script({
-        planner: [callTool("plan_tasks", { tasks: [{ agent: "weather", instruction: "Lisbon weather" }, { agent: "travel", instruction: "Porto to Lisbon trains" }] }), answer("Sunny; 3h by train.")],
+        planner: [
+          callTool("plan_tasks", {
+            tasks: [
+              { agent: "weather", instruction: "Lisbon weather" },
+              { agent: "travel", instruction: "Porto to Lisbon trains" },
+            ],
+          }),
+          answer("Sunny; 3h by train."),
+        ],
         weather: [answer("Sunny")],
         travel: [answer("3h")],
       });
       const id = await session();
       const res = await call("POST", `/v1/sessions/${id}/fan-out`, { input: "Weekend in Lisbon from Porto?" });
       expect(res.json).toMatchObject({ state: "COMPLETED", decomposed_by: "model", response: "Sunny; 3h by train." });
-      expect(res.json.decomposition.tasks.map((t: { agent: string; instruction: string }) => [t.agent, t.instruction])).toEqual([["weather", "Lisbon weather"], ["travel", "Porto to Lisbon trains"]]);
+      expect(
+        res.json.decomposition.tasks.map((t: { agent: string; instruction: string }) => [t.agent, t.instruction]),
+      ).toEqual([
+        ["weather", "Lisbon weather"],
+        ["travel", "Porto to Lisbon trains"],
+      ]);
       const planning = fake.requests[0]!;
       expect(planning.body.tool_choice).toBe("required");
       expect(planning.body.tools!.map((t) => t.function.name)).toEqual(["plan_tasks"]);
 
-      script({ planner: [callTool("plan_tasks", { tasks: [{ agent: "stranger", instruction: "x" }] }), answer("ok")], weather: [answer("Sunny")] });
+      script({
+        planner: [callTool("plan_tasks", { tasks: [{ agent: "stranger", instruction: "x" }] }), answer("ok")],
+        weather: [answer("Sunny")],
+      });
       const id2 = await session();
       const fallback = await call("POST", `/v1/sessions/${id2}/fan-out`, { input: "Will it rain in Lisbon?" });
       expect(fallback.json).toMatchObject({ decomposed_by: "rules", decomposition: { tasks: [{ agent: "weather" }] } });
     });
 
     it("in a run: a supervisor allowed fan_out calls it, the tasks run, and the aggregate is the call's output", async () => {
-      await call("PUT", "/v1/agents/lead", { name: "lead", description: "Lead", handoffs: ["weather", "travel"], tools: { allow: ["fan_out"] } });
+      await call("PUT", "/v1/agents/lead", {
+        name: "lead",
+        description: "Lead",
+        handoffs: ["weather", "travel"],
+        tools: { allow: ["fan_out"] },
+      });
       const fake = script({
-        lead: [callTool("fan_out", { tasks: [{ agent: "weather", instruction: "Lisbon weather" }, { agent: "travel", instruction: "Porto trains" }] }), answer("Sunny; 3h."), answer("Go: it is sunny and 3h by train.")],
+        lead: [
+          callTool("fan_out", {
+            tasks: [
+              { agent: "weather", instruction: "Lisbon weather" },
+              { agent: "travel", instruction: "Porto trains" },
+            ],
+          }),
+          answer("Sunny; 3h."),
+          answer("Go: it is sunny and 3h by train."),
+        ],
         weather: [answer("Sunny")],
         travel: [answer("3h")],
       });
@@ -111,17 +172,29 @@ describe("fan-out", () => {
       const last = fake.requests.at(-1)!;
       expect(last.body.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["Sunny; 3h."]);
       expect(protocolErrors(last)).toEqual([]);
-      const toolEvent = res.json.run.events.find((e: { details: { tool_name?: string } }) => e.details.tool_name === "fan_out");
+      const toolEvent = res.json.run.events.find(
+        (e: { details: { tool_name?: string } }) => e.details.tool_name === "fan_out",
+      );
       expect(toolEvent).toMatchObject({ details: { outcome: "ok" } });
     });
 
     it("one task fails: the fan-out completes, the failure named to the supervisor", async () => {
-      const fake = script({ weather: [answer("Sunny")], finance: [httpError(500)], travel: [answer("3h")], planner: [answer("Sunny and 3h by train; the budget is unknown.")] });
+      const fake = script({
+        weather: [answer("Sunny")],
+        finance: [httpError(500)],
+        travel: [answer("3h")],
+        planner: [answer("Sunny and 3h by train; the budget is unknown.")],
+      });
       const id = await session();
       const res = await call("POST", `/v1/sessions/${id}/fan-out`, { decomposition });
       expect(res.json.state).toBe("COMPLETED");
-      expect(res.json.results.find((r: { task_id: string }) => r.task_id === "f")).toMatchObject({ success: false, error: "MODEL_ERROR" });
-      const aggregation = fake.requests.find((r) => String(r.body.messages[0]!.content).startsWith("You are 'planner'"))!;
+      expect(res.json.results.find((r: { task_id: string }) => r.task_id === "f")).toMatchObject({
+        success: false,
+        error: "MODEL_ERROR",
+      });
+      const aggregation = fake.requests.find((r) =>
+        String(r.body.messages[0]!.content).startsWith("You are 'planner'"),
+      )!;
       expect(aggregation.body.messages.at(-1)!.content).toContain("- finance (f): failed: MODEL_ERROR");
     });
 
@@ -130,20 +203,29 @@ describe("fan-out", () => {
       const id = await session();
       const res = await call("POST", `/v1/sessions/${id}/fan-out`, { decomposition });
       expect(res.json).toMatchObject({ state: "FAILED", response: null });
-      expect(res.json.results.find((r: { task_id: string }) => r.task_id === "f")).toMatchObject({ success: false, error: "TASK_TIMEOUT" });
+      expect(res.json.results.find((r: { task_id: string }) => r.task_id === "f")).toMatchObject({
+        success: false,
+        error: "TASK_TIMEOUT",
+      });
       expect(res.json.results.filter((r: { success: boolean }) => r.success)).toHaveLength(2);
       expect(res.json.states.at(-1).state).toBe("FAILED");
-      const audit = (await call("GET", `/v1/sessions/${id}/audit?limit=100`)).json.items.map((r: { action: string }) => r.action);
+      const audit = (await call("GET", `/v1/sessions/${id}/audit?limit=100`)).json.items.map(
+        (r: { action: string }) => r.action,
+      );
       expect(audit.filter((a: string) => a === "fanout.task_finished")).toHaveLength(3);
       expect(audit).toContain("fanout.failed");
     });
 
     it("refuses tasks for agents off the supervisor's whitelist, a bad decomposition, and both or neither of input and decomposition", async () => {
       const id = await session();
-      const off = await call("POST", `/v1/sessions/${id}/fan-out`, { decomposition: { original_query: "q", tasks: [{ task_id: "s", agent: "stranger", instruction: "i" }] } });
+      const off = await call("POST", `/v1/sessions/${id}/fan-out`, {
+        decomposition: { original_query: "q", tasks: [{ task_id: "s", agent: "stranger", instruction: "i" }] },
+      });
       expect(off.status).toBe(422);
       expect(off.json.error).toMatchObject({ code: "HANDOFF_NOT_ALLOWED", details: { refused: ["stranger"] } });
-      const bad = await call("POST", `/v1/sessions/${id}/fan-out`, { decomposition: { original_query: "q", tasks: [] } });
+      const bad = await call("POST", `/v1/sessions/${id}/fan-out`, {
+        decomposition: { original_query: "q", tasks: [] },
+      });
       expect(bad.status).toBe(400);
       expect((await call("POST", `/v1/sessions/${id}/fan-out`, {})).status).toBe(400);
       expect((await call("POST", `/v1/sessions/${id}/fan-out`, { input: "x", decomposition })).status).toBe(400);
@@ -162,20 +244,44 @@ describe("fan-out", () => {
       const { runInDurableObject } = await import("cloudflare:test");
       const fid = await runInDurableObject(stub, (_i, state) => {
         const record = {
-          id: "fan_crashed", session_id: id, supervisor: "planner", state: "EXECUTING", decomposed_by: "request",
-          decomposition: { ...decomposition, requires_aggregation: true }, results: [{ task_id: "w", agent: "weather", success: true, data: "Sunny", execution_time: 5 }],
-          response: null, states: [{ state: "INIT", at: new Date().toISOString() }, { state: "DECOMPOSED", at: new Date().toISOString() }, { state: "EXECUTING", at: new Date().toISOString() }],
-          started_at: new Date().toISOString(), ended_at: null,
+          id: "fan_crashed",
+          session_id: id,
+          supervisor: "planner",
+          state: "EXECUTING",
+          decomposed_by: "request",
+          decomposition: { ...decomposition, requires_aggregation: true },
+          results: [{ task_id: "w", agent: "weather", success: true, data: "Sunny", execution_time: 5 }],
+          response: null,
+          states: [
+            { state: "INIT", at: new Date().toISOString() },
+            { state: "DECOMPOSED", at: new Date().toISOString() },
+            { state: "EXECUTING", at: new Date().toISOString() },
+          ],
+          started_at: new Date().toISOString(),
+          ended_at: null,
         };
-        state.storage.sql.exec("INSERT INTO fanouts (id, state, record) VALUES (?, ?, ?)", record.id, record.state, JSON.stringify(record));
-        state.storage.sql.exec("INSERT INTO timers (id, kind, key, due_at, payload) VALUES ('t_crash', 'fanout.deadline', 'fanout:fan_crashed', ?, ?)", Date.now() + 15_000, JSON.stringify({ fanout_id: "fan_crashed" }));
+        state.storage.sql.exec(
+          "INSERT INTO fanouts (id, state, record) VALUES (?, ?, ?)",
+          record.id,
+          record.state,
+          JSON.stringify(record),
+        );
+        state.storage.sql.exec(
+          "INSERT INTO timers (id, kind, key, due_at, payload) VALUES ('t_crash', 'fanout.deadline', 'fanout:fan_crashed', ?, ?)",
+          Date.now() + 15_000,
+          JSON.stringify({ fanout_id: "fan_crashed" }),
+        );
         return record.id;
       });
       await advanceClock(stub, 16_000);
       await drainDue(stub);
       const ended = (await call("GET", `/v1/sessions/${id}/fan-outs/${fid}`)).json;
       expect(ended).toMatchObject({ state: "FAILED" });
-      expect(ended.results.map((r: { task_id: string; error?: string }) => [r.task_id, r.error ?? "ok"])).toEqual([["w", "ok"], ["f", "TASK_TIMEOUT"], ["t", "TASK_TIMEOUT"]]);
+      expect(ended.results.map((r: { task_id: string; error?: string }) => [r.task_id, r.error ?? "ok"])).toEqual([
+        ["w", "ok"],
+        ["f", "TASK_TIMEOUT"],
+        ["t", "TASK_TIMEOUT"],
+      ]);
     });
   });
 });

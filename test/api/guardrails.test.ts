@@ -5,8 +5,17 @@ import { script } from "./run-fixtures";
 
 /** Output guardrails end to end (issue 9): reject, repair (and a repair that still fails), warn — each a guardrail trace event. */
 
-const SCHEMA = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"], additionalProperties: false };
-const AGENTS = (["reject", "repair", "warn"] as const).map((on_failure) => ({ name: `g-${on_failure}`, description: on_failure, guardrails: { output_schema: SCHEMA, on_failure } }));
+const SCHEMA = {
+  type: "object",
+  properties: { answer: { type: "string" } },
+  required: ["answer"],
+  additionalProperties: false,
+};
+const AGENTS = (["reject", "repair", "warn"] as const).map((on_failure) => ({
+  name: `g-${on_failure}`,
+  description: on_failure,
+  guardrails: { output_schema: SCHEMA, on_failure },
+}));
 
 beforeAll(async () => {
   for (const agent of AGENTS) {
@@ -19,7 +28,9 @@ beforeAll(async () => {
 async function runOf(agent: string, content = "question") {
   const session = await call("POST", "/v1/sessions", { agent });
   const res = await call("POST", `/v1/sessions/${session.json.id}/messages`, { role: "user", content });
-  const guardrails = res.json.run.events.filter((e: { event_type: string }) => e.event_type === "guardrail").map((e: { details: { outcome: string } }) => e.details.outcome);
+  const guardrails = res.json.run.events
+    .filter((e: { event_type: string }) => e.event_type === "guardrail")
+    .map((e: { details: { outcome: string } }) => e.details.outcome);
   return { run: res.json.run, guardrails, status: res.status, session: session.json.id };
 }
 
@@ -64,7 +75,11 @@ describe("output guardrails", () => {
     script({ "g-warn": [answer("plain text")] });
     const { run, guardrails, status } = await runOf("g-warn");
     expect(status).toBe(200);
-    expect(run).toMatchObject({ status: "completed", output: "plain text", warnings: [{ code: "GUARDRAIL_FAILED", details: { errors: ["the output is not JSON"] } }] });
+    expect(run).toMatchObject({
+      status: "completed",
+      output: "plain text",
+      warnings: [{ code: "GUARDRAIL_FAILED", details: { errors: ["the output is not JSON"] } }],
+    });
     expect(guardrails).toEqual(["warned"]);
   });
 });

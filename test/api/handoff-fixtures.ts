@@ -29,7 +29,10 @@ export const AGENTS = [
   },
   {
     name: "technical",
-    capabilities: [{ name: "debugging", proficiency: 0.8, tags: ["errors"] }, { name: "refunds", proficiency: 0.3 }],
+    capabilities: [
+      { name: "debugging", proficiency: 0.8, tags: ["errors"] },
+      { name: "refunds", proficiency: 0.3 },
+    ],
     handoffs: ["billing", "supervisor"],
     max_concurrent_sessions: 50,
   },
@@ -41,14 +44,16 @@ export const AGENTS = [
 export async function loadAgents(): Promise<void> {
   for (const agent of AGENTS) {
     const response = await call("PUT", `/v1/agents/${agent.name}`, agent);
-    if (response.status >= 300) throw new Error(`PUT ${agent.name}: ${response.status} ${JSON.stringify(response.json)}`);
+    if (response.status >= 300)
+      throw new Error(`PUT ${agent.name}: ${response.status} ${JSON.stringify(response.json)}`);
   }
 }
 
 /** A new session held by `agent`; returns its id. */
 export async function newSession(agent = "triage", extra: Record<string, unknown> = {}): Promise<string> {
   const response = await call("POST", "/v1/sessions", { agent, ...extra });
-  if (response.status !== 201) throw new Error(`POST /v1/sessions: ${response.status} ${JSON.stringify(response.json)}`);
+  if (response.status !== 201)
+    throw new Error(`POST /v1/sessions: ${response.status} ${JSON.stringify(response.json)}`);
   return response.json.id as string;
 }
 

@@ -1,8 +1,17 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { advanceClock, agentLoadOf, agentStub, d1Audit, drainDue, flushOutbox, sessionStub, setClock } from "../durable-objects/helpers";
-import { call } from "./helpers";
+import {
+  advanceClock,
+  agentLoadOf,
+  agentStub,
+  d1Audit,
+  drainDue,
+  flushOutbox,
+  sessionStub,
+  setClock,
+} from "../durable-objects/helpers";
 import { handoff, loadAgents, newSession } from "./handoff-fixtures";
+import { call } from "./helpers";
 
 beforeAll(async () => {
   await loadAgents();
@@ -12,7 +21,9 @@ beforeAll(async () => {
 
 async function actions(session: string, handoffId?: string): Promise<string[]> {
   const page = await call("GET", `/v1/sessions/${session}/audit?limit=500`);
-  return page.json.items.filter((r: { handoff_id: string | null }) => handoffId === undefined || r.handoff_id === handoffId).map((r: { action: string }) => r.action);
+  return page.json.items
+    .filter((r: { handoff_id: string | null }) => handoffId === undefined || r.handoff_id === handoffId)
+    .map((r: { action: string }) => r.action);
 }
 
 /** The lease a session holds at an agent, if any. */
@@ -23,7 +34,14 @@ async function leaseOf(agent: string, session: string): Promise<{ state: string 
 async function busyGraceful(extra: Record<string, unknown> = {}) {
   const session = await newSession();
   await call("POST", `/v1/sessions/${session}/agent-status`, { agent: "triage", status: "busy" });
-  const res = await handoff({ session_id: session, source_agent: "triage", target_agent: "billing", policy: "graceful", timeout_s: 60, ...extra });
+  const res = await handoff({
+    session_id: session,
+    source_agent: "triage",
+    target_agent: "billing",
+    policy: "graceful",
+    timeout_s: 60,
+    ...extra,
+  });
   expect(res.status).toBe(202);
   return { session, res, stub: sessionStub("alpha", session).stub };
 }
@@ -35,9 +53,24 @@ describe("graceful timeouts (the deadline timer on the session's alarm)", () => 
     await drainDue(stub);
     const record = (await call("GET", `/v1/handoffs/${res.json.id}`)).json;
     expect(record.status).toBe("failed");
-    expect(record.transitions.map((t: { to: string }) => t.to)).toEqual(["initiated", "validating", "pending", "timed_out", "failed"]);
-    expect((await call("GET", `/v1/sessions/${session}`)).json).toMatchObject({ current_agent: "triage", in_flight_handoff: null });
-    expect(await actions(session, res.json.id)).toEqual(["handoff.initiated", "handoff.validated", "handoff.pending", "handoff.timed_out", "handoff.failed"]);
+    expect(record.transitions.map((t: { to: string }) => t.to)).toEqual([
+      "initiated",
+      "validating",
+      "pending",
+      "timed_out",
+      "failed",
+    ]);
+    expect((await call("GET", `/v1/sessions/${session}`)).json).toMatchObject({
+      current_agent: "triage",
+      in_flight_handoff: null,
+    });
+    expect(await actions(session, res.json.id)).toEqual([
+      "handoff.initiated",
+      "handoff.validated",
+      "handoff.pending",
+      "handoff.timed_out",
+      "handoff.failed",
+    ]);
     expect((await call("GET", `/v1/sessions/${session}/inbox`)).json.items).toEqual([]);
     // A late idle report finds nothing waiting.
     const idle = await call("POST", `/v1/sessions/${session}/agent-status`, { agent: "triage", status: "idle" });
@@ -51,17 +84,37 @@ describe("graceful timeouts (the deadline timer on the session's alarm)", () => 
     expect((await call("GET", `/v1/handoffs/${res.json.id}`)).json.status).toBe("escalated");
     const inbox = (await call("GET", `/v1/sessions/${session}/inbox`)).json.items;
     expect(inbox).toEqual([
-      expect.objectContaining({ kind: "handoff_escalation", handoff_id: res.json.id, source_agent: "triage", target_agent: "billing", reason: "the customer needs a specialist" }),
+      expect.objectContaining({
+        kind: "handoff_escalation",
+        handoff_id: res.json.id,
+        source_agent: "triage",
+        target_agent: "billing",
+        reason: "the customer needs a specialist",
+      }),
     ]);
     expect(inbox[0].details).toMatchObject({ timeout_s: 60, summary: "angry customer" });
-    expect(await actions(session, res.json.id)).toEqual(["handoff.initiated", "handoff.validated", "handoff.pending", "handoff.timed_out", "handoff.escalated", "inbox.item_created"]);
+    expect(await actions(session, res.json.id)).toEqual([
+      "handoff.initiated",
+      "handoff.validated",
+      "handoff.pending",
+      "handoff.timed_out",
+      "handoff.escalated",
+      "inbox.item_created",
+    ]);
   });
 
   it("pages the inbox by cursor, oldest escalation first", async () => {
     const { session, res, stub } = await busyGraceful({ on_timeout: "escalate" });
     await setClock(stub, Date.parse(res.json.deadline_at) + 1);
     await drainDue(stub);
-    const second = await handoff({ session_id: session, source_agent: "triage", target_agent: "technical", policy: "graceful", timeout_s: 60, on_timeout: "escalate" });
+    const second = await handoff({
+      session_id: session,
+      source_agent: "triage",
+      target_agent: "technical",
+      policy: "graceful",
+      timeout_s: 60,
+      on_timeout: "escalate",
+    });
     expect(second.status).toBe(202);
     await setClock(stub, Date.parse(second.json.deadline_at) + 1);
     await drainDue(stub);
@@ -72,7 +125,10 @@ describe("graceful timeouts (the deadline timer on the session's alarm)", () => 
     const rest = await call("GET", `/v1/sessions/${session}/inbox?limit=1&cursor=${first.json.next_cursor}`);
     expect(rest.json.items.map((i: { handoff_id: string }) => i.handoff_id)).toEqual([second.json.id]);
     expect(rest.json.next_cursor).toBeNull();
-    expect((await call("GET", `/v1/sessions/${session}/inbox`)).json.items).toEqual([...first.json.items, ...rest.json.items]);
+    expect((await call("GET", `/v1/sessions/${session}/inbox`)).json.items).toEqual([
+      ...first.json.items,
+      ...rest.json.items,
+    ]);
     expect((await call("GET", `/v1/sessions/${session}/inbox?limit=0`)).json.error.code).toBe("VALIDATION_FAILED");
   });
 
@@ -99,8 +155,14 @@ describe("idempotency", () => {
 
   it("the same key with another body is 409 IDEMPOTENCY_KEY_REUSED", async () => {
     const session = await newSession();
-    await handoff({ session_id: session, source_agent: "triage", target_agent: "billing" }, { "Idempotency-Key": "k-2" });
-    const other = await handoff({ session_id: session, source_agent: "billing", mode: "return" }, { "Idempotency-Key": "k-2" });
+    await handoff(
+      { session_id: session, source_agent: "triage", target_agent: "billing" },
+      { "Idempotency-Key": "k-2" },
+    );
+    const other = await handoff(
+      { session_id: session, source_agent: "billing", mode: "return" },
+      { "Idempotency-Key": "k-2" },
+    );
     expect(other.status).toBe(409);
     expect(other.json.error.code).toBe("IDEMPOTENCY_KEY_REUSED");
   });
@@ -138,7 +200,9 @@ describe("concurrency", () => {
     const session = await newSession();
     const targets = ["billing", "technical"];
     const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => handoff({ session_id: session, source_agent: "triage", target_agent: targets[i % 2] })),
+      Array.from({ length: 10 }, (_, i) =>
+        handoff({ session_id: session, source_agent: "triage", target_agent: targets[i % 2] }),
+      ),
     );
     const winners = results.filter((r) => r.status === 200);
     expect(winners).toHaveLength(1);
@@ -175,7 +239,9 @@ describe("leases follow the current agent", () => {
     await drainDue(stub);
     const trail = await d1Audit(session);
     expect(trail.map((r) => r.action)).toContain("handoff.cancelled");
-    const index = await env.DB.prepare("SELECT status FROM handoffs WHERE id = ?1").bind(res.json.id).first<{ status: string }>();
+    const index = await env.DB.prepare("SELECT status FROM handoffs WHERE id = ?1")
+      .bind(res.json.id)
+      .first<{ status: string }>();
     expect(index?.status).toBe("cancelled");
   });
 
@@ -195,10 +261,15 @@ describe("GET /v1/agents/:name/handoffs (the D1 index)", () => {
     const session = await newSession("desk");
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      ids.push((await handoff({ session_id: session, source_agent: "desk", target_agent: "clerk", reason: `round ${i}` })).json.id);
+      ids.push(
+        (await handoff({ session_id: session, source_agent: "desk", target_agent: "clerk", reason: `round ${i}` })).json
+          .id,
+      );
       ids.push((await handoff({ session_id: session, source_agent: "clerk", mode: "return" })).json.id);
     }
-    ids.push((await handoff({ session_id: session, source_agent: "clerk", mode: "return" })).json.error.details.handoff_id);
+    ids.push(
+      (await handoff({ session_id: session, source_agent: "clerk", mode: "return" })).json.error.details.handoff_id,
+    );
     await flushOutbox(sessionStub("alpha", session).stub);
 
     const first = await call("GET", "/v1/agents/clerk/handoffs?limit=4");
@@ -207,9 +278,26 @@ describe("GET /v1/agents/:name/handoffs (the D1 index)", () => {
     expect(second.json.next_cursor).toBeNull();
     const rows = [...first.json.items, ...second.json.items];
     expect(rows.map((r: { id: string }) => r.id)).toEqual([...ids].reverse());
-    expect(rows[0]).toMatchObject({ session_id: session, source_agent: "clerk", target_agent: null, status: "failed", mode: "return" });
-    expect(rows[1]).toMatchObject({ source_agent: "clerk", target_agent: "desk", status: "completed", mode: "return", policy: "immediate" });
-    expect(rows[6]).toMatchObject({ source_agent: "desk", target_agent: "clerk", status: "completed", reason: "round 0" });
+    expect(rows[0]).toMatchObject({
+      session_id: session,
+      source_agent: "clerk",
+      target_agent: null,
+      status: "failed",
+      mode: "return",
+    });
+    expect(rows[1]).toMatchObject({
+      source_agent: "clerk",
+      target_agent: "desk",
+      status: "completed",
+      mode: "return",
+      policy: "immediate",
+    });
+    expect(rows[6]).toMatchObject({
+      source_agent: "desk",
+      target_agent: "clerk",
+      status: "completed",
+      reason: "round 0",
+    });
     expect(rows[6].completed_at).not.toBeNull();
     expect((await call("GET", "/v1/agents/desk/handoffs")).json.items).toHaveLength(6);
     expect((await call("GET", "/v1/agents/Bad Name/handoffs")).status).toBe(400);
@@ -230,7 +318,9 @@ describe("GET /v1/agents/:name/handoffs (the D1 index)", () => {
     }
     await advanceClock(stub, 120_000);
     await drainDue(stub);
-    const index = await env.DB.prepare("SELECT status, source_agent, target_agent FROM handoffs WHERE id = ?1").bind(id).first();
+    const index = await env.DB.prepare("SELECT status, source_agent, target_agent FROM handoffs WHERE id = ?1")
+      .bind(id)
+      .first();
     expect(index).toEqual({ status: "completed", source_agent: "desk", target_agent: "clerk" });
     expect((await d1Audit(session)).filter((r) => r.action.startsWith("handoff."))).toHaveLength(4);
   });
@@ -243,14 +333,23 @@ describe("capacity is opt-in", () => {
     const sessions: string[] = [];
     for (let i = 0; i < 120; i++) sessions.push(await newSession("open-desk"));
     expect(new Set(sessions).size).toBe(120);
-    const moved = await handoff({ session_id: sessions[0], source_agent: "open-desk", target_agent: "open-specialist" });
+    const moved = await handoff({
+      session_id: sessions[0],
+      source_agent: "open-desk",
+      target_agent: "open-specialist",
+    });
     expect(moved.json.status).toBe("completed");
     const back = await handoff({ session_id: sessions[0], source_agent: "open-specialist", mode: "return" });
     expect(back.json.status).toBe("completed");
     // No acquire ever reached these objects: they report the load of an agent never used.
     for (const agent of ["open-desk", "open-specialist"]) {
       const load = await agentStub("alpha", agent).rpc.load();
-      expect(load.ok && load.value).toEqual({ status: "active", max_concurrent_sessions: null, active_leases: 0, leases: [] });
+      expect(load.ok && load.value).toEqual({
+        status: "active",
+        max_concurrent_sessions: null,
+        active_leases: 0,
+        leases: [],
+      });
     }
   });
 
@@ -260,7 +359,10 @@ describe("capacity is opt-in", () => {
     await newSession("two-seats");
     const third = await call("POST", "/v1/sessions", { agent: "two-seats" });
     expect(third.status).toBe(422);
-    expect(third.json.error).toMatchObject({ code: "AGENT_UNAVAILABLE", details: { reason: "at_capacity", capacity: 2 } });
+    expect(third.json.error).toMatchObject({
+      code: "AGENT_UNAVAILABLE",
+      details: { reason: "at_capacity", capacity: 2 },
+    });
     const load = await agentStub("alpha", "two-seats").rpc.load();
     expect(load.ok && load.value.active_leases).toBe(2);
   });

@@ -1,14 +1,16 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { agentLoadOf, agentStub } from "../durable-objects/helpers";
-import { BETA_KEY, call } from "./helpers";
 import { handoff, loadAgents, newSession } from "./handoff-fixtures";
+import { BETA_KEY, call } from "./helpers";
 
 beforeAll(loadAgents);
 
 /** The session's own audit trail (read-your-writes), as actions, for one handoff or all. */
 async function actions(session: string, handoffId?: string): Promise<string[]> {
   const page = await call("GET", `/v1/sessions/${session}/audit?limit=500`);
-  return page.json.items.filter((r: { handoff_id: string | null }) => handoffId === undefined || r.handoff_id === handoffId).map((r: { action: string }) => r.action);
+  return page.json.items
+    .filter((r: { handoff_id: string | null }) => handoffId === undefined || r.handoff_id === handoffId)
+    .map((r: { action: string }) => r.action);
 }
 
 async function leases(agent: string): Promise<number> {
@@ -18,22 +20,55 @@ async function leases(agent: string): Promise<number> {
 describe("POST /v1/handoffs: immediate transfer and return", () => {
   it("hands over (200 completed), then returns; stack, current agent and audit follow", async () => {
     const session = await newSession();
-    const res = await handoff({ session_id: session, source_agent: "triage", target_agent: "billing", summary: "double charge" });
+    const res = await handoff({
+      session_id: session,
+      source_agent: "triage",
+      target_agent: "billing",
+      summary: "double charge",
+    });
     expect(res.status).toBe(200);
-    expect(res.json).toMatchObject({ status: "completed", source: "triage", target: "billing", mode: "transfer", policy: "immediate" });
+    expect(res.json).toMatchObject({
+      status: "completed",
+      source: "triage",
+      target: "billing",
+      mode: "transfer",
+      policy: "immediate",
+    });
     expect(res.json.id).toMatch(new RegExp(`^hof_[0-9a-z]{26}_${session}$`));
-    expect(res.json.transitions.map((t: { to: string }) => t.to)).toEqual(["initiated", "validating", "transferring", "completed"]);
+    expect(res.json.transitions.map((t: { to: string }) => t.to)).toEqual([
+      "initiated",
+      "validating",
+      "transferring",
+      "completed",
+    ]);
     const view = await call("GET", `/v1/sessions/${session}`);
-    expect(view.json).toMatchObject({ current_agent: "billing", handoff_stack: ["triage", "billing"], in_flight_handoff: null });
-    expect(view.json.last_handoff_context).toMatchObject({ from_agent: "triage", to_agent: "billing", summary: "double charge" });
-    expect(await actions(session, res.json.id)).toEqual(["handoff.initiated", "handoff.validated", "handoff.transferring", "handoff.completed"]);
+    expect(view.json).toMatchObject({
+      current_agent: "billing",
+      handoff_stack: ["triage", "billing"],
+      in_flight_handoff: null,
+    });
+    expect(view.json.last_handoff_context).toMatchObject({
+      from_agent: "triage",
+      to_agent: "billing",
+      summary: "double charge",
+    });
+    expect(await actions(session, res.json.id)).toEqual([
+      "handoff.initiated",
+      "handoff.validated",
+      "handoff.transferring",
+      "handoff.completed",
+    ]);
 
     const back = await handoff({ session_id: session, source_agent: "billing", mode: "return" });
     expect(back.status).toBe(200);
     expect(back.json).toMatchObject({ status: "completed", target: "triage", mode: "return" });
     const after = await call("GET", `/v1/sessions/${session}`);
     expect(after.json).toMatchObject({ current_agent: "triage", handoff_stack: ["triage"] });
-    expect(after.json.last_handoff_context.metadata).toMatchObject({ mode: "return", handoff_chain: ["triage"], chain_depth: 0 });
+    expect(after.json.last_handoff_context.metadata).toMatchObject({
+      mode: "return",
+      handoff_chain: ["triage"],
+      chain_depth: 0,
+    });
     expect((await call("GET", `/v1/handoffs/${back.json.id}`)).json).toEqual(back.json);
   });
 
@@ -48,7 +83,11 @@ describe("POST /v1/handoffs: immediate transfer and return", () => {
       { role: "user", content: "thanks" },
     ]) {
       // A transcript the caller keeps: stored, no run.
-      await call("POST", `/v1/sessions/${session}/messages`, message.role === "user" ? { ...message, run: false } : message);
+      await call(
+        "POST",
+        `/v1/sessions/${session}/messages`,
+        message.role === "user" ? { ...message, run: false } : message,
+      );
     }
     const res = await handoff({
       session_id: session,
@@ -80,7 +119,12 @@ describe("POST /v1/handoffs: immediate transfer and return", () => {
   it("uses the request's conversation_history instead of the session's when given", async () => {
     const session = await newSession();
     await call("POST", `/v1/sessions/${session}/messages`, { role: "user", content: "stored", run: false });
-    const res = await handoff({ session_id: session, source_agent: "triage", target_agent: "technical", conversation_history: [{ role: "user", content: "given" }] });
+    const res = await handoff({
+      session_id: session,
+      source_agent: "triage",
+      target_agent: "technical",
+      conversation_history: [{ role: "user", content: "given" }],
+    });
     expect(res.json.context.conversation_history).toEqual([{ role: "user", content: "given" }]);
   });
 
@@ -102,16 +146,70 @@ describe("POST /v1/handoffs: immediate transfer and return", () => {
 });
 
 describe("POST /v1/handoffs: every validation rule has its own code, and a failed handoff is on record", () => {
-  const cases: { name: string; agent?: string; setup?: (s: string) => Promise<void>; body: Record<string, unknown>; status: number; code: string; meta?: Record<string, unknown> }[] = [
-    { name: "unknown source", body: { source_agent: "nobody", target_agent: "billing" }, status: 404, code: "AGENT_NOT_FOUND" },
-    { name: "unknown target", body: { source_agent: "triage", target_agent: "ghost" }, status: 404, code: "AGENT_NOT_FOUND" },
-    { name: "source not current", body: { source_agent: "billing", target_agent: "technical" }, status: 409, code: "NOT_CURRENT_AGENT" },
-    { name: "return with nobody to return to", body: { source_agent: "triage", mode: "return" }, status: 422, code: "NOTHING_TO_RETURN" },
-    { name: "target not whitelisted", agent: "billing", body: { source_agent: "billing", target_agent: "sales" }, status: 422, code: "HANDOFF_NOT_ALLOWED" },
-    { name: "whitelist condition false", body: { source_agent: "triage", target_agent: "sales" }, status: 422, code: "CONDITION_NOT_MET" },
-    { name: "request condition false", body: { source_agent: "triage", target_agent: "billing", condition: "vip == true" }, status: 422, code: "CONDITION_NOT_MET" },
-    { name: "no capable agent", body: { source_agent: "triage", required_capabilities: ["astrophysics"] }, status: 422, code: "CAPABILITY_MISMATCH" },
-    { name: "disabled target", body: { source_agent: "triage", target_agent: "retired" }, status: 422, code: "AGENT_UNAVAILABLE" },
+  const cases: {
+    name: string;
+    agent?: string;
+    setup?: (s: string) => Promise<void>;
+    body: Record<string, unknown>;
+    status: number;
+    code: string;
+    meta?: Record<string, unknown>;
+  }[] = [
+    {
+      name: "unknown source",
+      body: { source_agent: "nobody", target_agent: "billing" },
+      status: 404,
+      code: "AGENT_NOT_FOUND",
+    },
+    {
+      name: "unknown target",
+      body: { source_agent: "triage", target_agent: "ghost" },
+      status: 404,
+      code: "AGENT_NOT_FOUND",
+    },
+    {
+      name: "source not current",
+      body: { source_agent: "billing", target_agent: "technical" },
+      status: 409,
+      code: "NOT_CURRENT_AGENT",
+    },
+    {
+      name: "return with nobody to return to",
+      body: { source_agent: "triage", mode: "return" },
+      status: 422,
+      code: "NOTHING_TO_RETURN",
+    },
+    {
+      name: "target not whitelisted",
+      agent: "billing",
+      body: { source_agent: "billing", target_agent: "sales" },
+      status: 422,
+      code: "HANDOFF_NOT_ALLOWED",
+    },
+    {
+      name: "whitelist condition false",
+      body: { source_agent: "triage", target_agent: "sales" },
+      status: 422,
+      code: "CONDITION_NOT_MET",
+    },
+    {
+      name: "request condition false",
+      body: { source_agent: "triage", target_agent: "billing", condition: "vip == true" },
+      status: 422,
+      code: "CONDITION_NOT_MET",
+    },
+    {
+      name: "no capable agent",
+      body: { source_agent: "triage", required_capabilities: ["astrophysics"] },
+      status: 422,
+      code: "CAPABILITY_MISMATCH",
+    },
+    {
+      name: "disabled target",
+      body: { source_agent: "triage", target_agent: "retired" },
+      status: 422,
+      code: "AGENT_UNAVAILABLE",
+    },
     {
       name: "too deep",
       meta: { max_handoff_depth: 1 },
@@ -145,7 +243,11 @@ describe("POST /v1/handoffs: every validation rule has its own code, and a faile
       expect(record.json).toMatchObject({ status: "failed", error: { code: c.code } });
       expect(await actions(session, id)).toEqual(["handoff.initiated", "handoff.validated", "handoff.failed"]);
       const after = (await call("GET", `/v1/sessions/${session}`)).json;
-      expect(after).toMatchObject({ current_agent: before.current_agent, handoff_stack: before.handoff_stack, in_flight_handoff: null });
+      expect(after).toMatchObject({
+        current_agent: before.current_agent,
+        handoff_stack: before.handoff_stack,
+        in_flight_handoff: null,
+      });
     });
   }
 
@@ -161,9 +263,17 @@ describe("POST /v1/handoffs: every validation rule has its own code, and a faile
     expect((await handoff({ session_id: first, source_agent: "triage", target_agent: "supervisor" })).status).toBe(200);
     const res = await handoff({ session_id: second, source_agent: "triage", target_agent: "supervisor" });
     expect(res.status).toBe(422);
-    expect(res.json.error).toMatchObject({ code: "AGENT_UNAVAILABLE", details: { reason: "at_capacity", status: "rolled_back" } });
+    expect(res.json.error).toMatchObject({
+      code: "AGENT_UNAVAILABLE",
+      details: { reason: "at_capacity", status: "rolled_back" },
+    });
     expect((await call("GET", `/v1/sessions/${second}`)).json.current_agent).toBe("triage");
-    expect(await actions(second, res.json.error.details.handoff_id)).toEqual(["handoff.initiated", "handoff.validated", "handoff.transferring", "handoff.rolled_back"]);
+    expect(await actions(second, res.json.error.details.handoff_id)).toEqual([
+      "handoff.initiated",
+      "handoff.validated",
+      "handoff.transferring",
+      "handoff.rolled_back",
+    ]);
     await handoff({ session_id: first, source_agent: "supervisor", mode: "return" });
     expect(await leases("supervisor")).toBe(0);
   });
@@ -183,13 +293,27 @@ describe("POST /v1/handoffs: every validation rule has its own code, and a faile
 
   it("refuses a malformed body (400), an unknown session (404) and another tenant's session (404)", async () => {
     const session = await newSession();
-    const noReason = await call("POST", "/v1/handoffs", { session_id: session, source_agent: "triage", target_agent: "billing" });
+    const noReason = await call("POST", "/v1/handoffs", {
+      session_id: session,
+      source_agent: "triage",
+      target_agent: "billing",
+    });
     expect(noReason.status).toBe(400);
-    const both = await handoff({ session_id: session, source_agent: "triage", target_agent: "billing", required_capabilities: ["x"] });
+    const both = await handoff({
+      session_id: session,
+      source_agent: "triage",
+      target_agent: "billing",
+      required_capabilities: ["x"],
+    });
     expect(both.status).toBe(400);
     const unknown = await handoff({ session_id: "ses_nope", source_agent: "triage", target_agent: "billing" });
     expect(unknown.json.error.code).toBe("SESSION_NOT_FOUND");
-    const beta = await call("POST", "/v1/handoffs", { session_id: session, source_agent: "triage", target_agent: "billing", reason: "r" }, { key: BETA_KEY });
+    const beta = await call(
+      "POST",
+      "/v1/handoffs",
+      { session_id: session, source_agent: "triage", target_agent: "billing", reason: "r" },
+      { key: BETA_KEY },
+    );
     expect(beta.status).toBe(404);
     expect((await call("GET", `/v1/sessions/${session}`)).json.handoff_stack).toEqual(["triage"]);
   });
@@ -198,7 +322,9 @@ describe("POST /v1/handoffs: every validation rule has its own code, and a faile
     const session = await newSession();
     const res = await handoff({ session_id: session, source_agent: "triage", target_agent: "billing" });
     expect((await call("GET", "/v1/handoffs/hof_nope")).json.error.code).toBe("HANDOFF_NOT_FOUND");
-    expect((await call("GET", `/v1/handoffs/${res.json.id.replace(/^hof_.{26}/, "hof_00000000000000000000000000")}`)).status).toBe(404);
+    expect(
+      (await call("GET", `/v1/handoffs/${res.json.id.replace(/^hof_.{26}/, "hof_00000000000000000000000000")}`)).status,
+    ).toBe(404);
     expect((await call("GET", `/v1/handoffs/${res.json.id}`, undefined, { key: BETA_KEY })).status).toBe(404);
   });
 });
@@ -207,13 +333,22 @@ describe("graceful and conditional policies", () => {
   it("graceful while the source is busy: 202 pending, the lock held, then completed when it reports idle", async () => {
     const session = await newSession();
     await call("POST", `/v1/sessions/${session}/agent-status`, { agent: "triage", status: "busy" });
-    const res = await handoff({ session_id: session, source_agent: "triage", target_agent: "billing", policy: "graceful", timeout_s: 600 });
+    const res = await handoff({
+      session_id: session,
+      source_agent: "triage",
+      target_agent: "billing",
+      policy: "graceful",
+      timeout_s: 600,
+    });
     expect(res.status).toBe(202);
     expect(res.json).toMatchObject({ status: "pending", target: "billing" });
     const waitingSince = res.json.transitions.find((t: { to: string }) => t.to === "pending").at;
     expect(Date.parse(res.json.deadline_at) - Date.parse(waitingSince)).toBe(600_000);
     const view = (await call("GET", `/v1/sessions/${session}`)).json;
-    expect(view).toMatchObject({ current_agent: "triage", in_flight_handoff: { id: res.json.id, status: "pending", deadline_at: res.json.deadline_at } });
+    expect(view).toMatchObject({
+      current_agent: "triage",
+      in_flight_handoff: { id: res.json.id, status: "pending", deadline_at: res.json.deadline_at },
+    });
     const second = await handoff({ session_id: session, source_agent: "triage", target_agent: "technical" });
     expect(second.status).toBe(409);
     expect(second.json.error).toMatchObject({ code: "HANDOFF_IN_PROGRESS", details: { handoff_id: res.json.id } });
@@ -223,12 +358,23 @@ describe("graceful and conditional policies", () => {
     const done = (await call("GET", `/v1/handoffs/${res.json.id}`)).json;
     expect(done.status).toBe("completed");
     expect(done.deadline_at).toBeUndefined();
-    expect(await actions(session, res.json.id)).toEqual(["handoff.initiated", "handoff.validated", "handoff.pending", "handoff.transferring", "handoff.completed"]);
+    expect(await actions(session, res.json.id)).toEqual([
+      "handoff.initiated",
+      "handoff.validated",
+      "handoff.pending",
+      "handoff.transferring",
+      "handoff.completed",
+    ]);
   });
 
   it("graceful with an idle source proceeds at once (200)", async () => {
     const session = await newSession();
-    const res = await handoff({ session_id: session, source_agent: "triage", target_agent: "billing", policy: "graceful" });
+    const res = await handoff({
+      session_id: session,
+      source_agent: "triage",
+      target_agent: "billing",
+      policy: "graceful",
+    });
     expect(res.status).toBe(200);
     expect(res.json.status).toBe("completed");
   });
@@ -236,9 +382,20 @@ describe("graceful and conditional policies", () => {
   it("conditional: the condition first (422 when false, 400 when missing), then graceful", async () => {
     const session = await newSession();
     await call("POST", `/v1/sessions/${session}/agent-status`, { agent: "triage", status: "busy" });
-    const missing = await handoff({ session_id: session, source_agent: "triage", target_agent: "billing", policy: "conditional" });
+    const missing = await handoff({
+      session_id: session,
+      source_agent: "triage",
+      target_agent: "billing",
+      policy: "conditional",
+    });
     expect(missing.status).toBe(400);
-    const body = { session_id: session, source_agent: "triage", target_agent: "billing", policy: "conditional", condition: "amount > 100" };
+    const body = {
+      session_id: session,
+      source_agent: "triage",
+      target_agent: "billing",
+      policy: "conditional",
+      condition: "amount > 100",
+    };
     expect((await handoff(body)).json.error.code).toBe("CONDITION_NOT_MET");
     await call("PATCH", `/v1/sessions/${session}/state`, { set: { amount: 250 } });
     const res = await handoff(body);
@@ -249,19 +406,34 @@ describe("graceful and conditional policies", () => {
   it("cancels a pending handoff; anything else is HANDOFF_NOT_CANCELLABLE", async () => {
     const session = await newSession();
     await call("POST", `/v1/sessions/${session}/agent-status`, { agent: "triage", status: "busy" });
-    const res = await handoff({ session_id: session, source_agent: "triage", target_agent: "billing", policy: "graceful" });
+    const res = await handoff({
+      session_id: session,
+      source_agent: "triage",
+      target_agent: "billing",
+      policy: "graceful",
+    });
     const cancelled = await call("POST", `/v1/handoffs/${res.json.id}/cancel`);
     expect(cancelled.status).toBe(200);
     expect(cancelled.json.status).toBe("cancelled");
-    expect((await call("GET", `/v1/sessions/${session}`)).json).toMatchObject({ current_agent: "triage", in_flight_handoff: null });
+    expect((await call("GET", `/v1/sessions/${session}`)).json).toMatchObject({
+      current_agent: "triage",
+      in_flight_handoff: null,
+    });
     const again = await call("POST", `/v1/handoffs/${res.json.id}/cancel`);
     expect(again.status).toBe(409);
     expect(again.json.error).toMatchObject({ code: "HANDOFF_NOT_CANCELLABLE", details: { status: "cancelled" } });
     await call("POST", `/v1/sessions/${session}/agent-status`, { agent: "triage", status: "idle" });
     const completed = await handoff({ session_id: session, source_agent: "triage", target_agent: "billing" });
-    expect((await call("POST", `/v1/handoffs/${completed.json.id}/cancel`)).json.error.code).toBe("HANDOFF_NOT_CANCELLABLE");
+    expect((await call("POST", `/v1/handoffs/${completed.json.id}/cancel`)).json.error.code).toBe(
+      "HANDOFF_NOT_CANCELLABLE",
+    );
     expect((await call("POST", `/v1/handoffs/hof_${"0".repeat(26)}_${session}/cancel`)).status).toBe(404);
-    expect(await actions(session, res.json.id)).toEqual(["handoff.initiated", "handoff.validated", "handoff.pending", "handoff.cancelled"]);
+    expect(await actions(session, res.json.id)).toEqual([
+      "handoff.initiated",
+      "handoff.validated",
+      "handoff.pending",
+      "handoff.cancelled",
+    ]);
   });
 
   it("GET /v1/sessions/:id/inbox starts empty; 404 for an unknown session", async () => {

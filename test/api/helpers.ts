@@ -28,6 +28,12 @@ export async function call(
   } catch {
     json = text;
   }
-  checkResponse(method.toUpperCase(), `http://relay.test${path}`, response.status, response.headers.get("Content-Type"), json);
+  checkResponse(
+    method.toUpperCase(),
+    `http://relay.test${path}`,
+    response.status,
+    response.headers.get("Content-Type"),
+    json,
+  );
   return { status: response.status, json, headers: response.headers };
 }

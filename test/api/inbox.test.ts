@@ -19,7 +19,10 @@ beforeAll(async () => {
 });
 
 /** A session held by `agent` whose user message waits for that person; flushed to D1. */
-async function waiting(agent = "clerk", content = "please check my order"): Promise<{ session: string; item: string; run: string }> {
+async function waiting(
+  agent = "clerk",
+  content = "please check my order",
+): Promise<{ session: string; item: string; run: string }> {
   const created = await call("POST", "/v1/sessions", { agent });
   const session: string = created.json.id;
   const res = await call("POST", `/v1/sessions/${session}/messages`, { role: "user", content });
@@ -28,7 +31,8 @@ async function waiting(agent = "clerk", content = "please check my order"): Prom
   return { session, item: res.json.run.pending.inbox_id, run: res.json.run.id };
 }
 
-const list = async (query: string): Promise<string[]> => (await call("GET", `/v1/inbox?${query}`)).json.items.map((i: { id: string }) => i.id);
+const list = async (query: string): Promise<string[]> =>
+  (await call("GET", `/v1/inbox?${query}`)).json.items.map((i: { id: string }) => i.id);
 
 describe("the tenant-wide inbox", () => {
   it("lists what waits for a person, filtered by agent, status and kind; no content in the list", async () => {
@@ -63,7 +67,10 @@ describe("the tenant-wide inbox", () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { json: { items: { id: string }[]; next_cursor: string | null } } = await call("GET", `/v1/inbox?agent=nurse&limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+      const page: { json: { items: { id: string }[]; next_cursor: string | null } } = await call(
+        "GET",
+        `/v1/inbox?agent=nurse&limit=2${cursor ? `&cursor=${cursor}` : ""}`,
+      );
       expect(page.json.items.length).toBeLessThanOrEqual(2);
       seen.push(...page.json.items.map((i) => i.id));
       cursor = page.json.next_cursor;
@@ -74,25 +81,53 @@ describe("the tenant-wide inbox", () => {
 
   it("GET /v1/inbox/:id is the item live from its session, with the reply once answered", async () => {
     const { item, session } = await waiting();
-    expect((await call("GET", `/v1/inbox/${item}`)).json).toMatchObject({ id: item, session_id: session, status: "open", reply: null });
+    expect((await call("GET", `/v1/inbox/${item}`)).json).toMatchObject({
+      id: item,
+      session_id: session,
+      status: "open",
+      reply: null,
+    });
     await call("POST", `/v1/inbox/${item}/resolve`, { reply: "All good." });
-    expect((await call("GET", `/v1/inbox/${item}`)).json).toMatchObject({ status: "resolved", reply: "All good.", resolved_by: "api" });
+    expect((await call("GET", `/v1/inbox/${item}`)).json).toMatchObject({
+      status: "resolved",
+      reply: "All good.",
+      resolved_by: "api",
+    });
   });
 });
 
 describe("POST /v1/inbox/:id/resolve", () => {
   it("completes the paused run with the reply as the agent's output; the index shows who resolved it", async () => {
     const { item, session, run } = await waiting();
-    const res = await call("POST", `/v1/inbox/${item}/resolve`, { reply: "Your order ships today.", by: "ops@example.com" });
+    const res = await call("POST", `/v1/inbox/${item}/resolve`, {
+      reply: "Your order ships today.",
+      by: "ops@example.com",
+    });
     expect(res.status).toBe(200);
-    expect(res.json.item).toMatchObject({ id: item, status: "resolved", reply: "Your order ships today.", resolved_by: "ops@example.com" });
-    expect(res.json.run).toMatchObject({ id: run, status: "completed", output: "Your order ships today.", output_agent: "clerk" });
+    expect(res.json.item).toMatchObject({
+      id: item,
+      status: "resolved",
+      reply: "Your order ships today.",
+      resolved_by: "ops@example.com",
+    });
+    expect(res.json.run).toMatchObject({
+      id: run,
+      status: "completed",
+      output: "Your order ships today.",
+      output_agent: "clerk",
+    });
     const messages = (await call("GET", `/v1/sessions/${session}/messages`)).json.items;
     expect(messages.at(-1)).toMatchObject({ role: "assistant", content: "Your order ships today.", agent: "clerk" });
     await flushOutbox(sessionStub("alpha", session).stub);
     expect(await list("agent=clerk&status=open")).not.toContain(item);
-    const resolved = (await call("GET", "/v1/inbox?agent=clerk&status=resolved")).json.items.find((i: { id: string }) => i.id === item);
-    expect(resolved).toMatchObject({ status: "resolved", resolved_by: "ops@example.com", closed_at: expect.any(String) });
+    const resolved = (await call("GET", "/v1/inbox?agent=clerk&status=resolved")).json.items.find(
+      (i: { id: string }) => i.id === item,
+    );
+    expect(resolved).toMatchObject({
+      status: "resolved",
+      resolved_by: "ops@example.com",
+      closed_at: expect.any(String),
+    });
   });
 
   it("a closed item is 409 INBOX_ITEM_CLOSED and keeps its first answer", async () => {
@@ -100,14 +135,21 @@ describe("POST /v1/inbox/:id/resolve", () => {
     expect((await call("POST", `/v1/inbox/${item}/resolve`, { reply: "first" })).status).toBe(200);
     const again = await call("POST", `/v1/inbox/${item}/resolve`, { reply: "second" });
     expect(again.status).toBe(409);
-    expect(again.json.error).toMatchObject({ code: "INBOX_ITEM_CLOSED", details: { inbox_id: item, status: "resolved" } });
+    expect(again.json.error).toMatchObject({
+      code: "INBOX_ITEM_CLOSED",
+      details: { inbox_id: item, status: "resolved" },
+    });
     expect((await call("GET", `/v1/inbox/${item}`)).json.reply).toBe("first");
   });
 
   it("unknown, malformed and another tenant's items are 404 INBOX_ITEM_NOT_FOUND", async () => {
     const { item, session } = await waiting();
     const unknown = item.replace(/^inb_[0-9a-z]{26}/, "inb_00000000000000000000000000");
-    for (const [id, key] of [[unknown, undefined], ["inb_nope", undefined], [item, BETA_KEY]] as const) {
+    for (const [id, key] of [
+      [unknown, undefined],
+      ["inb_nope", undefined],
+      [item, BETA_KEY],
+    ] as const) {
       const res = await call("POST", `/v1/inbox/${id}/resolve`, { reply: "hello" }, { key });
       expect(res.status).toBe(404);
       expect(res.json.error.code).toBe("INBOX_ITEM_NOT_FOUND");

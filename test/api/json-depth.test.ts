@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { jsonTextDepth, MAX_JSON_DEPTH, valueDepth } from "../../src/lib/json-depth";
 import { yamlDepth } from "../../src/registry/agent-file";
-import { call } from "./helpers";
 import { loadAgents, newSession } from "./handoff-fixtures";
+import { call } from "./helpers";
 
 /** `n` nested arrays around a 1, as JSON (and YAML flow) text. */
 const arrays = (n: number) => "[".repeat(n) + "1" + "]".repeat(n);
@@ -49,10 +49,18 @@ describe("JSON bodies past the nesting limit", () => {
   it("accepts a body exactly at the limit and refuses one level more", async () => {
     await loadAgents();
     const session = await newSession();
-    const atLimit = await call("PATCH", `/v1/sessions/${session}/state`, `{"set":{"deep":${arrays(MAX_JSON_DEPTH - 2)}}}`);
+    const atLimit = await call(
+      "PATCH",
+      `/v1/sessions/${session}/state`,
+      `{"set":{"deep":${arrays(MAX_JSON_DEPTH - 2)}}}`,
+    );
     expect(atLimit.status).toBe(200);
     expect(valueDepth(atLimit.json.state.deep)).toBe(MAX_JSON_DEPTH - 2);
-    const over = await call("PATCH", `/v1/sessions/${session}/state`, `{"set":{"deeper":${arrays(MAX_JSON_DEPTH - 1)}}}`);
+    const over = await call(
+      "PATCH",
+      `/v1/sessions/${session}/state`,
+      `{"set":{"deeper":${arrays(MAX_JSON_DEPTH - 1)}}}`,
+    );
     expectTooDeep(over, MAX_JSON_DEPTH + 1);
     expect(Object.keys((await call("GET", `/v1/sessions/${session}`)).json.state)).toEqual(["deep"]);
   });
@@ -70,7 +78,10 @@ describe("JSON bodies past the nesting limit", () => {
     const session = await newSession();
     const body = `{"session_id":"${session}","source_agent":"triage","target_agent":"billing","reason":"r","context":{"x":${arrays(5000)}}}`;
     expectTooDeep(await call("POST", "/v1/handoffs", body), 5002);
-    expect((await call("GET", `/v1/sessions/${session}`)).json).toMatchObject({ current_agent: "triage", in_flight_handoff: null });
+    expect((await call("GET", `/v1/sessions/${session}`)).json).toMatchObject({
+      current_agent: "triage",
+      in_flight_handoff: null,
+    });
     const audit = await call("GET", `/v1/sessions/${session}/audit`);
     expect(audit.json.items.some((r: { action: string }) => r.action.startsWith("handoff."))).toBe(false);
   });
@@ -83,14 +94,20 @@ describe("JSON bodies past the nesting limit", () => {
 });
 
 describe("agent definitions past the nesting limit", () => {
-  const jsonAgent = (name: string, inner: number) => `{"name":"${name}","handoffs":[{"to":"x","input_schema":{"a":${arrays(inner)}}}]}`;
-  const markdownAgent = (name: string, schema: string) => `---\nname: ${name}\nhandoffs:\n  - to: x\n    input_schema: ${schema}\n---\nInstructions.\n`;
-  const markdown = (path: string, text: string) => call("PUT", path, text, { headers: { "Content-Type": "text/markdown" } });
+  const jsonAgent = (name: string, inner: number) =>
+    `{"name":"${name}","handoffs":[{"to":"x","input_schema":{"a":${arrays(inner)}}}]}`;
+  const markdownAgent = (name: string, schema: string) =>
+    `---\nname: ${name}\nhandoffs:\n  - to: x\n    input_schema: ${schema}\n---\nInstructions.\n`;
+  const markdown = (path: string, text: string) =>
+    call("PUT", path, text, { headers: { "Content-Type": "text/markdown" } });
 
   it("refuses a deep JSON agent and stores nothing; accepts one at the limit", async () => {
     expectTooDeep(await call("PUT", "/v1/agents/deep-json", jsonAgent("deep-json", 5000)), 5004);
     expect((await call("GET", "/v1/agents/deep-json")).status).toBe(404);
-    expectTooDeep(await call("PUT", "/v1/agents/deep-json", jsonAgent("deep-json", MAX_JSON_DEPTH - 3)), MAX_JSON_DEPTH + 1);
+    expectTooDeep(
+      await call("PUT", "/v1/agents/deep-json", jsonAgent("deep-json", MAX_JSON_DEPTH - 3)),
+      MAX_JSON_DEPTH + 1,
+    );
     expect((await call("GET", "/v1/agents/deep-json")).status).toBe(404);
     expect((await call("PUT", "/v1/agents/edge-json", jsonAgent("edge-json", MAX_JSON_DEPTH - 4))).status).toBe(201);
   });
@@ -105,7 +122,10 @@ describe("agent definitions past the nesting limit", () => {
     expectTooDeep(await markdown("/v1/agents/deep-md", `${block}---\n`), 1003);
     expect((await call("GET", "/v1/agents/deep-md")).status).toBe(404);
 
-    expectTooDeep(await markdown("/v1/agents/deep-md", markdownAgent("deep-md", `{"a": ${arrays(MAX_JSON_DEPTH - 3)}}`)), MAX_JSON_DEPTH + 1);
+    expectTooDeep(
+      await markdown("/v1/agents/deep-md", markdownAgent("deep-md", `{"a": ${arrays(MAX_JSON_DEPTH - 3)}}`)),
+      MAX_JSON_DEPTH + 1,
+    );
     const edge = await markdown("/v1/agents/edge-md", markdownAgent("edge-md", `{"a": ${arrays(MAX_JSON_DEPTH - 4)}}`));
     expect(edge.status).toBe(201);
     expect(valueDepth(edge.json.definition.handoffs[0].input_schema)).toBe(MAX_JSON_DEPTH - 3);

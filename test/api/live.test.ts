@@ -1,8 +1,8 @@
 import { evictDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { answer, callTool, delayed } from "../fakes/openai";
 import { sessionStub } from "../durable-objects/helpers";
+import { answer, callTool, delayed } from "../fakes/openai";
 import { ALPHA_KEY, BETA_KEY, call } from "./helpers";
 import { script } from "./run-fixtures";
 
@@ -55,11 +55,16 @@ async function readSse(response: Response): Promise<SseFrame[]> {
 }
 
 /** A WebSocket subscriber through the Worker, collecting what it is sent. */
-async function subscribe(id: string, { after, key = ALPHA_KEY, protocols }: { after?: string; key?: string | null; protocols?: string } = {}) {
+async function subscribe(
+  id: string,
+  { after, key = ALPHA_KEY, protocols }: { after?: string; key?: string | null; protocols?: string } = {},
+) {
   const headers: Record<string, string> = { Upgrade: "websocket" };
   if (key && !protocols) headers.Authorization = `Bearer ${key}`;
   if (protocols) headers["Sec-WebSocket-Protocol"] = protocols;
-  const response = await worker().fetch(`http://relay.test/v1/sessions/${id}/ws${after ? `?after=${after}` : ""}`, { headers });
+  const response = await worker().fetch(`http://relay.test/v1/sessions/${id}/ws${after ? `?after=${after}` : ""}`, {
+    headers,
+  });
   const ws = response.webSocket;
   const frames: any[] = [];
   const waiters: (() => void)[] = [];
@@ -72,7 +77,8 @@ async function subscribe(id: string, { after, key = ALPHA_KEY, protocols }: { af
   }
   /** Resolves once a frame satisfies `done` (at most 5 s). */
   const until = async (done: (frame: any) => boolean) => {
-    for (let i = 0; i < 500 && !frames.some(done); i++) await new Promise<void>((r) => (waiters.push(r), setTimeout(r, 10)));
+    for (let i = 0; i < 500 && !frames.some(done); i++)
+      await new Promise<void>((r) => (waiters.push(r), setTimeout(r, 10)));
     if (!frames.some(done)) throw new Error(`no such frame in ${JSON.stringify(frames.map((f) => f.type))}`);
   };
   const events = () => frames.filter((f) => f.type !== "subscribed");
@@ -85,7 +91,11 @@ describe("Server-Sent Events", () => {
     const id = await session();
     const response = await worker().fetch(`http://relay.test/v1/sessions/${id}/messages`, {
       method: "POST",
-      headers: { Authorization: `Bearer ${ALPHA_KEY}`, "Content-Type": "application/json", Accept: "text/event-stream" },
+      headers: {
+        Authorization: `Bearer ${ALPHA_KEY}`,
+        "Content-Type": "application/json",
+        Accept: "text/event-stream",
+      },
       body: JSON.stringify({ role: "user", content: "help" }),
     });
     expect(response.status).toBe(200);
@@ -116,16 +126,27 @@ describe("Server-Sent Events", () => {
     const traced = frames.filter((f) => f.data?.data?.event_id).map((f) => f.id);
     expect(traced).toEqual(result.run.events.map((e: { event_id: string }) => e.event_id));
     // The same run as JSON afterwards.
-    expect((await call("GET", `/v1/sessions/${id}/runs/${result.run.id}`)).json).toMatchObject({ status: "completed", output: "Done." });
+    expect((await call("GET", `/v1/sessions/${id}/runs/${result.run.id}`)).json).toMatchObject({
+      status: "completed",
+      output: "Done.",
+    });
   });
 
   it("a refused message is a JSON error, not a stream; no key is 401", async () => {
     const id = await session();
     const headers = { "Content-Type": "application/json", Accept: "text/event-stream" };
     const body = JSON.stringify({ role: "user", content: "hi" });
-    const unauthorized = await worker().fetch(`http://relay.test/v1/sessions/${id}/messages`, { method: "POST", headers, body });
+    const unauthorized = await worker().fetch(`http://relay.test/v1/sessions/${id}/messages`, {
+      method: "POST",
+      headers,
+      body,
+    });
     expect(unauthorized.status).toBe(401);
-    const missing = await worker().fetch(`http://relay.test/v1/sessions/ses_${"0".repeat(52)}/messages`, { method: "POST", headers: { ...headers, Authorization: `Bearer ${ALPHA_KEY}` }, body });
+    const missing = await worker().fetch(`http://relay.test/v1/sessions/ses_${"0".repeat(52)}/messages`, {
+      method: "POST",
+      headers: { ...headers, Authorization: `Bearer ${ALPHA_KEY}` },
+      body,
+    });
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as any).error.code).toBe("SESSION_NOT_FOUND");
   });
@@ -141,7 +162,15 @@ describe("WebSockets", () => {
     await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "hi" });
     await a.until((f) => f.type === "run_completed");
     await b.until((f) => f.type === "run_completed");
-    expect(a.events().map((e) => e.type)).toEqual(["run_started", "message", "agent_started", "llm_call", "agent_completed", "message", "run_completed"]);
+    expect(a.events().map((e) => e.type)).toEqual([
+      "run_started",
+      "message",
+      "agent_started",
+      "llm_call",
+      "agent_completed",
+      "message",
+      "run_completed",
+    ]);
     expect(b.events()).toEqual(a.events());
     expect(a.events().every((e) => e.session_id === id)).toBe(true);
   });
@@ -203,15 +232,31 @@ describe("WebSockets", () => {
   it("every handoff's status changes reach subscribers, whatever started it (here the API, with no run)", async () => {
     const id = await session();
     const ws = await subscribe(id);
-    const started = await call("POST", "/v1/handoffs", { session_id: id, source_agent: "front", target_agent: "back", reason: "by hand" });
+    const started = await call("POST", "/v1/handoffs", {
+      session_id: id,
+      source_agent: "front",
+      target_agent: "back",
+      reason: "by hand",
+    });
     expect(started.status).toBe(200);
     await ws.until((f) => f.type === "handoff_status" && f.data.status === "completed");
     const steps = ws.events().filter((e) => e.type === "handoff_status");
-    expect(steps.every((e) => e.data.handoff_id === started.json.id && e.run_id === null && e.session_id === id)).toBe(true);
-    expect(steps[0].data).toMatchObject({ action: "handoff.initiated", source: "front", target: "back", reason: "by hand" });
+    expect(steps.every((e) => e.data.handoff_id === started.json.id && e.run_id === null && e.session_id === id)).toBe(
+      true,
+    );
+    expect(steps[0].data).toMatchObject({
+      action: "handoff.initiated",
+      source: "front",
+      target: "back",
+      reason: "by hand",
+    });
     expect(steps.map((e) => e.data.status)).toEqual(started.json.transitions.map((t: { to: string }) => t.to));
     // The same steps as the session's audit trail, one event per record.
     const audit = await call("GET", `/v1/sessions/${id}/audit`);
-    expect(steps.map((e) => e.data.action)).toEqual(audit.json.items.filter((r: { action: string }) => r.action.startsWith("handoff.")).map((r: { action: string }) => r.action));
+    expect(steps.map((e) => e.data.action)).toEqual(
+      audit.json.items
+        .filter((r: { action: string }) => r.action.startsWith("handoff."))
+        .map((r: { action: string }) => r.action),
+    );
   });
 });

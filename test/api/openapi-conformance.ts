@@ -50,7 +50,13 @@ export function documentedRoute(method: string, path: string): Route | undefined
 const paramCount = (template: string) => (template.match(/\{/g) ?? []).length;
 
 /** Throws when the response is not what the document promises. */
-export function checkResponse(method: string, url: string, status: number, contentType: string | null, body: unknown): void {
+export function checkResponse(
+  method: string,
+  url: string,
+  status: number,
+  contentType: string | null,
+  body: unknown,
+): void {
   const path = new URL(url).pathname.replace(/(.)\/$/, "$1");
   const route = documentedRoute(method, path);
   if (!route) {
@@ -60,14 +66,21 @@ export function checkResponse(method: string, url: string, status: number, conte
   }
   const answer = route.responses[String(status)];
   if (!answer) {
-    throw new Error(`OpenAPI drift: ${method} ${route.template} answered ${status}, which it does not document (${JSON.stringify(body).slice(0, 300)})`);
+    throw new Error(
+      `OpenAPI drift: ${method} ${route.template} answered ${status}, which it does not document (${JSON.stringify(body).slice(0, 300)})`,
+    );
   }
   if (!contentType?.startsWith("application/json")) return;
   const schema = answer.content?.["application/json"]?.schema;
-  if (!schema) throw new Error(`OpenAPI drift: ${method} ${route.template} ${status} answered JSON where the document has no body`);
+  if (!schema)
+    throw new Error(
+      `OpenAPI drift: ${method} ${route.template} ${status} answered JSON where the document has no body`,
+    );
   const result = validatorFor(`${method} ${route.template} ${status}`, schema).validate(body);
   if (!result.valid) {
-    const errors = result.errors.filter((e) => e.keyword !== "properties" && e.keyword !== "$ref" && e.keyword !== "allOf").slice(0, 5);
+    const errors = result.errors
+      .filter((e) => e.keyword !== "properties" && e.keyword !== "$ref" && e.keyword !== "allOf")
+      .slice(0, 5);
     throw new Error(
       `OpenAPI drift: ${method} ${route.template} ${status} does not fit its schema:\n` +
         errors.map((e) => `  ${e.instanceLocation}: ${e.error}`).join("\n") +

@@ -12,8 +12,9 @@ import { checkResponse, openApiDocument } from "./openapi-conformance";
  * end show that check failing on a body, a status or a code the document does not allow.
  */
 
-const operations = Object.entries(openApiDocument.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
-  Object.entries(item).map(([method, operation]) => ({ key: `${method.toUpperCase()} ${path}`, operation })),
+const operations = Object.entries(openApiDocument.paths as Record<string, Record<string, any>>).flatMap(
+  ([path, item]) =>
+    Object.entries(item).map(([method, operation]) => ({ key: `${method.toUpperCase()} ${path}`, operation })),
 );
 
 describe("GET /openapi.json", () => {
@@ -50,10 +51,15 @@ describe("GET /openapi.json", () => {
     for (const { key, operation } of operations) {
       expect(operation.summary, key).toBeTruthy();
       const statuses = Object.keys(operation.responses).map(Number);
-      expect(statuses.some((s) => s >= 100 && s < 300), key).toBe(true);
+      expect(
+        statuses.some((s) => s >= 100 && s < 300),
+        key,
+      ).toBe(true);
       for (const status of statuses.filter((s) => s >= 400)) {
-        const codes: string[] = operation.responses[status].content["application/json"].schema.properties.error.properties.code.enum;
-        for (const code of codes) expect(ERROR_STATUS[code as keyof typeof ERROR_STATUS], `${key} ${code}`).toBe(status);
+        const codes: string[] =
+          operation.responses[status].content["application/json"].schema.properties.error.properties.code.enum;
+        for (const code of codes)
+          expect(ERROR_STATUS[code as keyof typeof ERROR_STATUS], `${key} ${code}`).toBe(status);
       }
     }
   });
@@ -70,22 +76,42 @@ describe("the conformance check on every API test's response", () => {
   const session = { id: "ses_x", status: "active" };
 
   it("refuses a body that does not fit the documented schema", () => {
-    expect(() => checkResponse("GET", "http://relay.test/v1/sessions/ses_x", 200, "application/json", session)).toThrow(/does not fit its schema/);
-    expect(() => checkResponse("GET", "http://relay.test/health", 200, "application/json", { ok: true, service: "relay", extra: 1 })).toThrow(/does not fit/);
-    expect(() => checkResponse("GET", "http://relay.test/health", 200, "application/json", { ok: true, service: "relay" })).not.toThrow();
+    expect(() => checkResponse("GET", "http://relay.test/v1/sessions/ses_x", 200, "application/json", session)).toThrow(
+      /does not fit its schema/,
+    );
+    expect(() =>
+      checkResponse("GET", "http://relay.test/health", 200, "application/json", {
+        ok: true,
+        service: "relay",
+        extra: 1,
+      }),
+    ).toThrow(/does not fit/);
+    expect(() =>
+      checkResponse("GET", "http://relay.test/health", 200, "application/json", { ok: true, service: "relay" }),
+    ).not.toThrow();
   });
 
   it("refuses a status, an error code or a route the document does not list", () => {
-    expect(() => checkResponse("GET", "http://relay.test/health", 201, "application/json", {})).toThrow(/does not document/);
+    expect(() => checkResponse("GET", "http://relay.test/health", 201, "application/json", {})).toThrow(
+      /does not document/,
+    );
     const error = (code: string) => ({ error: { code, message: "m" } });
-    expect(() => checkResponse("GET", "http://relay.test/v1/agents/a", 404, "application/json", error("SESSION_NOT_FOUND"))).toThrow(/does not fit/);
-    expect(() => checkResponse("GET", "http://relay.test/v1/agents/a", 404, "application/json", error("AGENT_NOT_FOUND"))).not.toThrow();
-    expect(() => checkResponse("PUT", "http://relay.test/v1/nothing", 200, "application/json", {})).toThrow(/not in the document/);
+    expect(() =>
+      checkResponse("GET", "http://relay.test/v1/agents/a", 404, "application/json", error("SESSION_NOT_FOUND")),
+    ).toThrow(/does not fit/);
+    expect(() =>
+      checkResponse("GET", "http://relay.test/v1/agents/a", 404, "application/json", error("AGENT_NOT_FOUND")),
+    ).not.toThrow();
+    expect(() => checkResponse("PUT", "http://relay.test/v1/nothing", 200, "application/json", {})).toThrow(
+      /not in the document/,
+    );
   });
 
   it("matches a literal segment before a parameter", () => {
     const stats = { registry_version: 1, agents: 0, enabled_agents: 0, compile_ms: 0, memory_bytes: 0 };
-    expect(() => checkResponse("GET", "http://relay.test/v1/route/stats", 200, "application/json", stats)).not.toThrow();
+    expect(() =>
+      checkResponse("GET", "http://relay.test/v1/route/stats", 200, "application/json", stats),
+    ).not.toThrow();
   });
 });
 

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { app } from "../../src/app";
+import { answer, callTool, callTools, delayed, type FakeReply, fakeOpenAI, garbage, httpError } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
-import { answer, callTool, callTools, delayed, fakeOpenAI, garbage, httpError, type FakeReply } from "../fakes/openai";
 import { BETA_KEY, call } from "./helpers";
 
 const LLM_URL = "https://llm.test/v1";
@@ -47,7 +47,12 @@ const team = [
       keywords: ["refund", "invoice", "退款"],
       patterns: ["charged\\s+twice"],
       priority: 80,
-      examples: ["I want a refund", "I was charged twice for my subscription", "send me last month's invoice", "我想申请退款"],
+      examples: [
+        "I want a refund",
+        "I was charged twice for my subscription",
+        "send me last month's invoice",
+        "我想申请退款",
+      ],
     },
   },
   {
@@ -69,7 +74,9 @@ beforeAll(async () => {
 
 describe("POST /v1/route — rule tier", () => {
   it("decides by rules with the seed's score, matches and candidates, and a Server-Timing header", async () => {
-    const { status, json, headers } = await call("POST", "/v1/route", { input: "I was CHARGED twice, I want a refund" });
+    const { status, json, headers } = await call("POST", "/v1/route", {
+      input: "I was CHARGED twice, I want a refund",
+    });
     expect(status).toBe(200);
     expect(json).toMatchObject({ agent: "billing", method: "rule", strategy: "hybrid", threshold: 80 });
     // refund (+10) and charged\s+twice (+20), × priority 80/100
@@ -84,7 +91,11 @@ describe("POST /v1/route — rule tier", () => {
   });
 
   it("matches Chinese keywords as substrings", async () => {
-    const { json } = await call("POST", "/v1/route", { input: "你好，我想申请退款。", strategy: "rule", config: { threshold: 0 } });
+    const { json } = await call("POST", "/v1/route", {
+      input: "你好，我想申请退款。",
+      strategy: "rule",
+      config: { threshold: 0 },
+    });
     expect(json.agent).toBe("billing");
     expect(json.matched_keywords).toContain("退款");
   });
@@ -103,12 +114,23 @@ describe("POST /v1/route — rule tier", () => {
   });
 
   it("sees registry changes at once (recompiles on the next route)", async () => {
-    expect((await call("POST", "/v1/route", { input: "my parcel is late", strategy: "rule", config: { threshold: 0 } })).json.agent).not.toBe("shipping");
+    expect(
+      (await call("POST", "/v1/route", { input: "my parcel is late", strategy: "rule", config: { threshold: 0 } })).json
+        .agent,
+    ).not.toBe("shipping");
     await call("PUT", "/v1/agents/shipping", { name: "shipping", triggers: { keywords: ["parcel"], priority: 90 } });
-    const after = await call("POST", "/v1/route", { input: "my parcel is late", strategy: "rule", config: { threshold: 0 } });
+    const after = await call("POST", "/v1/route", {
+      input: "my parcel is late",
+      strategy: "rule",
+      config: { threshold: 0 },
+    });
     expect(after.json.agent).toBe("shipping");
     await call("DELETE", "/v1/agents/shipping");
-    const gone = await call("POST", "/v1/route", { input: "my parcel is late", strategy: "rule", config: { threshold: 0 } });
+    const gone = await call("POST", "/v1/route", {
+      input: "my parcel is late",
+      strategy: "rule",
+      config: { threshold: 0 },
+    });
     expect(gone.json.agent).not.toBe("shipping");
   });
 
@@ -122,7 +144,16 @@ describe("POST /v1/route — rule tier", () => {
 describe("POST /v1/route — patterns are matched in linear time", () => {
   it("a catastrophic pattern on a 30 KiB adversarial input answers at once and correctly (BETA's registry)", async () => {
     const as = { key: BETA_KEY };
-    expect((await call("PUT", "/v1/agents/redos", { name: "redos", triggers: { patterns: ["(a|a?)+b", "(a|aa)+$"], priority: 100 } }, as)).status).toBe(201);
+    expect(
+      (
+        await call(
+          "PUT",
+          "/v1/agents/redos",
+          { name: "redos", triggers: { patterns: ["(a|a?)+b", "(a|aa)+$"], priority: 100 } },
+          as,
+        )
+      ).status,
+    ).toBe(201);
     const input = `${"a".repeat(30 * 1024)}!`;
     const miss = await call("POST", "/v1/route", { input, strategy: "rule" }, as);
     expect(miss.status).toBe(200);
@@ -135,24 +166,40 @@ describe("POST /v1/route — patterns are matched in linear time", () => {
   it("a pattern that needs backtracking is refused at registration, naming the construct, and nothing is stored", async () => {
     const res = await call("PUT", "/v1/agents/looker", { name: "looker", triggers: { patterns: ["(?<=a)b"] } });
     expect(res.status).toBe(400);
-    expect(res.json.error).toMatchObject({ code: "INVALID_PATTERN", details: { patterns: [{ pattern: "(?<=a)b", reason: expect.stringContaining("lookaround") }] } });
+    expect(res.json.error).toMatchObject({
+      code: "INVALID_PATTERN",
+      details: { patterns: [{ pattern: "(?<=a)b", reason: expect.stringContaining("lookaround") }] },
+    });
     expect((await call("GET", "/v1/agents/looker")).status).toBe(404);
   });
 });
 
 describe("POST /v1/route — hybrid escalation to the LLM", () => {
   it("asks the model when the rules are unsure, with one transfer tool per enabled agent and tool_choice required", async () => {
-    const { json, requests } = await routeWithModel({ input: "my thing is acting weird since yesterday" }, callTool("transfer_to_technical", { reason: "sounds like a bug" }));
+    const { json, requests } = await routeWithModel(
+      { input: "my thing is acting weird since yesterday" },
+      callTool("transfer_to_technical", { reason: "sounds like a bug" }),
+    );
     expect(json).toMatchObject({ agent: "technical", method: "llm" });
-    expect(json.llm).toMatchObject({ provider: "openai", tool_call: { name: "transfer_to_technical", arguments: { reason: "sounds like a bug" } } });
+    expect(json.llm).toMatchObject({
+      provider: "openai",
+      tool_call: { name: "transfer_to_technical", arguments: { reason: "sounds like a bug" } },
+    });
     expect(requests).toHaveLength(1);
     expect(requests[0]!.authorization).toBe("Bearer sk-test-key");
     expect(requests[0]!.body.tool_choice).toBe("required");
-    expect(requests[0]!.body.tools!.map((t) => t.function.name).sort()).toEqual(["transfer_to_billing", "transfer_to_technical", "transfer_to_triage"]);
+    expect(requests[0]!.body.tools!.map((t) => t.function.name).sort()).toEqual([
+      "transfer_to_billing",
+      "transfer_to_technical",
+      "transfer_to_triage",
+    ]);
   });
 
   it("does not call the model when the rules are sure", async () => {
-    const { json, requests } = await routeWithModel({ input: "I was charged twice, refund my invoice" }, callTool("transfer_to_technical"));
+    const { json, requests } = await routeWithModel(
+      { input: "I was charged twice, refund my invoice" },
+      callTool("transfer_to_technical"),
+    );
     expect(json.method).toBe("rule");
     expect(requests).toHaveLength(0);
   });
@@ -160,7 +207,10 @@ describe("POST /v1/route — hybrid escalation to the LLM", () => {
   it("takes the first tool call when the model makes several", async () => {
     const { json } = await routeWithModel(
       { input: "hmm", strategy: "llm" },
-      callTools({ name: "transfer_to_triage", arguments: { reason: "first" } }, { name: "transfer_to_billing", arguments: { reason: "second" } }),
+      callTools(
+        { name: "transfer_to_triage", arguments: { reason: "first" } },
+        { name: "transfer_to_billing", arguments: { reason: "second" } },
+      ),
     );
     expect(json.agent).toBe("triage");
   });
@@ -177,7 +227,10 @@ describe("POST /v1/route — hybrid escalation to the LLM", () => {
   ];
   for (const [what, reply, reason, config] of failures) {
     it(`falls back on ${what}, with the reason`, async () => {
-      const { status, json } = await routeWithModel({ input: "zzz qqq", strategy: "llm", ...(config ? { config } : {}) }, reply);
+      const { status, json } = await routeWithModel(
+        { input: "zzz qqq", strategy: "llm", ...(config ? { config } : {}) },
+        reply,
+      );
       expect(status).toBe(200);
       expect(json).toMatchObject({ agent: null, method: "fallback", fallback: { strategy: "prompt_user" } });
       expect(json.fallback.reason).toContain(reason);
@@ -186,7 +239,11 @@ describe("POST /v1/route — hybrid escalation to the LLM", () => {
   }
 
   it("falls back when the configured provider is not set up (openai without a key)", async () => {
-    const { json } = await callWith(withoutKey, { input: "zzz", strategy: "llm", config: { llm: { provider: "openai" } } });
+    const { json } = await callWith(withoutKey, {
+      input: "zzz",
+      strategy: "llm",
+      config: { llm: { provider: "openai" } },
+    });
     expect(json.method).toBe("fallback");
     expect(json.fallback.reason).toContain("provider_unavailable");
   });
@@ -204,11 +261,18 @@ describe("POST /v1/route — fallback strategies and disabled routing", () => {
   it("prompt_user returns the agent list with descriptions", async () => {
     const { json } = await call("POST", "/v1/route", { ...unmatched, config: { fallback: "prompt_user" } });
     expect(json).toMatchObject({ agent: null, method: "fallback" });
-    expect(json.fallback.agents).toContainEqual({ name: "billing", title: "Billing", description: "Invoices, refunds and payments" });
+    expect(json.fallback.agents).toContainEqual({
+      name: "billing",
+      title: "Billing",
+      description: "Invoices, refunds and payments",
+    });
   });
 
   it("default_agent routes to the configured agent", async () => {
-    const { json } = await call("POST", "/v1/route", { ...unmatched, config: { fallback: "default_agent", default_agent: "triage" } });
+    const { json } = await call("POST", "/v1/route", {
+      ...unmatched,
+      config: { fallback: "default_agent", default_agent: "triage" },
+    });
     expect(json).toMatchObject({ agent: "triage", method: "fallback", fallback: { strategy: "default_agent" } });
   });
 
@@ -241,7 +305,13 @@ describe("POST /v1/route — bad input", () => {
   });
 
   it("empty input, unknown fields, a bad strategy or malformed JSON → 400", async () => {
-    for (const body of [{ input: "" }, { input: "x", extra: 1 }, { input: "x", strategy: "magic" }, { input: 5 }, { input: "x", config: { threshold: -1 } }]) {
+    for (const body of [
+      { input: "" },
+      { input: "x", extra: 1 },
+      { input: "x", strategy: "magic" },
+      { input: 5 },
+      { input: "x", config: { threshold: -1 } },
+    ]) {
       const { status, json } = await call("POST", "/v1/route", body);
       expect(status).toBe(400);
       expect(json.error.code).toBe("VALIDATION_FAILED");
@@ -272,7 +342,9 @@ describe("registry head cache", () => {
     onTestFinished(() => void vi.useRealTimers());
     await call("POST", "/v1/route", { input: "warm the cache", strategy: "rule" });
     // A write that bypasses this isolate (another isolate, or a migration): only D1 changes.
-    await env.DB.prepare("UPDATE registry_versions SET version = version + 1, stamp = 'elsewhere' WHERE tenant = 'alpha'").run();
+    await env.DB.prepare(
+      "UPDATE registry_versions SET version = version + 1, stamp = 'elsewhere' WHERE tenant = 'alpha'",
+    ).run();
     const stats = await call("GET", "/v1/route/stats");
     expect(stats.json.registry_version).not.toBe(
       await env.DB.prepare("SELECT version FROM registry_versions WHERE tenant = 'alpha'").first("version"),
@@ -280,7 +352,9 @@ describe("registry head cache", () => {
     // A write through the API invalidates at once.
     await call("PUT", "/v1/agents/cache-probe", { name: "cache-probe" });
     const fresh = await call("GET", "/v1/route/stats");
-    expect(fresh.json.registry_version).toBe(await env.DB.prepare("SELECT version FROM registry_versions WHERE tenant = 'alpha'").first("version"));
+    expect(fresh.json.registry_version).toBe(
+      await env.DB.prepare("SELECT version FROM registry_versions WHERE tenant = 'alpha'").first("version"),
+    );
     await call("DELETE", "/v1/agents/cache-probe");
   });
 });

@@ -1,4 +1,4 @@
-import { fakeOpenAI, type FakeReply, type RecordedRequest } from "../fakes/openai";
+import { type FakeReply, fakeOpenAI, type RecordedRequest } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 
 /** Shared by the run tests: a scripted model per agent, and the protocol checks of what Relay sent it. */
@@ -42,4 +42,3 @@ export function protocolErrors(req: RecordedRequest): string[] {
 }
 
 export const toolNames = (req: RecordedRequest) => (req.body.tools ?? []).map((t) => t.function.name).sort();
-

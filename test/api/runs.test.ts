@@ -5,10 +5,26 @@ import { RunStore } from "../../durable-objects/run-store";
 import { createSql } from "../../durable-objects/sql";
 import { sessionRpc } from "../../src/rpc/stubs";
 import { newRun } from "../../src/runtime/run-record";
-import { answer, callTool, callTools, delayed, fakeOpenAI, httpError, type FakeReply, type RecordedRequest } from "../fakes/openai";
-import { llmServer } from "../fakes/server";
-import { delayed as delayedHook, fakeWebhookAgent, replyOutput, replyText, replyToolCalls, type WebhookReply } from "../fakes/webhook-agent";
 import { advanceClock, d1Audit, drainDue, flushOutbox, sessionStub } from "../durable-objects/helpers";
+import {
+  answer,
+  callTool,
+  callTools,
+  delayed,
+  type FakeReply,
+  fakeOpenAI,
+  httpError,
+  type RecordedRequest,
+} from "../fakes/openai";
+import { llmServer } from "../fakes/server";
+import {
+  delayed as delayedHook,
+  fakeWebhookAgent,
+  replyOutput,
+  replyText,
+  replyToolCalls,
+  type WebhookReply,
+} from "../fakes/webhook-agent";
 import { call } from "./helpers";
 import { agentOf, protocolErrors, script, toolNames } from "./run-fixtures";
 
@@ -19,7 +35,12 @@ import { agentOf, protocolErrors, script, toolNames } from "./run-fixtures";
  */
 
 const AGENTS = [
-  { name: "front", title: "Front desk", description: "Greets and sorts requests", handoffs: ["middle", "forms", { to: "hidden", condition: "vip == true" }, "off", "person"] },
+  {
+    name: "front",
+    title: "Front desk",
+    description: "Greets and sorts requests",
+    handoffs: ["middle", "forms", { to: "hidden", condition: "vip == true" }, "off", "person"],
+  },
   { name: "middle", title: "Middle office", description: "Accounts and billing questions", handoffs: ["back"] },
   { name: "back", title: "Back office", description: "Deep technical problems" },
   {
@@ -31,14 +52,29 @@ const AGENTS = [
   { name: "off", description: "Retired desk", enabled: false },
   { name: "person", kind: "human", description: "A person on the team", timeout_s: 60 },
   { name: "slow", description: "Slow model", timeout_s: 1 },
-  { name: "hook", kind: "webhook", endpoint: "https://hook.test/agent", description: "The customer's own agent", handoffs: ["middle"], timeout_s: 1 },
+  {
+    name: "hook",
+    kind: "webhook",
+    endpoint: "https://hook.test/agent",
+    description: "The customer's own agent",
+    handoffs: ["middle"],
+    timeout_s: 1,
+  },
 ];
 
 beforeAll(async () => {
   // The forms entry takes typed input: an order id.
   AGENTS[0]!.handoffs = [
     "middle",
-    { to: "forms", input_schema: { type: "object", properties: { order_id: { type: "string", pattern: "^o-" } }, required: ["order_id"], additionalProperties: false } },
+    {
+      to: "forms",
+      input_schema: {
+        type: "object",
+        properties: { order_id: { type: "string", pattern: "^o-" } },
+        required: ["order_id"],
+        additionalProperties: false,
+      },
+    },
     { to: "hidden", condition: "vip == true" },
     "off",
     "person",
@@ -69,9 +105,17 @@ describe("the turn loop", () => {
     const id = await session();
     const res = await say(id, "my invoice crashes the app");
     expect(res.status).toBe(200);
-    expect(res.json.run).toMatchObject({ status: "completed", output: "Fixed it.", output_agent: "back", agent: "back", turns: 3 });
+    expect(res.json.run).toMatchObject({
+      status: "completed",
+      output: "Fixed it.",
+      output_agent: "back",
+      agent: "back",
+      turns: 3,
+    });
     expect(res.json.run.handoffs).toHaveLength(2);
-    expect(res.json.run.events.map((e: { event_type: string; agent_name: string }) => `${e.event_type}:${e.agent_name}`)).toEqual([
+    expect(
+      res.json.run.events.map((e: { event_type: string; agent_name: string }) => `${e.event_type}:${e.agent_name}`),
+    ).toEqual([
       "agent_start:front",
       "llm_call:front",
       "tool_call:front",
@@ -87,13 +131,24 @@ describe("the turn loop", () => {
     expect(fake.requests.map(agentOf)).toEqual(["front", "middle", "back"]);
     for (const req of fake.requests) expect(protocolErrors(req)).toEqual([]);
     // What each agent was offered: its whitelist (minus the disabled, the false condition and the stack), the way back, a person.
-    expect(toolNames(fake.requests[0]!)).toEqual(["escalate_to_human", "transfer_to_forms", "transfer_to_middle", "transfer_to_person"]);
+    expect(toolNames(fake.requests[0]!)).toEqual([
+      "escalate_to_human",
+      "transfer_to_forms",
+      "transfer_to_middle",
+      "transfer_to_person",
+    ]);
     expect(toolNames(fake.requests[1]!)).toEqual(["escalate_to_human", "return_to_front", "transfer_to_back"]);
     expect(fake.requests[0]!.body.tool_choice).toBe("auto");
     // The target's prompt carries the handoff preamble.
-    expect(fake.requests[2]!.body.messages[0]!.content).toContain("Agent 'middle' has handed the conversation over to you ('back')");
+    expect(fake.requests[2]!.body.messages[0]!.content).toContain(
+      "Agent 'middle' has handed the conversation over to you ('back')",
+    );
     const view = (await call("GET", `/v1/sessions/${id}`)).json;
-    expect(view).toMatchObject({ current_agent: "back", handoff_stack: ["front", "middle", "back"], in_flight_handoff: null });
+    expect(view).toMatchObject({
+      current_agent: "back",
+      handoff_stack: ["front", "middle", "back"],
+      in_flight_handoff: null,
+    });
   });
 
   it("hands back with return_to_<agent>", async () => {
@@ -101,28 +156,42 @@ describe("the turn loop", () => {
       baseUrl: "https://llm.test/v1",
       respond: (req) => {
         const agent = agentOf(req);
-        const back = req.body.messages.some((m) => m.role === "system" && String(m.content).includes("has returned the conversation to you"));
-        if (agent === "front") return back ? answer("Back at the front desk.") : callTool("transfer_to_middle", { reason: "billing" });
+        const back = req.body.messages.some(
+          (m) => m.role === "system" && String(m.content).includes("has returned the conversation to you"),
+        );
+        if (agent === "front")
+          return back ? answer("Back at the front desk.") : callTool("transfer_to_middle", { reason: "billing" });
         return callTool("return_to_front", { reason: "not mine after all" });
       },
     });
     llmServer.use(fake.handler);
     const id = await session();
     const res = await say(id, "question");
-    expect(res.json.run).toMatchObject({ status: "completed", output: "Back at the front desk.", output_agent: "front" });
+    expect(res.json.run).toMatchObject({
+      status: "completed",
+      output: "Back at the front desk.",
+      output_agent: "front",
+    });
     expect((await call("GET", `/v1/sessions/${id}`)).json.handoff_stack).toEqual(["front"]);
   });
 
   it("several handoff calls in one response: the first runs, the others get an error and stay out of the target's view", async () => {
     const fake = script({
-      front: [callTools({ name: "transfer_to_middle", arguments: { reason: "first" } }, { name: "transfer_to_person", arguments: { reason: "second" } })],
+      front: [
+        callTools(
+          { name: "transfer_to_middle", arguments: { reason: "first" } },
+          { name: "transfer_to_person", arguments: { reason: "second" } },
+        ),
+      ],
       middle: [answer("Middle here.")],
     });
     const id = await session();
     const res = await say(id, "help");
     expect(res.json.run).toMatchObject({ status: "completed", output_agent: "middle" });
     const history = (await call("GET", `/v1/sessions/${id}/messages`)).json.items;
-    const ignored = history.find((i: { role: string; tool_name?: string }) => i.role === "tool" && i.tool_name === "transfer_to_person");
+    const ignored = history.find(
+      (i: { role: string; tool_name?: string }) => i.role === "tool" && i.tool_name === "transfer_to_person",
+    );
     expect(ignored.content).toContain("Only one handoff per turn");
     const middleSaw = JSON.stringify(fake.requests[1]!.body.messages);
     expect(middleSaw).not.toContain("transfer_to_person");
@@ -133,20 +202,33 @@ describe("the turn loop", () => {
 
   it("a hallucinated or forbidden target comes back as a tool error naming the allowed targets; the model corrects itself", async () => {
     const fake = script({
-      front: [callTool("transfer_to_ghost", { reason: "?" }), callTool("transfer_to_back", { reason: "skip a step" }), answer("I'll handle it myself.")],
+      front: [
+        callTool("transfer_to_ghost", { reason: "?" }),
+        callTool("transfer_to_back", { reason: "skip a step" }),
+        answer("I'll handle it myself."),
+      ],
     });
     const id = await session();
     const res = await say(id, "hello");
-    expect(res.json.run).toMatchObject({ status: "completed", output: "I'll handle it myself.", output_agent: "front", turns: 3 });
+    expect(res.json.run).toMatchObject({
+      status: "completed",
+      output: "I'll handle it myself.",
+      output_agent: "front",
+      turns: 3,
+    });
     const outputs = fake.requests[2]!.body.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
     expect(outputs).toHaveLength(2);
-    for (const output of outputs) expect(output).toContain("Your allowed targets are: middle, forms, hidden, off, person");
+    for (const output of outputs)
+      expect(output).toContain("Your allowed targets are: middle, forms, hidden, off, person");
     expect((await call("GET", `/v1/sessions/${id}`)).json.current_agent).toBe("front");
   });
 
   it("invalid typed input is an error the model can correct; the valid input reaches the target's context", async () => {
     script({
-      front: [callTool("transfer_to_forms", { reason: "change order", input: { order_id: 42 } }), callTool("transfer_to_forms", { reason: "change order", input: { order_id: "o-7" } })],
+      front: [
+        callTool("transfer_to_forms", { reason: "change order", input: { order_id: 42 } }),
+        callTool("transfer_to_forms", { reason: "change order", input: { order_id: "o-7" } }),
+      ],
       forms: [answer("Order o-7 changed.")],
     });
     const id = await session();
@@ -156,18 +238,32 @@ describe("the turn loop", () => {
     const refused = history.filter((i: { role: string }) => i.role === "tool")[0];
     expect(refused.content).toContain("does not match the schema");
     const context = (await call("GET", `/v1/sessions/${id}`)).json.last_handoff_context;
-    expect(context).toMatchObject({ from_agent: "front", to_agent: "forms", reason: "change order", payload: { input: { order_id: "o-7" } } });
+    expect(context).toMatchObject({
+      from_agent: "front",
+      to_agent: "forms",
+      reason: "change order",
+      payload: { input: { order_id: "o-7" } },
+    });
   });
 
   it("an ordinary tool call beside a handoff keeps its output; the handoff runs", async () => {
     const fake = script({
-      front: [callTools({ name: "lookup_order", arguments: { id: 1 } }, { name: "transfer_to_middle", arguments: { reason: "billing" } })],
+      front: [
+        callTools(
+          { name: "lookup_order", arguments: { id: 1 } },
+          { name: "transfer_to_middle", arguments: { reason: "billing" } },
+        ),
+      ],
       middle: [answer("ok")],
     });
     const id = await session();
     await say(id, "where is my order");
     const middleSaw = fake.requests[1]!.body.messages;
-    expect(middleSaw.find((m) => m.role === "tool" && String(m.content).includes("'lookup_order' is not a tool you may use"))).toBeDefined();
+    expect(
+      middleSaw.find(
+        (m) => m.role === "tool" && String(m.content).includes("'lookup_order' is not a tool you may use"),
+      ),
+    ).toBeDefined();
     expect(protocolErrors(fake.requests[1]!)).toEqual([]);
   });
 
@@ -197,8 +293,17 @@ describe("the turn loop", () => {
   });
 
   it("after_turn: return_to_root hands the session back to the root once the run is answered", async () => {
-    script({ front: [callTool("transfer_to_middle", { reason: "billing" })], middle: [callTool("transfer_to_back", { reason: "deeper" })], back: [answer("done")] });
-    const res = await call("POST", "/v1/sessions", { agent: "front", after_turn: "return_to_root", max_turns: 5, ttl_s: 3600 });
+    script({
+      front: [callTool("transfer_to_middle", { reason: "billing" })],
+      middle: [callTool("transfer_to_back", { reason: "deeper" })],
+      back: [answer("done")],
+    });
+    const res = await call("POST", "/v1/sessions", {
+      agent: "front",
+      after_turn: "return_to_root",
+      max_turns: 5,
+      ttl_s: 3600,
+    });
     expect(res.json.metadata).toEqual({ after_turn: "return_to_root", max_turns: 5 });
     const ran = await say(res.json.id, "question");
     expect(ran.json.run).toMatchObject({ status: "completed", output_agent: "back" });
@@ -209,7 +314,9 @@ describe("the turn loop", () => {
     const stay = await session();
     await say(stay, "question");
     expect((await call("GET", `/v1/sessions/${stay}`)).json.current_agent).toBe("middle");
-    expect((await call("POST", "/v1/sessions", { agent: "front", after_turn: "sometimes" })).json.error.code).toBe("VALIDATION_FAILED");
+    expect((await call("POST", "/v1/sessions", { agent: "front", after_turn: "sometimes" })).json.error.code).toBe(
+      "VALIDATION_FAILED",
+    );
   });
 
   it("one run at a time: of 10 parallel messages one runs, the others get 409 RUN_IN_PROGRESS", async () => {
@@ -228,7 +335,9 @@ describe("the turn loop", () => {
     const id = await session();
     await say(id, "my secret question");
     await flushOutbox(sessionStub("alpha", id).stub);
-    const { results } = await env.DB.prepare("SELECT details FROM audit_log WHERE session_id = ?1").bind(id).all<{ details: string }>();
+    const { results } = await env.DB.prepare("SELECT details FROM audit_log WHERE session_id = ?1")
+      .bind(id)
+      .all<{ details: string }>();
     expect(results.length).toBeGreaterThan(5);
     expect(JSON.stringify(results)).not.toContain("secret");
     const trace = (await call("GET", `/v1/sessions/${id}/trace`)).json;
@@ -240,7 +349,10 @@ describe("the turn loop", () => {
     const pages: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { json: { items: { event_id: string }[]; next_cursor: string | null } } = await call("GET", `/v1/sessions/${id}/trace?limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+      const page: { json: { items: { event_id: string }[]; next_cursor: string | null } } = await call(
+        "GET",
+        `/v1/sessions/${id}/trace?limit=2${cursor ? `&cursor=${cursor}` : ""}`,
+      );
       expect(page.json.items.length).toBeLessThanOrEqual(2);
       pages.push(...page.json.items.map((e) => e.event_id));
       cursor = page.json.next_cursor;
@@ -253,7 +365,11 @@ describe("the turn loop", () => {
 describe("webhook agents", () => {
   const SECRET = "whsec_hAp7GYE+aOxthDBDkQL/nSf7u3leKSjPlh4ozCWztNA=";
   function hook(...replies: WebhookReply[]) {
-    const fake = fakeWebhookAgent({ url: "https://hook.test/agent", secret: SECRET, respond: () => replies.shift() ?? replyText("no reply left", 500) });
+    const fake = fakeWebhookAgent({
+      url: "https://hook.test/agent",
+      secret: SECRET,
+      respond: () => replies.shift() ?? replyText("no reply left", 500),
+    });
     llmServer.use(fake.handler);
     return fake;
   }
@@ -267,8 +383,15 @@ describe("webhook agents", () => {
     expect(fake.deliveries).toHaveLength(1);
     const delivery = fake.deliveries[0]!;
     expect(delivery.verified).toBe(true);
-    expect(delivery.body).toMatchObject({ type: "agent.turn", data: { session_id: id, agent: "hook", messages: expect.any(Array), tools: expect.any(Array) } });
-    const data = (delivery.body as { data: { tools: { function: { name: string } }[]; messages: { role: string; content: string }[] } }).data;
+    expect(delivery.body).toMatchObject({
+      type: "agent.turn",
+      data: { session_id: id, agent: "hook", messages: expect.any(Array), tools: expect.any(Array) },
+    });
+    const data = (
+      delivery.body as {
+        data: { tools: { function: { name: string } }[]; messages: { role: string; content: string }[] };
+      }
+    ).data;
     expect(data.tools.map((t) => t.function.name)).toEqual(["transfer_to_middle", "escalate_to_human"]);
     expect(data.messages.at(-1)).toMatchObject({ role: "user", content: "invoice question" });
   });
@@ -276,14 +399,21 @@ describe("webhook agents", () => {
   it("an output ends the run with the webhook's answer", async () => {
     hook(replyOutput("Handled by your own code."));
     const id = await session("hook");
-    expect((await say(id, "hi")).json.run).toMatchObject({ status: "completed", output: "Handled by your own code.", output_agent: "hook" });
+    expect((await say(id, "hi")).json.run).toMatchObject({
+      status: "completed",
+      output: "Handled by your own code.",
+      output_agent: "hook",
+    });
   });
 
   it("timeout and bad JSON fail the turn with their codes; the session stays consistent", async () => {
     hook(delayedHook(1_500, replyOutput("too late")), replyText("<html>oops</html>"));
     const id = await session("hook");
     expect((await say(id, "one")).json.run).toMatchObject({ status: "failed", error: { code: "WEBHOOK_TIMEOUT" } });
-    expect((await say(id, "two")).json.run).toMatchObject({ status: "failed", error: { code: "WEBHOOK_INVALID_REPLY" } });
+    expect((await say(id, "two")).json.run).toMatchObject({
+      status: "failed",
+      error: { code: "WEBHOOK_INVALID_REPLY" },
+    });
     const view = (await call("GET", `/v1/sessions/${id}`)).json;
     expect(view).toMatchObject({ current_agent: "hook", history_length: 2, in_flight_handoff: null });
   });
@@ -294,15 +424,31 @@ describe("people: human agents and escalations", () => {
     script({ front: [callTool("transfer_to_person", { reason: "needs a person" })] });
     const id = await session();
     const paused = await say(id, "I want a person");
-    expect(paused.json.run).toMatchObject({ status: "awaiting_human", agent: "person", pending: { kind: "human", agent: "person", tool_call_id: null } });
+    expect(paused.json.run).toMatchObject({
+      status: "awaiting_human",
+      agent: "person",
+      pending: { kind: "human", agent: "person", tool_call_id: null },
+    });
     const inbox = (await call("GET", `/v1/sessions/${id}/inbox`)).json.items;
     expect(inbox).toHaveLength(1);
     expect(inbox[0]).toMatchObject({ kind: "human_turn", status: "open", agent: "person", run_id: paused.json.run.id });
     // A second message while the person is away is refused, not queued behind them.
     expect((await say(id, "hello?")).json.error.code).toBe("RUN_IN_PROGRESS");
-    const resolved = await sessionRpc(env, "alpha", id).resolveInbox(inbox[0].id, { reply: "Refund approved." }, { actor: "ops@example.com", actor_type: "user" });
-    expect(resolved.ok && resolved.value.run).toMatchObject({ status: "completed", output: "Refund approved.", output_agent: "person" });
-    const again = await sessionRpc(env, "alpha", id).resolveInbox(inbox[0].id, { reply: "twice" }, { actor: "ops", actor_type: "user" });
+    const resolved = await sessionRpc(env, "alpha", id).resolveInbox(
+      inbox[0].id,
+      { reply: "Refund approved." },
+      { actor: "ops@example.com", actor_type: "user" },
+    );
+    expect(resolved.ok && resolved.value.run).toMatchObject({
+      status: "completed",
+      output: "Refund approved.",
+      output_agent: "person",
+    });
+    const again = await sessionRpc(env, "alpha", id).resolveInbox(
+      inbox[0].id,
+      { reply: "twice" },
+      { actor: "ops", actor_type: "user" },
+    );
     expect(!again.ok && again.error.code).toBe("INBOX_ITEM_CLOSED");
   });
 
@@ -320,7 +466,12 @@ describe("people: human agents and escalations", () => {
   });
 
   it("escalate_to_human: paused for a person; when nobody answers in time the agent is told and carries on", async () => {
-    const fake = script({ front: [callTool("escalate_to_human", { reason: "refund over the limit" }), answer("Nobody is around; I'll email you.")] });
+    const fake = script({
+      front: [
+        callTool("escalate_to_human", { reason: "refund over the limit" }),
+        answer("Nobody is around; I'll email you."),
+      ],
+    });
     const id = await session();
     const paused = await say(id, "refund 900");
     expect(paused.json.run).toMatchObject({ status: "awaiting_human", pending: { tool_call_id: expect.any(String) } });
@@ -341,7 +492,13 @@ describe("restarts", () => {
     const { stub } = sessionStub("alpha", id);
     const runId = await runInDurableObject(stub, (_instance, state) => {
       const store = new RunStore(createSql(state.storage));
-      const run = newRun({ id: `run_${"0".repeat(26)}_${id}`, session_id: id, agent: "front", max_turns: 10, now: Date.now() });
+      const run = newRun({
+        id: `run_${"0".repeat(26)}_${id}`,
+        session_id: id,
+        agent: "front",
+        max_turns: 10,
+        now: Date.now(),
+      });
       store.save({ run, step: "turn", resumes: 0 });
       return run.id;
     });
@@ -362,12 +519,21 @@ describe("restarts", () => {
     const { stub } = sessionStub("alpha", id);
     const runId = await runInDurableObject(stub, (_instance, state) => {
       const store = new RunStore(createSql(state.storage));
-      const run = newRun({ id: `run_${"1".repeat(26)}_${id}`, session_id: id, agent: "front", max_turns: 10, now: Date.now() });
+      const run = newRun({
+        id: `run_${"1".repeat(26)}_${id}`,
+        session_id: id,
+        agent: "front",
+        max_turns: 10,
+        now: Date.now(),
+      });
       store.save({ run, step: "turn", resumes: 2 });
       return run.id;
     });
     await evictDurableObject(stub);
     await drainDue(stub);
-    expect((await call("GET", `/v1/sessions/${id}/runs/${runId}`)).json).toMatchObject({ status: "failed", error: { code: "RUN_INTERRUPTED" } });
+    expect((await call("GET", `/v1/sessions/${id}/runs/${runId}`)).json).toMatchObject({
+      status: "failed",
+      error: { code: "RUN_INTERRUPTED" },
+    });
   });
 });

@@ -34,7 +34,12 @@ async function allPages(query: string, key?: string): Promise<string[][]> {
   const pages: string[][] = [];
   let cursor: string | null = null;
   do {
-    const res = await call("GET", `/v1/sessions?${query}${cursor ? `&cursor=${cursor}` : ""}`, undefined, key ? { key } : undefined);
+    const res = await call(
+      "GET",
+      `/v1/sessions?${query}${cursor ? `&cursor=${cursor}` : ""}`,
+      undefined,
+      key ? { key } : undefined,
+    );
     expect(res.status).toBe(200);
     pages.push(res.json.items.map((s: { id: string }) => s.id));
     cursor = res.json.next_cursor;
@@ -68,13 +73,24 @@ describe("GET /v1/sessions", () => {
   it("counts messages and handoffs, and follows the current agent", async () => {
     const id = await flushedSession({ agent: "lister", input: "hello" });
     await call("POST", `/v1/sessions/${id}/messages`, { role: "agent", content: "hi" });
-    const moved = await call("POST", "/v1/handoffs", { session_id: id, source_agent: "lister", target_agent: "taker", reason: "over to you" });
+    const moved = await call("POST", "/v1/handoffs", {
+      session_id: id,
+      source_agent: "lister",
+      target_agent: "taker",
+      reason: "over to you",
+    });
     expect(moved.json.status).toBe("completed");
     await flush(id);
 
     const taker = await call("GET", "/v1/sessions?agent=taker");
     const row = taker.json.items.find((s: { id: string }) => s.id === id);
-    expect(row).toMatchObject({ status: "active", initial_agent: "lister", current_agent: "taker", message_count: 2, handoff_count: 1 });
+    expect(row).toMatchObject({
+      status: "active",
+      initial_agent: "lister",
+      current_agent: "taker",
+      message_count: 2,
+      handoff_count: 1,
+    });
     expect(Date.parse(row.updated_at)).toBeGreaterThanOrEqual(Date.parse(row.created_at));
     const lister = await call("GET", "/v1/sessions?agent=lister&limit=200");
     expect(lister.json.items.map((s: { id: string }) => s.id)).not.toContain(id);
@@ -91,14 +107,17 @@ describe("GET /v1/sessions", () => {
     await setClock(stub, expiresAt + 1);
     await drainDue(stub);
 
-    const ids = async (status: string) => (await call("GET", `/v1/sessions?status=${status}&limit=200`)).json.items.map((s: { id: string }) => s.id);
+    const ids = async (status: string) =>
+      (await call("GET", `/v1/sessions?status=${status}&limit=200`)).json.items.map((s: { id: string }) => s.id);
     const active = await ids("active");
     expect(active).toContain(kept);
     expect(active).not.toContain(deleted);
     expect(active).not.toContain(expired);
     expect(await ids("deleted")).toContain(deleted);
     expect(await ids("expired")).toContain(expired);
-    const gone = (await call("GET", "/v1/sessions?status=expired&limit=200")).json.items.find((s: { id: string }) => s.id === expired);
+    const gone = (await call("GET", "/v1/sessions?status=expired&limit=200")).json.items.find(
+      (s: { id: string }) => s.id === expired,
+    );
     expect(gone).toMatchObject({ status: "expired", ended_at: new Date(expiresAt + 1).toISOString() });
   });
 
@@ -107,16 +126,22 @@ describe("GET /v1/sessions", () => {
     await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "two", run: false });
     await call("POST", "/v1/handoffs", { session_id: id, source_agent: "lister", target_agent: "taker", reason: "r" });
     await flush(id);
-    const before = (await call("GET", "/v1/sessions?agent=taker&limit=200")).json.items.find((s: { id: string }) => s.id === id);
+    const before = (await call("GET", "/v1/sessions?agent=taker&limit=200")).json.items.find(
+      (s: { id: string }) => s.id === id,
+    );
     expect(before).toMatchObject({ message_count: 2, handoff_count: 1 });
 
     // The records exactly as the object's outbox holds them, delivered a second time.
     const local = await call("GET", `/v1/sessions/${id}/audit?limit=500`);
-    const records: AuditRecord[] = local.json.items.map(({ flushed: _flushed, ...record }: AuditRecord & { flushed: boolean }) => record);
+    const records: AuditRecord[] = local.json.items.map(
+      ({ flushed: _flushed, ...record }: AuditRecord & { flushed: boolean }) => record,
+    );
     expect(records.length).toBeGreaterThan(5);
     await writeAuditBatch(env.DB, records);
     await writeAuditBatch(env.DB, records.slice(2));
-    const after = (await call("GET", "/v1/sessions?agent=taker&limit=200")).json.items.find((s: { id: string }) => s.id === id);
+    const after = (await call("GET", "/v1/sessions?agent=taker&limit=200")).json.items.find(
+      (s: { id: string }) => s.id === id,
+    );
     expect(after).toEqual(before);
   });
 

@@ -3,8 +3,16 @@ import { AuditRecord } from "../../src/audit/record";
 import { drainDue, sessionStub } from "../durable-objects/helpers";
 import { BETA_KEY, call } from "./helpers";
 
-const support = { name: "support", description: "General help", triggers: { keywords: ["help", "question"], priority: 50 } };
-const billing = { name: "billing", description: "Invoices and refunds", triggers: { keywords: ["refund", "invoice"], patterns: ["charged\\s+twice"], priority: 80 } };
+const support = {
+  name: "support",
+  description: "General help",
+  triggers: { keywords: ["help", "question"], priority: 50 },
+};
+const billing = {
+  name: "billing",
+  description: "Invoices and refunds",
+  triggers: { keywords: ["refund", "invoice"], patterns: ["charged\\s+twice"], priority: 80 },
+};
 
 async function registerAgents() {
   await call("PUT", "/v1/agents/support", support);
@@ -14,7 +22,11 @@ async function registerAgents() {
 describe("sessions API", () => {
   it("creates a session with a named agent, reads it, and refuses an unknown agent", async () => {
     await registerAgents();
-    const created = await call("POST", "/v1/sessions", { agent: "support", metadata: { channel: "web" }, input: "hello" });
+    const created = await call("POST", "/v1/sessions", {
+      agent: "support",
+      metadata: { channel: "web" },
+      input: "hello",
+    });
     expect(created.status).toBe(201);
     expect(created.json.id).toMatch(/^ses_[0-9a-z]{52}$/);
     expect(created.headers.get("Location")).toBe(`/v1/sessions/${created.json.id}`);
@@ -44,7 +56,11 @@ describe("sessions API", () => {
     expect(created.json.current_agent).toBe("billing");
     expect(created.json.route).toMatchObject({ agent: "billing" });
     const audit = await call("GET", `/v1/sessions/${created.json.id}/audit`);
-    expect(audit.json.items.map((r: { action: string }) => r.action)).toEqual(["route.decided", "session.created", "session.message_added"]);
+    expect(audit.json.items.map((r: { action: string }) => r.action)).toEqual([
+      "route.decided",
+      "session.created",
+      "session.message_added",
+    ]);
     expect(audit.json.items[0]).toMatchObject({ actor: "router", actor_type: "system", agent: "billing" });
   });
 
@@ -71,7 +87,11 @@ describe("sessions API", () => {
 
     const user = await call("POST", `${path}/messages`, { role: "user", content: "my printer is on fire", run: false });
     expect(user.status).toBe(201);
-    expect(user.json).toMatchObject({ seq: 1, history_length: 1, message: { role: "user", content: "my printer is on fire" } });
+    expect(user.json).toMatchObject({
+      seq: 1,
+      history_length: 1,
+      message: { role: "user", content: "my printer is on fire" },
+    });
     const agent = await call("POST", `${path}/messages`, { role: "agent", content: "please step away" });
     expect(agent.json.message).toMatchObject({ role: "assistant", agent: "support" });
 
@@ -105,7 +125,8 @@ describe("sessions API", () => {
       "session.agent_status_changed",
     ]);
     expect(audit.json.items[2]).toMatchObject({ actor: "support", actor_type: "agent" });
-    for (const { flushed: _, ...record } of audit.json.items) expect(AuditRecord.safeParse(record).error).toBeUndefined();
+    for (const { flushed: _, ...record } of audit.json.items)
+      expect(AuditRecord.safeParse(record).error).toBeUndefined();
     // The audit trail records that a message happened, never what it said.
     expect(audit.json.items[1].details).toMatchObject({ role: "user", chars: "my printer is on fire".length });
     expect(JSON.stringify(audit.json)).not.toContain("printer");
@@ -116,7 +137,8 @@ describe("sessions API", () => {
     await registerAgents();
     const { json: session } = await call("POST", "/v1/sessions", { agent: "support", input: "one" });
     const path = `/v1/sessions/${session.id}`;
-    for (const content of ["two", "three"]) await call("POST", `${path}/messages`, { role: "user", content, run: false });
+    for (const content of ["two", "three"])
+      await call("POST", `${path}/messages`, { role: "user", content, run: false });
 
     const contents: string[] = [];
     let cursor: string | null = null;
@@ -140,7 +162,10 @@ describe("sessions API", () => {
     ]);
     // `after` (a position the caller knows) still works, but not together with a cursor.
     expect((await call("GET", `${path}/audit?after=${first.json.items[1].id}`)).json.items).toEqual(rest.json.items);
-    for (const query of [`messages?after=1&cursor=${first.json.next_cursor}`, `audit?after=x&cursor=${first.json.next_cursor}`]) {
+    for (const query of [
+      `messages?after=1&cursor=${first.json.next_cursor}`,
+      `audit?after=x&cursor=${first.json.next_cursor}`,
+    ]) {
       expect((await call("GET", `${path}/${query}`)).json.error.code, query).toBe("VALIDATION_FAILED");
     }
     // A cursor of another list, or none of ours, is refused.
@@ -170,7 +195,10 @@ describe("sessions API", () => {
     const { stub } = sessionStub("alpha", session.id);
     await drainDue(stub);
     const remaining = await call("GET", `/v1/audit?session_id=${session.id}`);
-    expect(remaining.json.items.map((r: { action: string }) => r.action)).toEqual(["session.deleted", "session.created"]);
+    expect(remaining.json.items.map((r: { action: string }) => r.action)).toEqual([
+      "session.deleted",
+      "session.created",
+    ]);
   });
 
   it("keeps sessions to their tenant and answers 404 for ids it never made", async () => {

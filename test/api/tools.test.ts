@@ -1,10 +1,10 @@
 import { evictDurableObject } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { advanceClock, d1Audit, drainDue, flushOutbox, sessionStub } from "../durable-objects/helpers";
 import { answer, callTool, callTools, type RecordedRequest } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import { delayed, fakeWebhookAgent, replyText, type WebhookDelivery, type WebhookReply } from "../fakes/webhook-agent";
-import { advanceClock, d1Audit, drainDue, flushOutbox, sessionStub } from "../durable-objects/helpers";
-import { exports } from "cloudflare:workers";
 import { ALPHA_KEY, call } from "./helpers";
 import { protocolErrors, script, toolNames } from "./run-fixtures";
 
@@ -23,11 +23,22 @@ const TOOLS = [
     kind: "http",
     description: "Looks an order up",
     url: "https://tools.test/lookup",
-    parameters: { type: "object", properties: { order_id: { type: "string" } }, required: ["order_id"], additionalProperties: false },
+    parameters: {
+      type: "object",
+      properties: { order_id: { type: "string" } },
+      required: ["order_id"],
+      additionalProperties: false,
+    },
     timeout_s: 1,
     max_response_bytes: 100,
   },
-  { name: "refund", kind: "http", description: "Refunds an order", url: "https://tools.test/refund", parameters: { type: "object", properties: { order_id: { type: "string" }, amount: { type: "number" } } } },
+  {
+    name: "refund",
+    kind: "http",
+    description: "Refunds an order",
+    url: "https://tools.test/refund",
+    parameters: { type: "object", properties: { order_id: { type: "string" }, amount: { type: "number" } } },
+  },
   { name: "pick_date", kind: "client", description: "Asks the user to pick a date in the app" },
   { name: "wipe_db", kind: "http", description: "Not for agents", url: "https://tools.test/wipe" },
 ];
@@ -39,7 +50,11 @@ const AGENTS = [
     handoffs: ["billing", { to: "vault", requires_approval: true }],
     tools: {
       allow: ["lookup_order", "refund", "pick_date", "not_in_registry"],
-      confirmation: { require: ["refund"], timeout_s: 60, prompt_template: "Refund {{arguments.amount}} on {{arguments.order_id}} for {{agent}}?" },
+      confirmation: {
+        require: ["refund"],
+        timeout_s: 60,
+        prompt_template: "Refund {{arguments.amount}} on {{arguments.order_id}} for {{agent}}?",
+      },
     },
   },
   { name: "billing", description: "Billing" },
@@ -59,7 +74,11 @@ beforeAll(async () => {
 });
 
 /** A tool endpoint that verifies signatures (with the reference package when it has the secret) and records deliveries. */
-function toolEndpoint(url: string, respond: (d: WebhookDelivery) => WebhookReply = () => replyText('{"status":"shipped"}'), secret?: string) {
+function toolEndpoint(
+  url: string,
+  respond: (d: WebhookDelivery) => WebhookReply = () => replyText('{"status":"shipped"}'),
+  secret?: string,
+) {
   const fake = fakeWebhookAgent({ url, respond, ...(secret ? { secret } : {}) });
   llmServer.use(fake.handler);
   return fake;
@@ -72,8 +91,14 @@ async function session(agent = "desk"): Promise<string> {
 }
 
 const say = (id: string, content: string) => call("POST", `/v1/sessions/${id}/messages`, { role: "user", content });
-const history = async (id: string) => (await call("GET", `/v1/sessions/${id}/messages?limit=200`)).json.items as { role: string; content: string; tool_call_id?: string }[];
-const toolMessages = (req: RecordedRequest) => req.body.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
+const history = async (id: string) =>
+  (await call("GET", `/v1/sessions/${id}/messages?limit=200`)).json.items as {
+    role: string;
+    content: string;
+    tool_call_id?: string;
+  }[];
+const toolMessages = (req: RecordedRequest) =>
+  req.body.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
 
 describe("the tool registry", () => {
   it("creates (201), replaces (200), reads, lists and deletes tools; unknown is 404 TOOL_NOT_FOUND", async () => {
@@ -81,10 +106,18 @@ describe("the tool registry", () => {
     expect((await call("PUT", "/v1/tools/scratch", tool)).status).toBe(201);
     const replaced = await call("PUT", "/v1/tools/scratch", { ...tool, description: "two" });
     expect(replaced.status).toBe(200);
-    expect(replaced.json.definition).toMatchObject({ name: "scratch", kind: "client", description: "two", parameters: { type: "object", properties: {} } });
+    expect(replaced.json.definition).toMatchObject({
+      name: "scratch",
+      kind: "client",
+      description: "two",
+      parameters: { type: "object", properties: {} },
+    });
     expect((await call("GET", "/v1/tools/scratch")).json.definition.description).toBe("two");
     const list = await call("GET", "/v1/tools?limit=2");
-    expect(list.json.items.map((t: { definition: { name: string } }) => t.definition.name)).toEqual(["lookup_order", "pick_date"]);
+    expect(list.json.items.map((t: { definition: { name: string } }) => t.definition.name)).toEqual([
+      "lookup_order",
+      "pick_date",
+    ]);
     expect(list.json.next_cursor).toEqual(expect.any(String));
     expect((await call("DELETE", "/v1/tools/scratch")).status).toBe(204);
     const gone = await call("GET", "/v1/tools/scratch");
@@ -117,7 +150,14 @@ describe("the allowlist", () => {
     const id = await session();
     const res = await say(id, "wipe everything");
     expect(res.json.run).toMatchObject({ status: "completed", output: "I can't do that." });
-    expect(toolNames(fake.requests[0]!)).toEqual(["escalate_to_human", "lookup_order", "pick_date", "refund", "transfer_to_billing", "transfer_to_vault"]);
+    expect(toolNames(fake.requests[0]!)).toEqual([
+      "escalate_to_human",
+      "lookup_order",
+      "pick_date",
+      "refund",
+      "transfer_to_billing",
+      "transfer_to_vault",
+    ]);
     const refusal = toolMessages(fake.requests[1]!)[0]!;
     expect(refusal).toContain("'wipe_db' is not a tool you may use; it was not run");
     expect(refusal).toContain("Your allowed tools are: lookup_order, refund, pick_date.");
@@ -136,9 +176,21 @@ describe("http tools", () => {
     expect(lookup.deliveries).toHaveLength(1);
     const delivery = lookup.deliveries[0]!;
     expect(delivery.verified).toBe(true);
-    const callId = (fake.requests[1]!.body.messages.find((m) => m.role === "assistant")!.tool_calls as { id: string }[])[0]!.id;
+    const callId = (
+      fake.requests[1]!.body.messages.find((m) => m.role === "assistant")!.tool_calls as { id: string }[]
+    )[0]!.id;
     expect(delivery.headers["webhook-id"]).toBe(callId);
-    expect(delivery.body).toMatchObject({ type: "tool.call", data: { session_id: id, run_id: res.json.run.id, agent: "desk", tool: "lookup_order", tool_call_id: callId, arguments: { order_id: "o-1" } } });
+    expect(delivery.body).toMatchObject({
+      type: "tool.call",
+      data: {
+        session_id: id,
+        run_id: res.json.run.id,
+        agent: "desk",
+        tool: "lookup_order",
+        tool_call_id: callId,
+        arguments: { order_id: "o-1" },
+      },
+    });
     expect(toolMessages(fake.requests[1]!)).toEqual(['{"status":"shipped"}']);
     expect(protocolErrors(fake.requests[1]!)).toEqual([]);
     const toolEvent = res.json.run.events.find((e: { event_type: string }) => e.event_type === "tool_call");
@@ -146,10 +198,21 @@ describe("http tools", () => {
   });
 
   it("a timeout, an oversize reply and an HTTP error become error outputs the model sees; the run goes on", async () => {
-    const replies: WebhookReply[] = [delayed(1_500, replyText("late")), replyText("x".repeat(200)), replyText("boom", 500)];
+    const replies: WebhookReply[] = [
+      delayed(1_500, replyText("late")),
+      replyText("x".repeat(200)),
+      replyText("boom", 500),
+    ];
     toolEndpoint("https://tools.test/lookup", () => replies.shift()!);
     const fake = script({
-      desk: [callTools({ name: "lookup_order", arguments: { order_id: "a" } }, { name: "lookup_order", arguments: { order_id: "b" } }, { name: "lookup_order", arguments: { order_id: "c" } }), answer("The order service is down.")],
+      desk: [
+        callTools(
+          { name: "lookup_order", arguments: { order_id: "a" } },
+          { name: "lookup_order", arguments: { order_id: "b" } },
+          { name: "lookup_order", arguments: { order_id: "c" } },
+        ),
+        answer("The order service is down."),
+      ],
     });
     const id = await session();
     const res = await say(id, "check a, b and c");
@@ -174,19 +237,43 @@ describe("http tools", () => {
 
 describe("client tools", () => {
   it("pause the run in requires_action; bad outputs are 400 with nothing changed; the right ones resume it", async () => {
-    const fake = script({ desk: [callTools({ name: "pick_date", arguments: {} }, { name: "pick_date", arguments: { hint: "soon" } }), answer("Booked for the 3rd.")] });
+    const fake = script({
+      desk: [
+        callTools({ name: "pick_date", arguments: {} }, { name: "pick_date", arguments: { hint: "soon" } }),
+        answer("Booked for the 3rd."),
+      ],
+    });
     const id = await session();
     const paused = await say(id, "book me in");
     expect(paused.status).toBe(200);
-    expect(paused.json.run).toMatchObject({ status: "requires_action", pending: { kind: "client_tools", agent: "desk" } });
+    expect(paused.json.run).toMatchObject({
+      status: "requires_action",
+      pending: { kind: "client_tools", agent: "desk" },
+    });
     const pending = paused.json.run.pending.tool_calls as { id: string; name: string }[];
     expect(pending.map((c) => c.name)).toEqual(["pick_date", "pick_date"]);
     const [a, b] = pending.map((c) => c.id);
     const before = (await history(id)).length;
     const bad: [string, unknown, Record<string, unknown>][] = [
       ["missing", [{ tool_call_id: a, output: "x" }], { missing: [b] }],
-      ["extra", [{ tool_call_id: a, output: "x" }, { tool_call_id: b, output: "y" }, { tool_call_id: "call_nope", output: "z" }], { unknown: ["call_nope"] }],
-      ["duplicate", [{ tool_call_id: a, output: "x" }, { tool_call_id: a, output: "x" }, { tool_call_id: b, output: "y" }], { duplicate: [a] }],
+      [
+        "extra",
+        [
+          { tool_call_id: a, output: "x" },
+          { tool_call_id: b, output: "y" },
+          { tool_call_id: "call_nope", output: "z" },
+        ],
+        { unknown: ["call_nope"] },
+      ],
+      [
+        "duplicate",
+        [
+          { tool_call_id: a, output: "x" },
+          { tool_call_id: a, output: "x" },
+          { tool_call_id: b, output: "y" },
+        ],
+        { duplicate: [a] },
+      ],
     ];
     for (const [what, outputs, details] of bad) {
       const res = await call("POST", `/v1/sessions/${id}/tool-outputs`, { outputs });
@@ -194,18 +281,27 @@ describe("client tools", () => {
       expect(res.json.error.code, what).toBe("TOOL_OUTPUTS_MISMATCH");
       expect(res.json.error.details, what).toMatchObject(details);
     }
-    expect((await call("POST", `/v1/sessions/${id}/tool-outputs`, { outputs: [] })).json.error.code).toBe("VALIDATION_FAILED");
+    expect((await call("POST", `/v1/sessions/${id}/tool-outputs`, { outputs: [] })).json.error.code).toBe(
+      "VALIDATION_FAILED",
+    );
     expect((await history(id)).length).toBe(before);
     expect((await call("GET", `/v1/sessions/${id}/runs/${paused.json.run.id}`)).json.status).toBe("requires_action");
     // A message while the client owes outputs is refused, not queued.
     expect((await say(id, "hello?")).json.error.code).toBe("RUN_IN_PROGRESS");
 
-    const resumed = await call("POST", `/v1/sessions/${id}/tool-outputs`, { outputs: [{ tool_call_id: b, output: { date: "2026-12-03" } }, { tool_call_id: a, output: "3rd" }] });
+    const resumed = await call("POST", `/v1/sessions/${id}/tool-outputs`, {
+      outputs: [
+        { tool_call_id: b, output: { date: "2026-12-03" } },
+        { tool_call_id: a, output: "3rd" },
+      ],
+    });
     expect(resumed.status).toBe(200);
     expect(resumed.json.run).toMatchObject({ status: "completed", output: "Booked for the 3rd.", pending: null });
     expect(toolMessages(fake.requests[1]!).sort()).toEqual(["3rd", '{"date":"2026-12-03"}']);
     expect(protocolErrors(fake.requests[1]!)).toEqual([]);
-    const again = await call("POST", `/v1/sessions/${id}/tool-outputs`, { outputs: [{ tool_call_id: a, output: "x" }] });
+    const again = await call("POST", `/v1/sessions/${id}/tool-outputs`, {
+      outputs: [{ tool_call_id: a, output: "x" }],
+    });
     expect(again.status).toBe(409);
     expect(again.json.error.code).toBe("RUN_NOT_AWAITING_OUTPUTS");
   });
@@ -218,14 +314,20 @@ describe("client tools", () => {
     const { stub } = sessionStub("alpha", id);
     await advanceClock(stub, 10 * 60_000 + 1_000);
     await drainDue(stub);
-    expect((await call("GET", `/v1/sessions/${id}/runs/${paused.json.run.id}`)).json).toMatchObject({ status: "failed", error: { code: "TOOL_OUTPUTS_TIMEOUT" } });
+    expect((await call("GET", `/v1/sessions/${id}/runs/${paused.json.run.id}`)).json).toMatchObject({
+      status: "failed",
+      error: { code: "TOOL_OUTPUTS_TIMEOUT" },
+    });
   });
 });
 
 describe("approvals", () => {
   async function pausedOnRefund(id: string) {
     const paused = await say(id, "refund o-9");
-    expect(paused.json.run).toMatchObject({ status: "awaiting_approval", pending: { kind: "approval", agent: "desk" } });
+    expect(paused.json.run).toMatchObject({
+      status: "awaiting_approval",
+      pending: { kind: "approval", agent: "desk" },
+    });
     const items = (await call("GET", `/v1/sessions/${id}/inbox`)).json.items;
     const item = items.find((i: { kind: string; status: string }) => i.kind === "approval" && i.status === "open");
     return { run: paused.json.run, item };
@@ -236,8 +338,16 @@ describe("approvals", () => {
     const fake = script({ desk: [callTool("refund", { order_id: "o-9", amount: 40 }), answer("Refunded 40.")] });
     const id = await session();
     const { run, item } = await pausedOnRefund(id);
-    expect(item).toMatchObject({ kind: "approval", agent: "desk", run_id: run.id, reason: "Refund 40 on o-9 for desk?", details: { tool_name: "refund", arguments: { order_id: "o-9", amount: 40 } } });
-    expect(run.pending.approvals).toEqual([{ inbox_id: item.id, tool_call: expect.objectContaining({ name: "refund" }), decision: null }]);
+    expect(item).toMatchObject({
+      kind: "approval",
+      agent: "desk",
+      run_id: run.id,
+      reason: "Refund 40 on o-9 for desk?",
+      details: { tool_name: "refund", arguments: { order_id: "o-9", amount: 40 } },
+    });
+    expect(run.pending.approvals).toEqual([
+      { inbox_id: item.id, tool_call: expect.objectContaining({ name: "refund" }), decision: null },
+    ]);
     expect(refund.deliveries).toHaveLength(0);
     // A question's answer is not an approval's.
     const mismatch = await call("POST", `/v1/inbox/${item.id}/resolve`, { reply: "sure" });
@@ -245,38 +355,62 @@ describe("approvals", () => {
     expect(mismatch.json.error.code).toBe("INBOX_ANSWER_MISMATCH");
     const approved = await call("POST", `/v1/inbox/${item.id}/resolve`, { decision: "approve", by: "ops@example.com" });
     expect(approved.status).toBe(200);
-    expect(approved.json.item).toMatchObject({ status: "resolved", decision: "approve", resolved_by: "ops@example.com" });
+    expect(approved.json.item).toMatchObject({
+      status: "resolved",
+      decision: "approve",
+      resolved_by: "ops@example.com",
+    });
     expect(approved.json.run).toMatchObject({ status: "completed", output: "Refunded 40." });
     expect(refund.deliveries).toHaveLength(1);
     expect(toolMessages(fake.requests[1]!)).toEqual(["refunded"]);
-    const outcomes = approved.json.run.events.filter((e: { event_type: string }) => e.event_type === "tool_call").map((e: { details: { outcome: string } }) => e.details.outcome);
+    const outcomes = approved.json.run.events
+      .filter((e: { event_type: string }) => e.event_type === "tool_call")
+      .map((e: { details: { outcome: string } }) => e.details.outcome);
     expect(outcomes).toEqual(["approval required", "approved by ops@example.com", "ok"]);
     // The tenant-wide inbox lists approvals once the session's audit has reached D1.
     await flushOutbox(sessionStub("alpha", id).stub);
     const listed = (await call("GET", `/v1/inbox?kind=approval&session_id=${id}`)).json.items;
-    expect(listed).toEqual([expect.objectContaining({ id: item.id, kind: "approval", status: "resolved", resolved_by: "ops@example.com" })]);
+    expect(listed).toEqual([
+      expect.objectContaining({ id: item.id, kind: "approval", status: "resolved", resolved_by: "ops@example.com" }),
+    ]);
   });
 
   it("streamed, the run's pause shows as approval_required and the stream ends with the paused run", async () => {
     script({ desk: [callTool("refund", { order_id: "o-9", amount: 40 })] });
     const id = await session();
-    const response = await (exports as unknown as { default: Fetcher }).default.fetch(`http://relay.test/v1/sessions/${id}/messages`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${ALPHA_KEY}`, "Content-Type": "application/json", Accept: "text/event-stream" },
-      body: JSON.stringify({ role: "user", content: "refund o-9" }),
-    });
+    const response = await (exports as unknown as { default: Fetcher }).default.fetch(
+      `http://relay.test/v1/sessions/${id}/messages`,
+      {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${ALPHA_KEY}`,
+          "Content-Type": "application/json",
+          Accept: "text/event-stream",
+        },
+        body: JSON.stringify({ role: "user", content: "refund o-9" }),
+      },
+    );
     const frames = (await response.text()).split("\n\n").filter((b) => b.startsWith("id:") || b.startsWith("event:"));
     const names = frames.map((b) => /^event: (.+)$/m.exec(b)![1]);
     expect(names.slice(-3)).toEqual(["approval_required", "run_paused", "result"]);
     const approval = JSON.parse(/^data: (.+)$/m.exec(frames.at(-3)!)![1]!);
-    expect(approval.data).toMatchObject({ tool_name: "refund", arguments: { order_id: "o-9", amount: 40 }, prompt: "Refund 40 on o-9 for desk?" });
+    expect(approval.data).toMatchObject({
+      tool_name: "refund",
+      arguments: { order_id: "o-9", amount: 40 },
+      prompt: "Refund 40 on o-9 for desk?",
+    });
     const result = JSON.parse(/^data: (.+)$/m.exec(frames.at(-1)!)![1]!);
-    expect(result.run).toMatchObject({ status: "awaiting_approval", pending: { approvals: [{ inbox_id: approval.data.inbox_id }] } });
+    expect(result.run).toMatchObject({
+      status: "awaiting_approval",
+      pending: { approvals: [{ inbox_id: approval.data.inbox_id }] },
+    });
   });
 
   it("deny: the model sees the denial and its reason as the call's output; the tool never runs", async () => {
     const refund = toolEndpoint("https://tools.test/refund");
-    const fake = script({ desk: [callTool("refund", { order_id: "o-9", amount: 4000 }), answer("A refund that large needs a manager.")] });
+    const fake = script({
+      desk: [callTool("refund", { order_id: "o-9", amount: 4000 }), answer("A refund that large needs a manager.")],
+    });
     const id = await session();
     const { item } = await pausedOnRefund(id);
     const denied = await call("POST", `/v1/inbox/${item.id}/resolve`, { decision: "deny", reason: "over the limit" });
@@ -287,7 +421,9 @@ describe("approvals", () => {
   });
 
   it("nobody deciding in time: the alarm denies, the expiry is recorded, and the run goes on", async () => {
-    const fake = script({ desk: [callTool("refund", { order_id: "o-9", amount: 40 }), answer("Nobody approved it; try later.")] });
+    const fake = script({
+      desk: [callTool("refund", { order_id: "o-9", amount: 40 }), answer("Nobody approved it; try later.")],
+    });
     const id = await session();
     const { run, item } = await pausedOnRefund(id);
     const { stub } = sessionStub("alpha", id);
@@ -320,7 +456,12 @@ describe("approvals", () => {
   it("a gated tool beside a handoff pauses the run before the transfer; approved, the tool runs and then the handoff", async () => {
     const refund = toolEndpoint("https://tools.test/refund", () => replyText("refunded"));
     const fake = script({
-      desk: [callTools({ name: "refund", arguments: { order_id: "o-9", amount: 40 } }, { name: "transfer_to_billing", arguments: { reason: "invoice follow-up" } })],
+      desk: [
+        callTools(
+          { name: "refund", arguments: { order_id: "o-9", amount: 40 } },
+          { name: "transfer_to_billing", arguments: { reason: "invoice follow-up" } },
+        ),
+      ],
       billing: [answer("Billing here: refund done, invoice fixed.")],
     });
     const id = await session();
@@ -336,11 +477,15 @@ describe("approvals", () => {
   });
 
   it("a handoff marked requires_approval waits for a person; denied, the model is told and the session stays", async () => {
-    const fake = script({ desk: [callTool("transfer_to_vault", { reason: "needs the vault" }), answer("The vault is closed to us.")] });
+    const fake = script({
+      desk: [callTool("transfer_to_vault", { reason: "needs the vault" }), answer("The vault is closed to us.")],
+    });
     const id = await session();
     const paused = await say(id, "open the vault");
     expect(paused.json.run).toMatchObject({ status: "awaiting_approval" });
-    const item = (await call("GET", `/v1/sessions/${id}/inbox`)).json.items.find((i: { kind: string }) => i.kind === "approval");
+    const item = (await call("GET", `/v1/sessions/${id}/inbox`)).json.items.find(
+      (i: { kind: string }) => i.kind === "approval",
+    );
     expect(item.details).toMatchObject({ tool_name: "transfer_to_vault" });
     const denied = await call("POST", `/v1/inbox/${item.id}/resolve`, { decision: "deny" });
     expect(denied.json.run).toMatchObject({ status: "completed", output: "The vault is closed to us." });
@@ -352,7 +497,9 @@ describe("approvals", () => {
     script({ desk: [callTool("transfer_to_vault", { reason: "needs the vault" })], vault: [answer("Vault open.")] });
     const id = await session();
     await say(id, "open the vault");
-    const item = (await call("GET", `/v1/sessions/${id}/inbox`)).json.items.find((i: { kind: string }) => i.kind === "approval");
+    const item = (await call("GET", `/v1/sessions/${id}/inbox`)).json.items.find(
+      (i: { kind: string }) => i.kind === "approval",
+    );
     const approved = await call("POST", `/v1/inbox/${item.id}/resolve`, { decision: "approve" });
     expect(approved.json.run).toMatchObject({ status: "completed", output: "Vault open.", output_agent: "vault" });
     expect((await call("GET", `/v1/sessions/${id}`)).json.current_agent).toBe("vault");

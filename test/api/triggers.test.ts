@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { answer, delayed, httpError } from "../fakes/openai";
 import { advanceClock, drainDue, flushOutbox, sessionStub } from "../durable-objects/helpers";
+import { answer, delayed, httpError } from "../fakes/openai";
 import { call } from "./helpers";
 import { script } from "./run-fixtures";
 
@@ -48,7 +48,12 @@ const current = async (id: string) => (await call("GET", `/v1/sessions/${id}`)).
 
 /** The session's audit trail from its object (read-your-writes). */
 async function audit(id: string) {
-  return (await call("GET", `/v1/sessions/${id}/audit?limit=200`)).json.items as { action: string; actor: string; actor_type: string; details: Record<string, unknown> }[];
+  return (await call("GET", `/v1/sessions/${id}/audit?limit=200`)).json.items as {
+    action: string;
+    actor: string;
+    actor_type: string;
+    details: Record<string, unknown>;
+  }[];
 }
 
 describe("trigger evaluation points", () => {
@@ -60,12 +65,18 @@ describe("trigger evaluation points", () => {
     expect(high.json.current_agent).toBe("boss");
     const started = (await audit(id)).find((r) => r.action === "handoff.initiated");
     expect(started).toMatchObject({ actor: "trigger:condition", actor_type: "trigger" });
-    const completed = (await audit(id)).find((r) => r.action === "handoff.completed") as unknown as { handoff_id: string };
+    const completed = (await audit(id)).find((r) => r.action === "handoff.completed") as unknown as {
+      handoff_id: string;
+    };
     const record = (await call("GET", `/v1/handoffs/${completed.handoff_id}`)).json;
     expect(record.request.reason).toBe("trigger (condition): refund > 500");
     // The audit reaches D1 with the new actor type.
     await flushOutbox(sessionStub("alpha", id).stub);
-    const { results } = await env.DB.prepare("SELECT actor_type FROM audit_log WHERE session_id = ?1 AND actor = 'trigger:condition'").bind(id).all();
+    const { results } = await env.DB.prepare(
+      "SELECT actor_type FROM audit_log WHERE session_id = ?1 AND actor = 'trigger:condition'",
+    )
+      .bind(id)
+      .all();
     expect(results.length).toBeGreaterThan(0);
   });
 
@@ -122,12 +133,20 @@ describe("trigger evaluation points", () => {
   it("capability: a message needing what the agent lacks goes to the best match first, and that agent answers it", async () => {
     const fake = script({ legal: [answer("Legal here.")] });
     const id = await session();
-    const res = await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "review my contract", required_capabilities: ["contracts"] });
+    const res = await call("POST", `/v1/sessions/${id}/messages`, {
+      role: "user",
+      content: "review my contract",
+      required_capabilities: ["contracts"],
+    });
     expect(res.json.run).toMatchObject({ status: "completed", output: "Legal here.", output_agent: "legal" });
     expect(fake.requests).toHaveLength(1);
     // What the agent has: no handoff.
     script({ legal: [answer("Still legal.")] });
-    const again = await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "and this clause", required_capabilities: ["contracts"] });
+    const again = await call("POST", `/v1/sessions/${id}/messages`, {
+      role: "user",
+      content: "and this clause",
+      required_capabilities: ["contracts"],
+    });
     expect(again.json.run.output_agent).toBe("legal");
   });
 
@@ -180,10 +199,16 @@ describe("while the session is busy", () => {
 
 describe("registration", () => {
   it("an expression that does not parse is 400 INVALID_EXPRESSION with its position; nothing is stored", async () => {
-    const bad = { name: "bad-trigger", handoffs: [{ to: "boss", when: "auto", trigger: { type: "condition", expression: "refund >> 5" } }] };
+    const bad = {
+      name: "bad-trigger",
+      handoffs: [{ to: "boss", when: "auto", trigger: { type: "condition", expression: "refund >> 5" } }],
+    };
     const res = await call("PUT", "/v1/agents/bad-trigger", bad);
     expect(res.status).toBe(400);
-    expect(res.json.error).toMatchObject({ code: "INVALID_EXPRESSION", details: { path: "handoffs.0.trigger.expression", position: expect.any(Number) } });
+    expect(res.json.error).toMatchObject({
+      code: "INVALID_EXPRESSION",
+      details: { path: "handoffs.0.trigger.expression", position: expect.any(Number) },
+    });
     expect((await call("GET", "/v1/agents/bad-trigger")).status).toBe(404);
   });
 
@@ -191,10 +216,22 @@ describe("registration", () => {
     const deep = `${"(".repeat(200)}a${")".repeat(200)}`;
     const long = `a == '${"x".repeat(5000)}'`;
     for (const expression of [deep, long]) {
-      const res = await call("PUT", "/v1/agents/hostile", { name: "hostile", handoffs: [{ to: "boss", when: "auto", trigger: { type: "condition", expression } }] });
+      const res = await call("PUT", "/v1/agents/hostile", {
+        name: "hostile",
+        handoffs: [{ to: "boss", when: "auto", trigger: { type: "condition", expression } }],
+      });
       expect(res.status).toBe(400);
     }
-    const proto = await call("PUT", "/v1/agents/hostile", { name: "hostile", handoffs: [{ to: "boss", when: "auto", trigger: { type: "condition", expression: "__proto__.polluted == null and constructor == null" } }] });
+    const proto = await call("PUT", "/v1/agents/hostile", {
+      name: "hostile",
+      handoffs: [
+        {
+          to: "boss",
+          when: "auto",
+          trigger: { type: "condition", expression: "__proto__.polluted == null and constructor == null" },
+        },
+      ],
+    });
     expect(proto.status).toBe(201);
     const id = (await call("POST", "/v1/sessions", { agent: "hostile" })).json.id;
     const patched = await call("PATCH", `/v1/sessions/${id}/state`, { set: { x: 1 } });

@@ -17,7 +17,11 @@ const DESK_NEW = "whsec_bm9zZWNyZXRzaGVyZWJ1dHRoaXNvbmVpc25ldw==";
 
 beforeAll(async () => {
   for (const agent of [
-    { name: "desk", description: "Desk", handoffs: ["billing", { to: "ops", when: "auto", trigger: { type: "event", event: "outage" } }] },
+    {
+      name: "desk",
+      description: "Desk",
+      handoffs: ["billing", { to: "ops", when: "auto", trigger: { type: "event", event: "outage" } }],
+    },
     { name: "billing", description: "Billing" },
     { name: "ops", description: "Ops" },
   ]) {
@@ -29,19 +33,35 @@ beforeAll(async () => {
 let seq = 0;
 
 /** A delivery signed by the reference package: `at` seconds from now, `secret`, and a body that may be tampered with after signing. */
-function delivery(payload: unknown, { secret = CRM_SECRET, at = 0, id = `msg_test_${++seq}_${Date.now()}`, tamper }: { secret?: string; at?: number; id?: string; tamper?: (body: string) => string } = {}) {
+function delivery(
+  payload: unknown,
+  {
+    secret = CRM_SECRET,
+    at = 0,
+    id = `msg_test_${++seq}_${Date.now()}`,
+    tamper,
+  }: { secret?: string; at?: number; id?: string; tamper?: (body: string) => string } = {},
+) {
   const body = JSON.stringify(payload);
   const timestamp = new Date(Date.now() + at * 1000);
   const signature = new Webhook(secret).sign(id, timestamp, body);
   return {
     id,
     body: tamper ? tamper(body) : body,
-    headers: { "content-type": "application/json", "webhook-id": id, "webhook-timestamp": String(Math.floor(timestamp.getTime() / 1000)), "webhook-signature": signature },
+    headers: {
+      "content-type": "application/json",
+      "webhook-id": id,
+      "webhook-timestamp": String(Math.floor(timestamp.getTime() / 1000)),
+      "webhook-signature": signature,
+    },
   };
 }
 
 async function post(source: string, d: { body: string; headers: Record<string, string> }) {
-  const response = await (exports as unknown as { default: Fetcher }).default.fetch(`http://relay.test/v1/webhooks/${source}`, { method: "POST", headers: d.headers, body: d.body });
+  const response = await (exports as unknown as { default: Fetcher }).default.fetch(
+    `http://relay.test/v1/webhooks/${source}`,
+    { method: "POST", headers: d.headers, body: d.body },
+  );
   return { status: response.status, json: (await response.json()) as any };
 }
 
@@ -51,20 +71,38 @@ async function session(): Promise<string> {
 
 /** `webhook.rejected` records in D1, newest last. */
 async function rejections(tenant: string) {
-  const { results } = await env.DB.prepare("SELECT details, actor, actor_type FROM audit_log WHERE tenant = ?1 AND action = 'webhook.rejected' ORDER BY id").bind(tenant).all<{ details: string; actor: string; actor_type: string }>();
+  const { results } = await env.DB.prepare(
+    "SELECT details, actor, actor_type FROM audit_log WHERE tenant = ?1 AND action = 'webhook.rejected' ORDER BY id",
+  )
+    .bind(tenant)
+    .all<{ details: string; actor: string; actor_type: string }>();
   return results.map((r) => ({ ...r, details: JSON.parse(r.details) }));
 }
 
-const handoffCount = async (id: string) => (await call("GET", `/v1/sessions/${id}/audit?limit=200`)).json.items.filter((r: { action: string }) => r.action === "handoff.initiated").length;
+const handoffCount = async (id: string) =>
+  (await call("GET", `/v1/sessions/${id}/audit?limit=200`)).json.items.filter(
+    (r: { action: string }) => r.action === "handoff.initiated",
+  ).length;
 
 describe("verification", () => {
   it("a valid delivery hands off, as the webhook source", async () => {
     const id = await session();
-    const res = await post("crm", delivery({ type: "handoff.requested", data: { session_id: id, target_agent: "billing", reason: "the CRM says it is a billing case" } }));
+    const res = await post(
+      "crm",
+      delivery({
+        type: "handoff.requested",
+        data: { session_id: id, target_agent: "billing", reason: "the CRM says it is a billing case" },
+      }),
+    );
     expect(res.status).toBe(200);
-    expect(res.json).toMatchObject({ type: "handoff.requested", handoff: { status: "completed", source: "desk", target: "billing" } });
+    expect(res.json).toMatchObject({
+      type: "handoff.requested",
+      handoff: { status: "completed", source: "desk", target: "billing" },
+    });
     expect((await call("GET", `/v1/sessions/${id}`)).json.current_agent).toBe("billing");
-    const started = (await call("GET", `/v1/sessions/${id}/audit?limit=200`)).json.items.find((r: { action: string }) => r.action === "handoff.initiated");
+    const started = (await call("GET", `/v1/sessions/${id}/audit?limit=200`)).json.items.find(
+      (r: { action: string }) => r.action === "handoff.initiated",
+    );
     expect(started).toMatchObject({ actor: "webhook:crm", actor_type: "webhook" });
   });
 
@@ -84,7 +122,10 @@ describe("verification", () => {
       expect(res.status, reason).toBe(401);
       expect(res.json.error, reason).toMatchObject({ code: "WEBHOOK_REJECTED", details: { reason } });
     }
-    const missing = await post("crm", { body: JSON.stringify(payload), headers: { "content-type": "application/json" } });
+    const missing = await post("crm", {
+      body: JSON.stringify(payload),
+      headers: { "content-type": "application/json" },
+    });
     expect(missing.json.error.details.reason).toBe("missing_headers");
     expect((await call("GET", `/v1/sessions/${id}`)).json.current_agent).toBe("desk");
     const recorded = (await rejections("alpha")).map((r) => r.details.reason);
@@ -95,7 +136,13 @@ describe("verification", () => {
   it("accepts either secret while one is being rotated", async () => {
     for (const secret of [DESK_OLD, DESK_NEW]) {
       const id = await session();
-      const res = await post("desk", delivery({ type: "handoff.requested", data: { session_id: id, target_agent: "billing", reason: "rotation" } }, { secret }));
+      const res = await post(
+        "desk",
+        delivery(
+          { type: "handoff.requested", data: { session_id: id, target_agent: "billing", reason: "rotation" } },
+          { secret },
+        ),
+      );
       expect(res.status).toBe(200);
     }
   });
@@ -104,7 +151,10 @@ describe("verification", () => {
     const res = await post("nobody", delivery({ type: "session.event", data: { session_id: "x", name: "y" } }));
     expect(res.status).toBe(404);
     expect(res.json.error.code).toBe("WEBHOOK_SOURCE_NOT_FOUND");
-    expect((await rejections("_webhooks")).at(-1)!.details).toMatchObject({ source: "nobody", reason: "unknown_source" });
+    expect((await rejections("_webhooks")).at(-1)!.details).toMatchObject({
+      source: "nobody",
+      reason: "unknown_source",
+    });
   });
 
   it("a bad payload is 400, recorded; an oversize body is 413", async () => {
@@ -112,10 +162,16 @@ describe("verification", () => {
     const res = await post("crm", bad);
     expect(res.status).toBe(400);
     expect(res.json.error.code).toBe("VALIDATION_FAILED");
-    expect((await rejections("alpha")).at(-1)!.details).toMatchObject({ reason: "invalid_payload", webhook_id: bad.id });
+    expect((await rejections("alpha")).at(-1)!.details).toMatchObject({
+      reason: "invalid_payload",
+      webhook_id: bad.id,
+    });
     // The same delivery again gets the same answer.
     expect(await post("crm", bad)).toEqual(res);
-    const huge = delivery({ type: "session.event", data: { session_id: "x", name: "y", data: "z".repeat(300 * 1024) } });
+    const huge = delivery({
+      type: "session.event",
+      data: { session_id: "x", name: "y", data: "z".repeat(300 * 1024) },
+    });
     expect((await post("crm", huge)).status).toBe(413);
   });
 });
@@ -123,7 +179,10 @@ describe("verification", () => {
 describe("each delivery once", () => {
   it("a repeated webhook-id returns the first answer and does nothing again", async () => {
     const id = await session();
-    const d = delivery({ type: "handoff.requested", data: { session_id: id, target_agent: "billing", reason: "once" } });
+    const d = delivery({
+      type: "handoff.requested",
+      data: { session_id: id, target_agent: "billing", reason: "once" },
+    });
     const first = await post("crm", d);
     const again = await post("crm", d);
     expect(again).toEqual(first);
@@ -132,7 +191,10 @@ describe("each delivery once", () => {
 
   it("50 identical deliveries in parallel hand off once, and all get the same answer", async () => {
     const id = await session();
-    const d = delivery({ type: "handoff.requested", data: { session_id: id, target_agent: "billing", reason: "burst" } });
+    const d = delivery({
+      type: "handoff.requested",
+      data: { session_id: id, target_agent: "billing", reason: "burst" },
+    });
     const answers = await Promise.all(Array.from({ length: 50 }, () => post("crm", d)));
     expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
     expect(answers[0]!.status).toBe(200);
@@ -143,14 +205,20 @@ describe("each delivery once", () => {
 describe("payload types", () => {
   it("session.event feeds event triggers", async () => {
     const id = await session();
-    const res = await post("crm", delivery({ type: "session.event", data: { session_id: id, name: "outage", data: { region: "eu" } } }));
+    const res = await post(
+      "crm",
+      delivery({ type: "session.event", data: { session_id: id, name: "outage", data: { region: "eu" } } }),
+    );
     expect(res.json).toMatchObject({ type: "session.event", queued: false, handoff: { target: "ops" } });
     expect((await call("GET", `/v1/sessions/${id}`)).json.current_agent).toBe("ops");
   });
 
   it("agent.status sets an agent's turn status in a session, or pauses and resumes the agent", async () => {
     const id = await session();
-    const busy = await post("crm", delivery({ type: "agent.status", data: { agent: "desk", status: "busy", session_id: id } }));
+    const busy = await post(
+      "crm",
+      delivery({ type: "agent.status", data: { agent: "desk", status: "busy", session_id: id } }),
+    );
     expect(busy.status).toBe(200);
     expect((await call("GET", `/v1/sessions/${id}`)).json.agent_status).toMatchObject({ desk: "busy" });
     const paused = await post("crm", delivery({ type: "agent.status", data: { agent: "billing", status: "paused" } }));
@@ -165,10 +233,19 @@ describe("payload types", () => {
   });
 
   it("agent.status pauses and resumes every capacity shard of a hot agent", async () => {
-    expect((await call("PUT", "/v1/agents/hot", { name: "hot", description: "Hot", max_concurrent_sessions: 1000 })).status).toBeLessThan(300);
-    const shards = () => Promise.all([0, 1, 2, 3].map(async (i) => agentRpcByName(env, shardObjectName("alpha", "hot", i, 4), `hot ${i}`).load()));
+    expect(
+      (await call("PUT", "/v1/agents/hot", { name: "hot", description: "Hot", max_concurrent_sessions: 1000 })).status,
+    ).toBeLessThan(300);
+    const shards = () =>
+      Promise.all(
+        [0, 1, 2, 3].map(async (i) => agentRpcByName(env, shardObjectName("alpha", "hot", i, 4), `hot ${i}`).load()),
+      );
     const paused = await post("crm", delivery({ type: "agent.status", data: { agent: "hot", status: "paused" } }));
-    expect(paused.json).toMatchObject({ type: "agent.status", agent: "hot", load: { status: "paused", active_leases: 0 } });
+    expect(paused.json).toMatchObject({
+      type: "agent.status",
+      agent: "hot",
+      load: { status: "paused", active_leases: 0 },
+    });
     expect((await shards()).map((l) => l.ok && l.value.status)).toEqual(["paused", "paused", "paused", "paused"]);
     const refused = await call("POST", "/v1/sessions", { agent: "hot" });
     expect(refused.status).toBe(422);

@@ -6,14 +6,28 @@ import { API_ACTOR, type AuditRecord } from "../../src/audit/record";
 import { ulidTime } from "../lib/decode-ulid";
 
 let counter = 0;
-function records(n: number, { tenant = "alpha", session = `ses_${++counter}`, at = Date.UTC(2026, 5, 1) } = {}): AuditRecord[] {
+function records(
+  n: number,
+  { tenant = "alpha", session = `ses_${++counter}`, at = Date.UTC(2026, 5, 1) } = {},
+): AuditRecord[] {
   return Array.from({ length: n }, (_, i) =>
-    auditEvent({ tenant, session_id: session }, { action: i % 2 ? "session.message_added" : "session.created", actor: API_ACTOR, agent: i % 3 ? "support" : "billing", details: { i } }, at + i),
+    auditEvent(
+      { tenant, session_id: session },
+      {
+        action: i % 2 ? "session.message_added" : "session.created",
+        actor: API_ACTOR,
+        agent: i % 3 ? "support" : "billing",
+        details: { i },
+      },
+      at + i,
+    ),
   );
 }
 
 async function count(sessionId: string): Promise<number> {
-  return (await env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE session_id = ?1").bind(sessionId).first<{ n: number }>())!.n;
+  return (await env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE session_id = ?1")
+    .bind(sessionId)
+    .first<{ n: number }>())!.n;
 }
 
 describe("D1 audit writer", () => {
@@ -23,7 +37,9 @@ describe("D1 audit writer", () => {
     await writeAuditBatch(env.DB, batch);
     await writeAuditBatch(env.DB, batch.slice(10, 20));
     expect(await count(batch[0]!.session_id!)).toBe(50);
-    const stored = await env.DB.prepare("SELECT details FROM audit_log WHERE id = ?1").bind(batch[7]!.id).first<{ details: string }>();
+    const stored = await env.DB.prepare("SELECT details FROM audit_log WHERE id = ?1")
+      .bind(batch[7]!.id)
+      .first<{ details: string }>();
     expect(JSON.parse(stored!.details)).toEqual({ i: 7 });
   });
 
@@ -53,8 +69,12 @@ describe("D1 audit query", () => {
     expect([...second.records, ...third.records].map((r) => r.details.i)).toEqual([3, 2, 1, 0]);
     expect(third.next).toBeNull();
 
-    expect((await queryAudit(env.DB, "gamma", { limit: 50, action: "session.created" })).records.map((r) => r.details.i)).toEqual([6, 4, 2, 0]);
-    expect((await queryAudit(env.DB, "gamma", { limit: 50, agent: "billing" })).records.map((r) => r.details.i)).toEqual([6, 3, 0]);
+    expect(
+      (await queryAudit(env.DB, "gamma", { limit: 50, action: "session.created" })).records.map((r) => r.details.i),
+    ).toEqual([6, 4, 2, 0]);
+    expect(
+      (await queryAudit(env.DB, "gamma", { limit: 50, agent: "billing" })).records.map((r) => r.details.i),
+    ).toEqual([6, 3, 0]);
     expect((await queryAudit(env.DB, "gamma", { limit: 50, session_id: "ses_other" })).records).toEqual([]);
     const since = await queryAudit(env.DB, "gamma", { limit: 50, since: Date.parse(rows[5]!.at) });
     expect(since.records.map((r) => r.details.i)).toEqual([6, 5]);
@@ -62,7 +82,11 @@ describe("D1 audit query", () => {
   });
 
   it("matches an agent as the actor too", async () => {
-    const record = auditEvent({ tenant: "epsilon", session_id: "s" }, { action: "session.message_added", actor: { actor: "writer", actor_type: "agent" } }, Date.UTC(2026, 5, 2));
+    const record = auditEvent(
+      { tenant: "epsilon", session_id: "s" },
+      { action: "session.message_added", actor: { actor: "writer", actor_type: "agent" } },
+      Date.UTC(2026, 5, 2),
+    );
     await writeAuditBatch(env.DB, [record]);
     expect((await queryAudit(env.DB, "epsilon", { limit: 5, agent: "writer" })).records).toEqual([record]);
   });
@@ -71,6 +95,8 @@ describe("D1 audit query", () => {
     const ms = Date.UTC(2026, 0, 1);
     expect(ulidFloor(ms)).toMatch(/^[0-9A-Z]{10}0{16}$/);
     expect(ulidTime(ulidFloor(ms))).toBe(ms);
-    expect(ulidFloor(ms) < auditEvent({ tenant: "t", session_id: null }, { action: "a.b", actor: API_ACTOR }, ms).id).toBe(true);
+    expect(
+      ulidFloor(ms) < auditEvent({ tenant: "t", session_id: null }, { action: "a.b", actor: API_ACTOR }, ms).id,
+    ).toBe(true);
   });
 });

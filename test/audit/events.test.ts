@@ -8,7 +8,12 @@ const now = Date.UTC(2026, 0, 2, 3, 4, 5, 6);
 
 describe("audit events", () => {
   it("builds valid records whose id and time agree", () => {
-    const record = events.sessionCreated(scope, API_ACTOR, now, { agent: "support", ttl_s: 60, metadata: {}, routed: false });
+    const record = events.sessionCreated(scope, API_ACTOR, now, {
+      agent: "support",
+      ttl_s: 60,
+      metadata: {},
+      routed: false,
+    });
     expect(AuditRecord.parse(record)).toEqual(record);
     expect(record).toMatchObject({
       tenant: "alpha",
@@ -25,7 +30,13 @@ describe("audit events", () => {
 
   it("records the router as the actor of a route decision", () => {
     const record = events.routeDecided(scope, now, { agent: "billing", method: "rule", confidence: 92 });
-    expect(record).toMatchObject({ action: "route.decided", actor: "router", actor_type: "system", agent: "billing", details: { method: "rule" } });
+    expect(record).toMatchObject({
+      action: "route.decided",
+      actor: "router",
+      actor_type: "system",
+      agent: "billing",
+      details: { method: "rule" },
+    });
   });
 
   it("accepts only dotted lower-case actions", () => {

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { writeAuditBatch } from "../../src/audit/d1-store";
-import { handoffTransitioned, type HandoffSubject } from "../../src/audit/handoff-events";
-import { AGENT_HANDOFFS_PAGE, handoffIndexStatements, queryAgentHandoffs } from "../../src/audit/handoff-index";
 import { auditEvent } from "../../src/audit/events";
+import { type HandoffSubject, handoffTransitioned } from "../../src/audit/handoff-events";
+import { AGENT_HANDOFFS_PAGE, handoffIndexStatements, queryAgentHandoffs } from "../../src/audit/handoff-index";
 import { API_ACTOR, AuditRecord, SYSTEM_ACTOR } from "../../src/audit/record";
 import type { HandoffStatus } from "../../src/schemas/handoff";
 
@@ -12,24 +12,44 @@ const T = Date.UTC(2026, 5, 1);
 let counter = 0;
 
 function subject(target: string | null = "billing"): HandoffSubject {
-  return { id: `hof_${String(++counter).padStart(26, "0")}_ses_index`, source: "triage", target, mode: "transfer", policy: "immediate", created_at: new Date(T).toISOString() };
+  return {
+    id: `hof_${String(++counter).padStart(26, "0")}_ses_index`,
+    source: "triage",
+    target,
+    mode: "transfer",
+    policy: "immediate",
+    created_at: new Date(T).toISOString(),
+  };
 }
 
 function steps(s: HandoffSubject, path: HandoffStatus[]): AuditRecord[] {
   return path.map((to, i) =>
-    handoffTransitioned(scope, i === 0 ? API_ACTOR : SYSTEM_ACTOR, T + i, s, { action: `handoff.${to}`, from: i === 0 ? null : path[i - 1]!, to }, i === 0 ? { request_reason: "needs billing" } : {}),
+    handoffTransitioned(
+      scope,
+      i === 0 ? API_ACTOR : SYSTEM_ACTOR,
+      T + i,
+      s,
+      { action: `handoff.${to}`, from: i === 0 ? null : path[i - 1]!, to },
+      i === 0 ? { request_reason: "needs billing" } : {},
+    ),
   );
 }
 
 async function row(id: string) {
-  return env.DB.prepare("SELECT status, target_agent, reason, completed_at FROM handoffs WHERE id = ?1").bind(id).first();
+  return env.DB.prepare("SELECT status, target_agent, reason, completed_at FROM handoffs WHERE id = ?1")
+    .bind(id)
+    .first();
 }
 
 describe("handoff audit records", () => {
   it("are valid audit records about the target, carrying what the index needs", () => {
     const [record] = steps(subject(), ["initiated"]);
     expect(AuditRecord.parse(record)).toEqual(record);
-    expect(record).toMatchObject({ action: "handoff.initiated", agent: "billing", details: { from: null, to: "initiated", source: "triage", reason: "needs billing", mode: "transfer" } });
+    expect(record).toMatchObject({
+      action: "handoff.initiated",
+      agent: "billing",
+      details: { from: null, to: "initiated", source: "triage", reason: "needs billing", mode: "transfer" },
+    });
   });
 });
 
@@ -37,7 +57,12 @@ describe("the D1 handoffs index", () => {
   it("collapses a batch to one row per handoff at its latest status, keeping the request's reason", async () => {
     const s = subject();
     await writeAuditBatch(env.DB, steps(s, ["initiated", "validating", "transferring", "completed"]));
-    expect(await row(s.id)).toEqual({ status: "completed", target_agent: "billing", reason: "needs billing", completed_at: new Date(T + 3).toISOString() });
+    expect(await row(s.id)).toEqual({
+      status: "completed",
+      target_agent: "billing",
+      reason: "needs billing",
+      completed_at: new Date(T + 3).toISOString(),
+    });
   });
 
   it("never moves a row backwards when an older batch is written again", async () => {
@@ -72,9 +97,13 @@ describe("the D1 handoffs index", () => {
   // Every handoff's upsert writes each of the table's indexes in every flush: an index no
   // query uses is D1 rows written (and billed) per handoff for nothing.
   it("keeps only the indexes its query uses: an insert writes the row, its key and two index entries", async () => {
-    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${AGENT_HANDOFFS_PAGE}`).bind("alpha", "pager", "\uffff", 10).all<{ detail: string }>();
+    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${AGENT_HANDOFFS_PAGE}`)
+      .bind("alpha", "pager", "\uffff", 10)
+      .all<{ detail: string }>();
     const used = plan.results.flatMap((step) => /USING (?:COVERING )?INDEX (\w+)/.exec(step.detail)?.[1] ?? []);
-    const indexes = await env.DB.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'handoffs' AND sql IS NOT NULL").all<{ name: string }>();
+    const indexes = await env.DB.prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'handoffs' AND sql IS NOT NULL",
+    ).all<{ name: string }>();
     expect(used.sort()).toEqual(["handoffs_source_id", "handoffs_target_id"]);
     expect(indexes.results.map((i) => i.name).sort()).toEqual(used);
 

@@ -1,9 +1,19 @@
 import { describe, expect, it } from "vitest";
-import { FLUSH_BACKOFF_MS, FLUSH_BATCH_ROWS, FLUSH_WINDOW_MS, ROWS_PER_STATEMENT, chunk, flushBackoffMs, nextFlushAt } from "../../src/audit/outbox-policy";
+import {
+  chunk,
+  FLUSH_BACKOFF_MS,
+  FLUSH_BATCH_ROWS,
+  FLUSH_WINDOW_MS,
+  flushBackoffMs,
+  nextFlushAt,
+  ROWS_PER_STATEMENT,
+} from "../../src/audit/outbox-policy";
 
 describe("outbox policy", () => {
   it("backs off 1 s, 2 s, 5 s, 15 s, then 60 s forever", () => {
-    expect([1, 2, 3, 4, 5, 6, 50, 10_000].map(flushBackoffMs)).toEqual([1_000, 2_000, 5_000, 15_000, 60_000, 60_000, 60_000, 60_000]);
+    expect([1, 2, 3, 4, 5, 6, 50, 10_000].map(flushBackoffMs)).toEqual([
+      1_000, 2_000, 5_000, 15_000, 60_000, 60_000, 60_000, 60_000,
+    ]);
     expect(FLUSH_BACKOFF_MS.at(-1)).toBe(60_000);
   });
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { writeAuditBatch } from "../../src/audit/d1-store";
 import * as events from "../../src/audit/events";
 import { handoffTransitioned } from "../../src/audit/handoff-events";
-import { API_ACTOR, SYSTEM_ACTOR, type AuditRecord } from "../../src/audit/record";
+import { API_ACTOR, type AuditRecord, SYSTEM_ACTOR } from "../../src/audit/record";
 import { querySessions, sessionIndexStatements } from "../../src/audit/session-index";
 
 const T = Date.UTC(2026, 5, 1);
@@ -17,17 +17,41 @@ function life(ending?: "expired" | "deleted", tenant = "alpha"): { id: string; r
   const id = `ses_index_${String(++counter).padStart(4, "0")}`;
   const scope = { tenant, session_id: id };
   const message = (t: number, seq: number) =>
-    events.messageAdded(scope, API_ACTOR, T + t, "triage", { message_id: `msg_${seq}`, seq, role: "user", author: null, chars: 2 });
-  const subject = { id: `hof_${id}`, source: "triage", target: "billing", mode: "transfer" as const, policy: "immediate" as const, created_at: new Date(T + 3).toISOString() };
+    events.messageAdded(scope, API_ACTOR, T + t, "triage", {
+      message_id: `msg_${seq}`,
+      seq,
+      role: "user",
+      author: null,
+      chars: 2,
+    });
+  const subject = {
+    id: `hof_${id}`,
+    source: "triage",
+    target: "billing",
+    mode: "transfer" as const,
+    policy: "immediate" as const,
+    created_at: new Date(T + 3).toISOString(),
+  };
   const records = [
     events.sessionCreated(scope, API_ACTOR, T, { agent: "triage", ttl_s: 60, metadata: {}, routed: false }),
     message(1, 1),
     message(2, 2),
     handoffTransitioned(scope, API_ACTOR, T + 3, subject, { action: "handoff.initiated", from: null, to: "initiated" }),
-    handoffTransitioned(scope, SYSTEM_ACTOR, T + 4, subject, { action: "handoff.completed", from: "transferring", to: "completed" }),
+    handoffTransitioned(scope, SYSTEM_ACTOR, T + 4, subject, {
+      action: "handoff.completed",
+      from: "transferring",
+      to: "completed",
+    }),
     message(5, 3),
   ];
-  if (ending === "expired") records.push(events.sessionExpired(scope, SYSTEM_ACTOR, T + 6, { agent: "billing", expires_at: new Date(T + 6).toISOString(), idle_s: 60 }));
+  if (ending === "expired")
+    records.push(
+      events.sessionExpired(scope, SYSTEM_ACTOR, T + 6, {
+        agent: "billing",
+        expires_at: new Date(T + 6).toISOString(),
+        idle_s: 60,
+      }),
+    );
   if (ending === "deleted") records.push(events.sessionDeleted(scope, API_ACTOR, T + 6, { agent: "billing" }));
   return { id, records };
 }
@@ -41,7 +65,16 @@ async function row(id: string) {
 }
 
 const at = (ms: number) => new Date(T + ms).toISOString();
-const COMPLETE = { status: "active", initial_agent: "triage", current_agent: "billing", created_at: at(0), updated_at: at(5), ended_at: null, message_count: 3, handoff_count: 1 };
+const COMPLETE = {
+  status: "active",
+  initial_agent: "triage",
+  current_agent: "billing",
+  created_at: at(0),
+  updated_at: at(5),
+  ended_at: null,
+  message_count: 3,
+  handoff_count: 1,
+};
 
 describe("the D1 sessions index", () => {
   it("projects a session's records into one row", async () => {
@@ -63,7 +96,12 @@ describe("the D1 sessions index", () => {
   it("reaches the same row when batches arrive out of order", async () => {
     const { id, records } = life("expired");
     await writeAuditBatch(env.DB, records.slice(4));
-    expect(await row(id)).toMatchObject({ status: "expired", current_agent: "billing", message_count: 1, handoff_count: 1 });
+    expect(await row(id)).toMatchObject({
+      status: "expired",
+      current_agent: "billing",
+      message_count: 1,
+      handoff_count: 1,
+    });
     await writeAuditBatch(env.DB, records.slice(0, 4));
     expect(await row(id)).toEqual({ ...COMPLETE, status: "expired", updated_at: at(6), ended_at: at(6) });
   });
@@ -85,7 +123,11 @@ describe("the D1 sessions index", () => {
   it("makes one statement per session and none for records without one", () => {
     const a = life();
     const b = life();
-    const tenantWide = events.auditEvent({ tenant: "alpha", session_id: null }, { action: "registry.updated", actor: API_ACTOR }, T);
+    const tenantWide = events.auditEvent(
+      { tenant: "alpha", session_id: null },
+      { action: "registry.updated", actor: API_ACTOR },
+      T,
+    );
     expect(sessionIndexStatements(env.DB, [...a.records, ...b.records, tenantWide])).toHaveLength(2);
     expect(sessionIndexStatements(env.DB, [tenantWide])).toEqual([]);
   });
@@ -94,8 +136,10 @@ describe("the D1 sessions index", () => {
     const lives = [life(undefined, "mu"), life("expired", "mu"), life("deleted", "mu")];
     // A session whose object had not flushed its first records yet: only later ones reached D1.
     const partial = life(undefined, "mu");
-    for (const s of [...lives, { ...partial, records: partial.records.slice(3) }]) await writeAuditBatch(env.DB, s.records);
-    const snapshot = async () => (await env.DB.prepare("SELECT * FROM sessions WHERE tenant = 'mu' ORDER BY id").all()).results;
+    for (const s of [...lives, { ...partial, records: partial.records.slice(3) }])
+      await writeAuditBatch(env.DB, s.records);
+    const snapshot = async () =>
+      (await env.DB.prepare("SELECT * FROM sessions WHERE tenant = 'mu' ORDER BY id").all()).results;
     const projected = await snapshot();
     expect(projected).toHaveLength(4);
 
@@ -121,8 +165,14 @@ describe("the D1 sessions index", () => {
     const second = await querySessions(env.DB, "kappa", { limit: 2, before: first.next! });
     expect([...first.sessions, ...second.sessions].map((s) => s.id)).toEqual(mine.map((s) => s.id).reverse());
     expect(second.next).toBeNull();
-    expect((await querySessions(env.DB, "kappa", { limit: 10, status: "expired" })).sessions.map((s) => s.id)).toEqual([mine[1]!.id]);
-    expect((await querySessions(env.DB, "kappa", { limit: 10, agent: "billing", status: "active" })).sessions.map((s) => s.id)).toEqual([mine[2]!.id, mine[0]!.id]);
+    expect((await querySessions(env.DB, "kappa", { limit: 10, status: "expired" })).sessions.map((s) => s.id)).toEqual([
+      mine[1]!.id,
+    ]);
+    expect(
+      (await querySessions(env.DB, "kappa", { limit: 10, agent: "billing", status: "active" })).sessions.map(
+        (s) => s.id,
+      ),
+    ).toEqual([mine[2]!.id, mine[0]!.id]);
     expect((await querySessions(env.DB, "kappa", { limit: 10, agent: "triage" })).sessions).toEqual([]);
   });
 });

@@ -52,7 +52,8 @@ export async function watchedPage(browser: Browser, width = 1280, height = 900):
   const expected: { status: number; path: string }[] = [];
   page.on("console", (message) => {
     // Chrome logs every 4xx/5xx response as an error; those are judged by status below.
-    if (message.type() === "error" && !message.text().startsWith("Failed to load resource: the server responded")) problems.push(`console error: ${message.text()}`);
+    if (message.type() === "error" && !message.text().startsWith("Failed to load resource: the server responded"))
+      problems.push(`console error: ${message.text()}`);
   });
   page.on("pageerror", (error) => problems.push(`uncaught: ${(error as Error).message}`));
   page.on("requestfailed", (request) => {

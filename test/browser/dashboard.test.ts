@@ -1,6 +1,6 @@
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { byTestId, launch, screenshot, textOf, watchedPage, type Watched } from "./browser";
+import { byTestId, launch, screenshot, textOf, type Watched, watchedPage } from "./browser";
 
 /**
  * The dashboard and the API reference in headless Chromium against `wrangler dev`, as a
@@ -96,7 +96,10 @@ describe("the dashboard", () => {
     expect(before).toHaveLength(0);
 
     // Another client talks to the session; the page only listens.
-    const answer = await api("POST", `/v1/sessions/${sessionId}/messages`, { role: "user", content: "I was charged twice on my last invoice" });
+    const answer = await api("POST", `/v1/sessions/${sessionId}/messages`, {
+      role: "user",
+      content: "I was charged twice on my last invoice",
+    });
     expect(answer.run.status).toBe("completed");
 
     await waitForText("handoff-entry", "billing");
@@ -107,7 +110,12 @@ describe("the dashboard", () => {
     expect(await textOf(page, "conversation")).toContain("I was charged twice");
 
     // A handoff with no run (made through the API) shows up live too.
-    await api("POST", "/v1/handoffs", { session_id: sessionId, source_agent: "billing", mode: "return", reason: "sorted, back to the front desk" });
+    await api("POST", "/v1/handoffs", {
+      session_id: sessionId,
+      source_agent: "billing",
+      mode: "return",
+      reason: "sorted, back to the front desk",
+    });
     await waitForText("handoff-entry", "sorted, back to the front desk");
     await waitForText("current-agent", "triage");
     expect(await page.$$(byTestId("handoff-entry"))).toHaveLength(2);
@@ -124,7 +132,10 @@ describe("the dashboard", () => {
       handoffs: [{ to: "billing", description: "Payments and invoices.", requires_approval: true }],
     });
     const session = await api("POST", "/v1/sessions", { agent: "gatekeeper" });
-    const run = await api("POST", `/v1/sessions/${session.id}/messages`, { role: "user", content: "I was charged twice on my last invoice" });
+    const run = await api("POST", `/v1/sessions/${session.id}/messages`, {
+      role: "user",
+      content: "I was charged twice on my last invoice",
+    });
     expect(run.run.status).toBe("awaiting_approval");
 
     await page.click(byTestId("nav-inbox"));
@@ -134,7 +145,9 @@ describe("the dashboard", () => {
     expect(await page.$eval(item, (el) => el.textContent)).toMatch(/approval/);
     await screenshot(page, "inbox");
     await page.click(`${item} ${byTestId("approve")}`);
-    await page.waitForFunction(() => document.querySelector("[data-testid=status]")?.textContent?.startsWith("Approved"));
+    await page.waitForFunction(() =>
+      document.querySelector("[data-testid=status]")?.textContent?.startsWith("Approved"),
+    );
     expect(await textOf(page, "status")).toMatch(/run completed/);
     expect((await api("GET", `/v1/sessions/${session.id}`)).current_agent).toBe("billing");
     sessionId = session.id;
@@ -142,7 +155,14 @@ describe("the dashboard", () => {
 
   it("denies one with a reason: the handoff is not made and the agent is told why", async () => {
     const session = await api("POST", "/v1/sessions", { agent: "gatekeeper" });
-    expect((await api("POST", `/v1/sessions/${session.id}/messages`, { role: "user", content: "I was charged twice on my last invoice" })).run.status).toBe("awaiting_approval");
+    expect(
+      (
+        await api("POST", `/v1/sessions/${session.id}/messages`, {
+          role: "user",
+          content: "I was charged twice on my last invoice",
+        })
+      ).run.status,
+    ).toBe("awaiting_approval");
     const item = `${byTestId("inbox-item")}[data-session="${session.id}"]`;
     await page.waitForSelector(item, { timeout: 20_000 });
     await page.type(`${item} input[name=reason]`, "not during the audit");
@@ -156,14 +176,27 @@ describe("the dashboard", () => {
   it("answers a human agent's turn with a reply: the run completes with it, in the agent's name", async () => {
     // The demo supervisor is a person (kind: human); a session with it waits for their reply.
     const session = await api("POST", "/v1/sessions", { agent: "supervisor" });
-    expect((await api("POST", `/v1/sessions/${session.id}/messages`, { role: "user", content: "I want to speak to a manager" })).run.status).toBe("awaiting_human");
+    expect(
+      (
+        await api("POST", `/v1/sessions/${session.id}/messages`, {
+          role: "user",
+          content: "I want to speak to a manager",
+        })
+      ).run.status,
+    ).toBe("awaiting_human");
     const item = `${byTestId("inbox-item")}[data-session="${session.id}"]`;
     await page.waitForSelector(item, { timeout: 20_000 });
     await page.type(`${item} textarea[name=reply]`, "Hello, I am the manager. How can I help?");
     await page.click(`${item} ${byTestId("resolve")}`);
-    await page.waitForFunction(() => document.querySelector("[data-testid=status]")?.textContent?.startsWith("Answered"));
+    await page.waitForFunction(() =>
+      document.querySelector("[data-testid=status]")?.textContent?.startsWith("Answered"),
+    );
     const messages = await api("GET", `/v1/sessions/${session.id}/messages`);
-    expect(messages.items.at(-1)).toMatchObject({ role: "assistant", agent: "supervisor", content: "Hello, I am the manager. How can I help?" });
+    expect(messages.items.at(-1)).toMatchObject({
+      role: "assistant",
+      agent: "supervisor",
+      content: "Hello, I am the manager. How can I help?",
+    });
     // Leave the supervisor's seat free for anyone running the demo against this server.
     await api("DELETE", `/v1/sessions/${session.id}`);
   });
@@ -214,7 +247,12 @@ describe("the dashboard", () => {
     const reached: string[] = [];
     for (let i = 0; i < 8; i++) {
       await page.keyboard.press("Tab");
-      reached.push(await page.evaluate(() => document.activeElement?.getAttribute("data-testid") ?? document.activeElement?.textContent?.trim() ?? ""));
+      reached.push(
+        await page.evaluate(
+          () =>
+            document.activeElement?.getAttribute("data-testid") ?? document.activeElement?.textContent?.trim() ?? "",
+        ),
+      );
     }
     expect(reached[0]).toBe("Skip to content");
     for (const id of ["nav-sessions", "nav-inbox", "nav-audit", "nav-playground"]) expect(reached).toContain(id);
@@ -228,12 +266,17 @@ describe("the API reference at /docs", () => {
   it("renders every operation of /openapi.json, offline, and filters them", async () => {
     await page.goto(`${url}/docs`, { waitUntil: "networkidle0" });
     const spec = await (await fetch(`${url}/openapi.json`)).json();
-    const count = Object.values(spec.paths as Record<string, object>).reduce((n, item) => n + Object.keys(item).length, 0);
+    const count = Object.values(spec.paths as Record<string, object>).reduce(
+      (n, item) => n + Object.keys(item).length,
+      0,
+    );
     await page.waitForSelector(byTestId("docs-operation"));
     expect(await page.$$eval(byTestId("docs-operation"), (els) => els.length)).toBe(count);
     await screenshot(page, "docs", false);
     await page.type(byTestId("docs-filter"), "inbox resolve");
-    const visible = await page.$$eval(byTestId("docs-operation"), (els) => els.filter((el) => !(el as HTMLElement).hidden).map((el) => el.querySelector("h3")?.textContent));
+    const visible = await page.$$eval(byTestId("docs-operation"), (els) =>
+      els.filter((el) => !(el as HTMLElement).hidden).map((el) => el.querySelector("h3")?.textContent),
+    );
     expect(visible).toEqual(["POST /v1/inbox/{id}/resolve"]);
   });
 });
@@ -242,7 +285,9 @@ describe("basics", () => {
   it("no console errors, no failed requests, nothing fetched from anywhere but Relay", () => {
     expect(watched.problems).toEqual([]);
     const origin = new URL(url).origin;
-    const foreign = [...requested].filter((u) => !u.startsWith(origin) && !u.startsWith("data:") && !u.startsWith(origin.replace("http", "ws")));
+    const foreign = [...requested].filter(
+      (u) => !u.startsWith(origin) && !u.startsWith("data:") && !u.startsWith(origin.replace("http", "ws")),
+    );
     expect(foreign).toEqual([]);
     expect(requested.size).toBeGreaterThan(10);
   });

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { devKey, startDevServer, type DevServer } from "../../bench/lib/wrangler-dev";
+import { type DevServer, devKey, startDevServer } from "../../bench/lib/wrangler-dev";
 
 /**
  * Starts `wrangler dev` once for the browser tests, set up like `npm run dev` (migrations,

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { matchCapabilities, normalizeRequired, scoreAgent, TAG_WEIGHT, type MatchableAgent } from "../../src/collaboration/capability-match";
+import {
+  type MatchableAgent,
+  matchCapabilities,
+  normalizeRequired,
+  scoreAgent,
+  TAG_WEIGHT,
+} from "../../src/collaboration/capability-match";
 import { AgentDefinition } from "../../src/schemas/agent";
 
 const cap = (name: string, proficiency: number, tags: string[] = []) => ({ name, proficiency, tags });
@@ -33,7 +39,9 @@ describe("capability matcher", () => {
   it(`counts a tag at the capability's proficiency × ${TAG_WEIGHT}, and a name beats a tag`, () => {
     const agent: MatchableAgent = { name: "x", capabilities: [cap("payments", 0.5), cap("refunds", 1, ["payments"])] };
     // name: 0.5; tag: 1 × 0.8 = 0.8 → the better hit counts.
-    expect(scoreAgent(agent, ["payments"]).hits).toEqual([{ required: "payments", capability: "refunds", via: "tag", weight: 0.8 }]);
+    expect(scoreAgent(agent, ["payments"]).hits).toEqual([
+      { required: "payments", capability: "refunds", via: "tag", weight: 0.8 },
+    ]);
     const named: MatchableAgent = { name: "y", capabilities: [cap("payments", 0.9), cap("refunds", 1, ["payments"])] };
     expect(scoreAgent(named, ["payments"]).hits[0]).toMatchObject({ via: "name", weight: 0.9 });
   });
@@ -45,7 +53,10 @@ describe("capability matcher", () => {
   });
 
   it("filters by min_score, inclusive, with rounding that forgives float error", () => {
-    expect(matchCapabilities(AGENTS, ["refunds", "invoices"], { min_score: 0.4 }).map((m) => m.agent)).toEqual(["billing", "finance"]);
+    expect(matchCapabilities(AGENTS, ["refunds", "invoices"], { min_score: 0.4 }).map((m) => m.agent)).toEqual([
+      "billing",
+      "finance",
+    ]);
     expect(matchCapabilities(AGENTS, ["refunds", "invoices"], { min_score: 0.81 })).toEqual([]);
     // (0.7 + 0.1) / 2 is 0.39999999999999997 in floating point: it still meets 0.4.
     const floaty: MatchableAgent = { name: "f", capabilities: [cap("a", 0.7), cap("b", 0.1)] };

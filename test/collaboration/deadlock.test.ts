@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { cycleAgents, onProbe, startProbes, victimOf, type Probe, type WaitEdge } from "../../src/collaboration/deadlock";
+import {
+  cycleAgents,
+  onProbe,
+  type Probe,
+  startProbes,
+  victimOf,
+  type WaitEdge,
+} from "../../src/collaboration/deadlock";
 
 /**
  * Edge-chasing over a simulated set of agents: each agent knows only its own outgoing
@@ -67,12 +74,19 @@ describe("deadlock detection by edge-chasing probes", () => {
     const late = { from: "m", to: "n", since: 500, message_id: "late" };
     const early = { from: "n", to: "o", since: 100, message_id: "early" };
     const mid = { from: "o", to: "m", since: 300, message_id: "mid" };
-    for (const rotation of [[late, early, mid], [early, mid, late], [mid, late, early]]) expect(victimOf(rotation)).toBe(early);
+    for (const rotation of [
+      [late, early, mid],
+      [early, mid, late],
+      [mid, late, early],
+    ])
+      expect(victimOf(rotation)).toBe(early);
     expect(cycleAgents([late, early, mid])).toEqual(["n", "o", "m"]);
   });
 
   it("a probe back at an agent it passed (not its initiator) stops there", () => {
-    const step = onProbe("b", { initiator: "a", edges: [edge("a", "b"), edge("b", "c"), edge("c", "b")] }, [edge("b", "c")]);
+    const step = onProbe("b", { initiator: "a", edges: [edge("a", "b"), edge("b", "c"), edge("c", "b")] }, [
+      edge("b", "c"),
+    ]);
     expect(step).toEqual({ cycle: null, forward: [] });
   });
 });

@@ -1,7 +1,29 @@
 import { describe, expect, it } from "vitest";
-import { aggregate, admitResult, canMove, FANOUT_TRANSITIONS, outcomeOf, pendingTasks, TASK_TIMEOUT } from "../../src/collaboration/fanout";
-import { movePhase, negotiated, PHASE_TRANSITIONS, phaseEvent, type NegotiationState, type PhaseEvent } from "../../src/collaboration/phases";
-import { AgentResult, COLLAB_PHASES, CollabMessageInput, FANOUT_STATES, MESSAGE_TYPES, TaskDecomposition } from "../../src/schemas/collaboration";
+import {
+  admitResult,
+  aggregate,
+  canMove,
+  FANOUT_TRANSITIONS,
+  outcomeOf,
+  pendingTasks,
+  TASK_TIMEOUT,
+} from "../../src/collaboration/fanout";
+import {
+  movePhase,
+  type NegotiationState,
+  negotiated,
+  PHASE_TRANSITIONS,
+  type PhaseEvent,
+  phaseEvent,
+} from "../../src/collaboration/phases";
+import {
+  AgentResult,
+  COLLAB_PHASES,
+  CollabMessageInput,
+  FANOUT_STATES,
+  MESSAGE_TYPES,
+  TaskDecomposition,
+} from "../../src/schemas/collaboration";
 
 describe("collaboration messages", () => {
   it("accepts every type with what it needs, and refuses what a type cannot be", () => {
@@ -17,7 +39,8 @@ describe("collaboration messages", () => {
       notify: { to: "b" },
       escalate: { timeout_s: 60 },
     };
-    for (const [type, extra] of Object.entries(ok)) expect(CollabMessageInput.safeParse({ type, from: "a", ...extra }).success, type).toBe(true);
+    for (const [type, extra] of Object.entries(ok))
+      expect(CollabMessageInput.safeParse({ type, from: "a", ...extra }).success, type).toBe(true);
     const refused: object[] = [
       { type: "response", from: "a", to: "b" },
       { type: "query", from: "a" },
@@ -36,7 +59,10 @@ describe("collaboration phases", () => {
   const start: NegotiationState = { phase: "discovery", proposal_id: null, terms: null };
 
   it("negotiation: propose, counter, accept → agreement with the accepted terms; request starts the work", () => {
-    const proposals = new Map<string, Record<string, unknown>>([["p1", { price: 10 }], ["p2", { price: 12 }]]);
+    const proposals = new Map<string, Record<string, unknown>>([
+      ["p1", { price: 10 }],
+      ["p2", { price: 12 }],
+    ]);
     let s = start;
     const step = (message: Parameters<typeof phaseEvent>[0] & { id: string }) => {
       const event = phaseEvent(message, s)!;
@@ -96,39 +122,93 @@ describe("supervisor fan-out", () => {
 
   it("a decomposition of several tasks requires aggregation; task ids are unique", () => {
     expect(decomposition.requires_aggregation).toBe(true);
-    expect(TaskDecomposition.parse({ original_query: "q", tasks: [{ task_id: "a", agent: "x", instruction: "i" }] }).requires_aggregation).toBe(false);
+    expect(
+      TaskDecomposition.parse({ original_query: "q", tasks: [{ task_id: "a", agent: "x", instruction: "i" }] })
+        .requires_aggregation,
+    ).toBe(false);
     expect(TaskDecomposition.safeParse({ original_query: "q", tasks: [] }).success).toBe(false);
-    expect(TaskDecomposition.safeParse({ original_query: "q", tasks: [{ task_id: "a", agent: "x", instruction: "i" }, { task_id: "a", agent: "y", instruction: "j" }] }).success).toBe(false);
+    expect(
+      TaskDecomposition.safeParse({
+        original_query: "q",
+        tasks: [
+          { task_id: "a", agent: "x", instruction: "i" },
+          { task_id: "a", agent: "y", instruction: "j" },
+        ],
+      }).success,
+    ).toBe(false);
   });
 
   it("results: success ⇒ data, failure ⇒ error, time ≥ 0; the first per task, from its agent", () => {
-    expect(AgentResult.safeParse({ task_id: "w", agent: "weather", success: true, execution_time: 1 }).success).toBe(false);
-    expect(AgentResult.safeParse({ task_id: "w", agent: "weather", success: false, execution_time: 1 }).success).toBe(false);
-    expect(AgentResult.safeParse({ task_id: "w", agent: "weather", success: true, data: "sun", execution_time: -1 }).success).toBe(false);
-    const first = admitResult(decomposition, [], { task_id: "w", agent: "weather", success: true, data: "Sunny, 24°C", execution_time: 120 });
+    expect(AgentResult.safeParse({ task_id: "w", agent: "weather", success: true, execution_time: 1 }).success).toBe(
+      false,
+    );
+    expect(AgentResult.safeParse({ task_id: "w", agent: "weather", success: false, execution_time: 1 }).success).toBe(
+      false,
+    );
+    expect(
+      AgentResult.safeParse({ task_id: "w", agent: "weather", success: true, data: "sun", execution_time: -1 }).success,
+    ).toBe(false);
+    const first = admitResult(decomposition, [], {
+      task_id: "w",
+      agent: "weather",
+      success: true,
+      data: "Sunny, 24°C",
+      execution_time: 120,
+    });
     expect(first.ok).toBe(true);
     const results = first.ok ? first.results : [];
-    expect(admitResult(decomposition, results, { task_id: "w", agent: "weather", success: true, data: "again", execution_time: 1 })).toMatchObject({ ok: false, reason: "task 'w' already has a result" });
-    expect(admitResult(decomposition, results, { task_id: "f", agent: "weather", success: true, data: 1, execution_time: 1 }).ok).toBe(false);
-    expect(admitResult(decomposition, results, { task_id: "zzz", agent: "weather", success: true, data: 1, execution_time: 1 }).ok).toBe(false);
+    expect(
+      admitResult(decomposition, results, {
+        task_id: "w",
+        agent: "weather",
+        success: true,
+        data: "again",
+        execution_time: 1,
+      }),
+    ).toMatchObject({ ok: false, reason: "task 'w' already has a result" });
+    expect(
+      admitResult(decomposition, results, { task_id: "f", agent: "weather", success: true, data: 1, execution_time: 1 })
+        .ok,
+    ).toBe(false);
+    expect(
+      admitResult(decomposition, results, {
+        task_id: "zzz",
+        agent: "weather",
+        success: true,
+        data: 1,
+        execution_time: 1,
+      }).ok,
+    ).toBe(false);
     expect(pendingTasks(decomposition, results)).toEqual(["f", "t"]);
     expect(outcomeOf(decomposition, results)).toBeNull();
   });
 
   const result = (task_id: string, agent: string, success: boolean, value: string) =>
-    success ? { task_id, agent, success, data: value, execution_time: 10 } : { task_id, agent, success, error: value, execution_time: 10 };
+    success
+      ? { task_id, agent, success, data: value, execution_time: 10 }
+      : { task_id, agent, success, error: value, execution_time: 10 };
 
   it("all succeed → aggregated and completed; one fails → still completed, the failure named", () => {
-    const all = [result("w", "weather", true, "Sunny"), result("f", "finance", true, "€400"), result("t", "travel", true, "3h by train")];
+    const all = [
+      result("w", "weather", true, "Sunny"),
+      result("f", "finance", true, "€400"),
+      result("t", "travel", true, "3h by train"),
+    ];
     expect(outcomeOf(decomposition, all)).toBe("AGGREGATING");
     expect(aggregate(decomposition, all)).toBe("weather: Sunny\nfinance: €400\ntravel: 3h by train");
     const oneFails = [all[0]!, result("f", "finance", false, "MODEL_ERROR"), all[2]!];
     expect(outcomeOf(decomposition, oneFails)).toBe("AGGREGATING");
-    expect(aggregate(decomposition, oneFails)).toBe("weather: Sunny\ntravel: 3h by train\nNot answered: finance (MODEL_ERROR).");
+    expect(aggregate(decomposition, oneFails)).toBe(
+      "weather: Sunny\ntravel: 3h by train\nNot answered: finance (MODEL_ERROR).",
+    );
   });
 
   it("a task that times out fails the fan-out, with the partial results kept; so does every task failing", () => {
-    const timedOut = [result("w", "weather", true, "Sunny"), result("f", "finance", true, "€400"), result("t", "travel", false, TASK_TIMEOUT)];
+    const timedOut = [
+      result("w", "weather", true, "Sunny"),
+      result("f", "finance", true, "€400"),
+      result("t", "travel", false, TASK_TIMEOUT),
+    ];
     expect(outcomeOf(decomposition, timedOut)).toBe("FAILED");
     expect(aggregate(decomposition, timedOut)).toContain("Not answered: travel (TASK_TIMEOUT).");
     const allFail = decomposition.tasks.map((t) => result(t.task_id, t.agent, false, "MODEL_ERROR"));
@@ -157,12 +237,14 @@ describe("Relay's own decomposition", () => {
       { name: "other", triggers: { keywords: ["weather"] } },
     ].map((a) => AgentDefinition.parse(a));
     const rules = compileRules(agents);
-    expect(clauses("What's the weather in Lisbon? How much will two nights cost, and which train goes there?")).toEqual([
-      "What's the weather in Lisbon?",
-      "How much will two nights cost",
-      "which train goes there?",
-    ]);
-    const d = decomposeByRules("What's the weather in Lisbon? How much will two nights cost, and which train goes there?", ["weather", "finance", "travel"], rules)!;
+    expect(clauses("What's the weather in Lisbon? How much will two nights cost, and which train goes there?")).toEqual(
+      ["What's the weather in Lisbon?", "How much will two nights cost", "which train goes there?"],
+    );
+    const d = decomposeByRules(
+      "What's the weather in Lisbon? How much will two nights cost, and which train goes there?",
+      ["weather", "finance", "travel"],
+      rules,
+    )!;
     expect(d.tasks.map((t) => [t.agent, t.instruction])).toEqual([
       ["weather", "What's the weather in Lisbon?"],
       ["finance", "How much will two nights cost"],

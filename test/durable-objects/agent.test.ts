@@ -19,7 +19,10 @@ describe("AgentDO leases", () => {
     value(await rpc.acquire("s1", "h1", TTL, 2));
     value(await rpc.acquire("s2", "h2", TTL, 2));
     const third = await rpc.acquire("s3", "h3", TTL, 2);
-    expect(third).toMatchObject({ ok: false, error: { code: "AGENT_UNAVAILABLE", details: { reason: "at_capacity", active: 2, capacity: 2 } } });
+    expect(third).toMatchObject({
+      ok: false,
+      error: { code: "AGENT_UNAVAILABLE", details: { reason: "at_capacity", active: 2, capacity: 2 } },
+    });
     expect(value(await rpc.load())).toMatchObject({ status: "active", max_concurrent_sessions: 2, active_leases: 2 });
   });
 
@@ -46,7 +49,10 @@ describe("AgentDO leases", () => {
     const newer = value(await rpc.acquire("s1", "h2", TTL, 5));
     expect(newer.state).toBe("held");
     const stale = await rpc.confirm(lease.lease_id, lease.fencing_token);
-    expect(stale).toMatchObject({ ok: false, error: { code: "AGENT_UNAVAILABLE", details: { reason: "stale_fencing_token" } } });
+    expect(stale).toMatchObject({
+      ok: false,
+      error: { code: "AGENT_UNAVAILABLE", details: { reason: "stale_fencing_token" } },
+    });
   });
 
   it("lets an unconfirmed lease lapse by timer, freeing the capacity", async () => {
@@ -63,7 +69,10 @@ describe("AgentDO leases", () => {
     expect(value(await rpc.load())).toMatchObject({ active_leases: 0, leases: [] });
     expect((await timersOf(stub)).timers).toEqual([]);
     const late = await rpc.confirm(lease.lease_id);
-    expect(late).toMatchObject({ ok: false, error: { code: "AGENT_UNAVAILABLE", details: { reason: "lease_not_found" } } });
+    expect(late).toMatchObject({
+      ok: false,
+      error: { code: "AGENT_UNAVAILABLE", details: { reason: "lease_not_found" } },
+    });
     expect((await rpc.acquire("s2", "h2", TTL, 1)).ok).toBe(true);
   });
 
@@ -103,7 +112,10 @@ describe("AgentDO leases", () => {
     const { rpc } = freshAgent();
     value(await rpc.acquire("s1", "h1", TTL, 5));
     expect(value(await rpc.pause()).status).toBe("paused");
-    expect(await rpc.acquire("s2", "h2", TTL, 5)).toMatchObject({ ok: false, error: { code: "AGENT_UNAVAILABLE", details: { reason: "paused" } } });
+    expect(await rpc.acquire("s2", "h2", TTL, 5)).toMatchObject({
+      ok: false,
+      error: { code: "AGENT_UNAVAILABLE", details: { reason: "paused" } },
+    });
     expect((await rpc.acquire("s1", "h9", TTL, 5)).ok).toBe(true);
     expect(value(await rpc.resume()).status).toBe("active");
     expect((await rpc.acquire("s2", "h2", TTL, 5)).ok).toBe(true);
@@ -136,7 +148,12 @@ describe("AgentDO leases", () => {
 
   it("an agent never used reports an empty load without creating storage", async () => {
     const { rpc } = freshAgent();
-    expect(value(await rpc.load())).toEqual({ status: "active", max_concurrent_sessions: null, active_leases: 0, leases: [] });
+    expect(value(await rpc.load())).toEqual({
+      status: "active",
+      max_concurrent_sessions: null,
+      active_leases: 0,
+      leases: [],
+    });
     expect(value(await rpc.release({ session_id: "nobody" }))).toEqual({ released: false });
   });
 });

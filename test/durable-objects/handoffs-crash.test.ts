@@ -24,15 +24,27 @@ async function setup() {
   const { id, stub, rpc } = sessionStub();
   const created = await rpc.create("alpha", id, { agent: desk.name, capacity: 5, metadata: {}, ttl_s: 3600 });
   expect(created.ok).toBe(true);
-  const start = () => rpc.startHandoff({ request: HandoffRequest.parse({ session_id: id, source_agent: desk.name, target_agent: spec.name, reason: "crash test" }) });
+  const start = () =>
+    rpc.startHandoff({
+      request: HandoffRequest.parse({
+        session_id: id,
+        source_agent: desk.name,
+        target_agent: spec.name,
+        reason: "crash test",
+      }),
+    });
   const crashAt = (point: FlowCheckpoint) => stub.setFault(point);
   return { id, stub, rpc, desk, spec, start, crashAt };
 }
 
 /** The message of the injected crash the test worker reports as an INTERNAL result (test/worker.ts). */
-async function failure(call: () => Promise<{ ok: boolean; error?: { message: string; details?: unknown } }>): Promise<string> {
+async function failure(
+  call: () => Promise<{ ok: boolean; error?: { message: string; details?: unknown } }>,
+): Promise<string> {
   const result = await call();
-  return !result.ok && (result.error?.details as { fault?: boolean } | undefined)?.fault ? result.error!.message : "no injected fault";
+  return !result.ok && (result.error?.details as { fault?: boolean } | undefined)?.fault
+    ? result.error!.message
+    : "no injected fault";
 }
 
 async function leases(agent: string, session: string): Promise<string[]> {
@@ -43,7 +55,9 @@ async function leases(agent: string, session: string): Promise<string[]> {
 async function trail(rpc: SessionRpc, handoffId: string): Promise<string[]> {
   const page = await rpc.audit({ limit: 500 });
   if (!page.ok) throw new Error(page.error.message);
-  return page.value.records.filter((r) => r.handoff_id === handoffId && r.action.startsWith("handoff.")).map((r) => r.action);
+  return page.value.records
+    .filter((r) => r.handoff_id === handoffId && r.action.startsWith("handoff."))
+    .map((r) => r.action);
 }
 
 async function handoffIdOf(rpc: SessionRpc): Promise<string> {
@@ -71,7 +85,12 @@ describe("a crash at each step, then a restart", () => {
       expect(record.ok && record.value).toMatchObject({ status: "rolled_back", error: { code: "INTERNAL" } });
       await drainDue(stub);
       const view = await rpc.get();
-      expect(view.ok && view.value).toMatchObject({ current_agent: desk.name, handoff_stack: [desk.name], in_flight_handoff: null, last_handoff_context: null });
+      expect(view.ok && view.value).toMatchObject({
+        current_agent: desk.name,
+        handoff_stack: [desk.name],
+        in_flight_handoff: null,
+        last_handoff_context: null,
+      });
       expect(await leases(spec.name, id)).toEqual([]);
       expect(await leases(desk.name, id)).toEqual(["held"]);
       expect(await trail(rpc, handoffId)).toEqual(ROLLED_BACK);
@@ -92,7 +111,11 @@ describe("a crash at each step, then a restart", () => {
     expect(record.ok && record.value.status).toBe("completed");
     await drainDue(stub);
     const view = await rpc.get();
-    expect(view.ok && view.value).toMatchObject({ current_agent: spec.name, handoff_stack: [desk.name, spec.name], in_flight_handoff: null });
+    expect(view.ok && view.value).toMatchObject({
+      current_agent: spec.name,
+      handoff_stack: [desk.name, spec.name],
+      in_flight_handoff: null,
+    });
     expect(await leases(spec.name, id)).toEqual(["held"]);
     expect(await leases(desk.name, id)).toEqual([]);
     expect(await trail(rpc, handoffId)).toEqual(COMPLETED);
@@ -131,7 +154,11 @@ describe("a failure while activating the target", () => {
     expect(result.ok).toBe(false);
     expect(!result.ok && result.error).toMatchObject({ code: "INTERNAL", details: { status: "rolled_back" } });
     const view = await rpc.get();
-    expect(view.ok && view.value).toMatchObject({ current_agent: desk.name, handoff_stack: [desk.name], in_flight_handoff: null });
+    expect(view.ok && view.value).toMatchObject({
+      current_agent: desk.name,
+      handoff_stack: [desk.name],
+      in_flight_handoff: null,
+    });
     expect(await leases(spec.name, id)).toEqual([]);
     expect(await leases(desk.name, id)).toEqual(["held"]);
     expect(await trail(rpc, await handoffIdOf(rpc))).toEqual(ROLLED_BACK);
@@ -141,11 +168,25 @@ describe("a failure while activating the target", () => {
 describe("a handoff to an agent without a capacity limit", () => {
   async function unlimited() {
     const n = ++counter;
-    const [desk, spec] = await registerAgents("alpha", { name: `open-desk-${n}`, handoffs: [`open-spec-${n}`] }, { name: `open-spec-${n}` });
+    const [desk, spec] = await registerAgents(
+      "alpha",
+      { name: `open-desk-${n}`, handoffs: [`open-spec-${n}`] },
+      { name: `open-spec-${n}` },
+    );
     if (!desk || !spec) throw new Error("agents not registered");
     const { id, stub, rpc } = sessionStub();
-    expect((await rpc.create("alpha", id, { agent: desk.name, capacity: null, metadata: {}, ttl_s: 3600 })).ok).toBe(true);
-    const start = () => rpc.startHandoff({ request: HandoffRequest.parse({ session_id: id, source_agent: desk.name, target_agent: spec.name, reason: "one commit" }) });
+    expect((await rpc.create("alpha", id, { agent: desk.name, capacity: null, metadata: {}, ttl_s: 3600 })).ok).toBe(
+      true,
+    );
+    const start = () =>
+      rpc.startHandoff({
+        request: HandoffRequest.parse({
+          session_id: id,
+          source_agent: desk.name,
+          target_agent: spec.name,
+          reason: "one commit",
+        }),
+      });
     return { stub, rpc, desk, spec, start };
   }
 
@@ -154,7 +195,11 @@ describe("a handoff to an agent without a capacity limit", () => {
     await stub.setFault("activate");
     expect(await failure(start)).toBe("injected fault at activate");
     const view = await rpc.get();
-    expect(view.ok && view.value).toMatchObject({ current_agent: desk.name, handoff_stack: [desk.name], in_flight_handoff: null });
+    expect(view.ok && view.value).toMatchObject({
+      current_agent: desk.name,
+      handoff_stack: [desk.name],
+      in_flight_handoff: null,
+    });
     const page = await rpc.audit({ limit: 500 });
     expect(page.ok && page.value.records.filter((r) => r.action.startsWith("handoff."))).toEqual([]);
     // No lock, no orphan: the next request goes through at once, even after a restart.

@@ -15,7 +15,8 @@ async function setup(ttl_s = 3600) {
   if (!desk || !back) throw new Error("agents not registered");
   const { id, stub, rpc } = sessionStub();
   await rpc.create("alpha", id, { agent: desk.name, capacity: 10, metadata: {}, ttl_s });
-  const request = (body: Record<string, unknown>) => HandoffRequest.parse({ session_id: id, source_agent: desk.name, target_agent: back.name, reason: "test", ...body });
+  const request = (body: Record<string, unknown>) =>
+    HandoffRequest.parse({ session_id: id, source_agent: desk.name, target_agent: back.name, reason: "test", ...body });
   return { id, stub, rpc, desk, back, request };
 }
 
@@ -33,15 +34,21 @@ describe("SessionDO handoffs", () => {
     await env.DB.exec("ALTER TABLE agents RENAME TO agents_offline");
     let failed;
     try {
-      failed = await rpc.startHandoff({ request: request({ source_agent: back.name, target_agent: undefined, mode: "return" }) });
+      failed = await rpc.startHandoff({
+        request: request({ source_agent: back.name, target_agent: undefined, mode: "return" }),
+      });
     } finally {
       await env.DB.exec("ALTER TABLE agents_offline RENAME TO agents");
     }
     expect(!failed.ok && failed.error.code).toBe("DEPENDENCY_UNAVAILABLE");
     const after = await rpc.audit({ limit: 500 });
     expect(after.ok && after.value.records.length).toBe(before.ok && before.value.records.length);
-    expect((await rpc.get()).ok && (await rpc.get())).toMatchObject({ value: { current_agent: back.name, in_flight_handoff: null } });
-    const returned = await rpc.startHandoff({ request: request({ source_agent: back.name, target_agent: undefined, mode: "return" }) });
+    expect((await rpc.get()).ok && (await rpc.get())).toMatchObject({
+      value: { current_agent: back.name, in_flight_handoff: null },
+    });
+    const returned = await rpc.startHandoff({
+      request: request({ source_agent: back.name, target_agent: undefined, mode: "return" }),
+    });
     expect(returned.ok && returned.value.handoff).toMatchObject({ status: "completed", target: desk.name });
     expect(await leases(desk.name, id)).toEqual(["held"]);
     expect(await leases(back.name, id)).toEqual([]);
@@ -58,7 +65,9 @@ describe("SessionDO handoffs", () => {
     await evictDurableObject(stub);
     await drainDue(stub);
     expect(await leases(desk.name, id)).toEqual(["held"]);
-    const state = await runInDurableObject(stub, (_instance, s) => s.storage.sql.exec("SELECT state FROM session_lease").one());
+    const state = await runInDurableObject(stub, (_instance, s) =>
+      s.storage.sql.exec("SELECT state FROM session_lease").one(),
+    );
     expect(state).toEqual({ state: "held" });
   });
 

@@ -1,24 +1,30 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { FLUSH_WINDOW_MS } from "../../src/audit/outbox-policy";
-import type { AgentDefinition, AgentDefinitionInput } from "../../src/schemas/agent";
-import type { AgentRpc } from "../../src/rpc/agent";
+import type { AgentLoad, AgentRpc } from "../../src/rpc/agent";
 import type { SessionRpc } from "../../src/rpc/session";
-import type { AgentLoad } from "../../src/rpc/agent";
 import { agentRpc, sessionRpc } from "../../src/rpc/stubs";
+import type { AgentDefinition, AgentDefinitionInput } from "../../src/schemas/agent";
 import { agentLoad } from "../../src/services/agent-capacity";
 import { agentDirectory } from "../../src/services/registry-cache";
 import { agentObjectName, newSessionId, sessionObjectName } from "../../src/sessions/ids";
 import type { AgentDO, SessionDO } from "../worker";
 
 /** A fresh session object (ids are unique per test: storage is shared across a file). */
-export function sessionStub(tenant = "alpha", id = newSessionId()): { id: string; stub: DurableObjectStub<SessionDO>; rpc: SessionRpc } {
-  const stub = env.SESSIONS.get(env.SESSIONS.idFromName(sessionObjectName(tenant, id))) as unknown as DurableObjectStub<SessionDO>;
+export function sessionStub(
+  tenant = "alpha",
+  id = newSessionId(),
+): { id: string; stub: DurableObjectStub<SessionDO>; rpc: SessionRpc } {
+  const stub = env.SESSIONS.get(
+    env.SESSIONS.idFromName(sessionObjectName(tenant, id)),
+  ) as unknown as DurableObjectStub<SessionDO>;
   return { id, stub, rpc: sessionRpc(env, tenant, id) };
 }
 
 export function agentStub(tenant: string, agent: string): { stub: DurableObjectStub<AgentDO>; rpc: AgentRpc } {
-  const stub = env.AGENTS.get(env.AGENTS.idFromName(agentObjectName(tenant, agent))) as unknown as DurableObjectStub<AgentDO>;
+  const stub = env.AGENTS.get(
+    env.AGENTS.idFromName(agentObjectName(tenant, agent)),
+  ) as unknown as DurableObjectStub<AgentDO>;
   return { stub, rpc: agentRpc(env, tenant, agent) };
 }
 
@@ -37,7 +43,10 @@ export async function agentLoadOf(tenant: string, agent: string): Promise<AgentL
  * Runs the object's alarm until nothing is due now. Real alarms also fire in tests; running
  * them here is harmless since timer handlers are idempotent.
  */
-export async function drainDue(stub: DurableObjectStub<SessionDO> | DurableObjectStub<AgentDO>, max = 20): Promise<void> {
+export async function drainDue(
+  stub: DurableObjectStub<SessionDO> | DurableObjectStub<AgentDO>,
+  max = 20,
+): Promise<void> {
   for (let i = 0; i < max; i++) {
     const due = await runInDurableObject(stub, async (instance: SessionDO | AgentDO, state) => {
       const tables = state.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'timers'").toArray();
@@ -52,7 +61,10 @@ export async function drainDue(stub: DurableObjectStub<SessionDO> | DurableObjec
 }
 
 /** Moves the object's clock forward by `ms` (until the object is evicted). */
-export async function advanceClock(stub: DurableObjectStub<SessionDO> | DurableObjectStub<AgentDO>, ms: number): Promise<void> {
+export async function advanceClock(
+  stub: DurableObjectStub<SessionDO> | DurableObjectStub<AgentDO>,
+  ms: number,
+): Promise<void> {
   await runInDurableObject(stub, (instance: SessionDO | AgentDO) => instance.clock.advance(ms));
 }
 
@@ -67,12 +79,17 @@ export async function flushOutbox(stub: DurableObjectStub<SessionDO>): Promise<v
 
 /** The audit_log rows D1 holds for one session, oldest first. */
 export async function d1Audit(sessionId: string): Promise<{ id: string; action: string }[]> {
-  const { results } = await env.DB.prepare("SELECT id, action FROM audit_log WHERE session_id = ?1 ORDER BY id").bind(sessionId).all<{ id: string; action: string }>();
+  const { results } = await env.DB.prepare("SELECT id, action FROM audit_log WHERE session_id = ?1 ORDER BY id")
+    .bind(sessionId)
+    .all<{ id: string; action: string }>();
   return results;
 }
 
 /** Pins the object's clock at `ms` (until the object is evicted): timers due by then run on the next alarm. */
-export async function setClock(stub: DurableObjectStub<SessionDO> | DurableObjectStub<AgentDO>, ms: number): Promise<void> {
+export async function setClock(
+  stub: DurableObjectStub<SessionDO> | DurableObjectStub<AgentDO>,
+  ms: number,
+): Promise<void> {
   await runInDurableObject(stub, (instance: SessionDO | AgentDO) => instance.clock.pin(ms));
 }
 
@@ -85,11 +102,15 @@ export interface TimerState {
 }
 
 /** The object's timers and its alarm, read from inside it. */
-export async function timersOf(stub: DurableObjectStub<SessionDO> | DurableObjectStub<AgentDO>): Promise<{ timers: TimerState[]; alarm: number | null }> {
+export async function timersOf(
+  stub: DurableObjectStub<SessionDO> | DurableObjectStub<AgentDO>,
+): Promise<{ timers: TimerState[]; alarm: number | null }> {
   return runInDurableObject(stub, async (_instance, state) => {
     const present = state.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'timers'").toArray().length > 0;
     const timers = present
-      ? (state.storage.sql.exec("SELECT kind, key, due_at, attempts, last_error FROM timers ORDER BY due_at").toArray() as unknown as TimerState[])
+      ? (state.storage.sql
+          .exec("SELECT kind, key, due_at, attempts, last_error FROM timers ORDER BY due_at")
+          .toArray() as unknown as TimerState[])
       : [];
     return { timers, alarm: await state.storage.getAlarm() };
   });
@@ -97,14 +118,19 @@ export async function timersOf(stub: DurableObjectStub<SessionDO> | DurableObjec
 
 /** Makes D1's audit_log fail for real (the table disappears), or brings it back. */
 export async function auditTableDown(down: boolean): Promise<void> {
-  await env.DB.exec(down ? "ALTER TABLE audit_log RENAME TO audit_log_offline" : "ALTER TABLE audit_log_offline RENAME TO audit_log");
+  await env.DB.exec(
+    down ? "ALTER TABLE audit_log RENAME TO audit_log_offline" : "ALTER TABLE audit_log_offline RENAME TO audit_log",
+  );
 }
 
 /**
  * Registers agents for a tenant through the API, as a client would: the registry in D1,
  * and this isolate's registry cache invalidated, so the session objects see them at once.
  */
-export async function registerAgents(tenant: "alpha" | "beta", ...definitions: AgentDefinitionInput[]): Promise<AgentDefinition[]> {
+export async function registerAgents(
+  tenant: "alpha" | "beta",
+  ...definitions: AgentDefinitionInput[]
+): Promise<AgentDefinition[]> {
   const key = tenant === "alpha" ? "alpha-test-key" : "beta-test-key";
   const out: AgentDefinition[] = [];
   for (const definition of definitions) {
@@ -116,7 +142,8 @@ export async function registerAgents(tenant: "alpha" | "beta", ...definitions: A
       }),
     );
     const body = await response.json<{ definition: AgentDefinition }>();
-    if (response.status >= 300) throw new Error(`registering ${definition.name}: ${response.status} ${JSON.stringify(body)}`);
+    if (response.status >= 300)
+      throw new Error(`registering ${definition.name}: ${response.status} ${JSON.stringify(body)}`);
     out.push(body.definition);
   }
   return out;

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { SESSION_MIGRATIONS, SESSION_SCHEMA } from "../../durable-objects/session-store";
-import { createSql, migrate, schemaVersion, type SchemaMigration } from "../../durable-objects/sql";
+import { createSql, migrate, type SchemaMigration, schemaVersion } from "../../durable-objects/sql";
 import { agentStub } from "./helpers";
 
 /**
@@ -18,16 +18,28 @@ interface Shape {
 }
 
 /** The schema an empty scratch object ends with after `steps` (each a migrate call). */
-async function schemaAfter(steps: { migrations: readonly SchemaMigration[]; current?: SchemaMigration }[]): Promise<Shape> {
+async function schemaAfter(
+  steps: { migrations: readonly SchemaMigration[]; current?: SchemaMigration }[],
+): Promise<Shape> {
   return runInDurableObject(agentStub("schema-tests", `scratch-${++counter}`).stub, (_instance, state) => {
     const sql = createSql(state.storage);
     for (const step of steps) migrate(state.storage, sql, step.migrations, step.current);
     // SQLite keeps each table's text as written, edited by ALTER: compare it without layout or quoting.
-    const normal = (text: string) => text.replace(/"/g, "").replace(/\s+/g, " ").replace(/\s*([(),])\s*/g, "$1").trim();
+    const normal = (text: string) =>
+      text
+        .replace(/"/g, "")
+        .replace(/\s+/g, " ")
+        .replace(/\s*([(),])\s*/g, "$1")
+        .trim();
     const objects = sql<{ type: string; name: string; sql: string }>`SELECT type, name, sql FROM sqlite_master
-      WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' AND name <> '_schema' ORDER BY type, name`.map((o) => ({ ...o, sql: normal(o.sql) }));
+      WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' AND name <> '_schema' ORDER BY type, name`.map((o) => ({
+      ...o,
+      sql: normal(o.sql),
+    }));
     const columns = Object.fromEntries(
-      objects.filter((o) => o.type === "table").map((t) => [t.name, sql`SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(${t.name})`]),
+      objects
+        .filter((o) => o.type === "table")
+        .map((t) => [t.name, sql`SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(${t.name})`]),
     );
     return { version: schemaVersion(sql), objects, columns };
   });
@@ -45,7 +57,10 @@ describe("the session object's schema", () => {
   it("an object made by an older version is migrated from where it is, not made again", async () => {
     const stepwise = await schemaAfter([{ migrations: SESSION_MIGRATIONS }]);
     const old = SESSION_MIGRATIONS.filter((m) => m.version <= 3);
-    const upgraded = await schemaAfter([{ migrations: old }, { migrations: SESSION_MIGRATIONS, current: SESSION_SCHEMA }]);
+    const upgraded = await schemaAfter([
+      { migrations: old },
+      { migrations: SESSION_MIGRATIONS, current: SESSION_SCHEMA },
+    ]);
     expect(upgraded).toEqual(stepwise);
   });
 

@@ -2,7 +2,7 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { SESSION_MIGRATIONS, SESSION_SCHEMA, SessionStore } from "../../durable-objects/session-store";
 import { createSql, migrate, type Sql } from "../../durable-objects/sql";
-import { HandoffRequest, type HandoffContext } from "../../src/schemas/handoff";
+import { type HandoffContext, HandoffRequest } from "../../src/schemas/handoff";
 import { agentStub, registerAgents, sessionStub } from "./helpers";
 
 let counter = 0;
@@ -21,8 +21,16 @@ describe("the session store", () => {
     await registerAgents("alpha", { name: `desk-${n}`, handoffs: [`back-${n}`] }, { name: `back-${n}` });
     const { id, stub, rpc } = sessionStub();
     await rpc.create("alpha", id, { agent: `desk-${n}`, capacity: null, metadata: {}, ttl_s: 3600 });
-    for (let i = 0; i < 40; i++) await rpc.addMessage({ role: i % 2 ? "assistant" : "user", content: `message ${i} `.repeat(20) });
-    const handed = await rpc.startHandoff({ request: HandoffRequest.parse({ session_id: id, source_agent: `desk-${n}`, target_agent: `back-${n}`, reason: "test" }) });
+    for (let i = 0; i < 40; i++)
+      await rpc.addMessage({ role: i % 2 ? "assistant" : "user", content: `message ${i} `.repeat(20) });
+    const handed = await rpc.startHandoff({
+      request: HandoffRequest.parse({
+        session_id: id,
+        source_agent: `desk-${n}`,
+        target_agent: `back-${n}`,
+        reason: "test",
+      }),
+    });
     if (!handed.ok) throw new Error(handed.error.message);
     const context = handed.value.handoff.context!;
     expect(context.conversation_history).toHaveLength(40);
@@ -56,20 +64,40 @@ describe("the session store", () => {
       payload: {},
       task: null,
       conversation_history: [{ role: "user", content: "my refund" }],
-      metadata: { timestamp: new Date(0).toISOString(), handoff_chain: ["triage", "billing"], chain_depth: 1, correlation_id: "cor_1", handoff_id: "hof_old", mode: "transfer", history_filters: [] },
+      metadata: {
+        timestamp: new Date(0).toISOString(),
+        handoff_chain: ["triage", "billing"],
+        chain_depth: 1,
+        correlation_id: "cor_1",
+        handoff_id: "hof_old",
+        mode: "transfer",
+        history_filters: [],
+      },
     };
-    const loaded = await runInDurableObject(agentStub("session-store-tests", `scratch-${++counter}`).stub, (_instance, state) => {
-      const sql = createSql(state.storage);
-      migrate(state.storage, sql, SESSION_MIGRATIONS.filter((m) => m.version < 10));
-      // As v9 left them: the context in the session row, and in the row of the handoff that made it.
-      sql`INSERT INTO session (id, session_id, tenant, status, current_agent, handoff_stack, state, metadata, ttl_s, handoff_count,
+    const loaded = await runInDurableObject(
+      agentStub("session-store-tests", `scratch-${++counter}`).stub,
+      (_instance, state) => {
+        const sql = createSql(state.storage);
+        migrate(
+          state.storage,
+          sql,
+          SESSION_MIGRATIONS.filter((m) => m.version < 10),
+        );
+        // As v9 left them: the context in the session row, and in the row of the handoff that made it.
+        sql`INSERT INTO session (id, session_id, tenant, status, current_agent, handoff_stack, state, metadata, ttl_s, handoff_count,
             last_handoff_context, created_at, updated_at, expires_at)
           VALUES (1, 'ses_old', 'alpha', 'active', 'billing', '["triage","billing"]', '{}', '{}', 3600, 1, ${JSON.stringify(context)}, 0, 0, 3600000)`;
-      sql`INSERT INTO handoffs (id, status, step, record, created_at, updated_at)
+        sql`INSERT INTO handoffs (id, status, step, record, created_at, updated_at)
           VALUES ('hof_old', 'completed', NULL, ${JSON.stringify({ id: "hof_old", context })}, 0, 0)`;
-      migrate(state.storage, sql, SESSION_MIGRATIONS, SESSION_SCHEMA);
-      return new SessionStore(sql).load();
+        migrate(state.storage, sql, SESSION_MIGRATIONS, SESSION_SCHEMA);
+        return new SessionStore(sql).load();
+      },
+    );
+    expect(loaded).toMatchObject({
+      id: "ses_old",
+      current_agent: "billing",
+      handoff_count: 1,
+      last_handoff_context: context,
     });
-    expect(loaded).toMatchObject({ id: "ses_old", current_agent: "billing", handoff_count: 1, last_handoff_context: context });
   });
 });

@@ -1,11 +1,11 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { SessionCreateArgs, SessionRpc } from "../../src/rpc/session";
-import type { SessionDO } from "../worker";
 import { FLUSH_BACKOFF_MS, FLUSH_WINDOW_MS } from "../../src/audit/outbox-policy";
+import type { SessionCreateArgs, SessionRpc } from "../../src/rpc/session";
 import { call } from "../api/helpers";
 import { spyOnConsoleError } from "../console-spy";
+import type { SessionDO } from "../worker";
 import { auditTableDown, d1Audit, drainDue, flushOutbox, sessionStub, setClock, timersOf } from "./helpers";
 
 const args: SessionCreateArgs = { agent: "support", capacity: null, metadata: {}, ttl_s: 3600 };
@@ -23,7 +23,11 @@ describe("SessionDO audit outbox", () => {
     await rpc.create("alpha", id, { ...args, input: "hello" });
     await rpc.patchState({ set: { a: 1 } });
     await flushOutbox(stub);
-    expect((await d1Audit(id)).map((r) => r.action)).toEqual(["session.created", "session.message_added", "session.state_updated"]);
+    expect((await d1Audit(id)).map((r) => r.action)).toEqual([
+      "session.created",
+      "session.message_added",
+      "session.state_updated",
+    ]);
     expect(await pending(rpc)).toBe(0);
     const local = await rpc.audit();
     expect(local.ok && local.value.records.every((r) => r.flushed)).toBe(true);
@@ -38,17 +42,25 @@ describe("SessionDO audit outbox", () => {
     await rpc.addMessage({ role: "user", content: "one" });
     await rpc.patchState({ set: { a: 1 } });
     // The first record's flush stands; the later records join it.
-    expect((await timersOf(stub)).timers.filter((t) => t.kind === "outbox.flush").map((t) => t.due_at)).toEqual([FUTURE + FLUSH_WINDOW_MS]);
+    expect((await timersOf(stub)).timers.filter((t) => t.kind === "outbox.flush").map((t) => t.due_at)).toEqual([
+      FUTURE + FLUSH_WINDOW_MS,
+    ]);
     await drainDue(stub);
     expect(await d1Audit(id)).toHaveLength(0);
     await setClock(stub, FUTURE + FLUSH_WINDOW_MS);
     await drainDue(stub);
-    expect((await d1Audit(id)).map((r) => r.action)).toEqual(["session.created", "session.message_added", "session.state_updated"]);
+    expect((await d1Audit(id)).map((r) => r.action)).toEqual([
+      "session.created",
+      "session.message_added",
+      "session.state_updated",
+    ]);
     expect(await pending(rpc)).toBe(0);
     // The next record opens the next window.
     await setClock(stub, FUTURE + 2_000);
     await rpc.patchState({ set: { a: 2 } });
-    expect((await timersOf(stub)).timers.find((t) => t.kind === "outbox.flush")?.due_at).toBe(FUTURE + 2_000 + FLUSH_WINDOW_MS);
+    expect((await timersOf(stub)).timers.find((t) => t.kind === "outbox.flush")?.due_at).toBe(
+      FUTURE + 2_000 + FLUSH_WINDOW_MS,
+    );
   });
 
   it("flushing the same rows twice makes no duplicates (INSERT OR IGNORE by id)", async () => {
@@ -59,7 +71,9 @@ describe("SessionDO audit outbox", () => {
     const first = await d1Audit(id);
     await runInDurableObject(stub, async (instance: SessionDO, state) => {
       state.storage.sql.exec("UPDATE audit SET flushed = 0");
-      state.storage.sql.exec("INSERT INTO timers (id, key, kind, due_at) VALUES ('again', 'outbox.flush', 'outbox.flush', 0)");
+      state.storage.sql.exec(
+        "INSERT INTO timers (id, key, kind, due_at) VALUES ('again', 'outbox.flush', 'outbox.flush', 0)",
+      );
       await instance.alarm();
     });
     expect(await d1Audit(id)).toEqual(first);
@@ -160,7 +174,10 @@ describe("SessionDO timers", () => {
     });
     await expect(runDurableObjectAlarm(stub)).resolves.toBe(true);
     expect(errors).toHaveBeenCalledTimes(2);
-    expect(errors.mock.calls[1]).toEqual(["SessionDO alarm failed; re-arming", expect.objectContaining({ name: "SqlError", message: expect.stringContaining("no such table: timers") })]);
+    expect(errors.mock.calls[1]).toEqual([
+      "SessionDO alarm failed; re-arming",
+      expect.objectContaining({ name: "SqlError", message: expect.stringContaining("no such table: timers") }),
+    ]);
     const alarm = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
     expect(alarm).toBe(FUTURE + FLUSH_WINDOW_MS + 30_000);
     await runInDurableObject(stub, (_instance, state) => {
@@ -178,18 +195,36 @@ describe("SessionDO TTL", () => {
     await setClock(stub, expiresAt + 1);
     await drainDue(stub);
 
-    expect((await d1Audit(id)).map((r) => r.action)).toEqual(["session.created", "session.message_added", "session.expired"]);
-    const summary = await env.DB.prepare("SELECT * FROM session_summaries WHERE tenant = 'alpha' AND session_id = ?1").bind(id).first<Record<string, unknown>>();
-    expect(summary).toMatchObject({ current_agent: "support", history_length: 1, handoff_count: 0, expired_at: new Date(expiresAt + 1).toISOString() });
+    expect((await d1Audit(id)).map((r) => r.action)).toEqual([
+      "session.created",
+      "session.message_added",
+      "session.expired",
+    ]);
+    const summary = await env.DB.prepare("SELECT * FROM session_summaries WHERE tenant = 'alpha' AND session_id = ?1")
+      .bind(id)
+      .first<Record<string, unknown>>();
+    expect(summary).toMatchObject({
+      current_agent: "support",
+      history_length: 1,
+      handoff_count: 0,
+      expired_at: new Date(expiresAt + 1).toISOString(),
+    });
     const storage = await runInDurableObject(stub, async (_instance, state) => ({
-      tables: state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite%'").toArray(),
+      tables: state.storage.sql
+        .exec(
+          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_%' ESCAPE '\\' AND name NOT LIKE 'sqlite%'",
+        )
+        .toArray(),
       alarm: await state.storage.getAlarm(),
     }));
     expect(storage).toEqual({ tables: [], alarm: null });
 
     const later = await call("GET", `/v1/sessions/${id}`);
     expect(later.status).toBe(410);
-    expect(later.json.error).toMatchObject({ code: "SESSION_EXPIRED", details: { session_id: id, expired_at: new Date(expiresAt + 1).toISOString() } });
+    expect(later.json.error).toMatchObject({
+      code: "SESSION_EXPIRED",
+      details: { session_id: id, expired_at: new Date(expiresAt + 1).toISOString() },
+    });
     expect((await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "back?" })).status).toBe(410);
   });
 
@@ -216,9 +251,15 @@ describe("SessionDO TTL", () => {
       await runDurableObjectAlarm(stub);
       const view = await rpc.get();
       expect(view.ok).toBe(false);
-      expect(!view.ok && view.error).toMatchObject({ code: "SESSION_EXPIRED", details: { expired_at: new Date(FUTURE + 60_000).toISOString() } });
+      expect(!view.ok && view.error).toMatchObject({
+        code: "SESSION_EXPIRED",
+        details: { expired_at: new Date(FUTURE + 60_000).toISOString() },
+      });
       const { timers } = await timersOf(stub);
-      expect(timers.find((t) => t.kind === "session.expire")).toMatchObject({ attempts: 1, due_at: FUTURE + 60_000 + FLUSH_BACKOFF_MS[0] });
+      expect(timers.find((t) => t.kind === "session.expire")).toMatchObject({
+        attempts: 1,
+        due_at: FUTURE + 60_000 + FLUSH_BACKOFF_MS[0],
+      });
     } finally {
       await auditTableDown(false);
     }
@@ -252,7 +293,9 @@ describe("SessionDO eviction", () => {
     const { stub, rpc } = sessionStub();
     const result = await rpc.get();
     expect(!result.ok && result.error.code).toBe("SESSION_NOT_FOUND");
-    const tables = await runInDurableObject(stub, (_instance, state) => state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table'").toArray());
+    const tables = await runInDurableObject(stub, (_instance, state) =>
+      state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table'").toArray(),
+    );
     expect(tables).toEqual([]);
   });
 });

@@ -1,7 +1,15 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { SessionStore, SESSION_MIGRATIONS } from "../../durable-objects/session-store";
-import { SqlError, createSql, foldAlteredColumns, hasSchema, migrate, schemaVersion, type SchemaMigration } from "../../durable-objects/sql";
+import { SESSION_MIGRATIONS, SessionStore } from "../../durable-objects/session-store";
+import {
+  createSql,
+  foldAlteredColumns,
+  hasSchema,
+  migrate,
+  type SchemaMigration,
+  SqlError,
+  schemaVersion,
+} from "../../durable-objects/sql";
 import { agentStub } from "./helpers";
 
 let counter = 0;
@@ -26,10 +34,19 @@ describe("sql helper", () => {
         createSql(state.storage)`SELECT * FROM missing_table WHERE id = ${1}`;
         return null;
       } catch (e) {
-        return { name: (e as Error).name, message: (e as Error).message, query: (e as SqlError).query, isSqlError: e instanceof SqlError };
+        return {
+          name: (e as Error).name,
+          message: (e as Error).message,
+          query: (e as SqlError).query,
+          isSqlError: e instanceof SqlError,
+        };
       }
     });
-    expect(error).toMatchObject({ name: "SqlError", isSqlError: true, query: "SELECT * FROM missing_table WHERE id = ?" });
+    expect(error).toMatchObject({
+      name: "SqlError",
+      isSqlError: true,
+      query: "SELECT * FROM missing_table WHERE id = ?",
+    });
     expect(error!.message).toMatch(/no such table: missing_table.*in: SELECT \* FROM missing_table/);
   });
 });
@@ -48,7 +65,14 @@ describe("schema-version gate", () => {
       sql`INSERT INTO a (x, y) VALUES (${1}, ${"yes"})`;
       return { before, first, again, upgraded, after: schemaVersion(sql), rows: sql`SELECT * FROM a` };
     });
-    expect(result).toEqual({ before: { present: false, version: 0 }, first: 1, again: 1, upgraded: 2, after: 2, rows: [{ x: 1, y: "yes" }] });
+    expect(result).toEqual({
+      before: { present: false, version: 0 },
+      first: 1,
+      again: 1,
+      upgraded: 2,
+      after: 2,
+      rows: [{ x: 1, y: "yes" }],
+    });
   });
 
   it("rolls a failing migration back entirely", async () => {
@@ -87,9 +111,14 @@ describe("foldAlteredColumns", () => {
   });
 
   it("cuts each DROP COLUMN out of its CREATE TABLE, in the middle or last, parentheses and all", () => {
-    const create = "CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  big TEXT CHECK (big IN ('a', 'b')),\n  n INTEGER NOT NULL\n)";
-    expect(foldAlteredColumns([create, "ALTER TABLE b DROP COLUMN big"])).toEqual(["CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  n INTEGER NOT NULL\n)"]);
-    expect(foldAlteredColumns([create, "ALTER TABLE b DROP COLUMN n"])).toEqual(["CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  big TEXT CHECK (big IN ('a', 'b')))"]);
+    const create =
+      "CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  big TEXT CHECK (big IN ('a', 'b')),\n  n INTEGER NOT NULL\n)";
+    expect(foldAlteredColumns([create, "ALTER TABLE b DROP COLUMN big"])).toEqual([
+      "CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  n INTEGER NOT NULL\n)",
+    ]);
+    expect(foldAlteredColumns([create, "ALTER TABLE b DROP COLUMN n"])).toEqual([
+      "CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  big TEXT CHECK (big IN ('a', 'b')))",
+    ]);
     expect(() => foldAlteredColumns([create, "ALTER TABLE b DROP COLUMN missing"])).toThrow(/no column 'missing'/);
   });
 
@@ -98,15 +127,21 @@ describe("foldAlteredColumns", () => {
       runInDurableObject(scratch(), (_instance, state) => {
         const sql = createSql(state.storage);
         for (const statement of list) sql.exec(statement);
-        return { text: sql`SELECT sql FROM sqlite_master WHERE name = ${table}`, columns: sql`SELECT * FROM pragma_table_info(${table})` };
+        return {
+          text: sql`SELECT sql FROM sqlite_master WHERE name = ${table}`,
+          columns: sql`SELECT * FROM pragma_table_info(${table})`,
+        };
       });
     const own = statements.filter((s) => !s.includes("elsewhere"));
     expect(await tableMadeBy(foldAlteredColumns(own))).toEqual(await tableMadeBy(own));
     for (const dropped of ["x", "y", "w"]) {
-      const dropping = [...own, `ALTER TABLE a DROP COLUMN ${dropped}`].filter((s) => !s.startsWith("CREATE INDEX") || dropped !== "x");
+      const dropping = [...own, `ALTER TABLE a DROP COLUMN ${dropped}`].filter(
+        (s) => !s.startsWith("CREATE INDEX") || dropped !== "x",
+      );
       expect(await tableMadeBy(foldAlteredColumns(dropping))).toEqual(await tableMadeBy(dropping));
     }
-    const b = "CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  big TEXT CHECK (big IN ('a', 'b')),\n  n INTEGER NOT NULL\n)";
+    const b =
+      "CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  big TEXT CHECK (big IN ('a', 'b')),\n  n INTEGER NOT NULL\n)";
     for (const dropped of ["big", "n"]) {
       const dropping = [b, `ALTER TABLE b DROP COLUMN ${dropped}`];
       expect(await tableMadeBy(foldAlteredColumns(dropping), "b")).toEqual(await tableMadeBy(dropping, "b"));
@@ -174,10 +209,18 @@ describe("session schema v3: stored rows carry a format, old timers are upgraded
     const after = await runInDurableObject(scratch(), (_instance, state) => {
       const sql = createSql(state.storage);
       // An object as the previous release left it: schema v2, with both uses of the old kind.
-      migrate(state.storage, sql, SESSION_MIGRATIONS.filter((m) => m.version <= 2));
+      migrate(
+        state.storage,
+        sql,
+        SESSION_MIGRATIONS.filter((m) => m.version <= 2),
+      );
       sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES ('d', 'handoff.deadline', 'handoff.timeout', 5, '{"handoff_id":"hof_1"}')`;
       sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES ('s', 'handoff.sweep', 'handoff.timeout', 6, '{"sweep":true}')`;
-      const version = migrate(state.storage, sql, SESSION_MIGRATIONS.filter((m) => m.version <= 3));
+      const version = migrate(
+        state.storage,
+        sql,
+        SESSION_MIGRATIONS.filter((m) => m.version <= 3),
+      );
       return {
         version,
         timers: sql`SELECT id, key, kind, payload, format FROM timers ORDER BY id`,
@@ -198,10 +241,18 @@ describe("session schema v5: runs keep their work, the inbox asks for approvals"
   it("a v4 object's runs and inbox items survive the rebuild, and the new statuses and kind are accepted", async () => {
     const result = await runInDurableObject(scratch(), (_instance, state) => {
       const sql = createSql(state.storage);
-      migrate(state.storage, sql, SESSION_MIGRATIONS.filter((m) => m.version <= 4));
+      migrate(
+        state.storage,
+        sql,
+        SESSION_MIGRATIONS.filter((m) => m.version <= 4),
+      );
       sql`INSERT INTO runs (id, status, step, resumes, record) VALUES ('run_a', 'awaiting_human', NULL, 1, '{"x":1}')`;
       sql`INSERT INTO inbox_items (id, kind, status, item) VALUES ('inb_a', 'escalation', 'open', '{"y":2}')`;
-      const version = migrate(state.storage, sql, SESSION_MIGRATIONS.filter((m) => m.version <= 5));
+      const version = migrate(
+        state.storage,
+        sql,
+        SESSION_MIGRATIONS.filter((m) => m.version <= 5),
+      );
       sql`INSERT INTO runs (id, status, step, record, work) VALUES ('run_b', 'requires_action', 'tools', '{}', '{"calls":[]}')`;
       sql`INSERT INTO inbox_items (id, kind, status, item) VALUES ('inb_b', 'approval', 'open', '{}')`;
       let refused = false;

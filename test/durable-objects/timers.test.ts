@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createSql, migrate } from "../../durable-objects/sql";
-import { combineHandlers, TIMERS_DDL, Timers, thrownBackoffMs, type TimerRow } from "../../durable-objects/timers";
+import { combineHandlers, TIMERS_DDL, type TimerRow, Timers, thrownBackoffMs } from "../../durable-objects/timers";
 import { spyOnConsoleError } from "../console-spy";
 import { agentStub } from "./helpers";
 
@@ -10,7 +10,9 @@ const T = Date.now() + 24 * 3_600_000;
 let counter = 0;
 
 /** Runs `fn` with a Timers over a scratch object's storage and a clock the test moves. */
-async function withTimers<R>(fn: (timers: Timers, clock: { now: number }, storage: DurableObjectStorage) => Promise<R> | R): Promise<R> {
+async function withTimers<R>(
+  fn: (timers: Timers, clock: { now: number }, storage: DurableObjectStorage) => Promise<R> | R,
+): Promise<R> {
   return runInDurableObject(agentStub("timer-tests", `scratch-${++counter}`).stub, async (_instance, state) => {
     const sql = createSql(state.storage);
     migrate(state.storage, sql, [{ version: 1, statements: TIMERS_DDL }]);
@@ -80,7 +82,13 @@ describe("Timers", () => {
       timers.schedule("session.expire", T + 2_000, null, { key: "fresh", ifExists: "earliest" });
       return { kept, afterKeep, movedEarlier, dueReplaced, fresh: timers.get("fresh")!.due_at };
     });
-    expect(result).toEqual({ kept: null, afterKeep: T + 1_000, movedEarlier: T + 500, dueReplaced: T + 9_000, fresh: T + 2_000 });
+    expect(result).toEqual({
+      kept: null,
+      afterKeep: T + 1_000,
+      movedEarlier: T + 500,
+      dueReplaced: T + 9_000,
+      fresh: T + 2_000,
+    });
   });
 
   it("keeps the alarm at the earliest timer through adds, cancels, replacements and runs", async () => {
@@ -140,7 +148,10 @@ describe("Timers", () => {
     const result = await withTimers(async (timers, _clock, storage) => {
       timers.cancel("expire");
       // A write the instance did not make (a restored or rolled-back table), then forget().
-      storage.sql.exec("INSERT INTO timers (id, key, kind, due_at) VALUES ('outside', 'expire', 'session.expire', ?)", T);
+      storage.sql.exec(
+        "INSERT INTO timers (id, key, kind, due_at) VALUES ('outside', 'expire', 'session.expire', ?)",
+        T,
+      );
       timers.forget();
       return { cancelled: timers.cancel("expire"), left: timers.list().length };
     });
@@ -163,7 +174,11 @@ describe("Timers", () => {
     });
     expect(result.report).toEqual({ ran: 1, failed: 1, destroyed: false });
     expect(result.first).toMatchObject({ attempts: 1, due_at: T + thrownBackoffMs(0), last_error: "Error: boom" });
-    expect(result.second).toMatchObject({ attempts: 2, due_at: result.first.due_at + thrownBackoffMs(1), last_error: "Error: boom again" });
+    expect(result.second).toMatchObject({
+      attempts: 2,
+      due_at: result.first.due_at + thrownBackoffMs(1),
+      last_error: "Error: boom again",
+    });
     expect(errors.mock.calls.map(([text, error]) => [text, (error as Error).message])).toEqual([
       [`timer ${result.first.id} (outbox.flush) threw`, "boom"],
       [`timer ${result.first.id} (outbox.flush) threw`, "boom again"],
@@ -222,7 +237,10 @@ describe("Timers", () => {
     const seen: unknown[] = [];
     const left = await withTimers(async (timers, _clock, storage) => {
       timers.schedule("lease.expire", T, { lease_id: "l1" });
-      storage.sql.exec(`INSERT INTO timers (id, kind, due_at, payload) VALUES ('bad', 'lease.expire', ?, '{"lease":7}')`, T);
+      storage.sql.exec(
+        `INSERT INTO timers (id, kind, due_at, payload) VALUES ('bad', 'lease.expire', ?, '{"lease":7}')`,
+        T,
+      );
       await timers.run({
         "lease.expire": (timer) => {
           seen.push(timer.payload);
@@ -239,12 +257,17 @@ describe("Timers", () => {
   it("refuses two handlers for one kind when features are combined", () => {
     const done = () => ({ type: "done" }) as const;
     expect(() => combineHandlers({ "outbox.flush": done }, { "outbox.flush": done })).toThrow("two handlers");
-    expect(Object.keys(combineHandlers({ "outbox.flush": done }, { "handoff.sweep": done }))).toEqual(["outbox.flush", "handoff.sweep"]);
+    expect(Object.keys(combineHandlers({ "outbox.flush": done }, { "handoff.sweep": done }))).toEqual([
+      "outbox.flush",
+      "handoff.sweep",
+    ]);
   });
 });
 
 describe("thrownBackoffMs", () => {
   it("doubles from 1 s and caps at 5 min", () => {
-    expect([0, 1, 2, 3, 8, 9, 20].map(thrownBackoffMs)).toEqual([1_000, 2_000, 4_000, 8_000, 256_000, 300_000, 300_000]);
+    expect([0, 1, 2, 3, 8, 9, 20].map(thrownBackoffMs)).toEqual([
+      1_000, 2_000, 4_000, 8_000, 256_000, 300_000, 300_000,
+    ]);
   });
 });

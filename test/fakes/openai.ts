@@ -1,4 +1,4 @@
-import { delay, http, HttpResponse, type HttpHandler } from "msw";
+import { delay, type HttpHandler, HttpResponse, http } from "msw";
 
 /**
  * A small OpenAI-compatible Chat Completions fake for msw. It speaks the real wire protocol
@@ -42,7 +42,8 @@ export const callTools = (...calls: { name: string; arguments?: unknown }[]): Fa
 /** Text only, no tool call. */
 export const answer = (content: string): FakeReply => ({ kind: "content", content });
 /** An HTTP error with an OpenAI error body (or `body` when given). */
-export const httpError = (status: number, body?: unknown): FakeReply => (body === undefined ? { kind: "http", status } : { kind: "http", status, body });
+export const httpError = (status: number, body?: unknown): FakeReply =>
+  body === undefined ? { kind: "http", status } : { kind: "http", status, body };
 /** A 200 whose body is not JSON. */
 export const garbage = (text = "<html>upstream proxy error</html>"): FakeReply => ({ kind: "garbage", text });
 /** `reply`, after `ms` milliseconds. */
@@ -88,7 +89,10 @@ function completion(model: string, reply: Extract<FakeReply, { kind: "tools" | "
             type: "function",
             function: {
               name: call.name,
-              arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments ?? { reason: "fake choice" }),
+              arguments:
+                typeof call.arguments === "string"
+                  ? call.arguments
+                  : JSON.stringify(call.arguments ?? { reason: "fake choice" }),
             },
           })),
         }
@@ -114,7 +118,12 @@ async function toResponse(model: string, reply: FakeReply): Promise<Response> {
     case "http":
       return HttpResponse.json(
         reply.body ?? {
-          error: { message: `fake upstream error ${reply.status}`, type: ERROR_TYPES[reply.status] ?? "api_error", param: null, code: null },
+          error: {
+            message: `fake upstream error ${reply.status}`,
+            type: ERROR_TYPES[reply.status] ?? "api_error",
+            param: null,
+            code: null,
+          },
         },
         { status: reply.status },
       );

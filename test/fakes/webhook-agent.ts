@@ -1,4 +1,4 @@
-import { delay, http, HttpResponse, type HttpHandler, type JsonBodyType } from "msw";
+import { delay, type HttpHandler, HttpResponse, http, type JsonBodyType } from "msw";
 import { Webhook } from "standardwebhooks";
 
 /**
@@ -90,13 +90,18 @@ export function fakeWebhookAgent(options: FakeWebhookAgentOptions): FakeWebhookA
       case "json":
         return HttpResponse.json(reply.body as JsonBodyType, { status: reply.status });
       case "text":
-        return new HttpResponse(reply.text, { status: reply.status, headers: reply.headers ?? { "content-type": "application/json" } });
+        return new HttpResponse(reply.text, {
+          status: reply.status,
+          headers: reply.headers ?? { "content-type": "application/json" },
+        });
       case "bytes":
         return new HttpResponse(reply.bytes, { status: reply.status, headers: { "content-type": "application/json" } });
       case "network-error":
         return HttpResponse.error();
       case "stall":
-        return new HttpResponse(new ReadableStream({ pull: () => new Promise<void>(() => undefined) }), { status: 200 });
+        return new HttpResponse(new ReadableStream({ pull: () => new Promise<void>(() => undefined) }), {
+          status: 200,
+        });
       case "endless": {
         const chunk = new TextEncoder().encode("x".repeat(reply.chunkBytes));
         const stream = new ReadableStream<Uint8Array>({
@@ -131,7 +136,8 @@ export function fakeWebhookAgent(options: FakeWebhookAgentOptions): FakeWebhookA
       }
     }
     deliveries.push(delivery);
-    if (delivery.verified === false) return HttpResponse.json({ error: `signature refused: ${delivery.verifyError}` }, { status: 401 });
+    if (delivery.verified === false)
+      return HttpResponse.json({ error: `signature refused: ${delivery.verifyError}` }, { status: 401 });
     return toResponse(await respond(delivery));
   });
 

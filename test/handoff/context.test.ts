@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { buildHandoffContext, handoffPreamble, PREAMBLE_JSON_LIMIT, type BuildContextInput } from "../../src/handoff/context";
+import {
+  type BuildContextInput,
+  buildHandoffContext,
+  handoffPreamble,
+  PREAMBLE_JSON_LIMIT,
+} from "../../src/handoff/context";
 import { HandoffContext, HandoffRequest, type HandoffRequestInput, type HistoryItem } from "../../src/schemas/handoff";
 
 const NOW = Date.UTC(2026, 0, 2, 3, 4, 5);
@@ -13,12 +18,25 @@ const HISTORY: HistoryItem[] = [
 ];
 
 const request = (overrides: Partial<HandoffRequestInput> = {}) =>
-  HandoffRequest.parse({ session_id: "s1", source_agent: "triage", target_agent: "billing", reason: "Refund request", ...overrides });
+  HandoffRequest.parse({
+    session_id: "s1",
+    source_agent: "triage",
+    target_agent: "billing",
+    reason: "Refund request",
+    ...overrides,
+  });
 
 const build = (overrides: Partial<BuildContextInput> = {}) =>
   buildHandoffContext({
     request: request(),
-    validated: { mode: "transfer", source: "triage", target: "billing", chain: ["triage", "billing"], include_context: true, filter: {} },
+    validated: {
+      mode: "transfer",
+      source: "triage",
+      target: "billing",
+      chain: ["triage", "billing"],
+      include_context: true,
+      filter: {},
+    },
     handoff_id: "01HANDOFF",
     now: NOW,
     session_history: HISTORY,
@@ -79,7 +97,14 @@ describe("buildHandoffContext", () => {
 
   it("drops the history when the entry says include_context: false", () => {
     const context = build({
-      validated: { mode: "transfer", source: "triage", target: "billing", chain: ["triage", "billing"], include_context: false, filter: { redact_pii: true } },
+      validated: {
+        mode: "transfer",
+        source: "triage",
+        target: "billing",
+        chain: ["triage", "billing"],
+        include_context: false,
+        filter: { redact_pii: true },
+      },
     });
     expect(context.conversation_history).toEqual([]);
     expect(context.metadata.history_filters).toEqual(["include_context:false"]);
@@ -87,16 +112,30 @@ describe("buildHandoffContext", () => {
 
   it("copies the request's summary, context, payload and task", () => {
     const context = build({
-      request: request({ summary: "Double charge", context: { order: 42 }, payload: { amount: 10 }, task: { task_id: "t1", task_state: "in_progress" } }),
+      request: request({
+        summary: "Double charge",
+        context: { order: 42 },
+        payload: { amount: 10 },
+        task: { task_id: "t1", task_state: "in_progress" },
+      }),
     });
-    expect(context).toMatchObject({ summary: "Double charge", context: { order: 42 }, payload: { amount: 10 }, task: { task_id: "t1", task_state: "in_progress" } });
+    expect(context).toMatchObject({
+      summary: "Double charge",
+      context: { order: 42 },
+      payload: { amount: 10 },
+      task: { task_id: "t1", task_state: "in_progress" },
+    });
   });
 });
 
 describe("handoffPreamble", () => {
   it("tells the target who handed over, why, the task, the chain and the history's treatment", () => {
     const context = build({
-      request: request({ summary: "Double charge on May invoice", context: { order: 42 }, task: { task_id: "t1", task_state: { step: 2 } } }),
+      request: request({
+        summary: "Double charge on May invoice",
+        context: { order: 42 },
+        task: { task_id: "t1", task_state: { step: 2 } },
+      }),
       validated: {
         mode: "transfer",
         source: "triage",
@@ -122,8 +161,20 @@ describe("handoffPreamble", () => {
 
   it("words a return and an unfiltered or withheld history", () => {
     const back = build({
-      validated: { mode: "return", source: "billing", target: "triage", chain: ["triage"], include_context: true, filter: {} },
-      request: request({ source_agent: "billing", mode: "return", target_agent: undefined, task: { task_id: "t1", task_state: "done" } }),
+      validated: {
+        mode: "return",
+        source: "billing",
+        target: "triage",
+        chain: ["triage"],
+        include_context: true,
+        filter: {},
+      },
+      request: request({
+        source_agent: "billing",
+        mode: "return",
+        target_agent: undefined,
+        task: { task_id: "t1", task_state: "done" },
+      }),
     });
     const text = handoffPreamble(back);
     expect(text).toContain("Agent 'billing' has returned the conversation to you ('triage').");
@@ -131,7 +182,16 @@ describe("handoffPreamble", () => {
     expect(text).toContain("5 earlier conversation items follow.");
     expect(text).not.toContain("filtered");
     const withheld = handoffPreamble(
-      build({ validated: { mode: "transfer", source: "triage", target: "billing", chain: ["triage", "billing"], include_context: false, filter: {} } }),
+      build({
+        validated: {
+          mode: "transfer",
+          source: "triage",
+          target: "billing",
+          chain: ["triage", "billing"],
+          include_context: false,
+          filter: {},
+        },
+      }),
     );
     expect(withheld).toContain("The earlier conversation was not passed on");
     const one = handoffPreamble(build({ session_history: [HISTORY[0]!] }));
@@ -139,7 +199,9 @@ describe("handoffPreamble", () => {
   });
 
   it("cuts long JSON blocks", () => {
-    const text = handoffPreamble(build({ request: request({ payload: { blob: "x".repeat(PREAMBLE_JSON_LIMIT * 2) } }) }));
+    const text = handoffPreamble(
+      build({ request: request({ payload: { blob: "x".repeat(PREAMBLE_JSON_LIMIT * 2) } }) }),
+    );
     expect(text).toContain("… (truncated)");
     expect(text.length).toBeLessThan(PREAMBLE_JSON_LIMIT + 1000);
   });

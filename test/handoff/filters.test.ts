@@ -10,7 +10,12 @@ import {
 } from "../../src/handoff/filters";
 import type { HistoryItem } from "../../src/schemas/handoff";
 
-const msg = (n: number, extra: Partial<HistoryItem> = {}): HistoryItem => ({ id: `m${n}`, role: n % 2 ? "assistant" : "user", content: `message ${n}`, ...extra });
+const msg = (n: number, extra: Partial<HistoryItem> = {}): HistoryItem => ({
+  id: `m${n}`,
+  role: n % 2 ? "assistant" : "user",
+  content: `message ${n}`,
+  ...extra,
+});
 const ids = (items: HistoryItem[]) => items.map((i) => i.id);
 const history = (n: number) => Array.from({ length: n }, (_, i) => msg(i + 1));
 
@@ -39,7 +44,11 @@ describe("max_history", () => {
 
   it("never mutates its input", () => {
     // Every filter has something to do here: items to drop, a tool item, PII to mask.
-    const items = [...history(5), { id: "t", role: "tool", content: "ok", type: "tool_output" }, msg(7, { content: "mail a@example.com" })] satisfies HistoryItem[];
+    const items = [
+      ...history(5),
+      { id: "t", role: "tool", content: "ok", type: "tool_output" },
+      msg(7, { content: "mail a@example.com" }),
+    ] satisfies HistoryItem[];
     const copy = structuredClone(items);
     expect(keepHistory(3)(items)).toHaveLength(3);
     expect(redactPiiItems(items)[6]!.content).toBe("mail [REDACTED_EMAIL]");
@@ -122,7 +131,13 @@ describe("applyFilters", () => {
 describe("history: nested and none", () => {
   const items = [
     { role: "user" as const, content: "my card is 4111 1111 1111 1111" },
-    { role: "assistant" as const, agent: "desk", type: "tool_call" as const, content: "", tool_calls: [{ id: "c", name: "lookup", arguments: "{}" }] },
+    {
+      role: "assistant" as const,
+      agent: "desk",
+      type: "tool_call" as const,
+      content: "",
+      tool_calls: [{ id: "c", name: "lookup", arguments: "{}" }],
+    },
     { role: "tool" as const, type: "tool_output" as const, tool_call_id: "c", content: "found" },
   ];
 

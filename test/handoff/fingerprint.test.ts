@@ -7,7 +7,9 @@ const request = (body: Record<string, unknown>) =>
 
 describe("request fingerprint", () => {
   it("ignores key order, at every depth, and undefined fields", () => {
-    expect(canonical({ b: 1, a: { d: [2, { f: 1, e: 0 }], c: undefined } })).toBe('{"a":{"d":[2,{"e":0,"f":1}]},"b":1}');
+    expect(canonical({ b: 1, a: { d: [2, { f: 1, e: 0 }], c: undefined } })).toBe(
+      '{"a":{"d":[2,{"e":0,"f":1}]},"b":1}',
+    );
   });
 
   it("is the same for the same request and differs for another", async () => {

@@ -1,8 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { commandAfterValidation, commandOnSessionEnd, recoveryOf } from "../../src/handoff/flow-rules";
-import { HandoffStatus, type Handoff } from "../../src/schemas/handoff";
+import { type Handoff, HandoffStatus } from "../../src/schemas/handoff";
 
-const row = (status: HandoffStatus, capacity: number | null = null, lease: { lease_id: string; fencing_token: number } | null = null) => ({
+const row = (
+  status: HandoffStatus,
+  capacity: number | null = null,
+  lease: { lease_id: string; fencing_token: number } | null = null,
+) => ({
   record: { status } as Handoff,
   capacity,
   lease,

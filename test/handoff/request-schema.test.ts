@@ -20,7 +20,9 @@ describe("HandoffRequest", () => {
   });
 
   it("needs exactly one of target_agent and required_capabilities for a transfer", () => {
-    expect(issues(base)).toEqual(["target_agent: a transfer needs exactly one of target_agent and required_capabilities"]);
+    expect(issues(base)).toEqual([
+      "target_agent: a transfer needs exactly one of target_agent and required_capabilities",
+    ]);
     expect(issues({ ...base, target_agent: "billing", required_capabilities: ["refunds"] })).toHaveLength(1);
     expect(issues({ ...base, required_capabilities: ["refunds"] })).toEqual([]);
     expect(issues({ ...base, required_capabilities: [] })).not.toEqual([]);
@@ -29,7 +31,9 @@ describe("HandoffRequest", () => {
   it("lets a return name no target, and refuses capabilities on it", () => {
     expect(issues({ ...base, mode: "return" })).toEqual([]);
     expect(issues({ ...base, mode: "return", target_agent: "triage" })).toEqual([]);
-    expect(issues({ ...base, mode: "return", required_capabilities: ["x"] })[0]).toMatch(/^required_capabilities: a return/);
+    expect(issues({ ...base, mode: "return", required_capabilities: ["x"] })[0]).toMatch(
+      /^required_capabilities: a return/,
+    );
   });
 
   it("is strict and bounds its fields", () => {
@@ -62,7 +66,9 @@ describe("HandoffRequest", () => {
 
 describe("HistoryItem", () => {
   it("accepts the conversation item shape and refuses unknown roles and fields", () => {
-    expect(HistoryItem.safeParse({ role: "tool", content: "", type: "tool_output", tool_name: "lookup" }).success).toBe(true);
+    expect(HistoryItem.safeParse({ role: "tool", content: "", type: "tool_output", tool_name: "lookup" }).success).toBe(
+      true,
+    );
     expect(HistoryItem.safeParse({ role: "agent", content: "x" }).success).toBe(false);
     expect(HistoryItem.safeParse({ role: "user", content: "x", mood: "happy" }).success).toBe(false);
   });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { AgentStatusUpdate, applyStatePatch, SessionCreate, SessionMessage, SessionStatePatch, SessionView } from "../../src/schemas/session";
+import {
+  AgentStatusUpdate,
+  applyStatePatch,
+  SessionCreate,
+  SessionMessage,
+  SessionStatePatch,
+  SessionView,
+} from "../../src/schemas/session";
 
 describe("SessionCreate", () => {
   it("defaults ttl_s to a day and bounds it to 60 s .. 30 days", () => {
@@ -11,7 +18,9 @@ describe("SessionCreate", () => {
   });
 
   it("is strict and checks the agent name and input", () => {
-    expect(SessionCreate.safeParse({ agent: "billing", input: "hello", metadata: { channel: "web" } }).success).toBe(true);
+    expect(SessionCreate.safeParse({ agent: "billing", input: "hello", metadata: { channel: "web" } }).success).toBe(
+      true,
+    );
     expect(SessionCreate.safeParse({ agent: "Not A Slug" }).success).toBe(false);
     expect(SessionCreate.safeParse({ input: "" }).success).toBe(false);
     expect(SessionCreate.safeParse({ owner: "me" }).success).toBe(false);
@@ -27,7 +36,9 @@ describe("SessionMessage", () => {
     expect(SessionMessage.safeParse({ role: "user", content: "" }).success).toBe(false);
     expect(SessionMessage.safeParse({ role: "user", content: "x".repeat(32 * 1024) }).success).toBe(true);
     expect(SessionMessage.safeParse({ role: "user", content: "x".repeat(32 * 1024 + 1) }).success).toBe(false);
-    expect(SessionMessage.safeParse({ role: "tool", content: "{}", type: "tool_output", tool_name: "lookup" }).success).toBe(true);
+    expect(
+      SessionMessage.safeParse({ role: "tool", content: "{}", type: "tool_output", tool_name: "lookup" }).success,
+    ).toBe(true);
   });
 });
 
@@ -69,7 +80,15 @@ describe("AgentStatusUpdate and SessionView", () => {
       state: { user: { tier: "gold" } },
       metadata: {},
       history_length: 3,
-      in_flight_handoff: { id: "01JH", status: "pending", mode: "transfer", policy: "graceful", source: "billing", target: "tech", deadline_at: "2026-01-01T00:05:00.000Z" },
+      in_flight_handoff: {
+        id: "01JH",
+        status: "pending",
+        mode: "transfer",
+        policy: "graceful",
+        source: "billing",
+        target: "tech",
+        deadline_at: "2026-01-01T00:05:00.000Z",
+      },
       last_handoff_context: null,
       agent_status: { billing: "busy" },
       created_at: "2026-01-01T00:00:00.000Z",

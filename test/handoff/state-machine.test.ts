@@ -4,11 +4,11 @@ import {
   commandAfterTimeout,
   HANDOFF_AUDIT_ACTIONS,
   HandoffCommand,
-  initiate,
-  transition,
   type HandoffCommandInput,
   type HandoffEffect,
   type HandoffMachineState,
+  initiate,
+  transition,
 } from "../../src/handoff/state-machine";
 import { isTerminal } from "../../src/handoff/statuses";
 import { HandoffStatus } from "../../src/schemas/handoff";
@@ -46,10 +46,7 @@ const ACCEPTED: Record<string, { next: HandoffStatus; effects: HandoffEffect[] }
   "validating/fail": { next: "failed", effects: [] },
   "pending/transfer": {
     next: "transferring",
-    effects: [
-      { type: "cancel_timeout" },
-      { type: "take_lease", agent: "billing", capacity: 5 },
-    ],
+    effects: [{ type: "cancel_timeout" }, { type: "take_lease", agent: "billing", capacity: 5 }],
   },
   "pending/time_out": { next: "timed_out", effects: [] },
   "pending/cancel": { next: "cancelled", effects: [{ type: "cancel_timeout" }] },
@@ -86,7 +83,10 @@ describe("handoff state machine: every (status, command) cell", () => {
       expect(result).toEqual({
         ok: true,
         next: expected.next,
-        effects: [{ type: "audit", action: HANDOFF_AUDIT_ACTIONS[expected.next], from: status, to: expected.next }, ...expected.effects],
+        effects: [
+          { type: "audit", action: HANDOFF_AUDIT_ACTIONS[expected.next], from: status, to: expected.next },
+          ...expected.effects,
+        ],
       });
     } else {
       expect(result.ok).toBe(false);
@@ -110,7 +110,10 @@ describe("handoff state machine: guards and details", () => {
 
   it("refuses to make an immediate handoff wait", () => {
     const result = transition(state("validating", { policy: "immediate" }), { type: "wait", now: NOW });
-    expect(result).toMatchObject({ ok: false, error: { code: "INVALID_TRANSITION", details: { status: "validating", command: "wait" } } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: "INVALID_TRANSITION", details: { status: "validating", command: "wait" } },
+    });
   });
 
   it("lets a conditional handoff wait like a graceful one", () => {
@@ -143,7 +146,12 @@ describe("handoff state machine: guards and details", () => {
   });
 
   it("refuses steps that need a target when none was chosen", () => {
-    for (const [status, cmd] of [["validating", "transfer"], ["pending", "transfer"], ["transferring", "complete"], ["transferring", "roll_back"]] as const) {
+    for (const [status, cmd] of [
+      ["validating", "transfer"],
+      ["pending", "transfer"],
+      ["transferring", "complete"],
+      ["transferring", "roll_back"],
+    ] as const) {
       const result = transition(state(status, { target: null }), { type: cmd });
       expect(result).toMatchObject({ ok: false, error: { code: "INVALID_TRANSITION" } });
     }
@@ -154,28 +162,44 @@ describe("handoff state machine: guards and details", () => {
 
   it("carries the command's reason into the audit record", () => {
     const result = transition(state("validating"), { type: "fail", reason: "AGENT_NOT_FOUND" });
-    expect(result.ok && result.effects[0]).toEqual({ type: "audit", action: "handoff.failed", from: "validating", to: "failed", reason: "AGENT_NOT_FOUND" });
+    expect(result.ok && result.effects[0]).toEqual({
+      type: "audit",
+      action: "handoff.failed",
+      from: "validating",
+      to: "failed",
+      reason: "AGENT_NOT_FOUND",
+    });
   });
 
   it("explains a refusal with the commands that are possible", () => {
     const result = transition(state("pending"), { type: "complete" });
     expect(result).toMatchObject({
       ok: false,
-      error: { code: "INVALID_TRANSITION", details: { status: "pending", command: "complete", allowed_commands: ["transfer", "time_out", "cancel"] } },
+      error: {
+        code: "INVALID_TRANSITION",
+        details: { status: "pending", command: "complete", allowed_commands: ["transfer", "time_out", "cancel"] },
+      },
     });
     const cancel = transition(state("completed"), { type: "cancel" });
-    expect(cancel).toMatchObject({ ok: false, error: { code: "HANDOFF_NOT_CANCELLABLE", details: { status: "completed" } } });
+    expect(cancel).toMatchObject({
+      ok: false,
+      error: { code: "HANDOFF_NOT_CANCELLABLE", details: { status: "completed" } },
+    });
   });
 
   it("knows its terminal statuses, which accept no command", () => {
     const terminal = HandoffStatus.options.filter(isTerminal);
     expect(terminal).toEqual(["completed", "failed", "rolled_back", "cancelled", "escalated"]);
     for (const status of terminal) expect(allowedCommands(status)).toEqual([]);
-    for (const status of HandoffStatus.options.filter((s) => !isTerminal(s))) expect(allowedCommands(status).length).toBeGreaterThan(0);
+    for (const status of HandoffStatus.options.filter((s) => !isTerminal(s)))
+      expect(allowedCommands(status).length).toBeGreaterThan(0);
   });
 
   it("starts a handoff initiated, audited", () => {
-    expect(initiate()).toEqual({ next: "initiated", effects: [{ type: "audit", action: "handoff.initiated", from: null, to: "initiated" }] });
+    expect(initiate()).toEqual({
+      next: "initiated",
+      effects: [{ type: "audit", action: "handoff.initiated", from: null, to: "initiated" }],
+    });
   });
 
   it("follows a timeout with the request's on_timeout", () => {
@@ -211,12 +235,19 @@ describe("handoff state machine: whole lives", () => {
   });
 
   it("graceful timing out into an escalation", () => {
-    expect(run("graceful", [{ type: "validate" }, { type: "wait", now: NOW }, { type: "time_out" }, { type: commandAfterTimeout("escalate") }]).status).toBe(
-      "escalated",
-    );
+    expect(
+      run("graceful", [
+        { type: "validate" },
+        { type: "wait", now: NOW },
+        { type: "time_out" },
+        { type: commandAfterTimeout("escalate") },
+      ]).status,
+    ).toBe("escalated");
   });
 
   it("a failed activation rolls back", () => {
-    expect(run("immediate", [{ type: "validate" }, { type: "transfer" }, { type: "roll_back" }]).actions.at(-1)).toBe("handoff.rolled_back");
+    expect(run("immediate", [{ type: "validate" }, { type: "transfer" }, { type: "roll_back" }]).actions.at(-1)).toBe(
+      "handoff.rolled_back",
+    );
   });
 });

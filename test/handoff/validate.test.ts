@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { returnTarget } from "../../src/handoff/chain";
-import { validateHandoff, type HandoffValidationInput, type SessionSnapshot } from "../../src/handoff/validate";
+import { type HandoffValidationInput, type SessionSnapshot, validateHandoff } from "../../src/handoff/validate";
 import { AgentDefinition, type AgentDefinitionInput } from "../../src/schemas/agent";
 import { HandoffRequest, type HandoffRequestInput } from "../../src/schemas/handoff";
 
@@ -20,11 +20,24 @@ const AGENTS = Object.fromEntries(
     }),
     agent({
       name: "billing",
-      capabilities: [{ name: "refunds", proficiency: 0.9 }, { name: "invoices", proficiency: 0.6 }],
+      capabilities: [
+        { name: "refunds", proficiency: 0.9 },
+        { name: "invoices", proficiency: 0.6 },
+      ],
       handoffs: ["triage", "tech", { to: "triage-2", when: "auto" }],
     }),
-    agent({ name: "support", capabilities: [{ name: "refunds", proficiency: 0.7 }, { name: "shipping", proficiency: 1 }] }),
-    agent({ name: "tech", capabilities: [{ name: "debugging", proficiency: 1, tags: ["refunds"] }], handoffs: [{ to: "billing", filter: { remove_tool_items: true } }] }),
+    agent({
+      name: "support",
+      capabilities: [
+        { name: "refunds", proficiency: 0.7 },
+        { name: "shipping", proficiency: 1 },
+      ],
+    }),
+    agent({
+      name: "tech",
+      capabilities: [{ name: "debugging", proficiency: 1, tags: ["refunds"] }],
+      handoffs: [{ to: "billing", filter: { remove_tool_items: true } }],
+    }),
     agent({ name: "sales", enabled: false, capabilities: [{ name: "refunds", proficiency: 1 }] }),
     agent({ name: "loner" }),
   ].map((a) => [a.name, a]),
@@ -37,13 +50,23 @@ const session = (stack: string[], state: Record<string, unknown> = { user: { tie
 });
 
 const request = (overrides: Partial<HandoffRequestInput> = {}) =>
-  HandoffRequest.parse({ session_id: "s1", source_agent: "triage", target_agent: "billing", reason: "refund question", ...overrides });
+  HandoffRequest.parse({
+    session_id: "s1",
+    source_agent: "triage",
+    target_agent: "billing",
+    reason: "refund question",
+    ...overrides,
+  });
 
 /**
  * Builds the input the way the Durable Object does: the source, and the named target, the
  * agent a return goes back to, or (by capability) every agent in the source's whitelist.
  */
-function input(req: HandoffRequest, snap: SessionSnapshot, extra: Partial<HandoffValidationInput> = {}): HandoffValidationInput {
+function input(
+  req: HandoffRequest,
+  snap: SessionSnapshot,
+  extra: Partial<HandoffValidationInput> = {},
+): HandoffValidationInput {
   const source = AGENTS[req.source_agent] ?? null;
   const load = (name: string | null | undefined) => (name == null ? null : (AGENTS[name] ?? null));
   if (req.mode === "transfer" && req.target_agent === undefined) {
@@ -61,7 +84,12 @@ const codeOf = (i: HandoffValidationInput) => {
 
 describe("validateHandoff: a valid transfer", () => {
   it("pushes the target and carries the whitelist entry's filters", () => {
-    const result = validateHandoff(input(request({ target_agent: "sales" }), session(["triage"]), { source: AGENTS.triage!, target: { ...AGENTS.sales!, enabled: true } }));
+    const result = validateHandoff(
+      input(request({ target_agent: "sales" }), session(["triage"]), {
+        source: AGENTS.triage!,
+        target: { ...AGENTS.sales!, enabled: true },
+      }),
+    );
     expect(result).toEqual({
       ok: true,
       value: {
@@ -87,7 +115,10 @@ describe("validateHandoff: a valid transfer", () => {
 describe("validateHandoff: one code per rule", () => {
   it("AGENT_NOT_FOUND for a missing source", () => {
     const result = validateHandoff(input(request({ source_agent: "nobody" }), session(["nobody"])));
-    expect(result).toMatchObject({ ok: false, error: { code: "AGENT_NOT_FOUND", details: { agent: "nobody", role: "source" } } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: "AGENT_NOT_FOUND", details: { agent: "nobody", role: "source" } },
+    });
   });
 
   it("NOT_CURRENT_AGENT when the source does not hold the session", () => {
@@ -100,35 +131,53 @@ describe("validateHandoff: one code per rule", () => {
 
   it("NOTHING_TO_RETURN for a return with nobody below", () => {
     const result = validateHandoff(input(request({ mode: "return", target_agent: undefined }), session(["triage"])));
-    expect(result).toMatchObject({ ok: false, error: { code: "NOTHING_TO_RETURN", details: { handoff_stack: ["triage"] } } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: "NOTHING_TO_RETURN", details: { handoff_stack: ["triage"] } },
+    });
   });
 
   it("AGENT_NOT_FOUND for a missing target, before the whitelist is consulted", () => {
     const result = validateHandoff(input(request({ target_agent: "ghost" }), session(["triage"])));
-    expect(result).toMatchObject({ ok: false, error: { code: "AGENT_NOT_FOUND", details: { agent: "ghost", role: "target" } } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: "AGENT_NOT_FOUND", details: { agent: "ghost", role: "target" } },
+    });
     expect(codeOf(input(request({ target_agent: "nowhere" }), session(["triage"])))).toBe("AGENT_NOT_FOUND");
   });
 
   it("AGENT_NOT_FOUND when the agent a return goes back to is gone", () => {
     const snap = session(["vanished", "billing"]);
-    expect(validateHandoff(input(request({ source_agent: "billing", mode: "return", target_agent: undefined }), snap))).toMatchObject({
+    expect(
+      validateHandoff(input(request({ source_agent: "billing", mode: "return", target_agent: undefined }), snap)),
+    ).toMatchObject({
       ok: false,
       error: { code: "AGENT_NOT_FOUND", details: { agent: "vanished", role: "target" } },
     });
   });
 
   it("HANDOFF_NOT_ALLOWED names the allowed targets", () => {
-    const result = validateHandoff(input(request({ source_agent: "tech", target_agent: "support" }), session(["tech"])));
+    const result = validateHandoff(
+      input(request({ source_agent: "tech", target_agent: "support" }), session(["tech"])),
+    );
     expect(result).toMatchObject({
       ok: false,
-      error: { code: "HANDOFF_NOT_ALLOWED", details: { source: "tech", target: "support", allowed_targets: ["billing"] } },
+      error: {
+        code: "HANDOFF_NOT_ALLOWED",
+        details: { source: "tech", target: "support", allowed_targets: ["billing"] },
+      },
     });
     expect(result.ok || result.error.message).toContain("allowed: billing");
   });
 
   it("HANDOFF_NOT_ALLOWED for a return to someone other than the agent that handed over", () => {
-    const result = validateHandoff(input(request({ source_agent: "billing", mode: "return", target_agent: "tech" }), session(["triage", "billing"])));
-    expect(result).toMatchObject({ ok: false, error: { code: "HANDOFF_NOT_ALLOWED", details: { allowed_targets: ["triage"] } } });
+    const result = validateHandoff(
+      input(request({ source_agent: "billing", mode: "return", target_agent: "tech" }), session(["triage", "billing"])),
+    );
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: "HANDOFF_NOT_ALLOWED", details: { allowed_targets: ["triage"] } },
+    });
   });
 
   it("HANDOFF_NOT_ALLOWED by capability from an agent that may hand off to nobody", () => {
@@ -143,15 +192,23 @@ describe("validateHandoff: one code per rule", () => {
     const result = validateHandoff(input(request({ target_agent: "support" }), session(["triage"])));
     expect(result).toMatchObject({
       ok: false,
-      error: { code: "CONDITION_NOT_MET", details: { condition: "user.tier == 'gold'", origin: "whitelist", values: { "user.tier": "silver" } } },
+      error: {
+        code: "CONDITION_NOT_MET",
+        details: { condition: "user.tier == 'gold'", origin: "whitelist", values: { "user.tier": "silver" } },
+      },
     });
-    expect(codeOf(input(request({ target_agent: "support" }), session(["triage"], { user: { tier: "gold" } })))).toBe("OK");
+    expect(codeOf(input(request({ target_agent: "support" }), session(["triage"], { user: { tier: "gold" } })))).toBe(
+      "OK",
+    );
   });
 
   it("CONDITION_NOT_MET for the request's condition, checked first; missing values read as null", () => {
     const req = request({ target_agent: "support", condition: "cart.total > 100" });
     const result = validateHandoff(input(req, session(["triage"], { user: { tier: "gold" } })));
-    expect(result).toMatchObject({ ok: false, error: { code: "CONDITION_NOT_MET", details: { origin: "request", values: { "cart.total": null } } } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: "CONDITION_NOT_MET", details: { origin: "request", values: { "cart.total": null } } },
+    });
     expect(codeOf(input(req, session(["triage"], { user: { tier: "gold" }, cart: { total: 101 } })))).toBe("OK");
   });
 
@@ -174,13 +231,18 @@ describe("validateHandoff: one code per rule", () => {
     const deep = (n: number) => [...Array.from({ length: n }, (_, i) => `a${i}`), "triage"];
     expect(codeOf(input(request(), session(deep(4))))).toBe("OK"); // depth 4 → 5
     const result = validateHandoff(input(request(), session(deep(5)))); // depth 5 → 6
-    expect(result).toMatchObject({ ok: false, error: { code: "MAX_DEPTH_EXCEEDED", details: { depth: 6, max_depth: 5 } } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: "MAX_DEPTH_EXCEEDED", details: { depth: 6, max_depth: 5 } },
+    });
     expect(codeOf(input(request(), session(["triage"]), { maxDepth: 0 }))).toBe("MAX_DEPTH_EXCEEDED");
     expect(codeOf(input(request(), session(deep(8)), { maxDepth: 10 }))).toBe("OK");
   });
 
   it("CIRCULAR_HANDOFF for a transfer back down the stack, with the chain", () => {
-    const result = validateHandoff(input(request({ source_agent: "billing", target_agent: "triage" }), session(["triage", "billing"])));
+    const result = validateHandoff(
+      input(request({ source_agent: "billing", target_agent: "triage" }), session(["triage", "billing"])),
+    );
     expect(result).toMatchObject({
       ok: false,
       error: { code: "CIRCULAR_HANDOFF", details: { chain: ["triage", "billing", "triage"], target: "triage" } },
@@ -188,7 +250,11 @@ describe("validateHandoff: one code per rule", () => {
   });
 
   it("CAPABILITY_MISMATCH when no allowed agent has every requirement, with each candidate's report", () => {
-    const req = request({ source_agent: "triage", target_agent: undefined, required_capabilities: ["refunds", "telepathy"] });
+    const req = request({
+      source_agent: "triage",
+      target_agent: undefined,
+      required_capabilities: ["refunds", "telepathy"],
+    });
     const result = validateHandoff(input(req, session(["triage"])));
     expect(result).toMatchObject({
       ok: false,
@@ -223,12 +289,27 @@ describe("validateHandoff: rule order", () => {
       request: request({ source_agent: "triage", target_agent: "support", condition: "ok == true" }),
       source: null,
       target: null,
-      session: { current_agent: "billing", handoff_stack: ["a", "b", "c", "d", "e", "support", "billing"], state: { ok: false } },
+      session: {
+        current_agent: "billing",
+        handoff_stack: ["a", "b", "c", "d", "e", "support", "billing"],
+        state: { ok: false },
+      },
     };
     const seen: string[] = [];
     const steps: Record<string, () => void> = {
-      AGENT_NOT_FOUND: () => (i.source ? (i = { ...i, target: { ...AGENTS.support!, enabled: false } }) : (i = { ...i, source: { ...AGENTS.triage!, handoffs: [] } })),
-      NOT_CURRENT_AGENT: () => (i = { ...i, session: { ...i.session, current_agent: "triage", handoff_stack: [...i.session.handoff_stack.slice(0, -1), "triage"] } }),
+      AGENT_NOT_FOUND: () =>
+        i.source
+          ? (i = { ...i, target: { ...AGENTS.support!, enabled: false } })
+          : (i = { ...i, source: { ...AGENTS.triage!, handoffs: [] } }),
+      NOT_CURRENT_AGENT: () =>
+        (i = {
+          ...i,
+          session: {
+            ...i.session,
+            current_agent: "triage",
+            handoff_stack: [...i.session.handoff_stack.slice(0, -1), "triage"],
+          },
+        }),
       HANDOFF_NOT_ALLOWED: () => (i = { ...i, source: AGENTS.triage! }),
       CONDITION_NOT_MET: () => (i = { ...i, session: { ...i.session, state: { ok: true, user: { tier: "gold" } } } }),
       MAX_DEPTH_EXCEEDED: () => (i = { ...i, session: { ...i.session, handoff_stack: ["support", "triage"] } }),
@@ -259,7 +340,13 @@ describe("validateHandoff: returns", () => {
   it("pops back to the agent that handed over (A→B, B returns to A)", () => {
     const req = request({ source_agent: "billing", mode: "return", target_agent: undefined });
     const result = validateHandoff(input(req, session(["triage", "billing"])));
-    expect(result.ok && result.value).toMatchObject({ mode: "return", source: "billing", target: "triage", chain: ["triage"], depth: 0 });
+    expect(result.ok && result.value).toMatchObject({
+      mode: "return",
+      source: "billing",
+      target: "triage",
+      chain: ["triage"],
+      depth: 0,
+    });
   });
 
   it("accepts a target_agent that names the right agent, and ignores depth limits", () => {
@@ -270,21 +357,34 @@ describe("validateHandoff: returns", () => {
   it("is not gated by the whitelist, but takes the source's filters for that target", () => {
     const req = request({ source_agent: "support", mode: "return", target_agent: undefined });
     expect(codeOf(input(req, session(["triage", "support"])))).toBe("OK");
-    const back = validateHandoff(input(request({ source_agent: "tech", mode: "return", target_agent: undefined }), session(["billing", "tech"])));
+    const back = validateHandoff(
+      input(request({ source_agent: "tech", mode: "return", target_agent: undefined }), session(["billing", "tech"])),
+    );
     expect(back.ok && back.value).toMatchObject({ target: "billing", filter: { remove_tool_items: true } });
   });
 
   it("still honours the request's condition and a conditional policy's need for one", () => {
     const snap = session(["triage", "billing"], { done: false });
-    expect(codeOf(input(request({ source_agent: "billing", mode: "return", target_agent: undefined, condition: "done" }), snap))).toBe("CONDITION_NOT_MET");
-    expect(codeOf(input(request({ source_agent: "billing", mode: "return", target_agent: undefined, policy: "conditional" }), snap))).toBe(
-      "VALIDATION_FAILED",
-    );
+    expect(
+      codeOf(
+        input(request({ source_agent: "billing", mode: "return", target_agent: undefined, condition: "done" }), snap),
+      ),
+    ).toBe("CONDITION_NOT_MET");
+    expect(
+      codeOf(
+        input(
+          request({ source_agent: "billing", mode: "return", target_agent: undefined, policy: "conditional" }),
+          snap,
+        ),
+      ),
+    ).toBe("VALIDATION_FAILED");
   });
 
   it("refuses to return to a disabled agent", () => {
     const snap = session(["sales", "billing"]);
-    expect(codeOf(input(request({ source_agent: "billing", mode: "return", target_agent: undefined }), snap))).toBe("AGENT_UNAVAILABLE");
+    expect(codeOf(input(request({ source_agent: "billing", mode: "return", target_agent: undefined }), snap))).toBe(
+      "AGENT_UNAVAILABLE",
+    );
   });
 });
 
@@ -310,15 +410,26 @@ describe("validateHandoff: by capability", () => {
 
   it("leaves out agents on the stack and disabled ones", () => {
     const fromBilling = byCap(["debugging"], { source_agent: "billing" });
-    expect(validateHandoff(input(fromBilling, session(["triage", "billing"])))).toMatchObject({ ok: true, value: { target: "tech" } });
+    expect(validateHandoff(input(fromBilling, session(["triage", "billing"])))).toMatchObject({
+      ok: true,
+      value: { target: "tech" },
+    });
     const disabled = validateHandoff(
-      input(fromBilling, session(["triage", "billing"]), { candidates: [AGENTS.triage!, { ...AGENTS.tech!, enabled: false }] }),
+      input(fromBilling, session(["triage", "billing"]), {
+        candidates: [AGENTS.triage!, { ...AGENTS.tech!, enabled: false }],
+      }),
     );
     expect(disabled).toMatchObject({
       ok: false,
       error: {
         code: "CAPABILITY_MISMATCH",
-        details: { candidates: [{ agent: "triage", excluded: "on_stack" }, { agent: "tech", excluded: "disabled" }, { agent: "triage-2", excluded: "not_found" }] },
+        details: {
+          candidates: [
+            { agent: "triage", excluded: "on_stack" },
+            { agent: "tech", excluded: "disabled" },
+            { agent: "triage-2", excluded: "not_found" },
+          ],
+        },
       },
     });
   });
@@ -332,7 +443,13 @@ describe("validateHandoff: by capability", () => {
   it("marks a candidate with an unparsable whitelist condition", () => {
     const source = { ...AGENTS.triage!, handoffs: [{ ...AGENTS.triage!.handoffs[0]!, condition: "((" }] };
     const result = validateHandoff({ ...input(byCap(["refunds"]), session(["triage"])), source });
-    expect(result).toMatchObject({ ok: false, error: { code: "CAPABILITY_MISMATCH", details: { candidates: [{ agent: "billing", excluded: "invalid_condition" }] } } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: {
+        code: "CAPABILITY_MISMATCH",
+        details: { candidates: [{ agent: "billing", excluded: "invalid_condition" }] },
+      },
+    });
   });
 
   it("checks depth before choosing", () => {

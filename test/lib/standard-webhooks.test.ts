@@ -5,8 +5,8 @@ import {
   isWebhookSecret,
   signWebhook,
   verifyWebhook,
-  webhookHeaders,
   type WebhookHeaders,
+  webhookHeaders,
 } from "../../src/lib/standard-webhooks";
 import { newWebhookSecret } from "../fakes/webhook-agent";
 
@@ -30,7 +30,9 @@ describe("signWebhook", () => {
     for (let i = 0; i < 5; i++) {
       const secret = newWebhookSecret();
       const body = JSON.stringify({ n: i, text: "é".repeat(i * 7), at: Math.random() });
-      expect(await signWebhook(secret, `msg_${i}`, NOW + i, body)).toBe(new Webhook(secret).sign(`msg_${i}`, new Date((NOW + i) * 1000), body));
+      expect(await signWebhook(secret, `msg_${i}`, NOW + i, body)).toBe(
+        new Webhook(secret).sign(`msg_${i}`, new Date((NOW + i) * 1000), body),
+      );
     }
   });
 
@@ -62,7 +64,8 @@ describe("webhookHeaders", () => {
 });
 
 describe("verifyWebhook", () => {
-  const signed = async (secret = SECRET, body = BODY, timestamp = NOW): Promise<WebhookHeaders> => webhookHeaders(secret, ID, timestamp, body);
+  const signed = async (secret = SECRET, body = BODY, timestamp = NOW): Promise<WebhookHeaders> =>
+    webhookHeaders(secret, ID, timestamp, body);
 
   it("accepts a valid delivery and returns its id and timestamp", async () => {
     expect(await verifyWebhook([SECRET], await signed(), BODY, NOW)).toEqual({ ok: true, id: ID, timestamp: NOW });
@@ -80,17 +83,29 @@ describe("verifyWebhook", () => {
 
   it("refuses a tampered body", async () => {
     const tampered = BODY.replace("twice", "thrice");
-    expect(await verifyWebhook([SECRET], await signed(), tampered, NOW)).toEqual({ ok: false, reason: "bad_signature" });
+    expect(await verifyWebhook([SECRET], await signed(), tampered, NOW)).toEqual({
+      ok: false,
+      reason: "bad_signature",
+    });
   });
 
   it("refuses a tampered id or timestamp (both are signed)", async () => {
     const headers = await signed();
-    expect(await verifyWebhook([SECRET], { ...headers, "webhook-id": "msg_other" }, BODY, NOW)).toEqual({ ok: false, reason: "bad_signature" });
-    expect(await verifyWebhook([SECRET], { ...headers, "webhook-timestamp": String(NOW + 1) }, BODY, NOW)).toEqual({ ok: false, reason: "bad_signature" });
+    expect(await verifyWebhook([SECRET], { ...headers, "webhook-id": "msg_other" }, BODY, NOW)).toEqual({
+      ok: false,
+      reason: "bad_signature",
+    });
+    expect(await verifyWebhook([SECRET], { ...headers, "webhook-timestamp": String(NOW + 1) }, BODY, NOW)).toEqual({
+      ok: false,
+      reason: "bad_signature",
+    });
   });
 
   it("refuses a delivery signed with another secret", async () => {
-    expect(await verifyWebhook([SECRET], await signed(OTHER), BODY, NOW)).toEqual({ ok: false, reason: "bad_signature" });
+    expect(await verifyWebhook([SECRET], await signed(OTHER), BODY, NOW)).toEqual({
+      ok: false,
+      reason: "bad_signature",
+    });
   });
 
   it("accepts any of several secrets (rotation): the second one matching is enough", async () => {
@@ -102,11 +117,18 @@ describe("verifyWebhook", () => {
     const good = (await signed())["webhook-signature"];
     const wrong = (await signed(OTHER))["webhook-signature"];
     const digest = good.slice(3);
-    const headers = (signature: string) => ({ "webhook-id": ID, "webhook-timestamp": String(NOW), "webhook-signature": signature });
+    const headers = (signature: string) => ({
+      "webhook-id": ID,
+      "webhook-timestamp": String(NOW),
+      "webhook-signature": signature,
+    });
     expect((await verifyWebhook([SECRET], headers(`${wrong} ${good}`), BODY, NOW)).ok).toBe(true);
     expect((await verifyWebhook([SECRET], headers(`v1,short ${good} v1a,xyz`), BODY, NOW)).ok).toBe(true);
     // The right digest under an unknown version is not a v1 signature.
-    expect(await verifyWebhook([SECRET], headers(`v2,${digest} ${wrong}`), BODY, NOW)).toEqual({ ok: false, reason: "bad_signature" });
+    expect(await verifyWebhook([SECRET], headers(`v2,${digest} ${wrong}`), BODY, NOW)).toEqual({
+      ok: false,
+      reason: "bad_signature",
+    });
     expect(await verifyWebhook([SECRET], headers(digest), BODY, NOW)).toEqual({ ok: false, reason: "bad_signature" });
   });
 
@@ -129,7 +151,10 @@ describe("verifyWebhook", () => {
   });
 
   it("checks the timestamp before the signature: an old replay is stale even when correctly signed", async () => {
-    expect(await verifyWebhook([SECRET], await signed(SECRET, BODY, NOW - 3600), BODY, NOW)).toEqual({ ok: false, reason: "stale" });
+    expect(await verifyWebhook([SECRET], await signed(SECRET, BODY, NOW - 3600), BODY, NOW)).toEqual({
+      ok: false,
+      reason: "stale",
+    });
   });
 
   it("refuses a delivery missing any of the three headers, or with one empty", async () => {
@@ -137,14 +162,20 @@ describe("verifyWebhook", () => {
     for (const name of ["webhook-id", "webhook-timestamp", "webhook-signature"] as const) {
       const { [name]: _dropped, ...rest } = headers;
       expect(await verifyWebhook([SECRET], rest, BODY, NOW)).toEqual({ ok: false, reason: "missing_headers" });
-      expect(await verifyWebhook([SECRET], { ...headers, [name]: "" }, BODY, NOW)).toEqual({ ok: false, reason: "missing_headers" });
+      expect(await verifyWebhook([SECRET], { ...headers, [name]: "" }, BODY, NOW)).toEqual({
+        ok: false,
+        reason: "missing_headers",
+      });
     }
   });
 
   it("refuses a timestamp that is not whole seconds", async () => {
     const headers = await signed();
     for (const timestamp of ["soon", "1767225600.5", "-1767225600", "1767225600abc"]) {
-      expect(await verifyWebhook([SECRET], { ...headers, "webhook-timestamp": timestamp }, BODY, NOW)).toEqual({ ok: false, reason: "invalid_timestamp" });
+      expect(await verifyWebhook([SECRET], { ...headers, "webhook-timestamp": timestamp }, BODY, NOW)).toEqual({
+        ok: false,
+        reason: "invalid_timestamp",
+      });
     }
   });
 
@@ -157,7 +188,10 @@ describe("verifyWebhook", () => {
 
   it("reports an unusable secret instead of skipping it, and no secret at all", async () => {
     const headers = await signed();
-    expect(await verifyWebhook([SECRET, "whsec_***"], headers, BODY, NOW)).toEqual({ ok: false, reason: "invalid_secret" });
+    expect(await verifyWebhook([SECRET, "whsec_***"], headers, BODY, NOW)).toEqual({
+      ok: false,
+      reason: "invalid_secret",
+    });
     expect(await verifyWebhook([], headers, BODY, NOW)).toEqual({ ok: false, reason: "invalid_secret" });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { Env } from "../../src/env";
-import { resolveProvider, type AiBinding, type ProviderEnv } from "../../src/providers";
+import { type AiBinding, type ProviderEnv, resolveProvider } from "../../src/providers";
 import { LocalProvider } from "../../src/providers/local";
 import { OpenAIProvider } from "../../src/providers/openai";
 import { WorkersAIProvider } from "../../src/providers/workers-ai";
@@ -27,7 +27,9 @@ describe("resolveProvider", () => {
     const openai = provider("openai", { OPENAI_API_KEY: "sk-1", OPENAI_BASE_URL: "https://gw.example.test/v1/" });
     expect(openai).toBeInstanceOf(OpenAIProvider);
     expect((openai as OpenAIProvider).url).toBe("https://gw.example.test/v1/chat/completions");
-    expect((provider("openai", { OPENAI_API_KEY: "sk-1" }) as OpenAIProvider).url).toBe("https://api.openai.com/v1/chat/completions");
+    expect((provider("openai", { OPENAI_API_KEY: "sk-1" }) as OpenAIProvider).url).toBe(
+      "https://api.openai.com/v1/chat/completions",
+    );
   });
 
   it.each([
@@ -36,7 +38,10 @@ describe("resolveProvider", () => {
     ["workers-ai", { OPENAI_API_KEY: "sk-1" }, "AI"],
   ] as const)("refuses %s without its dependency (%j) as DEPENDENCY_UNAVAILABLE", (name, env, missing) => {
     const result = resolveProvider(name, env);
-    expect(result).toMatchObject({ ok: false, error: { code: "DEPENDENCY_UNAVAILABLE", details: { provider: name, missing } } });
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: "DEPENDENCY_UNAVAILABLE", details: { provider: name, missing } },
+    });
     expect(!result.ok && result.error.message).toContain(missing);
   });
 });

@@ -34,7 +34,14 @@ describe("lexicalTokens", () => {
 
   it("folds plain English plurals and leaves other words alone", () => {
     expect(lexicalTokens("refunds crashes queries boxes invoices status address bus")).toEqual([
-      "refund", "crash", "query", "box", "invoice", "status", "address", "bus",
+      "refund",
+      "crash",
+      "query",
+      "box",
+      "invoice",
+      "status",
+      "address",
+      "bus",
     ]);
   });
 
@@ -50,7 +57,9 @@ describe("LocalProvider (not an LLM)", () => {
     expect(response.content).toBeNull();
     expect(response.tool_calls).toHaveLength(1);
     expect(response.tool_calls[0]?.name).toBe("transfer_to_tech");
-    expect(JSON.parse(response.tool_calls[0]?.arguments ?? "")).toEqual({ reason: "local lexical match: crash, error, login" });
+    expect(JSON.parse(response.tool_calls[0]?.arguments ?? "")).toEqual({
+      reason: "local lexical match: crash, error, login",
+    });
   });
 
   it("reads only the last user message, not the system prompt or earlier turns", async () => {
@@ -71,7 +80,8 @@ describe("LocalProvider (not an LLM)", () => {
   it("is deterministic: the same request gives the same answer", async () => {
     const provider = new LocalProvider();
     const first = await provider.complete(request("pricing for the upgrade plans"), signal());
-    for (let i = 0; i < 5; i++) expect(await provider.complete(request("pricing for the upgrade plans"), signal())).toEqual(first);
+    for (let i = 0; i < 5; i++)
+      expect(await provider.complete(request("pricing for the upgrade plans"), signal())).toEqual(first);
     expect(first.tool_calls[0]?.name).toBe("transfer_to_sales");
   });
 
@@ -105,19 +115,29 @@ describe("LocalProvider (not an LLM)", () => {
   });
 
   it("returns no tool call when tool_choice is none or no tools are offered", async () => {
-    expect((await new LocalProvider().complete(request("refund", { tool_choice: "none" }), signal())).tool_calls).toEqual([]);
+    expect(
+      (await new LocalProvider().complete(request("refund", { tool_choice: "none" }), signal())).tool_calls,
+    ).toEqual([]);
     expect((await new LocalProvider().complete(request("refund", { tools: [] }), signal())).tool_calls).toEqual([]);
   });
 
   it("refuses an already-aborted signal with a timeout error", async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(new LocalProvider().complete(request("refund"), controller.signal)).rejects.toMatchObject({ name: "ProviderError", kind: "timeout" });
+    await expect(new LocalProvider().complete(request("refund"), controller.signal)).rejects.toMatchObject({
+      name: "ProviderError",
+      kind: "timeout",
+    });
   });
 });
 
 describe("LocalProvider on an agent's turn (tool_choice auto)", () => {
-  const turn = (messages: ChatRequest["messages"]): ChatRequest => ({ model: "local", messages, tools, tool_choice: "auto" });
+  const turn = (messages: ChatRequest["messages"]): ChatRequest => ({
+    model: "local",
+    messages,
+    tools,
+    tool_choice: "auto",
+  });
   const handedOver = (name: string) => [
     { role: "assistant" as const, content: null, tool_calls: [{ id: `call_${name}`, name, arguments: "{}" }] },
     { role: "tool" as const, tool_call_id: `call_${name}`, content: "Transferred." },
@@ -130,25 +150,44 @@ describe("LocalProvider on an agent's turn (tool_choice auto)", () => {
 
   it("answers in words, quoting the message, when no tool matches", async () => {
     const response = await new LocalProvider().complete(turn([{ role: "user", content: "good morning" }]), signal());
-    expect(response).toEqual({ tool_calls: [], content: "local provider (offline, not a model) answering: “good morning”" });
+    expect(response).toEqual({
+      tool_calls: [],
+      content: "local provider (offline, not a model) answering: “good morning”",
+    });
   });
 
   it("never calls a tool already called since the user's message: the next best one, else an answer", async () => {
     const both = "refund for the login crash";
-    const after = await new LocalProvider().complete(turn([{ role: "user", content: both }, ...handedOver("transfer_to_billing")]), signal());
+    const after = await new LocalProvider().complete(
+      turn([{ role: "user", content: both }, ...handedOver("transfer_to_billing")]),
+      signal(),
+    );
     expect(after.tool_calls.map((c) => c.name)).toEqual(["transfer_to_tech"]);
-    const done = await new LocalProvider().complete(turn([{ role: "user", content: "refund" }, ...handedOver("transfer_to_billing")]), signal());
+    const done = await new LocalProvider().complete(
+      turn([{ role: "user", content: "refund" }, ...handedOver("transfer_to_billing")]),
+      signal(),
+    );
     expect(done.tool_calls).toEqual([]);
     expect(done.content).toContain("“refund”");
   });
 
   it("a tool called before the last user message may be called again", async () => {
-    const response = await new LocalProvider().complete(turn([{ role: "user", content: "refund" }, ...handedOver("transfer_to_billing"), { role: "user", content: "another refund" }]), signal());
+    const response = await new LocalProvider().complete(
+      turn([
+        { role: "user", content: "refund" },
+        ...handedOver("transfer_to_billing"),
+        { role: "user", content: "another refund" },
+      ]),
+      signal(),
+    );
     expect(response.tool_calls.map((c) => c.name)).toEqual(["transfer_to_billing"]);
   });
 
   it("quotes at most 120 characters of a long message", async () => {
-    const response = await new LocalProvider().complete(turn([{ role: "user", content: `good ${"morning ".repeat(40)}` }]), signal());
+    const response = await new LocalProvider().complete(
+      turn([{ role: "user", content: `good ${"morning ".repeat(40)}` }]),
+      signal(),
+    );
     expect(response.content!.length).toBeLessThan(200);
     expect(response.content).toMatch(/…”$/);
   });

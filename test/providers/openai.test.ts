@@ -1,18 +1,26 @@
-import { http, HttpResponse } from "msw";
+import { HttpResponse, http } from "msw";
 import { describe, expect, it } from "vitest";
 import { OpenAIProvider } from "../../src/providers/openai";
-import { ProviderError, type ChatRequest } from "../../src/providers/types";
+import { type ChatRequest, ProviderError } from "../../src/providers/types";
 import { answer, callTool, callTools, delayed, fakeOpenAI, garbage, httpError, lastUserMessage } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 
 const tools: ChatRequest["tools"] = [
   {
     type: "function",
-    function: { name: "transfer_to_billing", description: "Hand off to Billing", parameters: { type: "object", properties: {} } },
+    function: {
+      name: "transfer_to_billing",
+      description: "Hand off to Billing",
+      parameters: { type: "object", properties: {} },
+    },
   },
   {
     type: "function",
-    function: { name: "transfer_to_tech", description: "Hand off to Tech", parameters: { type: "object", properties: {} } },
+    function: {
+      name: "transfer_to_tech",
+      description: "Hand off to Tech",
+      parameters: { type: "object", properties: {} },
+    },
   },
 ];
 
@@ -72,7 +80,10 @@ describe("OpenAIProvider against the OpenAI-compatible fake", () => {
   it("returns the wire tool calls with their ids, names and raw JSON arguments, plus usage", async () => {
     llmServer.use(
       fakeOpenAI({
-        respond: (req) => callTool(lastUserMessage(req).includes("charged") ? "transfer_to_billing" : "transfer_to_tech", { reason: "money" }),
+        respond: (req) =>
+          callTool(lastUserMessage(req).includes("charged") ? "transfer_to_billing" : "transfer_to_tech", {
+            reason: "money",
+          }),
       }).handler,
     );
     const response = await provider().complete(request(), signal());
@@ -84,7 +95,9 @@ describe("OpenAIProvider against the OpenAI-compatible fake", () => {
   });
 
   it("keeps several tool calls in the model's order", async () => {
-    llmServer.use(fakeOpenAI({ respond: () => callTools({ name: "transfer_to_tech" }, { name: "transfer_to_billing" }) }).handler);
+    llmServer.use(
+      fakeOpenAI({ respond: () => callTools({ name: "transfer_to_tech" }, { name: "transfer_to_billing" }) }).handler,
+    );
     const response = await provider().complete(request(), signal());
     expect(response.tool_calls.map((c) => c.name)).toEqual(["transfer_to_tech", "transfer_to_billing"]);
   });
@@ -108,7 +121,11 @@ describe("OpenAIProvider against the OpenAI-compatible fake", () => {
       request("x", {
         messages: [
           { role: "user", content: "hi" },
-          { role: "assistant", content: null, tool_calls: [{ id: "call_1", name: "transfer_to_tech", arguments: "{}" }] },
+          {
+            role: "assistant",
+            content: null,
+            tool_calls: [{ id: "call_1", name: "transfer_to_tech", arguments: "{}" }],
+          },
           { role: "tool", content: "ok", tool_call_id: "call_1" },
         ],
         tool_choice: "auto",
@@ -117,7 +134,11 @@ describe("OpenAIProvider against the OpenAI-compatible fake", () => {
     );
     expect(fake.requests[0]?.body.messages).toEqual([
       { role: "user", content: "hi" },
-      { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "transfer_to_tech", arguments: "{}" } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "call_1", type: "function", function: { name: "transfer_to_tech", arguments: "{}" } }],
+      },
       { role: "tool", content: "ok", tool_call_id: "call_1" },
     ]);
     expect(fake.requests[0]?.body.tool_choice).toBe("auto");
@@ -131,14 +152,17 @@ describe("OpenAIProvider against the OpenAI-compatible fake", () => {
     expect(fake.requests[0]?.body).not.toHaveProperty("tool_choice");
   });
 
-  it.each([500, 429, 401])("turns HTTP %i into an http error with the status and the upstream message", async (status) => {
-    llmServer.use(fakeOpenAI({ respond: () => httpError(status) }).handler);
-    const error = await failure(provider().complete(request(), signal()));
-    expect(error.kind).toBe("http");
-    expect(error.status).toBe(status);
-    expect(error.message).toContain(`HTTP ${status}`);
-    expect(error.message).toContain(`fake upstream error ${status}`);
-  });
+  it.each([500, 429, 401])(
+    "turns HTTP %i into an http error with the status and the upstream message",
+    async (status) => {
+      llmServer.use(fakeOpenAI({ respond: () => httpError(status) }).handler);
+      const error = await failure(provider().complete(request(), signal()));
+      expect(error.kind).toBe("http");
+      expect(error.status).toBe(status);
+      expect(error.message).toContain(`HTTP ${status}`);
+      expect(error.message).toContain(`fake upstream error ${status}`);
+    },
+  );
 
   it("quotes a short excerpt of a non-JSON error body", async () => {
     llmServer.use(fakeOpenAI({ respond: () => httpError(502, "x".repeat(5_000)) }).handler);
@@ -189,12 +213,21 @@ describe("OpenAIProvider against the OpenAI-compatible fake", () => {
     llmServer.use(
       http.post("https://api.openai.com/v1/chat/completions", () =>
         HttpResponse.json({
-          choices: [{ message: { role: "assistant", tool_calls: [{ function: { name: "transfer_to_tech", arguments: { reason: "r" } } }] } }],
+          choices: [
+            {
+              message: {
+                role: "assistant",
+                tool_calls: [{ function: { name: "transfer_to_tech", arguments: { reason: "r" } } }],
+              },
+            },
+          ],
         }),
       ),
     );
     const response = await provider().complete(request(), signal());
-    expect(response.tool_calls).toEqual([{ id: "call_openai_0", name: "transfer_to_tech", arguments: '{"reason":"r"}' }]);
+    expect(response.tool_calls).toEqual([
+      { id: "call_openai_0", name: "transfer_to_tech", arguments: '{"reason":"r"}' },
+    ]);
     expect(response.content).toBeNull();
     expect(response.usage).toBeUndefined();
   });

@@ -1,9 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { ProviderError, type ChatRequest } from "../../src/providers/types";
-import { WorkersAIProvider, type AiBinding } from "../../src/providers/workers-ai";
+import { type ChatRequest, ProviderError } from "../../src/providers/types";
+import { type AiBinding, WorkersAIProvider } from "../../src/providers/workers-ai";
 
 const tools: ChatRequest["tools"] = [
-  { type: "function", function: { name: "transfer_to_tech", description: "Hand off to Tech", parameters: { type: "object" } } },
+  {
+    type: "function",
+    function: { name: "transfer_to_tech", description: "Hand off to Tech", parameters: { type: "object" } },
+  },
 ];
 
 const request = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({
@@ -65,7 +68,11 @@ describe("WorkersAIProvider with a fake AI binding", () => {
   });
 
   it("normalises object arguments (legacy flat calls) to JSON text", async () => {
-    const ai = fakeAi({ response: null, tool_calls: [{ name: "transfer_to_tech", arguments: { reason: "build" } }], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } });
+    const ai = fakeAi({
+      response: null,
+      tool_calls: [{ name: "transfer_to_tech", arguments: { reason: "build" } }],
+      usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+    });
     const response = await new WorkersAIProvider(ai).complete(request(), signal());
     expect(response).toEqual({
       tool_calls: [{ id: "call_workers_ai_0", name: "transfer_to_tech", arguments: '{"reason":"build"}' }],
@@ -75,25 +82,52 @@ describe("WorkersAIProvider with a fake AI binding", () => {
   });
 
   it("keeps string arguments verbatim, valid or not", async () => {
-    const ai = fakeAi({ tool_calls: [{ name: "transfer_to_tech", arguments: '{"reason":"x"}' }, { name: "transfer_to_tech", arguments: "{oops" }] });
+    const ai = fakeAi({
+      tool_calls: [
+        { name: "transfer_to_tech", arguments: '{"reason":"x"}' },
+        { name: "transfer_to_tech", arguments: "{oops" },
+      ],
+    });
     const response = await new WorkersAIProvider(ai).complete(request(), signal());
     expect(response.tool_calls.map((c) => c.arguments)).toEqual(['{"reason":"x"}', "{oops"]);
   });
 
   it("reads OpenAI-shaped nested calls with their ids", async () => {
-    const ai = fakeAi({ tool_calls: [{ id: "chatcmpl-tool-1", type: "function", function: { name: "transfer_to_tech", arguments: '{"reason":"n"}' } }] });
+    const ai = fakeAi({
+      tool_calls: [
+        {
+          id: "chatcmpl-tool-1",
+          type: "function",
+          function: { name: "transfer_to_tech", arguments: '{"reason":"n"}' },
+        },
+      ],
+    });
     const response = await new WorkersAIProvider(ai).complete(request(), signal());
-    expect(response.tool_calls).toEqual([{ id: "chatcmpl-tool-1", name: "transfer_to_tech", arguments: '{"reason":"n"}' }]);
+    expect(response.tool_calls).toEqual([
+      { id: "chatcmpl-tool-1", name: "transfer_to_tech", arguments: '{"reason":"n"}' },
+    ]);
   });
 
   it("reads a whole chat.completion when the model answers with one", async () => {
-    const ai = fakeAi({ choices: [{ message: { content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "transfer_to_tech", arguments: "{}" } }] } }] });
+    const ai = fakeAi({
+      choices: [
+        {
+          message: {
+            content: null,
+            tool_calls: [{ id: "c1", type: "function", function: { name: "transfer_to_tech", arguments: "{}" } }],
+          },
+        },
+      ],
+    });
     const response = await new WorkersAIProvider(ai).complete(request(), signal());
     expect(response.tool_calls).toEqual([{ id: "c1", name: "transfer_to_tech", arguments: "{}" }]);
   });
 
   it("returns content only when the model answers in text", async () => {
-    const response = await new WorkersAIProvider(fakeAi({ response: "Could you say more?" })).complete(request(), signal());
+    const response = await new WorkersAIProvider(fakeAi({ response: "Could you say more?" })).complete(
+      request(),
+      signal(),
+    );
     expect(response).toEqual({ tool_calls: [], content: "Could you say more?" });
   });
 

@@ -5,7 +5,10 @@ import { parseAgentFile } from "../../src/registry/agent-file";
 import { checkAgentPatterns } from "../../src/registry/check-agent";
 
 // The demo team exactly as `npm run dev` loads it.
-const demo = import.meta.glob("../../agents/*.md", { query: "?raw", import: "default", eager: true }) as Record<string, string>;
+const demo = import.meta.glob("../../agents/*.md", { query: "?raw", import: "default", eager: true }) as Record<
+  string,
+  string
+>;
 
 function refusal(fn: () => unknown): RelayError {
   try {
@@ -28,12 +31,20 @@ describe("Markdown agent files", () => {
     }
     const triage = agents.find((a) => a.name === "triage")!;
     expect(triage.handoffs.map((h) => h.to)).toEqual(["billing", "technical", "sales", "supervisor"]);
-    expect(triage.handoffs[3]!.filter).toEqual({ redact_pii: true, max_history: 20, remove_tool_items: false, history: "full" });
+    expect(triage.handoffs[3]!.filter).toEqual({
+      redact_pii: true,
+      max_history: 20,
+      remove_tool_items: false,
+      history: "full",
+    });
     expect(agents.find((a) => a.name === "supervisor")!.kind).toBe("human");
   });
 
   it("keeps explicit instructions over the body, and accepts CRLF and a BOM", () => {
-    const agent = parseAgentFile("\uFEFF---\r\nname: a\r\ninstructions: from the field\r\n---\r\nfrom the body\r\n", "a.md");
+    const agent = parseAgentFile(
+      "\uFEFF---\r\nname: a\r\ninstructions: from the field\r\n---\r\nfrom the body\r\n",
+      "a.md",
+    );
     expect(agent.instructions).toBe("from the field");
   });
 
@@ -43,7 +54,10 @@ describe("Markdown agent files", () => {
     expect(refusal(() => parseAgentFile("---\n- a\n- b\n---\n", "z.md")).message).toContain("mapping");
     const invalid = refusal(() => parseAgentFile("---\nname: Not A Slug\ntriggers: { priority: 500 }\n---\n", "w.md"));
     expect(invalid.code).toBe("INVALID_AGENT_FILE");
-    expect((invalid.details as { issues: { path: string }[] }).issues.map((i) => i.path).sort()).toEqual(["name", "triggers.priority"]);
+    expect((invalid.details as { issues: { path: string }[] }).issues.map((i) => i.path).sort()).toEqual([
+      "name",
+      "triggers.priority",
+    ]);
   });
 
   it("refuses a file whose pattern needs backtracking, and admits one that only looks catastrophic", () => {

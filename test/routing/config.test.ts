@@ -9,7 +9,11 @@ describe("routing config layering", () => {
   });
 
   it("lets each layer win over the one below, value by value", () => {
-    const env = patchFromVars({ ROUTING_THRESHOLD: "60", ROUTING_STRATEGY: "rule", ROUTING_LLM_MODEL: "env-model" }).patch;
+    const env = patchFromVars({
+      ROUTING_THRESHOLD: "60",
+      ROUTING_STRATEGY: "rule",
+      ROUTING_LLM_MODEL: "env-model",
+    }).patch;
     const tenant = { threshold: 70, llm: { timeout_ms: 1500 } };
     const request = { threshold: 90 };
     const { config, sources } = resolveConfig({ env, tenant, request });
@@ -50,13 +54,15 @@ describe("routing config layering", () => {
     const { patch, warnings } = patchFromVars({ ROUTING_THRESHOLD: "high", ROUTING_STRATEGY: "magic" });
     expect(patch).toEqual({});
     expect(warnings).toHaveLength(2);
-    expect(warnings.join("\n")).toContain("ROUTING_THRESHOLD=\"high\" ignored");
-    expect(warnings.join("\n")).toContain("ROUTING_STRATEGY=\"magic\" ignored");
+    expect(warnings.join("\n")).toContain('ROUTING_THRESHOLD="high" ignored');
+    expect(warnings.join("\n")).toContain('ROUTING_STRATEGY="magic" ignored');
   });
 
   it("makes OpenAI the default provider when a key is configured, unless a provider is named", () => {
     expect(patchFromVars({ OPENAI_API_KEY: "sk-test" }).patch.llm?.provider).toBe("openai");
-    expect(patchFromVars({ OPENAI_API_KEY: "sk-test", ROUTING_LLM_PROVIDER: "local" }).patch.llm?.provider).toBe("local");
+    expect(patchFromVars({ OPENAI_API_KEY: "sk-test", ROUTING_LLM_PROVIDER: "local" }).patch.llm?.provider).toBe(
+      "local",
+    );
     expect(patchFromVars({}).patch.llm).toBeUndefined();
   });
 

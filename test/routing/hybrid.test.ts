@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_ROUTING } from "../../src/routing/config";
 import { applyFallback } from "../../src/routing/fallback";
-import { decideRoute, LOCAL_MODEL, type LlmOutcome } from "../../src/routing/hybrid";
+import { decideRoute, type LlmOutcome, LOCAL_MODEL } from "../../src/routing/hybrid";
 import type { RuleDecision, RuleRouter } from "../../src/routing/types";
 import { AgentDefinition } from "../../src/schemas/agent";
 import type { RoutingConfig } from "../../src/schemas/routing";
@@ -31,7 +31,13 @@ function recordingLlm(outcome: LlmOutcome) {
   return { calls, llm: async (input: string) => (calls.push(input), outcome) };
 }
 
-const llmChose: LlmOutcome = { ok: true, agent: "technical", reason: "bug", tool_call: { name: "transfer_to_technical", arguments: { reason: "bug" } }, duration_ms: 12 };
+const llmChose: LlmOutcome = {
+  ok: true,
+  agent: "technical",
+  reason: "bug",
+  tool_call: { name: "transfer_to_technical", arguments: { reason: "bug" } },
+  duration_ms: 12,
+};
 const llmTimedOut: LlmOutcome = { ok: false, reason: "timeout", message: "no answer in 3000 ms", duration_ms: 3000 };
 const config = (patch: Partial<RoutingConfig> = {}): RoutingConfig => ({ ...DEFAULT_ROUTING, ...patch });
 
@@ -51,12 +57,23 @@ describe("hybrid routing", () => {
     const decision = await decideRoute({ input: "it broke", config: config(), rules, agents, llm });
     expect(calls).toEqual(["it broke"]);
     expect(decision).toMatchObject({ agent: "technical", method: "llm", confidence: 79.9 });
-    expect(decision.llm).toMatchObject({ provider: "local", model: LOCAL_MODEL, tool_call: { name: "transfer_to_technical" }, duration_ms: 12 });
+    expect(decision.llm).toMatchObject({
+      provider: "local",
+      model: LOCAL_MODEL,
+      tool_call: { name: "transfer_to_technical" },
+      duration_ms: 12,
+    });
   });
 
   it("falls back with the LLM's failure as the reason", async () => {
     const { llm } = recordingLlm(llmTimedOut);
-    const decision = await decideRoute({ input: "??", config: config({ fallback: "none" }), rules: fixedRules({}), agents, llm });
+    const decision = await decideRoute({
+      input: "??",
+      config: config({ fallback: "none" }),
+      rules: fixedRules({}),
+      agents,
+      llm,
+    });
     expect(decision).toMatchObject({ agent: null, method: "none" });
     expect(decision.fallback?.reason).toContain("timeout");
     expect(decision.llm?.error).toContain("timeout");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { compileRuleRouter, DECLINE_BELOW } from "../../src/routing/rule-router";
 import type { RuleExplanation } from "../../src/routing/classifier/explain";
+import { compileRuleRouter, DECLINE_BELOW } from "../../src/routing/rule-router";
 import { AgentDefinition, type AgentDefinitionInput } from "../../src/schemas/agent";
 
 const agent = (a: AgentDefinitionInput) => AgentDefinition.parse(a);
@@ -91,7 +91,11 @@ describe("rule router", () => {
   });
 
   it("keeps input that fits no agent under the default threshold, so it never decides alone", () => {
-    for (const input of ["what is the capital of mongolia", "tell me a story about dragons", "can you recommend a good book"]) {
+    for (const input of [
+      "what is the capital of mongolia",
+      "tell me a story about dragons",
+      "can you recommend a good book",
+    ]) {
       expect(router.decide(input).confidence).toBeLessThan(80);
     }
   });
@@ -102,7 +106,9 @@ describe("rule router", () => {
 
   it("is surer when a keyword of the chosen agent matches too", () => {
     const withKeyword = compileRuleRouter(
-      team.map((a) => (a.name === "billing" ? { ...a, triggers: { ...a.triggers, keywords: [...a.triggers.keywords, "money"] } } : a)),
+      team.map((a) =>
+        a.name === "billing" ? { ...a, triggers: { ...a.triggers, keywords: [...a.triggers.keywords, "money"] } } : a,
+      ),
     );
     const input = "can I get my money back";
     const plain = router.decide(input);
@@ -117,7 +123,12 @@ describe("rule router", () => {
   it("lists at most three candidates, best first, each with its own confidence", () => {
     const d = router.decide("how do I change my payment method");
     expect(d.candidates.map((c) => c.agent)).toEqual(["billing", "sales", "technical"]);
-    expect(compileRuleRouter([...team, agent({ name: "extra", triggers: { examples: ["change my payment details"] } })]).decide("how do I change my payment method").candidates).toHaveLength(3);
+    expect(
+      compileRuleRouter([
+        ...team,
+        agent({ name: "extra", triggers: { examples: ["change my payment details"] } }),
+      ]).decide("how do I change my payment method").candidates,
+    ).toHaveLength(3);
     expect(d.candidates[0]?.agent).toBe(d.agent);
     expect(d.candidates[0]?.confidence).toBe(d.confidence);
     for (const c of d.candidates.slice(1)) expect(c.confidence).toBeLessThan(d.confidence);
@@ -168,7 +179,9 @@ describe("rule router", () => {
   });
 
   it("reports the memory of its compiled structures, growing with the examples", () => {
-    const small = compileRuleRouter(team.map((a) => ({ ...a, triggers: { ...a.triggers, examples: a.triggers.examples.slice(0, 2) } })));
+    const small = compileRuleRouter(
+      team.map((a) => ({ ...a, triggers: { ...a.triggers, examples: a.triggers.examples.slice(0, 2) } })),
+    );
     expect(router.memoryBytes).toBeGreaterThan(small.memoryBytes);
   });
 });
@@ -187,8 +200,16 @@ describe("rule router with a single agent", () => {
 
 describe("rule router with keywords only", () => {
   const kw = [
-    agent({ name: "billing", description: "Invoices, refunds and payments", triggers: { keywords: ["refund", "invoice", "billing"], patterns: ["charged\\s+twice"] } }),
-    agent({ name: "technical", description: "Bugs, errors and crashes", triggers: { keywords: ["error", "crash", "bug"] } }),
+    agent({
+      name: "billing",
+      description: "Invoices, refunds and payments",
+      triggers: { keywords: ["refund", "invoice", "billing"], patterns: ["charged\\s+twice"] },
+    }),
+    agent({
+      name: "technical",
+      description: "Bugs, errors and crashes",
+      triggers: { keywords: ["error", "crash", "bug"] },
+    }),
     agent({ name: "sales", description: "Pricing and demos", triggers: { keywords: ["pricing", "demo"] } }),
   ];
   const router = compileRuleRouter(kw);

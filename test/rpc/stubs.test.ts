@@ -26,7 +26,13 @@ describe("calls with a deadline", () => {
 
   it("answers DEPENDENCY_UNAVAILABLE naming the deadline when the callee never answers", async () => {
     const handle = withDeadline<Echo>(target, "Echo", 20);
-    expect(await handle.never()).toEqual(err("DEPENDENCY_UNAVAILABLE", "Echo did not answer within 20 ms.", { reason: "deadline", deadline_ms: 20, call: "never" }));
+    expect(await handle.never()).toEqual(
+      err("DEPENDENCY_UNAVAILABLE", "Echo did not answer within 20 ms.", {
+        reason: "deadline",
+        deadline_ms: 20,
+        call: "never",
+      }),
+    );
   });
 
   it("keeps a thrown error thrown (a bug or a reset is not a timeout)", async () => {

@@ -5,7 +5,14 @@ import { Fanout } from "../../src/schemas/collaboration";
 
 describe("a supervisor's fan_out call", () => {
   it("numbers the tasks in order and joins their instructions as the query", () => {
-    const tasks = fanOutCallTasks(JSON.stringify({ tasks: [{ agent: "weather", instruction: "Rain in Lisbon?" }, { agent: "travel", instruction: "Train from Porto?" }] }));
+    const tasks = fanOutCallTasks(
+      JSON.stringify({
+        tasks: [
+          { agent: "weather", instruction: "Rain in Lisbon?" },
+          { agent: "travel", instruction: "Train from Porto?" },
+        ],
+      }),
+    );
     expect(tasks).toMatchObject({
       original_query: "Rain in Lisbon?\nTrain from Porto?",
       tasks: [
@@ -29,7 +36,13 @@ describe("a supervisor's fan_out call", () => {
       supervisor: "planner",
       state: "COMPLETED",
       decomposed_by: "model",
-      decomposition: { original_query: "q", tasks: [{ task_id: "task_1", agent: "weather", instruction: "Rain?" }, { task_id: "task_2", agent: "travel", instruction: "Train?" }] },
+      decomposition: {
+        original_query: "q",
+        tasks: [
+          { task_id: "task_1", agent: "weather", instruction: "Rain?" },
+          { task_id: "task_2", agent: "travel", instruction: "Train?" },
+        ],
+      },
       results: [],
       response: null,
       states: [],
@@ -40,7 +53,10 @@ describe("a supervisor's fan_out call", () => {
     });
 
   it("outputs the aggregate of a completed fan-out", () => {
-    expect(fanOutCallOutput(ok(fanout({ state: "COMPLETED", response: "weather: rain\ntravel: 9:05" })))).toEqual({ ok: true, output: "weather: rain\ntravel: 9:05" });
+    expect(fanOutCallOutput(ok(fanout({ state: "COMPLETED", response: "weather: rain\ntravel: 9:05" })))).toEqual({
+      ok: true,
+      output: "weather: rain\ntravel: 9:05",
+    });
   });
 
   it("outputs what failed and what came back of a failed one, and the refusal of a refused one", () => {
@@ -51,7 +67,13 @@ describe("a supervisor's fan_out call", () => {
         { task_id: "task_2", agent: "travel", success: false, error: "TASK_TIMEOUT", execution_time: 60 },
       ],
     });
-    expect(fanOutCallOutput(ok(failed))).toEqual({ ok: false, output: `Error: the fan-out failed (travel: TASK_TIMEOUT). What came back: [{"agent":"weather","data":"rain"}]` });
-    expect(fanOutCallOutput(err("RUN_IN_PROGRESS", "Run run_1 is running; fan out when it has ended."))).toEqual({ ok: false, output: "Error: the fan-out was refused (RUN_IN_PROGRESS): Run run_1 is running; fan out when it has ended." });
+    expect(fanOutCallOutput(ok(failed))).toEqual({
+      ok: false,
+      output: `Error: the fan-out failed (travel: TASK_TIMEOUT). What came back: [{"agent":"weather","data":"rain"}]`,
+    });
+    expect(fanOutCallOutput(err("RUN_IN_PROGRESS", "Run run_1 is running; fan out when it has ended."))).toEqual({
+      ok: false,
+      output: "Error: the fan-out was refused (RUN_IN_PROGRESS): Run run_1 is running; fan out when it has ended.",
+    });
   });
 });

@@ -5,37 +5,82 @@ import { AgentDefinition } from "../../src/schemas/agent";
 
 const desk = AgentDefinition.parse({
   name: "desk",
-  handoffs: ["billing", { to: "forms", input_schema: { type: "object", properties: { id: { type: "string" } }, required: ["id"] } }],
+  handoffs: [
+    "billing",
+    { to: "forms", input_schema: { type: "object", properties: { id: { type: "string" } }, required: ["id"] } },
+  ],
 });
-const directory = new Map([desk, AgentDefinition.parse({ name: "billing" }), AgentDefinition.parse({ name: "forms" })].map((a) => [a.name, a] as const));
+const directory = new Map(
+  [desk, AgentDefinition.parse({ name: "billing" }), AgentDefinition.parse({ name: "forms" })].map(
+    (a) => [a.name, a] as const,
+  ),
+);
 const tools = agentTools({ agent: desk, directory, stack: ["desk"], state: {}, registry_tools: new Map() });
-const call = (id: string, name: string, args: unknown = { reason: "r" }) => ({ id, name, arguments: typeof args === "string" ? args : JSON.stringify(args) });
+const call = (id: string, name: string, args: unknown = { reason: "r" }) => ({
+  id,
+  name,
+  arguments: typeof args === "string" ? args : JSON.stringify(args),
+});
 
 describe("what an agent's response means", () => {
   it("text only: the final answer", () => {
     const d = interpretTurn("desk", { content: "Hello", tool_calls: [] }, tools);
-    expect(d).toEqual({ assistant: { role: "assistant", agent: "desk", type: "message", content: "Hello" }, outputs: [], action: { type: "final", output: "Hello" }, ignored_call_ids: [], calls: [] });
+    expect(d).toEqual({
+      assistant: { role: "assistant", agent: "desk", type: "message", content: "Hello" },
+      outputs: [],
+      action: { type: "final", output: "Hello" },
+      ignored_call_ids: [],
+      calls: [],
+    });
   });
 
   it("a transfer: the handoff, with its reason; the assistant item keeps the call", () => {
-    const d = interpretTurn("desk", { content: null, tool_calls: [call("c1", "transfer_to_billing", { reason: " invoices " })] }, tools);
-    expect(d.action).toMatchObject({ type: "handoff", binding: { kind: "transfer", target: "billing" }, reason: "invoices" });
+    const d = interpretTurn(
+      "desk",
+      { content: null, tool_calls: [call("c1", "transfer_to_billing", { reason: " invoices " })] },
+      tools,
+    );
+    expect(d.action).toMatchObject({
+      type: "handoff",
+      binding: { kind: "transfer", target: "billing" },
+      reason: "invoices",
+    });
     expect(d.assistant).toMatchObject({ type: "tool_call", tool_calls: [{ id: "c1", name: "transfer_to_billing" }] });
     expect(d.outputs).toEqual([]);
   });
 
   it("several handoff calls: the first is carried out, the rest answered with an error and marked ignored", () => {
-    const d = interpretTurn("desk", { content: null, tool_calls: [call("a", "transfer_to_billing"), call("b", "escalate_to_human"), call("c", "transfer_to_forms", { reason: "r", input: { id: "x" } })] }, tools);
+    const d = interpretTurn(
+      "desk",
+      {
+        content: null,
+        tool_calls: [
+          call("a", "transfer_to_billing"),
+          call("b", "escalate_to_human"),
+          call("c", "transfer_to_forms", { reason: "r", input: { id: "x" } }),
+        ],
+      },
+      tools,
+    );
     expect(d.action).toMatchObject({ type: "handoff", call: { id: "a" } });
     expect(d.ignored_call_ids).toEqual(["b", "c"]);
-    expect(d.outputs.map((o) => [o.tool_call_id, o.content.startsWith("Error: not run")])).toEqual([["b", true], ["c", true]]);
+    expect(d.outputs.map((o) => [o.tool_call_id, o.content.startsWith("Error: not run")])).toEqual([
+      ["b", true],
+      ["c", true],
+    ]);
   });
 
   it("unknown tools and handoffs outside the offer get errors naming what may be called; nothing else happens", () => {
-    const d = interpretTurn("desk", { content: null, tool_calls: [call("x", "transfer_to_ghost"), call("y", "search_web")] }, tools);
+    const d = interpretTurn(
+      "desk",
+      { content: null, tool_calls: [call("x", "transfer_to_ghost"), call("y", "search_web")] },
+      tools,
+    );
     expect(d.action).toEqual({ type: "continue" });
     expect(d.outputs[0]!.content).toContain("Your allowed targets are: billing, forms");
-    expect(d.outputs[1]!.content).toContain("'search_web' is not a tool you may use; it was not run. Your allowed tools are: none.");
+    expect(d.outputs[1]!.content).toContain(
+      "'search_web' is not a tool you may use; it was not run. Your allowed tools are: none.",
+    );
   });
 
   it("bad arguments: not JSON, no reason, input against the schema — each an error the model can correct", () => {
@@ -50,14 +95,24 @@ describe("what an agent's response means", () => {
   });
 
   it("escalate_to_human: the run waits for a person", () => {
-    const d = interpretTurn("desk", { content: "One moment.", tool_calls: [call("e", "escalate_to_human", { reason: "refund over the limit" })] }, tools);
+    const d = interpretTurn(
+      "desk",
+      { content: "One moment.", tool_calls: [call("e", "escalate_to_human", { reason: "refund over the limit" })] },
+      tools,
+    );
     expect(d.action).toMatchObject({ type: "escalate", reason: "refund over the limit" });
   });
 
   it("answers a handoff call with the outcome and an escalation with the person's reply", () => {
     const c = call("h", "transfer_to_billing");
     expect(handoffOutput("desk", c, { ok: true, target: "billing" }).content).toBe('{"assistant":"billing"}');
-    expect(handoffOutput("desk", c, { ok: false, code: "AGENT_UNAVAILABLE", message: "full", allowed: ["billing"] }).content).toContain("(AGENT_UNAVAILABLE)");
-    expect(escalationOutput("desk", c, { answered: true, text: "yes" })).toMatchObject({ role: "tool", tool_call_id: "h", content: "A person answered: yes" });
+    expect(
+      handoffOutput("desk", c, { ok: false, code: "AGENT_UNAVAILABLE", message: "full", allowed: ["billing"] }).content,
+    ).toContain("(AGENT_UNAVAILABLE)");
+    expect(escalationOutput("desk", c, { answered: true, text: "yes" })).toMatchObject({
+      role: "tool",
+      tool_call_id: "h",
+      content: "A person answered: yes",
+    });
   });
 });

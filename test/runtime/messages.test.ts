@@ -11,7 +11,13 @@ const calls = (id: string, ...names: string[]): HistoryItem => ({
   content: "",
   tool_calls: names.map((name, i) => ({ id: `${id}${i}`, name, arguments: "{}" })),
 });
-const out = (id: string, content = "ok"): HistoryItem => ({ role: "tool", agent: "desk", type: "tool_output", tool_call_id: id, content });
+const out = (id: string, content = "ok"): HistoryItem => ({
+  role: "tool",
+  agent: "desk",
+  type: "tool_output",
+  tool_call_id: id,
+  content,
+});
 
 describe("history as chat messages", () => {
   it("puts each call's output right after it and drops calls without an output and outputs without a call", () => {
@@ -27,7 +33,9 @@ describe("history as chat messages", () => {
   it("keeps calls it is told to hide out of view, outputs included", () => {
     const items = withoutCalls([calls("a", "x", "y"), out("a0"), out("a1")], new Set(["a1"]));
     expect(items).toEqual([{ ...calls("a", "x"), tool_calls: [{ id: "a0", name: "x", arguments: "{}" }] }, out("a0")]);
-    expect(withoutCalls([calls("b", "x"), out("b0")], new Set(["b0"]))).toEqual([{ role: "assistant", agent: "desk", type: "message", content: "" }]);
+    expect(withoutCalls([calls("b", "x"), out("b0")], new Set(["b0"]))).toEqual([
+      { role: "assistant", agent: "desk", type: "message", content: "" },
+    ]);
   });
 });
 
@@ -37,7 +45,13 @@ describe("what an agent sees", () => {
     from_agent: "desk",
     reason: "r",
     conversation_history: [user("filtered")],
-    metadata: { history_length: 2, handoff_chain: ["desk", "billing"], chain_depth: 1, mode: "transfer", history_filters: [] },
+    metadata: {
+      history_length: 2,
+      handoff_chain: ["desk", "billing"],
+      chain_depth: 1,
+      mode: "transfer",
+      history_filters: [],
+    },
   } as unknown as HandoffContext;
   const history = [user("one"), user("two"), user("three")].map((item, i) => ({ seq: i + 1, item }));
 

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { maxTurnsOf, moveRun, newRun, RUN_TRANSITIONS, sessionOfRun, newRunId, traceArgs } from "../../src/runtime/run-record";
+import {
+  maxTurnsOf,
+  moveRun,
+  newRun,
+  newRunId,
+  RUN_TRANSITIONS,
+  sessionOfRun,
+  traceArgs,
+} from "../../src/runtime/run-record";
 import { DEFAULT_MAX_TURNS, RUN_STATUSES } from "../../src/schemas/run";
 
 const scope = { tenant: "t", session_id: "ses_x" };
@@ -14,8 +22,15 @@ describe("run transitions", () => {
 
   it("each transition carries its audit record; an ending sets ended_at and keeps the error", () => {
     const failed = moveRun(run, "failed", { error: { code: "MODEL_ERROR", message: "down" } }, scope, actor, 5000)!;
-    expect(failed.run).toMatchObject({ status: "failed", error: { code: "MODEL_ERROR" }, ended_at: "1970-01-01T00:00:05.000Z" });
-    expect(failed.record).toMatchObject({ action: "run.failed", details: { run_id: "run_1", from: "running", to: "failed", error_code: "MODEL_ERROR" } });
+    expect(failed.run).toMatchObject({
+      status: "failed",
+      error: { code: "MODEL_ERROR" },
+      ended_at: "1970-01-01T00:00:05.000Z",
+    });
+    expect(failed.record).toMatchObject({
+      action: "run.failed",
+      details: { run_id: "run_1", from: "running", to: "failed", error_code: "MODEL_ERROR" },
+    });
     const paused = moveRun(run, "awaiting_human", {}, scope, actor, 5000)!;
     expect(paused.record.action).toBe("run.paused");
     expect(moveRun(paused.run, "running", {}, scope, actor, 6000)!.record.action).toBe("run.resumed");

@@ -5,9 +5,32 @@ import type { TurnWork, WorkCall } from "../../src/schemas/run";
 
 const INTERRUPTED = "Error: interrupted by a restart; call it again if it is still needed.";
 
-const call = (id: string, kind: WorkCall["kind"], over: Partial<WorkCall> = {}): WorkCall => ({ id, name: `tool_${id}`, arguments: "{}", kind, approval: "none", inbox_id: null, done: false, ...over });
-const work = (calls: WorkCall[], handoff: TurnWork["handoff"] = null): TurnWork => ({ agent: "desk", calls, handoff, hidden_calls: [] });
-const transfer = (target: string): NonNullable<TurnWork["handoff"]> => ({ id: "h1", name: `transfer_to_${target}`, arguments: "{}", type: "transfer", target, reason: "r", approval: "none", inbox_id: null });
+const call = (id: string, kind: WorkCall["kind"], over: Partial<WorkCall> = {}): WorkCall => ({
+  id,
+  name: `tool_${id}`,
+  arguments: "{}",
+  kind,
+  approval: "none",
+  inbox_id: null,
+  done: false,
+  ...over,
+});
+const work = (calls: WorkCall[], handoff: TurnWork["handoff"] = null): TurnWork => ({
+  agent: "desk",
+  calls,
+  handoff,
+  hidden_calls: [],
+});
+const transfer = (target: string): NonNullable<TurnWork["handoff"]> => ({
+  id: "h1",
+  name: `transfer_to_${target}`,
+  arguments: "{}",
+  type: "transfer",
+  target,
+  reason: "r",
+  approval: "none",
+  inbox_id: null,
+});
 
 describe("what a restart leaves of a run's step", () => {
   it("in the tools step, answers the http calls that may have run as interrupted (never repeats them) and marks them done", () => {
@@ -24,22 +47,58 @@ describe("what a restart leaves of a run's step", () => {
     };
     const { answers, work: next } = interruptedStep({ work: w, step: "tools", current_agent: "desk", history: unread });
     expect(answers).toEqual([
-      { role: "tool", agent: "desk", type: "tool_output", tool_name: "tool_a", tool_call_id: "a", content: INTERRUPTED },
-      { role: "tool", agent: "desk", type: "tool_output", tool_name: "tool_b", tool_call_id: "b", content: INTERRUPTED },
+      {
+        role: "tool",
+        agent: "desk",
+        type: "tool_output",
+        tool_name: "tool_a",
+        tool_call_id: "a",
+        content: INTERRUPTED,
+      },
+      {
+        role: "tool",
+        agent: "desk",
+        type: "tool_output",
+        tool_name: "tool_b",
+        tool_call_id: "b",
+        content: INTERRUPTED,
+      },
     ]);
-    expect(next!.calls.map((c) => [c.id, c.done])).toEqual([["a", true], ["b", true], ["c", false], ["d", true], ["e", true], ["f", false]]);
+    expect(next!.calls.map((c) => [c.id, c.done])).toEqual([
+      ["a", true],
+      ["b", true],
+      ["c", false],
+      ["d", true],
+      ["e", true],
+      ["f", false],
+    ]);
   });
 
   it("outside the tools step, answers nothing and keeps the work as it was", () => {
     const w = work([call("a", "http")], transfer("billing"));
-    expect(interruptedStep({ work: w, step: "turn", current_agent: "desk", history: () => [] })).toEqual({ answers: [], work: w });
-    expect(interruptedStep({ work: w, step: null, current_agent: "desk", history: () => [] })).toEqual({ answers: [], work: w });
+    expect(interruptedStep({ work: w, step: "turn", current_agent: "desk", history: () => [] })).toEqual({
+      answers: [],
+      work: w,
+    });
+    expect(interruptedStep({ work: w, step: null, current_agent: "desk", history: () => [] })).toEqual({
+      answers: [],
+      work: w,
+    });
   });
 
   it("in the handoff step, answers the call by where the session is now: handed over, or interrupted", () => {
     const w = work([], transfer("billing"));
     const over = interruptedStep({ work: w, step: "handoff", current_agent: "billing", history: () => [] });
-    expect(over.answers).toEqual([{ role: "tool", agent: "desk", type: "tool_output", tool_name: "transfer_to_billing", tool_call_id: "h1", content: JSON.stringify({ assistant: "billing" }) }]);
+    expect(over.answers).toEqual([
+      {
+        role: "tool",
+        agent: "desk",
+        type: "tool_output",
+        tool_name: "transfer_to_billing",
+        tool_call_id: "h1",
+        content: JSON.stringify({ assistant: "billing" }),
+      },
+    ]);
     expect(over.work!.handoff).toBeNull();
     const stayed = interruptedStep({ work: w, step: "handoff", current_agent: "desk", history: () => [] });
     expect(stayed.answers.map((a) => a.content)).toEqual([INTERRUPTED]);
@@ -48,7 +107,13 @@ describe("what a restart leaves of a run's step", () => {
 
   it("without work (a run from before work was kept), answers each unanswered call of the last response", () => {
     const history: HistoryItem[] = [
-      { role: "assistant", agent: "desk", type: "tool_call", content: "", tool_calls: [{ id: "old", name: "lookup", arguments: "{}" }] },
+      {
+        role: "assistant",
+        agent: "desk",
+        type: "tool_call",
+        content: "",
+        tool_calls: [{ id: "old", name: "lookup", arguments: "{}" }],
+      },
       { role: "tool", agent: "desk", type: "tool_output", tool_name: "lookup", tool_call_id: "old", content: "done" },
       {
         role: "assistant",
@@ -63,7 +128,12 @@ describe("what a restart leaves of a run's step", () => {
       },
       { role: "tool", agent: "desk", type: "tool_output", tool_name: "lookup", tool_call_id: "x", content: "ok" },
     ];
-    const { answers, work: next } = interruptedStep({ work: null, step: "tools", current_agent: "billing", history: () => history });
+    const { answers, work: next } = interruptedStep({
+      work: null,
+      step: "tools",
+      current_agent: "billing",
+      history: () => history,
+    });
     expect(next).toBeNull();
     expect(answers.map((a) => [a.tool_call_id, a.content])).toEqual([
       ["y", INTERRUPTED],
@@ -72,7 +142,13 @@ describe("what a restart leaves of a run's step", () => {
   });
 
   it("without work and without calls in the history, answers nothing", () => {
-    const history: HistoryItem[] = [{ role: "user", content: "hi" }, { role: "assistant", agent: "desk", content: "hello" }];
-    expect(interruptedStep({ work: null, step: null, current_agent: "desk", history: () => history })).toEqual({ answers: [], work: null });
+    const history: HistoryItem[] = [
+      { role: "user", content: "hi" },
+      { role: "assistant", agent: "desk", content: "hello" },
+    ];
+    expect(interruptedStep({ work: null, step: null, current_agent: "desk", history: () => history })).toEqual({
+      answers: [],
+      work: null,
+    });
   });
 });

@@ -2,13 +2,25 @@ import { describe, expect, it } from "vitest";
 import { agentTools } from "../../src/runtime/agent-tools";
 import { checkOutput, repairMessages } from "../../src/runtime/guardrail";
 import { interpretTurn } from "../../src/runtime/interpret";
-import { approvalPrompt, decideApproval, nextEffect, planWork, withApprovalsAsked, withCallsDone } from "../../src/runtime/tool-work";
+import {
+  approvalPrompt,
+  decideApproval,
+  nextEffect,
+  planWork,
+  withApprovalsAsked,
+  withCallsDone,
+} from "../../src/runtime/tool-work";
 import { AgentDefinition } from "../../src/schemas/agent";
 import { ToolDefinition } from "../../src/schemas/tool";
 
 const registry = new Map(
   [
-    ToolDefinition.parse({ name: "lookup", kind: "http", url: "https://t.test/l", parameters: { type: "object", properties: { id: { type: "string" } }, required: ["id"] } }),
+    ToolDefinition.parse({
+      name: "lookup",
+      kind: "http",
+      url: "https://t.test/l",
+      parameters: { type: "object", properties: { id: { type: "string" } }, required: ["id"] },
+    }),
     ToolDefinition.parse({ name: "refund", kind: "http", url: "https://t.test/r" }),
     ToolDefinition.parse({ name: "pick", kind: "client" }),
   ].map((t) => [t.name, t] as const),
@@ -16,17 +28,38 @@ const registry = new Map(
 const desk = AgentDefinition.parse({
   name: "desk",
   handoffs: ["billing", { to: "vault", requires_approval: true }],
-  tools: { allow: ["lookup", "refund", "pick"], confirmation: { require: ["refund"], prompt_template: "Refund {{arguments.order.id}} ({{arguments.amount}}) by {{agent}} via {{tool}}: {{arguments}}{{nope}}" } },
+  tools: {
+    allow: ["lookup", "refund", "pick"],
+    confirmation: {
+      require: ["refund"],
+      prompt_template:
+        "Refund {{arguments.order.id}} ({{arguments.amount}}) by {{agent}} via {{tool}}: {{arguments}}{{nope}}",
+    },
+  },
 });
-const directory = new Map([desk, AgentDefinition.parse({ name: "billing" }), AgentDefinition.parse({ name: "vault" })].map((a) => [a.name, a] as const));
+const directory = new Map(
+  [desk, AgentDefinition.parse({ name: "billing" }), AgentDefinition.parse({ name: "vault" })].map(
+    (a) => [a.name, a] as const,
+  ),
+);
 const offer = agentTools({ agent: desk, directory, stack: ["desk"], state: {}, registry_tools: registry });
 const call = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
-const work = (...calls: ReturnType<typeof call>[]) => planWork(desk, interpretTurn("desk", { content: null, tool_calls: calls }, offer));
+const work = (...calls: ReturnType<typeof call>[]) =>
+  planWork(desk, interpretTurn("desk", { content: null, tool_calls: calls }, offer));
 
 describe("a response's tool calls, step by step", () => {
   it("asks every approval first, then runs http tools, then hands client tools over, and the handoff comes last", () => {
-    let w = work(call("1", "pick", {}), call("2", "lookup", { id: "a" }), call("3", "refund", {}), call("4", "transfer_to_billing", { reason: "r" }))!;
-    expect(w.calls.map((c) => [c.id, c.kind, c.approval])).toEqual([["1", "client", "none"], ["2", "http", "none"], ["3", "http", "pending"]]);
+    let w = work(
+      call("1", "pick", {}),
+      call("2", "lookup", { id: "a" }),
+      call("3", "refund", {}),
+      call("4", "transfer_to_billing", { reason: "r" }),
+    )!;
+    expect(w.calls.map((c) => [c.id, c.kind, c.approval])).toEqual([
+      ["1", "client", "none"],
+      ["2", "http", "none"],
+      ["3", "http", "pending"],
+    ]);
     expect(nextEffect(w)).toEqual({ type: "ask_approval", calls: [{ id: "3", name: "refund", arguments: "{}" }] });
     w = withApprovalsAsked(w, new Map([["3", "inb_3"]]));
     expect(nextEffect(w)).toEqual({ type: "await_approval" });
@@ -37,14 +70,27 @@ describe("a response's tool calls, step by step", () => {
     w = withCallsDone(w, new Set(["2", "3"]));
     expect(nextEffect(w)).toMatchObject({ type: "await_client", calls: [{ id: "1" }] });
     w = withCallsDone(w, new Set(["1"]));
-    expect(nextEffect(w)).toMatchObject({ type: "handoff", handoff: { id: "4", type: "transfer", target: "billing", approval: "none" } });
+    expect(nextEffect(w)).toMatchObject({
+      type: "handoff",
+      handoff: { id: "4", type: "transfer", target: "billing", approval: "none" },
+    });
     expect(nextEffect({ ...w, handoff: null })).toEqual({ type: "done" });
   });
 
   it("a denied call gets its output at once and is never run; a denied handoff is dropped", () => {
-    let w = withApprovalsAsked(work(call("3", "refund", {}), call("5", "transfer_to_vault", { reason: "r" }))!, new Map([["3", "inb_3"], ["5", "inb_5"]]));
+    let w = withApprovalsAsked(
+      work(call("3", "refund", {}), call("5", "transfer_to_vault", { reason: "r" }))!,
+      new Map([
+        ["3", "inb_3"],
+        ["5", "inb_5"],
+      ]),
+    );
     const denied = decideApproval(w, "inb_3", "deny", { by: "person", reason: "too much" })!;
-    expect(denied.output).toMatchObject({ role: "tool", tool_call_id: "3", content: "Error: Not run: a person denied it: too much" });
+    expect(denied.output).toMatchObject({
+      role: "tool",
+      tool_call_id: "3",
+      content: "Error: Not run: a person denied it: too much",
+    });
     w = denied.work;
     expect(nextEffect(w)).toEqual({ type: "await_approval" });
     const timedOut = decideApproval(w, "inb_5", "deny", { by: "timeout", timeout_s: 300 })!;
@@ -68,7 +114,10 @@ describe("a response's tool calls, step by step", () => {
 });
 
 describe("output guardrails", () => {
-  const guarded = AgentDefinition.parse({ name: "g", guardrails: { output_schema: { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] } } });
+  const guarded = AgentDefinition.parse({
+    name: "g",
+    guardrails: { output_schema: { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] } },
+  });
 
   it("passes fitting JSON, and names what is wrong otherwise", () => {
     expect(checkOutput(guarded, '{"answer":"yes"}')).toEqual({ ok: true });

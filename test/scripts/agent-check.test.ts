@@ -1,13 +1,17 @@
 /// <reference types="vite/client" />
 import { describe, expect, it } from "vitest";
-import { RelayError } from "../../src/errors";
 import { checkAgentFiles, formatProblems, problemReason } from "../../scripts/lib/agent-check";
+import { RelayError } from "../../src/errors";
 
 // The demo team, as `npm run dev` and `npm run agents:push` read it.
-const demo = import.meta.glob("../../agents/*.md", { query: "?raw", import: "default", eager: true }) as Record<string, string>;
+const demo = import.meta.glob("../../agents/*.md", { query: "?raw", import: "default", eager: true }) as Record<
+  string,
+  string
+>;
 const demoFiles = Object.entries(demo).map(([path, text]) => ({ file: path.split("/").at(-1)!, text }));
 
-const agentFile = (name: string, extra = "") => `---\nname: ${name}\ndescription: Agent ${name}.\n${extra}---\nYou are ${name}.\n`;
+const agentFile = (name: string, extra = "") =>
+  `---\nname: ${name}\ndescription: Agent ${name}.\n${extra}---\nYou are ${name}.\n`;
 
 describe("checking agent files before anything is sent", () => {
   it("accepts the demo team: every agent, no problem", () => {
@@ -50,8 +54,12 @@ describe("checking agent files before anything is sent", () => {
   });
 
   it("keeps one line for errors that are not the parser's, and for parser messages not starting with the file", () => {
-    expect(problemReason(new Error("EISDIR: illegal operation\n    at readFileSync"), "x.md")).toBe("EISDIR: illegal operation");
+    expect(problemReason(new Error("EISDIR: illegal operation\n    at readFileSync"), "x.md")).toBe(
+      "EISDIR: illegal operation",
+    );
     expect(problemReason("weird", "x.md")).toBe("weird");
-    expect(problemReason(new RelayError("INVALID_AGENT_FILE", "something else.\nmore"), "x.md")).toBe("something else.");
+    expect(problemReason(new RelayError("INVALID_AGENT_FILE", "something else.\nmore"), "x.md")).toBe(
+      "something else.",
+    );
   });
 });

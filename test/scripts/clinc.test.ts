@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ClincDataError, clincDir, clincFromFiles, type ClincRow } from "../../bench/lib/clinc";
+import { ClincDataError, type ClincRow, clincDir, clincFromFiles } from "../../bench/lib/clinc";
 
 const domains = { banking: ["balance", "transfer"], travel: ["book_flight"] };
 const workspace = {
@@ -72,22 +72,24 @@ describe("the CLINC150 loader", () => {
   });
 
   it("refuses files it cannot read as CLINC150, naming the file and what it expected", () => {
-    expect(refusal(() => clincFromFiles("/d", folder({ "train_val.json": "{not json", "domains.json": domains }))).message).toMatch(
-      /\/d\/train_val\.json is not CLINC150 data .*not JSON/,
-    );
-    expect(refusal(() => clincFromFiles("/d", folder({ "train_val.json": { train: [] }, "domains.json": domains }))).message).toContain(
-      "expected { train, val }",
-    );
-    expect(refusal(() => clincFromFiles("/d", folder({ "train_val.json": workspace, "domains.json": ["banking"] }))).message).toContain(
-      "/d/domains.json",
-    );
-    expect(refusal(() => clincFromFiles("/d", folder({ "data_full.json": { ...dataFull, oos_val: "x" }, "domains.json": domains }))).message).toContain(
-      'expected "oos_val" to be an array of [text, intent] pairs',
-    );
+    expect(
+      refusal(() => clincFromFiles("/d", folder({ "train_val.json": "{not json", "domains.json": domains }))).message,
+    ).toMatch(/\/d\/train_val\.json is not CLINC150 data .*not JSON/);
+    expect(
+      refusal(() => clincFromFiles("/d", folder({ "train_val.json": { train: [] }, "domains.json": domains }))).message,
+    ).toContain("expected { train, val }");
+    expect(
+      refusal(() => clincFromFiles("/d", folder({ "train_val.json": workspace, "domains.json": ["banking"] }))).message,
+    ).toContain("/d/domains.json");
+    expect(
+      refusal(() =>
+        clincFromFiles("/d", folder({ "data_full.json": { ...dataFull, oos_val: "x" }, "domains.json": domains })),
+      ).message,
+    ).toContain('expected "oos_val" to be an array of [text, intent] pairs');
     const unknownIntent = { ...dataFull, val: [["fly me", "teleport"]] };
-    expect(refusal(() => clincFromFiles("/d", folder({ "data_full.json": unknownIntent, "domains.json": domains }))).message).toContain(
-      'intent "teleport" is in no domain of domains.json',
-    );
+    expect(
+      refusal(() => clincFromFiles("/d", folder({ "data_full.json": unknownIntent, "domains.json": domains }))).message,
+    ).toContain('intent "teleport" is in no domain of domains.json');
   });
 
   it("looks in CLINC150_DIR when set, else beside the repository", () => {

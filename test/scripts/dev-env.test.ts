@@ -1,18 +1,34 @@
 /// <reference types="vite/client" />
 import { describe, expect, it } from "vitest";
-import { parseApiKeys } from "../../src/auth/api-keys";
-import { apiKeysInDevVars, appliedMigrations, devUrl, devWranglerEnv, listed, setupSummary, tenantsOf } from "../../scripts/lib/dev-env";
 import devVarsExample from "../../.dev.vars.example?raw";
+import {
+  apiKeysInDevVars,
+  appliedMigrations,
+  devUrl,
+  devWranglerEnv,
+  listed,
+  setupSummary,
+  tenantsOf,
+} from "../../scripts/lib/dev-env";
+import { parseApiKeys } from "../../src/auth/api-keys";
 import wranglerToml from "../../wrangler.toml?raw";
 
 describe("the environment wrangler runs with in dev", () => {
   it("turns the Request.cf fetch and metrics off by default, keeping everything else", () => {
     const env = devWranglerEnv({ PATH: "/bin", HOME: "/home/me" });
-    expect(env).toEqual({ PATH: "/bin", HOME: "/home/me", CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" });
+    expect(env).toEqual({
+      PATH: "/bin",
+      HOME: "/home/me",
+      CLOUDFLARE_CF_FETCH_ENABLED: "false",
+      WRANGLER_SEND_METRICS: "false",
+    });
   });
 
   it("leaves a value the user set alone, and adds CI only for the non-interactive setup commands", () => {
-    const env = devWranglerEnv({ CLOUDFLARE_CF_FETCH_ENABLED: "true", WRANGLER_SEND_METRICS: "true" }, { nonInteractive: true });
+    const env = devWranglerEnv(
+      { CLOUDFLARE_CF_FETCH_ENABLED: "true", WRANGLER_SEND_METRICS: "true" },
+      { nonInteractive: true },
+    );
     expect(env).toEqual({ CLOUDFLARE_CF_FETCH_ENABLED: "true", WRANGLER_SEND_METRICS: "true", CI: "true" });
   });
 });
@@ -34,12 +50,16 @@ describe("what the dev setup reads", () => {
   });
 
   it("names each tenant once, and only tenants whose keys the Worker accepts", () => {
-    expect(tenantsOf(parseApiKeys("dev:relay-dev-key,dev:another-key,short:abc,acme:acme-dev-key"))).toEqual(["dev", "acme"]);
+    expect(tenantsOf(parseApiKeys("dev:relay-dev-key,dev:another-key,short:abc,acme:acme-dev-key"))).toEqual([
+      "dev",
+      "acme",
+    ]);
   });
 
   it("tells the migrations applied from the apply output, none when it had nothing to do", () => {
     const files = ["0001_create_registry.sql", "0002_create_audit.sql", "0003_index_handoff_history.sql"];
-    const output = "Migrations to be applied:\n│ 0003_index_handoff_history.sql │\n🚣 4 commands executed successfully.";
+    const output =
+      "Migrations to be applied:\n│ 0003_index_handoff_history.sql │\n🚣 4 commands executed successfully.";
     expect(appliedMigrations(output, files)).toEqual(["0003_index_handoff_history.sql"]);
     expect(appliedMigrations("✅ No migrations to apply!", files)).toEqual([]);
   });
@@ -47,7 +67,9 @@ describe("what the dev setup reads", () => {
   it("takes the dev URL from wrangler.toml's [dev] table, and wrangler's defaults without one", () => {
     expect(devUrl(wranglerToml)).toBe("http://127.0.0.1:8787");
     expect(devUrl('name = "x"\n[vars]\nport = 1\n')).toBe("http://localhost:8787");
-    expect(devUrl('[dev]\nport = 9000\nlocal_protocol = "https"\n[vars]\nip = "10.0.0.1"\n')).toBe("https://localhost:9000");
+    expect(devUrl('[dev]\nport = 9000\nlocal_protocol = "https"\n[vars]\nip = "10.0.0.1"\n')).toBe(
+      "https://localhost:9000",
+    );
   });
 });
 
@@ -68,7 +90,9 @@ describe("what the dev setup prints", () => {
   it("is a few lines: migrations, agents and tenants, the URL with a key to call it with, the dashboard", () => {
     const lines = setupSummary({ ...base, createdDevVars: true, applied: ["0001_a.sql", "0002_b.sql"] });
     expect(lines.length).toBeLessThanOrEqual(7);
-    expect(lines).toContain("  dashboard: http://127.0.0.1:8787/ (sign in with relay-dev-key), API reference: http://127.0.0.1:8787/docs");
+    expect(lines).toContain(
+      "  dashboard: http://127.0.0.1:8787/ (sign in with relay-dev-key), API reference: http://127.0.0.1:8787/docs",
+    );
     expect(lines).toContain("  .dev.vars created from .dev.vars.example (the dev API keys)");
     expect(lines).toContain("  local D1: 2 migrations applied (0001_a, 0002_b)");
     expect(lines).toContain("  2 demo agents loaded (billing, triage) for tenants dev and acme");
@@ -82,11 +106,19 @@ describe("what the dev setup prints", () => {
     expect(lines).toContain("  local D1: schema up to date (2 migrations)");
     expect(lines.join("\n")).not.toContain(".dev.vars created");
     expect(setupSummary({ ...base, applied: ["0002_b.sql"], keys: [keys[0]!] })).toEqual(
-      expect.arrayContaining(["  local D1: 1 migration applied (0002_b)", "  2 demo agents loaded (billing, triage) for tenant dev"]),
+      expect.arrayContaining([
+        "  local D1: 1 migration applied (0002_b)",
+        "  2 demo agents loaded (billing, triage) for tenant dev",
+      ]),
     );
   });
 
   it("lists names as a sentence does", () => {
-    expect([listed([]), listed(["a"]), listed(["a", "b"]), listed(["a", "b", "c"])]).toEqual(["", "a", "a and b", "a, b and c"]);
+    expect([listed([]), listed(["a"]), listed(["a", "b"]), listed(["a", "b", "c"])]).toEqual([
+      "",
+      "a",
+      "a and b",
+      "a, b and c",
+    ]);
   });
 });

@@ -19,7 +19,11 @@ function value<T>(result: { ok: true; value: T } | { ok: false; error: { code: s
 
 /** Each shard's load, read from its own object. */
 async function shardLoads(agent: string, shards: number): Promise<AgentLoad[]> {
-  return Promise.all(Array.from({ length: shards }, async (_, i) => value(await agentRpcByName(env, shardObjectName(TENANT, agent, i, shards), `shard ${i}`).load())));
+  return Promise.all(
+    Array.from({ length: shards }, async (_, i) =>
+      value(await agentRpcByName(env, shardObjectName(TENANT, agent, i, shards), `shard ${i}`).load()),
+    ),
+  );
 }
 
 /** A session id whose home shard (of `shards`) is `home`. */
@@ -33,13 +37,18 @@ describe("agent capacity over shards", () => {
     const capacity = agentCapacity(env, TENANT, agent, 150, 25);
     expect(capacity.plan).toEqual({ shards: 6, slices: [25, 25, 25, 25, 25, 25] });
 
-    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => capacity.acquire(`par-${i}`, `h-${i}`, TTL)));
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => capacity.acquire(`par-${i}`, `h-${i}`, TTL)),
+    );
     const granted = results.flatMap((r) => (r.ok ? [r.value] : []));
     const refused = results.flatMap((r) => (r.ok ? [] : [r.error]));
     expect(granted).toHaveLength(150);
     expect(refused).toHaveLength(50);
     for (const error of refused) {
-      expect(error).toMatchObject({ code: "AGENT_UNAVAILABLE", details: { reason: "at_capacity", active: 150, capacity: 150, shards: 6 } });
+      expect(error).toMatchObject({
+        code: "AGENT_UNAVAILABLE",
+        details: { reason: "at_capacity", active: 150, capacity: 150, shards: 6 },
+      });
     }
     expect(new Set(granted.map((l) => l.lease_id)).size).toBe(150);
     expect(granted.every((l) => decodeShardLease(l.lease_id).shards === 6)).toBe(true);
@@ -50,7 +59,11 @@ describe("agent capacity over shards", () => {
       expect(load.max_concurrent_sessions).toBe(25);
     }
     expect(loads.reduce((n, l) => n + l.active_leases, 0)).toBe(150);
-    expect(value(await agentLoad(env, TENANT, agent, 150, 25))).toMatchObject({ status: "active", max_concurrent_sessions: 150, active_leases: 150 });
+    expect(value(await agentLoad(env, TENANT, agent, 150, 25))).toMatchObject({
+      status: "active",
+      max_concurrent_sessions: 150,
+      active_leases: 150,
+    });
 
     // Ten released (spread over whatever shards they sit at), twenty more asking: exactly ten granted.
     const freed = await Promise.all(granted.slice(0, 10).map((l) => capacity.release({ lease_id: l.lease_id })));
@@ -81,11 +94,16 @@ describe("agent capacity over shards", () => {
     expect((await shardLoads(agent, 4)).map((l) => l.active_leases)).toEqual([0, 0, 1, 1]);
     expect((await shardLoads(agent, 4))[3]!.leases).toMatchObject([{ session_id: spilled, state: "held" }]);
 
-    expect(value(await capacity.release({ lease_id: lease.lease_id }, lease.fencing_token))).toEqual({ released: true });
+    expect(value(await capacity.release({ lease_id: lease.lease_id }, lease.fencing_token))).toEqual({
+      released: true,
+    });
     expect(value(await capacity.release({ lease_id: lease.lease_id }))).toEqual({ released: false });
     expect((await shardLoads(agent, 4)).map((l) => l.active_leases)).toEqual([0, 0, 1, 0]);
     const gone = await capacity.confirm(lease.lease_id);
-    expect(gone).toMatchObject({ ok: false, error: { code: "AGENT_UNAVAILABLE", details: { reason: "lease_not_found", lease_id: lease.lease_id } } });
+    expect(gone).toMatchObject({
+      ok: false,
+      error: { code: "AGENT_UNAVAILABLE", details: { reason: "lease_not_found", lease_id: lease.lease_id } },
+    });
   });
 
   it("re-takes a lease at the shard named by `prefer`, not a second one at the home shard", async () => {
@@ -111,8 +129,11 @@ describe("agent capacity over shards", () => {
     expect(paused).toMatchObject({ status: "paused", active_leases: 1, leases: [{ lease_id: kept.lease_id }] });
     expect((await shardLoads(agent, 6)).map((l) => l.status)).toEqual(Array(6).fill("paused"));
 
-    const refused = await Promise.all(Array.from({ length: 12 }, (_, i) => capacity.acquire(`paused-${i}`, `h-${i}`, TTL)));
-    for (const r of refused) expect(r).toMatchObject({ ok: false, error: { code: "AGENT_UNAVAILABLE", details: { reason: "paused" } } });
+    const refused = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => capacity.acquire(`paused-${i}`, `h-${i}`, TTL)),
+    );
+    for (const r of refused)
+      expect(r).toMatchObject({ ok: false, error: { code: "AGENT_UNAVAILABLE", details: { reason: "paused" } } });
     // A session already holding a lease keeps it, as on one object.
     expect(value(await capacity.acquire("kept", "h1", TTL)).lease_id).toBe(kept.lease_id);
 
@@ -134,7 +155,9 @@ describe("agent capacity over shards", () => {
     expect((await shardLoads(agent, 3)).map((l) => l.active_leases)).toEqual([1, 0, 0]);
     // Capacity unknown (a queued release without a lease id): every possible plan's objects are visited.
     const again = value(await capacity.acquire(session, "h3", TTL));
-    expect(value(await agentCapacity(env, TENANT, agent, null).release({ session_id: session }))).toEqual({ released: true });
+    expect(value(await agentCapacity(env, TENANT, agent, null).release({ session_id: session }))).toEqual({
+      released: true,
+    });
     expect(decodeShardLease(again.lease_id).shards).toBe(3);
     expect((await shardLoads(agent, 3)).map((l) => l.active_leases)).toEqual([1, 0, 0]);
   });
@@ -142,15 +165,22 @@ describe("agent capacity over shards", () => {
   it("skips a shard that does not answer: the session is placed on another, and with no other room that is the answer", async () => {
     const agent = freshAgent();
     const capacity = agentCapacity(env, TENANT, agent, 2, 1);
-    const shard0 = env.AGENTS.get(env.AGENTS.idFromName(shardObjectName(TENANT, agent, 0, 2))) as unknown as DurableObjectStub<AgentDO>;
+    const shard0 = env.AGENTS.get(
+      env.AGENTS.idFromName(shardObjectName(TENANT, agent, 0, 2)),
+    ) as unknown as DurableObjectStub<AgentDO>;
     await shard0.setUnreachable(true);
     const placed = value(await capacity.acquire(sessionAt(0, 2, "homeless"), "h1", TTL));
     expect(decodeShardLease(placed.lease_id)).toMatchObject({ shard: 1, shards: 2 });
     // Shard 1 is full now, shard 0 still silent: the caller learns the agent is out of reach, not full.
-    expect(await capacity.acquire(sessionAt(0, 2, "late"), "h2", TTL)).toMatchObject({ ok: false, error: { code: "DEPENDENCY_UNAVAILABLE" } });
+    expect(await capacity.acquire(sessionAt(0, 2, "late"), "h2", TTL)).toMatchObject({
+      ok: false,
+      error: { code: "DEPENDENCY_UNAVAILABLE" },
+    });
     // Back, its slice is there again.
     await shard0.setUnreachable(false);
-    expect(decodeShardLease(value(await capacity.acquire(sessionAt(0, 2, "later"), "h3", TTL)).lease_id)).toMatchObject({ shard: 0 });
+    expect(decodeShardLease(value(await capacity.acquire(sessionAt(0, 2, "later"), "h3", TTL)).lease_id)).toMatchObject(
+      { shard: 0 },
+    );
   });
 
   it("after a capacity change across a shard boundary, a lease of the old plan is still released where it lives", async () => {
@@ -160,7 +190,11 @@ describe("agent capacity over shards", () => {
     const after = agentCapacity(env, TENANT, agent, 4, 2);
     expect(after.plan?.shards).toBe(2);
     // The new plan does not count the old lease (the documented excess, at most the old leases)...
-    expect((await Promise.all(["n1", "n2", "n3", "n4", "n5"].map((s, i) => after.acquire(s, `n${i}`, TTL)))).filter((r) => r.ok)).toHaveLength(4);
+    expect(
+      (await Promise.all(["n1", "n2", "n3", "n4", "n5"].map((s, i) => after.acquire(s, `n${i}`, TTL)))).filter(
+        (r) => r.ok,
+      ),
+    ).toHaveLength(4);
     // ...and the old lease, named by its id, is released from the old object.
     expect(value(await after.release({ lease_id: old.lease_id }))).toEqual({ released: true });
     expect(value(await agentRpc(env, TENANT, agent).load()).active_leases).toBe(0);
@@ -179,14 +213,25 @@ describe("agent capacity over shards", () => {
     // One shard: its own refusal, word for word.
     expect(await capacity.acquire("three", "h3", TTL)).toMatchObject({
       ok: false,
-      error: { code: "AGENT_UNAVAILABLE", message: "The agent is at its capacity of 2 sessions.", details: { reason: "at_capacity", active: 2, capacity: 2 } },
+      error: {
+        code: "AGENT_UNAVAILABLE",
+        message: "The agent is at its capacity of 2 sessions.",
+        details: { reason: "at_capacity", active: 2, capacity: 2 },
+      },
     });
-    expect(value(await setAgentStatus(env, TENANT, agent, 2, "paused"))).toMatchObject({ status: "paused", max_concurrent_sessions: 2, active_leases: 2 });
+    expect(value(await setAgentStatus(env, TENANT, agent, 2, "paused"))).toMatchObject({
+      status: "paused",
+      max_concurrent_sessions: 2,
+      active_leases: 2,
+    });
     expect(value(await direct.load()).status).toBe("paused");
     expect(value(await setAgentStatus(env, TENANT, agent, null, "active")).status).toBe("active");
   });
 
   it("refuses an acquire without a capacity", async () => {
-    expect(await agentCapacity(env, TENANT, freshAgent(), null).acquire("s", "h", TTL)).toMatchObject({ ok: false, error: { code: "VALIDATION_FAILED" } });
+    expect(await agentCapacity(env, TENANT, freshAgent(), null).acquire("s", "h", TTL)).toMatchObject({
+      ok: false,
+      error: { code: "VALIDATION_FAILED" },
+    });
   });
 });

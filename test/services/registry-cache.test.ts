@@ -8,8 +8,13 @@ let counter = 0;
 /** A tenant of its own per test, at registry version 1; `bump` is a write made in another isolate (D1 only). */
 async function tenantAtVersion1() {
   const tenant = `cache-${++counter}`;
-  await env.DB.prepare("INSERT INTO registry_versions (tenant, version, stamp) VALUES (?1, 1, 'first')").bind(tenant).run();
-  const bump = () => env.DB.prepare("UPDATE registry_versions SET version = version + 1, stamp = 'elsewhere' WHERE tenant = ?1").bind(tenant).run();
+  await env.DB.prepare("INSERT INTO registry_versions (tenant, version, stamp) VALUES (?1, 1, 'first')")
+    .bind(tenant)
+    .run();
+  const bump = () =>
+    env.DB.prepare("UPDATE registry_versions SET version = version + 1, stamp = 'elsewhere' WHERE tenant = ?1")
+      .bind(tenant)
+      .run();
   const version = async (now: number) => (await tenantHead(env.DB, tenant, now)).head.version;
   return { tenant, bump, version };
 }

@@ -19,7 +19,15 @@ describe("session ids", () => {
   });
 
   it("refuses anything else", () => {
-    for (const bad of ["", "ses_", "ses_ABC", `ses_${"0".repeat(51)}`, `ses_${"0".repeat(53)}`, `SES_${"0".repeat(52)}`, `ses_${"0".repeat(51)}!`]) {
+    for (const bad of [
+      "",
+      "ses_",
+      "ses_ABC",
+      `ses_${"0".repeat(51)}`,
+      `ses_${"0".repeat(53)}`,
+      `SES_${"0".repeat(52)}`,
+      `ses_${"0".repeat(51)}!`,
+    ]) {
       expect(isSessionId(bad), bad).toBe(false);
     }
   });

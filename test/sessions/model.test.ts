@@ -1,13 +1,32 @@
 import { describe, expect, it } from "vitest";
 import { SessionView } from "../../src/schemas/session";
-import { end, isIdleExpired, messageActor, newSession, summarize, toHistoryItem, toView, touch } from "../../src/sessions/model";
+import {
+  end,
+  isIdleExpired,
+  messageActor,
+  newSession,
+  summarize,
+  toHistoryItem,
+  touch,
+  toView,
+} from "../../src/sessions/model";
 
 const t0 = Date.UTC(2026, 2, 1, 12);
-const session = newSession({ id: "ses_a", tenant: "alpha", agent: "support", metadata: { channel: "web" }, ttl_s: 60 }, t0);
+const session = newSession(
+  { id: "ses_a", tenant: "alpha", agent: "support", metadata: { channel: "web" }, ttl_s: 60 },
+  t0,
+);
 
 describe("session model", () => {
   it("starts with the agent alone on the stack and expires ttl after creation", () => {
-    expect(session).toMatchObject({ status: "active", current_agent: "support", handoff_stack: ["support"], state: {}, expires_at: t0 + 60_000, ended_at: null });
+    expect(session).toMatchObject({
+      status: "active",
+      current_agent: "support",
+      handoff_stack: ["support"],
+      state: {},
+      expires_at: t0 + 60_000,
+      ended_at: null,
+    });
   });
 
   it("pushes the expiry on every touch", () => {
@@ -25,7 +44,11 @@ describe("session model", () => {
   it("renders a view the API schema accepts", () => {
     const view = toView(session, 2, { support: "busy" });
     expect(SessionView.parse(view)).toEqual(view);
-    expect(view).toMatchObject({ status: "active", history_length: 2, expires_at: new Date(t0 + 60_000).toISOString() });
+    expect(view).toMatchObject({
+      status: "active",
+      history_length: 2,
+      expires_at: new Date(t0 + 60_000).toISOString(),
+    });
     expect(toView(end(session, "expired", t0), 0, {}).status).toBe("expired");
   });
 
@@ -37,9 +60,13 @@ describe("session model", () => {
       content: "hi",
       created_at: new Date(t0).toISOString(),
     });
-    expect(toHistoryItem({ role: "assistant", agent: "billing", content: "x" }, "support", "m2", t0).agent).toBe("billing");
+    expect(toHistoryItem({ role: "assistant", agent: "billing", content: "x" }, "support", "m2", t0).agent).toBe(
+      "billing",
+    );
     expect(toHistoryItem({ role: "user", content: "q" }, "support", "m3", t0)).not.toHaveProperty("agent");
-    expect(toHistoryItem({ role: "tool", content: "{}", type: "tool_output", tool_name: "lookup" }, "support", "m4", t0)).toMatchObject({
+    expect(
+      toHistoryItem({ role: "tool", content: "{}", type: "tool_output", tool_name: "lookup" }, "support", "m4", t0),
+    ).toMatchObject({
       role: "tool",
       type: "tool_output",
       tool_name: "lookup",
@@ -48,7 +75,10 @@ describe("session model", () => {
 
   it("attributes an agent's message to the agent and a user's to the caller", () => {
     const caller = { actor: "api", actor_type: "user" as const };
-    expect(messageActor(toHistoryItem({ role: "agent", content: "a" }, "support", "m", t0), caller)).toEqual({ actor: "support", actor_type: "agent" });
+    expect(messageActor(toHistoryItem({ role: "agent", content: "a" }, "support", "m", t0), caller)).toEqual({
+      actor: "support",
+      actor_type: "agent",
+    });
     expect(messageActor(toHistoryItem({ role: "user", content: "u" }, "support", "m", t0), caller)).toEqual(caller);
   });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  type ConditionErrorDetails,
   checkCondition,
   compileCondition,
   compileConditionCached,
@@ -8,7 +9,6 @@ import {
   MAX_CONDITION_DEPTH,
   MAX_CONDITION_LENGTH,
   readPath,
-  type ConditionErrorDetails,
 } from "../../src/triggers/condition";
 
 const STATE = {
@@ -207,7 +207,9 @@ describe("condition errors", () => {
   it(`limits nesting to ${MAX_CONDITION_DEPTH} levels`, () => {
     const nested = (n: number) => `${"(".repeat(n)}a${")".repeat(n)}`;
     expect(compileCondition(nested(MAX_CONDITION_DEPTH)).ok).toBe(true);
-    expect(compileError(nested(MAX_CONDITION_DEPTH + 1)).expected).toBe(`at most ${MAX_CONDITION_DEPTH} levels of nesting`);
+    expect(compileError(nested(MAX_CONDITION_DEPTH + 1)).expected).toBe(
+      `at most ${MAX_CONDITION_DEPTH} levels of nesting`,
+    );
     expect(compileCondition(`${"not ".repeat(MAX_CONDITION_DEPTH)}a`).ok).toBe(true);
     expect(compileCondition(`${"! ".repeat(MAX_CONDITION_DEPTH + 1)}a`).ok).toBe(false);
   });

@@ -4,14 +4,19 @@ import { firedTrigger, nextTimeoutMs } from "../../src/triggers/fire";
 
 /** Each trigger type firing and not firing, pure (design §5). */
 
-const agents = (...inputs: AgentDefinitionInput[]) => new Map(inputs.map((i) => AgentDefinition.parse(i)).map((a) => [a.name, a] as const));
+const agents = (...inputs: AgentDefinitionInput[]) =>
+  new Map(inputs.map((i) => AgentDefinition.parse(i)).map((a) => [a.name, a] as const));
 
 const directory = agents(
   {
     name: "desk",
     capabilities: [{ name: "billing", proficiency: 0.5 }],
     handoffs: [
-      { to: "boss", when: "conditional", trigger: { type: "condition", expression: "refund > 500 and not vip_handled" } },
+      {
+        to: "boss",
+        when: "conditional",
+        trigger: { type: "condition", expression: "refund > 500 and not vip_handled" },
+      },
       { to: "ops", when: "auto", trigger: { type: "event", event: "outage", expression: "event.severity >= 3" } },
       { to: "night", when: "auto", trigger: { type: "timeout", timeout_s: 60 } },
       { to: "fallback", when: "auto", trigger: { type: "error", error_types: ["MODEL_TIMEOUT", "MODEL_ERROR"] } },
@@ -27,13 +32,20 @@ const directory = agents(
   { name: "night" },
   { name: "fallback" },
   { name: "legal", capabilities: [{ name: "contracts", proficiency: 0.9 }] },
-  { name: "tech", capabilities: [{ name: "debugging", proficiency: 0.8 }, { name: "contracts", proficiency: 0.3 }] },
+  {
+    name: "tech",
+    capabilities: [
+      { name: "debugging", proficiency: 0.8 },
+      { name: "contracts", proficiency: 0.3 },
+    ],
+  },
   { name: "manager" },
   { name: "off", enabled: false },
   { name: "plain" },
 );
 const desk = directory.get("desk")!;
-const at = (point: Parameters<typeof firedTrigger>[0], state: Record<string, unknown> = {}) => firedTrigger(point, { agent: desk, directory, state })?.target ?? null;
+const at = (point: Parameters<typeof firedTrigger>[0], state: Record<string, unknown> = {}) =>
+  firedTrigger(point, { agent: desk, directory, state })?.target ?? null;
 
 describe("handoff triggers", () => {
   it("condition: fires when the expression holds on the state, not otherwise", () => {
@@ -59,8 +71,14 @@ describe("handoff triggers", () => {
   it("error: fires for the listed error types; '*' for any", () => {
     expect(at({ type: "error", code: "MODEL_TIMEOUT" })).toBe("fallback");
     expect(at({ type: "error", code: "WEBHOOK_ERROR" })).toBeNull();
-    const any = agents({ name: "a", handoffs: [{ to: "b", when: "auto", trigger: { type: "error", error_types: ["*"] } }] }, { name: "b" });
-    expect(firedTrigger({ type: "error", code: "WEBHOOK_ERROR" }, { agent: any.get("a")!, directory: any, state: {} })?.target).toBe("b");
+    const any = agents(
+      { name: "a", handoffs: [{ to: "b", when: "auto", trigger: { type: "error", error_types: ["*"] } }] },
+      { name: "b" },
+    );
+    expect(
+      firedTrigger({ type: "error", code: "WEBHOOK_ERROR" }, { agent: any.get("a")!, directory: any, state: {} })
+        ?.target,
+    ).toBe("b");
   });
 
   it("capability: when the agent lacks what the task needs, the best match among the triggered targets", () => {
@@ -81,12 +99,22 @@ describe("handoff triggers", () => {
   });
 
   it("the reason names the trigger and why it fired", () => {
-    expect(firedTrigger({ type: "condition" }, { agent: desk, directory, state: { refund: 900 } })!.reason).toBe("trigger (condition): refund > 500 and not vip_handled");
+    expect(firedTrigger({ type: "condition" }, { agent: desk, directory, state: { refund: 900 } })!.reason).toBe(
+      "trigger (condition): refund > 500 and not vip_handled",
+    );
   });
 
   it("registration rules: a trigger needs its field, and a manual entry cannot have one", () => {
-    expect(AgentDefinition.safeParse({ name: "x", handoffs: [{ to: "y", when: "auto", trigger: { type: "timeout" } }] }).success).toBe(false);
-    expect(AgentDefinition.safeParse({ name: "x", handoffs: [{ to: "y", trigger: { type: "explicit" } }] }).success).toBe(false);
-    expect(AgentDefinition.safeParse({ name: "x", handoffs: [{ to: "y", when: "auto", trigger: { type: "explicit" } }] }).success).toBe(true);
+    expect(
+      AgentDefinition.safeParse({ name: "x", handoffs: [{ to: "y", when: "auto", trigger: { type: "timeout" } }] })
+        .success,
+    ).toBe(false);
+    expect(
+      AgentDefinition.safeParse({ name: "x", handoffs: [{ to: "y", trigger: { type: "explicit" } }] }).success,
+    ).toBe(false);
+    expect(
+      AgentDefinition.safeParse({ name: "x", handoffs: [{ to: "y", when: "auto", trigger: { type: "explicit" } }] })
+        .success,
+    ).toBe(true);
   });
 });

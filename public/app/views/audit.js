@@ -13,7 +13,12 @@ export async function render(view, _params, app) {
 
   const summary = (details) => {
     const d = details ?? {};
-    const parts = [d.source && d.target !== undefined ? `${d.source} → ${d.target ?? "(back)"}` : null, d.to ? `to ${d.to}` : null, d.reason ?? d.transition_reason ?? null, d.error_code ?? null];
+    const parts = [
+      d.source && d.target !== undefined ? `${d.source} → ${d.target ?? "(back)"}` : null,
+      d.to ? `to ${d.to}` : null,
+      d.reason ?? d.transition_reason ?? null,
+      d.error_code ?? null,
+    ];
     return parts.filter(Boolean).join(" · ") || JSON.stringify(d).slice(0, 120);
   };
   const row = (r) =>
@@ -30,11 +35,20 @@ export async function render(view, _params, app) {
 
   const load = async (append) => {
     try {
-      const filters = { session_id: session.value.trim(), agent: agent.value.trim(), action: action.value.trim(), since: since.value ? new Date(since.value).toISOString() : "" };
-      const page = await api("GET", `/v1/audit${query({ ...filters, limit: 100, cursor: append ? cursor : undefined })}`);
+      const filters = {
+        session_id: session.value.trim(),
+        agent: agent.value.trim(),
+        action: action.value.trim(),
+        since: since.value ? new Date(since.value).toISOString() : "",
+      };
+      const page = await api(
+        "GET",
+        `/v1/audit${query({ ...filters, limit: 100, cursor: append ? cursor : undefined })}`,
+      );
       if (!append) body.replaceChildren();
       body.append(...page.items.map(row));
-      if (!append && page.items.length === 0) body.append(h("tr", {}, h("td", { colspan: 6, class: "muted" }, "No records match.")));
+      if (!append && page.items.length === 0)
+        body.append(h("tr", {}, h("td", { colspan: 6, class: "muted" }, "No records match.")));
       cursor = page.next_cursor;
       more.hidden = !cursor;
     } catch (e) {

@@ -43,7 +43,13 @@ function timeline(entries) {
       h(
         "li",
         { "data-testid": "handoff-entry", class: `hop ${e.status}` },
-        h("div", { class: "hop-agents" }, h("strong", {}, e.source), h("span", { class: "arrow", "aria-label": "handed to" }, " → "), h("strong", {}, e.target ?? "(back)")),
+        h(
+          "div",
+          { class: "hop-agents" },
+          h("strong", {}, e.source),
+          h("span", { class: "arrow", "aria-label": "handed to" }, " → "),
+          h("strong", {}, e.target ?? "(back)"),
+        ),
         h("div", { class: "hop-why" }, e.reason || "no reason given"),
         h(
           "div",
@@ -64,9 +70,19 @@ function conversation(items) {
     "ol",
     { class: "messages" },
     items.map((m) => {
-      const who = m.role === "user" ? "user" : m.agent ?? m.role;
+      const who = m.role === "user" ? "user" : (m.agent ?? m.role);
       const text = m.type === "tool_call" ? `calls ${(m.tool_calls ?? []).map((c) => c.name).join(", ")}` : m.content;
-      return h("li", { class: `msg ${m.role} ${m.type ?? "message"}` }, h("div", { class: "who" }, who, m.type && m.type !== "message" ? h("span", { class: "muted" }, ` · ${m.type}`) : null), h("div", { class: "text" }, text));
+      return h(
+        "li",
+        { class: `msg ${m.role} ${m.type ?? "message"}` },
+        h(
+          "div",
+          { class: "who" },
+          who,
+          m.type && m.type !== "message" ? h("span", { class: "muted" }, ` · ${m.type}`) : null,
+        ),
+        h("div", { class: "text" }, text),
+      );
     }),
   );
 }
@@ -92,13 +108,24 @@ export async function render(view, params, app) {
         h(
           "dl",
           { class: "facts" },
-          h("dt", {}, "Current agent"), h("dd", { "data-testid": "current-agent" }, session.current_agent ?? "—"),
-          h("dt", {}, "Status"), h("dd", {}, session.status),
-          h("dt", {}, "Handoff stack"), h("dd", {}, session.handoff_stack.join(" › ") || "—"),
-          h("dt", {}, "Messages"), h("dd", {}, session.history_length),
-          h("dt", {}, "In flight"), h("dd", {}, session.in_flight_handoff ? `${session.in_flight_handoff.id} (${session.in_flight_handoff.status})` : "—"),
-          h("dt", {}, "Expires"), h("dd", {}, when(session.expires_at)),
-          h("dt", {}, "Live"), h("dd", {}, live),
+          h("dt", {}, "Current agent"),
+          h("dd", { "data-testid": "current-agent" }, session.current_agent ?? "—"),
+          h("dt", {}, "Status"),
+          h("dd", {}, session.status),
+          h("dt", {}, "Handoff stack"),
+          h("dd", {}, session.handoff_stack.join(" › ") || "—"),
+          h("dt", {}, "Messages"),
+          h("dd", {}, session.history_length),
+          h("dt", {}, "In flight"),
+          h(
+            "dd",
+            {},
+            session.in_flight_handoff ? `${session.in_flight_handoff.id} (${session.in_flight_handoff.status})` : "—",
+          ),
+          h("dt", {}, "Expires"),
+          h("dd", {}, when(session.expires_at)),
+          h("dt", {}, "Live"),
+          h("dd", {}, live),
         ),
       );
       talk.replaceChildren(h("h2", {}, "Conversation"), conversation(messages.items));
@@ -124,10 +151,15 @@ export async function render(view, params, app) {
         if (!content) return;
         runStatus.textContent = "Running…";
         try {
-          const answer = await api("POST", `/v1/sessions/${encodeURIComponent(id)}/messages`, { role: "user", content });
+          const answer = await api("POST", `/v1/sessions/${encodeURIComponent(id)}/messages`, {
+            role: "user",
+            content,
+          });
           input.value = "";
           const run = answer.run;
-          runStatus.textContent = run ? `Run ${run.status}${run.output_agent ? ` by ${run.output_agent}` : ""}${run.error ? `: ${run.error.code}` : ""}` : "Stored.";
+          runStatus.textContent = run
+            ? `Run ${run.status}${run.output_agent ? ` by ${run.output_agent}` : ""}${run.error ? `: ${run.error.code}` : ""}`
+            : "Stored.";
           soon();
         } catch (e) {
           runStatus.textContent = "";
@@ -140,7 +172,11 @@ export async function render(view, params, app) {
     runStatus,
   );
 
-  view.replaceChildren(h("p", {}, h("a", { href: "#/sessions" }, "← Sessions")), header, h("div", { class: "split" }, h("div", {}, talk, form), chain));
+  view.replaceChildren(
+    h("p", {}, h("a", { href: "#/sessions" }, "← Sessions")),
+    header,
+    h("div", { class: "split" }, h("div", {}, talk, form), chain),
+  );
   await refresh();
   const stop = subscribe(id, soon, (state) => (live.textContent = state));
   return () => {

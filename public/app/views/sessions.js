@@ -3,7 +3,11 @@ import { field, h, shortId, table, when } from "../h.js";
 
 /** The tenant's sessions, newest first, from the sessions index. */
 export async function render(view, _params, app) {
-  const status = h("select", { name: "status" }, ["active", "expired", "deleted", ""].map((s) => h("option", { value: s }, s || "all")));
+  const status = h(
+    "select",
+    { name: "status" },
+    ["active", "expired", "deleted", ""].map((s) => h("option", { value: s }, s || "all")),
+  );
   const body = h("tbody");
   const more = h("button", { type: "button", class: "quiet", hidden: true }, "Load more");
   let cursor = null;
@@ -23,10 +27,16 @@ export async function render(view, _params, app) {
 
   const load = async (append) => {
     try {
-      const page = await api("GET", `/v1/sessions${query({ status: status.value, limit: 50, cursor: append ? cursor : undefined })}`);
+      const page = await api(
+        "GET",
+        `/v1/sessions${query({ status: status.value, limit: 50, cursor: append ? cursor : undefined })}`,
+      );
       if (!append) body.replaceChildren();
       body.append(...page.items.map(row));
-      if (!append && page.items.length === 0) body.append(h("tr", {}, h("td", { colspan: 7, class: "muted" }, "No sessions yet. Start one from the playground.")));
+      if (!append && page.items.length === 0)
+        body.append(
+          h("tr", {}, h("td", { colspan: 7, class: "muted" }, "No sessions yet. Start one from the playground.")),
+        );
       cursor = page.next_cursor;
       more.hidden = !cursor;
     } catch (e) {
@@ -40,7 +50,17 @@ export async function render(view, _params, app) {
   const list = table("sessions-table", headings, []);
   list.querySelector("tbody").replaceWith(body);
   view.replaceChildren(
-    h("div", { class: "head" }, h("h1", {}, "Sessions"), h("div", { class: "tools" }, field("Status", status), h("button", { type: "button", class: "quiet", onclick: () => load(false) }, "Refresh"))),
+    h(
+      "div",
+      { class: "head" },
+      h("h1", {}, "Sessions"),
+      h(
+        "div",
+        { class: "tools" },
+        field("Status", status),
+        h("button", { type: "button", class: "quiet", onclick: () => load(false) }, "Refresh"),
+      ),
+    ),
     h("p", { class: "muted" }, "From the sessions index: a session shows a moment after it changes."),
     list,
     more,

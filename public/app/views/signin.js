@@ -3,7 +3,13 @@ import { field, h } from "../h.js";
 
 /** Sign in: the key is tried against the API before it is kept. */
 export function render(view, _params, app) {
-  const input = h("input", { type: "password", name: "key", required: true, autocomplete: "off", "data-testid": "api-key" });
+  const input = h("input", {
+    type: "password",
+    name: "key",
+    required: true,
+    autocomplete: "off",
+    "data-testid": "api-key",
+  });
   const error = h("p", { class: "error", role: "alert" });
   const form = h(
     "form",

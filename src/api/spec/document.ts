@@ -3,7 +3,15 @@ import { AuditRecord } from "../../audit/record";
 import { ERROR_STATUS, type ErrorCode } from "../../errors/codes";
 import { AgentDefinition, StoredAgent } from "../../schemas/agent";
 import { ErrorResponse } from "../../schemas/api";
-import { BlockingStatus, CapabilityMatch, CollabMessage, CollabMessageInput, Collaboration, Fanout, FanoutStart } from "../../schemas/collaboration";
+import {
+  BlockingStatus,
+  CapabilityMatch,
+  CollabMessage,
+  CollabMessageInput,
+  Collaboration,
+  Fanout,
+  FanoutStart,
+} from "../../schemas/collaboration";
 import { EventSubscription } from "../../schemas/events";
 import { Handoff, HandoffIndexRow, HandoffRequest, HistoryItem } from "../../schemas/handoff";
 import { InboxIndexRow, InboxItem, InboxResolve } from "../../schemas/inbox";
@@ -11,7 +19,7 @@ import { RouteDecision, RoutingConfig } from "../../schemas/routing";
 import { Run, TraceEvent } from "../../schemas/run";
 import { SessionCreate, SessionIndexRow, SessionMessage, SessionView } from "../../schemas/session";
 import { StoredTool, ToolDefinition } from "../../schemas/tool";
-import { errorsOf, OPERATIONS, TAGS, type Operation } from "./operations";
+import { errorsOf, OPERATIONS, type Operation, TAGS } from "./operations";
 
 /**
  * The OpenAPI 3.1 document, built from the operation table with zod's own JSON Schema
@@ -25,12 +33,36 @@ type JsonSchema = Record<string, unknown>;
 
 const NAMED: Record<Io, Record<string, z.ZodType>> = {
   output: {
-    Agent: StoredAgent, Tool: StoredTool, Session: SessionView, SessionListItem: SessionIndexRow, HistoryItem, Run, TraceEvent,
-    Handoff, HandoffListItem: HandoffIndexRow, InboxItem, InboxListItem: InboxIndexRow, Collaboration, CollabMessage, Fanout,
-    CapabilityMatch, RouteDecision, RoutingConfig, AuditRecord, BlockingStatus, EventSubscription,
+    Agent: StoredAgent,
+    Tool: StoredTool,
+    Session: SessionView,
+    SessionListItem: SessionIndexRow,
+    HistoryItem,
+    Run,
+    TraceEvent,
+    Handoff,
+    HandoffListItem: HandoffIndexRow,
+    InboxItem,
+    InboxListItem: InboxIndexRow,
+    Collaboration,
+    CollabMessage,
+    Fanout,
+    CapabilityMatch,
+    RouteDecision,
+    RoutingConfig,
+    AuditRecord,
+    BlockingStatus,
+    EventSubscription,
   },
   input: {
-    AgentDefinition, ToolDefinition, SessionCreate, SessionMessage, HandoffRequest, InboxResolve, CollabMessageInput, FanoutStart,
+    AgentDefinition,
+    ToolDefinition,
+    SessionCreate,
+    SessionMessage,
+    HandoffRequest,
+    InboxResolve,
+    CollabMessageInput,
+    FanoutStart,
   },
 };
 
@@ -54,7 +86,8 @@ class SchemaWriter {
       unrepresentable: "any",
     }) as JsonSchema;
     const { $schema: _, $defs, ...rest } = json;
-    for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>)) this.components[id] = relink(def);
+    for (const [id, def] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>))
+      this.components[id] = relink(def);
     return relink(rest);
   }
 }
@@ -67,14 +100,26 @@ function relink(schema: JsonSchema): JsonSchema {
 function parameters(operation: Operation, writer: SchemaWriter): JsonSchema[] {
   const out: JsonSchema[] = [];
   for (const [name, schema] of Object.entries(operation.params ?? {})) {
-    out.push({ name, in: "path", required: true, ...(schema.description ? { description: schema.description } : {}), schema: writer.write(schema, "input") });
+    out.push({
+      name,
+      in: "path",
+      required: true,
+      ...(schema.description ? { description: schema.description } : {}),
+      schema: writer.write(schema, "input"),
+    });
   }
   for (const [name, schema] of Object.entries(operation.query?.shape ?? {})) {
     const required = !(schema as z.ZodType).safeParse(undefined).success;
     out.push({ name, in: "query", required, schema: writer.write(schema as z.ZodType, "input") });
   }
   for (const [name, header] of Object.entries(operation.headers ?? {})) {
-    out.push({ name, in: "header", required: header.required ?? false, description: header.description, schema: writer.write(header.schema, "input") });
+    out.push({
+      name,
+      in: "header",
+      required: header.required ?? false,
+      description: header.description,
+      schema: writer.write(header.schema, "input"),
+    });
   }
   return out;
 }
@@ -82,7 +127,8 @@ function parameters(operation: Operation, writer: SchemaWriter): JsonSchema[] {
 /** Error answers grouped by status, each listing exactly the codes the route may answer with. */
 function errorAnswers(operation: Operation, writer: SchemaWriter): Record<string, JsonSchema> {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of errorsOf(operation)) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
+  for (const code of errorsOf(operation))
+    byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
   const out: Record<string, JsonSchema> = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     out[String(status)] = {
@@ -108,7 +154,16 @@ function operationObject(operation: Operation, writer: SchemaWriter): JsonSchema
           required: true,
           content: {
             "application/json": { schema: writer.write(operation.body, "input") },
-            ...(operation.bodyMedia ? { [operation.bodyMedia]: { schema: { type: "string", description: "The same definition as YAML front matter; the body is the instructions." } } } : {}),
+            ...(operation.bodyMedia
+              ? {
+                  [operation.bodyMedia]: {
+                    schema: {
+                      type: "string",
+                      description: "The same definition as YAML front matter; the body is the instructions.",
+                    },
+                  },
+                }
+              : {}),
           },
         },
       }
@@ -135,20 +190,28 @@ export function operationId({ method, path }: Pick<Operation, "method" | "path">
 export function buildOpenApiDocument(): JsonSchema {
   const writer = new SchemaWriter();
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const operation of OPERATIONS) (paths[operation.path] ??= {})[operation.method] = operationObject(operation, writer);
+  for (const operation of OPERATIONS)
+    (paths[operation.path] ??= {})[operation.method] = operationObject(operation, writer);
   return {
     openapi: "3.1.0",
     info: {
       title: "Relay",
       version: "0.1.0",
       summary: "An edge control plane for agent handoffs.",
-      description: "Routes requests to agents, runs their turns, moves sessions between them with their context, and audits every decision. Every `/v1` call needs `Authorization: Bearer <key>`; each key names its tenant.",
+      description:
+        "Routes requests to agents, runs their turns, moves sessions between them with their context, and audits every decision. Every `/v1` call needs `Authorization: Bearer <key>`; each key names its tenant.",
     },
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     security: [{ bearer: [] }],
     paths,
     components: {
-      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key; it names the tenant everything is scoped to." } },
+      securitySchemes: {
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          description: "An API key; it names the tenant everything is scoped to.",
+        },
+      },
       schemas: Object.fromEntries(Object.entries(writer.components).sort(([a], [b]) => a.localeCompare(b))),
     },
   };

@@ -82,4 +82,3 @@ export function explainDecision(
     matched_patterns: best.match?.matched_patterns ?? [],
   };
 }
-

@@ -13,8 +13,8 @@
  */
 import { extractFeatures, surfaceForms } from "./features";
 import { IntTable } from "./int-table";
+import { type SoftmaxModel, type SoftmaxOptions, trainSoftmax } from "./softmax";
 import { isFunctionTerm } from "./stop-words";
-import { trainSoftmax, type SoftmaxModel, type SoftmaxOptions } from "./softmax";
 
 /** The examples of one agent, in registry order. */
 export interface AgentExamples {
@@ -81,7 +81,10 @@ export interface LexicalClassifier {
 const COMMON_TERM_SHARE = 1 / 16;
 
 /** Compiles examples into a classifier. Agents without examples get no probability mass. */
-export function compileClassifier(sets: readonly AgentExamples[], options: Partial<SoftmaxOptions> = {}): LexicalClassifier {
+export function compileClassifier(
+  sets: readonly AgentExamples[],
+  options: Partial<SoftmaxOptions> = {},
+): LexicalClassifier {
   const vocab = new Map<string, number>();
   const gramVocab = new IntTable(4096);
   const df: number[] = [];
@@ -318,7 +321,14 @@ export function compileClassifier(sets: readonly AgentExamples[], options: Parti
   bytes += gramVocab.byteLength;
   for (const t of texts) bytes += 2 * t.length + 16;
   bytes += model.memoryBytes + idf.byteLength + offset.byteLength + postDoc.byteLength + postW.byteLength;
-  bytes += exampleAgent.byteLength + acc.byteLength + stamp.byteLength + touched.byteLength + informative.byteLength + agentStart.byteLength + 8 * df.length;
+  bytes +=
+    exampleAgent.byteLength +
+    acc.byteLength +
+    stamp.byteLength +
+    touched.byteLength +
+    informative.byteLength +
+    agentStart.byteLength +
+    8 * df.length;
 
   return {
     agents: sets.map((s) => s.agent),

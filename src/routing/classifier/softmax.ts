@@ -192,7 +192,8 @@ export function trainSoftmax(set: TrainingSet, options: Partial<SoftmaxOptions> 
     },
     weight(f, k) {
       if (start === null) return w[f * a + k] as number;
-      for (let p = start[f] as number; p < (start[f + 1] as number); p++) if ((agent as Uint16Array)[p] === k) return w[p] as number;
+      for (let p = start[f] as number; p < (start[f + 1] as number); p++)
+        if ((agent as Uint16Array)[p] === k) return w[p] as number;
       return 0;
     },
     memoryBytes: w.byteLength + (start?.byteLength ?? 0) + (agent?.byteLength ?? 0),

@@ -4,10 +4,16 @@
  * the model or its provider can fail comes back as an outcome value for the fallback.
  */
 import { z } from "zod";
-import { raceAbort } from "../../providers/failures";
-import { isProviderError, type ChatProvider, type ChatRequest, type ChatResponse, type ProviderErrorKind } from "../../providers/types";
-import { buildRouterPrompt, buildTransferTools, type RoutableAgent } from "./transfer-tools";
 import { deadline } from "../../lib/deadline";
+import { raceAbort } from "../../providers/failures";
+import {
+  type ChatProvider,
+  type ChatRequest,
+  type ChatResponse,
+  isProviderError,
+  type ProviderErrorKind,
+} from "../../providers/types";
+import { buildRouterPrompt, buildTransferTools, type RoutableAgent } from "./transfer-tools";
 
 export interface LlmRouteOptions {
   model: string;
@@ -107,7 +113,12 @@ export async function routeWithLlm(
   const call = response.tool_calls[0];
   if (!call) {
     const said = response.content ? `: "${clip(response.content)}"` : "";
-    return { ok: false, reason: "no_tool_call", message: `the model answered without a tool call${said}`, duration_ms: elapsed() };
+    return {
+      ok: false,
+      reason: "no_tool_call",
+      message: `the model answered without a tool call${said}`,
+      duration_ms: elapsed(),
+    };
   }
   const json = parseJson(call.arguments);
   const tool_call: LlmToolCall = { name: call.name, arguments: json.ok ? json.value : call.arguments };
@@ -125,7 +136,13 @@ export async function routeWithLlm(
     };
   }
   if (!json.ok) {
-    return { ok: false, reason: "malformed_arguments", message: "the tool call's arguments are not valid JSON", tool_call, duration_ms: elapsed() };
+    return {
+      ok: false,
+      reason: "malformed_arguments",
+      message: "the tool call's arguments are not valid JSON",
+      tool_call,
+      duration_ms: elapsed(),
+    };
   }
   const args = TransferArguments.safeParse(json.value);
   if (!args.success) {

@@ -66,14 +66,19 @@ export function buildTransferTools(agents: readonly RoutableAgent[]): TransferTo
  * title, description (shortened) and a few keywords. Pass the `TransferTools` already built
  * for the same agents to reuse their names.
  */
-export function buildRouterPrompt(agents: readonly RoutableAgent[], transfer = buildTransferTools(agents)): ChatMessage {
+export function buildRouterPrompt(
+  agents: readonly RoutableAgent[],
+  transfer = buildTransferTools(agents),
+): ChatMessage {
   const lines = agents
     .filter((agent) => agent.enabled)
     .map((agent) => {
       const tool = transfer.toolByAgent.get(agent.name) ?? agent.name;
       const description = oneLine(agent.description);
       const short =
-        description.length > PROMPT_DESCRIPTION_CHARS ? `${description.slice(0, PROMPT_DESCRIPTION_CHARS - 1)}…` : description;
+        description.length > PROMPT_DESCRIPTION_CHARS
+          ? `${description.slice(0, PROMPT_DESCRIPTION_CHARS - 1)}…`
+          : description;
       const keywords = agent.triggers.keywords.slice(0, PROMPT_KEYWORDS).map(oneLine);
       let line = `- ${agent.name} (${oneLine(titleOf(agent))}), tool ${tool}`;
       if (short) line += `: ${short}`;

@@ -106,7 +106,9 @@ function buildTrie(entries: readonly string[], classOf: Uint16Array, classCount:
   let tail = 1;
   for (let head = 0; head < tail; head++) {
     const old = order[head]!;
-    const kids = Array.from(children.subarray(firstChild[old]!, firstChild[old + 1]!)).sort((x, y) => classIn[x]! - classIn[y]!);
+    const kids = Array.from(children.subarray(firstChild[old]!, firstChild[old + 1]!)).sort(
+      (x, y) => classIn[x]! - classIn[y]!,
+    );
     for (const kid of kids) order[tail++] = kid;
   }
   const childStart = new Int32Array(stateCount + 1);
@@ -133,7 +135,11 @@ function buildTrie(entries: readonly string[], classOf: Uint16Array, classCount:
 /** Builds the automaton for distinct, non-empty entries (already normalised by the caller). */
 export function buildAutomaton(entries: readonly string[], denseCellLimit = DENSE_CELL_LIMIT): Automaton {
   const { classOf, classCount } = buildClassMap(entries);
-  const { stateCount, childStart, childClass, childTarget, stateEntry, entryLength } = buildTrie(entries, classOf, classCount);
+  const { stateCount, childStart, childClass, childTarget, stateEntry, entryLength } = buildTrie(
+    entries,
+    classOf,
+    classCount,
+  );
   const partial = { childStart, childClass, childTarget };
   const fail = new Int32Array(stateCount);
   const dictLink = new Int32Array(stateCount).fill(-1);
@@ -165,10 +171,22 @@ export function buildAutomaton(entries: readonly string[], denseCellLimit = DENS
   for (let state = 0; state < denseStates; state++) {
     const row = state * classCount;
     if (state !== 0) dense.copyWithin(row, fail[state]! * classCount, fail[state]! * classCount + classCount);
-    for (let c = childStart[state]!; c < childStart[state + 1]!; c++) dense[row + childClass[c]!] = code(childTarget[c]!);
+    for (let c = childStart[state]!; c < childStart[state + 1]!; c++)
+      dense[row + childClass[c]!] = code(childTarget[c]!);
   }
 
-  const arrays = [classOf, dense, fail, childStart, childClass, childTarget, stateEntry, dictLink, outFirst, entryLength];
+  const arrays = [
+    classOf,
+    dense,
+    fail,
+    childStart,
+    childClass,
+    childTarget,
+    stateEntry,
+    dictLink,
+    outFirst,
+    entryLength,
+  ];
   const memoryBytes = arrays.reduce((sum, a) => sum + a.byteLength, 0);
   return {
     classOf,
@@ -214,7 +232,8 @@ export function deepNext(a: Automaton, code: number, cls: number): number {
   while (state >= a.denseStates) {
     const child = childOf(a, state, cls);
     if (child >= 0) {
-      const base = child < a.denseStates ? child * a.classCount : a.denseStates * a.classCount + (child - a.denseStates);
+      const base =
+        child < a.denseStates ? child * a.classCount : a.denseStates * a.classCount + (child - a.denseStates);
       return a.outFirst[child]! >= 0 ? ~base : base;
     }
     state = a.fail[state]!;

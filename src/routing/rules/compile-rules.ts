@@ -16,9 +16,9 @@ import type { AgentDefinition } from "../../schemas/agent";
 import type { CompiledRules, RuleMatch } from "../types";
 import { buildAutomaton, DENSE_CELL_LIMIT } from "./automaton";
 import { requiredFactors } from "./literal-factors";
-import { AGENT_SPAN, RuleScanner, type RuleTables } from "./rule-scanner";
 import { admitPattern } from "./pattern-safety";
 import { ClassTable, PredicateTable, resumePoint } from "./pattern-verifier";
+import { AGENT_SPAN, RuleScanner, type RuleTables } from "./rule-scanner";
 import { endCodePoints, isSpacedWordChar, normalizeKeyword } from "./text";
 
 /** What was compiled, for `/v1/route/stats` and for the benchmark. */
@@ -241,7 +241,16 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     classes: automaton.classCount,
     denseStates: automaton.denseStates,
     dense: automaton.denseStates === automaton.stateCount,
-    memoryBytes: automaton.memoryBytes + typedBytes + scanner.scratchBytes + stringBytes + 4 * verifierCode.length + 32 * keywordText.length,
+    memoryBytes:
+      automaton.memoryBytes +
+      typedBytes +
+      scanner.scratchBytes +
+      stringBytes +
+      4 * verifierCode.length +
+      32 * keywordText.length,
   };
-  return { stats, match: (input: string, limit = Number.POSITIVE_INFINITY): RuleMatch[] => scanner.match(input, limit) };
+  return {
+    stats,
+    match: (input: string, limit = Number.POSITIVE_INFINITY): RuleMatch[] => scanner.match(input, limit),
+  };
 }

@@ -1,5 +1,5 @@
 /** The compiled rule tier: compile a registry snapshot once, then `match` each input. */
-export { compileRules, type CompiledRuleSet, type CompileOptions, type RuleStats } from "./compile-rules";
+export { type CompiledRuleSet, type CompileOptions, compileRules, type RuleStats } from "./compile-rules";
+export { MIN_FACTOR_LENGTH, requiredFactors } from "./literal-factors";
 export { checkPattern, PATTERN_FLAGS } from "./pattern-safety";
-export { requiredFactors, MIN_FACTOR_LENGTH } from "./literal-factors";
 export { normalizeKeyword } from "./text";

@@ -15,7 +15,7 @@
  * Only printable ASCII other than whitespace counts as literal: under `iu` an ASCII letter also
  * matches `ſ`/`K`, which the automaton folds. Anything the parser does not know gives up.
  */
-import { parseRegex, type ClassSet, type RegexNode } from "./regex-ast";
+import { type ClassSet, parseRegex, type RegexNode } from "./regex-ast";
 
 /** Shorter factors would occur in almost every input: such patterns simply always run. */
 export const MIN_FACTOR_LENGTH = 3;
@@ -41,7 +41,11 @@ export interface PatternFactors {
 }
 
 /** The analysis view of a node: a literal ASCII char (lower case), one unit of a set, a zero-width assertion or a group. */
-type Atom = { t: "char"; c: string } | { t: "set"; first: CharSet } | { t: "assert"; boundary: boolean } | { t: "group"; alts: Node[][] };
+type Atom =
+  | { t: "char"; c: string }
+  | { t: "set"; first: CharSet }
+  | { t: "assert"; boundary: boolean }
+  | { t: "group"; alts: Node[][] };
 type Node = Atom & { min: number; max: number };
 
 function charSet(chars: string, nonAscii = false): CharSet {
@@ -184,14 +188,19 @@ function prefixOf(alts: Node[][]): Prefix | null {
     let run = "";
     for (; k < seq.length && seq[k]!.t === "char" && once(seq[k]!); k++) run += (seq[k] as { c: string }).c;
     const node = seq[k];
-    if (node?.t === "char" && node.min >= 1) return run + node.c === "" ? null : { strings: [run + node.c], after: null, boundary };
+    if (node?.t === "char" && node.min >= 1)
+      return run + node.c === "" ? null : { strings: [run + node.c], after: null, boundary };
     if (node?.t === "group" && node.min >= 1) {
       const inner = prefixOf(node.alts);
       if (inner !== null) {
         const rest = firstOfSequence(seq, k + 1);
         let after = once(node) ? inner.after : null;
         if (after?.nullable) after = mergeAfter([{ set: after.set, nullable: false }, rest]);
-        return { strings: inner.strings.map((s) => run + s), after, boundary: boundary || (run === "" && inner.boundary) };
+        return {
+          strings: inner.strings.map((s) => run + s),
+          after,
+          boundary: boundary || (run === "" && inner.boundary),
+        };
       }
     }
     return run === "" ? null : { strings: [run], after: firstOfSequence(seq, k), boundary };
@@ -216,6 +225,7 @@ export function requiredFactors(source: string): PatternFactors | null {
     return { factors: prefix.strings, anchored: true, next, boundaryBefore: prefix.boundary };
   }
   const factors = factorsOf(alts);
-  if (factors !== null && quality(factors) >= MIN_FACTOR_LENGTH) return { factors, anchored: false, next: null, boundaryBefore: false };
+  if (factors !== null && quality(factors) >= MIN_FACTOR_LENGTH)
+    return { factors, anchored: false, next: null, boundaryBefore: false };
   return null;
 }

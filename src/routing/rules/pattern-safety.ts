@@ -7,7 +7,7 @@
  * lookaround) or inline modifiers, or expand past MAX_INSTRUCTIONS. Checked once, at
  * registration and when a registry compiles, never on the routing path.
  */
-import { MAX_INSTRUCTIONS, compileVerifier } from "./pattern-verifier";
+import { compileVerifier, MAX_INSTRUCTIONS } from "./pattern-verifier";
 import { parseRegex, type RegexAst } from "./regex-ast";
 import { ClassTable, PredicateTable } from "./verifier-classes";
 
@@ -28,7 +28,10 @@ export function checkPattern(source: string): string | null {
 }
 
 /** The admitted pattern's program for the matcher (its classes and predicates put in `tables`), or why it is refused. */
-export function admitPattern(source: string, tables: PatternTables): { ok: true; program: number[] } | { ok: false; reason: string } {
+export function admitPattern(
+  source: string,
+  tables: PatternTables,
+): { ok: true; program: number[] } | { ok: false; reason: string } {
   try {
     new RegExp(source, PATTERN_FLAGS);
   } catch (error) {
@@ -37,10 +40,12 @@ export function admitPattern(source: string, tables: PatternTables): { ok: true;
   const ast = parseRegex(source);
   if (ast === null) return { ok: false, reason: "uses syntax the pattern matcher does not support" };
   const construct = unsupportedConstruct(ast);
-  if (construct === "modifiers") return { ok: false, reason: "uses an inline modifier group ((?i:…)); the flags are always i and u" };
+  if (construct === "modifiers")
+    return { ok: false, reason: "uses an inline modifier group ((?i:…)); the flags are always i and u" };
   if (construct !== null) return { ok: false, reason: `uses ${construct}, which needs backtracking; ${LINEAR}` };
   const program = compileVerifier(source, tables);
-  if (program === null) return { ok: false, reason: `is too large: its repetitions expand past ${MAX_INSTRUCTIONS} instructions` };
+  if (program === null)
+    return { ok: false, reason: `is too large: its repetitions expand past ${MAX_INSTRUCTIONS} instructions` };
   return { ok: true, program };
 }
 

@@ -16,7 +16,7 @@
  * anchored at both ends, tested on one code point (constant time, nothing to backtrack into).
  * `.` excludes line terminators; `^ $` are the input's ends; `\b \B` as `iu` defines them.
  */
-import { parseRegex, type AssertKind, type RegexAst, type RegexNode } from "./regex-ast";
+import { type AssertKind, parseRegex, type RegexAst, type RegexNode } from "./regex-ast";
 import { isRegexWordUnit, WHITESPACE } from "./text";
 import { CLASS_ROW, type ClassTable, type PredicateTable } from "./verifier-classes";
 
@@ -47,7 +47,12 @@ const CLASS_WIDTH = CLASS_ROW;
 
 class Unsupported extends Error {}
 
-const ASSERT_OPS: Record<AssertKind, Op> = { "^": Op.Begin, $: Op.End, "\\b": Op.WordBoundary, "\\B": Op.NotWordBoundary };
+const ASSERT_OPS: Record<AssertKind, Op> = {
+  "^": Op.Begin,
+  $: Op.End,
+  "\\b": Op.WordBoundary,
+  "\\B": Op.NotWordBoundary,
+};
 
 /** The `u`-mode source of one code point, for a predicate. */
 const codePointSource = (code: number): string => `\\u{${code.toString(16)}}`;
@@ -56,12 +61,22 @@ const codePointSource = (code: number): string => `\\u{${code.toString(16)}}`;
  * Interns the tree's classes and predicates in source order, refusing at the first node this
  * engine does not run (lookaround, backreferences, inline modifiers: admission names them).
  */
-function intern(alts: RegexAst, tables: { classes: ClassTable; predicates: PredicateTable }, ids: Map<RegexNode, number>): void {
+function intern(
+  alts: RegexAst,
+  tables: { classes: ClassTable; predicates: PredicateTable },
+  ids: Map<RegexNode, number>,
+): void {
   for (const seq of alts) {
     for (const node of seq) {
-      if (node.type === "char" && node.code >= 0x80) ids.set(node, tables.predicates.intern(codePointSource(node.code)));
+      if (node.type === "char" && node.code >= 0x80)
+        ids.set(node, tables.predicates.intern(codePointSource(node.code)));
       if (node.type === "class") {
-        ids.set(node, node.set === null ? tables.predicates.intern(node.source) : tables.classes.intern(node.set.members, node.set.spaces, node.set.negated));
+        ids.set(
+          node,
+          node.set === null
+            ? tables.predicates.intern(node.source)
+            : tables.classes.intern(node.set.members, node.set.spaces, node.set.negated),
+        );
       }
       if (node.type === "group") {
         if (node.modifiers !== undefined) throw new Unsupported();
@@ -113,7 +128,8 @@ class Emitter {
   private once(node: RegexNode): void {
     if (node.type === "group") this.alternatives(node.alts);
     else if (node.type === "char" && node.code >= 0x80) this.emit(Op.Predicate, this.ids.get(node)!);
-    else if (node.type === "char") this.emit(Op.Char, node.code >= 0x41 && node.code <= 0x5a ? node.code + 32 : node.code);
+    else if (node.type === "char")
+      this.emit(Op.Char, node.code >= 0x41 && node.code <= 0x5a ? node.code + 32 : node.code);
     else if (node.type === "class" && node.set === null) this.emit(Op.Predicate, this.ids.get(node)!);
     else if (node.type === "class") this.emit(Op.Class, this.ids.get(node)!);
     else if (node.type === "any") this.emit(Op.Any);
@@ -147,7 +163,10 @@ class Emitter {
  * null when the pattern uses something this engine does not run or is larger than
  * MAX_INSTRUCTIONS. Classes and predicates go into the registry's shared tables.
  */
-export function compileVerifier(source: string, tables: { classes: ClassTable; predicates: PredicateTable }): number[] | null {
+export function compileVerifier(
+  source: string,
+  tables: { classes: ClassTable; predicates: PredicateTable },
+): number[] | null {
   const ast = parseRegex(source);
   if (ast === null) return null;
   try {
@@ -216,7 +235,9 @@ function addState(t: VerifierTables, base: number, pc: number, text: string, pos
 function assertion(op: Op, text: string, pos: number): boolean {
   if (op === Op.Begin) return pos === 0;
   if (op === Op.End) return pos === text.length;
-  const boundary = isRegexWordUnit(pos > 0 ? text.charCodeAt(pos - 1) : -1) !== isRegexWordUnit(pos < text.length ? text.charCodeAt(pos) : -1);
+  const boundary =
+    isRegexWordUnit(pos > 0 ? text.charCodeAt(pos - 1) : -1) !==
+    isRegexWordUnit(pos < text.length ? text.charCodeAt(pos) : -1);
   return op === Op.WordBoundary ? boundary : !boundary;
 }
 
@@ -232,7 +253,9 @@ function consumes(t: VerifierTables, at: number, cp: number): boolean {
   }
   const row = t.code[at + 1]! * CLASS_WIDTH;
   const folded = cp < 128 ? (cp >= 0x41 && cp <= 0x5a ? cp + 32 : cp) : cp === 0x17f ? 0x73 : cp === 0x212a ? 0x6b : -1;
-  const member = (folded >= 0 && t.classes[row + folded] === 1) || (cp >= 128 && cp <= 0xffff && t.classes[row + 128] === 1 && WHITESPACE[cp] === 1);
+  const member =
+    (folded >= 0 && t.classes[row + folded] === 1) ||
+    (cp >= 128 && cp <= 0xffff && t.classes[row + 128] === 1 && WHITESPACE[cp] === 1);
   return member !== (t.classes[row + 129] === 1);
 }
 

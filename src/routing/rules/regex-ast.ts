@@ -53,7 +53,13 @@ const CLASS_ESCAPES: Record<string, ClassSet> = {
 const SYNTAX = "^$\\.*+?()[]{}|/";
 const CONTROL: Record<string, number> = { n: 10, r: 13, t: 9, v: 11, f: 12 };
 /** Escapes of one unit the tree does not describe, and what must follow the letter. */
-const OPAQUE_ESCAPES: Record<string, RegExp> = { c: /^[a-z]/i, x: /^[0-9a-f]{2}/i, u: /^(?:[0-9a-f]{4}|\{[0-9a-f]+\})/i, p: /^\{[^}]*\}/, P: /^\{[^}]*\}/ };
+const OPAQUE_ESCAPES: Record<string, RegExp> = {
+  c: /^[a-z]/i,
+  x: /^[0-9a-f]{2}/i,
+  u: /^(?:[0-9a-f]{4}|\{[0-9a-f]+\})/i,
+  p: /^\{[^}]*\}/,
+  P: /^\{[^}]*\}/,
+};
 const GROUP_OPEN = /^\?(?::|[=!]|<[=!]|<([^>]*)>|([a-z]*(?:-[a-z]+)?):)/;
 
 class Unsupported extends Error {}

@@ -12,11 +12,11 @@
  * lower-cased form for keywords.
  */
 import type { RuleMatch } from "../types";
-import { deepNext, SPACE_CLASS, stateOfCode } from "./automaton";
 import type { Automaton } from "./automaton";
-import { searchFrom, verifyAt, type VerifierTables } from "./pattern-verifier";
-import { sortRange } from "./typed-sort";
+import { deepNext, SPACE_CLASS, stateOfCode } from "./automaton";
+import { searchFrom, type VerifierTables, verifyAt } from "./pattern-verifier";
 import { boundaryAfter, boundaryBefore, foldText, isRegexWordUnit } from "./text";
+import { sortRange } from "./typed-sort";
 
 /** Everything the scanner reads, built by `compileRules`; agent and pattern ids are indexes. */
 export interface RuleTables {
@@ -112,7 +112,14 @@ export class RuleScanner {
 
   /** Bytes of per-route scratch held by this scanner. */
   get scratchBytes(): number {
-    const arrays: ArrayBufferView[] = [this.keywordStamp, this.factorStamp, this.candidateStamp, this.patternHit, this.agentState, this.tries];
+    const arrays: ArrayBufferView[] = [
+      this.keywordStamp,
+      this.factorStamp,
+      this.candidateStamp,
+      this.patternHit,
+      this.agentState,
+      this.tries,
+    ];
     arrays.push(this.touched, this.sortKeys, this.candidates, this.positions);
     arrays.push(this.occurrenceEntry, this.occurrenceStart, this.matchedSlots, this.matchedPatterns);
     return arrays.reduce((sum, a) => sum + a.byteLength, 0);
@@ -126,7 +133,8 @@ export class RuleScanner {
       if (this.hasFactors) this.scan(input, FACTORS, false);
       this.scan(foldText(input), KEYWORDS, false);
     }
-    for (let k = 0; k < this.occurrenceCount; k++) this.factorHit(this.occurrenceEntry[k]!, input, this.occurrenceStart[k]!);
+    for (let k = 0; k < this.occurrenceCount; k++)
+      this.factorHit(this.occurrenceEntry[k]!, input, this.occurrenceStart[k]!);
     const { alwaysRun } = this.t;
     for (let k = 0; k < alwaysRun.length; k++) this.runPattern(alwaysRun[k]!, input);
     for (let k = 0; k < this.candidateCount; k++) this.runPattern(this.candidates[k]!, input);
@@ -135,7 +143,15 @@ export class RuleScanner {
 
   private startRoute(): void {
     if (this.generation === 0xffffffff) {
-      for (const a of [this.keywordStamp, this.factorStamp, this.candidateStamp, this.patternHit, this.agentState, this.tries]) a.fill(0);
+      for (const a of [
+        this.keywordStamp,
+        this.factorStamp,
+        this.candidateStamp,
+        this.patternHit,
+        this.agentState,
+        this.tries,
+      ])
+        a.fill(0);
       this.generation = 0;
     }
     this.generation++;
@@ -154,7 +170,8 @@ export class RuleScanner {
     const a = this.t.automaton;
     const { dense, classOf } = a;
     const denseEnd = a.denseStates * a.classCount;
-    if (this.positions.length < text.length) this.positions = new Int32Array(Math.max(text.length, 2 * this.positions.length));
+    if (this.positions.length < text.length)
+      this.positions = new Int32Array(Math.max(text.length, 2 * this.positions.length));
     const positions = this.positions;
     let code = 0;
     let v = -1;
@@ -230,7 +247,8 @@ export class RuleScanner {
       const after = start + t.automaton.entryLength[entry]!;
       const nextUnit = after < text.length ? text.charCodeAt(after) : -1;
       const nextIndex = nextUnit < 128 ? nextUnit : 128;
-      const boundary = isRegexWordUnit(start > 0 ? text.charCodeAt(start - 1) : -1) !== isRegexWordUnit(text.charCodeAt(start));
+      const boundary =
+        isRegexWordUnit(start > 0 ? text.charCodeAt(start - 1) : -1) !== isRegexWordUnit(text.charCodeAt(start));
       for (let r = from; r < anchoredEnd; r++) {
         const pattern = t.factorRefPattern[r]!;
         if (!this.worthTrying(pattern, nextIndex, boundary)) continue;
@@ -295,7 +313,11 @@ export class RuleScanner {
   }
 
   private runPattern(pattern: number, input: string): void {
-    if (this.patternHit[pattern] !== this.generation && searchFrom(this.t.verifier, this.t.patternVerifier[pattern]!, input, 0)) this.recordHit(pattern);
+    if (
+      this.patternHit[pattern] !== this.generation &&
+      searchFrom(this.t.verifier, this.t.patternVerifier[pattern]!, input, 0)
+    )
+      this.recordHit(pattern);
   }
 
   private recordHit(pattern: number): void {
@@ -324,13 +346,19 @@ export class RuleScanner {
       const key = keys[count - 1 - k]!;
       const agent = AGENT_SPAN - 1 - (key % AGENT_SPAN);
       this.agentState[4 * agent + 3] = k + 1;
-      out[k] = { agent: t.names[agent]!, score: Math.floor(key / AGENT_SPAN), matched_keywords: [], matched_patterns: [] };
+      out[k] = {
+        agent: t.names[agent]!,
+        score: Math.floor(key / AGENT_SPAN),
+        matched_keywords: [],
+        matched_patterns: [],
+      };
     }
     // Slots and pattern ids are numbered by agent, then definition order: those of returned
     // agents, sorted, fill each one's lists in definition order.
     const slots = this.matchedSlots;
     let kept = 0;
-    for (let k = 0; k < this.slotCount; k++) if (this.agentState[4 * t.keywordAgent[slots[k]!]! + 3]! > 0) slots[kept++] = slots[k]!;
+    for (let k = 0; k < this.slotCount; k++)
+      if (this.agentState[4 * t.keywordAgent[slots[k]!]! + 3]! > 0) slots[kept++] = slots[k]!;
     sortRange(slots, 0, kept);
     for (let k = 0; k < kept; k++) {
       const place = this.agentState[4 * t.keywordAgent[slots[k]!]! + 3]!;
@@ -338,7 +366,8 @@ export class RuleScanner {
     }
     const patterns = this.matchedPatterns;
     kept = 0;
-    for (let k = 0; k < this.matchedPatternCount; k++) if (this.agentState[4 * t.patternAgent[patterns[k]!]! + 3]! > 0) patterns[kept++] = patterns[k]!;
+    for (let k = 0; k < this.matchedPatternCount; k++)
+      if (this.agentState[4 * t.patternAgent[patterns[k]!]! + 3]! > 0) patterns[kept++] = patterns[k]!;
     sortRange(patterns, 0, kept);
     for (let k = 0; k < kept; k++) {
       const place = this.agentState[4 * t.patternAgent[patterns[k]!]! + 3]!;

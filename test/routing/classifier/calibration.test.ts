@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { confidenceOf, FEATURE_NAMES, calibrationFeatures, type CandidateEvidence } from "../../../src/routing/classifier/calibration";
+import {
+  type CandidateEvidence,
+  calibrationFeatures,
+  confidenceOf,
+  FEATURE_NAMES,
+} from "../../../src/routing/classifier/calibration";
 import { CALIBRATION_PARAMS } from "../../../src/routing/classifier/calibration-params";
 
 const base: CandidateEvidence = {
@@ -30,7 +35,11 @@ describe("calibration", () => {
   });
 
   it("uses the one-agent weights for a registry of one agent", () => {
-    const calibration = { ruleWeight: 1, weights: FEATURE_NAMES.map(() => 0), singleAgentWeights: FEATURE_NAMES.map((_, i) => (i === 0 ? 5 : 0)) };
+    const calibration = {
+      ruleWeight: 1,
+      weights: FEATURE_NAMES.map(() => 0),
+      singleAgentWeights: FEATURE_NAMES.map((_, i) => (i === 0 ? 5 : 0)),
+    };
     expect(confidenceOf(base, calibration)).toBe(50);
     expect(confidenceOf({ ...base, singleAgent: true }, calibration)).toBeGreaterThan(99);
   });

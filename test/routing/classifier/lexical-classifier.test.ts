@@ -4,15 +4,33 @@ import { compileClassifier, type LexicalClassifier } from "../../../src/routing/
 const sets = [
   {
     agent: "billing",
-    examples: ["I want a refund for my order", "why was I charged twice", "send me last month's invoice", "我要退款", "发票在哪里下载"],
+    examples: [
+      "I want a refund for my order",
+      "why was I charged twice",
+      "send me last month's invoice",
+      "我要退款",
+      "发票在哪里下载",
+    ],
   },
   {
     agent: "technical",
-    examples: ["the app crashes when I log in", "I get an error on the settings page", "reset my password please", "登录的时候报错", "应用一直崩溃"],
+    examples: [
+      "the app crashes when I log in",
+      "I get an error on the settings page",
+      "reset my password please",
+      "登录的时候报错",
+      "应用一直崩溃",
+    ],
   },
   {
     agent: "travel",
-    examples: ["book a flight to paris", "find me a hotel in rome", "is my flight delayed", "帮我订一张去上海的机票", "预订酒店"],
+    examples: [
+      "book a flight to paris",
+      "find me a hotel in rome",
+      "is my flight delayed",
+      "帮我订一张去上海的机票",
+      "预订酒店",
+    ],
   },
 ];
 
@@ -76,7 +94,10 @@ describe("lexical classifier", () => {
   });
 
   it("handles agents without examples and an empty input", () => {
-    const sparse = compileClassifier([{ agent: "a", examples: ["hello there"] }, { agent: "b", examples: [] }]);
+    const sparse = compileClassifier([
+      { agent: "a", examples: ["hello there"] },
+      { agent: "b", examples: [] },
+    ]);
     expect(sparse.classify("").knownMass).toBe(0);
     expect(sparse.nearest(sparse.classify("hello"), 1)).toEqual([]);
   });

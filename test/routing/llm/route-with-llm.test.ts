@@ -1,10 +1,20 @@
 import { describe, expect, it } from "vitest";
 import { LocalProvider } from "../../../src/providers/local";
 import { OpenAIProvider } from "../../../src/providers/openai";
-import { ProviderError, type ChatProvider, type ChatRequest, type ChatResponse } from "../../../src/providers/types";
-import { routeWithLlm, type LlmRouteOutcome } from "../../../src/routing/llm/route-with-llm";
+import { type ChatProvider, type ChatRequest, type ChatResponse, ProviderError } from "../../../src/providers/types";
+import { type LlmRouteOutcome, routeWithLlm } from "../../../src/routing/llm/route-with-llm";
 import { AgentDefinition, type AgentDefinitionInput } from "../../../src/schemas/agent";
-import { answer, callTool, callTools, delayed, fakeOpenAI, garbage, httpError, lastUserMessage, type FakeReply } from "../../fakes/openai";
+import {
+  answer,
+  callTool,
+  callTools,
+  delayed,
+  type FakeReply,
+  fakeOpenAI,
+  garbage,
+  httpError,
+  lastUserMessage,
+} from "../../fakes/openai";
 import { llmServer } from "../../fakes/server";
 
 const agent = (input: AgentDefinitionInput): AgentDefinition => AgentDefinition.parse(input);
@@ -19,7 +29,11 @@ const options = { model: "gpt-4.1-mini", timeoutMs: 2_000 };
 const openai = (): OpenAIProvider => new OpenAIProvider({ apiKey: "sk-test-123" });
 
 /** Routes `input` through the OpenAI provider against a fake answering `reply`. */
-async function routeAgainst(reply: FakeReply | ((input: string) => FakeReply), input = "I was charged twice", timeoutMs = options.timeoutMs) {
+async function routeAgainst(
+  reply: FakeReply | ((input: string) => FakeReply),
+  input = "I was charged twice",
+  timeoutMs = options.timeoutMs,
+) {
   const fake = fakeOpenAI({ respond: (req) => (typeof reply === "function" ? reply(lastUserMessage(req)) : reply) });
   llmServer.use(fake.handler);
   const outcome = await routeWithLlm(openai(), agents, input, { ...options, timeoutMs });
@@ -63,7 +77,10 @@ describe("routeWithLlm: the request", () => {
 
 describe("routeWithLlm: outcomes", () => {
   it("ok: the called tool's agent, with reason, context and the call", async () => {
-    const { outcome } = await routeAgainst(callTool("transfer_to_tech_support", { reason: " login fails ", context: "since Monday" }), "cannot log in");
+    const { outcome } = await routeAgainst(
+      callTool("transfer_to_tech_support", { reason: " login fails ", context: "since Monday" }),
+      "cannot log in",
+    );
     expect(outcome).toMatchObject({
       ok: true,
       agent: "tech-support",
@@ -74,7 +91,8 @@ describe("routeWithLlm: outcomes", () => {
   });
 
   it("ok: the model's choice follows the input (the fake decides from the request)", async () => {
-    const pick = (input: string): FakeReply => callTool(input.includes("crash") ? "transfer_to_tech_support" : "transfer_to_billing");
+    const pick = (input: string): FakeReply =>
+      callTool(input.includes("crash") ? "transfer_to_tech_support" : "transfer_to_billing");
     expect((await routeAgainst(pick, "the app crashes")).outcome).toMatchObject({ ok: true, agent: "tech-support" });
     expect((await routeAgainst(pick, "refund please")).outcome).toMatchObject({ ok: true, agent: "billing" });
   });
@@ -89,13 +107,18 @@ describe("routeWithLlm: outcomes", () => {
 
   it("ok: the first of several tool calls wins", async () => {
     const { outcome } = await routeAgainst(
-      callTools({ name: "transfer_to_tech_support", arguments: { reason: "first" } }, { name: "transfer_to_billing", arguments: { reason: "second" } }),
+      callTools(
+        { name: "transfer_to_tech_support", arguments: { reason: "first" } },
+        { name: "transfer_to_billing", arguments: { reason: "second" } },
+      ),
     );
     expect(outcome).toMatchObject({ ok: true, agent: "tech-support", reason: "first" });
   });
 
   it("ok: even when a later call is broken", async () => {
-    const { outcome } = await routeAgainst(callTools({ name: "transfer_to_billing" }, { name: "transfer_to_nobody", arguments: "{" }));
+    const { outcome } = await routeAgainst(
+      callTools({ name: "transfer_to_billing" }, { name: "transfer_to_nobody", arguments: "{" }),
+    );
     expect(outcome).toMatchObject({ ok: true, agent: "billing" });
   });
 
@@ -173,6 +196,8 @@ describe("routeWithLlm with the local provider (offline)", () => {
   });
 
   it("never picks a disabled agent and says no_tool_call when nothing overlaps", async () => {
-    expect(failed(await routeWithLlm(new LocalProvider(), agents, "retired desk", options)).reason).toBe("no_tool_call");
+    expect(failed(await routeWithLlm(new LocalProvider(), agents, "retired desk", options)).reason).toBe(
+      "no_tool_call",
+    );
   });
 });

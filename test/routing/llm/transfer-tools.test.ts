@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { AgentDefinition, type AgentDefinitionInput } from "../../../src/schemas/agent";
 import { buildRouterPrompt, buildTransferTools, TRANSFER_PARAMETERS } from "../../../src/routing/llm/transfer-tools";
+import { AgentDefinition, type AgentDefinitionInput } from "../../../src/schemas/agent";
 
 const agent = (input: AgentDefinitionInput): AgentDefinition => AgentDefinition.parse(input);
 
@@ -9,7 +9,20 @@ const agents = [
     name: "billing",
     title: "Billing",
     description: "Invoices, refunds and payments",
-    triggers: { keywords: ["refund", "invoice", "charge", "payment", "billing", "receipt", "vat", "credit", "card", "overcharged"] },
+    triggers: {
+      keywords: [
+        "refund",
+        "invoice",
+        "charge",
+        "payment",
+        "billing",
+        "receipt",
+        "vat",
+        "credit",
+        "card",
+        "overcharged",
+      ],
+    },
   }),
   agent({ name: "tech-support", description: "Crashes and\n  errors", enabled: true }),
   agent({ name: "legacy", title: "Old desk", description: "Retired", enabled: false }),
@@ -65,7 +78,9 @@ describe("buildRouterPrompt", () => {
     expect(prompt.content).toContain("- billing (Billing), tool transfer_to_billing: Invoices, refunds and payments");
     expect(prompt.content).toContain("Keywords: refund, invoice, charge, payment, billing, receipt, vat, credit.");
     expect(prompt.content).not.toContain("overcharged");
-    expect(prompt.content).toContain("- tech-support (tech-support), tool transfer_to_tech_support: Crashes and errors");
+    expect(prompt.content).toContain(
+      "- tech-support (tech-support), tool transfer_to_tech_support: Crashes and errors",
+    );
     expect(prompt.content).toContain("Call exactly one transfer tool");
   });
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { buildAutomaton, deepNext, SPACE_CLASS, stateOfCode, type Automaton } from "../../../src/routing/rules/automaton";
+import {
+  type Automaton,
+  buildAutomaton,
+  deepNext,
+  SPACE_CLASS,
+  stateOfCode,
+} from "../../../src/routing/rules/automaton";
 import { prng } from "./reference-matcher";
 
 /** Every (entry, end index) the automaton reports, without whitespace collapsing (no spaces used). */
@@ -21,7 +27,8 @@ function naive(entries: string[], text: string): string[] {
   const found: string[] = [];
   const lower = text.toLowerCase();
   entries.forEach((entry, id) => {
-    for (let at = lower.indexOf(entry); at >= 0; at = lower.indexOf(entry, at + 1)) found.push(`${id}@${at + entry.length - 1}`);
+    for (let at = lower.indexOf(entry); at >= 0; at = lower.indexOf(entry, at + 1))
+      found.push(`${id}@${at + entry.length - 1}`);
   });
   return found.sort();
 }
@@ -31,7 +38,13 @@ describe("buildAutomaton", () => {
     const rand = prng(3);
     const alphabet = ["a", "b", "c", "退", "款"];
     for (let round = 0; round < 50; round++) {
-      const entries = [...new Set(Array.from({ length: 1 + rand.int(12) }, () => Array.from({ length: 1 + rand.int(4) }, () => rand.pick(alphabet)).join("")))];
+      const entries = [
+        ...new Set(
+          Array.from({ length: 1 + rand.int(12) }, () =>
+            Array.from({ length: 1 + rand.int(4) }, () => rand.pick(alphabet)).join(""),
+          ),
+        ),
+      ];
       const dense = buildAutomaton(entries);
       const sparse = buildAutomaton(entries, 0);
       const partly = buildAutomaton(entries, 3 * dense.classCount);
@@ -63,7 +76,8 @@ describe("buildAutomaton", () => {
 
   it("maps every whitespace unit to the space class and unknown units to class 0", () => {
     const a = buildAutomaton(["a b"]);
-    for (const unit of [0x09, 0x0a, 0x0d, 0x20, 0xa0, 0x2003, 0x3000, 0xfeff]) expect(a.classOf[unit]).toBe(SPACE_CLASS);
+    for (const unit of [0x09, 0x0a, 0x0d, 0x20, 0xa0, 0x2003, 0x3000, 0xfeff])
+      expect(a.classOf[unit]).toBe(SPACE_CLASS);
     expect(a.classOf["z".charCodeAt(0)]).toBe(0);
   });
 });

@@ -9,12 +9,17 @@ const agent = (name: string, triggers: Triggers, extra: Partial<AgentDefinitionI
   AgentDefinition.parse({ name, triggers, ...extra });
 
 const one = (triggers: Triggers, input: string) => compileRules([agent("a", triggers)]).match(input);
-const keywordHits = (keywords: string[], input: string): string[] => one({ keywords, priority: 100 }, input)[0]?.matched_keywords ?? [];
+const keywordHits = (keywords: string[], input: string): string[] =>
+  one({ keywords, priority: 100 }, input)[0]?.matched_keywords ?? [];
 
 describe("compileRules — seed scoring", () => {
   it("scores (10 per keyword + 20 per pattern) × priority/100: priority 80, 2 keywords + 1 pattern → 32", () => {
     const rules = compileRules([
-      agent("billing", { keywords: ["invoice", "Refund", "payment"], patterns: ["order\\s*#?\\d{6}", "never-matches-zz"], priority: 80 }),
+      agent("billing", {
+        keywords: ["invoice", "Refund", "payment"],
+        patterns: ["order\\s*#?\\d{6}", "never-matches-zz"],
+        priority: 80,
+      }),
     ]);
     expect(rules.match("Refund my order #123456, the invoice is wrong")).toEqual([
       { agent: "billing", score: 32, matched_keywords: ["invoice", "Refund"], matched_patterns: ["order\\s*#?\\d{6}"] },
@@ -88,12 +93,16 @@ describe("compileRules — seed scoring", () => {
   });
 
   it("gives the same answer on repeated and interleaved calls (scratch reuse) and hands out fresh arrays", () => {
-    const rules = compileRules([agent("a", { keywords: ["refund", "退款"], patterns: ["order\\s*\\d+"], priority: 100 })]);
+    const rules = compileRules([
+      agent("a", { keywords: ["refund", "退款"], patterns: ["order\\s*\\d+"], priority: 100 }),
+    ]);
     const first = rules.match("refund order 12");
     expect(rules.match("nothing here")).toEqual([]);
     expect(rules.match("我想退款 order 7")[0]?.matched_keywords).toEqual(["退款"]);
     first[0]!.matched_keywords.push("mutated");
-    expect(rules.match("refund order 12")).toEqual([{ agent: "a", score: 30, matched_keywords: ["refund"], matched_patterns: ["order\\s*\\d+"] }]);
+    expect(rules.match("refund order 12")).toEqual([
+      { agent: "a", score: 30, matched_keywords: ["refund"], matched_patterns: ["order\\s*\\d+"] },
+    ]);
   });
 });
 
@@ -116,10 +125,29 @@ describe("compileRules — keyword matching", () => {
   });
 
   it("matches whole words only in space-separated scripts", () => {
-    for (const miss of ["refunds", "prerefund", "refunded", "refund2", "2refund", "refundé", "ärefund", "refund\u0301"]) {
+    for (const miss of [
+      "refunds",
+      "prerefund",
+      "refunded",
+      "refund2",
+      "2refund",
+      "refundé",
+      "ärefund",
+      "refund\u0301",
+    ]) {
       expect(keywordHits(["refund"], `a ${miss} b`), miss).toEqual([]);
     }
-    for (const hit of ["refund", "refund,", "(refund)", "refund's", "refund_id", "re:refund", "refund!", "«refund»", "-refund-"]) {
+    for (const hit of [
+      "refund",
+      "refund,",
+      "(refund)",
+      "refund's",
+      "refund_id",
+      "re:refund",
+      "refund!",
+      "«refund»",
+      "-refund-",
+    ]) {
       expect(keywordHits(["refund"], `a ${hit} b`), hit).toEqual(["refund"]);
     }
     expect(keywordHits(["refund"], "refund")).toEqual(["refund"]);
@@ -134,7 +162,14 @@ describe("compileRules — keyword matching", () => {
   });
 
   it("matches multi-word keywords as phrases with any whitespace run between the words", () => {
-    for (const hit of ["credit card", "Credit   Card", "credit\ncard", "credit\t \n card", "credit\u00a0card", "credit\u3000card"]) {
+    for (const hit of [
+      "credit card",
+      "Credit   Card",
+      "credit\ncard",
+      "credit\t \n card",
+      "credit\u00a0card",
+      "credit\u3000card",
+    ]) {
       expect(keywordHits(["credit card"], `my ${hit} bill`), JSON.stringify(hit)).toEqual(["credit card"]);
     }
     for (const miss of ["creditcard", "credit cards", "credit-card", "credit, card"]) {
@@ -177,14 +212,25 @@ describe("compileRules — keyword matching", () => {
 
   it("gives the same answers with the sparse automaton as with the dense one", () => {
     const agents = [
-      agent("a", { keywords: ["refund", "credit card", "退款", "VIP会员", "οδος"], patterns: ["order\\s*\\d+"], priority: 100 }),
+      agent("a", {
+        keywords: ["refund", "credit card", "退款", "VIP会员", "οδος"],
+        patterns: ["order\\s*\\d+"],
+        priority: 100,
+      }),
       agent("b", { keywords: ["card", "退", "ΟΔΟΣ"], priority: 70 }),
     ];
     const dense = compileRules(agents);
     const sparse = compileRules(agents, { denseCellLimit: 0 });
     expect(dense.stats.dense).toBe(true);
     expect(sparse.stats.dense).toBe(false);
-    for (const input of ["Refund my credit  card", "我想申请退款", "成为VIP会员", "η οδος", "order 77 card", "nothing"]) {
+    for (const input of [
+      "Refund my credit  card",
+      "我想申请退款",
+      "成为VIP会员",
+      "η οδος",
+      "order 77 card",
+      "nothing",
+    ]) {
       expect(sparse.match(input), input).toEqual(dense.match(input));
     }
   });
@@ -207,7 +253,10 @@ describe("compileRules — patterns", () => {
   it("matches patterns with and without literal factors", () => {
     const rules = compileRules([agent("a", { patterns: ["(refund|return)\\s+\\w+", "\\d{3}-\\d{4}"], priority: 100 })]);
     expect(rules.stats).toMatchObject({ patterns: 2, prefilteredPatterns: 1, alwaysRunPatterns: 1 });
-    expect(rules.match("RETURN item, call 555-1234")[0]?.matched_patterns).toEqual(["(refund|return)\\s+\\w+", "\\d{3}-\\d{4}"]);
+    expect(rules.match("RETURN item, call 555-1234")[0]?.matched_patterns).toEqual([
+      "(refund|return)\\s+\\w+",
+      "\\d{3}-\\d{4}",
+    ]);
     expect(rules.match("return")).toEqual([]);
   });
 
@@ -217,7 +266,9 @@ describe("compileRules — patterns", () => {
   });
 
   it("skips patterns admission refuses (a registry stored before a rule changed), and says so", () => {
-    const rules = compileRules([agent("a", { keywords: ["x"], patterns: ["(a)\\1", "([unclosed", "fine\\d", "(a+)+$"], priority: 100 })]);
+    const rules = compileRules([
+      agent("a", { keywords: ["x"], patterns: ["(a)\\1", "([unclosed", "fine\\d", "(a+)+$"], priority: 100 }),
+    ]);
     expect(rules.stats.patterns).toBe(2);
     expect(rules.stats.skippedPatterns.map((s) => s.pattern)).toEqual(["(a)\\1", "([unclosed"]);
     expect(rules.match("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!")).toEqual([]);
@@ -245,7 +296,9 @@ describe("isRegexWordUnit", () => {
 describe("compileRules — limit", () => {
   it("returns only the best `limit` matches, in the same order and with the same lists", () => {
     const rules = compileRules(
-      Array.from({ length: 12 }, (_, i) => agent(`a${i}`, { keywords: ["refund", `k${i % 4}`], patterns: [`order${i % 3}\\d`], priority: 10 + 7 * i })),
+      Array.from({ length: 12 }, (_, i) =>
+        agent(`a${i}`, { keywords: ["refund", `k${i % 4}`], patterns: [`order${i % 3}\\d`], priority: 10 + 7 * i }),
+      ),
     );
     const input = "refund k1 k3 order1 order25";
     const all = rules.match(input);

@@ -34,7 +34,8 @@ const CORPUS: { pattern: string; input: string; matches: boolean }[] = [
   { pattern: "^(\\d+\\s?)+$", input: `${"1 ".repeat(KIB30 / 2)}`, matches: true },
   { pattern: "(.*){1,100}[bc]", input: as, matches: false },
   {
-    pattern: "^([a-zA-Z0-9])(([\\-.]|[_]+)?([a-zA-Z0-9]+))*(@){1}[a-z0-9]+[.]{1}(([a-z]{2,3})|([a-z]{2,3}[.]{1}[a-z]{2,3}))$",
+    pattern:
+      "^([a-zA-Z0-9])(([\\-.]|[_]+)?([a-zA-Z0-9]+))*(@){1}[a-z0-9]+[.]{1}(([a-z]{2,3})|([a-z]{2,3}[.]{1}[a-z]{2,3}))$",
     input: `${as}@x`,
     matches: false,
   },
@@ -43,18 +44,22 @@ const CORPUS: { pattern: string; input: string; matches: boolean }[] = [
 ];
 
 describe("linear-time matching of catastrophic patterns on 30 KiB inputs", () => {
-  it.each(CORPUS.map((c) => [c.pattern, c.matches, c] as const))("%s answers %s", (_pattern, _matches, { pattern, input, matches }) => {
-    expect(checkPattern(pattern)).toBeNull();
-    const rules = compileRules([agent("target", [], [pattern], 100)]);
-    expect(rules.stats.skippedPatterns).toEqual([]);
-    expect(rules.match(input).map((m) => m.matched_patterns)).toEqual(matches ? [[pattern]] : []);
-  });
+  it.each(CORPUS.map((c) => [c.pattern, c.matches, c] as const))(
+    "%s answers %s",
+    (_pattern, _matches, { pattern, input, matches }) => {
+      expect(checkPattern(pattern)).toBeNull();
+      const rules = compileRules([agent("target", [], [pattern], 100)]);
+      expect(rules.stats.skippedPatterns).toEqual([]);
+      expect(rules.match(input).map((m) => m.matched_patterns)).toEqual(matches ? [[pattern]] : []);
+    },
+  );
 
   it("answers for the whole corpus registered at once, on every adversarial input", () => {
     const rules = compileRules(CORPUS.map((c, i) => agent(`p${i}`, [], [c.pattern], 100)));
     for (const { input } of CORPUS) {
       const matched = new Set(rules.match(input).flatMap((m) => m.matched_patterns));
-      for (const c of CORPUS.filter((k) => k.input === input)) expect(matched.has(c.pattern), c.pattern).toBe(c.matches);
+      for (const c of CORPUS.filter((k) => k.input === input))
+        expect(matched.has(c.pattern), c.pattern).toBe(c.matches);
     }
   });
 

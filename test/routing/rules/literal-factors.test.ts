@@ -98,7 +98,10 @@ describe("requiredFactors", () => {
       withFactors++;
       const folded = sample.replace(/ſ/g, "s").toLowerCase();
       const where = `${source} / ${JSON.stringify(sample)} / ${JSON.stringify(found)}`;
-      expect(found.factors.some((f) => folded.includes(f)), where).toBe(true);
+      expect(
+        found.factors.some((f) => folded.includes(f)),
+        where,
+      ).toBe(true);
       if (found.anchored) {
         // Every match starts with a factor (so does the leftmost one), then a unit in `next`.
         const start = regex.exec(sample)!.index; // ſ, K and ASCII keep their length when folded

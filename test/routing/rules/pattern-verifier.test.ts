@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { PATTERN_FLAGS } from "../../../src/routing/rules/pattern-safety";
-import { ClassTable, compileVerifier, PredicateTable, resumePoint, searchFrom, verifyAt, type VerifierTables } from "../../../src/routing/rules/pattern-verifier";
+import {
+  ClassTable,
+  compileVerifier,
+  PredicateTable,
+  resumePoint,
+  searchFrom,
+  type VerifierTables,
+  verifyAt,
+} from "../../../src/routing/rules/pattern-verifier";
 import { prng } from "./reference-matcher";
 
 /** One pattern's program and tables, or null when the engine does not run it. */
@@ -9,7 +17,10 @@ function compiled(source: string): { code: number[]; tables: VerifierTables } | 
   const predicates = new PredicateTable();
   const code = compileVerifier(source, { classes, predicates });
   if (code === null) return null;
-  return { code, tables: { code: Int32Array.from(code), classes: classes.toArray(), predicates: predicates.toArray() } };
+  return {
+    code,
+    tables: { code: Int32Array.from(code), classes: classes.toArray(), predicates: predicates.toArray() },
+  };
 }
 
 function verifier(source: string): ((text: string, pos: number) => boolean) | null {
@@ -31,35 +42,98 @@ function agrees(source: string, texts: string[]): void {
       if (/[\uDC00-\uDFFF]/.test(text[pos] ?? "") && /[\uD800-\uDBFF]/.test(text[pos - 1] ?? "")) continue;
       sticky.lastIndex = pos;
       const expected = sticky.test(text);
-      if (verify!(text, pos) !== expected) expect.fail(`${source} at ${pos} of ${JSON.stringify(text)}: V8 says ${expected}`);
+      if (verify!(text, pos) !== expected)
+        expect.fail(`${source} at ${pos} of ${JSON.stringify(text)}: V8 says ${expected}`);
     }
   }
 }
 
 const SAMPLES = [
-  "order #123456", "ORDER123456", "Refund it", "ſtatus kilo \u212Ailo", "a\nb", "x\u2028y", "tab\there", "nbsp\u00a0x",
-  "😀order😀", "under_score", "[brackets] and ^carets^", "A-z `mixed`", "", "  ", "\u0000nul", "end.",
+  "order #123456",
+  "ORDER123456",
+  "Refund it",
+  "ſtatus kilo \u212Ailo",
+  "a\nb",
+  "x\u2028y",
+  "tab\there",
+  "nbsp\u00a0x",
+  "😀order😀",
+  "under_score",
+  "[brackets] and ^carets^",
+  "A-z `mixed`",
+  "",
+  "  ",
+  "\u0000nul",
+  "end.",
 ];
 
 describe("pattern verifier", () => {
   it.each([
-    "order\\s*#?\\d{6}", "(refund|return)\\s+\\w+", "tk12-\\d{3,5}", "\\bvip(?:ing|ed)?\\b", "^order", "order$", "\\Bder",
-    "[a-c]+", "[^a-z ]", "[A-z]", "[\\d_]+", "[\\s.]", "[-a]", "[a-]", "[\\]\\[]", ".", "..", "\\D\\W\\S", "(?<name>or)der",
-    "o(?:r|R){1,2}d", "x*?y", "(?:a?)*b", "\\n|\\t", "\\0", "[^]", "[]", "k", "s", "K", "S", "\\w{2}", "(?:)", "|x",
+    "order\\s*#?\\d{6}",
+    "(refund|return)\\s+\\w+",
+    "tk12-\\d{3,5}",
+    "\\bvip(?:ing|ed)?\\b",
+    "^order",
+    "order$",
+    "\\Bder",
+    "[a-c]+",
+    "[^a-z ]",
+    "[A-z]",
+    "[\\d_]+",
+    "[\\s.]",
+    "[-a]",
+    "[a-]",
+    "[\\]\\[]",
+    ".",
+    "..",
+    "\\D\\W\\S",
+    "(?<name>or)der",
+    "o(?:r|R){1,2}d",
+    "x*?y",
+    "(?:a?)*b",
+    "\\n|\\t",
+    "\\0",
+    "[^]",
+    "[]",
+    "k",
+    "s",
+    "K",
+    "S",
+    "\\w{2}",
+    "(?:)",
+    "|x",
   ])("agrees with V8 on %s", (source) => {
     agrees(source, SAMPLES);
   });
 
-  it.each(["\\p{L}+", "\\P{L}", "\\x41", "\\u0041", "\\u{1F600}", "é", "É", "[é]", "[^é]", "[\\D]", "\\cA", "[\\b]", "😀", "重复扣款", "ß", "[α-ω]+", "Ω"])(
-    "agrees with V8 on %s (predicates: one code point, V8's own folding and properties)",
+  it.each([
+    "\\p{L}+",
+    "\\P{L}",
+    "\\x41",
+    "\\u0041",
+    "\\u{1F600}",
+    "é",
+    "É",
+    "[é]",
+    "[^é]",
+    "[\\D]",
+    "\\cA",
+    "[\\b]",
+    "😀",
+    "重复扣款",
+    "ß",
+    "[α-ω]+",
+    "Ω",
+  ])("agrees with V8 on %s (predicates: one code point, V8's own folding and properties)", (source) => {
+    agrees(source, [...SAMPLES, "ÉTÉ été", "重复扣款了", "ΑΒΓ αβγ Ω ω \u2126", "straße STRASSE ẞ", "\u0001A"]);
+  });
+
+  it.each(["a(?=b)", "(?<=a)b", "(a)\\1", "(?<n>a)\\k<n>", "(?i:a)"])(
+    "refuses %s (admission names the construct)",
     (source) => {
-      agrees(source, [...SAMPLES, "ÉTÉ été", "重复扣款了", "ΑΒΓ αβγ Ω ω \u2126", "straße STRASSE ẞ", "\u0001A"]);
+      expect(verifier(source)).toBeNull();
     },
   );
-
-  it.each(["a(?=b)", "(?<=a)b", "(a)\\1", "(?<n>a)\\k<n>", "(?i:a)"])("refuses %s (admission names the construct)", (source) => {
-    expect(verifier(source)).toBeNull();
-  });
 
   it("refuses patterns whose quantifiers expand past the instruction cap", () => {
     expect(verifier("(?:abcdef){200}")).toBeNull();
@@ -68,7 +142,30 @@ describe("pattern verifier", () => {
 
   it("agrees with V8 on random patterns and inputs", () => {
     const rand = prng(31);
-    const atoms = ["a", "B", "s", "k", "-", "#", " ", "\\d", "\\D", "\\w", "\\W", "\\s", "\\S", ".", "[a-c]", "[^b]", "[A-z]", "[\\s\\d]", "\\b", "\\B", "\\.", "_"];
+    const atoms = [
+      "a",
+      "B",
+      "s",
+      "k",
+      "-",
+      "#",
+      " ",
+      "\\d",
+      "\\D",
+      "\\w",
+      "\\W",
+      "\\s",
+      "\\S",
+      ".",
+      "[a-c]",
+      "[^b]",
+      "[A-z]",
+      "[\\s\\d]",
+      "\\b",
+      "\\B",
+      "\\.",
+      "_",
+    ];
     const quantifiers = ["", "", "", "?", "*", "+", "{2}", "{0,2}", "{1,}", "+?", "??"];
     const pattern = (depth: number): string =>
       Array.from({ length: 1 + rand.int(4) }, () => {
@@ -79,8 +176,31 @@ describe("pattern verifier", () => {
         const atom = rand.pick(atoms);
         return atom.startsWith("\\b") || atom.startsWith("\\B") ? atom : atom + rand.pick(quantifiers);
       }).join("");
-    const chars = ["a", "A", "b", "B", "s", "S", "ſ", "k", "K", "\u212A", "1", " ", "\n", "\u00a0", "-", "#", "_", ".", "😀", "é"];
-    const texts = Array.from({ length: 40 }, () => Array.from({ length: rand.int(7) }, () => rand.pick(chars)).join(""));
+    const chars = [
+      "a",
+      "A",
+      "b",
+      "B",
+      "s",
+      "S",
+      "ſ",
+      "k",
+      "K",
+      "\u212A",
+      "1",
+      " ",
+      "\n",
+      "\u00a0",
+      "-",
+      "#",
+      "_",
+      ".",
+      "😀",
+      "é",
+    ];
+    const texts = Array.from({ length: 40 }, () =>
+      Array.from({ length: rand.int(7) }, () => rand.pick(chars)).join(""),
+    );
     let checked = 0;
     for (let n = 0; n < 400; n++) {
       const source = (rand.int(5) === 0 ? "^" : "") + pattern(0) + (rand.int(5) === 0 ? "$" : "");
@@ -136,7 +256,8 @@ describe("searchFrom (what RegExp.prototype.test answers)", () => {
     const quantifiers = ["", "", "?", "*", "+", "{2}", "{0,3}", "+?"];
     const pattern = (depth: number): string =>
       Array.from({ length: 1 + rand.int(4) }, () => {
-        if (depth < 2 && rand.int(4) === 0) return `(${Array.from({ length: 1 + rand.int(3) }, () => pattern(depth + 1)).join("|")})${rand.pick(quantifiers)}`;
+        if (depth < 2 && rand.int(4) === 0)
+          return `(${Array.from({ length: 1 + rand.int(3) }, () => pattern(depth + 1)).join("|")})${rand.pick(quantifiers)}`;
         const atom = rand.pick(atoms);
         return ["\\b", "^", "$"].includes(atom) ? atom : atom + rand.pick(quantifiers);
       }).join("");
@@ -148,7 +269,8 @@ describe("searchFrom (what RegExp.prototype.test answers)", () => {
       const run = search(source);
       for (let k = 0; k < 12; k++) {
         const text = Array.from({ length: rand.int(10) }, () => rand.pick(chars)).join("");
-        if (run(text) !== regex.test(text)) expect.fail(`${source} on ${JSON.stringify(text)}: V8 says ${regex.test(text)}`);
+        if (run(text) !== regex.test(text))
+          expect.fail(`${source} on ${JSON.stringify(text)}: V8 says ${regex.test(text)}`);
         checked++;
       }
     }

@@ -25,7 +25,15 @@ export function randomPattern(rand: Rand, depth = 0): { source: string; sample: 
     if (kind <= 1) {
       const word = rand.pick(WORDS);
       const quantifier = rand.pick(["", "", "?", "+", "*", "{0}", "{2}", "{0,2}"]);
-      const repeat = { "": 1, "?": rand.int(2), "+": 1 + rand.int(2), "*": rand.int(3), "{0}": 0, "{2}": 2, "{0,2}": rand.int(3) }[quantifier]!;
+      const repeat = {
+        "": 1,
+        "?": rand.int(2),
+        "+": 1 + rand.int(2),
+        "*": rand.int(3),
+        "{0}": 0,
+        "{2}": 2,
+        "{0,2}": rand.int(3),
+      }[quantifier]!;
       const last = word.slice(-1);
       part = { source: word + quantifier, sample: randomCase(rand, word.slice(0, -1) + last.repeat(repeat)) };
     } else if (kind === 2) {
@@ -45,9 +53,13 @@ export function randomPattern(rand: Rand, depth = 0): { source: string; sample: 
       const branches = Array.from({ length: 1 + rand.int(3) }, () => randomPattern(rand, depth + 1));
       const chosen = rand.pick(branches);
       const quantifier = rand.pick(["", "", "?", "+", "{2}", "{1,3}", "{0,2}", "*"]);
-      const repeat = quantifier === "{2}" ? 2 : quantifier === "?" || quantifier === "*" || quantifier === "{0,2}" ? rand.int(2) : 1;
+      const repeat =
+        quantifier === "{2}" ? 2 : quantifier === "?" || quantifier === "*" || quantifier === "{0,2}" ? rand.int(2) : 1;
       const open = rand.pick(["(?:", "(", "(?<g" + rand.int(1e6) + ">"]);
-      part = { source: `${open}${branches.map((b) => b.source).join("|")})${quantifier}`, sample: chosen.sample.repeat(repeat) };
+      part = {
+        source: `${open}${branches.map((b) => b.source).join("|")})${quantifier}`,
+        sample: chosen.sample.repeat(repeat),
+      };
     }
     parts.push(part);
   }

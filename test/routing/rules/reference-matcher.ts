@@ -3,11 +3,13 @@
  * NFKC/lower-cased input (boundaries as lookarounds) and every admitted pattern run on the input
  * by V8's own regex engine, with no automaton and no prefilter. The compiled tier must agree with it on every input.
  */
-import type { AgentDefinition } from "../../../src/schemas/agent";
-import type { RuleMatch } from "../../../src/routing/types";
-import { checkPattern, PATTERN_FLAGS } from "../../../src/routing/rules/pattern-safety";
 
-const UNSPACED = "\\p{scx=Han}\\p{scx=Hiragana}\\p{scx=Katakana}\\p{scx=Hangul}\\p{scx=Bopomofo}\\p{scx=Thai}\\p{scx=Lao}\\p{scx=Khmer}\\p{scx=Myanmar}";
+import { checkPattern, PATTERN_FLAGS } from "../../../src/routing/rules/pattern-safety";
+import type { RuleMatch } from "../../../src/routing/types";
+import type { AgentDefinition } from "../../../src/schemas/agent";
+
+const UNSPACED =
+  "\\p{scx=Han}\\p{scx=Hiragana}\\p{scx=Katakana}\\p{scx=Hangul}\\p{scx=Bopomofo}\\p{scx=Thai}\\p{scx=Lao}\\p{scx=Khmer}\\p{scx=Myanmar}";
 const WORD = `[[\\p{L}\\p{M}\\p{N}]--[${UNSPACED}]]`;
 const IS_WORD = new RegExp(`^${WORD}$`, "v");
 
@@ -40,11 +42,19 @@ export function referenceMatch(agents: readonly AgentDefinition[], input: string
     }
     const matchedPatterns: string[] = [];
     for (const pattern of new Set(agent.triggers.patterns)) {
-      if (checkPattern(pattern) === null && new RegExp(pattern, PATTERN_FLAGS).test(input)) matchedPatterns.push(pattern);
+      if (checkPattern(pattern) === null && new RegExp(pattern, PATTERN_FLAGS).test(input))
+        matchedPatterns.push(pattern);
     }
     const raw = 10 * matchedKeywords.length + 20 * matchedPatterns.length;
     const score = Math.round(raw * (agent.triggers.priority / 100));
-    if (score > 0) results.push({ agent: agent.name, score, matched_keywords: matchedKeywords, matched_patterns: matchedPatterns, index });
+    if (score > 0)
+      results.push({
+        agent: agent.name,
+        score,
+        matched_keywords: matchedKeywords,
+        matched_patterns: matchedPatterns,
+        index,
+      });
   });
   results.sort((a, b) => b.score - a.score || a.index - b.index);
   return results.map(({ index: _index, ...match }) => match);

@@ -13,7 +13,12 @@ const only = (source: string): RegexNode => {
 
 describe("parseRegex", () => {
   it("keeps literal characters and simple escapes as code points, case kept", () => {
-    expect(parseRegex("aB")).toEqual([[{ type: "char", code: 0x61, ...once }, { type: "char", code: 0x42, ...once }]]);
+    expect(parseRegex("aB")).toEqual([
+      [
+        { type: "char", code: 0x61, ...once },
+        { type: "char", code: 0x42, ...once },
+      ],
+    ]);
     expect(only("\\.")).toEqual({ type: "char", code: 0x2e, ...once });
     expect(only("\\n")).toEqual({ type: "char", code: 10, ...once });
     expect(only("\\0")).toEqual({ type: "char", code: 0, ...once });
@@ -39,20 +44,36 @@ describe("parseRegex", () => {
   });
 
   it("describes \\d-like escapes and ASCII bracket classes as sets", () => {
-    expect(only("\\D")).toEqual({ type: "class", bracket: false, set: { members: "0123456789", spaces: false, negated: true }, source: "\\D", ...once });
-    expect(only("[^a-c\\s-]")).toMatchObject({ type: "class", bracket: true, set: { members: "abc\t\n\v\f\r -", spaces: true, negated: true } });
+    expect(only("\\D")).toEqual({
+      type: "class",
+      bracket: false,
+      set: { members: "0123456789", spaces: false, negated: true },
+      source: "\\D",
+      ...once,
+    });
+    expect(only("[^a-c\\s-]")).toMatchObject({
+      type: "class",
+      bracket: true,
+      set: { members: "abc\t\n\v\f\r -", spaces: true, negated: true },
+    });
     expect(only("[a-]")).toMatchObject({ set: { members: "a-" } });
     expect(only("[\\]\\-]")).toMatchObject({ set: { members: "]-" } });
     expect(only("[]")).toMatchObject({ set: { members: "", negated: false } });
   });
 
-  it.each(["[é]", "[\\D]", "[\\b]", "[z-a]", "[a-\\d]", "[\\x41]", "[\\p{L}]"])("keeps %s as a bracket it does not describe", (source) => {
-    expect(only(source)).toEqual({ type: "class", bracket: true, set: null, source, ...once });
-  });
+  it.each(["[é]", "[\\D]", "[\\b]", "[z-a]", "[a-\\d]", "[\\x41]", "[\\p{L}]"])(
+    "keeps %s as a bracket it does not describe",
+    (source) => {
+      expect(only(source)).toEqual({ type: "class", bracket: true, set: null, source, ...once });
+    },
+  );
 
-  it.each(["\\x41", "\\u0041", "\\u{1F600}", "\\cA", "\\p{L}", "\\P{Lu}"])("keeps the escape %s as one undescribed unit", (source) => {
-    expect(only(source)).toEqual({ type: "class", bracket: false, set: null, source, ...once });
-  });
+  it.each(["\\x41", "\\u0041", "\\u{1F600}", "\\cA", "\\p{L}", "\\P{Lu}"])(
+    "keeps the escape %s as one undescribed unit",
+    (source) => {
+      expect(only(source)).toEqual({ type: "class", bracket: false, set: null, source, ...once });
+    },
+  );
 
   it("tells groups, named groups, modifier groups, lookaround and backreferences apart", () => {
     const inner = [[{ type: "char", code: 0x61, ...once }]];
@@ -61,19 +82,40 @@ describe("parseRegex", () => {
     expect(only("(?<id>a)")).toMatchObject({ type: "group", name: "id" });
     expect(only("(?i:a)")).toMatchObject({ type: "group", modifiers: "i" });
     expect(only("(?-i:a)")).toMatchObject({ type: "group", modifiers: "-i" });
-    for (const look of ["(?=a)", "(?!a)", "(?<=a)", "(?<!a)"]) expect(only(look)).toEqual({ type: "lookaround", alts: inner, ...once });
+    for (const look of ["(?=a)", "(?!a)", "(?<=a)", "(?<!a)"])
+      expect(only(look)).toEqual({ type: "lookaround", alts: inner, ...once });
     expect(parseRegex("(a)\\1")![0]![1]).toEqual({ type: "backref", ...once });
     expect(parseRegex("(?<n>a)\\k<n>")![0]![1]).toEqual({ type: "backref", ...once });
   });
 
   it("reads the four assertions", () => {
-    expect(parseRegex("^\\b\\B$")![0]!.map((n) => (n.type === "assert" ? n.kind : null))).toEqual(["^", "\\b", "\\B", "$"]);
+    expect(parseRegex("^\\b\\B$")![0]!.map((n) => (n.type === "assert" ? n.kind : null))).toEqual([
+      "^",
+      "\\b",
+      "\\B",
+      "$",
+    ]);
   });
 
-  it.each(["a)", "(a", "[a", "*a", "a**", "]", "}", "a{,2}", "\\", "\\q", "\\k", "\\01", "^*", "\\b+", "(?=a)?", "(?x", "\\u12"])(
-    "refuses %s",
-    (source) => {
-      expect(parseRegex(source)).toBeNull();
-    },
-  );
+  it.each([
+    "a)",
+    "(a",
+    "[a",
+    "*a",
+    "a**",
+    "]",
+    "}",
+    "a{,2}",
+    "\\",
+    "\\q",
+    "\\k",
+    "\\01",
+    "^*",
+    "\\b+",
+    "(?=a)?",
+    "(?x",
+    "\\u12",
+  ])("refuses %s", (source) => {
+    expect(parseRegex(source)).toBeNull();
+  });
 });

@@ -8,7 +8,9 @@ describe("sortRange", () => {
     for (let n = 0; n < 300; n++) {
       const length = rand.int(300);
       const kind = rand.int(4);
-      const values = Array.from({ length }, (_, i) => (kind === 0 ? rand.int(1e6) : kind === 1 ? i : kind === 2 ? length - i : rand.int(3)));
+      const values = Array.from({ length }, (_, i) =>
+        kind === 0 ? rand.int(1e6) : kind === 1 ? i : kind === 2 ? length - i : rand.int(3),
+      );
       const a = Float64Array.from(values);
       sortRange(a, 0, length);
       expect(Array.from(a)).toEqual([...values].sort((x, y) => x - y));

@@ -94,7 +94,7 @@ try {
   );
   console.log("| tenth | p50 ms | sessions/s |");
   console.log("| --- | --- | --- |");
-  tenths.forEach((t, i) => console.log(`| ${i + 1} | ${t.p50.toFixed(2)} | ${t.rate.toFixed(0)} |`));
+  for (const [i, t] of tenths.entries()) console.log(`| ${i + 1} | ${t.p50.toFixed(2)} | ${t.rate.toFixed(0)} |`);
   console.log(
     `| last / first | ${(tenths[9]!.p50 / tenths[0]!.p50).toFixed(2)}× | ${(tenths[9]!.rate / tenths[0]!.rate).toFixed(2)}× |`,
   );

@@ -254,18 +254,17 @@ function main(): void {
     }
   }
   const rows = (byWeight.get(bestWeight) ?? []).filter((r) => r.x.length > 0);
-  const fit = (single: boolean) =>
+  const fitRegime = (single: boolean) =>
     fitLogistic(
       rows.filter((r) => r.single === single),
       FEATURE_NAMES.length,
     ).map((w) => Math.round(w * 1e4) / 1e4);
-  const weights = fit(false);
-  const singleAgentWeights = fit(true);
+  const weights = fitRegime(false);
+  const singleAgentWeights = fitRegime(true);
   const calibration: Calibration = { ruleWeight: bestWeight, weights, singleAgentWeights };
   console.log(`\nrule weight ${bestWeight}; weights (several agents | one agent):`);
-  FEATURE_NAMES.forEach((name, i) =>
-    console.log(`  ${name.padEnd(28)} ${String(weights[i]).padStart(8)} | ${singleAgentWeights[i]}`),
-  );
+  for (const [i, name] of FEATURE_NAMES.entries())
+    console.log(`  ${name.padEnd(28)} ${String(weights[i]).padStart(8)} | ${singleAgentWeights[i]}`);
   console.log("\nCross-validated on train (each row scored by a router compiled without it):\n");
   report(byWeight.get(bestWeight) ?? [], calibration);
   console.log(`\n${((performance.now() - started) / 1000).toFixed(1)} s`);

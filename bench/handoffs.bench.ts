@@ -47,7 +47,7 @@ function summary(ms: number[], seconds: number, unit: string): string[] {
   return [
     percentile(ms, 50).toFixed(2),
     percentile(ms, 99).toFixed(2),
-    (ms.length / seconds).toFixed(0) + ` ${unit}/s`,
+    `${(ms.length / seconds).toFixed(0)} ${unit}/s`,
   ];
 }
 

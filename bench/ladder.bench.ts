@@ -72,7 +72,8 @@ try {
   rungs.push(
     await rung("POST /v1/handoffs (no capacity limit)", CALLS, async (i) => {
       const k = i % SESSIONS;
-      const back = (hops[k] = (hops[k] ?? 0) + 1) % 2 === 0;
+      hops[k] = (hops[k] ?? 0) + 1;
+      const back = hops[k] % 2 === 0;
       const body = back
         ? { session_id: ids[k], source_agent: "ladder-b", mode: "return", reason: "ladder" }
         : { session_id: ids[k], source_agent: "ladder-a", target_agent: "ladder-b", reason: "ladder" };

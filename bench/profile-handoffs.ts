@@ -213,7 +213,8 @@ async function sampled(devtools: Awaited<ReturnType<typeof inspector>>, ids: str
   else
     await runConcurrent(HANDOFFS, 16, async (i) => {
       const k = i % ids.length;
-      const back = (hops[k] = (hops[k] ?? 0) + 1) % 2 === 0;
+      hops[k] = (hops[k] ?? 0) + 1;
+      const back = hops[k] % 2 === 0;
       await api(
         "POST",
         "/v1/handoffs",

@@ -344,7 +344,7 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
     const loaded = this.load();
     if (!loaded) return notFound();
     const escalation = this.message(messageId);
-    if (!escalation || escalation.type !== "escalate")
+    if (escalation?.type !== "escalate")
       return err("NOT_FOUND", `No escalation '${messageId}' in this collaboration.`, { message_id: messageId });
     if (escalation.status !== "sent")
       return err("INBOX_ITEM_CLOSED", `Escalation '${messageId}' is ${escalation.status}.`, {

@@ -24,7 +24,7 @@ export function handoffTimers(h: SessionHandoffs): TimerHandlers {
 /** A graceful handoff's `timeout_s` passed: time it out unless it already moved on. */
 async function deadline(h: SessionHandoffs, handoffId: string, now: number): Promise<TimerOutcome> {
   const row = h.store.get(handoffId);
-  if (!row || row.record.status !== "pending") return { type: "done" };
+  if (row?.record.status !== "pending") return { type: "done" };
   const due = Date.parse(row.record.deadline_at ?? "");
   if (now < due) return { type: "again", at: due };
   const session = h.currentSession();

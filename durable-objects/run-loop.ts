@@ -102,7 +102,7 @@ export class RunLoop {
   private async loop(runId: string): Promise<void> {
     for (;;) {
       const row = this.store.get(runId);
-      if (!row || row.run.status !== "running") return;
+      if (row?.run.status !== "running") return;
       const loaded = this.k.live();
       if (!loaded.ok) return;
       const session = loaded.value;
@@ -120,7 +120,7 @@ export class RunLoop {
         return;
       }
       const agent = directory.byName.get(session.current_agent);
-      if (!agent || !agent.enabled) {
+      if (!agent?.enabled) {
         const error: ErrorBody = agent
           ? {
               code: "AGENT_UNAVAILABLE",
@@ -255,7 +255,7 @@ export class RunLoop {
       return this.complete(started, agent, decision.action.output, decision.assistant, events, { plan, models });
     // The session may have ended while the agent was thinking: its answer goes nowhere.
     const current = this.k.store.load();
-    if (!current || current.status !== "active" || this.store.get(row.run.id)?.run.status !== "running") return false;
+    if (current?.status !== "active" || this.store.get(row.run.id)?.run.status !== "running") return false;
     const work = planWork(agent, decision);
     await this.steps.commitStep(
       current,
@@ -282,7 +282,7 @@ export class RunLoop {
     turn: { plan: TurnPlan; models: AgentModels },
   ): Promise<boolean> {
     const session = this.k.store.load();
-    if (!session || session.status !== "active" || this.store.get(row.run.id)?.run.status !== "running") return false;
+    if (session?.status !== "active" || this.store.get(row.run.id)?.run.status !== "running") return false;
     const actor = agentActor(agent.name);
     const guard = agent.guardrails;
     let check = checkOutput(agent, output);
@@ -572,7 +572,7 @@ export class RunLoop {
           };
         }
         const tool = directory.tools.get(call.name);
-        if (!tool || tool.kind !== "http")
+        if (tool?.kind !== "http")
           return {
             call,
             ok: false,
@@ -588,7 +588,7 @@ export class RunLoop {
       }),
     );
     const session = this.k.store.load();
-    if (!session || session.status !== "active" || this.store.get(row.run.id)?.run.status !== "running") return;
+    if (session?.status !== "active" || this.store.get(row.run.id)?.run.status !== "running") return;
     const now = this.k.now();
     const items: HistoryItem[] = results.map((r) => ({
       role: "tool",
@@ -780,7 +780,7 @@ export class RunLoop {
   private async afterTurn(): Promise<void> {
     for (let hop = 0; hop < 50; hop++) {
       const session = this.k.store.load();
-      if (!session || session.metadata.after_turn !== "return_to_root" || session.handoff_stack.length < 2) return;
+      if (session?.metadata.after_turn !== "return_to_root" || session.handoff_stack.length < 2) return;
       const back = await this.handoffs.start(
         {
           request: {

@@ -168,7 +168,7 @@ export class SessionFanout {
       // A fan-out still executing past its longest task (its instance died): what is missing timed out.
       "fanout.deadline": async (timer) => {
         const fanout = this.load(timer.payload.fanout_id);
-        if (!fanout || fanout.state !== "EXECUTING") return { type: "done" };
+        if (fanout?.state !== "EXECUTING") return { type: "done" };
         for (const task_id of pendingTasks(fanout.decomposition, fanout.results)) {
           const task = fanout.decomposition.tasks.find((t) => t.task_id === task_id)!;
           await this.take(fanout.id, {
@@ -216,7 +216,7 @@ export class SessionFanout {
   private async take(id: string, result: AgentResult): Promise<void> {
     const fanout = this.load(id);
     const session = this.k.store.load();
-    if (!fanout || fanout.state !== "EXECUTING" || !session) return;
+    if (fanout?.state !== "EXECUTING" || !session) return;
     const admitted = admitResult(fanout.decomposition, fanout.results, result);
     if (!admitted.ok) return;
     const next = { ...fanout, results: admitted.results };
@@ -236,7 +236,7 @@ export class SessionFanout {
   private async finish(id: string, models: AgentModels, supervisor: AgentDefinition | null): Promise<void> {
     const fanout = this.load(id);
     const session = this.k.store.load();
-    if (!fanout || fanout.state !== "EXECUTING" || !session) return;
+    if (fanout?.state !== "EXECUTING" || !session) return;
     const outcome = outcomeOf(fanout.decomposition, fanout.results);
     if (outcome === null) return;
     const now = this.k.now();

@@ -306,12 +306,7 @@ export class SessionRuns {
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;
     const paused = this.store.active();
-    if (
-      !paused ||
-      paused.run.status !== "requires_action" ||
-      paused.run.pending?.kind !== "client_tools" ||
-      !paused.work
-    ) {
+    if (paused?.run.status !== "requires_action" || paused.run.pending?.kind !== "client_tools" || !paused.work) {
       return err(
         "RUN_NOT_AWAITING_OUTPUTS",
         "No run of this session is waiting for tool outputs.",
@@ -385,7 +380,7 @@ export class SessionRuns {
   async expireItem(inboxId: string): Promise<void> {
     const item = this.k.inbox.get(inboxId);
     const session = this.k.store.load();
-    if (!item || item.status !== "open" || !session) return;
+    if (item?.status !== "open" || !session) return;
     if (item.kind === "approval") {
       const agent = this.steps.pausedOn(item.id)?.work?.agent;
       const directory = agent ? await agentDirectory(this.k.env.DB, session.tenant).catch(() => null) : null;
@@ -475,7 +470,7 @@ export class SessionRuns {
    */
   async resumeOrphan(): Promise<"none" | "driving" | "resumed"> {
     const open = this.store.active();
-    if (!open || open.run.status !== "running") return "none";
+    if (open?.run.status !== "running") return "none";
     if (this.loop.isDriving(open.run.id)) return "driving";
     if (open.resumes >= MAX_RESUMES) {
       await this.steps.finish(

@@ -96,7 +96,7 @@ export class SessionTriggers {
    */
   async arm(): Promise<void> {
     const session = this.k.store.load();
-    if (!session || session.status !== "active") return;
+    if (session?.status !== "active") return;
     const directory = await agentDirectory(this.k.env.DB, session.tenant).catch(() => null);
     const agent = directory?.byName.get(session.current_agent);
     const timeout = agent && directory ? nextTimeoutMs({ agent, directory: directory.byName }) : null;
@@ -124,7 +124,7 @@ export class SessionTriggers {
       },
       "trigger.timeout": async (_timer, now) => {
         const session = this.k.store.load();
-        if (!session || session.status !== "active") return { type: "done" };
+        if (session?.status !== "active") return { type: "done" };
         if (this.busy()) return { type: "again", at: now + BUSY_RETRY_MS };
         const idle = now - session.updated_at;
         const fired = await this.evaluate({ type: "timeout", idle_ms: idle });
@@ -150,8 +150,8 @@ export class SessionTriggers {
   /** Asks the current agent's triggers; starts the handoff one names. */
   private async evaluate(point: TriggerPoint): Promise<Result<Handoff | null>> {
     const session = this.k.store.load();
-    if (!session || session.status !== "active") return ok(null);
-    let directory;
+    if (session?.status !== "active") return ok(null);
+    let directory: Awaited<ReturnType<typeof agentDirectory>>;
     try {
       directory = await agentDirectory(this.k.env.DB, session.tenant);
     } catch (error) {

@@ -1,5 +1,4 @@
 import { type Context, Hono } from "hono";
-import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { RelayError } from "../errors";
 import type { MessageTask, SessionRpc } from "../rpc/session";

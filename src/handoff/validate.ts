@@ -5,7 +5,6 @@ import type { HandoffMode, HandoffRequest } from "../schemas/handoff";
 import { checkCondition, compileConditionCached, conditionPaths, readPath } from "../triggers/condition";
 import { depth, nextStack, returnTarget } from "./chain";
 import { handoffErrors } from "./errors";
-import type { FilterSpec } from "./filters";
 import type { ValidatedHandoff } from "./plan";
 
 export { ValidatedHandoff } from "./plan";

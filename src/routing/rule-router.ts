@@ -70,7 +70,8 @@ const SOURCE = Symbol("explanation source");
  */
 function readExplanation(this: { [SOURCE]: ExplanationSource }): RuleExplanation | undefined {
   const s = this[SOURCE];
-  return (s.value ??= explainDecision(s.classifier, s.classification, s.candidates));
+  s.value ??= explainDecision(s.classifier, s.classification, s.candidates);
+  return s.value;
 }
 
 /** Below this confidence the rule tier answers "not mine" (agent null). */

@@ -1,4 +1,4 @@
-import type { Actor, AuditRecord } from "../audit/record";
+import type { Actor } from "../audit/record";
 import type { Result } from "../errors";
 import type { AddedMessage, LocalAuditRecord, MessageRun } from "../schemas/api";
 import type { Fanout, FanoutStart } from "../schemas/collaboration";

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { drainDue, flushOutbox, sessionStub } from "../durable-objects/helpers";
+import { flushOutbox, sessionStub } from "../durable-objects/helpers";
 import { BETA_KEY, call } from "./helpers";
 
 /**

@@ -5,7 +5,7 @@ import { loadAgents, newSession } from "./handoff-fixtures";
 import { call } from "./helpers";
 
 /** `n` nested arrays around a 1, as JSON (and YAML flow) text. */
-const arrays = (n: number) => "[".repeat(n) + "1" + "]".repeat(n);
+const arrays = (n: number) => `${"[".repeat(n)}1${"]".repeat(n)}`;
 
 function expectTooDeep(res: { status: number; json: any }, depth: number) {
   expect(res.status).toBe(400);

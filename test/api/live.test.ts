@@ -78,7 +78,10 @@ async function subscribe(
   /** Resolves once a frame satisfies `done` (at most 5 s). */
   const until = async (done: (frame: any) => boolean) => {
     for (let i = 0; i < 500 && !frames.some(done); i++)
-      await new Promise<void>((r) => (waiters.push(r), setTimeout(r, 10)));
+      await new Promise<void>((r) => {
+        waiters.push(r);
+        setTimeout(r, 10);
+      });
     if (!frames.some(done)) throw new Error(`no such frame in ${JSON.stringify(frames.map((f) => f.type))}`);
   };
   const events = () => frames.filter((f) => f.type !== "subscribed");

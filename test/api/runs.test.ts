@@ -6,16 +6,7 @@ import { createSql } from "../../durable-objects/sql";
 import { sessionRpc } from "../../src/rpc/stubs";
 import { newRun } from "../../src/runtime/run-record";
 import { advanceClock, d1Audit, drainDue, flushOutbox, sessionStub } from "../durable-objects/helpers";
-import {
-  answer,
-  callTool,
-  callTools,
-  delayed,
-  type FakeReply,
-  fakeOpenAI,
-  httpError,
-  type RecordedRequest,
-} from "../fakes/openai";
+import { answer, callTool, callTools, delayed, fakeOpenAI, httpError } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import {
   delayed as delayedHook,
@@ -505,7 +496,7 @@ describe("restarts", () => {
     await evictDurableObject(stub);
     await drainDue(stub);
     // The resumed loop runs on after the alarm returns; give it its turn.
-    let run;
+    let run: any;
     for (let i = 0; i < 50; i++) {
       run = (await call("GET", `/v1/sessions/${id}/runs/${runId}`)).json;
       if (run.status !== "running") break;

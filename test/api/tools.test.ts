@@ -429,7 +429,7 @@ describe("approvals", () => {
     const { stub } = sessionStub("alpha", id);
     await advanceClock(stub, 61_000);
     await drainDue(stub);
-    let after;
+    let after: any;
     for (let i = 0; i < 50; i++) {
       after = (await call("GET", `/v1/sessions/${id}/runs/${run.id}`)).json;
       if (after.status !== "running") break;

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { writeAuditBatch } from "../../src/audit/d1-store";
 import { queryInbox } from "../../src/audit/inbox-index";
-import { API_ACTOR, type AuditRecord, SYSTEM_ACTOR } from "../../src/audit/record";
+import { type AuditRecord, SYSTEM_ACTOR } from "../../src/audit/record";
 import { inboxItemClosed, inboxItemCreated } from "../../src/audit/run-events";
 import { newInboxId } from "../../src/runtime/inbox";
 import type { InboxKind } from "../../src/schemas/inbox";

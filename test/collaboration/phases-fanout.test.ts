@@ -21,7 +21,7 @@ import {
   COLLAB_PHASES,
   CollabMessageInput,
   FANOUT_STATES,
-  MESSAGE_TYPES,
+  type MESSAGE_TYPES,
   TaskDecomposition,
 } from "../../src/schemas/collaboration";
 

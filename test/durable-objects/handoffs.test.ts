@@ -32,7 +32,7 @@ describe("SessionDO handoffs", () => {
     await registerAgents("alpha", { name: `bystander-${counter}` });
     const before = await rpc.audit({ limit: 500 });
     await env.DB.exec("ALTER TABLE agents RENAME TO agents_offline");
-    let failed;
+    let failed: Awaited<ReturnType<typeof rpc.startHandoff>>;
     try {
       failed = await rpc.startHandoff({
         request: request({ source_agent: back.name, target_agent: undefined, mode: "return" }),
@@ -83,7 +83,7 @@ describe("SessionDO handoffs", () => {
   });
 
   it("an expiring session cancels its pending handoff and frees its lease", async () => {
-    const { id, stub, rpc, desk, back, request } = await setup(60);
+    const { id, stub, rpc, desk, request } = await setup(60);
     await rpc.setAgentStatus(desk.name, "busy");
     const pending = await rpc.startHandoff({ request: request({ policy: "graceful", timeout_s: 3600 }) });
     expect(pending.ok && pending.value).toMatchObject({ accepted: true, handoff: { status: "pending" } });

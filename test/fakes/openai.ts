@@ -30,7 +30,7 @@ export type FakeReply =
   | { kind: "content"; content: string }
   | { kind: "http"; status: number; body?: unknown }
   | { kind: "garbage"; text: string }
-  | { kind: "delay"; ms: number; then: FakeReply };
+  | { kind: "delay"; ms: number; reply: FakeReply };
 
 /** One call to `name`; `args` defaults to `{ reason: "fake choice" }`. */
 export const callTool = (name: string, args: unknown = { reason: "fake choice" }): FakeReply => ({
@@ -47,7 +47,7 @@ export const httpError = (status: number, body?: unknown): FakeReply =>
 /** A 200 whose body is not JSON. */
 export const garbage = (text = "<html>upstream proxy error</html>"): FakeReply => ({ kind: "garbage", text });
 /** `reply`, after `ms` milliseconds. */
-export const delayed = (ms: number, reply: FakeReply): FakeReply => ({ kind: "delay", ms, then: reply });
+export const delayed = (ms: number, reply: FakeReply): FakeReply => ({ kind: "delay", ms, reply });
 
 /** The last user message's text in a recorded request ("" when there is none). */
 export function lastUserMessage(req: RecordedRequest): string {
@@ -112,7 +112,7 @@ async function toResponse(model: string, reply: FakeReply): Promise<Response> {
   switch (reply.kind) {
     case "delay":
       await delay(reply.ms);
-      return toResponse(model, reply.then);
+      return toResponse(model, reply.reply);
     case "garbage":
       return new HttpResponse(reply.text, { status: 200, headers: { "content-type": "application/json" } });
     case "http":

@@ -31,7 +31,7 @@ export type WebhookReply =
   | { kind: "endless"; chunkBytes: number }
   | { kind: "stall" }
   | { kind: "network-error" }
-  | { kind: "delay"; ms: number; then: WebhookReply };
+  | { kind: "delay"; ms: number; reply: WebhookReply };
 
 /** A 2xx JSON reply (any body: the right shape or not). */
 export const replyJson = (body: unknown, status = 200): WebhookReply => ({ kind: "json", body, status });
@@ -52,7 +52,7 @@ export const replyStall = (): WebhookReply => ({ kind: "stall" });
 /** A connection that fails (refused, reset). */
 export const networkError = (): WebhookReply => ({ kind: "network-error" });
 /** `reply`, after `ms` milliseconds. */
-export const delayed = (ms: number, reply: WebhookReply): WebhookReply => ({ kind: "delay", ms, then: reply });
+export const delayed = (ms: number, reply: WebhookReply): WebhookReply => ({ kind: "delay", ms, reply });
 
 export interface FakeWebhookAgentOptions {
   /** The endpoint to answer at (POST). */
@@ -86,7 +86,7 @@ export function fakeWebhookAgent(options: FakeWebhookAgentOptions): FakeWebhookA
     switch (reply.kind) {
       case "delay":
         await delay(reply.ms);
-        return toResponse(reply.then);
+        return toResponse(reply.reply);
       case "json":
         return HttpResponse.json(reply.body as JsonBodyType, { status: reply.status });
       case "text":

@@ -62,7 +62,7 @@ describe("shardOrder", () => {
         const order = shardOrder(`ses_${i}`, shards);
         expect([...order].sort((a, b) => a - b)).toEqual(Array.from({ length: shards }, (_, k) => k));
         expect(shardOrder(`ses_${i}`, shards)).toEqual(order);
-        order.forEach((s, k) => expect(s).toBe((order[0]! + k) % shards));
+        for (const [k, s] of order.entries()) expect(s).toBe((order[0]! + k) % shards);
       }
     }
   });

@@ -297,10 +297,11 @@ describe("validateHandoff: rule order", () => {
     };
     const seen: string[] = [];
     const steps: Record<string, () => void> = {
-      AGENT_NOT_FOUND: () =>
-        i.source
-          ? (i = { ...i, target: { ...AGENTS.support!, enabled: false } })
-          : (i = { ...i, source: { ...AGENTS.triage!, handoffs: [] } }),
+      AGENT_NOT_FOUND: () => {
+        i = i.source
+          ? { ...i, target: { ...AGENTS.support!, enabled: false } }
+          : { ...i, source: { ...AGENTS.triage!, handoffs: [] } };
+      },
       NOT_CURRENT_AGENT: () =>
         (i = {
           ...i,

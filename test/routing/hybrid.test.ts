@@ -28,7 +28,13 @@ function fixedRules(decision: Partial<RuleDecision>): RuleRouter {
 
 function recordingLlm(outcome: LlmOutcome) {
   const calls: string[] = [];
-  return { calls, llm: async (input: string) => (calls.push(input), outcome) };
+  return {
+    calls,
+    llm: async (input: string) => {
+      calls.push(input);
+      return outcome;
+    },
+  };
 }
 
 const llmChose: LlmOutcome = {

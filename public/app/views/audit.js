@@ -61,7 +61,14 @@ export async function render(view, _params, app) {
   results.querySelector("tbody").replaceWith(body);
   const form = h(
     "form",
-    { class: "card filters", "data-testid": "audit-form", onsubmit: (event) => (event.preventDefault(), load(false)) },
+    {
+      class: "card filters",
+      "data-testid": "audit-form",
+      onsubmit: (event) => {
+        event.preventDefault();
+        load(false);
+      },
+    },
     field("Session", session),
     field("Agent", agent),
     field("Action", action),

@@ -55,9 +55,10 @@ export async function render(view, _params, app) {
       "form",
       {
         class: "actions",
-        onsubmit: (event) => (
-          event.preventDefault(), reply.value.trim() && resolve(item, { reply: reply.value.trim() }, event.submitter)
-        ),
+        onsubmit: (event) => {
+          event.preventDefault();
+          if (reply.value.trim()) resolve(item, { reply: reply.value.trim() }, event.submitter);
+        },
       },
       field("Reply", reply),
       h("button", { type: "submit", "data-testid": "resolve" }, "Resolve"),

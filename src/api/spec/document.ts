@@ -190,8 +190,10 @@ export function operationId({ method, path }: Pick<Operation, "method" | "path">
 export function buildOpenApiDocument(): JsonSchema {
   const writer = new SchemaWriter();
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const operation of OPERATIONS)
-    (paths[operation.path] ??= {})[operation.method] = operationObject(operation, writer);
+  for (const operation of OPERATIONS) {
+    paths[operation.path] ??= {};
+    paths[operation.path]![operation.method] = operationObject(operation, writer);
+  }
   return {
     openapi: "3.1.0",
     info: {
@@ -221,5 +223,6 @@ let built: string | undefined;
 
 /** The document as JSON text, built once per isolate (it depends on nothing at run time). */
 export function openApiJson(): string {
-  return (built ??= JSON.stringify(buildOpenApiDocument()));
+  built ??= JSON.stringify(buildOpenApiDocument());
+  return built;
 }

@@ -68,7 +68,7 @@ export const FEATURE_NAMES = [
   "log_examples",
 ] as const;
 
-const clamp = (x: number, lo: number, hi: number) => (x < lo ? lo : x > hi ? hi : x);
+const clamp = (x: number, lo: number, hi: number) => (x < lo ? lo : Math.min(x, hi));
 
 /** The feature vector of one candidate (bias first). */
 export function calibrationFeatures(e: CandidateEvidence): number[] {

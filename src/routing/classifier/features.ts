@@ -82,6 +82,7 @@ export function gramKey(c0: number, c1: number, c2: number): number {
 const LT = 60;
 const GT = 62;
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the class is every ASCII code point, controls included.
 const NON_ASCII = /[^\x00-\x7f]/;
 const CJK_ANY = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]/;
 

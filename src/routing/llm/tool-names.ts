@@ -54,7 +54,10 @@ export function assignTransferToolNames(agents: readonly string[]): TransferTool
       return exactA - exactB || (a < b ? -1 : a > b ? 1 : 0);
     });
     members.forEach((agent, index) => {
-      if (index === 0) return assign(agent, base);
+      if (index === 0) {
+        assign(agent, base);
+        return;
+      }
       let k = index + 1;
       while (taken.has(withSuffix(base, k))) k++;
       const tool = withSuffix(base, k);

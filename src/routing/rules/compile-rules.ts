@@ -96,9 +96,9 @@ function packSets(keys: Map<string, number>): Uint8Array {
 
 function toCsr(lists: number[][]): { start: Int32Array; items: Int32Array } {
   const start = new Int32Array(lists.length + 1);
-  lists.forEach((list, i) => (start[i + 1] = start[i]! + list.length));
+  for (const [i, list] of lists.entries()) start[i + 1] = start[i]! + list.length;
   const items = new Int32Array(start[lists.length]!);
-  lists.forEach((list, i) => items.set(list, start[i]!));
+  for (const [i, list] of lists.entries()) items.set(list, start[i]!);
   return { start, items };
 }
 

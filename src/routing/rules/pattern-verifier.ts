@@ -23,7 +23,7 @@ import { CLASS_ROW, type ClassTable, type PredicateTable } from "./verifier-clas
 export { ClassTable, PredicateTable } from "./verifier-classes";
 
 // Consuming ops first, then control flow, then the zero-width assertions (`>= Begin`).
-const enum Op {
+enum Op {
   Char = 0,
   Class = 1,
   Any = 2,

@@ -246,7 +246,7 @@ export class RuleScanner {
       // Cheap checks first: the unit after the factor, and a leading \b, decide most tries.
       const after = start + t.automaton.entryLength[entry]!;
       const nextUnit = after < text.length ? text.charCodeAt(after) : -1;
-      const nextIndex = nextUnit < 128 ? nextUnit : 128;
+      const nextIndex = Math.min(nextUnit, 128);
       const boundary =
         isRegexWordUnit(start > 0 ? text.charCodeAt(start - 1) : -1) !== isRegexWordUnit(text.charCodeAt(start));
       for (let r = from; r < anchoredEnd; r++) {

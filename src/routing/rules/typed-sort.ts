@@ -11,7 +11,7 @@ export function sortRange(a: Float64Array | Int32Array, start: number, end: numb
     const x = a[start]!;
     const y = a[mid]!;
     const z = a[end - 1]!;
-    const pivot = x < y ? (y < z ? y : x < z ? z : x) : x < z ? x : y < z ? z : y;
+    const pivot = x < y ? (y < z ? y : Math.max(x, z)) : x < z ? x : Math.max(y, z);
     let i = start;
     let j = end - 1;
     while (i <= j) {

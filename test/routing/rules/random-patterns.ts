@@ -55,7 +55,7 @@ export function randomPattern(rand: Rand, depth = 0): { source: string; sample: 
       const quantifier = rand.pick(["", "", "?", "+", "{2}", "{1,3}", "{0,2}", "*"]);
       const repeat =
         quantifier === "{2}" ? 2 : quantifier === "?" || quantifier === "*" || quantifier === "{0,2}" ? rand.int(2) : 1;
-      const open = rand.pick(["(?:", "(", "(?<g" + rand.int(1e6) + ">"]);
+      const open = rand.pick(["(?:", "(", `(?<g${rand.int(1e6)}>`]);
       part = {
         source: `${open}${branches.map((b) => b.source).join("|")})${quantifier}`,
         sample: chosen.sample.repeat(repeat),

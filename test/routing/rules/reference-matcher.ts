@@ -14,13 +14,13 @@ const WORD = `[[\\p{L}\\p{M}\\p{N}]--[${UNSPACED}]]`;
 const IS_WORD = new RegExp(`^${WORD}$`, "v");
 
 const fold = (s: string): string => s.normalize("NFKC").toLowerCase().replace(/ς/g, "σ");
-const escape = (s: string): string => s.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
+const escapeRegex = (s: string): string => s.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
 
 function keywordRegex(keyword: string): RegExp | null {
   const normalized = fold(keyword).replace(/\s+/g, " ").trim();
   if (normalized === "") return null;
   const chars = [...normalized];
-  const body = normalized.split(" ").map(escape).join("\\s+");
+  const body = normalized.split(" ").map(escapeRegex).join("\\s+");
   const before = IS_WORD.test(chars[0]!) ? `(?<!${WORD})` : "";
   const after = IS_WORD.test(chars[chars.length - 1]!) ? `(?!${WORD})` : "";
   return new RegExp(before + body + after, "v");

@@ -1,9 +1,9 @@
 import { app } from "./app";
 import type { Env } from "./env";
 
-export { AgentDO } from "../durable-objects/agent";
-export { CollaborationDO } from "../durable-objects/collaboration";
-export { SessionDO } from "../durable-objects/session";
+export { AgentDO } from "../durable-objects/agent/agent";
+export { CollaborationDO } from "../durable-objects/collaboration/collaboration";
+export { SessionDO } from "../durable-objects/session/session";
 
 export default {
   fetch: app.fetch,

@@ -45,7 +45,7 @@ const area = (file: string) =>
 describe("architecture", () => {
   it("reads the whole tree", () => {
     expect(graph.size).toBeGreaterThan(100);
-    expect(graph.get("durable-objects/session.ts")).toContain("src/rpc/session.ts");
+    expect(graph.get("durable-objects/session/session.ts")).toContain("src/rpc/session.ts");
   });
 
   it("src/ imports nothing from durable-objects/, except the Worker entry that exports the classes", () => {

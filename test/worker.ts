@@ -1,7 +1,7 @@
-import { AgentDO as RelayAgentDO } from "../durable-objects/agent";
-import { CollaborationDO as RelayCollaborationDO } from "../durable-objects/collaboration";
-import { SessionDO as RelaySessionDO } from "../durable-objects/session";
-import type { FlowCheckpoint } from "../durable-objects/session-kernel";
+import { AgentDO as RelayAgentDO } from "../durable-objects/agent/agent";
+import { CollaborationDO as RelayCollaborationDO } from "../durable-objects/collaboration/collaboration";
+import { SessionDO as RelaySessionDO } from "../durable-objects/session/session";
+import type { FlowCheckpoint } from "../durable-objects/session/session-kernel";
 import type { Actor } from "../src/audit/record";
 import { err, type Result } from "../src/errors";
 import type { Lease } from "../src/rpc/agent";

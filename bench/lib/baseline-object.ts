@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
-import { SESSION_SCHEMA } from "../../durable-objects/session-store";
+import { SESSION_SCHEMA } from "../../durable-objects/session/session-store";
 import { memoryStateFolder, migrationStatements } from "./workerd-server";
 import { spawnWranglerDev, workerdCpu, workerdRss } from "./wrangler-dev";
 

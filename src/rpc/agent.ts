@@ -4,7 +4,7 @@ import type { AgentLoad, Lease } from "../schemas/agent-load";
 import type { BlockingStatus } from "../schemas/collaboration";
 
 /**
- * The AgentDO's RPC contract (durable-objects/agent.ts implements it): an agent's status
+ * The AgentDO's RPC contract (durable-objects/agent/agent.ts implements it): an agent's status
  * and its capacity leases. Types only, so the Worker and the SessionDO depend on this
  * file rather than on the class.
  */

@@ -11,7 +11,7 @@ import type {
 
 export type { SentMessage };
 
-/** The CollaborationDO's RPC contract (durable-objects/collaboration.ts implements it). */
+/** The CollaborationDO's RPC contract (durable-objects/collaboration/collaboration.ts implements it). */
 
 export interface CollaborationRpc {
   create(tenant: string, id: string, args: CollaborationCreate): Promise<Result<Collaboration>>;

@@ -11,7 +11,7 @@ import type { AgentTurnStatus, SessionMessage, SessionStatePatch, SessionView } 
 export type { AddedMessage, LocalAuditRecord, MessageRun };
 
 /**
- * The SessionDO's RPC contract (durable-objects/session.ts implements it). Every method
+ * The SessionDO's RPC contract (durable-objects/session/session.ts implements it). Every method
  * returns a `Result`: error codes survive RPC as values.
  */
 

@@ -1,8 +1,8 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { RunStore } from "../../durable-objects/run-store";
-import { createSql } from "../../durable-objects/sql";
+import { RunStore } from "../../durable-objects/session/runs/run-store";
+import { createSql } from "../../durable-objects/shared/sql";
 import { sessionRpc } from "../../src/rpc/stubs";
 import { newRun } from "../../src/runtime/run-record";
 import { advanceClock, d1Audit, drainDue, flushOutbox, sessionStub } from "../durable-objects/helpers";

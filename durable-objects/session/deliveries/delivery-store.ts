@@ -1,0 +1,72 @@
+import { AuditRecord } from "../../../src/audit/record";
+import type { Sql } from "../../shared/sql";
+
+/**
+ * Lifecycle notifications waiting to go to the tenant's events_url (schema v8): each a
+ * handoff or run audit record, queued in the transaction that wrote the record, with its
+ * attempts and when the next is due.
+ */
+
+export const DELIVERY_FORMAT = 1;
+
+export const DELIVERIES_DDL = [
+  `CREATE TABLE deliveries (
+     id          TEXT PRIMARY KEY,
+     record      TEXT NOT NULL,
+     attempts    INTEGER NOT NULL DEFAULT 0,
+     next_at     INTEGER NOT NULL,
+     last_error  TEXT,
+     format      INTEGER NOT NULL DEFAULT ${DELIVERY_FORMAT}
+   )`,
+  `CREATE INDEX deliveries_due ON deliveries (next_at)`,
+] as const;
+
+export interface Delivery {
+  record: AuditRecord;
+  attempts: number;
+  last_error: string | null;
+}
+
+export class DeliveryQueue {
+  constructor(private readonly sql: Sql) {}
+
+  add(records: readonly AuditRecord[], now: number): void {
+    for (const r of records)
+      this.sql`INSERT OR IGNORE INTO deliveries (id, record, next_at) VALUES (${r.id}, ${JSON.stringify(r)}, ${now})`;
+  }
+
+  due(now: number, limit: number): Delivery[] {
+    return this.sql<{
+      record: string;
+      attempts: number;
+      last_error: string | null;
+      format: number;
+    }>`SELECT record, attempts, last_error, format FROM deliveries WHERE next_at <= ${now} ORDER BY id LIMIT ${limit}`.map(
+      (row) => {
+        if (row.format !== DELIVERY_FORMAT) throw new Error(`delivery format ${row.format} is not ${DELIVERY_FORMAT}`);
+        return {
+          record: AuditRecord.parse(JSON.parse(row.record)),
+          attempts: row.attempts,
+          last_error: row.last_error,
+        };
+      },
+    );
+  }
+
+  retryAt(id: string, attempts: number, at: number, error: string): void {
+    this.sql`UPDATE deliveries SET attempts = ${attempts}, next_at = ${at}, last_error = ${error} WHERE id = ${id}`;
+  }
+
+  remove(id: string): void {
+    this.sql`DELETE FROM deliveries WHERE id = ${id}`;
+  }
+
+  clear(): void {
+    this.sql`DELETE FROM deliveries`;
+  }
+
+  /** When the next delivery is due (null: none waits). */
+  nextAt(): number | null {
+    return this.sql<{ at: number | null }>`SELECT MIN(next_at) AS at FROM deliveries`[0]?.at ?? null;
+  }
+}

@@ -1,0 +1,124 @@
+import { deliver, deliveryBody, RETRY_DELAYS_MS } from "../../../src/audit/event-delivery";
+import { auditEvent } from "../../../src/audit/events";
+import { type AuditRecord, SYSTEM_ACTOR } from "../../../src/audit/record";
+import { getSubscription } from "../../../src/registry/event-subscriptions";
+import { DELIVERED_FAMILIES, subscribed } from "../../../src/schemas/events";
+import { knownUnsubscribed } from "../../../src/services/registry-cache";
+import type { Sql } from "../../shared/sql";
+import { TIMER_KEYS } from "../../shared/timer-kinds";
+import type { TimerHandlers, TimerOutcome } from "../../shared/timers";
+import type { SessionKernel } from "../session-kernel";
+import type { SessionEndHook } from "../session-lifecycle";
+import { DeliveryQueue } from "./delivery-store";
+
+/**
+ * Webhooks out (design §5): every handoff and run audit record is queued for the tenant's
+ * events_url in the transaction that writes it, and the session's alarm delivers it —
+ * at least once, under a stable webhook-id (the record's id), retried with backoff
+ * (RETRY_DELAYS_MS), and recorded as `webhook.delivery_failed` when finally given up. A
+ * tenant with no events_url has its queue dropped at the first delivery run. A deleted
+ * session's storage waits for its queue.
+ */
+
+/** Deliveries made per alarm run (the rest are due at once after it). */
+const BATCH = 20;
+
+export class SessionDeliveries {
+  private readonly queue: DeliveryQueue;
+
+  constructor(
+    private readonly k: SessionKernel,
+    sql: Sql,
+  ) {
+    this.queue = new DeliveryQueue(sql);
+  }
+
+  /**
+   * Inside the transaction that appends `records` to the outbox: queues the lifecycle ones,
+   * unless the tenant is known (from the registry head this isolate read) to have no events_url.
+   */
+  onAudit(records: readonly AuditRecord[]): void {
+    const lifecycle = records.filter((r) => DELIVERED_FAMILIES.some((family) => r.action.startsWith(family)));
+    if (lifecycle.length === 0 || knownUnsubscribed(lifecycle[0]!.tenant)) return;
+    const now = this.k.now();
+    this.queue.add(lifecycle, now);
+    this.k.timers.schedule("events.deliver", now, null, { key: TIMER_KEYS.deliver, ifExists: "earliest" });
+  }
+
+  timerHandlers(): TimerHandlers {
+    return { "events.deliver": (_timer, now) => this.run(now) };
+  }
+
+  /** A deleted session's storage goes only once its notifications are delivered or given up. */
+  endHook(): SessionEndHook {
+    return {
+      onEnd: (session) => session,
+      settle: async () => {
+        await this.run(this.k.now());
+        return this.queue.nextAt() === null;
+      },
+    };
+  }
+
+  private async run(now: number): Promise<TimerOutcome> {
+    const due = this.queue.due(now, BATCH);
+    if (due.length > 0) {
+      const tenant = due[0]!.record.tenant;
+      const subscription = await getSubscription(this.k.env.DB, tenant).catch(() => undefined);
+      if (subscription === undefined)
+        return { type: "retry", at: now + RETRY_DELAYS_MS[0], error: "the events subscription could not be read" };
+      if (subscription === null) {
+        this.k.transaction(() => this.queue.clear());
+        return { type: "done" };
+      }
+      const outcomes = await Promise.all(
+        due.map(async (d) => ({
+          d,
+          outcome: subscribed(subscription.types, d.record.action)
+            ? await deliver(subscription.url, subscription.secret, d.record.id, deliveryBody(d.record))
+            : null,
+        })),
+      );
+      const failed: AuditRecord[] = [];
+      this.k.transaction(() => {
+        for (const { d, outcome } of outcomes) {
+          if (outcome === null || outcome.ok) {
+            this.queue.remove(d.record.id);
+            continue;
+          }
+          const attempts = d.attempts + 1;
+          const delay = RETRY_DELAYS_MS[attempts - 1];
+          if (delay !== undefined) {
+            this.queue.retryAt(d.record.id, attempts, now + delay, outcome.error);
+            continue;
+          }
+          this.queue.remove(d.record.id);
+          failed.push(
+            auditEvent(
+              { tenant: d.record.tenant, session_id: d.record.session_id },
+              {
+                action: "webhook.delivery_failed",
+                actor: SYSTEM_ACTOR,
+                agent: d.record.agent,
+                handoff_id: d.record.handoff_id,
+                details: {
+                  webhook_id: d.record.id,
+                  type: d.record.action,
+                  attempts,
+                  last_error: outcome.error,
+                  url: subscription.url,
+                },
+              },
+              now,
+            ),
+          );
+        }
+        this.k.outbox.append(failed);
+        if (failed.length > 0)
+          this.k.timers.schedule("outbox.flush", now, null, { key: TIMER_KEYS.flush, ifExists: "keep" });
+      });
+    }
+    const next = this.queue.nextAt();
+    return next === null ? { type: "done" } : { type: "again", at: Math.max(next, now) };
+  }
+}

@@ -1,0 +1,206 @@
+import { type AuditScope, messageAdded } from "../../../src/audit/events";
+import { type Actor, type AuditRecord, SYSTEM_ACTOR } from "../../../src/audit/record";
+import { inboxItemClosed } from "../../../src/audit/run-events";
+import { ulid } from "../../../src/lib/ulid";
+import { closeItem } from "../../../src/runtime/inbox";
+import { liveMessage } from "../../../src/runtime/live-events";
+import { isActiveRun, moveRun, type RunChange } from "../../../src/runtime/run-record";
+import type { HistoryItem } from "../../../src/schemas/handoff";
+import type { Run, RunStatus, TraceEvent } from "../../../src/schemas/run";
+import { type SessionRecord, touch } from "../../../src/sessions/model";
+import { TIMER_KEYS } from "../../shared/timer-kinds";
+import { auditScope, type SessionKernel } from "../session-kernel";
+import type { RunRow, RunStore } from "./run-store";
+
+/** The watchdog: a running run's resume timer, pushed on while its loop makes progress. */
+export const WATCHDOG_MS = 120_000;
+
+/**
+ * How a run's steps are written (design §4a): each step's history items, run row, trace
+ * events and audit records in one transaction, the run moved only by the transition
+ * table, and the watchdog pushed on while it runs. Shared by the loop that drives runs
+ * (run-loop.ts) and the answers that resume them (session-runs.ts).
+ */
+export class RunSteps {
+  constructor(
+    private readonly k: SessionKernel,
+    readonly store: RunStore,
+    /** Told (inside the ending transaction) that a run ended: with its error code when it failed. */
+    private readonly ended: (failedWith: string | null) => void,
+  ) {}
+
+  /** Records the step about to be taken (and pushes the watchdog) before taking it. */
+  async record(row: RunRow, now: number): Promise<RunRow> {
+    const next = { ...row, run: { ...row.run, updated_at: new Date(now).toISOString() } };
+    this.k.transaction(() => {
+      this.store.save(next);
+      this.watch(row.run.id, now);
+    });
+    await this.k.timers.arm();
+    return next;
+  }
+
+  /** One step: history items, the run row, its events and audit records, in one transaction. */
+  async commitStep(
+    session: SessionRecord,
+    row: RunRow,
+    items: HistoryItem[],
+    events: TraceEvent[],
+    records: AuditRecord[],
+    actor: Actor,
+    now: number,
+  ): Promise<void> {
+    const next = { ...row, run: { ...row.run, updated_at: new Date(now).toISOString() } };
+    await this.k.commit(touch(session, now), records, () => {
+      this.append(session, items, actor, now, row.run.id);
+      this.store.save(next);
+      this.store.addEvents(events);
+      this.watch(row.run.id, now);
+    });
+  }
+
+  /** Ends a run (completed or failed), with its last items and events; `base` is the row as the caller last recorded it. */
+  async finish(
+    runId: string,
+    to: Extract<RunStatus, "completed" | "failed">,
+    change: RunChange,
+    actor: Actor = SYSTEM_ACTOR,
+    agent?: string,
+    events: TraceEvent[] = [],
+    items: HistoryItem[] = [],
+    base?: RunRow,
+  ): Promise<void> {
+    const stored = this.store.get(runId);
+    const session = this.k.store.load();
+    if (!stored || !isActiveRun(stored.run.status) || !session) return;
+    const row = base && base.run.status === stored.run.status ? base : stored;
+    const now = this.k.now();
+    const scope = auditScope(session);
+    const records: AuditRecord[] = [];
+    const next = this.moved(
+      agent ? { ...row, run: { ...row.run, agent } } : row,
+      to,
+      change,
+      scope,
+      actor,
+      now,
+      records,
+    );
+    await this.k.commit(session.status === "active" ? touch(session, now) : session, records, () => {
+      this.append(session, items, actor, now, runId);
+      this.store.save({ ...next, step: null, work: null });
+      this.store.addEvents(events);
+      this.k.timers.cancel(TIMER_KEYS.runResume);
+      this.k.timers.cancel(TIMER_KEYS.toolOutputs);
+      if (session.status === "active") this.ended(to === "failed" ? (change.error?.code ?? "INTERNAL") : null);
+    });
+  }
+
+  /** The run moved by the transition table, its audit record added to `records`. */
+  moved(
+    row: RunRow,
+    to: RunStatus,
+    change: RunChange,
+    scope: AuditScope,
+    actor: Actor,
+    now: number,
+    records: AuditRecord[],
+  ): RunRow {
+    const moved = moveRun(row.run, to, change, scope, actor, now);
+    if (!moved) throw new Error(`run ${row.run.id}: ${row.run.status} → ${to} is not a transition`);
+    records.push(moved.record);
+    return { ...row, run: moved.run };
+  }
+
+  /** Appends items to the conversation, each with its audit record (content stays here) and its live event. */
+  append(session: SessionRecord, items: readonly HistoryItem[], actor: Actor, now: number, runId: string | null): void {
+    const scope = auditScope(session);
+    for (const raw of items) {
+      const item = {
+        ...raw,
+        id: raw.id ?? `msg_${ulid(now)}`,
+        created_at: raw.created_at ?? new Date(now).toISOString(),
+      };
+      const seq = this.k.store.appendMessage(item as HistoryItem & { id: string }, now);
+      this.k.liveEvents.append([liveMessage(session.id, runId, item, now)]);
+      const author = item.agent ?? null;
+      this.k.outbox.append([
+        messageAdded(
+          scope,
+          item.role === "user"
+            ? actor
+            : { actor: author ?? actor.actor, actor_type: author ? "agent" : actor.actor_type },
+          now,
+          author ?? session.current_agent,
+          {
+            message_id: item.id,
+            seq,
+            role: item.role,
+            author,
+            chars: item.content.length,
+          },
+        ),
+      ]);
+    }
+  }
+
+  /** The timer that resumes a run if its loop dies with the instance. */
+  watch(runId: string, now: number): void {
+    this.k.timers.schedule("run.resume", now + WATCHDOG_MS, { run_id: runId }, { key: TIMER_KEYS.runResume });
+  }
+
+  /** The run paused on this inbox item, if any. */
+  pausedOn(inboxId: string): RunRow | null {
+    const open = this.store.active();
+    const pending = open?.run.pending;
+    if (!open || !pending) return null;
+    if (pending.kind === "human")
+      return open.run.status === "awaiting_human" && pending.inbox_id === inboxId ? open : null;
+    if (pending.kind === "approval")
+      return open.run.status === "awaiting_approval" && pending.approvals.some((a) => a.inbox_id === inboxId)
+        ? open
+        : null;
+    return null;
+  }
+
+  /** A run as the API shows it: its record with its trace events. */
+  view(id: string): Run | null {
+    const row = this.store.get(id);
+    return row ? this.store.withEvents(row.run) : null;
+  }
+
+  /** Closes what the session's end leaves open (inside the ending transaction): the run fails, open items are cancelled. */
+  onSessionEnd(session: SessionRecord, now: number, reason: string): void {
+    const scope = auditScope(session);
+    const records: AuditRecord[] = [];
+    for (const item of this.k.inbox.list("open")) {
+      this.k.inbox.save(closeItem(item, "cancelled", now)!);
+      this.k.timers.cancel(TIMER_KEYS.inbox(item.id));
+      records.push(
+        inboxItemClosed(scope, SYSTEM_ACTOR, now, {
+          inbox_id: item.id,
+          agent: item.agent,
+          outcome: "cancelled",
+          resolved_by: null,
+        }),
+      );
+    }
+    const open = this.store.active();
+    if (open) {
+      const code = reason === "session expired" ? "SESSION_EXPIRED" : "SESSION_NOT_FOUND";
+      const next = this.moved(
+        open,
+        "failed",
+        { error: { code, message: `The run ended with its session (${reason}).` } },
+        scope,
+        SYSTEM_ACTOR,
+        now,
+        records,
+      );
+      this.store.save({ ...next, work: null });
+      this.k.timers.cancel(TIMER_KEYS.runResume);
+      this.k.timers.cancel(TIMER_KEYS.toolOutputs);
+    }
+    this.k.outbox.append(records);
+  }
+}

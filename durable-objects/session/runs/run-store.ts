@@ -1,0 +1,167 @@
+import { liveFromTrace, liveRunChange } from "../../../src/runtime/live-events";
+import { ACTIVE_RUN_STATUSES, RUN_STEPS, type RunStep } from "../../../src/runtime/run-record";
+import { RUN_STATUSES, Run, type RunStatus, TraceEvent, TurnWork } from "../../../src/schemas/run";
+import type { Sql } from "../../shared/sql";
+import type { LiveStore } from "../live/live-store";
+
+/**
+ * The session's runs (schema v4, v5): each run's record with the step it is taking and the
+ * work left of its last model response, and its trace events. Synchronous SQL, so it joins the caller's transaction; rows are parsed on
+ * read and carry their format.
+ */
+
+export const RUN_FORMAT = 1;
+
+const list = (values: readonly string[]) => `(${values.map((v) => `'${v}'`).join(", ")})`;
+
+/** The run events table and its index, as v4 made them (unchanged since). */
+export const RUN_EVENTS_DDL = [
+  `CREATE TABLE run_events (
+     id      TEXT PRIMARY KEY,
+     run_id  TEXT NOT NULL,
+     event   TEXT NOT NULL,
+     format  INTEGER NOT NULL DEFAULT ${RUN_FORMAT}
+   )`,
+  `CREATE INDEX run_events_run ON run_events (run_id, id)`,
+] as const;
+
+export const RUN_DDL = [
+  `CREATE TABLE runs (
+     id          TEXT PRIMARY KEY,
+     status      TEXT NOT NULL CHECK (status IN ${list(RUN_STATUSES)}),
+     step        TEXT CHECK (step IS NULL OR step IN ('turn', 'handoff')),
+     resumes     INTEGER NOT NULL DEFAULT 0 CHECK (resumes >= 0),
+     record      TEXT NOT NULL,
+     format      INTEGER NOT NULL DEFAULT ${RUN_FORMAT}
+   )`,
+  `CREATE INDEX runs_active ON runs (status) WHERE status IN ('running', 'awaiting_human')`,
+  ...RUN_EVENTS_DDL,
+] as const;
+
+/** The runs table as v5 has it, under `name` (the rebuild creates it beside the old one). */
+function runsTable(name: string): string {
+  return `CREATE TABLE ${name} (
+     id          TEXT PRIMARY KEY,
+     status      TEXT NOT NULL CHECK (status IN ${list(RUN_STATUSES)}),
+     step        TEXT CHECK (step IS NULL OR step IN ${list(RUN_STEPS)}),
+     resumes     INTEGER NOT NULL DEFAULT 0 CHECK (resumes >= 0),
+     record      TEXT NOT NULL,
+     work        TEXT,
+     format      INTEGER NOT NULL DEFAULT ${RUN_FORMAT}
+   )`;
+}
+
+const RUNS_ACTIVE_INDEX = `CREATE INDEX runs_active ON runs (status) WHERE status IN ${list(ACTIVE_RUN_STATUSES)}`;
+
+/** The runs tables as they are now, for a new object (see SESSION_SCHEMA). */
+export const RUN_SCHEMA = [runsTable("runs"), RUNS_ACTIVE_INDEX, ...RUN_EVENTS_DDL] as const;
+
+/**
+ * v5: runs gain the paused statuses of tools and approvals, the `tools` step, and the work
+ * left of the last model response (SQLite cannot alter a CHECK: the table is rebuilt).
+ */
+export const RUN_WORK_DDL = [
+  runsTable("runs_v5"),
+  `INSERT INTO runs_v5 (id, status, step, resumes, record, format) SELECT id, status, step, resumes, record, format FROM runs`,
+  `DROP TABLE runs`,
+  `ALTER TABLE runs_v5 RENAME TO runs`,
+  RUNS_ACTIVE_INDEX,
+] as const;
+
+export interface RunRow {
+  /** The record, without its events (they are rows of their own). */
+  run: Run;
+  step: RunStep | null;
+  /** How many times a restart resumed it. */
+  resumes: number;
+  /** What is left of the last model response's tool calls (null: nothing). */
+  work?: TurnWork | null;
+}
+
+interface StoredRun {
+  record: string;
+  step: RunStep | null;
+  resumes: number;
+  work: string | null;
+  format: number;
+}
+
+function toRow(row: StoredRun): RunRow {
+  if (row.format !== RUN_FORMAT) throw new Error(`run format ${row.format} is not ${RUN_FORMAT}`);
+  return {
+    run: Run.parse(JSON.parse(row.record)),
+    step: row.step,
+    resumes: row.resumes,
+    work: row.work === null ? null : TurnWork.parse(JSON.parse(row.work)),
+  };
+}
+
+const ACTIVE = list(ACTIVE_RUN_STATUSES);
+
+/** Every trace event and status change is also a live event, written in the same transaction. */
+export class RunStore {
+  constructor(
+    private readonly sql: Sql,
+    private readonly live?: LiveStore,
+  ) {}
+
+  get(id: string): RunRow | null {
+    const row = this.sql<StoredRun>`SELECT record, step, resumes, work, format FROM runs WHERE id = ${id}`[0];
+    return row ? toRow(row) : null;
+  }
+
+  /** The run that is running or waiting, if any (one at a time per session). */
+  active(): RunRow | null {
+    const row = this.sql.exec<StoredRun>(
+      `SELECT record, step, resumes, work, format FROM runs WHERE status IN ${ACTIVE} ORDER BY id LIMIT 1`,
+    )[0];
+    return row ? toRow(row) : null;
+  }
+
+  save(row: RunRow): void {
+    const { events: _events, ...run } = row.run;
+    if (this.live) {
+      const before = this.sql<{ status: RunStatus }>`SELECT status FROM runs WHERE id = ${run.id}`[0]?.status ?? null;
+      const change = liveRunChange(row.run, before, Date.parse(run.updated_at));
+      if (change) this.live.append([change]);
+    }
+    const work = row.work ? JSON.stringify(row.work) : null;
+    this
+      .sql`INSERT INTO runs (id, status, step, resumes, record, work) VALUES (${run.id}, ${run.status}, ${row.step}, ${row.resumes}, ${JSON.stringify({ ...run, events: [] })}, ${work})
+             ON CONFLICT (id) DO UPDATE SET status = excluded.status, step = excluded.step, resumes = excluded.resumes, record = excluded.record, work = excluded.work`;
+  }
+
+  addEvents(events: readonly TraceEvent[]): void {
+    for (const event of events)
+      this
+        .sql`INSERT INTO run_events (id, run_id, event) VALUES (${event.event_id}, ${event.correlation_id}, ${JSON.stringify(event)})`;
+    this.live?.append(events.map(liveFromTrace));
+  }
+
+  /** A run's events in order; every run's when `runId` is left out. */
+  events(runId?: string): TraceEvent[] {
+    const rows =
+      runId === undefined
+        ? this.sql<{ event: string }>`SELECT event FROM run_events ORDER BY id`
+        : this.sql<{ event: string }>`SELECT event FROM run_events WHERE run_id = ${runId} ORDER BY id`;
+    return rows.map((r) => TraceEvent.parse(JSON.parse(r.event)));
+  }
+
+  /** A page of the session's events in order, after event id `after`; `next_after` is null on the last page. */
+  eventPage(after: string | undefined, limit: number): { events: TraceEvent[]; next_after: string | null } {
+    const rows = this.sql<{
+      event: string;
+    }>`SELECT event FROM run_events WHERE id > ${after ?? ""} ORDER BY id LIMIT ${limit + 1}`;
+    const events = rows.slice(0, limit).map((r) => TraceEvent.parse(JSON.parse(r.event)));
+    return { events, next_after: rows.length > limit ? events.at(-1)!.event_id : null };
+  }
+
+  /** The run with its events, as the API returns it. */
+  withEvents(run: Run): Run {
+    return { ...run, events: this.events(run.id) };
+  }
+
+  count(status: RunStatus): number {
+    return this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM runs WHERE status = ${status}`[0]?.n ?? 0;
+  }
+}

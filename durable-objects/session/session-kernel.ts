@@ -1,0 +1,60 @@
+import type { AuditScope } from "../../src/audit/events";
+import type { AuditRecord } from "../../src/audit/record";
+import type { Env } from "../../src/env";
+import type { Result } from "../../src/errors";
+import type { SessionView } from "../../src/schemas/session";
+import type { SessionRecord } from "../../src/sessions/model";
+import type { Outbox } from "../shared/outbox";
+import type { Timers } from "../shared/timers";
+import type { InboxStore } from "./inbox-store";
+import type { LiveStore } from "./live/live-store";
+import type { SessionStore } from "./session-store";
+
+/**
+ * What the SessionDO hands to its feature modules (the lifecycle, handoffs):
+ * its stores and the one write path, so a feature is a set of functions and timer
+ * handlers over this kernel rather than more methods on one large class.
+ */
+export interface SessionKernel {
+  readonly storage: DurableObjectStorage;
+  readonly env: Env;
+  readonly store: SessionStore;
+  readonly outbox: Outbox;
+  readonly timers: Timers;
+  readonly inbox: InboxStore;
+  /** Live events for SSE and WebSocket subscribers, published after each commit. */
+  readonly liveEvents: LiveStore;
+  /** The object's clock. */
+  now(): number;
+  /**
+   * Called when a flow reaches a checkpoint between its recorded steps. Does nothing in
+   * production; the crash-safety tests' subclass of SessionDO stops the flow there.
+   */
+  checkpoint(point: FlowCheckpoint): void;
+  /** The active session, or SESSION_NOT_FOUND / SESSION_EXPIRED. */
+  live(): Result<SessionRecord>;
+  view(session: SessionRecord): SessionView;
+  /**
+   * The one write path: the session row, its audit records and `extra` writes in one
+   * transaction, then the outbox flush and idle-expiry timers, then the alarm.
+   */
+  commit(session: SessionRecord, records: readonly AuditRecord[], extra?: () => void): Promise<void>;
+  /**
+   * `transactionSync` for every write of the object's tables: when it throws (rolled back),
+   * what the instance keeps in memory about them (timers, the session lease) is dropped.
+   */
+  transaction<T>(fn: () => T): T;
+  /** Wipes the object's storage and alarm. Only once every audit record reached D1. */
+  destroy(): Promise<void>;
+}
+
+/**
+ * Points between a handoff flow's recorded steps: after its intent is committed, after the
+ * lease is granted, before the switch's commit, inside the switch's transaction, after it.
+ */
+export const FLOW_CHECKPOINTS = ["after_intent", "after_lease", "before_commit", "activate", "after_commit"] as const;
+export type FlowCheckpoint = (typeof FLOW_CHECKPOINTS)[number];
+
+export function auditScope(session: SessionRecord): AuditScope {
+  return { tenant: session.tenant, session_id: session.id };
+}

@@ -1,0 +1,266 @@
+import type { HistoryItem } from "../../src/schemas/handoff";
+import type { AgentTurnStatus } from "../../src/schemas/session";
+import { SESSION_FORMAT, SessionRecord } from "../../src/sessions/model";
+import { OUTBOX_ACTOR_DDL, OUTBOX_DDL } from "../shared/outbox";
+import { foldAlteredColumns, type SchemaMigration, type Sql } from "../shared/sql";
+import { TIMERS_DDL, TIMERS_FORMAT_DDL } from "../shared/timers";
+import { DELIVERIES_DDL } from "./deliveries/delivery-store";
+import { FANOUT_DDL } from "./fanout/fanout-store";
+import {
+  HANDOFF_DDL,
+  HANDOFF_FORMAT_DDL,
+  HANDOFF_HIDDEN_CALLS_DDL,
+  HANDOFF_INBOX_V2_DDL,
+} from "./handoffs/handoff-store";
+import { INBOX_APPROVAL_DDL, INBOX_DDL, INBOX_SCHEMA } from "./inbox-store";
+import { LIVE_DDL } from "./live/live-store";
+import { RUN_DDL, RUN_SCHEMA, RUN_WORK_DDL } from "./runs/run-store";
+import { TRIGGER_QUEUE_DDL } from "./triggers/trigger-queue";
+
+/**
+ * The SessionDO's own tables: the session row, its history, the agents' turn status,
+ * plus the shared outbox and timers. Later features add versions to SESSION_MIGRATIONS.
+ */
+
+/** v1's own tables: the session row, the history, the agents' turn status. */
+const SESSION_V1_DDL = [
+  `CREATE TABLE session (
+         id                    INTEGER PRIMARY KEY CHECK (id = 1),
+         session_id            TEXT NOT NULL,
+         tenant                TEXT NOT NULL,
+         status                TEXT NOT NULL CHECK (status IN ('active', 'expired', 'deleted')),
+         current_agent         TEXT NOT NULL,
+         handoff_stack         TEXT NOT NULL,
+         state                 TEXT NOT NULL,
+         metadata              TEXT NOT NULL,
+         ttl_s                 INTEGER NOT NULL CHECK (ttl_s > 0),
+         handoff_count         INTEGER NOT NULL DEFAULT 0,
+         in_flight_handoff     TEXT,
+         last_handoff_context  TEXT,
+         created_at            INTEGER NOT NULL,
+         updated_at            INTEGER NOT NULL,
+         expires_at            INTEGER NOT NULL,
+         ended_at              INTEGER
+       )`,
+  `CREATE TABLE messages (
+         seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+         id          TEXT NOT NULL UNIQUE,
+         role        TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system', 'tool')),
+         agent       TEXT,
+         item        TEXT NOT NULL,
+         created_at  INTEGER NOT NULL
+       )`,
+  `CREATE TABLE agent_status (
+         agent       TEXT PRIMARY KEY,
+         status      TEXT NOT NULL CHECK (status IN ('busy', 'idle')),
+         updated_at  INTEGER NOT NULL
+       )`,
+] as const;
+
+/** v3: stored JSON carries a format version. */
+const FORMAT_DDL = [
+  `ALTER TABLE session ADD COLUMN format INTEGER NOT NULL DEFAULT ${SESSION_FORMAT}`,
+  ...HANDOFF_FORMAT_DDL,
+  ...TIMERS_FORMAT_DDL,
+] as const;
+
+/**
+ * v10: the session row names the handoff whose context the current agent was handed, and
+ * the context is read from that handoff's row, where the switch stored it in the same
+ * transaction. The session row is rewritten by every commit; the context (the filtered
+ * history) grows with the conversation, so as a copy in the session row a long
+ * conversation made every message cost more, and every handoff wrote it twice.
+ */
+const LAST_HANDOFF_ID_DDL = "ALTER TABLE session ADD COLUMN last_handoff_id TEXT";
+const NAME_LAST_HANDOFF =
+  "UPDATE session SET last_handoff_id = json_extract(last_handoff_context, '$.metadata.handoff_id')";
+const DROP_CONTEXT_COPY_DDL = "ALTER TABLE session DROP COLUMN last_handoff_context";
+
+export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
+  { version: 1, statements: [...SESSION_V1_DDL, ...OUTBOX_DDL, ...TIMERS_DDL] },
+  // Handoffs, idempotency keys, the current agent's lease, queued releases, the inbox.
+  { version: 2, statements: [...HANDOFF_DDL, ...HANDOFF_INBOX_V2_DDL] },
+  // Stored JSON carries a format version; the handoff timer kind splits in two.
+  {
+    version: 3,
+    statements: [
+      ...FORMAT_DDL,
+      `UPDATE timers SET kind = 'handoff.deadline', key = 'handoff.deadline' WHERE kind = 'handoff.timeout' AND payload LIKE '{"handoff_id":%'`,
+      `UPDATE timers SET kind = 'handoff.sweep', key = 'handoff.sweep', payload = 'null' WHERE kind = 'handoff.timeout'`,
+    ],
+  },
+  // Runs and their trace; the inbox for people (its v2 escalations move over); handoffs keep calls from their target.
+  { version: 4, statements: [...RUN_DDL, ...INBOX_DDL, ...HANDOFF_HIDDEN_CALLS_DDL] },
+  // Tools and approvals: runs pause for them and keep their work; the inbox asks for approvals.
+  { version: 5, statements: [...RUN_WORK_DDL, ...INBOX_APPROVAL_DDL] },
+  // Live events for SSE and WebSocket subscribers, kept for replay.
+  { version: 6, statements: LIVE_DDL },
+  // Trigger points that arrived while the session was busy; the outbox takes actor_type trigger.
+  { version: 7, statements: [...TRIGGER_QUEUE_DDL, ...OUTBOX_ACTOR_DDL] },
+  // Lifecycle notifications waiting for the tenant's events_url.
+  { version: 8, statements: DELIVERIES_DDL },
+  // Supervisor fan-outs.
+  { version: 9, statements: FANOUT_DDL },
+  // The session row names the last handoff rather than copying its context.
+  { version: 10, statements: [LAST_HANDOFF_ID_DDL, NAME_LAST_HANDOFF, DROP_CONTEXT_COPY_DDL] },
+];
+
+/**
+ * The schema a new session object starts with: what SESSION_MIGRATIONS leave, made directly
+ * (no table created only to be rebuilt or dropped, no data moved), which is most of what a
+ * session's creation costs. Columns added by ALTER are written into their CREATE TABLE as
+ * SQLite would store them, and dropped ones left out (`foldAlteredColumns`);
+ * test/durable-objects/session-schema.test.ts holds the two equal. A new migration changes both.
+ */
+export const SESSION_SCHEMA: SchemaMigration = {
+  version: SESSION_MIGRATIONS.at(-1)!.version,
+  statements: foldAlteredColumns([
+    ...SESSION_V1_DDL,
+    ...OUTBOX_DDL,
+    ...TIMERS_DDL,
+    ...HANDOFF_DDL,
+    ...FORMAT_DDL,
+    ...HANDOFF_HIDDEN_CALLS_DDL,
+    ...RUN_SCHEMA,
+    ...INBOX_SCHEMA,
+    ...LIVE_DDL,
+    ...TRIGGER_QUEUE_DDL,
+    ...DELIVERIES_DDL,
+    ...FANOUT_DDL,
+    LAST_HANDOFF_ID_DDL,
+    DROP_CONTEXT_COPY_DDL,
+  ]),
+};
+
+interface SessionRow {
+  session_id: string;
+  tenant: string;
+  status: SessionRecord["status"];
+  current_agent: string;
+  handoff_stack: string;
+  state: string;
+  metadata: string;
+  ttl_s: number;
+  handoff_count: number;
+  in_flight_handoff: string | null;
+  /** Joined from the row of the handoff the session row names (`last_handoff_id`). */
+  last_handoff_context: string | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number;
+  ended_at: number | null;
+}
+
+const parse = (json: string | null): unknown => (json === null ? null : JSON.parse(json));
+
+export class SessionStore {
+  /**
+   * The session row as this instance last read or wrote it (undefined: unknown). Only
+   * `save` writes it; a transaction that rolls back, and a wipe, must call `forget`.
+   * Records are immutable values (every change makes a new one), so callers share it.
+   */
+  private cached: SessionRecord | null | undefined = undefined;
+  /** The agents' turn status and the history's length, kept the same way (undefined: unknown). */
+  private statuses: Record<string, AgentTurnStatus> | undefined = undefined;
+  private length: number | undefined = undefined;
+
+  constructor(private readonly sql: Sql) {}
+
+  load(): SessionRecord | null {
+    if (this.cached === undefined) this.cached = this.read();
+    return this.cached;
+  }
+
+  /** After a rolled-back transaction or a wipe: the next load reads the row. */
+  forget(): void {
+    this.cached = undefined;
+    this.statuses = undefined;
+    this.length = undefined;
+  }
+
+  private read(): SessionRecord | null {
+    const row = this.sql<
+      SessionRow & { format: number }
+    >`SELECT s.*, json_extract(h.record, '$.context') AS last_handoff_context
+      FROM session AS s LEFT JOIN handoffs AS h ON h.id = s.last_handoff_id WHERE s.id = 1`[0];
+    if (!row) return null;
+    if (row.format !== SESSION_FORMAT) throw new Error(`session row format ${row.format} is not ${SESSION_FORMAT}`);
+    return SessionRecord.parse({
+      id: row.session_id,
+      tenant: row.tenant,
+      status: row.status,
+      current_agent: row.current_agent,
+      handoff_stack: parse(row.handoff_stack),
+      state: parse(row.state),
+      metadata: parse(row.metadata),
+      ttl_s: row.ttl_s,
+      handoff_count: row.handoff_count,
+      in_flight_handoff: parse(row.in_flight_handoff),
+      last_handoff_context: parse(row.last_handoff_context),
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      expires_at: row.expires_at,
+      ended_at: row.ended_at,
+    });
+  }
+
+  save(s: SessionRecord): void {
+    this.cached = undefined;
+    const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
+    this
+      .sql`INSERT OR REPLACE INTO session (id, session_id, tenant, status, current_agent, handoff_stack, state, metadata,
+               ttl_s, handoff_count, in_flight_handoff, last_handoff_id, created_at, updated_at, expires_at, ended_at)
+             VALUES (1, ${s.id}, ${s.tenant}, ${s.status}, ${s.current_agent}, ${JSON.stringify(s.handoff_stack)},
+               ${JSON.stringify(s.state)}, ${JSON.stringify(s.metadata)}, ${s.ttl_s}, ${s.handoff_count},
+               ${json(s.in_flight_handoff)}, ${s.last_handoff_context?.metadata.handoff_id ?? null}, ${s.created_at},
+               ${s.updated_at}, ${s.expires_at}, ${s.ended_at})`;
+    this.cached = s;
+  }
+
+  /** Appends one history item; returns its sequence number (1-based, gap-free per session). */
+  appendMessage(item: HistoryItem & { id: string }, now: number): number {
+    const row = this.sql<{ seq: number }>`INSERT INTO messages (id, role, agent, item, created_at)
+      VALUES (${item.id}, ${item.role}, ${item.agent ?? null}, ${JSON.stringify(item)}, ${now}) RETURNING seq`[0];
+    if (!row) throw new Error("message insert returned no row");
+    if (this.length !== undefined) this.length += 1;
+    return row.seq;
+  }
+
+  historyLength(): number {
+    this.length ??= this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM messages`[0]?.n ?? 0;
+    return this.length;
+  }
+
+  /** History items in order, after sequence `after` (exclusive); all of them without a limit. */
+  history({ after = 0, limit = -1 }: { after?: number; limit?: number } = {}): { seq: number; item: HistoryItem }[] {
+    return this.sql<{
+      seq: number;
+      item: string;
+    }>`SELECT seq, item FROM messages WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`.map((row) => ({
+      seq: row.seq,
+      item: JSON.parse(row.item) as HistoryItem,
+    }));
+  }
+
+  /** A copy: callers may keep it across later changes. */
+  agentStatus(): Record<string, AgentTurnStatus> {
+    if (this.statuses === undefined) {
+      const read: Record<string, AgentTurnStatus> = {};
+      for (const row of this.sql<{
+        agent: string;
+        status: AgentTurnStatus;
+      }>`SELECT agent, status FROM agent_status ORDER BY agent`) {
+        read[row.agent] = row.status;
+      }
+      this.statuses = read;
+    }
+    return { ...this.statuses };
+  }
+
+  /** A status change is rare beside the reads: the next read takes the table again. */
+  setAgentStatus(agent: string, status: AgentTurnStatus, now: number): void {
+    this.statuses = undefined;
+    this.sql`INSERT INTO agent_status (agent, status, updated_at) VALUES (${agent}, ${status}, ${now})
+             ON CONFLICT (agent) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at`;
+  }
+}

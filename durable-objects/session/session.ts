@@ -1,0 +1,532 @@
+import { DurableObject } from "cloudflare:workers";
+import * as events from "../../src/audit/events";
+import { nextFlushAt } from "../../src/audit/outbox-policy";
+import { type Actor, API_ACTOR, type AuditRecord } from "../../src/audit/record";
+import type { Env } from "../../src/env";
+import { type ErrorBody, err, ok, type Result } from "../../src/errors";
+import { ulid } from "../../src/lib/ulid";
+import type {
+  AddedMessage,
+  HandoffAccepted,
+  HistoryPage,
+  MessageRun,
+  MessageTask,
+  SessionAuditPage,
+  SessionCreateArgs,
+  SessionRpc,
+  StartHandoffArgs,
+  ToolOutputsArgs,
+} from "../../src/rpc/session";
+import { liveHandoffStatus } from "../../src/runtime/live-events";
+import { routeTraceEvent } from "../../src/runtime/run-record";
+import type { Fanout, FanoutStart } from "../../src/schemas/collaboration";
+import type { Handoff } from "../../src/schemas/handoff";
+import type { InboxAnswer, InboxItem } from "../../src/schemas/inbox";
+import type { Run, TracePage } from "../../src/schemas/run";
+import {
+  type AgentTurnStatus,
+  applyStatePatch,
+  type SessionMessage,
+  type SessionStatePatch,
+  type SessionView,
+} from "../../src/schemas/session";
+import {
+  end,
+  messageActor,
+  newSession,
+  type SessionRecord,
+  toHistoryItem,
+  touch,
+  toView,
+} from "../../src/sessions/model";
+import { Outbox } from "../shared/outbox";
+import { createSql, SchemaGate, type Sql } from "../shared/sql";
+import { TIMER_KEYS } from "../shared/timer-kinds";
+import { combineHandlers, type TimerHandlers, Timers } from "../shared/timers";
+import { SessionDeliveries } from "./deliveries/session-deliveries";
+import { SessionFanout } from "./fanout/session-fanout";
+import { handoffEndHook, handoffTimers } from "./handoffs/handoff-timers";
+import { SessionHandoffs } from "./handoffs/session-handoffs";
+import { InboxStore } from "./inbox-store";
+import { LiveHub } from "./live/live-hub";
+import { LiveStore } from "./live/live-store";
+import { runEndHook, runTimers } from "./runs/run-timers";
+import { SessionRuns } from "./runs/session-runs";
+import { auditScope, type FlowCheckpoint, type SessionKernel } from "./session-kernel";
+import { closeFeatures, lifecycleTimers, type SessionEndHook, settleFeatures } from "./session-lifecycle";
+import { SESSION_MIGRATIONS, SESSION_SCHEMA, SessionStore } from "./session-store";
+import { SessionTriggers } from "./triggers/session-triggers";
+
+/** Session state is kept small enough to load on every call. */
+export const MAX_STATE_BYTES = 256 * 1024;
+
+/**
+ * One collaboration session: conversation, state, current agent, handoff stack, agents'
+ * turn status, timers and the audit outbox. Every mutating method is load → pure
+ * function → one `transactionSync` writing the new state and its audit rows → timers.
+ * Methods return `Result`s: codes survive RPC as values.
+ */
+export class SessionDO extends DurableObject<Env> implements SessionRpc {
+  private readonly sql: Sql;
+  private readonly store: SessionStore;
+  private readonly outbox: Outbox;
+  private readonly timers: Timers;
+  private readonly kernel: SessionKernel;
+  private readonly handoffs: SessionHandoffs;
+  private readonly runs: SessionRuns;
+  private readonly triggers: SessionTriggers;
+  private readonly deliveries: SessionDeliveries;
+  private readonly fanout: SessionFanout;
+  private readonly schema: SchemaGate;
+  private readonly liveEvents: LiveStore;
+  private readonly hub: LiveHub;
+  /** Features' parts in the end of a session, and every timer kind's handler. */
+  private readonly endHooks: readonly SessionEndHook[];
+  private readonly timerHandlers: TimerHandlers;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = createSql(ctx.storage);
+    this.schema = new SchemaGate(ctx.storage, this.sql, SESSION_MIGRATIONS, SESSION_SCHEMA);
+    this.store = new SessionStore(this.sql);
+    this.liveEvents = new LiveStore(this.sql);
+    this.outbox = new Outbox(this.sql, (records) => {
+      this.deliveries.onAudit(records);
+      this.liveEvents.append(liveHandoffStatus(records));
+    });
+    this.timers = new Timers(ctx.storage, this.sql, () => this.now());
+    this.kernel = {
+      storage: ctx.storage,
+      env,
+      store: this.store,
+      outbox: this.outbox,
+      timers: this.timers,
+      inbox: new InboxStore(this.sql),
+      liveEvents: this.liveEvents,
+      now: () => this.now(),
+      checkpoint: (point) => this.checkpoint(point),
+      live: () => this.live(),
+      view: (session) => this.view(session),
+      commit: (session, records, extra) => this.commit(session, records, extra),
+      transaction: (fn) => this.transaction(fn),
+      destroy: () => this.destroy(),
+    };
+    this.handoffs = new SessionHandoffs(this.kernel, this.sql);
+    this.runs = new SessionRuns(
+      this.kernel,
+      this.handoffs,
+      this.sql,
+      (failedWith) => this.triggers.afterRun(failedWith),
+      (runId, decomposition, actor) => this.fanout.fromRun(runId, decomposition, actor),
+    );
+    this.triggers = new SessionTriggers(this.kernel, this.handoffs, this.runs, this.sql);
+    this.fanout = new SessionFanout(this.kernel, this.runs, this.sql);
+    this.hub = new LiveHub({ ctx, store: this.liveEvents, ready: () => this.schema.ready() });
+    // Answered by the runtime without waking a hibernated object.
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
+    this.deliveries = new SessionDeliveries(this.kernel, this.sql);
+    this.endHooks = [runEndHook(this.runs), handoffEndHook(this.handoffs, this.kernel), this.deliveries.endHook()];
+    this.timerHandlers = combineHandlers(
+      lifecycleTimers(this.kernel, this.endHooks),
+      handoffTimers(this.handoffs),
+      runTimers(this.runs),
+      this.triggers.timerHandlers(),
+      this.deliveries.timerHandlers(),
+      this.fanout.timerHandlers(),
+    );
+    // A quick SQL read: a flow or run a crash interrupted gets its recovery timer due now.
+    void ctx.blockConcurrencyWhile(async () => {
+      await this.handoffs.onStart();
+      await this.runsOnStart();
+    });
+  }
+
+  // ── Sessions ──────────────────────────────────────────────────────────────
+
+  /** Creates the session; creating it again returns the same session (the id is the idempotency key). */
+  async create(
+    tenant: string,
+    id: string,
+    args: SessionCreateArgs,
+    actor: Actor = API_ACTOR,
+  ): Promise<Result<SessionView>> {
+    this.schema.ensure();
+    const existing = this.store.load();
+    if (existing) return existing.status === "active" ? ok(this.view(existing)) : this.gone(existing);
+    // The first agent's capacity lease (when it has a limit), tentative until the session is committed.
+    const lease = await this.handoffs.leases.leaseForNewSession(tenant, id, args.agent, args.capacity);
+    if (!lease.ok) return lease;
+    const raced = this.store.load();
+    if (raced) return raced.status === "active" ? ok(this.view(raced)) : this.gone(raced);
+    const now = this.now();
+    const session = newSession({ id, tenant, agent: args.agent, metadata: args.metadata, ttl_s: args.ttl_s }, now);
+    const scope = auditScope(session);
+    const records: AuditRecord[] = [];
+    if (args.route) records.push(events.routeDecided(scope, now, args.route));
+    records.push(
+      events.sessionCreated(scope, actor, now, {
+        agent: args.agent,
+        ttl_s: args.ttl_s,
+        metadata: args.metadata,
+        routed: !!args.route,
+      }),
+    );
+    await this.commit(session, records, () => {
+      if (lease.value) this.handoffs.store.setSessionLease(lease.value);
+      if (args.route) this.runs.store.addEvents([routeTraceEvent(id, args.agent, now, args.route)]);
+      if (args.input === undefined) return;
+      const item = toHistoryItem({ role: "user", content: args.input }, session.current_agent, `msg_${ulid(now)}`, now);
+      const seq = this.store.appendMessage(item, now);
+      const added = events.messageAdded(scope, actor, now, session.current_agent, {
+        message_id: item.id,
+        seq,
+        role: "user",
+        author: null,
+        chars: args.input.length,
+      });
+      this.outbox.append([added]);
+    });
+    await this.handoffs.settleOrSweep();
+    await this.triggers.arm();
+    return ok(this.view(session));
+  }
+
+  async get(): Promise<Result<SessionView>> {
+    const loaded = this.live();
+    return loaded.ok ? ok(this.view(loaded.value)) : loaded;
+  }
+
+  async addMessage(message: SessionMessage, caller: Actor = API_ACTOR): Promise<Result<AddedMessage>> {
+    const loaded = this.live();
+    if (!loaded.ok) return loaded;
+    const now = this.now();
+    const session = touch(loaded.value, now);
+    const item = toHistoryItem(message, session.current_agent, `msg_${ulid(now)}`, now);
+    let seq = 0;
+    await this.commit(session, [], () => {
+      seq = this.store.appendMessage(item, now);
+      this.outbox.append([
+        events.messageAdded(auditScope(session), messageActor(item, caller), now, item.agent ?? session.current_agent, {
+          message_id: item.id,
+          seq,
+          role: item.role,
+          author: item.agent ?? null,
+          chars: item.content.length,
+        }),
+      ]);
+    });
+    return ok({ seq, message: item, history_length: this.store.historyLength() });
+  }
+
+  /** The conversation in order, `limit` items after sequence number `after`. */
+  async history({ after = 0, limit = 100 }: { after?: number; limit?: number } = {}): Promise<Result<HistoryPage>> {
+    const loaded = this.live();
+    if (!loaded.ok) return loaded;
+    const rows = this.store.history({ after, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    return ok({ items: page.map((r) => r.item), next_after: rows.length > limit ? (page.at(-1)?.seq ?? null) : null });
+  }
+
+  async patchState(patch: SessionStatePatch, actor: Actor = API_ACTOR): Promise<Result<SessionView>> {
+    const loaded = this.live();
+    if (!loaded.ok) return loaded;
+    const state = applyStatePatch(loaded.value.state, patch);
+    const bytes = new TextEncoder().encode(JSON.stringify(state)).byteLength;
+    if (bytes > MAX_STATE_BYTES) {
+      return err("PAYLOAD_TOO_LARGE", `Session state would be ${bytes} bytes; the limit is ${MAX_STATE_BYTES}.`, {
+        limit_bytes: MAX_STATE_BYTES,
+      });
+    }
+    const now = this.now();
+    const session = { ...touch(loaded.value, now), state };
+    const record = events.stateUpdated(auditScope(session), actor, now, {
+      agent: session.current_agent,
+      set: Object.keys(patch.set ?? {}),
+      unset: patch.unset ?? [],
+    });
+    await this.commit(session, [record]);
+    // A state change is a condition triggers' evaluation point; the answer shows where it led.
+    await this.triggers.fire({ type: "condition" });
+    return ok(this.view(this.store.load() ?? session));
+  }
+
+  /**
+   * Reports an agent's turn status in this session (graceful handoffs wait for `idle`).
+   * A report that changes nothing writes nothing.
+   */
+  async setAgentStatus(agent: string, status: AgentTurnStatus, actor?: Actor): Promise<Result<SessionView>> {
+    const loaded = this.live();
+    if (!loaded.ok) return loaded;
+    const previous = this.store.agentStatus()[agent] ?? null;
+    if (previous === status) return ok(this.view(loaded.value));
+    const now = this.now();
+    const session = touch(loaded.value, now);
+    const who = actor ?? { actor: agent, actor_type: "agent" as const };
+    await this.commit(
+      session,
+      [events.agentStatusChanged(auditScope(session), who, now, { agent, from: previous, to: status })],
+      () => this.store.setAgentStatus(agent, status, now),
+    );
+    // A graceful handoff waiting for this agent proceeds now.
+    await this.handoffs.onAgentStatus(agent, status);
+    return ok(this.view(this.store.load() ?? session));
+  }
+
+  /**
+   * Deletes the session: it is gone for callers at once; its storage is wiped once the
+   * `session.deleted` record (and every earlier one) has reached D1.
+   */
+  async delete(actor: Actor = API_ACTOR): Promise<Result<{ deleted: true }>> {
+    const loaded = this.live();
+    if (!loaded.ok) return loaded;
+    const now = this.now();
+    const session = end(loaded.value, "deleted", now);
+    const closed = closeFeatures(this.endHooks, session, now, "session deleted");
+    await this.commit(
+      closed,
+      [events.sessionDeleted(auditScope(session), actor, now, { agent: session.current_agent })],
+      () => {
+        this.timers.cancel(TIMER_KEYS.expire);
+        this.timers.schedule("session.purge", now, null, { key: TIMER_KEYS.purge });
+      },
+    );
+    // Best effort now; the purge timer repeats it before the storage goes.
+    await settleFeatures(this.endHooks);
+    return ok({ deleted: true });
+  }
+
+  /** The session's own audit trail in time order, flushed and pending alike (read-your-writes). */
+  async audit({ after, limit = 100 }: { after?: string; limit?: number } = {}): Promise<Result<SessionAuditPage>> {
+    const session = this.schema.ready() ? this.store.load() : null;
+    if (!session || session.status === "deleted") return err("SESSION_NOT_FOUND", "No such session.");
+    const rows = this.outbox.list({ after, limit: limit + 1 });
+    const records = rows.slice(0, limit);
+    return ok({
+      records,
+      pending: this.outbox.pendingCount(),
+      next_after: rows.length > limit ? (records.at(-1)?.id ?? null) : null,
+    });
+  }
+
+  // ── Handoffs (handoffs/) ──────────────────────────
+
+  async startHandoff(args: StartHandoffArgs, actor?: Actor): Promise<Result<HandoffAccepted>> {
+    const started = await this.handoffs.start(args, actor);
+    if (started.ok) await this.triggers.arm();
+    return started;
+  }
+
+  // ── Fan-out (fanout/) ────────────────────────────
+
+  async fanOut(args: FanoutStart, actor: Actor = API_ACTOR): Promise<Result<Fanout>> {
+    return this.fanout.start(args, actor);
+  }
+
+  async getFanout(id: string): Promise<Result<Fanout>> {
+    return this.fanout.get(id);
+  }
+
+  // ── Triggers (triggers/) ─────────────────────────
+
+  /** A session event: event triggers are asked (now, or once the session is idle). */
+  async postEvent(name: string, data: unknown): Promise<Result<{ handoff: Handoff | null; queued: boolean }>> {
+    return this.triggers.fire({ type: "event", name, data });
+  }
+
+  /** Fires the current agent's explicit trigger for `target`. */
+  async fireTrigger(target: string): Promise<Result<Handoff>> {
+    return this.triggers.fireExplicit(target);
+  }
+
+  async getHandoff(id: string): Promise<Result<Handoff>> {
+    return this.handoffs.get(id);
+  }
+
+  async cancelHandoff(id: string, actor?: Actor): Promise<Result<Handoff>> {
+    return this.handoffs.cancel(id, actor);
+  }
+
+  async inbox(): Promise<Result<InboxItem[]>> {
+    const loaded = this.live();
+    return loaded.ok ? ok(this.kernel.inbox.list()) : loaded;
+  }
+
+  // ── Runs (runs/) ────────────────────────────────
+
+  async sendMessage(content: string, actor: Actor = API_ACTOR, task: MessageTask = {}): Promise<Result<MessageRun>> {
+    await this.capabilityPoint(task);
+    return this.runs.userMessage(content, actor);
+  }
+
+  /** A message that needs capabilities the current agent lacks: capability triggers hand it on before it runs. */
+  private async capabilityPoint(task: MessageTask): Promise<void> {
+    if (task.required_capabilities?.length && this.schema.ready() && !this.runs.store.active()) {
+      await this.triggers.fire({ type: "capability", required: task.required_capabilities });
+    }
+  }
+
+  /** A user message whose run is streamed as Server-Sent Events: its events as they happen, then the final object. */
+  async streamMessage(
+    content: string,
+    actor: Actor = API_ACTOR,
+    task: MessageTask = {},
+  ): Promise<Result<{ stream: ReadableStream<Uint8Array> }>> {
+    await this.capabilityPoint(task);
+    const started = await this.runs.startRun(content, actor);
+    if (!started.ok) return started;
+    const { message, run } = started.value;
+    const stream = this.hub.streamRun(run.id, () => this.runs.settled(run.id, message));
+    this.runs.driveInBackground(run.id);
+    return ok({ stream });
+  }
+
+  // ── Live subscribers (live/) ────────────────────────
+
+  /** `GET /v1/sessions/:id/ws`, forwarded by the Worker after auth: a hibernatable WebSocket of the session's live events. */
+  override async fetch(request: Request): Promise<Response> {
+    if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket")
+      return Response.json({ error: { code: "NOT_FOUND", message: "Expected a WebSocket upgrade." } }, { status: 426 });
+    const loaded = this.live();
+    if (!loaded.ok)
+      return Response.json({ error: loaded.error }, { status: loaded.error.code === "SESSION_EXPIRED" ? 410 : 404 });
+    const after = new URL(request.url).searchParams.get("after");
+    return this.hub.accept(request, after);
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    // Subscribers only listen ("ping" is answered by the runtime); anything else is told so.
+    if (message !== "ping")
+      ws.send(
+        JSON.stringify({
+          type: "error",
+          error: { code: "VALIDATION_FAILED", message: 'This socket only sends events; send "ping" to keep it alive.' },
+        }),
+      );
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    try {
+      ws.close(code === 1005 ? 1000 : code, reason);
+    } catch {
+      // Already closed.
+    }
+  }
+
+  async getRun(id: string): Promise<Result<Run>> {
+    return this.runs.get(id);
+  }
+
+  async traceEvents(page: { after?: string; limit: number }): Promise<Result<TracePage>> {
+    return this.runs.trace(page.after, page.limit);
+  }
+
+  async resolveInbox(
+    id: string,
+    answer: InboxAnswer,
+    actor: Actor = API_ACTOR,
+  ): Promise<Result<{ item: InboxItem; run: Run | null }>> {
+    return this.runs.resolve(id, answer, actor);
+  }
+
+  async submitToolOutputs(args: ToolOutputsArgs, actor: Actor = API_ACTOR): Promise<Result<{ run: Run }>> {
+    return this.runs.toolOutputs(args, actor);
+  }
+
+  /** A run a previous instance was driving is resumed by its timer, due now. */
+  private async runsOnStart(): Promise<void> {
+    try {
+      if (!this.schema.ready() || !this.runs.orphaned()) return;
+      this.timers.schedule("run.resume", this.now(), { run_id: "" }, { key: TIMER_KEYS.runResume });
+      await this.timers.arm();
+    } catch (error) {
+      console.error("run start-up check failed", error);
+    }
+  }
+
+  // ── Time and checkpoints ──────────────────────────────────────────────────
+
+  /** The object's clock. */
+  protected now(): number {
+    return Date.now();
+  }
+
+  /** A handoff flow passed `point` (see SessionKernel.checkpoint); nothing to do here. */
+  protected checkpoint(_point: FlowCheckpoint): void {}
+
+  // ── Write path ────────────────────────────────────────────────────────────
+
+  /** The one write path (see SessionKernel.commit). */
+  private async commit(session: SessionRecord, records: readonly AuditRecord[], extra?: () => void): Promise<void> {
+    this.transaction(() => {
+      this.store.save(session);
+      this.outbox.append(records);
+      extra?.();
+      // `keep`: a flush already waiting out a D1 backoff keeps its schedule.
+      this.timers.schedule("outbox.flush", nextFlushAt(this.now()), null, { key: TIMER_KEYS.flush, ifExists: "keep" });
+      // `earliest`: activity only pushes the expiry later, and the expiry handler re-checks
+      // and moves itself when it fires early, so an earlier timer stands (no write, no re-arm).
+      if (session.status === "active")
+        this.timers.schedule("session.expire", session.expires_at, null, {
+          key: TIMER_KEYS.expire,
+          ifExists: "earliest",
+        });
+    });
+    await this.timers.arm();
+    this.hub.publish();
+  }
+
+  /** See SessionKernel.transaction. */
+  private transaction<T>(fn: () => T): T {
+    try {
+      return this.ctx.storage.transactionSync(fn);
+    } catch (error) {
+      // Rolled back: what this instance thought it wrote (session, timers, lease) is not there.
+      this.store.forget();
+      this.timers.forget();
+      this.handoffs.forget();
+      throw error;
+    }
+  }
+
+  private view(session: SessionRecord): SessionView {
+    return toView(session, this.store.historyLength(), this.store.agentStatus());
+  }
+
+  /** The live session, or why there is none. */
+  private live(): Result<SessionRecord> {
+    const session = this.schema.ready() ? this.store.load() : null;
+    if (!session) return err("SESSION_NOT_FOUND", "No such session.");
+    return session.status === "active" ? ok(session) : this.gone(session);
+  }
+
+  private gone(session: SessionRecord): { ok: false; error: ErrorBody } {
+    if (session.status === "expired") {
+      const expired_at = new Date(session.ended_at ?? session.expires_at).toISOString();
+      return err("SESSION_EXPIRED", `Session expired at ${expired_at}.`, { session_id: session.id, expired_at });
+    }
+    return err("SESSION_NOT_FOUND", "No such session.");
+  }
+
+  // ── Timers and lifecycle ──────────────────────────────────────────────────
+
+  override async alarm(): Promise<void> {
+    try {
+      if (!this.schema.ready()) return;
+      await this.timers.run(this.timerHandlers);
+    } catch (error) {
+      // Never throw from an alarm: the platform drops it after six retries.
+      console.error("SessionDO alarm failed; re-arming", error);
+      this.timers.forget();
+      await this.ctx.storage.setAlarm(this.now() + 30_000).catch(() => undefined);
+    }
+  }
+
+  private async destroy(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.store.forget();
+    this.timers.forget();
+    this.handoffs.forget();
+    this.schema.forget();
+  }
+}

@@ -1,0 +1,43 @@
+import { TriggerPoint } from "../../../src/schemas/trigger";
+import type { Sql } from "../../shared/sql";
+
+/**
+ * Trigger points that arrived while the session was busy (schema v7), in arrival order.
+ * Synchronous SQL, so a point joins the transaction of the change that raised it.
+ */
+
+export const TRIGGER_QUEUE_FORMAT = 1;
+
+export const TRIGGER_QUEUE_DDL = [
+  `CREATE TABLE trigger_queue (
+     seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+     point   TEXT NOT NULL,
+     format  INTEGER NOT NULL DEFAULT ${TRIGGER_QUEUE_FORMAT}
+   )`,
+] as const;
+
+export class TriggerQueue {
+  constructor(private readonly sql: Sql) {}
+
+  /** Adds a point; a condition point already waiting is not added again (it would find the same state). */
+  push(point: TriggerPoint): void {
+    const text = JSON.stringify(point);
+    if (point.type === "condition" && this.sql`SELECT 1 AS x FROM trigger_queue WHERE point = ${text}`.length > 0)
+      return;
+    this.sql`INSERT INTO trigger_queue (point) VALUES (${text})`;
+  }
+
+  /** The oldest point, removed (a point is evaluated at most once). */
+  shift(): TriggerPoint | null {
+    const row = this.sql<{
+      seq: number;
+      point: string;
+      format: number;
+    }>`SELECT seq, point, format FROM trigger_queue ORDER BY seq LIMIT 1`[0];
+    if (!row) return null;
+    if (row.format !== TRIGGER_QUEUE_FORMAT)
+      throw new Error(`trigger point format ${row.format} is not ${TRIGGER_QUEUE_FORMAT}`);
+    this.sql`DELETE FROM trigger_queue WHERE seq = ${row.seq}`;
+    return TriggerPoint.parse(JSON.parse(row.point));
+  }
+}

@@ -1,0 +1,137 @@
+import { FLUSH_BATCH_ROWS, MAX_BATCHES_PER_RUN } from "../../src/audit/outbox-policy";
+import { ActorType, type AuditRecord } from "../../src/audit/record";
+import type { LocalAuditRecord } from "../../src/rpc/session";
+import type { Sql } from "./sql";
+
+/**
+ * The audit outbox in an object's SQLite. Records are appended in the same transaction
+ * as the change they describe and kept after they reach D1 (flushed = 1), so the object
+ * can answer its own audit trail with read-your-writes whatever D1's state.
+ */
+
+const ACTOR_TYPES = `(${ActorType.options.map((t) => `'${t}'`).join(", ")})`;
+
+export const OUTBOX_DDL = [
+  `CREATE TABLE audit (
+     id          TEXT PRIMARY KEY,
+     at          TEXT NOT NULL,
+     tenant      TEXT NOT NULL,
+     session_id  TEXT,
+     handoff_id  TEXT,
+     action      TEXT NOT NULL,
+     agent       TEXT,
+     actor       TEXT NOT NULL,
+     actor_type  TEXT NOT NULL CHECK (actor_type IN ${ACTOR_TYPES}),
+     details     TEXT NOT NULL,
+     flushed     INTEGER NOT NULL DEFAULT 0 CHECK (flushed IN (0, 1))
+   )`,
+  "CREATE INDEX audit_pending ON audit (flushed, id)",
+] as const;
+
+/** Session v7: the outbox takes every actor type (`trigger` is new); SQLite cannot alter a CHECK, so it is rebuilt. */
+export const OUTBOX_ACTOR_DDL = [
+  "ALTER TABLE audit RENAME TO audit_v6",
+  "DROP INDEX audit_pending",
+  ...OUTBOX_DDL,
+  "INSERT INTO audit SELECT * FROM audit_v6",
+  "DROP TABLE audit_v6",
+] as const;
+
+/** Ten columns a row: ten rows fill a statement's 100 bound parameters. */
+const APPEND_ROWS = 10;
+const ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
+interface AuditRow extends Omit<AuditRecord, "details"> {
+  details: string;
+  flushed: number;
+}
+
+function toRecord(row: AuditRow): LocalAuditRecord {
+  const { flushed, details, ...rest } = row;
+  return { ...rest, details: JSON.parse(details) as Record<string, unknown>, flushed: flushed === 1 };
+}
+
+export interface FlushResult {
+  flushed: number;
+  /** Rows still pending after this run (more than one run's worth, or written meanwhile). */
+  remaining: number;
+}
+
+export class Outbox {
+  /** Counts appends, so a flush knows whether any landed while it waited on D1. */
+  private appends = 0;
+
+  constructor(
+    private readonly sql: Sql,
+    /** Told of every record appended, inside the same transaction (the lifecycle notifications queue). */
+    private readonly appended: (records: readonly AuditRecord[]) => void = () => undefined,
+  ) {}
+
+  /**
+   * Appends records; synchronous so it joins the caller's `transactionSync`. One statement
+   * per APPEND_ROWS records (a step's records together), within the 100 bound parameters.
+   */
+  append(records: readonly AuditRecord[]): void {
+    for (let start = 0; start < records.length; start += APPEND_ROWS) {
+      const chunk = records.slice(start, start + APPEND_ROWS);
+      const binds = chunk.flatMap((r) => [
+        r.id,
+        r.at,
+        r.tenant,
+        r.session_id,
+        r.handoff_id,
+        r.action,
+        r.agent,
+        r.actor,
+        r.actor_type,
+        JSON.stringify(r.details),
+      ]);
+      this.sql.exec(
+        `INSERT INTO audit (id, at, tenant, session_id, handoff_id, action, agent, actor, actor_type, details) VALUES ${chunk.map(() => ROW).join(", ")}`,
+        ...binds,
+      );
+    }
+    this.appends += 1;
+    this.appended(records);
+  }
+
+  pendingCount(): number {
+    return this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM audit WHERE flushed = 0`[0]?.n ?? 0;
+  }
+
+  /** The object's records in time order, after `after` (exclusive), at most `limit`. */
+  list({ after, limit }: { after?: string; limit: number }): LocalAuditRecord[] {
+    return this.sql<AuditRow>`SELECT * FROM audit WHERE id > ${after ?? ""} ORDER BY id LIMIT ${limit}`.map(toRecord);
+  }
+
+  /**
+   * Sends pending records to `write` in batches of FLUSH_BATCH_ROWS, oldest first, marking
+   * each batch flushed only after `write` resolved. A failing `write` rejects with the
+   * rows still pending; rows are never deleted here.
+   */
+  async flush(
+    write: (records: AuditRecord[]) => Promise<void>,
+    maxBatches = MAX_BATCHES_PER_RUN,
+  ): Promise<FlushResult> {
+    let flushed = 0;
+    for (let batch = 0; batch < maxBatches; batch++) {
+      const seen = this.appends;
+      const rows = this.sql<AuditRow>`SELECT * FROM audit WHERE flushed = 0 ORDER BY id LIMIT ${FLUSH_BATCH_ROWS}`;
+      if (rows.length === 0) return { flushed, remaining: 0 };
+      const records = rows.map((row) => {
+        const { flushed: _flushed, ...record } = toRecord(row);
+        return record;
+      });
+      await write(records);
+      // One statement for the batch (at most FLUSH_BATCH_ROWS ids, within the bound-parameter limit).
+      this.sql.exec(
+        `UPDATE audit SET flushed = 1 WHERE id IN (${records.map(() => "?").join(", ")})`,
+        ...records.map((r) => r.id),
+      );
+      flushed += records.length;
+      // A short batch was all there was, unless records were appended while D1 was written.
+      if (rows.length < FLUSH_BATCH_ROWS && this.appends === seen) return { flushed, remaining: 0 };
+    }
+    return { flushed, remaining: this.pendingCount() };
+  }
+}

@@ -1,0 +1,284 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { SESSION_MIGRATIONS, SessionStore } from "../../../durable-objects/session/session-store";
+import {
+  createSql,
+  foldAlteredColumns,
+  hasSchema,
+  migrate,
+  type SchemaMigration,
+  SqlError,
+  schemaVersion,
+} from "../../../durable-objects/shared/sql";
+import { agentStub } from "../helpers";
+
+let counter = 0;
+/** A scratch object whose storage the tests use directly. */
+const scratch = () => agentStub("sql-tests", `scratch-${++counter}`).stub;
+
+describe("sql helper", () => {
+  it("binds template values as parameters, never as text", async () => {
+    const rows = await runInDurableObject(scratch(), (_instance, state) => {
+      const sql = createSql(state.storage);
+      sql.exec("CREATE TABLE t (v TEXT)");
+      const hostile = "x'); DROP TABLE t; --";
+      sql`INSERT INTO t (v) VALUES (${hostile})`;
+      return sql<{ v: string }>`SELECT v FROM t WHERE v = ${hostile}`;
+    });
+    expect(rows).toEqual([{ v: "x'); DROP TABLE t; --" }]);
+  });
+
+  it("wraps a failure with the query that failed", async () => {
+    const error = await runInDurableObject(scratch(), (_instance, state) => {
+      try {
+        createSql(state.storage)`SELECT * FROM missing_table WHERE id = ${1}`;
+        return null;
+      } catch (e) {
+        return {
+          name: (e as Error).name,
+          message: (e as Error).message,
+          query: (e as SqlError).query,
+          isSqlError: e instanceof SqlError,
+        };
+      }
+    });
+    expect(error).toMatchObject({
+      name: "SqlError",
+      isSqlError: true,
+      query: "SELECT * FROM missing_table WHERE id = ?",
+    });
+    expect(error!.message).toMatch(/no such table: missing_table.*in: SELECT \* FROM missing_table/);
+  });
+});
+
+describe("schema-version gate", () => {
+  const v1: SchemaMigration = { version: 1, statements: ["CREATE TABLE a (x INTEGER)"] };
+  const v2: SchemaMigration = { version: 2, statements: ["ALTER TABLE a ADD COLUMN y TEXT"] };
+
+  it("applies each version once, in order, and records it", async () => {
+    const result = await runInDurableObject(scratch(), (_instance, state) => {
+      const sql = createSql(state.storage);
+      const before = { present: hasSchema(sql), version: schemaVersion(sql) };
+      const first = migrate(state.storage, sql, [v1]);
+      const again = migrate(state.storage, sql, [v1]);
+      const upgraded = migrate(state.storage, sql, [v2, v1]);
+      sql`INSERT INTO a (x, y) VALUES (${1}, ${"yes"})`;
+      return { before, first, again, upgraded, after: schemaVersion(sql), rows: sql`SELECT * FROM a` };
+    });
+    expect(result).toEqual({
+      before: { present: false, version: 0 },
+      first: 1,
+      again: 1,
+      upgraded: 2,
+      after: 2,
+      rows: [{ x: 1, y: "yes" }],
+    });
+  });
+
+  it("rolls a failing migration back entirely", async () => {
+    const result = await runInDurableObject(scratch(), (_instance, state) => {
+      const sql = createSql(state.storage);
+      migrate(state.storage, sql, [v1]);
+      const broken: SchemaMigration = { version: 2, statements: ["CREATE TABLE b (z INTEGER)", "NOT SQL AT ALL"] };
+      let failed = false;
+      try {
+        migrate(state.storage, sql, [v1, broken]);
+      } catch {
+        failed = true;
+      }
+      const tables = sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'b'`;
+      return { failed, version: schemaVersion(sql), tables };
+    });
+    expect(result).toEqual({ failed: true, version: 1, tables: [] });
+  });
+});
+
+describe("foldAlteredColumns", () => {
+  const statements = [
+    "CREATE TABLE a (\n  x INTEGER NOT NULL\n)",
+    "CREATE INDEX a_x ON a (x)",
+    "ALTER TABLE a ADD COLUMN y TEXT NOT NULL DEFAULT 'none'",
+    "ALTER TABLE elsewhere ADD COLUMN z INTEGER",
+    "ALTER TABLE a ADD COLUMN w INTEGER",
+  ];
+
+  it("writes each ADD COLUMN into its CREATE TABLE; an ALTER of a table made elsewhere stays", () => {
+    expect(foldAlteredColumns(statements)).toEqual([
+      "CREATE TABLE a (\n  x INTEGER NOT NULL\n, y TEXT NOT NULL DEFAULT 'none', w INTEGER)",
+      "CREATE INDEX a_x ON a (x)",
+      "ALTER TABLE elsewhere ADD COLUMN z INTEGER",
+    ]);
+  });
+
+  it("cuts each DROP COLUMN out of its CREATE TABLE, in the middle or last, parentheses and all", () => {
+    const create =
+      "CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  big TEXT CHECK (big IN ('a', 'b')),\n  n INTEGER NOT NULL\n)";
+    expect(foldAlteredColumns([create, "ALTER TABLE b DROP COLUMN big"])).toEqual([
+      "CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  n INTEGER NOT NULL\n)",
+    ]);
+    expect(foldAlteredColumns([create, "ALTER TABLE b DROP COLUMN n"])).toEqual([
+      "CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  big TEXT CHECK (big IN ('a', 'b')))",
+    ]);
+    expect(() => foldAlteredColumns([create, "ALTER TABLE b DROP COLUMN missing"])).toThrow(/no column 'missing'/);
+  });
+
+  it("makes the table SQLite makes from the ALTERs, stored text included", async () => {
+    const tableMadeBy = (list: string[], table = "a") =>
+      runInDurableObject(scratch(), (_instance, state) => {
+        const sql = createSql(state.storage);
+        for (const statement of list) sql.exec(statement);
+        return {
+          text: sql`SELECT sql FROM sqlite_master WHERE name = ${table}`,
+          columns: sql`SELECT * FROM pragma_table_info(${table})`,
+        };
+      });
+    const own = statements.filter((s) => !s.includes("elsewhere"));
+    expect(await tableMadeBy(foldAlteredColumns(own))).toEqual(await tableMadeBy(own));
+    for (const dropped of ["x", "y", "w"]) {
+      const dropping = [...own, `ALTER TABLE a DROP COLUMN ${dropped}`].filter(
+        (s) => !s.startsWith("CREATE INDEX") || dropped !== "x",
+      );
+      expect(await tableMadeBy(foldAlteredColumns(dropping))).toEqual(await tableMadeBy(dropping));
+    }
+    const b =
+      "CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  big TEXT CHECK (big IN ('a', 'b')),\n  n INTEGER NOT NULL\n)";
+    for (const dropped of ["big", "n"]) {
+      const dropping = [b, `ALTER TABLE b DROP COLUMN ${dropped}`];
+      expect(await tableMadeBy(foldAlteredColumns(dropping), "b")).toEqual(await tableMadeBy(dropping, "b"));
+    }
+  });
+});
+
+describe("session tables", () => {
+  it("refuse enum values outside their CHECK constraints", async () => {
+    const refused = await runInDurableObject(scratch(), (_instance, state) => {
+      const sql = createSql(state.storage);
+      migrate(state.storage, sql, SESSION_MIGRATIONS);
+      const attempts = [
+        "INSERT INTO agent_status (agent, status, updated_at) VALUES ('a', 'asleep', 0)",
+        "INSERT INTO messages (id, role, item, created_at) VALUES ('m', 'robot', '{}', 0)",
+        "INSERT INTO audit (id, at, tenant, action, actor, actor_type, details) VALUES ('x', 't', 't', 'a.b', 'a', 'alien', '{}')",
+        `INSERT INTO session (id, session_id, tenant, status, current_agent, handoff_stack, state, metadata, ttl_s, created_at, updated_at, expires_at)
+         VALUES (1, 's', 't', 'zombie', 'a', '[]', '{}', '{}', 60, 0, 0, 0)`,
+        `INSERT INTO session (id, session_id, tenant, status, current_agent, handoff_stack, state, metadata, ttl_s, created_at, updated_at, expires_at)
+         VALUES (2, 's', 't', 'active', 'a', '[]', '{}', '{}', 60, 0, 0, 0)`,
+      ];
+      return attempts.map((q) => {
+        try {
+          sql.exec(q);
+          return "accepted";
+        } catch (e) {
+          return /CHECK constraint failed/.test(String(e)) ? "refused" : String(e);
+        }
+      });
+    });
+    expect(refused).toEqual(["refused", "refused", "refused", "refused", "refused"]);
+  });
+
+  it("round-trip a session record", async () => {
+    const record = {
+      id: "ses_x",
+      tenant: "alpha",
+      status: "active" as const,
+      current_agent: "b",
+      handoff_stack: ["a", "b"],
+      state: { n: 1, nested: { ok: true } },
+      metadata: { m: "v" },
+      ttl_s: 60,
+      handoff_count: 1,
+      in_flight_handoff: null,
+      last_handoff_context: null,
+      created_at: 1,
+      updated_at: 2,
+      expires_at: 60_002,
+      ended_at: null,
+    };
+    const loaded = await runInDurableObject(scratch(), (_instance, state) => {
+      const sql = createSql(state.storage);
+      migrate(state.storage, sql, SESSION_MIGRATIONS);
+      const store = new SessionStore(sql);
+      store.save(record);
+      return store.load();
+    });
+    expect(loaded).toEqual(record);
+  });
+});
+
+describe("session schema v3: stored rows carry a format, old timers are upgraded", () => {
+  it("splits the old handoff.timeout kind into handoff.deadline and handoff.sweep and adds the format columns", async () => {
+    const after = await runInDurableObject(scratch(), (_instance, state) => {
+      const sql = createSql(state.storage);
+      // An object as the previous release left it: schema v2, with both uses of the old kind.
+      migrate(
+        state.storage,
+        sql,
+        SESSION_MIGRATIONS.filter((m) => m.version <= 2),
+      );
+      sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES ('d', 'handoff.deadline', 'handoff.timeout', 5, '{"handoff_id":"hof_1"}')`;
+      sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES ('s', 'handoff.sweep', 'handoff.timeout', 6, '{"sweep":true}')`;
+      const version = migrate(
+        state.storage,
+        sql,
+        SESSION_MIGRATIONS.filter((m) => m.version <= 3),
+      );
+      return {
+        version,
+        timers: sql`SELECT id, key, kind, payload, format FROM timers ORDER BY id`,
+        // Selecting the column proves it exists (an unknown column is an SQL error).
+        formats: ["session", "handoffs"].map((t) => sql.exec(`SELECT format FROM ${t} LIMIT 0`).length),
+      };
+    });
+    expect(after.version).toBe(3);
+    expect(after.timers).toEqual([
+      { id: "d", key: "handoff.deadline", kind: "handoff.deadline", payload: '{"handoff_id":"hof_1"}', format: 1 },
+      { id: "s", key: "handoff.sweep", kind: "handoff.sweep", payload: "null", format: 1 },
+    ]);
+    expect(after.formats).toEqual([0, 0]);
+  });
+});
+
+describe("session schema v5: runs keep their work, the inbox asks for approvals", () => {
+  it("a v4 object's runs and inbox items survive the rebuild, and the new statuses and kind are accepted", async () => {
+    const result = await runInDurableObject(scratch(), (_instance, state) => {
+      const sql = createSql(state.storage);
+      migrate(
+        state.storage,
+        sql,
+        SESSION_MIGRATIONS.filter((m) => m.version <= 4),
+      );
+      sql`INSERT INTO runs (id, status, step, resumes, record) VALUES ('run_a', 'awaiting_human', NULL, 1, '{"x":1}')`;
+      sql`INSERT INTO inbox_items (id, kind, status, item) VALUES ('inb_a', 'escalation', 'open', '{"y":2}')`;
+      const version = migrate(
+        state.storage,
+        sql,
+        SESSION_MIGRATIONS.filter((m) => m.version <= 5),
+      );
+      sql`INSERT INTO runs (id, status, step, record, work) VALUES ('run_b', 'requires_action', 'tools', '{}', '{"calls":[]}')`;
+      sql`INSERT INTO inbox_items (id, kind, status, item) VALUES ('inb_b', 'approval', 'open', '{}')`;
+      let refused = false;
+      try {
+        sql`INSERT INTO runs (id, status, record) VALUES ('run_c', 'sleeping', '{}')`;
+      } catch {
+        refused = true;
+      }
+      return {
+        version,
+        runs: sql`SELECT id, status, step, resumes, record, work FROM runs ORDER BY id`,
+        inbox: sql`SELECT id, kind FROM inbox_items ORDER BY id`,
+        refused,
+      };
+    });
+    expect(result).toEqual({
+      version: 5,
+      runs: [
+        { id: "run_a", status: "awaiting_human", step: null, resumes: 1, record: '{"x":1}', work: null },
+        { id: "run_b", status: "requires_action", step: "tools", resumes: 0, record: "{}", work: '{"calls":[]}' },
+      ],
+      inbox: [
+        { id: "inb_a", kind: "escalation" },
+        { id: "inb_b", kind: "approval" },
+      ],
+      refused: true,
+    });
+  });
+});

@@ -4,6 +4,14 @@ import { auditEvent } from "../../src/audit/events";
 import { flushBackoffMs } from "../../src/audit/outbox-policy";
 import type { Actor, AuditRecord } from "../../src/audit/record";
 import { matchCapabilities } from "../../src/collaboration/capability-match";
+import {
+  closeMessage,
+  deadlineAction,
+  deadlineChange,
+  INITIAL_MESSAGE_STATUS,
+  isOpen,
+  unblocksSender,
+} from "../../src/collaboration/message-status";
 import { movePhase, type NegotiationState, negotiated, phaseEvent } from "../../src/collaboration/phases";
 import type { Env } from "../../src/env";
 import { err, ok, type Result } from "../../src/errors";
@@ -184,7 +192,7 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
       payload: input.payload,
       priority: input.priority,
       correlation_id: input.correlation_id ?? null,
-      status: "sent",
+      status: INITIAL_MESSAGE_STATUS,
       sent_at: at,
       expires_at: waitS === undefined ? null : new Date(now + waitS * 1000).toISOString(),
       answered_by: null,
@@ -214,7 +222,7 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
     }
     // A response (or a cancel) answers an open query: the query's sender stops waiting.
     const closes =
-      answered?.type === "query" && answered.status === "sent" && (input.type === "response" || input.type === "cancel")
+      answered?.type === "query" && isOpen(answered) && (input.type === "response" || input.type === "cancel")
         ? answered
         : null;
     const actor: Actor = { actor: input.from, actor_type: "agent" };
@@ -261,12 +269,7 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
           { key: TIMER_KEYS.collabMessage(id) },
         );
       if (closes) {
-        this.update({
-          ...closes,
-          status: input.type === "cancel" ? "cancelled" : "answered",
-          answered_by: id,
-          error: input.type === "cancel" ? "cancelled" : null,
-        });
+        this.update(closeMessage(closes, { event: input.type === "cancel" ? "cancel" : "respond", by: id })!);
         this.timers.cancel(TIMER_KEYS.collabMessage(closes.id));
       }
     });
@@ -346,15 +349,15 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
     const escalation = this.message(messageId);
     if (escalation?.type !== "escalate")
       return err("NOT_FOUND", `No escalation '${messageId}' in this collaboration.`, { message_id: messageId });
-    if (escalation.status !== "sent")
+    const by = args.by ?? "api";
+    const answered = closeMessage(escalation, { event: "resolve", reply: args.reply, by });
+    if (!answered)
       return err("INBOX_ITEM_CLOSED", `Escalation '${messageId}' is ${escalation.status}.`, {
         message_id: messageId,
         status: escalation.status,
       });
     const now = this.now();
-    const by = args.by ?? "api";
     const next = { ...loaded.record, updated_at: new Date(now).toISOString() };
-    const answered: CollabMessage = { ...escalation, status: "answered", reply: args.reply, resolved_by: by };
     const records = [
       this.audit(loaded.tenant, next, "collaboration.escalation_resolved", { actor: by, actor_type: "user" }, now, {
         message_id: messageId,
@@ -383,7 +386,8 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
   ): Promise<Result<{ resolved: boolean }>> {
     const loaded = this.load();
     const query = loaded ? this.message(messageId) : null;
-    if (!loaded || !query || query.status !== "sent") return ok({ resolved: false });
+    const broken = query ? closeMessage(query, { event: "break_deadlock", code }) : null;
+    if (!loaded || !query || !broken) return ok({ resolved: false });
     const now = this.now();
     const next = { ...loaded.record, updated_at: new Date(now).toISOString() };
     const record = this.audit(loaded.tenant, next, "deadlock.resolved", { actor: "relay", actor_type: "system" }, now, {
@@ -394,7 +398,7 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
     });
     await this.commit([record], () => {
       this.saveRecord(next);
-      this.update({ ...query, status: "timed_out", error: code });
+      this.update(broken);
       this.timers.cancel(TIMER_KEYS.collabMessage(messageId));
     });
     await agentRpc(this.env, loaded.tenant, query.from).unblock(messageId);
@@ -420,18 +424,12 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
   private async expire(messageId: string): Promise<TimerOutcome> {
     const loaded = this.load();
     const message = loaded ? this.message(messageId) : null;
-    if (!loaded || !message || message.status !== "sent") return { type: "done" };
+    const closed = message ? closeMessage(message, deadlineChange(message)) : null;
+    if (!loaded || !message || !closed) return { type: "done" };
     const now = this.now();
     const next = { ...loaded.record, updated_at: new Date(now).toISOString() };
-    const waited = message.type === "query" || message.type === "escalate";
-    const action =
-      message.type === "query"
-        ? "collaboration.query_timed_out"
-        : message.type === "escalate"
-          ? "collaboration.escalation_timed_out"
-          : "collaboration.message_expired";
     const records = [
-      this.audit(loaded.tenant, next, action, { actor: "relay", actor_type: "system" }, now, {
+      this.audit(loaded.tenant, next, deadlineAction(message), { actor: "relay", actor_type: "system" }, now, {
         message_id: messageId,
         type: message.type,
         from: message.from,
@@ -449,13 +447,9 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
       );
     await this.commit(records, () => {
       this.saveRecord(next);
-      this.update({
-        ...message,
-        status: waited ? "timed_out" : "expired",
-        error: message.type === "query" ? "QUERY_TIMEOUT" : message.type === "escalate" ? "HUMAN_TIMEOUT" : null,
-      });
+      this.update(closed);
     });
-    if (waited) await agentRpc(this.env, loaded.tenant, message.from).unblock(messageId);
+    if (unblocksSender(message)) await agentRpc(this.env, loaded.tenant, message.from).unblock(messageId);
     return { type: "done" };
   }
 

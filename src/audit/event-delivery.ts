@@ -11,8 +11,6 @@ import type { AuditRecord } from "./record";
 
 /** A receiver gets this long to answer; a slower one counts as a failed attempt. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
-/** Waits before each retry; past the last, the delivery is given up and recorded. */
-export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 3_600_000] as const;
 
 export function deliveryBody(record: AuditRecord): string {
   const { tenant: _tenant, action, ...data } = record;

@@ -1,4 +1,5 @@
-import { deliver, deliveryBody, RETRY_DELAYS_MS } from "../../../src/audit/event-delivery";
+import { afterFailure, unreadableSubscriptionRetryAt } from "../../../src/audit/delivery-schedule";
+import { deliver, deliveryBody } from "../../../src/audit/event-delivery";
 import { auditEvent } from "../../../src/audit/events";
 import { type AuditRecord, SYSTEM_ACTOR } from "../../../src/audit/record";
 import { getSubscription } from "../../../src/registry/event-subscriptions";
@@ -15,7 +16,7 @@ import { DeliveryQueue } from "./delivery-store";
  * Webhooks out (design §5): every handoff and run audit record is queued for the tenant's
  * events_url in the transaction that writes it, and the session's alarm delivers it —
  * at least once, under a stable webhook-id (the record's id), retried with backoff
- * (RETRY_DELAYS_MS), and recorded as `webhook.delivery_failed` when finally given up. A
+ * (src/audit/delivery-schedule.ts), and recorded as `webhook.delivery_failed` when finally given up. A
  * tenant with no events_url has its queue dropped at the first delivery run. A deleted
  * session's storage waits for its queue.
  */
@@ -66,7 +67,11 @@ export class SessionDeliveries {
       const tenant = due[0]!.record.tenant;
       const subscription = await getSubscription(this.k.env.DB, tenant).catch(() => undefined);
       if (subscription === undefined)
-        return { type: "retry", at: now + RETRY_DELAYS_MS[0], error: "the events subscription could not be read" };
+        return {
+          type: "retry",
+          at: unreadableSubscriptionRetryAt(now),
+          error: "the events subscription could not be read",
+        };
       if (subscription === null) {
         this.k.transaction(() => this.queue.clear());
         return { type: "done" };
@@ -86,10 +91,9 @@ export class SessionDeliveries {
             this.queue.remove(d.record.id);
             continue;
           }
-          const attempts = d.attempts + 1;
-          const delay = RETRY_DELAYS_MS[attempts - 1];
-          if (delay !== undefined) {
-            this.queue.retryAt(d.record.id, attempts, now + delay, outcome.error);
+          const next = afterFailure(d.attempts, now);
+          if (next.type === "retry") {
+            this.queue.retryAt(d.record.id, next.attempts, next.at, outcome.error);
             continue;
           }
           this.queue.remove(d.record.id);
@@ -104,7 +108,7 @@ export class SessionDeliveries {
                 details: {
                   webhook_id: d.record.id,
                   type: d.record.action,
-                  attempts,
+                  attempts: next.attempts,
                   last_error: outcome.error,
                   url: subscription.url,
                 },

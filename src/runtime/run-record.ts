@@ -40,6 +40,16 @@ export type RunStep = (typeof RUN_STEPS)[number];
 
 export const isActiveRun = (status: RunStatus): boolean => RUN_TRANSITIONS[status].length > 0;
 
+/**
+ * Whether a run's loop may carry on after an outside call: its session is still active and
+ * the run still running. Either may have moved while the call was out (the session ended,
+ * the run was cancelled or failed), and then what came back goes nowhere.
+ */
+export const mayContinue = (
+  session: { status: string } | null | undefined,
+  run: { status: RunStatus } | null | undefined,
+): boolean => session?.status === "active" && run?.status === "running";
+
 /** The statuses of a run that has not ended (one at a time per session). */
 export const ACTIVE_RUN_STATUSES = (Object.keys(RUN_TRANSITIONS) as RunStatus[]).filter(isActiveRun);
 

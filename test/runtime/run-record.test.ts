@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   maxTurnsOf,
+  mayContinue,
   moveRun,
   newRun,
   newRunId,
@@ -55,5 +56,16 @@ describe("what a run's trace and limits read from their inputs", () => {
     expect(maxTurnsOf({ max_turns: 100 })).toBe(100);
     for (const bad of [0, 101, 2.5, "3", null]) expect(maxTurnsOf({ max_turns: bad })).toBe(DEFAULT_MAX_TURNS);
     expect(maxTurnsOf({})).toBe(DEFAULT_MAX_TURNS);
+  });
+});
+
+describe("mayContinue: the run guard after an outside call", () => {
+  it("holds only while the session is active and the run running", () => {
+    expect(mayContinue({ status: "active" }, { status: "running" })).toBe(true);
+    expect(mayContinue({ status: "expired" }, { status: "running" })).toBe(false);
+    expect(mayContinue({ status: "active" }, { status: "failed" })).toBe(false);
+    expect(mayContinue({ status: "active" }, { status: "awaiting_human" })).toBe(false);
+    expect(mayContinue(null, { status: "running" })).toBe(false);
+    expect(mayContinue({ status: "active" }, undefined)).toBe(false);
   });
 });

@@ -8,7 +8,7 @@ import { callHttpTool, toolSecret } from "../../../src/runtime/http-tool";
 import { openItem } from "../../../src/runtime/inbox";
 import { handoffOutput, interpretTurn } from "../../../src/runtime/interpret";
 import { liveApproval } from "../../../src/runtime/live-events";
-import { traceArgs, traceEvent } from "../../../src/runtime/run-record";
+import { mayContinue, traceArgs, traceEvent } from "../../../src/runtime/run-record";
 import {
   approvalPending,
   approvalPrompt,
@@ -157,6 +157,12 @@ export class RunLoop {
     }
   }
 
+  /** The session, when the run may carry on after an outside call (see mayContinue); else null. */
+  private continuing(runId: string): SessionRecord | null {
+    const session = this.k.store.load();
+    return mayContinue(session, this.store.get(runId)?.run) ? session : null;
+  }
+
   /** Sends one turn to whoever executes the agent: its webhook, or the model provider. */
   private async execute(agent: AgentDefinition, request: AgentTurnRequest, models: AgentModels) {
     const timeout = turnTimeoutMs(agent);
@@ -254,8 +260,8 @@ export class RunLoop {
     if (decision.action.type === "final")
       return this.complete(started, agent, decision.action.output, decision.assistant, events, { plan, models });
     // The session may have ended while the agent was thinking: its answer goes nowhere.
-    const current = this.k.store.load();
-    if (current?.status !== "active" || this.store.get(row.run.id)?.run.status !== "running") return false;
+    const current = this.continuing(row.run.id);
+    if (!current) return false;
     const work = planWork(agent, decision);
     await this.steps.commitStep(
       current,
@@ -281,8 +287,7 @@ export class RunLoop {
     events: TraceEvent[],
     turn: { plan: TurnPlan; models: AgentModels },
   ): Promise<boolean> {
-    const session = this.k.store.load();
-    if (session?.status !== "active" || this.store.get(row.run.id)?.run.status !== "running") return false;
+    if (!this.continuing(row.run.id)) return false;
     const actor = agentActor(agent.name);
     const guard = agent.guardrails;
     let check = checkOutput(agent, output);
@@ -587,8 +592,8 @@ export class RunLoop {
         return { call, ...result };
       }),
     );
-    const session = this.k.store.load();
-    if (session?.status !== "active" || this.store.get(row.run.id)?.run.status !== "running") return;
+    const session = this.continuing(row.run.id);
+    if (!session) return;
     const now = this.k.now();
     const items: HistoryItem[] = results.map((r) => ({
       role: "tool",

@@ -1,3 +1,4 @@
+import { peerQueryTimeoutS } from "../../../src/collaboration/peer-query";
 import type { Env } from "../../../src/env";
 import { collaborationRpc } from "../../../src/rpc/stubs";
 import { oneTurn } from "../../../src/runtime/one-turn";
@@ -84,7 +85,7 @@ export async function runPeerCall(ctx: PeerContext, call: WorkCall): Promise<Pee
     }
     default: {
       const peer = ctx.directory.get(args.agent!)!;
-      const timeoutS = Math.max(1, Math.ceil((peer.timeout_s ?? (peer.kind === "webhook" ? 30 : 60)) + 5));
+      const timeoutS = peerQueryTimeoutS(peer);
       const query = await rpc.send({
         type: "query",
         from: ctx.agent.name,

@@ -50,12 +50,14 @@ import { SessionHandoffs } from "./handoffs/session-handoffs";
 import { InboxStore } from "./inbox-store";
 import { LiveHub } from "./live/live-hub";
 import { LiveStore } from "./live/live-store";
+import { RunStore } from "./runs/run-store";
 import { runEndHook, runTimers } from "./runs/run-timers";
 import { SessionRuns } from "./runs/session-runs";
 import { auditScope, type FlowCheckpoint, type SessionKernel } from "./session-kernel";
 import { closeFeatures, lifecycleTimers, type SessionEndHook, settleFeatures } from "./session-lifecycle";
 import { SESSION_MIGRATIONS, SESSION_SCHEMA, SessionStore } from "./session-store";
 import { SessionTriggers } from "./triggers/session-triggers";
+import { TriggerPoints } from "./triggers/trigger-queue";
 
 /** Session state is kept small enough to load on every call. */
 export const MAX_STATE_BYTES = 256 * 1024;
@@ -111,16 +113,13 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       transaction: (fn) => this.transaction(fn),
       destroy: () => this.destroy(),
     };
+    // Built in the order they use each other: no part reaches back to one built after it.
+    const runStore = new RunStore(this.sql, this.liveEvents);
+    const points = new TriggerPoints(this.sql, this.timers, () => this.now());
     this.handoffs = new SessionHandoffs(this.kernel, this.sql);
-    this.runs = new SessionRuns(
-      this.kernel,
-      this.handoffs,
-      this.sql,
-      (failedWith) => this.triggers.afterRun(failedWith),
-      (runId, decomposition, actor) => this.fanout.fromRun(runId, decomposition, actor),
-    );
-    this.triggers = new SessionTriggers(this.kernel, this.handoffs, this.runs, this.sql);
-    this.fanout = new SessionFanout(this.kernel, this.runs, this.sql);
+    this.fanout = new SessionFanout(this.kernel, runStore, this.sql);
+    this.runs = new SessionRuns(this.kernel, runStore, this.handoffs, points, this.fanout);
+    this.triggers = new SessionTriggers(this.kernel, this.handoffs, runStore, points);
     this.hub = new LiveHub({ ctx, store: this.liveEvents, ready: () => this.schema.ready() });
     // Answered by the runtime without waking a hibernated object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));

@@ -13,6 +13,10 @@ import { checkCondition } from "./condition";
 
 export type { TriggerPoint };
 
+/** The point a run's end raises: an error point for a failed run (with its code), else a condition point. */
+export const pointAfterRun = (failedWith: string | null): TriggerPoint =>
+  failedWith === null ? { type: "condition" } : { type: "error", code: failedWith };
+
 export interface FiredTrigger {
   target: string;
   trigger: HandoffTrigger;

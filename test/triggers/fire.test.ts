@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AgentDefinition, type AgentDefinitionInput } from "../../src/schemas/agent";
-import { firedTrigger, nextTimeoutMs } from "../../src/triggers/fire";
+import { firedTrigger, nextTimeoutMs, pointAfterRun } from "../../src/triggers/fire";
 
 /** Each trigger type firing and not firing, pure (design §5). */
 
@@ -116,5 +116,12 @@ describe("handoff triggers", () => {
       AgentDefinition.safeParse({ name: "x", handoffs: [{ to: "y", when: "auto", trigger: { type: "explicit" } }] })
         .success,
     ).toBe(true);
+  });
+});
+
+describe("pointAfterRun", () => {
+  it("a failed run raises an error point with its code; any other end a condition point", () => {
+    expect(pointAfterRun("WEBHOOK_TIMEOUT")).toEqual({ type: "error", code: "WEBHOOK_TIMEOUT" });
+    expect(pointAfterRun(null)).toEqual({ type: "condition" });
   });
 });

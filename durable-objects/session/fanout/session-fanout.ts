@@ -17,6 +17,7 @@ import type { ChatMessage } from "../../../src/providers/types";
 import { compileRules } from "../../../src/routing/rules";
 import { systemPrompt } from "../../../src/runtime/messages";
 import { oneTurn } from "../../../src/runtime/one-turn";
+import { RUN_WAIT_MS } from "../../../src/runtime/run-deadlines";
 import { callModel, turnTimeoutMs } from "../../../src/runtime/turn";
 import { agentSecret } from "../../../src/runtime/webhook-agent";
 import type { AgentDefinition } from "../../../src/schemas/agent";
@@ -34,8 +35,7 @@ import { agentDirectory } from "../../../src/services/registry-cache";
 import { type SessionRecord, touch } from "../../../src/sessions/model";
 import type { Sql } from "../../shared/sql";
 import type { TimerHandlers } from "../../shared/timers";
-import { RUN_WAIT_MS } from "../runs/run-loop";
-import type { SessionRuns } from "../runs/session-runs";
+import type { RunStore } from "../runs/run-store";
 import { auditScope, type SessionKernel } from "../session-kernel";
 import { FANOUT_FORMAT } from "./fanout-store";
 
@@ -56,7 +56,7 @@ const FORMAT = FANOUT_FORMAT;
 export class SessionFanout {
   constructor(
     private readonly k: SessionKernel,
-    private readonly runs: SessionRuns,
+    private readonly runs: Pick<RunStore, "active">,
     private readonly sql: Sql,
   ) {}
 
@@ -69,7 +69,7 @@ export class SessionFanout {
 
   /** `POST …/fan-out`: starts a fan-out and answers once it has ended, or after RUN_WAIT_MS while it goes on. */
   async start(args: FanoutStart, actor: Actor): Promise<Result<Fanout>> {
-    const run = this.runs.store.active();
+    const run = this.runs.active();
     if (run)
       return err("RUN_IN_PROGRESS", `Run ${run.run.id} is ${run.run.status}; fan out when it has ended.`, {
         run_id: run.run.id,

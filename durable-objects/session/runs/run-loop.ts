@@ -1,6 +1,6 @@
 import { type Actor, type AuditRecord, agentActor, SYSTEM_ACTOR } from "../../../src/audit/record";
 import { handoffToolCalled, inboxItemCreated } from "../../../src/audit/run-events";
-import { type ErrorBody, err, type Result } from "../../../src/errors";
+import type { ErrorBody } from "../../../src/errors";
 import type { AgentTurnRequest } from "../../../src/runtime/agent-turn";
 import { fanOutCallOutput, fanOutCallTasks } from "../../../src/runtime/fan-out-tool";
 import { checkOutput, repairMessages } from "../../../src/runtime/guardrail";
@@ -8,6 +8,7 @@ import { callHttpTool, toolSecret } from "../../../src/runtime/http-tool";
 import { openItem } from "../../../src/runtime/inbox";
 import { handoffOutput, interpretTurn } from "../../../src/runtime/interpret";
 import { liveApproval } from "../../../src/runtime/live-events";
+import { ESCALATION_TIMEOUT_MS, RUN_WAIT_MS, TOOL_OUTPUTS_TIMEOUT_MS } from "../../../src/runtime/run-deadlines";
 import { mayContinue, traceArgs, traceEvent } from "../../../src/runtime/run-record";
 import {
   approvalPending,
@@ -20,28 +21,21 @@ import {
 import { callModel, planTurn, type TurnPlan, turnTimeoutMs } from "../../../src/runtime/turn";
 import { agentSecret, callWebhookAgent } from "../../../src/runtime/webhook-agent";
 import type { AgentDefinition } from "../../../src/schemas/agent";
-import type { Fanout, TaskDecomposition } from "../../../src/schemas/collaboration";
 import type { HistoryItem } from "../../../src/schemas/handoff";
 import type { PendingCall, Run, TraceEvent, TurnWork, WorkCall, WorkHandoff } from "../../../src/schemas/run";
 import { type AgentModels, agentModels } from "../../../src/services/agent-models";
 import { type AgentDirectory, agentDirectory } from "../../../src/services/registry-cache";
 import type { SessionRecord } from "../../../src/sessions/model";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
+import type { SessionFanout } from "../fanout/session-fanout";
 import type { SessionHandoffs } from "../handoffs/session-handoffs";
 import { auditScope, type SessionKernel } from "../session-kernel";
 import { runPeerCall } from "./run-peers";
 import type { RunSteps } from "./run-steps";
 import type { RunRow } from "./run-store";
 
-/** How long a request waits for its run before answering with the run still running (202). */
-export const RUN_WAIT_MS = 25_000;
-/** Escalations wait this long for a person before the agent is told nobody answered. */
-export const ESCALATION_TIMEOUT_MS = 24 * 3_600_000;
-/** How long a run in requires_action waits for the client's tool outputs (OpenAI's runs wait 10 minutes too). */
-export const TOOL_OUTPUTS_TIMEOUT_MS = 10 * 60_000;
-
 /** A supervisor's fan_out call: the session's fan-out feature runs it to its end. */
-export type FanOutRunner = (runId: string, decomposition: TaskDecomposition, actor: Actor) => Promise<Result<Fanout>>;
+export type FanOutRunner = Pick<SessionFanout, "fromRun">;
 
 /**
  * The loop that drives a run (design §4a): the current agent's turn, repeated while it
@@ -59,7 +53,7 @@ export class RunLoop {
     private readonly k: SessionKernel,
     private readonly steps: RunSteps,
     private readonly handoffs: SessionHandoffs,
-    private readonly fanOut: FanOutRunner = async () => err("INTERNAL", "fan-out is not wired"),
+    private readonly fanout: FanOutRunner,
   ) {}
 
   private get store() {
@@ -635,7 +629,7 @@ export class RunLoop {
     const started = Date.now();
     const decomposition = fanOutCallTasks(call.arguments);
     if (!decomposition) return { ok: false, output: "Error: the tasks are not a valid decomposition.", duration_ms: 0 };
-    const result = await this.fanOut(runId, decomposition, agentActor(agent));
+    const result = await this.fanout.fromRun(runId, decomposition, agentActor(agent));
     return { ...fanOutCallOutput(result), duration_ms: Date.now() - started };
   }
 

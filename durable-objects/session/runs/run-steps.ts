@@ -4,16 +4,16 @@ import { inboxItemClosed } from "../../../src/audit/run-events";
 import { ulid } from "../../../src/lib/ulid";
 import { closeItem } from "../../../src/runtime/inbox";
 import { liveMessage } from "../../../src/runtime/live-events";
+import { WATCHDOG_MS } from "../../../src/runtime/run-deadlines";
 import { isActiveRun, moveRun, type RunChange } from "../../../src/runtime/run-record";
 import type { HistoryItem } from "../../../src/schemas/handoff";
 import type { Run, RunStatus, TraceEvent } from "../../../src/schemas/run";
 import { type SessionRecord, touch } from "../../../src/sessions/model";
+import { pointAfterRun } from "../../../src/triggers/fire";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import { auditScope, type SessionKernel } from "../session-kernel";
+import type { TriggerPoints } from "../triggers/trigger-queue";
 import type { RunRow, RunStore } from "./run-store";
-
-/** The watchdog: a running run's resume timer, pushed on while its loop makes progress. */
-export const WATCHDOG_MS = 120_000;
 
 /**
  * How a run's steps are written (design §4a): each step's history items, run row, trace
@@ -25,8 +25,8 @@ export class RunSteps {
   constructor(
     private readonly k: SessionKernel,
     readonly store: RunStore,
-    /** Told (inside the ending transaction) that a run ended: with its error code when it failed. */
-    private readonly ended: (failedWith: string | null) => void,
+    /** A run's end is an evaluation point of the session's triggers. */
+    private readonly points: Pick<TriggerPoints, "enqueue">,
   ) {}
 
   /** Records the step about to be taken (and pushes the watchdog) before taking it. */
@@ -92,7 +92,8 @@ export class RunSteps {
       this.store.addEvents(events);
       this.k.timers.cancel(TIMER_KEYS.runResume);
       this.k.timers.cancel(TIMER_KEYS.toolOutputs);
-      if (session.status === "active") this.ended(to === "failed" ? (change.error?.code ?? "INTERNAL") : null);
+      if (session.status === "active")
+        this.points.enqueue(pointAfterRun(to === "failed" ? (change.error?.code ?? "INTERNAL") : null));
     });
   }
 

@@ -1,6 +1,6 @@
+import { WATCHDOG_MS } from "../../../src/runtime/run-deadlines";
 import type { TimerHandlers } from "../../shared/timers";
 import type { SessionEndHook } from "../session-lifecycle";
-import { WATCHDOG_MS } from "./run-steps";
 import type { SessionRuns } from "./session-runs";
 
 /**

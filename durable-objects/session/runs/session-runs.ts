@@ -19,13 +19,13 @@ import type { InboxAnswer, InboxItem } from "../../../src/schemas/inbox";
 import type { Run, TraceEvent, TracePage } from "../../../src/schemas/run";
 import { agentDirectory } from "../../../src/services/registry-cache";
 import { type SessionRecord, toHistoryItem, touch } from "../../../src/sessions/model";
-import type { Sql } from "../../shared/sql";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import type { SessionHandoffs } from "../handoffs/session-handoffs";
 import { auditScope, type SessionKernel } from "../session-kernel";
+import type { TriggerPoints } from "../triggers/trigger-queue";
 import { type FanOutRunner, RunLoop } from "./run-loop";
 import { RunSteps } from "./run-steps";
-import { type RunRow, RunStore } from "./run-store";
+import type { RunRow, RunStore } from "./run-store";
 
 /**
  * The run feature of the SessionDO (design §4a): a user message runs the current agent's
@@ -48,21 +48,18 @@ import { type RunRow, RunStore } from "./run-store";
 const MAX_RESUMES = 2;
 
 export class SessionRuns {
-  readonly store: RunStore;
   private readonly steps: RunSteps;
   private readonly loop: RunLoop;
 
   constructor(
     private readonly k: SessionKernel,
+    readonly store: RunStore,
     handoffs: SessionHandoffs,
-    sql: Sql,
-    /** Told (inside the ending transaction) that a run ended: with its error code when it failed. */
-    ended: (failedWith: string | null) => void = () => undefined,
-    fanOut?: FanOutRunner,
+    points: TriggerPoints,
+    fanout: FanOutRunner,
   ) {
-    this.store = new RunStore(sql, k.liveEvents);
-    this.steps = new RunSteps(k, this.store, ended);
-    this.loop = new RunLoop(k, this.steps, handoffs, fanOut);
+    this.steps = new RunSteps(k, store, points);
+    this.loop = new RunLoop(k, this.steps, handoffs, fanout);
   }
 
   // ── Requests ──────────────────────────────────────────────────────────────

@@ -4,13 +4,12 @@ import type { Handoff } from "../../../src/schemas/handoff";
 import type { TriggerPoint } from "../../../src/schemas/trigger";
 import { agentDirectory } from "../../../src/services/registry-cache";
 import { firedTrigger, nextTimeoutMs } from "../../../src/triggers/fire";
-import type { Sql } from "../../shared/sql";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import type { TimerHandlers } from "../../shared/timers";
 import type { SessionHandoffs } from "../handoffs/session-handoffs";
-import type { SessionRuns } from "../runs/session-runs";
+import type { RunStore } from "../runs/run-store";
 import type { SessionKernel } from "../session-kernel";
-import { TriggerQueue } from "./trigger-queue";
+import type { TriggerPoints } from "./trigger-queue";
 
 /**
  * Triggered handoffs (design §5): the session asks the current agent's triggers at each
@@ -34,23 +33,19 @@ export interface Fired {
 }
 
 export class SessionTriggers {
-  private readonly queue: TriggerQueue;
-
   constructor(
     private readonly k: SessionKernel,
     private readonly handoffs: SessionHandoffs,
-    private readonly runs: SessionRuns,
-    sql: Sql,
-  ) {
-    this.queue = new TriggerQueue(sql);
-  }
+    private readonly runs: Pick<RunStore, "active">,
+    private readonly points: TriggerPoints,
+  ) {}
 
   /** An evaluation point: evaluated now when the session is idle, else queued (see the rule above). */
   async fire(point: TriggerPoint): Promise<Result<Fired>> {
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;
     if (this.busy()) {
-      this.k.transaction(() => this.enqueue(point));
+      this.k.transaction(() => this.points.enqueue(point));
       await this.k.timers.arm();
       return ok({ handoff: null, queued: true });
     }
@@ -63,7 +58,7 @@ export class SessionTriggers {
   async fireExplicit(target: string): Promise<Result<Handoff>> {
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;
-    const run = this.runs.store.active();
+    const run = this.runs.active();
     if (run)
       return err("RUN_IN_PROGRESS", `Run ${run.run.id} is ${run.run.status}; fire the trigger when it has ended.`, {
         run_id: run.run.id,
@@ -83,11 +78,6 @@ export class SessionTriggers {
       );
     await this.arm();
     return ok(fired.value);
-  }
-
-  /** After a run ends: an error point for a failed run, else a condition point, evaluated once the session is idle. */
-  afterRun(failedWith: string | null): void {
-    this.enqueue(failedWith === null ? { type: "condition" } : { type: "error", code: failedWith });
   }
 
   /**
@@ -144,7 +134,7 @@ export class SessionTriggers {
   }
 
   private busy(): boolean {
-    return this.runs.store.active() !== null || (this.k.store.load()?.in_flight_handoff ?? null) !== null;
+    return this.runs.active() !== null || (this.k.store.load()?.in_flight_handoff ?? null) !== null;
   }
 
   /** Asks the current agent's triggers; starts the handoff one names. */
@@ -186,16 +176,7 @@ export class SessionTriggers {
     return ok(started.value.handoff);
   }
 
-  /** Queues a point (inside the caller's transaction) and the drain that evaluates it. */
-  private enqueue(point: TriggerPoint): void {
-    this.queue.push(point);
-    this.k.timers.schedule("triggers.drain", this.k.now(), null, {
-      key: TIMER_KEYS.triggerDrain,
-      ifExists: "earliest",
-    });
-  }
-
   private dequeue(): TriggerPoint | null {
-    return this.k.transaction(() => this.queue.shift());
+    return this.k.transaction(() => this.points.shift());
   }
 }

@@ -1,5 +1,7 @@
 import { TriggerPoint } from "../../../src/schemas/trigger";
 import type { Sql } from "../../shared/sql";
+import { TIMER_KEYS } from "../../shared/timer-kinds";
+import type { Timers } from "../../shared/timers";
 
 /**
  * Trigger points that arrived while the session was busy (schema v7), in arrival order.
@@ -39,5 +41,32 @@ export class TriggerQueue {
       throw new Error(`trigger point format ${row.format} is not ${TRIGGER_QUEUE_FORMAT}`);
     this.sql`DELETE FROM trigger_queue WHERE seq = ${row.seq}`;
     return TriggerPoint.parse(JSON.parse(row.point));
+  }
+}
+
+/**
+ * Where a point raised while the session is busy goes: the queue, and the drain timer that
+ * evaluates it once the session is idle. Runs write here when they end; the triggers feature
+ * drains it. Call inside the transaction of the change that raised the point.
+ */
+export class TriggerPoints {
+  private readonly queue: TriggerQueue;
+
+  constructor(
+    sql: Sql,
+    private readonly timers: Pick<Timers, "schedule">,
+    private readonly now: () => number,
+  ) {
+    this.queue = new TriggerQueue(sql);
+  }
+
+  enqueue(point: TriggerPoint): void {
+    this.queue.push(point);
+    this.timers.schedule("triggers.drain", this.now(), null, { key: TIMER_KEYS.triggerDrain, ifExists: "earliest" });
+  }
+
+  /** The oldest point, removed. */
+  shift(): TriggerPoint | null {
+    return this.queue.shift();
   }
 }

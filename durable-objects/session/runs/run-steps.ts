@@ -5,7 +5,7 @@ import { ulid } from "../../../src/lib/ulid";
 import { closeItem } from "../../../src/runtime/inbox";
 import { liveMessage } from "../../../src/runtime/live-events";
 import { WATCHDOG_MS } from "../../../src/runtime/run-deadlines";
-import { isActiveRun, moveRun, type RunChange } from "../../../src/runtime/run-record";
+import { isActiveRun, mayContinue, moveRun, type RunChange } from "../../../src/runtime/run-record";
 import type { HistoryItem } from "../../../src/schemas/handoff";
 import type { Run, RunStatus, TraceEvent } from "../../../src/schemas/run";
 import { type SessionRecord, touch } from "../../../src/sessions/model";
@@ -143,6 +143,12 @@ export class RunSteps {
         ),
       ]);
     }
+  }
+
+  /** The session, when the run may carry on after an outside call (see mayContinue); else null. */
+  continuing(runId: string): SessionRecord | null {
+    const session = this.k.store.load();
+    return mayContinue(session, this.store.get(runId)?.run) ? session : null;
   }
 
   /** The timer that resumes a run if its loop dies with the instance. */

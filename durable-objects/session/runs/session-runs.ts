@@ -23,7 +23,10 @@ import { TIMER_KEYS } from "../../shared/timer-kinds";
 import type { SessionHandoffs } from "../handoffs/session-handoffs";
 import { auditScope, type SessionKernel } from "../session-kernel";
 import type { TriggerPoints } from "../triggers/trigger-queue";
-import { type FanOutRunner, RunLoop } from "./run-loop";
+import { RunAnswer } from "./run-answer";
+import { type FanOutRunner, RunCalls } from "./run-calls";
+import { RunLoop } from "./run-loop";
+import { RunPauses } from "./run-pauses";
 import { RunSteps } from "./run-steps";
 import type { RunRow, RunStore } from "./run-store";
 
@@ -59,7 +62,9 @@ export class SessionRuns {
     fanout: FanOutRunner,
   ) {
     this.steps = new RunSteps(k, store, points);
-    this.loop = new RunLoop(k, this.steps, handoffs, fanout);
+    const pauses = new RunPauses(k, this.steps);
+    const calls = new RunCalls(k, this.steps, pauses, handoffs, fanout);
+    this.loop = new RunLoop(k, this.steps, calls, pauses, new RunAnswer(k, this.steps, handoffs));
   }
 
   // ── Requests ──────────────────────────────────────────────────────────────

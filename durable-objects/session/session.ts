@@ -424,7 +424,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     answer: InboxAnswer,
     actor: Actor = API_ACTOR,
   ): Promise<Result<{ item: InboxItem; run: Run | null }>> {
-    return this.runs.resolve(id, answer, actor);
+    return this.runs.inbox.resolve(id, answer, actor);
   }
 
   async submitToolOutputs(args: ToolOutputsArgs, actor: Actor = API_ACTOR): Promise<Result<{ run: Run }>> {

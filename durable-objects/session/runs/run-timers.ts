@@ -19,7 +19,7 @@ export function runTimers(runs: SessionRuns): TimerHandlers {
       return { type: "done" };
     },
     "inbox.expire": async (timer) => {
-      await runs.expireItem(timer.payload.inbox_id);
+      await runs.inbox.expireItem(timer.payload.inbox_id);
       return { type: "done" };
     },
   };

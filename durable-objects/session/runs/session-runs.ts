@@ -1,23 +1,13 @@
-import { type Actor, type AuditRecord, agentActor, SYSTEM_ACTOR } from "../../../src/audit/record";
-import { inboxItemClosed, runStarted } from "../../../src/audit/run-events";
+import { type Actor, type AuditRecord, SYSTEM_ACTOR } from "../../../src/audit/record";
+import { runStarted } from "../../../src/audit/run-events";
 import { err, ok, type Result } from "../../../src/errors";
 import { ulid } from "../../../src/lib/ulid";
 import type { MessageRun, ToolOutputsArgs } from "../../../src/rpc/session";
-import { closeItem } from "../../../src/runtime/inbox";
-import { escalationOutput } from "../../../src/runtime/interpret";
-import { maxTurnsOf, newRun, newRunId, traceArgs, traceEvent } from "../../../src/runtime/run-record";
+import { maxTurnsOf, newRun, newRunId, traceEvent } from "../../../src/runtime/run-record";
 import { interruptedStep } from "../../../src/runtime/run-recovery";
-import {
-  approvalPending,
-  type Denial,
-  decideApproval,
-  nextEffect,
-  withCallsDone,
-} from "../../../src/runtime/tool-work";
+import { withCallsDone } from "../../../src/runtime/tool-work";
 import type { HistoryItem } from "../../../src/schemas/handoff";
-import type { InboxAnswer, InboxItem } from "../../../src/schemas/inbox";
-import type { Run, TraceEvent, TracePage } from "../../../src/schemas/run";
-import { agentDirectory } from "../../../src/services/registry-cache";
+import type { Run, TracePage } from "../../../src/schemas/run";
 import { type SessionRecord, toHistoryItem, touch } from "../../../src/sessions/model";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import type { SessionHandoffs } from "../handoffs/session-handoffs";
@@ -25,20 +15,22 @@ import { auditScope, type SessionKernel } from "../session-kernel";
 import type { TriggerPoints } from "../triggers/trigger-queue";
 import { RunAnswer } from "./run-answer";
 import { type FanOutRunner, RunCalls } from "./run-calls";
+import { RunInbox } from "./run-inbox";
 import { RunLoop } from "./run-loop";
 import { RunPauses } from "./run-pauses";
 import { RunSteps } from "./run-steps";
 import type { RunRow, RunStore } from "./run-store";
 
 /**
- * The run feature of the SessionDO (design §4a): a user message runs the current agent's
- * turn, repeated while it calls tools and continued by the target after a handoff, until
- * a final answer, a pause (a person, an approval, the client's tool outputs), or
- * max_turns. The decisions are pure (src/runtime: what a turn is offered, what a response
- * means, what its tool calls need next, how a run moves); the DO side is in three parts:
- * this file takes the requests and the answers that resume a paused run, run-loop.ts
- * drives a run through its turns and calls, and run-steps.ts writes each step (its items,
- * run record, trace events and audit records in one transaction).
+ * The run feature of the SessionDO: a user message runs the current agent's turn, repeated
+ * while it calls tools and continued by the target after a handoff, until a final answer, a
+ * pause (a person, an approval, the client's tool outputs), or max_turns. The decisions are
+ * pure (src/runtime: what a turn is offered, what a response means, what its tool calls
+ * need next, how a run moves). This file takes the requests, the client's tool outputs and
+ * the recovery of runs a restart interrupted; run-inbox.ts takes a person's answers;
+ * run-loop.ts drives a run (with run-calls.ts, run-pauses.ts and run-answer.ts); and
+ * run-steps.ts writes each step (its items, run record, trace events and audit records in
+ * one transaction).
  *
  * - One run at a time: a message while one is running or paused is RUN_IN_PROGRESS.
  * - Each step is recorded before it is taken (`step`, and the response's `work`), so a
@@ -53,6 +45,8 @@ const MAX_RESUMES = 2;
 export class SessionRuns {
   private readonly steps: RunSteps;
   private readonly loop: RunLoop;
+  /** A person's answers from the inbox, and their expiry. */
+  readonly inbox: RunInbox;
 
   constructor(
     private readonly k: SessionKernel,
@@ -65,6 +59,7 @@ export class SessionRuns {
     const pauses = new RunPauses(k, this.steps);
     const calls = new RunCalls(k, this.steps, pauses, handoffs, fanout);
     this.loop = new RunLoop(k, this.steps, calls, pauses, new RunAnswer(k, this.steps, handoffs));
+    this.inbox = new RunInbox(k, this.steps, this.loop);
   }
 
   // ── Requests ──────────────────────────────────────────────────────────────
@@ -144,169 +139,6 @@ export class SessionRuns {
   }
 
   /**
-   * A person's answer to an inbox item: a reply (a human turn, an escalation) or a decision
-   * (an approval). Closes the item and moves the run it paused; answers once the run has
-   * moved on (ended, paused again, or RUN_WAIT_MS later).
-   */
-  async resolve(
-    inboxId: string,
-    answer: InboxAnswer,
-    actor: Actor,
-  ): Promise<Result<{ item: InboxItem; run: Run | null }>> {
-    const loaded = this.k.live();
-    if (!loaded.ok) return loaded;
-    const item = this.k.inbox.get(inboxId);
-    if (!item) return err("INBOX_ITEM_NOT_FOUND", `No inbox item '${inboxId}'.`, { inbox_id: inboxId });
-    if (item.status !== "open")
-      return err("INBOX_ITEM_CLOSED", `Inbox item '${inboxId}' is ${item.status}.`, {
-        inbox_id: inboxId,
-        status: item.status,
-      });
-    const isApproval = item.kind === "approval";
-    if (isApproval !== "decision" in answer) {
-      return err(
-        "INBOX_ANSWER_MISMATCH",
-        isApproval
-          ? `Inbox item '${inboxId}' asks for an approval: answer { decision: "approve" | "deny", reason? }.`
-          : `Inbox item '${inboxId}' asks a question: answer { reply }.`,
-        {
-          inbox_id: inboxId,
-          kind: item.kind,
-        },
-      );
-    }
-    if ("decision" in answer)
-      return this.decide(item, answer.decision, { by: "person", reason: answer.reason }, actor, loaded.value);
-    return this.answer(item, answer.reply, actor, loaded.value);
-  }
-
-  /** A reply to a question: closes the item and completes the run it paused, with the reply as the agent's output. */
-  private async answer(
-    item: InboxItem,
-    reply: string,
-    actor: Actor,
-    loaded: SessionRecord,
-  ): Promise<Result<{ item: InboxItem; run: Run | null }>> {
-    const now = this.k.now();
-    const closed = closeItem(item, "resolved", now, { reply, by: actor.actor })!;
-    const session = touch(loaded, now);
-    const scope = auditScope(session);
-    const records = [
-      inboxItemClosed(scope, actor, now, {
-        inbox_id: item.id,
-        agent: item.agent,
-        outcome: "resolved",
-        resolved_by: actor.actor,
-      }),
-    ];
-    const paused = this.steps.pausedOn(item.id);
-    const items: HistoryItem[] = [];
-    let next: RunRow | null = null;
-    if (paused?.run.pending?.kind === "human") {
-      const { agent, tool_call_id: call } = paused.run.pending;
-      if (call !== null)
-        items.push(
-          escalationOutput(
-            agent,
-            { id: call, name: "escalate_to_human", arguments: "{}" },
-            { answered: true, text: reply },
-          ),
-        );
-      items.push({ role: "assistant", agent, type: "message", content: reply });
-      next = this.steps.moved(paused, "completed", { output: reply, output_agent: agent }, scope, actor, now, records);
-      next.run = { ...next.run, agent };
-    }
-    await this.k.commit(session, records, () => {
-      this.k.inbox.save(closed);
-      this.steps.append(session, items, actor, now, paused?.run.id ?? null);
-      if (next) {
-        this.store.save({ ...next, work: null });
-        this.store.addEvents([
-          traceEvent(next.run, "agent_complete", next.run.agent, now, {
-            executor: "human",
-            outcome: "answered from the inbox",
-          }),
-        ]);
-      }
-      this.k.timers.cancel(TIMER_KEYS.inbox(item.id));
-    });
-    return ok({ item: closed, run: next ? this.steps.view(next.run.id) : null });
-  }
-
-  /**
-   * A decision on an approval (a person's, or the alarm's deny): the call runs or gets the
-   * denial as its output; once every call of the pause is decided the run goes on.
-   */
-  private async decide(
-    item: InboxItem,
-    decision: "approve" | "deny",
-    denial: Denial,
-    actor: Actor,
-    loaded: SessionRecord,
-  ): Promise<Result<{ item: InboxItem; run: Run | null }>> {
-    const now = this.k.now();
-    const expired = denial.by === "timeout";
-    const closed = closeItem(
-      item,
-      expired ? "expired" : "resolved",
-      now,
-      expired
-        ? undefined
-        : { reply: denial.by === "person" ? (denial.reason ?? null) : null, decision, by: actor.actor },
-    )!;
-    const session = loaded.status === "active" ? touch(loaded, now) : loaded;
-    const scope = auditScope(session);
-    const records: AuditRecord[] = [
-      inboxItemClosed(scope, actor, now, {
-        inbox_id: item.id,
-        agent: item.agent,
-        outcome: expired ? "expired" : "resolved",
-        resolved_by: expired ? null : actor.actor,
-      }),
-    ];
-    const paused = this.steps.pausedOn(item.id);
-    const decided = paused?.work ? decideApproval(paused.work, item.id, decision, denial) : null;
-    let next: RunRow | null = null;
-    const items: HistoryItem[] = [];
-    const events: TraceEvent[] = [];
-    if (paused && decided) {
-      if (decided.output) items.push(decided.output);
-      const outcome =
-        decision === "approve"
-          ? `approved by ${actor.actor}`
-          : expired
-            ? `denied: nobody approved it within ${(denial as { timeout_s: number }).timeout_s} s`
-            : `denied by ${actor.actor}`;
-      events.push(
-        traceEvent(paused.run, "tool_call", decided.work.agent, now, {
-          tool_name: decided.call.name,
-          tool_args: traceArgs(decided.call.arguments),
-          outcome,
-        }),
-      );
-      const work = decided.work;
-      if (nextEffect(work).type === "await_approval") {
-        const pending = approvalPending(work, paused.run.pending?.expires_at ?? new Date(now).toISOString());
-        next = { ...paused, work, run: { ...paused.run, pending, updated_at: new Date(now).toISOString() } };
-      } else {
-        next = { ...this.steps.moved(paused, "running", {}, scope, actor, now, records), work, step: "tools" };
-      }
-    }
-    await this.k.commit(session, records, () => {
-      this.k.inbox.save(closed);
-      this.steps.append(session, items, agentActor(item.agent ?? "system"), now, paused?.run.id ?? null);
-      this.k.timers.cancel(TIMER_KEYS.inbox(item.id));
-      if (next) {
-        this.store.save(next);
-        this.store.addEvents(events);
-        if (next.run.status === "running") this.steps.watch(next.run.id, now);
-      }
-    });
-    if (next?.run.status === "running") await this.loop.waitFor(next.run.id);
-    return ok({ item: closed, run: next ? this.steps.view(next.run.id) : null });
-  }
-
-  /**
    * The client's outputs for a run in requires_action: exactly one per pending call, else
    * TOOL_OUTPUTS_MISMATCH and nothing changes. Answers once the run has moved on.
    */
@@ -379,77 +211,6 @@ export class SessionRuns {
     });
     await this.loop.waitFor(next.run.id);
     return ok({ run: this.steps.view(next.run.id)! });
-  }
-
-  /**
-   * An inbox item's time ran out: a human turn fails the run; an escalation tells the agent
-   * nobody answered and the run goes on; an approval is denied.
-   */
-  async expireItem(inboxId: string): Promise<void> {
-    const item = this.k.inbox.get(inboxId);
-    const session = this.k.store.load();
-    if (item?.status !== "open" || !session) return;
-    if (item.kind === "approval") {
-      const agent = this.steps.pausedOn(item.id)?.work?.agent;
-      const directory = agent ? await agentDirectory(this.k.env.DB, session.tenant).catch(() => null) : null;
-      const timeout_s =
-        directory?.byName.get(agent!)?.tools.confirmation.timeout_s ??
-        Math.round((Date.parse(item.expires_at ?? item.created_at) - Date.parse(item.created_at)) / 1000);
-      await this.decide(item, "deny", { by: "timeout", timeout_s }, SYSTEM_ACTOR, session);
-      return;
-    }
-    const now = this.k.now();
-    const closed = closeItem(item, "expired", now)!;
-    const scope = auditScope(session);
-    const records: AuditRecord[] = [
-      inboxItemClosed(scope, SYSTEM_ACTOR, now, {
-        inbox_id: item.id,
-        agent: item.agent,
-        outcome: "expired",
-        resolved_by: null,
-      }),
-    ];
-    const paused = this.steps.pausedOn(item.id);
-    let next: RunRow | null = null;
-    const items: HistoryItem[] = [];
-    if (paused?.run.pending?.kind === "human") {
-      const pending = paused.run.pending;
-      if (pending.tool_call_id === null) {
-        next = this.steps.moved(
-          paused,
-          "failed",
-          {
-            error: {
-              code: "HUMAN_TIMEOUT",
-              message: `Nobody answered '${pending.agent}' before ${pending.expires_at}.`,
-              details: { inbox_id: item.id },
-            },
-          },
-          scope,
-          SYSTEM_ACTOR,
-          now,
-          records,
-        );
-      } else {
-        items.push(
-          escalationOutput(
-            pending.agent,
-            { id: pending.tool_call_id, name: "escalate_to_human", arguments: "{}" },
-            { answered: false, reason: "the inbox item expired" },
-          ),
-        );
-        next = { ...this.steps.moved(paused, "running", {}, scope, SYSTEM_ACTOR, now, records), step: "turn" };
-      }
-    }
-    await this.k.commit(session, records, () => {
-      this.k.inbox.save(closed);
-      this.steps.append(session, items, SYSTEM_ACTOR, now, paused?.run.id ?? null);
-      if (next) {
-        this.store.save(next);
-        if (next.run.status === "running") this.steps.watch(next.run.id, now);
-      }
-    });
-    if (next?.run.status === "running") void this.loop.drive(next.run.id);
   }
 
   /** A run in requires_action whose outputs never came: it fails with TOOL_OUTPUTS_TIMEOUT. */

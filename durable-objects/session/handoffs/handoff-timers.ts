@@ -27,17 +27,17 @@ async function deadline(h: SessionHandoffs, handoffId: string, now: number): Pro
   if (row?.record.status !== "pending") return { type: "done" };
   const due = Date.parse(row.record.deadline_at ?? "");
   if (now < due) return { type: "again", at: due };
-  const session = h.currentSession();
+  const session = h.flow.currentSession();
   if (!session) return { type: "done" };
-  await h.finishTimeout(row, session, { ...h.ctx(session, SYSTEM_ACTOR), now });
+  await h.flow.finishTimeout(row, session, { ...h.flow.ctx(session, SYSTEM_ACTOR), now });
   return { type: "done" };
 }
 
 async function sweep(h: SessionHandoffs, timer: TimerRow, now: number): Promise<TimerOutcome> {
   if (!h.store.present()) return { type: "done" };
-  await h.recoverOrphans();
+  await h.recovery.recoverOrphans();
   const settled = await h.leases.settle();
-  if (settled && h.orphans().length === 0) return { type: "done" };
+  if (settled && h.recovery.orphans().length === 0) return { type: "done" };
   return { type: "retry", at: now + flushBackoffMs(timer.attempts + 1), error: "handoff work left after the sweep" };
 }
 
@@ -47,7 +47,7 @@ export function handoffEndHook(h: SessionHandoffs, k: SessionKernel): SessionEnd
     onEnd(session, now, reason) {
       if (!h.store.present()) return session;
       let closed = session;
-      const ctx = { ...h.ctx(session, SYSTEM_ACTOR), now };
+      const ctx = { ...h.flow.ctx(session, SYSTEM_ACTOR), now };
       for (const row of h.store.open()) {
         const command = commandOnSessionEnd(row);
         if (command === null) continue;

@@ -1,45 +1,21 @@
-import { type Actor, API_ACTOR, type AuditRecord, agentActor, SYSTEM_ACTOR } from "../../../src/audit/record";
-import { type ErrorBody, err, ok, type Result } from "../../../src/errors";
-import {
-  buildHandoffContext,
-  commandAfterTimeout,
-  handoffErrors,
-  returnTarget,
-  validateHandoff,
-} from "../../../src/handoff";
-import { commandAfterValidation, recoveryOf } from "../../../src/handoff/flow-rules";
-import {
-  type Advanced,
-  advance,
-  type HandoffRow,
-  handoffError,
-  joinSteps,
-  maxDepthOf,
-  must,
-  newHandoff,
-  newHandoffId,
-  type StepContext,
-  stored,
-} from "../../../src/handoff/record";
-import { isOrphanable } from "../../../src/handoff/statuses";
-import type { Lease } from "../../../src/rpc/agent";
-import type { HandoffAccepted, StartHandoffArgs } from "../../../src/rpc/session";
-import { withoutCalls } from "../../../src/runtime/messages";
+import { type Actor, API_ACTOR, agentActor } from "../../../src/audit/record";
+import { err, ok, type Result } from "../../../src/errors";
+import { handoffErrors } from "../../../src/handoff";
+import { advance, handoffError, must, newHandoffId } from "../../../src/handoff/record";
+import type { StartHandoffArgs } from "../../../src/rpc/session";
 import type { AgentDefinition } from "../../../src/schemas/agent";
-import type { Handoff, HandoffContext, HistoryItem } from "../../../src/schemas/handoff";
-import { agentCapacity } from "../../../src/services/agent-capacity";
+import type { Handoff } from "../../../src/schemas/handoff";
 import { agentDirectory } from "../../../src/services/registry-cache";
 import type { SessionRecord } from "../../../src/sessions/model";
 import type { Sql } from "../../shared/sql";
-import { TIMER_KEYS } from "../../shared/timer-kinds";
-import { auditScope, type SessionKernel } from "../session-kernel";
-import { commitStep, type StepOptions } from "./handoff-commit";
-import { HandoffLeases, LEASE_TTL_MS } from "./handoff-leases";
+import type { SessionKernel } from "../session-kernel";
+import { HandoffFlow, type Outcome } from "./handoff-flow";
+import { HandoffLeases } from "./handoff-leases";
+import { HandoffRecovery } from "./handoff-recovery";
 import { HandoffStore } from "./handoff-store";
 
 /**
- * The handoff feature of the SessionDO (design §4): the glue around the pure domain in
- * src/handoff (validation, the transition table and its effects, the flow rules). The
+ * The handoff feature of the SessionDO: the glue around the pure domain in src/handoff (validation, the transition table and its effects, the flow rules). The
  * rules that make it safe:
  *
  * - The agents come from the registry directory before anything is locked; from the
@@ -53,24 +29,17 @@ import { HandoffStore } from "./handoff-store";
  * - A handoff found in a running status with no flow running in this instance is an
  *   orphan of a crash; `recoveryOf` says how it ends. Orphans are recovered on the next
  *   call, and by the sweep timer a restart schedules.
+ *
+ * This file takes the requests; handoff-flow.ts moves one handoff through its steps,
+ * handoff-recovery.ts keeps track of the flows running here and ends the orphans, and
+ * handoff-commit.ts writes each step.
  */
-
-type Outcome = Result<HandoffAccepted>;
-
-/** What an idempotent replay of a request answered by the switch gets. */
-const answered = (row: HandoffRow): Outcome => ok({ handoff: row.record, accepted: false });
-
-const SWEEP_RETRY_MS = 1_000;
 
 export class SessionHandoffs {
   readonly store: HandoffStore;
   readonly leases: HandoffLeases;
-  /** Handoffs whose flow runs in this instance; an open handoff not in here is an orphan. */
-  private readonly active = new Set<string>();
-  private readonly flows = new Map<string, Promise<Outcome>>();
-  private recovering: Promise<void> | null = null;
-  /** False once a scan found no orphan and no flow threw since (only a throw makes one in an instance). */
-  private orphansPossible = true;
+  readonly flow: HandoffFlow;
+  readonly recovery: HandoffRecovery;
 
   constructor(
     private readonly k: SessionKernel,
@@ -78,6 +47,8 @@ export class SessionHandoffs {
   ) {
     this.store = new HandoffStore(sql);
     this.leases = new HandoffLeases(k, this.store);
+    this.flow = new HandoffFlow(k, this.store, this.leases);
+    this.recovery = new HandoffRecovery(k, this.flow);
   }
 
   // ── Requests ──────────────────────────────────────────────────────────────
@@ -85,7 +56,7 @@ export class SessionHandoffs {
   async start(args: StartHandoffArgs, actor: Actor = API_ACTOR): Promise<Outcome> {
     let loaded = this.k.live();
     if (!loaded.ok) return loaded;
-    await this.recovery();
+    await this.recovery.scan();
     let agents: ReadonlyMap<string, AgentDefinition>;
     try {
       agents = (await agentDirectory(this.k.env.DB, loaded.value.tenant)).byName;
@@ -111,7 +82,7 @@ export class SessionHandoffs {
         }
         if (seen.outcome !== null) return seen.outcome as Outcome;
         return (
-          this.flows.get(seen.handoff_id) ?? {
+          this.recovery.running(seen.handoff_id) ?? {
             ok: false,
             error: handoffErrors.inProgress(session.id, seen.handoff_id, "in flight"),
           }
@@ -120,15 +91,15 @@ export class SessionHandoffs {
     }
     const open = session.in_flight_handoff;
     if (open) return { ok: false, error: handoffErrors.inProgress(session.id, open.id, open.status) };
-    const ctx = this.ctx(session, actor);
+    const ctx = this.flow.ctx(session, actor);
     const id = newHandoffId(session.id, ctx.now);
-    return this.run(id, () => this.begin(id, session, args, agents, ctx));
+    return this.recovery.run(id, () => this.flow.begin(id, session, args, agents, ctx));
   }
 
   async get(id: string): Promise<Result<Handoff>> {
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;
-    await this.recoverOrphans();
+    await this.recovery.recoverOrphans();
     const row = this.store.get(id);
     return row ? ok(row.record) : err("HANDOFF_NOT_FOUND", `No handoff '${id}'.`, { handoff_id: id });
   }
@@ -139,10 +110,10 @@ export class SessionHandoffs {
     if (!loaded.ok) return loaded;
     const row = this.store.get(id);
     if (!row) return err("HANDOFF_NOT_FOUND", `No handoff '${id}'.`, { handoff_id: id });
-    const ctx = this.ctx(loaded.value, actor);
+    const ctx = this.flow.ctx(loaded.value, actor);
     const step = advance(row, { type: "cancel", reason: "cancelled by the caller" }, ctx);
     if (!step.ok) return handoffError(step.error, row.record);
-    return ok((await this.commitStep(loaded.value, step.value, ctx, { step: null, touch: true })).record);
+    return ok((await this.flow.commitStep(loaded.value, step.value, ctx, { step: null, touch: true })).record);
   }
 
   /** A graceful handoff waiting for `agent` proceeds once it reports idle. */
@@ -151,9 +122,9 @@ export class SessionHandoffs {
     const row = this.store.open().find((r) => r.record.status === "pending" && r.record.source === agent);
     const loaded = this.k.live();
     if (!row || !loaded.ok) return;
-    const ctx = this.ctx(loaded.value, agentActor(agent));
-    await this.run(row.record.id, () =>
-      this.transfer(
+    const ctx = this.flow.ctx(loaded.value, agentActor(agent));
+    await this.recovery.run(row.record.id, () =>
+      this.flow.transfer(
         must(advance(row, { type: "transfer", reason: `'${agent}' reported idle` }, ctx)),
         loaded.value,
         ctx,
@@ -161,396 +132,18 @@ export class SessionHandoffs {
     );
   }
 
-  // ── The flow ──────────────────────────────────────────────────────────────
-
-  /** initiated → validating, then the decision, with the agents validation reads. */
-  private begin(
-    id: string,
-    session: SessionRecord,
-    args: StartHandoffArgs,
-    agents: ReadonlyMap<string, AgentDefinition>,
-    ctx: StepContext,
-  ): Promise<Outcome> {
-    const created = newHandoff(id, session.id, args.request, ctx, args.idempotency?.key);
-    if (args.hidden_calls?.length) created.row.hidden_calls = [...args.hidden_calls];
-    const validating = must(advance(created.row, { type: "validate" }, ctx));
-    const step = { ...validating, records: [...created.records, ...validating.records] };
-    const key = args.idempotency;
-    const remember = key ? () => this.store.addRequest(key.key, key.fingerprint, id, ctx.now) : undefined;
-    return this.decide(step, args, agents, session, ctx, remember);
-  }
-
-  /** validating → failed | pending | transferring. */
-  private async decide(
-    validating: Advanced,
-    args: StartHandoffArgs,
-    agents: ReadonlyMap<string, AgentDefinition>,
-    session: SessionRecord,
-    ctx: StepContext,
-    remember?: () => void,
-  ): Promise<Outcome> {
-    const { request } = args;
-    const named = request.mode === "return" ? returnTarget(session.handoff_stack) : (request.target_agent ?? null);
-    const source = agents.get(request.source_agent) ?? null;
-    const validated = validateHandoff({
-      request,
-      source,
-      target: named === null ? undefined : (agents.get(named) ?? null),
-      candidates:
-        request.required_capabilities && source ? source.handoffs.flatMap((h) => agents.get(h.to) ?? []) : undefined,
-      session: { current_agent: session.current_agent, handoff_stack: session.handoff_stack, state: session.state },
-      maxDepth: maxDepthOf(session),
-    });
-    if (!validated.ok) return this.fail(validating.row, validated.error, session, ctx, validating.records, remember);
-    const plan = validated.value;
-    const row: HandoffRow = {
-      ...validating.row,
-      plan,
-      capacity: agents.get(plan.target)?.max_concurrent_sessions ?? null,
-    };
-    const wait = commandAfterValidation(request.policy, this.k.store.agentStatus()[plan.source]) === "wait";
-    const command = wait
-      ? { type: "wait" as const, now: ctx.now, reason: `waiting for '${plan.source}' to finish its turn` }
-      : { type: "transfer" as const };
-    const step = joinSteps(validating, must(advance(row, command, ctx, { target: plan.target })));
-    if (wait) {
-      const done = await this.commitStep(session, step, ctx, {
-        step: null,
-        touch: true,
-        before: remember,
-        answer: (r) => ok({ handoff: r.record, accepted: true }),
-      });
-      return ok({ handoff: done.record, accepted: true });
-    }
-    return this.transfer(step, session, ctx, remember);
-  }
-
-  /**
-   * → transferring, then the switch. Without a lease to take, both in one commit; with one,
-   * the step is recorded first, then its `take_lease` effect is carried out, then the switch
-   * commits. The flow owns its row from here.
-   */
-  private async transfer(
-    step: Advanced,
-    session: SessionRecord,
-    ctx: StepContext,
-    before?: () => void,
-  ): Promise<Outcome> {
-    const take = step.effects.find((e) => e.type === "take_lease");
-    // No lease to take, so no step outside this object: the switch commits with this step, in one transaction.
-    if (!take) return this.switchAt(session, step, ctx, before);
-    const row = await this.commitStep(session, step, ctx, { step: "take_lease", touch: true, before });
-    const id = row.record.id;
-    this.k.checkpoint("after_intent");
-    let granted: Result<Lease>;
-    try {
-      granted = await agentCapacity(this.k.env, session.tenant, take.agent, take.capacity).acquire(
-        session.id,
-        id,
-        LEASE_TTL_MS,
-      );
-    } catch (error) {
-      granted = err("DEPENDENCY_UNAVAILABLE", `'${take.agent}' could not be reached.`, { reason: String(error) });
-    }
-    // Unreachable or past its deadline, the grant may still have happened: free whatever the session holds there.
-    if (!granted.ok)
-      return this.rollBack(id, ctx.actor, granted.error, granted.error.code === "DEPENDENCY_UNAVAILABLE");
-    this.k.checkpoint("after_lease");
-    const lease = { lease_id: granted.value.lease_id, fencing_token: granted.value.fencing_token };
-    // No await from here to the switch, which writes the lease; a rollback writes it first, to free it by id.
-    this.k.checkpoint("before_commit");
-    return this.activate({ ...row, lease, step: "activate" }, ctx.actor);
-  }
-
-  /**
-   * The switch of a handoff whose transferring step is not committed yet (no lease to take):
-   * both steps in one transaction, so a failure leaves no trace to roll back.
-   */
-  private async switchAt(
-    session: SessionRecord,
-    transferring: Advanced,
-    ctx: StepContext,
-    before?: () => void,
-  ): Promise<Outcome> {
-    const completed = this.completeStep(transferring.row, ctx);
-    const done = await this.commitStep(session, joinSteps(transferring, completed.step), ctx, {
-      step: null,
-      touch: true,
-      context: completed.context,
-      before,
-      answer: answered,
-    });
-    this.k.checkpoint("after_commit");
-    await this.settleOrSweep(session);
-    return ok({ handoff: done.record, accepted: false });
-  }
-
-  /** transferring → completed, with the context the target receives (from the session's history as it is now). */
-  private completeStep(row: HandoffRow, ctx: StepContext): { step: Advanced; context: HandoffContext } {
-    const history =
-      row.record.request.conversation_history === undefined
-        ? withoutCalls(this.sessionHistory(), new Set(row.hidden_calls))
-        : undefined;
-    const context = buildHandoffContext({
-      request: row.record.request,
-      validated: row.plan!,
-      handoff_id: row.record.id,
-      now: ctx.now,
-      session_history: history,
-      history_length: this.k.store.historyLength(),
-    });
-    return { step: must(advance(row, { type: "complete" }, ctx, { context })), context };
-  }
-
-  /** The conversation so far (no read when the kept length says it is empty). */
-  private sessionHistory(): HistoryItem[] {
-    return this.k.store.historyLength() === 0 ? [] : this.k.store.history().map((r) => r.item);
-  }
-
-  /** The switch after a granted lease: current agent, stack, context, the target's lease and `completed` in one transaction; then the leases. */
-  private async activate(row: HandoffRow, actor: Actor): Promise<Outcome> {
-    const id = row.record.id;
-    const loaded = this.k.live();
-    if (!loaded.ok) return this.rollBack(id, actor, loaded.error, false, row);
-    const session = loaded.value;
-    const ctx = this.ctx(session, actor);
-    let done: HandoffRow;
-    try {
-      const { step, context } = this.completeStep(row, ctx);
-      done = await this.commitStep(session, step, ctx, { step: null, touch: true, context, answer: answered });
-    } catch (error) {
-      // The switch either committed (and only arming the alarm failed) or changed nothing.
-      const after = this.store.get(id);
-      if (after?.record.status !== "completed") {
-        return this.rollBack(
-          id,
-          actor,
-          {
-            code: "INTERNAL",
-            message: "The target could not be activated; the handoff was rolled back.",
-            details: { reason: String(error) },
-          },
-          false,
-          row,
-        );
-      }
-      done = after;
-    }
-    this.k.checkpoint("after_commit");
-    await this.settleOrSweep(session);
-    return ok({ handoff: done.record, accepted: false });
-  }
-
-  /**
-   * transferring → rolled_back: target lease freed, source restored, lock released.
-   * `leased`: the row with a granted lease not written yet; the rollback writes it and frees the lease by id.
-   */
-  private async rollBack(
-    id: string,
-    actor: Actor,
-    error: ErrorBody,
-    releaseBySession: boolean,
-    leased?: HandoffRow,
-  ): Promise<Outcome> {
-    const before = leased ?? this.store.get(id)!;
-    const session = this.currentSession();
-    if (!session) return handoffError(error, before.record);
-    // With the lock still held, so no later handoff's lease at the same agent can be hit.
-    if (releaseBySession)
-      await this.leases.releaseBySession(session.tenant, session.id, before.record.target!, before.capacity);
-    const row = leased ?? this.store.get(id)!;
-    if (row.record.status !== "transferring") return handoffError(error, row.record);
-    const fresh = this.currentSession()!;
-    const ctx = this.ctx(fresh, actor);
-    const step = must(advance(row, { type: "roll_back", reason: error.message }, ctx, { error: stored(error) }));
-    const done = await this.commitStep(fresh, step, ctx, {
-      step: null,
-      touch: true,
-      answer: (r) => handoffError(error, r.record),
-    });
-    await this.settleOrSweep(fresh);
-    return handoffError(error, done.record);
-  }
-
-  /** validating → failed: nothing was changed, so nothing to undo. */
-  private async fail(
-    row: HandoffRow,
-    error: ErrorBody,
-    session: SessionRecord,
-    ctx: StepContext,
-    records: AuditRecord[] = [],
-    before?: () => void,
-  ): Promise<Outcome> {
-    const start =
-      row.record.status === "initiated"
-        ? must(advance(row, { type: "validate" }, ctx))
-        : { row, records: [], effects: [] };
-    const step = must(advance(start.row, { type: "fail", reason: error.code }, ctx, { error: stored(error) }));
-    const all = { ...step, records: [...records, ...start.records, ...step.records] };
-    const done = await this.commitStep(session, all, ctx, {
-      step: null,
-      touch: true,
-      before,
-      answer: (r) => handoffError(error, r.record),
-    });
-    return handoffError(error, done.record);
-  }
-
-  /** One step through the kernel's write path (handoff-commit.ts). */
-  commitStep(session: SessionRecord, step: Advanced, ctx: StepContext, options: StepOptions): Promise<HandoffRow> {
-    return commitStep(this.k, this.store, session, step, ctx, options);
-  }
-
-  // ── Recovery ──────────────────────────────────────────────────────────────
-
-  /**
-   * At construction (a quick SQL read): when a previous instance left a flow or lease
-   * work unfinished, the sweep is due at once, so the alarm finishes it even if no call comes.
-   */
-  async onStart(): Promise<void> {
-    try {
-      if (!this.store.present()) return;
-      if (this.store.open().some((r) => isOrphanable(r.record.status)) || this.leases.unsettled()) {
-        this.k.timers.schedule("handoff.sweep", this.k.now(), null, { key: TIMER_KEYS.handoffSweep });
-        await this.k.timers.arm();
-      }
-    } catch (error) {
-      // A throw inside blockConcurrencyWhile resets the object; the next call recovers anyway.
-      console.error("handoff start-up check failed", error);
-    }
-  }
-
-  /** Runs a flow for `id`, marked as live in this instance; a throw leaves a sweep behind. */
-  run(id: string, flow: () => Promise<Outcome>): Promise<Outcome> {
-    this.active.add(id);
-    const running = flow().catch(async (error: unknown) => {
-      this.active.delete(id);
-      this.orphansPossible = true;
-      await this.scheduleSweep(this.k.now() + SWEEP_RETRY_MS).catch(() => undefined);
-      throw error;
-    });
-    const cleanup = () => {
-      this.active.delete(id);
-      this.flows.delete(id);
-    };
-    running.then(cleanup, cleanup);
-    this.flows.set(id, running);
-    return running;
-  }
-
-  /** Handoffs a crashed flow left behind (not running in this instance). */
-  orphans(): HandoffRow[] {
-    return this.store.open().filter((r) => isOrphanable(r.record.status) && !this.active.has(r.record.id));
-  }
-
-  /** Finishes or rolls back every orphan; callers share one run. Never throws. */
-  recoverOrphans(): Promise<void> {
-    return this.recovery() ?? Promise.resolve();
-  }
-
-  /** The recovery run, or null when there is nothing to recover (the caller need not await). */
-  private recovery(): Promise<void> | null {
-    if (this.recovering) return this.recovering;
-    if (!this.orphansPossible || !this.store.present()) return null;
-    if (this.orphans().length === 0) {
-      this.orphansPossible = false;
-      return null;
-    }
-    this.recovering = (async () => {
-      for (const orphan of this.orphans()) {
-        await this.recoverOne(orphan.record.id).catch((error) =>
-          console.error(`handoff ${orphan.record.id}: recovery failed`, error),
-        );
-      }
-    })().finally(() => {
-      this.recovering = null;
-    });
-    return this.recovering;
-  }
-
-  private recoverOne(id: string): Promise<Outcome> {
-    return this.run(id, async () => {
-      const row = this.store.get(id)!;
-      const session = this.currentSession();
-      if (!session) return err("SESSION_NOT_FOUND", "No such session.");
-      const ctx = this.ctx(session, SYSTEM_ACTOR);
-      const recovery = recoveryOf(row);
-      switch (recovery.command) {
-        case "roll_back": {
-          const restart = {
-            code: "INTERNAL" as const,
-            message: "The handoff was interrupted by a restart before the switch and rolled back.",
-          };
-          return this.rollBack(id, SYSTEM_ACTOR, restart, recovery.release_unknown_lease);
-        }
-        case "finish_timeout":
-          return this.finishTimeout(row, session, ctx);
-        case "fail":
-          return this.fail(
-            row,
-            { code: "INTERNAL", message: "The handoff was interrupted by a restart before it changed anything." },
-            session,
-            ctx,
-          );
-        case "none":
-          return ok({ handoff: row.record, accepted: row.record.status === "pending" });
-      }
-    });
-  }
-
-  /** pending → timed_out → failed | escalated, as the request's on_timeout says. */
-  async finishTimeout(row: HandoffRow, session: SessionRecord, ctx: StepContext): Promise<Outcome> {
-    const first =
-      row.record.status === "pending"
-        ? must(
-            advance(
-              row,
-              {
-                type: "time_out",
-                reason: `'${row.record.source}' was still busy after ${row.record.request.timeout_s} s`,
-              },
-              ctx,
-            ),
-          )
-        : { row, records: [], effects: [] };
-    const command = commandAfterTimeout(row.record.request.on_timeout);
-    const ended = must(
-      advance(
-        first.row,
-        { type: command, reason: command === "escalate" ? "escalated to the session inbox" : "failed on timeout" },
-        ctx,
-      ),
-    );
-    const done = await this.commitStep(session, joinSteps(first, ended), ctx, { step: null });
-    return ok({ handoff: done.record, accepted: false });
-  }
-
-  async scheduleSweep(at: number): Promise<void> {
-    this.k.timers.schedule("handoff.sweep", at, null, { key: TIMER_KEYS.handoffSweep, ifExists: "keep" });
-    await this.k.timers.arm();
-  }
-
-  /** `session` (for its tenant and id) saves a read when the caller has it. */
-  async settleOrSweep(session?: SessionRecord): Promise<void> {
-    if (!(await this.leases.settle(session))) await this.scheduleSweep(this.k.now() + SWEEP_RETRY_MS);
+  /** See HandoffRecovery.onStart. */
+  onStart(): Promise<void> {
+    return this.recovery.onStart();
   }
 
   /** After the object's storage was wiped: nothing known about it stands. */
   forget(): void {
     this.store.forget();
-    this.orphansPossible = true;
+    this.recovery.forget();
   }
 
-  currentSession(): SessionRecord | null {
-    return this.k.store.load();
-  }
-
-  ctx(session: SessionRecord, actor: Actor): StepContext {
-    return {
-      scope: auditScope(session),
-      actor,
-      now: this.k.now(),
-      leased_agent: this.store.sessionLease()?.agent ?? null,
-    };
+  settleOrSweep(session?: SessionRecord): Promise<void> {
+    return this.flow.settleOrSweep(session);
   }
 }

@@ -44,6 +44,7 @@ import { createSql, SchemaGate, type Sql } from "../shared/sql";
 import { TIMER_KEYS } from "../shared/timer-kinds";
 import { combineHandlers, type TimerHandlers, Timers } from "../shared/timers";
 import { SessionDeliveries } from "./deliveries/session-deliveries";
+import { FanoutStore } from "./fanout/fanout-store";
 import { SessionFanout } from "./fanout/session-fanout";
 import { handoffEndHook, handoffTimers } from "./handoffs/handoff-timers";
 import { SessionHandoffs } from "./handoffs/session-handoffs";
@@ -117,7 +118,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     const runStore = new RunStore(this.sql, this.liveEvents);
     const points = new TriggerPoints(this.sql, this.timers, () => this.now());
     this.handoffs = new SessionHandoffs(this.kernel, this.sql);
-    this.fanout = new SessionFanout(this.kernel, runStore, this.sql);
+    this.fanout = new SessionFanout(this.kernel, runStore, new FanoutStore(this.sql));
     this.runs = new SessionRuns(this.kernel, runStore, this.handoffs, points, this.fanout);
     this.triggers = new SessionTriggers(this.kernel, this.handoffs, runStore, points);
     this.hub = new LiveHub({ ctx, store: this.liveEvents, ready: () => this.schema.ready() });

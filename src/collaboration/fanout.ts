@@ -1,7 +1,7 @@
-import { AgentResult, type FanoutState, type TaskDecomposition } from "../schemas/collaboration";
+import { AgentResult, type Fanout, type FanoutState, type TaskDecomposition } from "../schemas/collaboration";
 
 /**
- * Supervisor fan-out (design §6, seed 002), pure: the states as a table, results taken as
+ * Supervisor fan-out, pure: the states as a table, results taken as
  * they come, and the rule that ends a fan-out. The session's object runs the tasks (each
  * its own sub-run with a timeout) and records each step.
  *
@@ -22,6 +22,12 @@ export const FANOUT_TRANSITIONS: Readonly<Record<FanoutState, readonly FanoutSta
 };
 
 export const canMove = (from: FanoutState, to: FanoutState): boolean => FANOUT_TRANSITIONS[from].includes(to);
+
+/** The fan-out in its next state, by the table (a refused move is a bug: the ending rule decides). */
+export function moveFanout(fanout: Fanout, to: FanoutState, now: number): Fanout {
+  if (!canMove(fanout.state, to)) throw new Error(`fan-out ${fanout.id}: ${fanout.state} → ${to} is not a transition`);
+  return { ...fanout, state: to, states: [...fanout.states, { state: to, at: new Date(now).toISOString() }] };
+}
 
 export const TASK_TIMEOUT = "TASK_TIMEOUT";
 

@@ -4,6 +4,7 @@ import {
   aggregate,
   canMove,
   FANOUT_TRANSITIONS,
+  moveFanout,
   outcomeOf,
   pendingTasks,
   TASK_TIMEOUT,
@@ -21,6 +22,7 @@ import {
   COLLAB_PHASES,
   CollabMessageInput,
   FANOUT_STATES,
+  type Fanout,
   type MESSAGE_TYPES,
   TaskDecomposition,
 } from "../../src/schemas/collaboration";
@@ -254,5 +256,23 @@ describe("Relay's own decomposition", () => {
     expect(decomposeByRules("hello there", ["weather"], rules)).toBeNull();
     // An agent outside the whitelist never gets a task.
     expect(decomposeByRules("the weather", ["finance"], rules)).toBeNull();
+  });
+});
+
+describe("moveFanout", () => {
+  const fanout = {
+    id: "fan_1",
+    state: "INIT",
+    states: [{ state: "INIT", at: "2026-01-01T00:00:00.000Z" }],
+  } as unknown as Fanout;
+
+  it("moves by the table and records when", () => {
+    const next = moveFanout(fanout, "DECOMPOSED", Date.parse("2026-01-01T00:00:01Z"));
+    expect(next.state).toBe("DECOMPOSED");
+    expect(next.states.at(-1)).toEqual({ state: "DECOMPOSED", at: "2026-01-01T00:00:01.000Z" });
+  });
+
+  it("throws on a move the table refuses (a bug: the ending rule decides)", () => {
+    expect(() => moveFanout(fanout, "COMPLETED", 0)).toThrow(/INIT → COMPLETED is not a transition/);
   });
 });

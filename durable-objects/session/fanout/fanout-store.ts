@@ -1,3 +1,6 @@
+import { Fanout } from "../../../src/schemas/collaboration";
+import type { Sql } from "../../shared/sql";
+
 /** The session's supervisor fan-outs (schema v9): one row per fan-out, its record parsed on read. */
 
 export const FANOUT_FORMAT = 1;
@@ -10,3 +13,20 @@ export const FANOUT_DDL = [
      format  INTEGER NOT NULL DEFAULT ${FANOUT_FORMAT}
    )`,
 ] as const;
+
+export class FanoutStore {
+  constructor(private readonly sql: Sql) {}
+
+  load(id: string): Fanout | null {
+    const row = this.sql<{ record: string; format: number }>`SELECT record, format FROM fanouts WHERE id = ${id}`[0];
+    if (!row) return null;
+    if (row.format !== FANOUT_FORMAT) throw new Error(`fan-out format ${row.format} is not ${FANOUT_FORMAT}`);
+    return Fanout.parse(JSON.parse(row.record));
+  }
+
+  /** Inside the caller's transaction. */
+  save(fanout: Fanout): void {
+    this.sql`INSERT INTO fanouts (id, state, record) VALUES (${fanout.id}, ${fanout.state}, ${JSON.stringify(fanout)})
+             ON CONFLICT (id) DO UPDATE SET state = excluded.state, record = excluded.record`;
+  }
+}

@@ -4,43 +4,37 @@ import { decomposeByRules } from "../../../src/collaboration/decompose";
 import {
   admitResult,
   aggregate,
-  canMove,
+  moveFanout,
   outcomeOf,
   pendingTasks,
   TASK_TIMEOUT,
 } from "../../../src/collaboration/fanout";
 import { err, ok, type Result } from "../../../src/errors";
-import { deadline } from "../../../src/lib/deadline";
 import { ulid } from "../../../src/lib/ulid";
-import { raceAbort } from "../../../src/providers/failures";
-import type { ChatMessage } from "../../../src/providers/types";
 import { compileRules } from "../../../src/routing/rules";
-import { systemPrompt } from "../../../src/runtime/messages";
 import { oneTurn } from "../../../src/runtime/one-turn";
 import { RUN_WAIT_MS } from "../../../src/runtime/run-deadlines";
-import { callModel, turnTimeoutMs } from "../../../src/runtime/turn";
 import { agentSecret } from "../../../src/runtime/webhook-agent";
 import type { AgentDefinition } from "../../../src/schemas/agent";
-import {
-  type AgentResult,
-  type AgentTask,
+import type {
+  AgentResult,
+  AgentTask,
   Fanout,
-  type FanoutStart,
-  type FanoutState,
+  FanoutStart,
   TaskDecomposition,
 } from "../../../src/schemas/collaboration";
 import type { HistoryItem } from "../../../src/schemas/handoff";
 import { type AgentModels, agentModels } from "../../../src/services/agent-models";
 import { agentDirectory } from "../../../src/services/registry-cache";
 import { type SessionRecord, touch } from "../../../src/sessions/model";
-import type { Sql } from "../../shared/sql";
 import type { TimerHandlers } from "../../shared/timers";
 import type { RunStore } from "../runs/run-store";
 import { auditScope, type SessionKernel } from "../session-kernel";
-import { FANOUT_FORMAT } from "./fanout-store";
+import { aggregateWithModel, planWithModel } from "./fanout-models";
+import type { FanoutStore } from "./fanout-store";
 
 /**
- * Supervisor fan-out (design §6, seed 002): the session's current agent (the supervisor)
+ * Supervisor fan-out: the session's current agent (the supervisor)
  * splits a request into tasks for agents on its whitelist (its model plans them with a
  * `plan_tasks` call; offline, Relay's rule-based decomposer does), each task runs on its agent in
  * parallel as its own one-turn sub-run within the task's timeout, results are recorded as
@@ -51,19 +45,18 @@ import { FANOUT_FORMAT } from "./fanout-store";
 
 /** Past the longest task's timeout, the deadline timer ends what is still executing. */
 const DEADLINE_MARGIN_MS = 10_000;
-const FORMAT = FANOUT_FORMAT;
 
 export class SessionFanout {
   constructor(
     private readonly k: SessionKernel,
     private readonly runs: Pick<RunStore, "active">,
-    private readonly sql: Sql,
+    private readonly store: FanoutStore,
   ) {}
 
   get(id: string): Result<Fanout> {
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;
-    const fanout = this.load(id);
+    const fanout = this.store.load(id);
     return fanout ? ok(fanout) : err("NOT_FOUND", `No fan-out '${id}'.`, { fanout_id: id });
   }
 
@@ -80,7 +73,7 @@ export class SessionFanout {
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([begun.value.work, new Promise((resolve) => (timer = setTimeout(resolve, RUN_WAIT_MS)))]);
     clearTimeout(timer);
-    return ok(this.load(begun.value.id)!);
+    return ok(this.store.load(begun.value.id)!);
   }
 
   /** A supervisor's `fan_out` call in its run: resolves once the fan-out has ended (its tasks have their own timeouts). */
@@ -88,7 +81,7 @@ export class SessionFanout {
     const begun = await this.begin({ decomposition }, actor, runId);
     if (!begun.ok) return begun;
     await begun.value.work;
-    return ok(this.load(begun.value.id)!);
+    return ok(this.store.load(begun.value.id)!);
   }
 
   private async begin(
@@ -110,7 +103,7 @@ export class SessionFanout {
     let decomposedBy: Fanout["decomposed_by"] = "request";
     if (decomposition === undefined) {
       const candidates = allowed.map((name) => directory.byName.get(name)!);
-      const planned = await this.planWith(supervisor, candidates, args.input!, models);
+      const planned = await planWithModel(supervisor, candidates, args.input!, models);
       decomposedBy = planned ? "model" : "rules";
       decomposition = planned ?? decomposeByRules(args.input!, allowed, compileRules(candidates)) ?? undefined;
       if (!decomposition)
@@ -142,7 +135,7 @@ export class SessionFanout {
       started_at: at,
       ended_at: null,
     };
-    fanout = moved(moved(fanout, "DECOMPOSED", now), "EXECUTING", now);
+    fanout = moveFanout(moveFanout(fanout, "DECOMPOSED", now), "EXECUTING", now);
     const deadline = now + Math.max(...decomposition.tasks.map((t) => t.timeout_s)) * 1000 + DEADLINE_MARGIN_MS;
     const items: HistoryItem[] = args.input ? [{ role: "user", type: "message", content: args.input }] : [];
     await this.commit(
@@ -174,7 +167,7 @@ export class SessionFanout {
     return {
       // A fan-out still executing past its longest task (its instance died): what is missing timed out.
       "fanout.deadline": async (timer) => {
-        const fanout = this.load(timer.payload.fanout_id);
+        const fanout = this.store.load(timer.payload.fanout_id);
         if (fanout?.state !== "EXECUTING") return { type: "done" };
         for (const task_id of pendingTasks(fanout.decomposition, fanout.results)) {
           const task = fanout.decomposition.tasks.find((t) => t.task_id === task_id)!;
@@ -221,7 +214,7 @@ export class SessionFanout {
 
   /** Records a result as it comes (the first per task; late ones after the end are ignored). */
   private async take(id: string, result: AgentResult): Promise<void> {
-    const fanout = this.load(id);
+    const fanout = this.store.load(id);
     const session = this.k.store.load();
     if (fanout?.state !== "EXECUTING" || !session) return;
     const admitted = admitResult(fanout.decomposition, fanout.results, result);
@@ -241,7 +234,7 @@ export class SessionFanout {
 
   /** Every task has a result: aggregate and complete, or fail with what came (the ending rule). */
   private async finish(id: string, models: AgentModels, supervisor: AgentDefinition | null): Promise<void> {
-    const fanout = this.load(id);
+    const fanout = this.store.load(id);
     const session = this.k.store.load();
     if (fanout?.state !== "EXECUTING" || !session) return;
     const outcome = outcomeOf(fanout.decomposition, fanout.results);
@@ -249,7 +242,7 @@ export class SessionFanout {
     const now = this.k.now();
     const actor: Actor = { actor: fanout.supervisor, actor_type: "agent" };
     if (outcome === "FAILED") {
-      const failed = { ...moved(fanout, "FAILED", now), ended_at: new Date(now).toISOString() };
+      const failed = { ...moveFanout(fanout, "FAILED", now), ended_at: new Date(now).toISOString() };
       await this.commit(
         session,
         failed,
@@ -260,12 +253,12 @@ export class SessionFanout {
       );
       return;
     }
-    const aggregating = moved(fanout, "AGGREGATING", now);
+    const aggregating = moveFanout(fanout, "AGGREGATING", now);
     const response =
-      (supervisor && (await this.aggregateWith(supervisor, aggregating, models))) ??
+      (supervisor && (await aggregateWithModel(supervisor, aggregating, models))) ??
       aggregate(aggregating.decomposition, aggregating.results);
     const end = this.k.now();
-    const done = { ...moved(aggregating, "COMPLETED", end), response, ended_at: new Date(end).toISOString() };
+    const done = { ...moveFanout(aggregating, "COMPLETED", end), response, ended_at: new Date(end).toISOString() };
     // In a run the answer is the fan_out call's output; on its own it is the supervisor's message.
     const items: HistoryItem[] =
       fanout.run_id === null
@@ -279,124 +272,6 @@ export class SessionFanout {
       [this.record(session, done, "fanout.completed", actor, end, { results: done.results.length })],
       () => this.k.timers.cancel(`fanout:${id}`),
     );
-  }
-
-  /**
-   * The supervisor's own decomposition: a model call that must answer with one `plan_tasks`
-   * call naming the agents it hands parts to. Null offline, or when the call fails or its
-   * plan does not fit (Relay's rule-based decomposition is used then).
-   */
-  private async planWith(
-    supervisor: AgentDefinition,
-    candidates: AgentDefinition[],
-    input: string,
-    models: AgentModels,
-  ): Promise<TaskDecomposition | null> {
-    if (
-      !models.provider.ok ||
-      models.provider.value.name === "local" ||
-      supervisor.kind !== "llm" ||
-      candidates.length === 0
-    )
-      return null;
-    const roster = candidates.map((a) => `- ${a.name}: ${a.description || a.title || a.name}`).join("\n");
-    const messages: ChatMessage[] = [
-      {
-        role: "system",
-        content: `${systemPrompt(supervisor, null)}\n\nSplit the request into tasks for these agents (one task per agent at most) and call plan_tasks:\n${roster}`,
-      },
-      { role: "user", content: input },
-    ];
-    const tool = {
-      type: "function" as const,
-      function: {
-        name: "plan_tasks",
-        description: "Hand parts of the request to agents, to run in parallel.",
-        parameters: {
-          type: "object",
-          properties: {
-            tasks: {
-              type: "array",
-              minItems: 1,
-              items: {
-                type: "object",
-                properties: {
-                  agent: { type: "string", enum: candidates.map((a) => a.name) },
-                  instruction: { type: "string" },
-                },
-                required: ["agent", "instruction"],
-              },
-            },
-          },
-          required: ["tasks"],
-        },
-      },
-    };
-    const { signal, clear } = deadline(turnTimeoutMs(supervisor));
-    try {
-      const response = await raceAbort(
-        models.provider.value.complete(
-          { model: supervisor.model ?? models.default_model, messages, tools: [tool], tool_choice: "required" },
-          signal,
-        ),
-        signal,
-        models.provider.value.name,
-      );
-      const call = response.tool_calls.find((c) => c.name === "plan_tasks");
-      if (!call) return null;
-      const plan = JSON.parse(call.arguments) as { tasks?: { agent?: unknown; instruction?: unknown }[] };
-      const parsed = TaskDecomposition.safeParse({
-        original_query: input,
-        tasks: (plan.tasks ?? []).map((t, i) => ({
-          task_id: `task_${i + 1}`,
-          agent: t.agent,
-          instruction: t.instruction,
-        })),
-      });
-      return parsed.success && parsed.data.tasks.every((t) => candidates.some((a) => a.name === t.agent))
-        ? parsed.data
-        : null;
-    } catch {
-      return null;
-    } finally {
-      clear();
-    }
-  }
-
-  /** The supervisor's own aggregate (a model call); null offline or on failure (Relay's is used). */
-  private async aggregateWith(
-    supervisor: AgentDefinition,
-    fanout: Fanout,
-    models: AgentModels,
-  ): Promise<string | null> {
-    if (!models.provider.ok || models.provider.value.name === "local" || supervisor.kind !== "llm") return null;
-    const results = fanout.results
-      .map(
-        (r) =>
-          `- ${r.agent} (${r.task_id}): ${r.success ? (typeof r.data === "string" ? r.data : JSON.stringify(r.data)) : `failed: ${r.error}`}`,
-      )
-      .join("\n");
-    const messages: ChatMessage[] = [
-      { role: "system", content: systemPrompt(supervisor, null) },
-      {
-        role: "user",
-        content: `${fanout.decomposition.original_query}\n\nYour agents answered:\n${results}\n\nWrite the one answer to the request from these.`,
-      },
-    ];
-    const answer = await callModel(
-      models.provider.value,
-      {
-        session_id: fanout.session_id,
-        run_id: fanout.id,
-        agent: supervisor.name,
-        model: supervisor.model ?? models.default_model,
-        messages,
-        tools: [],
-        context: null,
-      },
-      turnTimeoutMs(supervisor),
-    );
-    return answer.ok && answer.response.content ? answer.response.content : null;
   }
 
   private record(
@@ -425,8 +300,7 @@ export class SessionFanout {
     const now = this.k.now();
     const touched = touch(session, now);
     await this.k.commit(touched, records, () => {
-      this.sql`INSERT INTO fanouts (id, state, record) VALUES (${fanout.id}, ${fanout.state}, ${JSON.stringify(fanout)})
-               ON CONFLICT (id) DO UPDATE SET state = excluded.state, record = excluded.record`;
+      this.store.save(fanout);
       for (const raw of items) {
         const item = { ...raw, id: `msg_${ulid(now)}`, created_at: new Date(now).toISOString() };
         const seq = this.k.store.appendMessage(item, now);
@@ -443,17 +317,4 @@ export class SessionFanout {
       extra?.();
     });
   }
-
-  private load(id: string): Fanout | null {
-    const row = this.sql<{ record: string; format: number }>`SELECT record, format FROM fanouts WHERE id = ${id}`[0];
-    if (!row) return null;
-    if (row.format !== FORMAT) throw new Error(`fan-out format ${row.format} is not ${FORMAT}`);
-    return Fanout.parse(JSON.parse(row.record));
-  }
-}
-
-/** The fan-out in its next state, by the table (a refused move is a bug: the ending rule decides). */
-function moved(fanout: Fanout, to: FanoutState, now: number): Fanout {
-  if (!canMove(fanout.state, to)) throw new Error(`fan-out ${fanout.id}: ${fanout.state} → ${to} is not a transition`);
-  return { ...fanout, state: to, states: [...fanout.states, { state: to, at: new Date(now).toISOString() }] };
 }

@@ -1,11 +1,21 @@
 import { writeAuditBatch } from "../../src/audit/d1-store";
-import { sessionExpired } from "../../src/audit/events";
+import * as events from "../../src/audit/events";
 import { flushBackoffMs, nextFlushAt } from "../../src/audit/outbox-policy";
-import { SYSTEM_ACTOR } from "../../src/audit/record";
-import { end, isIdleExpired, type SessionRecord, summarize } from "../../src/sessions/model";
+import { type Actor, API_ACTOR, type AuditRecord, SYSTEM_ACTOR } from "../../src/audit/record";
+import { ok, type Result } from "../../src/errors";
+import { ulid } from "../../src/lib/ulid";
+import type { SessionCreateArgs } from "../../src/rpc/session";
+import { routeTraceEvent } from "../../src/runtime/run-record";
+import type { SessionView } from "../../src/schemas/session";
+import { end, isIdleExpired, newSession, type SessionRecord, summarize, toHistoryItem } from "../../src/sessions/model";
 import { writeSessionSummary } from "../../src/sessions/summary-store";
+import type { SchemaGate } from "../shared/sql";
+import { TIMER_KEYS } from "../shared/timer-kinds";
 import type { TimerHandlers, TimerOutcome, TimerRow } from "../shared/timers";
+import type { SessionHandoffs } from "./handoffs/session-handoffs";
+import type { RunStore } from "./runs/run-store";
 import { auditScope, type SessionKernel } from "./session-kernel";
+import type { SessionTriggers } from "./triggers/session-triggers";
 
 /**
  * The session's own timers: draining the audit outbox to D1, idle expiry, and the purge
@@ -25,12 +35,102 @@ export interface SessionEndHook {
   settle(): Promise<boolean>;
 }
 
-export function lifecycleTimers(k: SessionKernel, hooks: readonly SessionEndHook[]): TimerHandlers {
-  return {
-    "outbox.flush": (timer, now) => flushOutbox(k, timer, now),
-    "session.expire": (timer, now) => expire(k, hooks, timer, now),
-    "session.purge": (timer, now) => purge(k, hooks, timer, now),
-  };
+/**
+ * A session's beginning and end: creating it (with its first agent's lease, its routing
+ * decision and first message), deleting it, and the timers that expire, purge and flush it.
+ */
+export class SessionLifecycle {
+  constructor(
+    private readonly k: SessionKernel,
+    private readonly schema: Pick<SchemaGate, "ensure">,
+    private readonly handoffs: Pick<SessionHandoffs, "leases" | "store" | "settleOrSweep">,
+    private readonly runs: Pick<RunStore, "addEvents">,
+    private readonly triggers: Pick<SessionTriggers, "arm">,
+    private readonly hooks: readonly SessionEndHook[],
+  ) {}
+
+  /** Creates the session; creating it again returns the same session (the id is the idempotency key). */
+  async create(
+    tenant: string,
+    id: string,
+    args: SessionCreateArgs,
+    actor: Actor = API_ACTOR,
+  ): Promise<Result<SessionView>> {
+    this.schema.ensure();
+    if (this.k.store.load()) return this.current();
+    // The first agent's capacity lease (when it has a limit), tentative until the session is committed.
+    const lease = await this.handoffs.leases.leaseForNewSession(tenant, id, args.agent, args.capacity);
+    if (!lease.ok) return lease;
+    if (this.k.store.load()) return this.current();
+    const now = this.k.now();
+    const session = newSession({ id, tenant, agent: args.agent, metadata: args.metadata, ttl_s: args.ttl_s }, now);
+    const scope = auditScope(session);
+    const records: AuditRecord[] = [];
+    if (args.route) records.push(events.routeDecided(scope, now, args.route));
+    records.push(
+      events.sessionCreated(scope, actor, now, {
+        agent: args.agent,
+        ttl_s: args.ttl_s,
+        metadata: args.metadata,
+        routed: !!args.route,
+      }),
+    );
+    await this.k.commit(session, records, () => {
+      if (lease.value) this.handoffs.store.setSessionLease(lease.value);
+      if (args.route) this.runs.addEvents([routeTraceEvent(id, args.agent, now, args.route)]);
+      if (args.input === undefined) return;
+      const item = toHistoryItem({ role: "user", content: args.input }, session.current_agent, `msg_${ulid(now)}`, now);
+      const seq = this.k.store.appendMessage(item, now);
+      const added = events.messageAdded(scope, actor, now, session.current_agent, {
+        message_id: item.id,
+        seq,
+        role: "user",
+        author: null,
+        chars: args.input.length,
+      });
+      this.k.outbox.append([added]);
+    });
+    await this.handoffs.settleOrSweep();
+    await this.triggers.arm();
+    return ok(this.k.view(session));
+  }
+
+  /**
+   * Deletes the session: it is gone for callers at once; its storage is wiped once the
+   * `session.deleted` record (and every earlier one) has reached D1.
+   */
+  async delete(actor: Actor = API_ACTOR): Promise<Result<{ deleted: true }>> {
+    const loaded = this.k.live();
+    if (!loaded.ok) return loaded;
+    const now = this.k.now();
+    const session = end(loaded.value, "deleted", now);
+    const closed = closeFeatures(this.hooks, session, now, "session deleted");
+    await this.k.commit(
+      closed,
+      [events.sessionDeleted(auditScope(session), actor, now, { agent: session.current_agent })],
+      () => {
+        this.k.timers.cancel(TIMER_KEYS.expire);
+        this.k.timers.schedule("session.purge", now, null, { key: TIMER_KEYS.purge });
+      },
+    );
+    // Best effort now; the purge timer repeats it before the storage goes.
+    await settleFeatures(this.hooks);
+    return ok({ deleted: true });
+  }
+
+  timerHandlers(): TimerHandlers {
+    return {
+      "outbox.flush": (timer, now) => flushOutbox(this.k, timer, now),
+      "session.expire": (timer, now) => expire(this.k, this.hooks, timer, now),
+      "session.purge": (timer, now) => purge(this.k, this.hooks, timer, now),
+    };
+  }
+
+  /** The session as it is (or why it is gone). */
+  private current(): Result<SessionView> {
+    const loaded = this.k.live();
+    return loaded.ok ? ok(this.k.view(loaded.value)) : loaded;
+  }
 }
 
 /** The session with every feature's `onEnd` applied: call inside the ending transaction. */
@@ -80,7 +180,7 @@ async function expire(
       const closed = closeFeatures(hooks, end(session, "expired", now), now, "session expired");
       k.store.save(closed);
       k.outbox.append([
-        sessionExpired(auditScope(closed), SYSTEM_ACTOR, now, {
+        events.sessionExpired(auditScope(closed), SYSTEM_ACTOR, now, {
           agent: closed.current_agent,
           expires_at: new Date(session.expires_at).toISOString(),
           idle_s: Math.round((now - session.updated_at) / 1000),

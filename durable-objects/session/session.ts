@@ -1,10 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
-import * as events from "../../src/audit/events";
 import { nextFlushAt } from "../../src/audit/outbox-policy";
 import { type Actor, API_ACTOR, type AuditRecord } from "../../src/audit/record";
 import type { Env } from "../../src/env";
 import { type ErrorBody, err, ok, type Result } from "../../src/errors";
-import { ulid } from "../../src/lib/ulid";
 import type {
   AddedMessage,
   HandoffAccepted,
@@ -18,27 +16,12 @@ import type {
   ToolOutputsArgs,
 } from "../../src/rpc/session";
 import { liveHandoffStatus } from "../../src/runtime/live-events";
-import { routeTraceEvent } from "../../src/runtime/run-record";
 import type { Fanout, FanoutStart } from "../../src/schemas/collaboration";
 import type { Handoff } from "../../src/schemas/handoff";
 import type { InboxAnswer, InboxItem } from "../../src/schemas/inbox";
 import type { Run, TracePage } from "../../src/schemas/run";
-import {
-  type AgentTurnStatus,
-  applyStatePatch,
-  type SessionMessage,
-  type SessionStatePatch,
-  type SessionView,
-} from "../../src/schemas/session";
-import {
-  end,
-  messageActor,
-  newSession,
-  type SessionRecord,
-  toHistoryItem,
-  touch,
-  toView,
-} from "../../src/sessions/model";
+import type { AgentTurnStatus, SessionMessage, SessionStatePatch, SessionView } from "../../src/schemas/session";
+import { type SessionRecord, toView } from "../../src/sessions/model";
 import { Outbox } from "../shared/outbox";
 import { createSql, SchemaGate, type Sql } from "../shared/sql";
 import { TIMER_KEYS } from "../shared/timer-kinds";
@@ -54,14 +37,12 @@ import { LiveStore } from "./live/live-store";
 import { RunStore } from "./runs/run-store";
 import { runEndHook, runTimers } from "./runs/run-timers";
 import { SessionRuns } from "./runs/session-runs";
-import { auditScope, type FlowCheckpoint, type SessionKernel } from "./session-kernel";
-import { closeFeatures, lifecycleTimers, type SessionEndHook, settleFeatures } from "./session-lifecycle";
+import { SessionConversation } from "./session-conversation";
+import type { FlowCheckpoint, SessionKernel } from "./session-kernel";
+import { SessionLifecycle } from "./session-lifecycle";
 import { SESSION_MIGRATIONS, SESSION_SCHEMA, SessionStore } from "./session-store";
 import { SessionTriggers } from "./triggers/session-triggers";
 import { TriggerPoints } from "./triggers/trigger-queue";
-
-/** Session state is kept small enough to load on every call. */
-export const MAX_STATE_BYTES = 256 * 1024;
 
 /**
  * One collaboration session: conversation, state, current agent, handoff stack, agents'
@@ -80,11 +61,12 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   private readonly triggers: SessionTriggers;
   private readonly deliveries: SessionDeliveries;
   private readonly fanout: SessionFanout;
+  private readonly conversation: SessionConversation;
   private readonly schema: SchemaGate;
   private readonly liveEvents: LiveStore;
   private readonly hub: LiveHub;
-  /** Features' parts in the end of a session, and every timer kind's handler. */
-  private readonly endHooks: readonly SessionEndHook[];
+  private readonly lifecycle: SessionLifecycle;
+  /** Every timer kind's handler. */
   private readonly timerHandlers: TimerHandlers;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -121,13 +103,15 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     this.fanout = new SessionFanout(this.kernel, runStore, new FanoutStore(this.sql));
     this.runs = new SessionRuns(this.kernel, runStore, this.handoffs, points, this.fanout);
     this.triggers = new SessionTriggers(this.kernel, this.handoffs, runStore, points);
+    this.conversation = new SessionConversation(this.kernel, this.triggers, this.handoffs);
     this.hub = new LiveHub({ ctx, store: this.liveEvents, ready: () => this.schema.ready() });
     // Answered by the runtime without waking a hibernated object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     this.deliveries = new SessionDeliveries(this.kernel, this.sql);
-    this.endHooks = [runEndHook(this.runs), handoffEndHook(this.handoffs, this.kernel), this.deliveries.endHook()];
+    const endHooks = [runEndHook(this.runs), handoffEndHook(this.handoffs, this.kernel), this.deliveries.endHook()];
+    this.lifecycle = new SessionLifecycle(this.kernel, this.schema, this.handoffs, runStore, this.triggers, endHooks);
     this.timerHandlers = combineHandlers(
-      lifecycleTimers(this.kernel, this.endHooks),
+      this.lifecycle.timerHandlers(),
       handoffTimers(this.handoffs),
       runTimers(this.runs),
       this.triggers.timerHandlers(),
@@ -137,58 +121,15 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     // A quick SQL read: a flow or run a crash interrupted gets its recovery timer due now.
     void ctx.blockConcurrencyWhile(async () => {
       await this.handoffs.onStart();
-      await this.runsOnStart();
+      await this.runs.onStart();
     });
   }
 
   // ── Sessions ──────────────────────────────────────────────────────────────
 
   /** Creates the session; creating it again returns the same session (the id is the idempotency key). */
-  async create(
-    tenant: string,
-    id: string,
-    args: SessionCreateArgs,
-    actor: Actor = API_ACTOR,
-  ): Promise<Result<SessionView>> {
-    this.schema.ensure();
-    const existing = this.store.load();
-    if (existing) return existing.status === "active" ? ok(this.view(existing)) : this.gone(existing);
-    // The first agent's capacity lease (when it has a limit), tentative until the session is committed.
-    const lease = await this.handoffs.leases.leaseForNewSession(tenant, id, args.agent, args.capacity);
-    if (!lease.ok) return lease;
-    const raced = this.store.load();
-    if (raced) return raced.status === "active" ? ok(this.view(raced)) : this.gone(raced);
-    const now = this.now();
-    const session = newSession({ id, tenant, agent: args.agent, metadata: args.metadata, ttl_s: args.ttl_s }, now);
-    const scope = auditScope(session);
-    const records: AuditRecord[] = [];
-    if (args.route) records.push(events.routeDecided(scope, now, args.route));
-    records.push(
-      events.sessionCreated(scope, actor, now, {
-        agent: args.agent,
-        ttl_s: args.ttl_s,
-        metadata: args.metadata,
-        routed: !!args.route,
-      }),
-    );
-    await this.commit(session, records, () => {
-      if (lease.value) this.handoffs.store.setSessionLease(lease.value);
-      if (args.route) this.runs.store.addEvents([routeTraceEvent(id, args.agent, now, args.route)]);
-      if (args.input === undefined) return;
-      const item = toHistoryItem({ role: "user", content: args.input }, session.current_agent, `msg_${ulid(now)}`, now);
-      const seq = this.store.appendMessage(item, now);
-      const added = events.messageAdded(scope, actor, now, session.current_agent, {
-        message_id: item.id,
-        seq,
-        role: "user",
-        author: null,
-        chars: args.input.length,
-      });
-      this.outbox.append([added]);
-    });
-    await this.handoffs.settleOrSweep();
-    await this.triggers.arm();
-    return ok(this.view(session));
+  create(tenant: string, id: string, args: SessionCreateArgs, actor: Actor = API_ACTOR): Promise<Result<SessionView>> {
+    return this.lifecycle.create(tenant, id, args, actor);
   }
 
   async get(): Promise<Result<SessionView>> {
@@ -196,103 +137,27 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     return loaded.ok ? ok(this.view(loaded.value)) : loaded;
   }
 
-  async addMessage(message: SessionMessage, caller: Actor = API_ACTOR): Promise<Result<AddedMessage>> {
-    const loaded = this.live();
-    if (!loaded.ok) return loaded;
-    const now = this.now();
-    const session = touch(loaded.value, now);
-    const item = toHistoryItem(message, session.current_agent, `msg_${ulid(now)}`, now);
-    let seq = 0;
-    await this.commit(session, [], () => {
-      seq = this.store.appendMessage(item, now);
-      this.outbox.append([
-        events.messageAdded(auditScope(session), messageActor(item, caller), now, item.agent ?? session.current_agent, {
-          message_id: item.id,
-          seq,
-          role: item.role,
-          author: item.agent ?? null,
-          chars: item.content.length,
-        }),
-      ]);
-    });
-    return ok({ seq, message: item, history_length: this.store.historyLength() });
+  addMessage(message: SessionMessage, caller: Actor = API_ACTOR): Promise<Result<AddedMessage>> {
+    return this.conversation.add(message, caller);
   }
 
   /** The conversation in order, `limit` items after sequence number `after`. */
-  async history({ after = 0, limit = 100 }: { after?: number; limit?: number } = {}): Promise<Result<HistoryPage>> {
-    const loaded = this.live();
-    if (!loaded.ok) return loaded;
-    const rows = this.store.history({ after, limit: limit + 1 });
-    const page = rows.slice(0, limit);
-    return ok({ items: page.map((r) => r.item), next_after: rows.length > limit ? (page.at(-1)?.seq ?? null) : null });
+  async history(page: { after?: number; limit?: number } = {}): Promise<Result<HistoryPage>> {
+    return this.conversation.history(page);
   }
 
-  async patchState(patch: SessionStatePatch, actor: Actor = API_ACTOR): Promise<Result<SessionView>> {
-    const loaded = this.live();
-    if (!loaded.ok) return loaded;
-    const state = applyStatePatch(loaded.value.state, patch);
-    const bytes = new TextEncoder().encode(JSON.stringify(state)).byteLength;
-    if (bytes > MAX_STATE_BYTES) {
-      return err("PAYLOAD_TOO_LARGE", `Session state would be ${bytes} bytes; the limit is ${MAX_STATE_BYTES}.`, {
-        limit_bytes: MAX_STATE_BYTES,
-      });
-    }
-    const now = this.now();
-    const session = { ...touch(loaded.value, now), state };
-    const record = events.stateUpdated(auditScope(session), actor, now, {
-      agent: session.current_agent,
-      set: Object.keys(patch.set ?? {}),
-      unset: patch.unset ?? [],
-    });
-    await this.commit(session, [record]);
-    // A state change is a condition triggers' evaluation point; the answer shows where it led.
-    await this.triggers.fire({ type: "condition" });
-    return ok(this.view(this.store.load() ?? session));
+  patchState(patch: SessionStatePatch, actor: Actor = API_ACTOR): Promise<Result<SessionView>> {
+    return this.conversation.patchState(patch, actor);
   }
 
-  /**
-   * Reports an agent's turn status in this session (graceful handoffs wait for `idle`).
-   * A report that changes nothing writes nothing.
-   */
-  async setAgentStatus(agent: string, status: AgentTurnStatus, actor?: Actor): Promise<Result<SessionView>> {
-    const loaded = this.live();
-    if (!loaded.ok) return loaded;
-    const previous = this.store.agentStatus()[agent] ?? null;
-    if (previous === status) return ok(this.view(loaded.value));
-    const now = this.now();
-    const session = touch(loaded.value, now);
-    const who = actor ?? { actor: agent, actor_type: "agent" as const };
-    await this.commit(
-      session,
-      [events.agentStatusChanged(auditScope(session), who, now, { agent, from: previous, to: status })],
-      () => this.store.setAgentStatus(agent, status, now),
-    );
-    // A graceful handoff waiting for this agent proceeds now.
-    await this.handoffs.onAgentStatus(agent, status);
-    return ok(this.view(this.store.load() ?? session));
+  /** Reports an agent's turn status in this session (graceful handoffs wait for `idle`). */
+  setAgentStatus(agent: string, status: AgentTurnStatus, actor?: Actor): Promise<Result<SessionView>> {
+    return this.conversation.setAgentStatus(agent, status, actor);
   }
 
-  /**
-   * Deletes the session: it is gone for callers at once; its storage is wiped once the
-   * `session.deleted` record (and every earlier one) has reached D1.
-   */
-  async delete(actor: Actor = API_ACTOR): Promise<Result<{ deleted: true }>> {
-    const loaded = this.live();
-    if (!loaded.ok) return loaded;
-    const now = this.now();
-    const session = end(loaded.value, "deleted", now);
-    const closed = closeFeatures(this.endHooks, session, now, "session deleted");
-    await this.commit(
-      closed,
-      [events.sessionDeleted(auditScope(session), actor, now, { agent: session.current_agent })],
-      () => {
-        this.timers.cancel(TIMER_KEYS.expire);
-        this.timers.schedule("session.purge", now, null, { key: TIMER_KEYS.purge });
-      },
-    );
-    // Best effort now; the purge timer repeats it before the storage goes.
-    await settleFeatures(this.endHooks);
-    return ok({ deleted: true });
+  /** Deletes the session (see SessionLifecycle.delete). */
+  delete(actor: Actor = API_ACTOR): Promise<Result<{ deleted: true }>> {
+    return this.lifecycle.delete(actor);
   }
 
   /** The session's own audit trail in time order, flushed and pending alike (read-your-writes). */
@@ -384,34 +249,18 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
 
   /** `GET /v1/sessions/:id/ws`, forwarded by the Worker after auth: a hibernatable WebSocket of the session's live events. */
   override async fetch(request: Request): Promise<Response> {
-    if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket")
-      return Response.json({ error: { code: "NOT_FOUND", message: "Expected a WebSocket upgrade." } }, { status: 426 });
-    const loaded = this.live();
-    if (!loaded.ok)
-      return Response.json({ error: loaded.error }, { status: loaded.error.code === "SESSION_EXPIRED" ? 410 : 404 });
-    const after = new URL(request.url).searchParams.get("after");
-    return this.hub.accept(request, after);
+    return this.hub.upgrade(request, this.live());
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-    // Subscribers only listen ("ping" is answered by the runtime); anything else is told so.
-    if (message !== "ping")
-      ws.send(
-        JSON.stringify({
-          type: "error",
-          error: { code: "VALIDATION_FAILED", message: 'This socket only sends events; send "ping" to keep it alive.' },
-        }),
-      );
+    this.hub.onMessage(ws, message);
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
-    try {
-      ws.close(code === 1005 ? 1000 : code, reason);
-    } catch {
-      // Already closed.
-    }
+    this.hub.onClose(ws, code, reason);
   }
 
+  /** `GET /v1/sessions/:id/ws`, forwarded by the Worker after auth: a hibernatable WebSocket of the session's live events. */
   async getRun(id: string): Promise<Result<Run>> {
     return this.runs.get(id);
   }
@@ -430,17 +279,6 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
 
   async submitToolOutputs(args: ToolOutputsArgs, actor: Actor = API_ACTOR): Promise<Result<{ run: Run }>> {
     return this.runs.toolOutputs(args, actor);
-  }
-
-  /** A run a previous instance was driving is resumed by its timer, due now. */
-  private async runsOnStart(): Promise<void> {
-    try {
-      if (!this.schema.ready() || !this.runs.orphaned()) return;
-      this.timers.schedule("run.resume", this.now(), { run_id: "" }, { key: TIMER_KEYS.runResume });
-      await this.timers.arm();
-    } catch (error) {
-      console.error("run start-up check failed", error);
-    }
   }
 
   // ── Time and checkpoints ──────────────────────────────────────────────────

@@ -1,3 +1,4 @@
+import type { Result } from "../../../src/errors";
 import { sseFrame } from "../../../src/runtime/live-events";
 import type { LiveEvent } from "../../../src/schemas/live";
 import type { LiveStore } from "./live-store";
@@ -39,6 +40,38 @@ export class LiveHub {
   private readonly streams = new Set<RunStream>();
 
   constructor(private readonly deps: LiveHubDeps) {}
+
+  /**
+   * A WebSocket upgrade for the session's live events (426 without one; 404 or 410 when the
+   * session is gone), resuming after the event id in `?after=`.
+   */
+  upgrade(request: Request, session: Result<unknown>): Response {
+    if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket")
+      return Response.json({ error: { code: "NOT_FOUND", message: "Expected a WebSocket upgrade." } }, { status: 426 });
+    if (!session.ok)
+      return Response.json({ error: session.error }, { status: session.error.code === "SESSION_EXPIRED" ? 410 : 404 });
+    return this.accept(request, new URL(request.url).searchParams.get("after"));
+  }
+
+  /** Subscribers only listen ("ping" is answered by the runtime); anything else is told so. */
+  onMessage(ws: WebSocket, message: string | ArrayBuffer): void {
+    if (message === "ping") return;
+    ws.send(
+      JSON.stringify({
+        type: "error",
+        error: { code: "VALIDATION_FAILED", message: 'This socket only sends events; send "ping" to keep it alive.' },
+      }),
+    );
+  }
+
+  /** The client closed: close our side with its code (1005, "none given", is not a code one may send). */
+  onClose(ws: WebSocket, code: number, reason: string): void {
+    try {
+      ws.close(code === 1005 ? 1000 : code, reason);
+    } catch {
+      // Already closed.
+    }
+  }
 
   /** Sends every subscriber the events committed since its cursor; ends run streams whose run stopped. */
   publish(): void {

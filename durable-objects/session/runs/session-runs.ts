@@ -234,6 +234,21 @@ export class SessionRuns {
   // ── Recovery ──────────────────────────────────────────────────────────────
 
   /**
+   * At construction (a quick SQL read): a run a previous instance was driving gets its resume
+   * timer due now, so the alarm resumes it even if no call comes.
+   */
+  async onStart(): Promise<void> {
+    try {
+      if (!this.k.live().ok || !this.orphaned()) return;
+      this.k.timers.schedule("run.resume", this.k.now(), { run_id: "" }, { key: TIMER_KEYS.runResume });
+      await this.k.timers.arm();
+    } catch (error) {
+      // A throw inside blockConcurrencyWhile resets the object; the next call resumes the run anyway.
+      console.error("run start-up check failed", error);
+    }
+  }
+
+  /**
    * A running run no loop drives here was left by a restart: resume it, or fail it past
    * MAX_RESUMES. `driving` when this instance's loop has it (the watchdog waits on).
    */

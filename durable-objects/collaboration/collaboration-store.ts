@@ -1,0 +1,84 @@
+import { CollabMessage, Collaboration } from "../../src/schemas/collaboration";
+import { OUTBOX_DDL } from "../shared/outbox";
+import type { SchemaGate, SchemaMigration, Sql } from "../shared/sql";
+import { TIMERS_DDL } from "../shared/timers";
+
+/** A collaboration's rows: its record (one row) and its message log in order, each parsed on read. */
+
+const FORMAT = 1;
+
+export const COLLABORATION_MIGRATIONS: readonly SchemaMigration[] = [
+  {
+    version: 1,
+    statements: [
+      `CREATE TABLE collaboration (id INTEGER PRIMARY KEY CHECK (id = 1), tenant TEXT NOT NULL, record TEXT NOT NULL, format INTEGER NOT NULL DEFAULT ${FORMAT})`,
+      `CREATE TABLE messages (
+         seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+         id          TEXT NOT NULL UNIQUE,
+         record      TEXT NOT NULL,
+         format      INTEGER NOT NULL DEFAULT ${FORMAT}
+       )`,
+      ...OUTBOX_DDL,
+      ...TIMERS_DDL,
+    ],
+  },
+];
+
+/** The collaboration without its messages, as its row keeps it. */
+export type Stored = Omit<Collaboration, "messages">;
+
+export class CollaborationStore {
+  constructor(
+    private readonly sql: Sql,
+    private readonly schema: Pick<SchemaGate, "ready">,
+  ) {}
+
+  load(): { tenant: string; record: Stored } | null {
+    if (!this.schema.ready()) return null;
+    const row = this.sql<{
+      tenant: string;
+      record: string;
+      format: number;
+    }>`SELECT tenant, record, format FROM collaboration WHERE id = 1`[0];
+    if (!row) return null;
+    if (row.format !== FORMAT) throw new Error(`collaboration format ${row.format} is not ${FORMAT}`);
+    const { messages: _messages, ...record } = Collaboration.parse({ ...JSON.parse(row.record), messages: [] });
+    return { tenant: row.tenant, record };
+  }
+
+  saveRecord(record: Stored): void {
+    this.sql`UPDATE collaboration SET record = ${JSON.stringify(record)} WHERE id = 1`;
+  }
+
+  insert(message: CollabMessage): number {
+    const seq = this.sql<{
+      seq: number;
+    }>`INSERT INTO messages (id, record) VALUES (${message.id}, ${JSON.stringify(message)}) RETURNING seq`[0]!.seq;
+    this.update({ ...message, seq });
+    return seq;
+  }
+
+  update(message: CollabMessage): void {
+    this.sql`UPDATE messages SET record = ${JSON.stringify(message)} WHERE id = ${message.id}`;
+  }
+
+  message(id: string): CollabMessage | null {
+    const row = this.sql<{ record: string }>`SELECT record FROM messages WHERE id = ${id}`[0];
+    return row ? CollabMessage.parse(JSON.parse(row.record)) : null;
+  }
+
+  messages(): CollabMessage[] {
+    return this.sql<{ record: string }>`SELECT record FROM messages ORDER BY seq`.map((r) =>
+      CollabMessage.parse(JSON.parse(r.record)),
+    );
+  }
+
+  view(record: Stored): Collaboration {
+    return { ...record, messages: this.messages() };
+  }
+
+  /** Inside the caller's transaction. */
+  create(tenant: string, record: Stored): void {
+    this.sql`INSERT INTO collaboration (id, tenant, record) VALUES (1, ${tenant}, ${JSON.stringify(record)})`;
+  }
+}

@@ -25,7 +25,7 @@ export const MAX_STATE_BYTES = 256 * 1024;
  */
 export class SessionConversation {
   constructor(
-    private readonly k: SessionKernel,
+    private readonly k: Pick<SessionKernel, "commit" | "live" | "now" | "outbox" | "store" | "view">,
     private readonly triggers: Pick<SessionTriggers, "fire">,
     private readonly handoffs: Pick<SessionHandoffs, "onAgentStatus">,
   ) {}

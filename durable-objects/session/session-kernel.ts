@@ -11,9 +11,10 @@ import type { LiveStore } from "./live/live-store";
 import type { SessionStore } from "./session-store";
 
 /**
- * What the SessionDO hands to its feature modules (the lifecycle, handoffs):
- * its stores and the one write path, so a feature is a set of functions and timer
- * handlers over this kernel rather than more methods on one large class.
+ * What the SessionDO shares with its parts: its stores and the one write path. Each part
+ * takes only the members it uses, as `Pick<SessionKernel, …>` in its constructor, so what a
+ * part can touch is written at its top; only the two that build other parts (SessionRuns,
+ * SessionHandoffs) hold the whole kernel to hand on.
  */
 export interface SessionKernel {
   readonly storage: DurableObjectStorage;

@@ -41,7 +41,10 @@ export interface SessionEndHook {
  */
 export class SessionLifecycle {
   constructor(
-    private readonly k: SessionKernel,
+    private readonly k: Pick<
+      SessionKernel,
+      "commit" | "destroy" | "env" | "live" | "now" | "outbox" | "store" | "timers" | "transaction" | "view"
+    >,
     private readonly schema: Pick<SchemaGate, "ensure">,
     private readonly handoffs: Pick<SessionHandoffs, "leases" | "store" | "settleOrSweep">,
     private readonly runs: Pick<RunStore, "addEvents">,
@@ -155,7 +158,14 @@ const retry = (timer: TimerRow, now: number, error: unknown): TimerOutcome => ({
   error: String(error),
 });
 
-async function flushOutbox(k: SessionKernel, timer: TimerRow, now: number): Promise<TimerOutcome> {
+async function flushOutbox(
+  k: Pick<
+    SessionKernel,
+    "commit" | "destroy" | "env" | "live" | "now" | "outbox" | "store" | "timers" | "transaction" | "view"
+  >,
+  timer: TimerRow,
+  now: number,
+): Promise<TimerOutcome> {
   try {
     const { remaining } = await k.outbox.flush((records) => writeAuditBatch(k.env.DB, records));
     return remaining > 0 ? { type: "again", at: nextFlushAt(k.now()) } : { type: "done" };
@@ -165,7 +175,10 @@ async function flushOutbox(k: SessionKernel, timer: TimerRow, now: number): Prom
 }
 
 async function expire(
-  k: SessionKernel,
+  k: Pick<
+    SessionKernel,
+    "commit" | "destroy" | "env" | "live" | "now" | "outbox" | "store" | "timers" | "transaction" | "view"
+  >,
   hooks: readonly SessionEndHook[],
   timer: TimerRow,
   now: number,
@@ -193,7 +206,10 @@ async function expire(
 }
 
 async function purge(
-  k: SessionKernel,
+  k: Pick<
+    SessionKernel,
+    "commit" | "destroy" | "env" | "live" | "now" | "outbox" | "store" | "timers" | "transaction" | "view"
+  >,
   hooks: readonly SessionEndHook[],
   timer: TimerRow,
   now: number,
@@ -207,7 +223,15 @@ async function purge(
  * The end of an expired or deleted session: every audit record to D1 (and, for an expiry,
  * the summary that is also its tombstone), then the storage goes.
  */
-async function finalize(k: SessionKernel, timer: TimerRow, now: number, archive: boolean): Promise<TimerOutcome> {
+async function finalize(
+  k: Pick<
+    SessionKernel,
+    "commit" | "destroy" | "env" | "live" | "now" | "outbox" | "store" | "timers" | "transaction" | "view"
+  >,
+  timer: TimerRow,
+  now: number,
+  archive: boolean,
+): Promise<TimerOutcome> {
   const session = k.store.load();
   if (!session) return { type: "done" };
   try {

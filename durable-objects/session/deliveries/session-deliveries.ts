@@ -28,7 +28,7 @@ export class SessionDeliveries {
   private readonly queue: DeliveryQueue;
 
   constructor(
-    private readonly k: SessionKernel,
+    private readonly k: Pick<SessionKernel, "env" | "now" | "outbox" | "timers" | "transaction">,
     sql: Sql,
   ) {
     this.queue = new DeliveryQueue(sql);

@@ -48,7 +48,7 @@ const DEADLINE_MARGIN_MS = 10_000;
 
 export class SessionFanout {
   constructor(
-    private readonly k: SessionKernel,
+    private readonly k: Pick<SessionKernel, "commit" | "env" | "live" | "now" | "outbox" | "store" | "timers">,
     private readonly runs: Pick<RunStore, "active">,
     private readonly store: FanoutStore,
   ) {}

@@ -26,6 +26,9 @@ import type { HandoffStore, SessionLease } from "./handoff-store";
  * asynchronous effect, `take_lease`, is the flow's to carry out after the commit.
  */
 
+/** What writing a handoff step uses of the session object. */
+export type CommitKernel = Pick<SessionKernel, "checkpoint" | "commit" | "inbox" | "outbox" | "store" | "timers">;
+
 export interface StepOptions {
   /** The step the handoff is about to take, or null when it waits or is finished. */
   step: HandoffStep | null;
@@ -40,7 +43,7 @@ export interface StepOptions {
 }
 
 export async function commitStep(
-  k: SessionKernel,
+  k: CommitKernel,
   store: HandoffStore,
   session: SessionRecord,
   step: Advanced,
@@ -77,7 +80,7 @@ function withDeadline(step: Advanced): Handoff {
 
 /** The synchronous effects, in order, inside the step's transaction. */
 export function applyEffects(
-  k: SessionKernel,
+  k: CommitKernel,
   store: HandoffStore,
   effects: readonly HandoffEffect[],
   row: HandoffRow,

@@ -23,7 +23,7 @@ import { agentCapacity } from "../../../src/services/agent-capacity";
 import type { SessionRecord } from "../../../src/sessions/model";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import { auditScope, type SessionKernel } from "../session-kernel";
-import { commitStep, type StepOptions } from "./handoff-commit";
+import { type CommitKernel, commitStep, type StepOptions } from "./handoff-commit";
 import { type HandoffLeases, LEASE_TTL_MS } from "./handoff-leases";
 import type { HandoffStore } from "./handoff-store";
 
@@ -43,7 +43,7 @@ export const SWEEP_RETRY_MS = 1_000;
  */
 export class HandoffFlow {
   constructor(
-    private readonly k: SessionKernel,
+    private readonly k: Pick<SessionKernel, "env" | "live" | "now"> & CommitKernel,
     readonly store: HandoffStore,
     readonly leases: HandoffLeases,
   ) {}

@@ -27,7 +27,7 @@ export class HandoffLeases {
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly k: SessionKernel,
+    private readonly k: Pick<SessionKernel, "env" | "store">,
     private readonly store: HandoffStore,
   ) {}
 

@@ -22,7 +22,7 @@ export class HandoffRecovery {
   private orphansPossible = true;
 
   constructor(
-    private readonly k: SessionKernel,
+    private readonly k: Pick<SessionKernel, "now" | "timers">,
     private readonly flow: HandoffFlow,
   ) {}
 

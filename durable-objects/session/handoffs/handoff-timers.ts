@@ -3,9 +3,8 @@ import { SYSTEM_ACTOR } from "../../../src/audit/record";
 import { commandOnSessionEnd } from "../../../src/handoff/flow-rules";
 import { advance, must } from "../../../src/handoff/record";
 import type { TimerHandlers, TimerOutcome, TimerRow } from "../../shared/timers";
-import type { SessionKernel } from "../session-kernel";
 import type { SessionEndHook } from "../session-lifecycle";
-import { applyEffects } from "./handoff-commit";
+import { applyEffects, type CommitKernel } from "./handoff-commit";
 import type { SessionHandoffs } from "./session-handoffs";
 
 /**
@@ -42,7 +41,7 @@ async function sweep(h: SessionHandoffs, timer: TimerRow, now: number): Promise<
 }
 
 /** When the session ends: its pending handoff is cancelled and its agent's lease queued for release, then released. */
-export function handoffEndHook(h: SessionHandoffs, k: SessionKernel): SessionEndHook {
+export function handoffEndHook(h: SessionHandoffs, k: CommitKernel): SessionEndHook {
   return {
     onEnd(session, now, reason) {
       if (!h.store.present()) return session;

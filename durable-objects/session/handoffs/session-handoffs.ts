@@ -42,6 +42,7 @@ export class SessionHandoffs {
   readonly recovery: HandoffRecovery;
 
   constructor(
+    /** Whole: it builds the flow, leases and recovery over it. */
     private readonly k: SessionKernel,
     sql: Sql,
   ) {

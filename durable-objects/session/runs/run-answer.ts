@@ -19,7 +19,7 @@ import type { RunRow } from "./run-store";
  */
 export class RunAnswer {
   constructor(
-    private readonly k: SessionKernel,
+    private readonly k: Pick<SessionKernel, "env" | "now" | "store">,
     private readonly steps: RunSteps,
     private readonly handoffs: SessionHandoffs,
   ) {}

@@ -30,7 +30,7 @@ export type FanOutRunner = Pick<SessionFanout, "fromRun">;
  */
 export class RunCalls {
   constructor(
-    private readonly k: SessionKernel,
+    private readonly k: Pick<SessionKernel, "env" | "now" | "store" | "timers">,
     private readonly steps: RunSteps,
     private readonly pauses: RunPauses,
     private readonly handoffs: SessionHandoffs,

@@ -23,7 +23,7 @@ import type { RunRow } from "./run-store";
  */
 export class RunInbox {
   constructor(
-    private readonly k: SessionKernel,
+    private readonly k: Pick<SessionKernel, "commit" | "env" | "inbox" | "live" | "now" | "store" | "timers">,
     private readonly steps: RunSteps,
     private readonly loop: Pick<RunLoop, "waitFor" | "drive">,
   ) {}

@@ -31,7 +31,7 @@ export class RunLoop {
   private readonly driving = new Map<string, Promise<void>>();
 
   constructor(
-    private readonly k: SessionKernel,
+    private readonly k: Pick<SessionKernel, "env" | "live" | "now" | "store">,
     private readonly steps: RunSteps,
     private readonly calls: RunCalls,
     private readonly pauses: RunPauses,

@@ -20,7 +20,7 @@ import type { RunRow } from "./run-store";
  */
 export class RunPauses {
   constructor(
-    private readonly k: SessionKernel,
+    private readonly k: Pick<SessionKernel, "commit" | "inbox" | "liveEvents" | "now" | "store" | "timers">,
     private readonly steps: RunSteps,
   ) {}
 

@@ -23,7 +23,10 @@ import type { RunRow, RunStore } from "./run-store";
  */
 export class RunSteps {
   constructor(
-    private readonly k: SessionKernel,
+    private readonly k: Pick<
+      SessionKernel,
+      "commit" | "inbox" | "liveEvents" | "now" | "outbox" | "store" | "timers" | "transaction"
+    >,
     readonly store: RunStore,
     /** A run's end is an evaluation point of the session's triggers. */
     private readonly points: Pick<TriggerPoints, "enqueue">,

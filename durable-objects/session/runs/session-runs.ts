@@ -49,6 +49,7 @@ export class SessionRuns {
   readonly inbox: RunInbox;
 
   constructor(
+    /** Whole: it builds the loop, steps, calls, pauses and inbox answers over it. */
     private readonly k: SessionKernel,
     readonly store: RunStore,
     handoffs: SessionHandoffs,

@@ -34,7 +34,7 @@ export interface Fired {
 
 export class SessionTriggers {
   constructor(
-    private readonly k: SessionKernel,
+    private readonly k: Pick<SessionKernel, "env" | "live" | "store" | "timers" | "transaction">,
     private readonly handoffs: SessionHandoffs,
     private readonly runs: Pick<RunStore, "active">,
     private readonly points: TriggerPoints,

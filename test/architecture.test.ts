@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 
 /**
- * The layout is the architecture (README, "Architecture"): imports run one way, and no
- * non-test module imports itself back through a cycle. Read from the source text, so a
- * new file is checked the day it is added.
+ * The layout is the architecture (docs/architecture.md, "Layers and the import rule"):
+ * imports run one way, and no non-test module imports itself back through a cycle. Read
+ * from the source text, so a new file is checked the day it is added.
  */
 
 const sources = {
@@ -58,12 +58,25 @@ describe("architecture", () => {
   });
 
   it("the pure domain folders import no runtime, HTTP layer or env", () => {
-    const pure = ["src/routing", "src/handoff", "src/runtime", "src/collaboration", "src/triggers"];
+    const pure = [
+      "src/routing",
+      "src/handoff",
+      "src/runtime",
+      "src/collaboration",
+      "src/triggers",
+      "src/sessions",
+      "src/schemas",
+      "src/errors",
+      "src/lib",
+    ];
     const offending = [...graph].flatMap(([file, deps]) =>
       pure.includes(area(file))
         ? deps
             .filter(
-              (d) => ["src/api", "src/services", "src/rpc", "durable-objects"].includes(area(d)) || d === "src/env.ts",
+              (d) =>
+                ["src/api", "src/services", "src/rpc", "src/registry", "durable-objects"].includes(area(d)) ||
+                d.startsWith("durable-objects/") ||
+                d === "src/env.ts",
             )
             .map((d) => `${file} → ${d}`)
         : [],
@@ -80,6 +93,33 @@ describe("architecture", () => {
       area(file) === "src/registry" ? deps.filter((d) => area(d) === "src/api").map((d) => `${file} → ${d}`) : [],
     );
     expect(offending).toEqual([]);
+  });
+
+  it("each Durable Object's folder imports its own files, durable-objects/shared and src/, never another object's", () => {
+    const objectOf = (file: string) => (file.startsWith("durable-objects/") ? file.split("/")[1]! : null);
+    const offending = [...graph].flatMap(([file, deps]) => {
+      const own = objectOf(file);
+      if (own === null) return [];
+      return deps
+        .filter((d) => {
+          const other = objectOf(d);
+          return other !== null && other !== own && other !== "shared";
+        })
+        .concat(own === "shared" ? deps.filter((d) => objectOf(d) !== null && objectOf(d) !== "shared") : [])
+        .map((d) => `${file} → ${d}`);
+    });
+    expect(offending).toEqual([]);
+  });
+
+  it("the HTTP layer (src/api) is mounted by src/app.ts alone, and reaches the objects only through src/rpc", () => {
+    const importsApi = [...graph].flatMap(([file, deps]) =>
+      area(file) !== "src/api" && file !== "src/app.ts" && deps.some((d) => area(d) === "src/api") ? [file] : [],
+    );
+    const apiToObjects = [...graph].flatMap(([file, deps]) =>
+      area(file) === "src/api" ? deps.filter((d) => d.startsWith("durable-objects/")).map((d) => `${file} → ${d}`) : [],
+    );
+    expect(importsApi).toEqual([]);
+    expect(apiToObjects).toEqual([]);
   });
 
   it("no import cycles among non-test files", () => {

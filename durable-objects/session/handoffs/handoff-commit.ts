@@ -2,6 +2,7 @@ import { turnInterrupted, turnRestored } from "../../../src/audit/handoff-events
 import { inboxItemCreated } from "../../../src/audit/run-events";
 import type { Result } from "../../../src/errors";
 import type { HandoffEffect } from "../../../src/handoff";
+import { keepsOutcome } from "../../../src/handoff/idempotency";
 import {
   type Advanced,
   type HandoffRow,
@@ -62,8 +63,12 @@ export async function commitStep(
     if (activated) k.checkpoint("activate");
     row = applyEffects(k, store, step.effects, row, ctx);
     store.save(row, ctx.now);
-    // Only a request with an Idempotency-Key has a row to answer.
-    if (options.answer && row.record.idempotency_key !== undefined) store.answer(row.record.id, options.answer(row));
+    // Only a request with an Idempotency-Key has a row to answer; an answer of the server's fault is not kept.
+    if (options.answer && row.record.idempotency_key !== undefined) {
+      const outcome = options.answer(row);
+      if (keepsOutcome(outcome)) store.answer(row.record.id, outcome);
+      else store.forgetRequest(row.record.id);
+    }
   });
   return row;
 }

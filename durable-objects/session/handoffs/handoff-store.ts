@@ -209,6 +209,11 @@ export class HandoffStore {
       .sql`UPDATE handoff_requests SET outcome = ${JSON.stringify(outcome)} WHERE handoff_id = ${handoffId} AND outcome IS NULL`;
   }
 
+  /** Forgets a request not answered for good (see keepsOutcome): a retry with its key runs afresh. */
+  forgetRequest(handoffId: string): void {
+    this.sql`DELETE FROM handoff_requests WHERE handoff_id = ${handoffId} AND outcome IS NULL`;
+  }
+
   // ── Leases ────────────────────────────────────────────────────────────────
 
   sessionLease(): SessionLease | null {

@@ -1,6 +1,7 @@
 import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { FlowCheckpoint } from "../../../../durable-objects/session/session-kernel";
+import { requestFingerprint } from "../../../../src/handoff/fingerprint";
 import type { SessionRpc } from "../../../../src/rpc/session";
 import { HandoffRequest } from "../../../../src/schemas/handoff";
 import { agentLoadOf, drainDue, registerAgents, sessionStub } from "../../helpers";
@@ -143,6 +144,45 @@ describe("a crash at each step, then a restart", () => {
     const page = await rpc.audit({ limit: 500 });
     const actions = page.ok ? page.value.records.map((r) => r.action).filter((a) => a.startsWith("handoff.")) : [];
     expect(actions).toEqual([...ROLLED_BACK, ...COMPLETED]);
+  });
+});
+
+describe("an Idempotency-Key across a crash", () => {
+  it("a handoff a restart rolled back is not the key's answer: the client's retry with the key runs afresh", async () => {
+    const { id, stub, rpc, desk, spec, crashAt } = await setup();
+    const request = HandoffRequest.parse({
+      session_id: id,
+      source_agent: desk.name,
+      target_agent: spec.name,
+      reason: "crash test",
+    });
+    const idempotency = { key: `retry-${id}`, fingerprint: await requestFingerprint(request) };
+    await crashAt("after_intent");
+    expect(await failure(() => rpc.startHandoff({ request, idempotency }))).toContain("injected fault");
+    await evictDurableObject(stub);
+    await drainDue(stub);
+
+    const retry = await rpc.startHandoff({ request, idempotency });
+    expect(retry.ok && retry.value.handoff.status).toBe("completed");
+    expect(await leases(spec.name, id)).toEqual(["held"]);
+    // Its answer is kept now: a repeat gets the same handoff and changes nothing.
+    const repeat = await rpc.startHandoff({ request, idempotency });
+    expect(repeat.ok && repeat.value).toEqual({ handoff: retry.ok && retry.value.handoff, accepted: false });
+  });
+
+  it("a refusal on the request's merits stays the key's answer", async () => {
+    const { id, rpc, spec } = await setup();
+    const request = HandoffRequest.parse({
+      session_id: id,
+      source_agent: spec.name,
+      target_agent: spec.name,
+      reason: "x",
+    });
+    const idempotency = { key: `refused-${id}`, fingerprint: await requestFingerprint(request) };
+    const first = await rpc.startHandoff({ request, idempotency });
+    const again = await rpc.startHandoff({ request, idempotency });
+    expect(!first.ok && first.error.code).toBe("NOT_CURRENT_AGENT");
+    expect(again).toEqual(first);
   });
 });
 

@@ -25,9 +25,25 @@ type ResultMethods<T> = {
 };
 
 /**
- * `target`'s methods, each answering DEPENDENCY_UNAVAILABLE (reason `deadline`) when it has
- * not settled within `ms`. The call itself goes on; its result is then ignored. A rejected
- * call stays rejected (a thrown error is a bug or a reset, for `onError` to report).
+ * Why a call was rejected by the platform rather than by the object's code: the object was
+ * reset under it (a crash, a deploy, `ctx.abort()`), or is overloaded. Such a call may or may
+ * not have been carried out: objects make their steps idempotent and recover them, so the
+ * caller is told the dependency is unavailable and may retry.
+ */
+function platformFailure(error: unknown): "reset" | "overloaded" | "retryable" | null {
+  if (typeof error !== "object" || error === null) return null;
+  const e = error as { durableObjectReset?: unknown; overloaded?: unknown; retryable?: unknown };
+  if (e.durableObjectReset === true) return "reset";
+  if (e.overloaded === true) return "overloaded";
+  if (e.retryable === true) return "retryable";
+  return null;
+}
+
+/**
+ * `target`'s methods, each answering DEPENDENCY_UNAVAILABLE when it has not settled within
+ * `ms` (reason `deadline`; the call goes on and its result is ignored) or when the platform
+ * rejected it (reason `reset`, `overloaded` or `retryable`). Any other rejection stays
+ * rejected: a thrown error is a bug, for `onError` to report.
  */
 export function withDeadline<T extends object>(target: object, what: string, ms: number): ResultMethods<T> {
   return new Proxy({} as ResultMethods<T>, {
@@ -35,7 +51,16 @@ export function withDeadline<T extends object>(target: object, what: string, ms:
       // Never a thenable: `await handle` must not call a method named `then`.
       if (typeof method !== "string" || method === "then") return undefined;
       return (...args: unknown[]) => {
-        const call = (target as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args);
+        const call = (target as Record<string, (...a: unknown[]) => Promise<unknown>>)[method]!(...args).catch(
+          (error: unknown) => {
+            const reason = platformFailure(error);
+            if (reason === null) throw error;
+            return err("DEPENDENCY_UNAVAILABLE", `${what} was interrupted (${reason}); try again.`, {
+              reason,
+              call: method,
+            });
+          },
+        );
         let timer: ReturnType<typeof setTimeout> | undefined;
         const deadline = new Promise<Result<never>>((resolve) => {
           timer = setTimeout(

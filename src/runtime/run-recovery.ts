@@ -13,6 +13,15 @@ import { withCallsDone } from "./tool-work";
  * the rest of the work goes on. Without (a run from before work was kept): every
  * unanswered call of the last response is answered.
  */
+/**
+ * The turns a resumed run has taken: a turn a restart interrupted was not taken (it is taken
+ * again, under the same number, so its webhook delivery keeps its id and `max_turns` counts
+ * turns, not attempts).
+ */
+export function turnsTaken(turns: number, step: RunStep | null): number {
+  return step === "turn" ? Math.max(0, turns - 1) : turns;
+}
+
 export function interruptedStep(input: {
   work: TurnWork | null;
   step: RunStep | null;

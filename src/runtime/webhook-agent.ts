@@ -42,9 +42,17 @@ export interface WebhookCallOptions {
   secret: string | undefined;
   /** Deadline for the whole exchange, connection to last byte of the reply. */
   timeoutMs: number;
+  /**
+   * The delivery's `webhook-id`: the same for every attempt at one turn of a run (see
+   * {@link turnDeliveryId}), so the endpoint can drop a repeat. Default: a new id.
+   */
+  id?: string;
   /** Milliseconds since the epoch (default Date.now): webhook-timestamp and the body's timestamp. */
   now?: () => number;
 }
+
+/** The `webhook-id` of a run's turn: one per turn number, so a turn resumed after a restart is the same delivery. */
+export const turnDeliveryId = (runId: string, turn: number): string => `turn_${turn}_${runId}`;
 
 /**
  * The Worker secret holding an agent's webhook secret: `AGENT_SECRET_` + the name upper-cased,
@@ -127,18 +135,19 @@ export async function callWebhookAgent(
     else signal.addEventListener("abort", onAbort, { once: true });
   });
   // The race also covers a reply body that stalls mid-stream; exchange() never rejects.
-  return done(await Promise.race([exchange(agent, turn, secrets, started, signal), timedOut]).finally(clear));
+  const id = options.id ?? `msg_${ulid()}`;
+  return done(await Promise.race([exchange(agent, turn, secrets, id, started, signal), timedOut]).finally(clear));
 }
 
 async function exchange(
   agent: WebhookAgent,
   turn: AgentTurnRequest,
   secrets: string[],
+  id: string,
   nowMs: number,
   signal: AbortSignal,
 ): Promise<Outcome> {
   const body = JSON.stringify(deliveryBody(turn, nowMs));
-  const id = `msg_${ulid()}`;
   const timestamp = Math.floor(nowMs / 1000);
   const headers: Record<string, string> = {
     "content-type": "application/json",

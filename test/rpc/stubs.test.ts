@@ -8,13 +8,22 @@ interface Echo {
   echo(value: string): Promise<Result<string>>;
   never(): Promise<Result<string>>;
   broken(): Promise<Result<string>>;
+  reset(): Promise<Result<string>>;
+  overloaded(): Promise<Result<string>>;
 }
 
 const target = {
   echo: async (value: string) => ok(value),
   never: () => new Promise<Result<string>>(() => {}),
   broken: async (): Promise<Result<string>> => {
-    throw new Error("the object reset");
+    throw new Error("a bug");
+  },
+  // What the platform rejects a call with when the object is reset or overloaded under it.
+  reset: async (): Promise<Result<string>> => {
+    throw Object.assign(new Error("crash"), { durableObjectReset: true });
+  },
+  overloaded: async (): Promise<Result<string>> => {
+    throw Object.assign(new Error("Durable Object is overloaded"), { overloaded: true, retryable: true });
   },
 };
 
@@ -35,9 +44,20 @@ describe("calls with a deadline", () => {
     );
   });
 
-  it("keeps a thrown error thrown (a bug or a reset is not a timeout)", async () => {
+  it("answers DEPENDENCY_UNAVAILABLE when the platform reset or overloaded the object under the call", async () => {
     const handle = withDeadline<Echo>(target, "Echo", 1_000);
-    await expect(handle.broken()).rejects.toThrow("the object reset");
+    expect(await handle.reset()).toEqual(
+      err("DEPENDENCY_UNAVAILABLE", "Echo was interrupted (reset); try again.", { reason: "reset", call: "reset" }),
+    );
+    expect(await handle.overloaded()).toMatchObject({
+      ok: false,
+      error: { code: "DEPENDENCY_UNAVAILABLE", details: { reason: "overloaded" } },
+    });
+  });
+
+  it("keeps a thrown error of the callee's own thrown (a bug is not a timeout)", async () => {
+    const handle = withDeadline<Echo>(target, "Echo", 1_000);
+    await expect(handle.broken()).rejects.toThrow("a bug");
   });
 
   it("is never mistaken for a promise", async () => {

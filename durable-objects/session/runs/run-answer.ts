@@ -1,5 +1,6 @@
 import { agentActor, SYSTEM_ACTOR } from "../../../src/audit/record";
 import { checkOutput, repairMessages } from "../../../src/runtime/guardrail";
+import { turnStepMs } from "../../../src/runtime/run-deadlines";
 import { traceEvent } from "../../../src/runtime/run-record";
 import type { TurnPlan } from "../../../src/runtime/turn";
 import type { AgentDefinition } from "../../../src/schemas/agent";
@@ -59,12 +60,16 @@ export class RunAnswer {
     if (guard?.output_schema && check.ok) events.push(guardEvent("passed"));
     if (!check.ok && guard?.on_failure === "repair") {
       events.push(guardEvent("repair requested", check.errors));
-      current = await this.steps.record({ ...row, run: { ...row.run, turns: row.run.turns + 1 } }, this.k.now());
+      current = await this.steps.record(
+        { ...row, run: { ...row.run, turns: row.run.turns + 1 } },
+        this.k.now(),
+        turnStepMs(agent),
+      );
       const request = {
         ...turn.plan.request,
         messages: [...turn.plan.request.messages, ...repairMessages(output, check.errors)],
       };
-      const repaired = await executeTurn(this.k.env, agent, request, turn.models);
+      const repaired = await executeTurn(this.k.env, agent, request, turn.models, current.run.turns);
       if (repaired.ok) {
         events.push(
           traceEvent(

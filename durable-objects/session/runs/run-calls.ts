@@ -3,7 +3,7 @@ import { handoffToolCalled } from "../../../src/audit/run-events";
 import { fanOutCallOutput, fanOutCallTasks } from "../../../src/runtime/fan-out-tool";
 import { callHttpTool, toolSecret } from "../../../src/runtime/http-tool";
 import { handoffOutput } from "../../../src/runtime/interpret";
-import { TOOL_OUTPUTS_TIMEOUT_MS } from "../../../src/runtime/run-deadlines";
+import { callsStepMs, HANDOFF_STEP_MS, TOOL_OUTPUTS_TIMEOUT_MS } from "../../../src/runtime/run-deadlines";
 import { traceArgs, traceEvent } from "../../../src/runtime/run-record";
 import { approvalPending, nextEffect, withCallsDone } from "../../../src/runtime/tool-work";
 import type { AgentDefinition } from "../../../src/schemas/agent";
@@ -122,6 +122,12 @@ export class RunCalls {
     directory: AgentDirectory,
   ): Promise<void> {
     const tenant = this.k.store.load()?.tenant ?? "";
+    // The watchdog past the longest call: a restart meanwhile resumes the run after it, not later.
+    await this.steps.record(
+      row,
+      this.k.now(),
+      callsStepMs(calls, { tools: directory.tools, agents: directory.byName }),
+    );
     const models = calls.some((c) => c.kind !== "http") ? await agentModels(this.k.env, tenant) : null;
     const results = await Promise.all(
       calls.map(async (call) => {
@@ -209,7 +215,7 @@ export class RunCalls {
   private async handoff(row: RunRow, work: TurnWork, call: WorkHandoff, agent: AgentDefinition): Promise<boolean> {
     const actor = agentActor(agent.name);
     let session = this.k.store.load()!;
-    await this.steps.commitStep(session, { ...row, step: "handoff" }, [], [], [], actor, this.k.now());
+    await this.steps.commitStep(session, { ...row, step: "handoff" }, [], [], [], actor, this.k.now(), HANDOFF_STEP_MS);
     const target = call.target;
     const started = await this.handoffs.start(
       {

@@ -1,22 +1,27 @@
 import type { Env } from "../../../src/env";
 import type { AgentTurnRequest, AgentTurnResult } from "../../../src/runtime/agent-turn";
 import { callModel, turnTimeoutMs } from "../../../src/runtime/turn";
-import { agentSecret, callWebhookAgent } from "../../../src/runtime/webhook-agent";
+import { agentSecret, callWebhookAgent, turnDeliveryId } from "../../../src/runtime/webhook-agent";
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { AgentModels } from "../../../src/services/agent-models";
 
-/** Sends one turn to whoever executes the agent: its webhook, or the model provider, within the turn's deadline. */
+/**
+ * Sends turn number `turn` of a run to whoever executes the agent: its webhook (one
+ * delivery id per turn number), or the model provider, within the turn's deadline.
+ */
 export async function executeTurn(
   env: Env,
   agent: AgentDefinition,
   request: AgentTurnRequest,
   models: AgentModels,
+  turn: number,
 ): Promise<AgentTurnResult> {
   const timeout = turnTimeoutMs(agent);
   if (agent.kind === "webhook") {
     return callWebhookAgent({ name: agent.name, endpoint: agent.endpoint! }, request, {
       secret: agentSecret(env as unknown as Record<string, unknown>, agent.name),
       timeoutMs: timeout,
+      id: turnDeliveryId(request.run_id, turn),
     });
   }
   if (!models.provider.ok)

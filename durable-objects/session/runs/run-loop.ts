@@ -1,7 +1,7 @@
 import { agentActor, SYSTEM_ACTOR } from "../../../src/audit/record";
 import type { ErrorBody } from "../../../src/errors";
 import { interpretTurn } from "../../../src/runtime/interpret";
-import { RUN_WAIT_MS } from "../../../src/runtime/run-deadlines";
+import { RUN_WAIT_MS, turnStepMs } from "../../../src/runtime/run-deadlines";
 import { traceArgs, traceEvent } from "../../../src/runtime/run-record";
 import { planWork } from "../../../src/runtime/tool-work";
 import { planTurn } from "../../../src/runtime/turn";
@@ -154,8 +154,9 @@ export class RunLoop {
     const started = await this.steps.record(
       { ...row, run: { ...row.run, agent: agent.name, turns: row.run.turns + 1 }, step: "turn" },
       now,
+      turnStepMs(agent),
     );
-    const result = await executeTurn(this.k.env, agent, plan.request, models);
+    const result = await executeTurn(this.k.env, agent, plan.request, models, started.run.turns);
     const after = this.k.now();
     const executor = agent.kind === "webhook" ? "webhook" : "model";
     if (!result.ok) {

@@ -4,7 +4,7 @@ import { inboxItemClosed } from "../../../src/audit/run-events";
 import { ulid } from "../../../src/lib/ulid";
 import { closeItem } from "../../../src/runtime/inbox";
 import { liveMessage } from "../../../src/runtime/live-events";
-import { WATCHDOG_MS } from "../../../src/runtime/run-deadlines";
+import { resumeAt } from "../../../src/runtime/run-deadlines";
 import { isActiveRun, mayContinue, moveRun, type RunChange } from "../../../src/runtime/run-record";
 import type { HistoryItem } from "../../../src/schemas/handoff";
 import type { Run, RunStatus, TraceEvent } from "../../../src/schemas/run";
@@ -32,18 +32,21 @@ export class RunSteps {
     private readonly points: Pick<TriggerPoints, "enqueue">,
   ) {}
 
-  /** Records the step about to be taken (and pushes the watchdog) before taking it. */
-  async record(row: RunRow, now: number): Promise<RunRow> {
+  /** Records the step about to be taken, which may take `stepMs`, and moves the watchdog past it, before taking it. */
+  async record(row: RunRow, now: number, stepMs = 0): Promise<RunRow> {
     const next = { ...row, run: { ...row.run, updated_at: new Date(now).toISOString() } };
     this.k.transaction(() => {
       this.store.save(next);
-      this.watch(row.run.id, now);
+      this.watch(row.run.id, now, stepMs);
     });
     await this.k.timers.arm();
     return next;
   }
 
-  /** One step: history items, the run row, its events and audit records, in one transaction. */
+  /**
+   * One step: history items, the run row, its events and audit records, in one transaction;
+   * the watchdog past `stepMs`, what the next step (recorded in `row`) may take.
+   */
   async commitStep(
     session: SessionRecord,
     row: RunRow,
@@ -52,13 +55,14 @@ export class RunSteps {
     records: AuditRecord[],
     actor: Actor,
     now: number,
+    stepMs = 0,
   ): Promise<void> {
     const next = { ...row, run: { ...row.run, updated_at: new Date(now).toISOString() } };
     await this.k.commit(touch(session, now), records, () => {
       this.append(session, items, actor, now, row.run.id);
       this.store.save(next);
       this.store.addEvents(events);
-      this.watch(row.run.id, now);
+      this.watch(row.run.id, now, stepMs);
     });
   }
 
@@ -154,9 +158,9 @@ export class RunSteps {
     return mayContinue(session, this.store.get(runId)?.run) ? session : null;
   }
 
-  /** The timer that resumes a run if its loop dies with the instance. */
-  watch(runId: string, now: number): void {
-    this.k.timers.schedule("run.resume", now + WATCHDOG_MS, { run_id: runId }, { key: TIMER_KEYS.runResume });
+  /** The timer that resumes a run if its loop dies with the instance: past what the step under way may take. */
+  watch(runId: string, now: number, stepMs = 0): void {
+    this.k.timers.schedule("run.resume", resumeAt(now, stepMs), { run_id: runId }, { key: TIMER_KEYS.runResume });
   }
 
   /** The run paused on this inbox item, if any. */

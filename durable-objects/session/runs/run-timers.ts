@@ -1,4 +1,4 @@
-import { WATCHDOG_MS } from "../../../src/runtime/run-deadlines";
+import { resumeAt } from "../../../src/runtime/run-deadlines";
 import type { TimerHandlers } from "../../shared/timers";
 import type { SessionEndHook } from "../session-lifecycle";
 import type { SessionRuns } from "./session-runs";
@@ -11,8 +11,8 @@ import type { SessionRuns } from "./session-runs";
 export function runTimers(runs: SessionRuns): TimerHandlers {
   return {
     "run.resume": async (_timer, now) => {
-      // While this instance's loop drives the run, the watchdog waits on.
-      return (await runs.resumeOrphan()) === "driving" ? { type: "again", at: now + WATCHDOG_MS } : { type: "done" };
+      // While this instance's loop drives the run (a step past its deadline), the watchdog looks again soon.
+      return (await runs.resumeOrphan()) === "driving" ? { type: "again", at: resumeAt(now) } : { type: "done" };
     },
     "run.outputs_expire": async (timer) => {
       await runs.expireToolOutputs(timer.payload.run_id);

@@ -4,7 +4,7 @@ import { err, ok, type Result } from "../../../src/errors";
 import { ulid } from "../../../src/lib/ulid";
 import type { MessageRun, ToolOutputsArgs } from "../../../src/rpc/session";
 import { maxTurnsOf, newRun, newRunId, traceEvent } from "../../../src/runtime/run-record";
-import { interruptedStep } from "../../../src/runtime/run-recovery";
+import { interruptedStep, turnsTaken } from "../../../src/runtime/run-recovery";
 import { withCallsDone } from "../../../src/runtime/tool-work";
 import type { HistoryItem } from "../../../src/schemas/handoff";
 import type { Run, TracePage } from "../../../src/schemas/run";
@@ -288,7 +288,7 @@ export class SessionRuns {
         resumes: open.resumes + 1,
         step: null,
         work,
-        run: { ...open.run, agent: session.current_agent },
+        run: { ...open.run, agent: session.current_agent, turns: turnsTaken(open.run.turns, open.step) },
       });
       this.store.addEvents([
         traceEvent(open.run, "agent_start", session.current_agent, now, {

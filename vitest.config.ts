@@ -58,6 +58,9 @@ export default defineConfig({
     // Those run in Node against wrangler dev: `npm run test:browser` (vitest.browser.config.ts).
     exclude: ["test/browser/**", "**/node_modules/**"],
     setupFiles: ["./test/setup.ts"],
+    // A guard against a hang, not a measure of speed: on a loaded two-core machine the longest
+    // files (30 KiB adversarial inputs, fifty-session loops) pass 5 s, vitest's default.
+    testTimeout: 30_000,
     // The JSON report is what .ci/run counts; the default reporter is for people.
     reporters: ["default", "json"],
     outputFile: { json: "./.test-results/vitest.json" },

@@ -241,7 +241,13 @@ describe("POST /v1/handoffs: every validation rule has its own code, and a faile
       const id = res.json.error.details.handoff_id;
       const record = await call("GET", `/v1/handoffs/${id}`);
       expect(record.json).toMatchObject({ status: "failed", error: { code: c.code } });
-      expect(await actions(session, id)).toEqual(["handoff.initiated", "handoff.validated", "handoff.failed"]);
+      // A refusal changed nothing: one audit record says so, with the request's reason and the code.
+      expect(await actions(session, id)).toEqual(["handoff.failed"]);
+      expect(record.json.transitions.map((t: { to: string }) => t.to)).toEqual(["initiated", "validating", "failed"]);
+      const audit = (await call("GET", `/v1/sessions/${session}/audit?limit=100`)).json.items.find(
+        (r: { handoff_id: string | null }) => r.handoff_id === id,
+      );
+      expect(audit.details).toMatchObject({ to: "failed", error_code: c.code, reason: expect.any(String) });
       const after = (await call("GET", `/v1/sessions/${session}`)).json;
       expect(after).toMatchObject({
         current_agent: before.current_agent,

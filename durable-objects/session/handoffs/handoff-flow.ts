@@ -86,7 +86,7 @@ export class HandoffFlow {
       session: { current_agent: session.current_agent, handoff_stack: session.handoff_stack, state: session.state },
       maxDepth: maxDepthOf(session),
     });
-    if (!validated.ok) return this.fail(validating.row, validated.error, session, ctx, validating.records, remember);
+    if (!validated.ok) return this.refuse(validating.row, validated.error, session, ctx, remember);
     const plan = validated.value;
     const row: HandoffRow = {
       ...validating.row,
@@ -268,6 +268,36 @@ export class HandoffFlow {
     const step = must(advance(start.row, { type: "fail", reason: error.code }, ctx, { error: stored(error) }));
     const all = { ...step, records: [...records, ...start.records, ...step.records] };
     const done = await this.commitStep(session, all, ctx, {
+      step: null,
+      touch: true,
+      before,
+      answer: (r) => handoffError(error, r.record),
+    });
+    return handoffError(error, done.record);
+  }
+
+  /**
+   * validating → failed for a request validation refused: it changed nothing, so the refusal
+   * is one audit record, `handoff.failed` with the request's reason and the error's code (not
+   * the initiated and validated records before it); the handoff row keeps every transition.
+   */
+  private async refuse(
+    row: HandoffRow,
+    error: ErrorBody,
+    session: SessionRecord,
+    ctx: StepContext,
+    before?: () => void,
+  ): Promise<Outcome> {
+    const step = must(
+      advance(
+        row,
+        { type: "fail", reason: error.code },
+        ctx,
+        { error: stored(error) },
+        { request_reason: row.record.request.reason },
+      ),
+    );
+    const done = await this.commitStep(session, step, ctx, {
       step: null,
       touch: true,
       before,

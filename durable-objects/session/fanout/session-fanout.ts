@@ -18,7 +18,6 @@ import { compileRules } from "../../../src/routing/rules";
 import { systemPrompt } from "../../../src/runtime/messages";
 import { oneTurn } from "../../../src/runtime/one-turn";
 import { callModel, turnTimeoutMs } from "../../../src/runtime/turn";
-import { agentSecret } from "../../../src/runtime/webhook-agent";
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import {
   type AgentResult,
@@ -30,6 +29,7 @@ import {
 } from "../../../src/schemas/collaboration";
 import type { HistoryItem } from "../../../src/schemas/handoff";
 import { type AgentModels, agentModels } from "../../../src/services/agent-models";
+import { agentOutbound } from "../../../src/services/outbound";
 import { agentDirectory } from "../../../src/services/registry-cache";
 import { type SessionRecord, touch } from "../../../src/sessions/model";
 import type { Sql } from "../../shared/sql";
@@ -204,7 +204,7 @@ export class SessionFanout {
       timeoutMs: task.timeout_s * 1000,
       provider: models.provider,
       default_model: models.default_model,
-      secret: agentSecret(this.k.env as unknown as Record<string, unknown>, agent.name),
+      outbound: () => agentOutbound(this.k.env, this.k.store.load()?.tenant ?? "", agent),
     });
     if (!result.ok) {
       const error = result.code === "MODEL_TIMEOUT" || result.code === "WEBHOOK_TIMEOUT" ? TASK_TIMEOUT : result.code;

@@ -4,7 +4,7 @@ import { type ErrorBody, err, type Result } from "../../../src/errors";
 import type { AgentTurnRequest } from "../../../src/runtime/agent-turn";
 import { fanOutCallOutput, fanOutCallTasks } from "../../../src/runtime/fan-out-tool";
 import { checkOutput, repairMessages } from "../../../src/runtime/guardrail";
-import { callHttpTool, toolSecret } from "../../../src/runtime/http-tool";
+import { callHttpTool } from "../../../src/runtime/http-tool";
 import { openItem } from "../../../src/runtime/inbox";
 import { handoffOutput, interpretTurn } from "../../../src/runtime/interpret";
 import { liveApproval } from "../../../src/runtime/live-events";
@@ -18,12 +18,13 @@ import {
   withCallsDone,
 } from "../../../src/runtime/tool-work";
 import { callModel, planTurn, type TurnPlan, turnTimeoutMs } from "../../../src/runtime/turn";
-import { agentSecret, callWebhookAgent } from "../../../src/runtime/webhook-agent";
+import { callWebhookAgent } from "../../../src/runtime/webhook-agent";
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { Fanout, TaskDecomposition } from "../../../src/schemas/collaboration";
 import type { HistoryItem } from "../../../src/schemas/handoff";
 import type { PendingCall, Run, TraceEvent, TurnWork, WorkCall, WorkHandoff } from "../../../src/schemas/run";
 import { type AgentModels, agentModels } from "../../../src/services/agent-models";
+import { agentOutbound, toolOutbound } from "../../../src/services/outbound";
 import { type AgentDirectory, agentDirectory } from "../../../src/services/registry-cache";
 import type { SessionRecord } from "../../../src/sessions/model";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
@@ -162,7 +163,7 @@ export class RunLoop {
     const timeout = turnTimeoutMs(agent);
     if (agent.kind === "webhook") {
       return callWebhookAgent({ name: agent.name, endpoint: agent.endpoint! }, request, {
-        secret: agentSecret(this.k.env as unknown as Record<string, unknown>, agent.name),
+        outbound: await agentOutbound(this.k.env, this.k.store.load()?.tenant ?? "", agent),
         timeoutMs: timeout,
       });
     }
@@ -582,7 +583,7 @@ export class RunLoop {
         const result = await callHttpTool(
           tool,
           { session_id: row.run.session_id, run_id: row.run.id, agent: work.agent, call },
-          { secret: toolSecret(this.k.env as unknown as Record<string, unknown>, tool.name) },
+          { outbound: await toolOutbound(this.k.env, tenant, tool) },
         );
         return { call, ...result };
       }),

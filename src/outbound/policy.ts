@@ -65,11 +65,24 @@ const refuse = (rule: OutboundRule, message: string): OutboundVerdict => ({ ok: 
 /** The host name without the trailing dots DNS allows (`localhost.` is `localhost`). */
 const bareName = (hostname: string): string => hostname.replace(/\.+$/, "").toLowerCase();
 
+/**
+ * True when a host may be an IPv4 literal: its last label is a number, decimal or hex (the
+ * URL standard's "ends in a number" test). Any other host is a domain name; asking ipaddr.js
+ * about it costs tens of microseconds for nothing.
+ */
+const endsInNumber = (name: string): boolean => /^(\d+|0x[0-9a-f]*)$/i.test(name.slice(name.lastIndexOf(".") + 1));
+
 /** The address an IP-literal host name stands for (brackets off for IPv6), or null for a name. */
 function ipOf(hostname: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
-  const text = hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : bareName(hostname);
-  if (!ipaddr.isValid(text)) return null;
-  const address = ipaddr.parse(text);
+  const bracketed = hostname.startsWith("[") && hostname.endsWith("]");
+  const text = bracketed ? hostname.slice(1, -1) : bareName(hostname);
+  if (!bracketed && !endsInNumber(text)) return null;
+  let address: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    address = ipaddr.parse(text);
+  } catch {
+    return null;
+  }
   // An IPv4-mapped IPv6 address (::ffff:127.0.0.1) is judged as the IPv4 address it carries.
   return address.kind() === "ipv6" && (address as ipaddr.IPv6).isIPv4MappedAddress()
     ? (address as ipaddr.IPv6).toIPv4Address()
@@ -127,28 +140,33 @@ function nameRule(name: string): OutboundRule | null {
 
 const isLoopbackName = (name: string) => name === "localhost" || name.endsWith(".localhost");
 
-/** True for names and addresses of this machine: `localhost`, 127/8, ::1. */
-function isLoopback(hostname: string): boolean {
-  const ip = ipOf(hostname);
-  return ip ? ip.range() === "loopback" : isLoopbackName(bareName(hostname));
+/** A host name as compared: bare, and its address when it is an IP literal. */
+interface Host {
+  name: string;
+  ip: ipaddr.IPv4 | ipaddr.IPv6 | null;
 }
+
+const hostOf = (hostname: string): Host => ({ name: bareName(hostname), ip: ipOf(hostname) });
+
+/** True for names and addresses of this machine: `localhost`, 127/8, ::1. */
+const isLoopback = (host: Host): boolean => (host.ip ? host.ip.range() === "loopback" : isLoopbackName(host.name));
 
 /** The port a URL reaches (its scheme's default when none is written). */
 export function effectivePort(url: URL): string {
   return url.port || (url.protocol === "https:" ? "443" : url.protocol === "http:" ? "80" : "");
 }
 
-function sameHost(a: string, b: string): boolean {
-  if (bareName(a) === bareName(b)) return true;
+function sameHost(a: Host, b: Host): boolean {
+  if (a.name === b.name) return true;
   if (isLoopback(a) && isLoopback(b)) return true;
-  const [x, y] = [ipOf(a), ipOf(b)];
-  return x !== null && y !== null && x.kind() === y.kind() && x.toString() === y.toString();
+  return a.ip !== null && b.ip !== null && a.ip.kind() === b.ip.kind() && a.ip.toString() === b.ip.toString();
 }
 
 /** True when `url` reaches one of Relay's own hosts (every spelling of a loopback host counts as one). */
 export function isRelayHost(url: URL, hosts: readonly RelayHost[]): boolean {
   const port = effectivePort(url);
-  return hosts.some((host) => (host.port === null || host.port === port) && sameHost(url.hostname, host.hostname));
+  const target = hostOf(url.hostname);
+  return hosts.some((host) => (host.port === null || host.port === port) && sameHost(target, hostOf(host.hostname)));
 }
 
 /**

@@ -158,6 +158,9 @@ describe("scheme, credentials and Relay's own host", () => {
     expect(ruleOf("https://user@example.com/")).toBe("no_userinfo");
     expect(ruleOf("https://:pass@example.com/")).toBe("no_userinfo");
     expect(ruleOf("not a url")).toBe("invalid_url");
+    // A host that ends in a number is an IPv4 address or no host at all (the URL standard).
+    expect(ruleOf("https://1.2.3.256/")).toBe("invalid_url");
+    expect(ruleOf("https://hooks.0x7f/")).toBe("invalid_url");
   });
 
   it("refuses Relay's own host on any port when it is a name, on its port when it is local", () => {

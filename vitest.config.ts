@@ -21,48 +21,76 @@ const standardWebhooksWithoutSourceMap: Plugin = {
   },
 };
 
+/**
+ * The test Worker's bindings. Outbound calls to loopback and private addresses are refused
+ * (RELAY_ALLOW_LOCAL_ENDPOINTS off, as on a deployed Relay) everywhere but in the
+ * `local-endpoints` project below; set here so a developer's .dev.vars cannot switch it on.
+ */
+const bindings = {
+  TEST_MIGRATIONS: migrations,
+  // Two tenants so isolation can be tested; never used outside tests.
+  RELAY_API_KEYS: "alpha:alpha-test-key,beta:beta-test-key",
+  // An OpenAI-compatible endpoint the tests fake with msw (test/fakes/openai.ts). The
+  // local provider stays the default; a tenant (or a request) picks "openai" to use it.
+  OPENAI_API_KEY: "sk-test-key",
+  OPENAI_BASE_URL: "https://llm.test/v1",
+  ROUTING_LLM_PROVIDER: "local",
+  // The signing secret of the webhook agent `hook` in test/api/runs.test.ts (a test value, never deployed).
+  AGENT_SECRET_HOOK: "whsec_hAp7GYE+aOxthDBDkQL/nSf7u3leKSjPlh4ozCWztNA=",
+  // The signing secret of the http tool `lookup_order` in test/api/tools.test.ts (a test value).
+  TOOL_SECRET_LOOKUP_ORDER: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+  // Webhook sources of test/api/webhooks.test.ts (test values): `crm` acts for alpha, and
+  // `desk` is mid-rotation with two secrets.
+  WEBHOOK_SECRET_CRM: "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
+  WEBHOOK_TENANT_CRM: "alpha",
+  WEBHOOK_SECRET_DESK: "whsec_Kp8wqd1MxVOA0F3kJq2XbQz6YH3lQm1S, whsec_bm9zZWNyZXRzaGVyZWJ1dHRoaXNvbmVpc25ldw==",
+  WEBHOOK_TENANT_DESK: "alpha",
+  // The tests call the Worker at http://relay.test; calls made later (from a session) know it from here.
+  RELAY_HOSTS: "relay.test",
+  RELAY_ALLOW_LOCAL_ENDPOINTS: "false",
+};
+
+/** The production Worker with test subclasses of its Durable Objects (clock, crash points), with `vars` on top. */
+const workerd = (vars: Record<string, string> = {}) => [
+  standardWebhooksWithoutSourceMap,
+  cloudflareTest({
+    main: "./test/worker.ts",
+    wrangler: { configPath: "./wrangler.toml" },
+    remoteBindings: false,
+    miniflare: { bindings: { ...bindings, ...vars } },
+  }),
+];
+
+const LOCAL = "test/**/*.local.test.ts";
+
+/**
+ * A guard against a hang, not a measure of speed: on a loaded two-core machine the longest
+ * files (30 KiB adversarial inputs, fifty-session loops) pass 5 s, vitest's default.
+ */
+const testTimeout = 30_000;
+
 export default defineConfig({
-  plugins: [
-    standardWebhooksWithoutSourceMap,
-    cloudflareTest({
-      // The production Worker with test subclasses of its Durable Objects (clock, crash points).
-      main: "./test/worker.ts",
-      wrangler: { configPath: "./wrangler.toml" },
-      remoteBindings: false,
-      miniflare: {
-        bindings: {
-          TEST_MIGRATIONS: migrations,
-          // Two tenants so isolation can be tested; never used outside tests.
-          RELAY_API_KEYS: "alpha:alpha-test-key,beta:beta-test-key",
-          // An OpenAI-compatible endpoint the tests fake with msw (test/fakes/openai.ts). The
-          // local provider stays the default; a tenant (or a request) picks "openai" to use it.
-          OPENAI_API_KEY: "sk-test-key",
-          OPENAI_BASE_URL: "https://llm.test/v1",
-          ROUTING_LLM_PROVIDER: "local",
-          // The signing secret of the webhook agent `hook` in test/api/runs.test.ts (a test value, never deployed).
-          AGENT_SECRET_HOOK: "whsec_hAp7GYE+aOxthDBDkQL/nSf7u3leKSjPlh4ozCWztNA=",
-          // The signing secret of the http tool `lookup_order` in test/api/tools.test.ts (a test value).
-          TOOL_SECRET_LOOKUP_ORDER: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-          // Webhook sources of test/api/webhooks.test.ts (test values): `crm` acts for alpha, and
-          // `desk` is mid-rotation with two secrets.
-          WEBHOOK_SECRET_CRM: "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
-          WEBHOOK_TENANT_CRM: "alpha",
-          WEBHOOK_SECRET_DESK: "whsec_Kp8wqd1MxVOA0F3kJq2XbQz6YH3lQm1S, whsec_bm9zZWNyZXRzaGVyZWJ1dHRoaXNvbmVpc25ldw==",
-          WEBHOOK_TENANT_DESK: "alpha",
-        },
-      },
-    }),
-  ],
   test: {
-    include: ["test/**/*.test.ts"],
-    // Those run in Node against wrangler dev: `npm run test:browser` (vitest.browser.config.ts).
-    exclude: ["test/browser/**", "**/node_modules/**"],
-    setupFiles: ["./test/setup.ts"],
-    // A guard against a hang, not a measure of speed: on a loaded two-core machine the longest
-    // files (30 KiB adversarial inputs, fifty-session loops) pass 5 s, vitest's default.
-    testTimeout: 30_000,
     // The JSON report is what .ci/run counts; the default reporter is for people.
     reporters: ["default", "json"],
     outputFile: { json: "./.test-results/vitest.json" },
+    projects: [
+      {
+        plugins: workerd(),
+        test: {
+          name: "workers",
+          include: ["test/**/*.test.ts"],
+          // The browser tests run in Node against wrangler dev: `npm run test:browser` (vitest.browser.config.ts).
+          exclude: ["test/browser/**", "**/node_modules/**", LOCAL],
+          setupFiles: ["./test/setup.ts"],
+          testTimeout,
+        },
+      },
+      {
+        // A Relay whose operator allows local endpoints (what .dev.vars.example sets for npm run dev).
+        plugins: workerd({ RELAY_ALLOW_LOCAL_ENDPOINTS: "true", RELAY_HOSTS: "relay.test,127.0.0.1:8787" }),
+        test: { name: "local-endpoints", include: [LOCAL], setupFiles: ["./test/setup.ts"], testTimeout },
+      },
+    ],
   },
 });

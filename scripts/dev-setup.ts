@@ -1,6 +1,6 @@
 /**
  * `npm run dev` runs this first: it makes a fresh clone runnable offline with no keys.
- * 1. .dev.vars from .dev.vars.example when missing (the dev API keys);
+ * 1. .dev.vars from .dev.vars.example when missing (the dev API keys, local endpoints allowed);
  * 2. local D1 migrations applied;
  * 3. the demo agents in agents/*.md upserted into local D1 for every dev tenant.
  * Wrangler's own output is captured and shown only when a step fails; the user reads a few
@@ -17,7 +17,15 @@ import type { AgentDefinition } from "../src/schemas/agent";
 import { formatProblems } from "./lib/agent-check";
 import { readAgentDir } from "./lib/agent-files";
 import { CliError, runCli } from "./lib/cli-error";
-import { apiKeysInDevVars, appliedMigrations, devUrl, devWranglerEnv, setupSummary, tenantsOf } from "./lib/dev-env";
+import {
+  apiKeysInDevVars,
+  appliedMigrations,
+  devUrl,
+  devWranglerEnv,
+  localEndpointsInDevVars,
+  setupSummary,
+  tenantsOf,
+} from "./lib/dev-env";
 
 const root = join(import.meta.dirname, "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
@@ -57,7 +65,8 @@ await runCli(() => {
   const devVars = join(root, ".dev.vars");
   const createdDevVars = !existsSync(devVars);
   if (createdDevVars) copyFileSync(join(root, ".dev.vars.example"), devVars);
-  const keys = parseApiKeys(apiKeysInDevVars(readFileSync(devVars, "utf8")));
+  const devVarsText = readFileSync(devVars, "utf8");
+  const keys = parseApiKeys(apiKeysInDevVars(devVarsText));
   const tenants = tenantsOf(keys);
   if (tenants.length === 0) {
     throw new CliError(
@@ -94,6 +103,7 @@ await runCli(() => {
     agents: agents.map((a) => a.name),
     keys,
     url,
+    localEndpoints: localEndpointsInDevVars(devVarsText),
   });
   console.log(summary.join("\n"));
 });

@@ -18,6 +18,18 @@ export interface Env extends RoutingVars {
   /** `tenant:key` entries, comma-separated. No keys → every /v1 call is refused (503). */
   RELAY_API_KEYS?: string;
 
+  /**
+   * `true`: Relay may call `http:` and loopback or private-network addresses a tenant names
+   * (local development only; see docs/security.md). Set in .dev.vars, never in wrangler.toml.
+   */
+  RELAY_ALLOW_LOCAL_ENDPOINTS?: string;
+  /**
+   * Relay's own hosts (comma-separated `host`, `host:port` or origins), which it never calls on
+   * a tenant's behalf. The host a request came in at counts too; calls made later by a session
+   * know only these.
+   */
+  RELAY_HOSTS?: string;
+
   /** OpenAI-compatible provider's base URL (default https://api.openai.com/v1); its key is in RoutingVars. */
   OPENAI_BASE_URL?: string;
 }

@@ -4,6 +4,7 @@ import * as inbox from "./views/inbox.js";
 import * as playground from "./views/playground.js";
 import * as session from "./views/session.js";
 import * as sessions from "./views/sessions.js";
+import * as settings from "./views/settings.js";
 import * as signin from "./views/signin.js";
 
 // The dashboard: hash routes to views; each view renders into <main> and may return a
@@ -15,6 +16,7 @@ const ROUTES = [
   [/^#\/inbox$/, inbox],
   [/^#\/audit$/, audit],
   [/^#\/playground$/, playground],
+  [/^#\/settings$/, settings],
 ];
 
 const view = document.getElementById("view");

@@ -36,6 +36,11 @@ export function apiKeysInDevVars(devVars: string): string {
   return /^\s*RELAY_API_KEYS\s*=\s*"?([^"\n]*)"?/m.exec(devVars)?.[1]?.trim() ?? "";
 }
 
+/** Whether a .dev.vars file switches RELAY_ALLOW_LOCAL_ENDPOINTS on (as the Worker reads it: `true`, any case). */
+export function localEndpointsInDevVars(devVars: string): boolean {
+  return /^\s*RELAY_ALLOW_LOCAL_ENDPOINTS\s*=\s*"?true"?\s*$/im.test(devVars);
+}
+
 /** The migration files whose names appear in `wrangler d1 migrations apply` output: the ones it applied. */
 export function appliedMigrations(applyOutput: string, migrationFiles: readonly string[]): string[] {
   return migrationFiles.filter((file) => applyOutput.includes(file));
@@ -63,6 +68,8 @@ export interface SetupFacts {
   agents: readonly string[];
   keys: readonly DevKey[];
   url: string;
+  /** .dev.vars lets Relay call local endpoints (RELAY_ALLOW_LOCAL_ENDPOINTS). */
+  localEndpoints: boolean;
 }
 
 /** The few lines `npm run dev` prints before wrangler's own: state, agents, where to call and with which key. */
@@ -79,6 +86,10 @@ export function setupSummary(facts: SetupFacts): string[] {
   lines.push(
     `  ${facts.agents.length} demo agents loaded (${facts.agents.join(", ")}) for tenant${tenants.length === 1 ? "" : "s"} ${listed(tenants)}`,
   );
+  if (!facts.localEndpoints)
+    lines.push(
+      '  local endpoints: refused (add RELAY_ALLOW_LOCAL_ENDPOINTS="true" to .dev.vars to call webhook agents and tools on this machine)',
+    );
   const first = facts.keys[0];
   if (first) {
     lines.push(

@@ -8,6 +8,7 @@ import { deleteAgent, getAgent, listAgents, putAgent } from "../registry/store";
 import { agentRpc } from "../rpc/stubs";
 import { AgentDefinition, AgentName } from "../schemas/agent";
 import { agentLoad } from "../services/agent-capacity";
+import { assertEndpointAllowed, outboundPolicy } from "../services/outbound";
 import { invalidateTenant } from "../services/registry-cache";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
 import { parseWith, readJson, readQuery, readText } from "./validate";
@@ -34,6 +35,7 @@ export const agents = new Hono<AppEnv>()
       });
     }
     checkAgent(definition);
+    assertEndpointAllowed(outboundPolicy(c.env, c.req.url), definition.endpoint, "endpoint");
     const { created, agent } = await putAgent(c.env.DB, c.get("tenant"), definition);
     invalidateTenant(c.get("tenant"));
     return c.json(agent, created ? 201 : 200);

@@ -3,21 +3,47 @@ import type { AppEnv } from "../app-env";
 import { RelayError } from "../errors";
 import { deleteTenantConfig, getTenantConfig, putTenantConfig } from "../registry/config-store";
 import { deleteSubscription, getSubscription, putSubscription } from "../registry/event-subscriptions";
+import { ensureSigningSecret, rotateSigningSecret } from "../registry/signing-secrets";
 import { configProblems, patchFromVars, type ResolvedConfig, resolveConfig } from "../routing/config";
 import { EventSubscriptionInput } from "../schemas/events";
 import { RoutingConfigPatch } from "../schemas/routing";
+import { type ConfigView, SigningSecretRotate } from "../schemas/signing";
+import { allowLocalEndpoints, assertEndpointAllowed, forgetSigningSecret, outboundPolicy } from "../services/outbound";
 import { invalidateTenant } from "../services/registry-cache";
-import { readJson } from "./validate";
+import { readJson, readText } from "./validate";
 
 function view({ config, sources, warnings }: ResolvedConfig, stored: RoutingConfigPatch | null) {
   return { config, sources, stored, warnings };
 }
 
 /**
- * `/v1/config/routing`: the tenant layer of routing config. GET shows every resolved value
- * with the layer it came from; PUT replaces the tenant layer; DELETE clears it.
+ * `/v1/config`: what the deployment lets Relay call (the outbound policy's settings), the
+ * tenant's signing secret and events URL, and `/v1/config/routing`, the tenant layer of
+ * routing config: GET shows every resolved value with the layer it came from; PUT replaces
+ * the tenant layer; DELETE clears it.
  */
 export const config = new Hono<AppEnv>()
+  .get("/", (c) => {
+    const hosts = outboundPolicy(c.env, c.req.url).relayHosts;
+    const view: ConfigView = {
+      outbound: {
+        allow_local_endpoints: allowLocalEndpoints(c.env),
+        relay_hosts: [...new Set(hosts.map((h) => (h.port === null ? h.hostname : `${h.hostname}:${h.port}`)))],
+      },
+    };
+    return c.json(view);
+  })
+  // The secret Relay signs deliveries to the tenant's webhook agents and http tools with (made on first read).
+  .get("/signing-secret", async (c) => c.json(await ensureSigningSecret(c.env.DB, c.get("tenant"))))
+  .post("/signing-secret/rotate", async (c) => {
+    // The body is optional: none rotates with the default grace period.
+    const empty = (await readText(c)).trim() === "";
+    const { grace_s } = empty ? SigningSecretRotate.parse({}) : await readJson(c, SigningSecretRotate);
+    const rotated = await rotateSigningSecret(c.env.DB, c.get("tenant"), grace_s);
+    // Sessions in this isolate sign with the new secret at once; others within SIGNING_TTL_MS.
+    forgetSigningSecret(c.get("tenant"));
+    return c.json(rotated);
+  })
   .get("/routing", async (c) => {
     const stored = await getTenantConfig(c.env.DB, c.get("tenant"));
     const { patch, warnings } = patchFromVars(c.env);
@@ -45,6 +71,7 @@ export const config = new Hono<AppEnv>()
   })
   .put("/events", async (c) => {
     const input = await readJson(c, EventSubscriptionInput);
+    assertEndpointAllowed(outboundPolicy(c.env, c.req.url), input.url, "url");
     const { created, subscription } = await putSubscription(c.env.DB, c.get("tenant"), input);
     // Sessions of this isolate queue notifications from now on (others within the head's TTL).
     invalidateTenant(c.get("tenant"));

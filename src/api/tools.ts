@@ -4,6 +4,7 @@ import type { AppEnv } from "../app-env";
 import { RelayError } from "../errors";
 import { deleteTool, getTool, listTools, putTool } from "../registry/tool-store";
 import { ToolDefinition, ToolName } from "../schemas/tool";
+import { assertEndpointAllowed, outboundPolicy } from "../services/outbound";
 import { invalidateTenant } from "../services/registry-cache";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
 import { parseWith, readJson, readQuery } from "./validate";
@@ -23,6 +24,7 @@ export const tools = new Hono<AppEnv>()
         issues: [{ path: "name", message: "must equal the name in the URL" }],
       });
     }
+    assertEndpointAllowed(outboundPolicy(c.env, c.req.url), definition.url, "url");
     const { created, tool } = await putTool(c.env.DB, c.get("tenant"), definition);
     invalidateTenant(c.get("tenant"));
     return c.json(tool, created ? 201 : 200);

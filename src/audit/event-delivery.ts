@@ -1,5 +1,7 @@
 import { deadline } from "../lib/deadline";
 import { webhookHeaders } from "../lib/standard-webhooks";
+import { outboundFetch } from "../outbound/fetch";
+import type { OutboundPolicy } from "../outbound/policy";
 import type { AuditRecord } from "./record";
 
 /**
@@ -19,12 +21,18 @@ export function deliveryBody(record: AuditRecord): string {
 
 export type DeliveryOutcome = { ok: true; status: number } | { ok: false; error: string };
 
-/** Signed at wall-clock time (what a receiver checks the 5-minute window against). */
+/**
+ * Signed at wall-clock time (what a receiver checks the 5-minute window against). A URL the
+ * outbound policy refuses (set before the policy, or since refused by a changed deployment)
+ * is not called: the attempt fails with ENDPOINT_NOT_ALLOWED and is retried like any other
+ * failure, so a corrected events URL still gets it.
+ */
 export async function deliver(
   url: string,
   secret: string,
   id: string,
   body: string,
+  policy: OutboundPolicy,
   nowMs = Date.now(),
 ): Promise<DeliveryOutcome> {
   const timestamp = Math.floor(nowMs / 1000);
@@ -35,20 +43,16 @@ export async function deliver(
   };
   const { signal, clear } = deadline(DELIVERY_TIMEOUT_MS);
   try {
-    const response = await fetch(url, { method: "POST", headers, body, signal, redirect: "manual" });
+    const result = await outboundFetch(url, { method: "POST", headers, body, signal }, policy);
+    if (result.kind === "refused")
+      return { ok: false, error: `ENDPOINT_NOT_ALLOWED (${result.rule}): ${result.message}` };
+    if (result.kind === "failed")
+      return { ok: false, error: signal.aborted ? `no answer within ${DELIVERY_TIMEOUT_MS} ms` : result.message };
+    const { response } = result;
     await response.body?.cancel().catch(() => undefined);
     return response.status >= 200 && response.status < 300
       ? { ok: true, status: response.status }
       : { ok: false, error: `HTTP ${response.status}` };
-  } catch (error) {
-    return {
-      ok: false,
-      error: signal.aborted
-        ? `no answer within ${DELIVERY_TIMEOUT_MS} ms`
-        : error instanceof Error
-          ? error.message
-          : String(error),
-    };
   } finally {
     clear();
   }

@@ -18,6 +18,11 @@ export const ERROR_STATUS = {
   TOOL_OUTPUTS_MISMATCH: 400,
   /** An inbox answer of the wrong shape for the item (a reply to an approval, a decision to a question). */
   INBOX_ANSWER_MISMATCH: 400,
+  /**
+   * An address Relay will not call on a tenant's behalf (the outbound policy, docs/security.md):
+   * refused when registered, and a call refused when made (a run error or tool output).
+   */
+  ENDPOINT_NOT_ALLOWED: 400,
   // 401 — who is calling
   UNAUTHORIZED: 401,
   /** A webhook whose signature or timestamp does not verify. */

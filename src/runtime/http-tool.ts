@@ -12,13 +12,9 @@
  */
 import { deadline } from "../lib/deadline";
 import { readCapped } from "../lib/read-capped";
-import { isWebhookSecret, webhookHeaders } from "../lib/standard-webhooks";
-import { excerpt } from "../providers/failures";
+import { deliveryHeaders, errorExcerpt, type OutboundCall, outboundFetch, unusableSecret } from "../outbound/fetch";
 import type { PendingCall } from "../schemas/run";
 import type { ToolDefinition } from "../schemas/tool";
-import { secretList } from "./webhook-agent";
-
-const ERROR_EXCERPT_BYTES = 4 * 1024;
 
 export interface HttpToolCall {
   session_id: string;
@@ -49,11 +45,16 @@ export function toolSecret(env: Record<string, unknown>, tool: string): string |
   return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
 }
 
-/** Calls the tool within its deadline (`timeout_s`), its reply capped at `max_response_bytes`. */
+/**
+ * Calls the tool within its deadline (`timeout_s`), its reply capped at `max_response_bytes`.
+ * `options.outbound`: the address policy in force and the delivery's signing (the caller
+ * resolves `TOOL_SECRET_<NAME>`, else the tenant's signing secret, none for `signing: none`).
+ * A URL the policy refuses is never called: the output says why.
+ */
 export async function callHttpTool(
   tool: ToolDefinition,
   input: HttpToolCall,
-  options: { secret: string | undefined; now?: () => number },
+  options: { outbound: OutboundCall; now?: () => number },
 ): Promise<HttpToolResult> {
   const now = options.now ?? Date.now;
   const started = now();
@@ -63,12 +64,10 @@ export async function callHttpTool(
     status,
     duration_ms: Math.max(0, now() - started),
   });
-  const secrets = secretList(options.secret);
-  if (secrets.some((s) => !isWebhookSecret(s)))
-    return done(
-      false,
-      `Error: '${tool.name}' could not be called: ${toolSecretName(tool.name)} is not a Standard Webhooks secret.`,
-    );
+  const { signing, policy } = options.outbound;
+  if (!signing.ok) return done(false, `Error: '${tool.name}' could not be called: ${signing.message}.`);
+  if (unusableSecret(signing))
+    return done(false, `Error: '${tool.name}' could not be called: ${signing.by} is not a Standard Webhooks secret.`);
 
   const timeoutMs = tool.timeout_s * 1000;
   const { signal, clear } = deadline(timeoutMs);
@@ -101,22 +100,19 @@ export async function callHttpTool(
       "content-type": "application/json",
       accept: "application/json, text/plain;q=0.9, */*;q=0.5",
       "user-agent": "Relay",
-      "webhook-id": input.call.id,
-      "webhook-timestamp": String(timestamp),
+      ...(await deliveryHeaders(signing.secrets, input.call.id, timestamp, body)),
     };
-    if (secrets.length > 0) Object.assign(headers, await webhookHeaders(secrets, input.call.id, timestamp, body));
-    let response: Response;
-    try {
-      response = await fetch(tool.url!, { method: "POST", headers, body, signal, redirect: "manual" });
-    } catch (error) {
+    const result = await outboundFetch(tool.url ?? "", { method: "POST", headers, body, signal }, policy);
+    if (result.kind === "refused")
       return done(
         false,
-        `Error: '${tool.name}' could not be reached: ${excerpt(error instanceof Error ? error.message : String(error))}`,
+        `Error: '${tool.name}' was not called: its url is not allowed (${result.rule}): ${result.message}`,
       );
-    }
+    if (result.kind === "failed") return done(false, `Error: '${tool.name}' could not be reached: ${result.message}`);
+    const { response } = result;
     if (response.status < 200 || response.status > 299) {
-      const text = await readCapped(response, ERROR_EXCERPT_BYTES, "truncate");
-      const detail = text.ok && text.text.trim() !== "" ? `: ${excerpt(text.text)}` : "";
+      const text = await errorExcerpt(response);
+      const detail = text !== "" ? `: ${text}` : "";
       return done(false, `Error: '${tool.name}' failed with HTTP ${response.status}${detail}`, response.status);
     }
     const declared = Number(response.headers.get("content-length"));

@@ -1,4 +1,5 @@
 import type { Result } from "../errors";
+import type { OutboundCall } from "../outbound/fetch";
 import type { ChatMessage, ChatProvider } from "../providers/types";
 import type { AgentDefinition } from "../schemas/agent";
 import type { AgentTurnResult } from "./agent-turn";
@@ -20,8 +21,8 @@ export interface OneTurnInput {
   timeoutMs: number;
   provider: Result<ChatProvider>;
   default_model: string;
-  /** The agent's webhook secret (webhook agents). */
-  secret: string | undefined;
+  /** Resolves the address policy and delivery signing of a webhook agent's call (asked only for webhook agents). */
+  outbound: () => Promise<OutboundCall>;
 }
 
 export async function oneTurn(input: OneTurnInput): Promise<AgentTurnResult> {
@@ -49,7 +50,7 @@ export async function oneTurn(input: OneTurnInput): Promise<AgentTurnResult> {
   };
   if (agent.kind === "webhook")
     return callWebhookAgent({ name: agent.name, endpoint: agent.endpoint! }, request, {
-      secret: input.secret,
+      outbound: await input.outbound(),
       timeoutMs,
     });
   if (!input.provider.ok)

@@ -14,8 +14,15 @@ import { z } from "zod";
 import type { ErrorCode } from "../errors/codes";
 import { deadline } from "../lib/deadline";
 import { readCapped } from "../lib/read-capped";
-import { isWebhookSecret, webhookHeaders } from "../lib/standard-webhooks";
 import { ulid } from "../lib/ulid";
+import {
+  deliveryHeaders,
+  ERROR_EXCERPT_CHARS,
+  errorExcerpt,
+  type OutboundCall,
+  outboundFetch,
+  unusableSecret,
+} from "../outbound/fetch";
 import { excerpt } from "../providers/failures";
 import type { ChatResponse, ToolCall } from "../providers/types";
 import { argumentsText, describeIssue, wireMessage } from "../providers/wire";
@@ -23,8 +30,6 @@ import type { AgentTurnRequest, AgentTurnResult } from "./agent-turn";
 
 /** The most reply body Relay reads; a longer reply fails the turn unread past this. */
 export const MAX_REPLY_BYTES = 1024 * 1024;
-/** The most of an error reply's body read for its message. */
-const ERROR_EXCERPT_BYTES = 4 * 1024;
 /** A reply may ask for this many tool calls at most in one turn. */
 export const MAX_REPLY_TOOL_CALLS = 128;
 
@@ -36,10 +41,11 @@ export interface WebhookAgent {
 
 export interface WebhookCallOptions {
   /**
-   * The agent's secret(s) as configured (see {@link agentSecret}): comma-separated
-   * `whsec_…` values; each signs the delivery. Undefined: the delivery goes unsigned.
+   * The address policy in force and how the delivery is signed (resolved by the caller:
+   * `AGENT_SECRET_<NAME>` when set, else the tenant's signing secret, none when the agent
+   * says `signing: none`). Each secret signs the delivery.
    */
-  secret: string | undefined;
+  outbound: OutboundCall;
   /** Deadline for the whole exchange, connection to last byte of the reply. */
   timeoutMs: number;
   /**
@@ -99,9 +105,11 @@ type Outcome = { ok: true; response: ChatResponse } | { ok: false; code: ErrorCo
 const fail = (code: ErrorCode, message: string): Outcome => ({ ok: false, code, message });
 
 /**
- * Runs one turn on the agent's endpoint. Failures: `WEBHOOK_TIMEOUT` (deadline passed),
- * `WEBHOOK_ERROR` (unreachable, non-2xx with its status, or an unusable secret),
- * `WEBHOOK_INVALID_REPLY` (oversize, not JSON, wrong shape, nothing in it).
+ * Runs one turn on the agent's endpoint. Failures: `ENDPOINT_NOT_ALLOWED` (the address policy
+ * refuses the endpoint: nothing is sent), `WEBHOOK_TIMEOUT` (deadline passed), `WEBHOOK_ERROR`
+ * (unreachable, non-2xx with its status and a short excerpt, or an unusable secret),
+ * `WEBHOOK_INVALID_REPLY` (oversize, not JSON, wrong shape, nothing in it),
+ * `DEPENDENCY_UNAVAILABLE` (the signing secret could not be read).
  */
 export async function callWebhookAgent(
   agent: WebhookAgent,
@@ -117,14 +125,10 @@ export async function callWebhookAgent(
       : { ...outcome, duration_ms };
   };
 
-  const secrets = secretList(options.secret);
-  if (secrets.some((s) => !isWebhookSecret(s))) {
-    return done(
-      fail(
-        "WEBHOOK_ERROR",
-        `${agentSecretName(agent.name)} is not a Standard Webhooks secret (expected whsec_ + base64)`,
-      ),
-    );
+  const { signing } = options.outbound;
+  if (!signing.ok) return done(fail("DEPENDENCY_UNAVAILABLE", `${agent.name}: ${signing.message}`));
+  if (unusableSecret(signing)) {
+    return done(fail("WEBHOOK_ERROR", `${signing.by} is not a Standard Webhooks secret (expected whsec_ + base64)`));
   }
 
   const { signal, clear } = deadline(options.timeoutMs);
@@ -136,13 +140,19 @@ export async function callWebhookAgent(
   });
   // The race also covers a reply body that stalls mid-stream; exchange() never rejects.
   const id = options.id ?? `msg_${ulid()}`;
-  return done(await Promise.race([exchange(agent, turn, secrets, id, started, signal), timedOut]).finally(clear));
+  return done(
+    await Promise.race([
+      exchange(agent, turn, options.outbound, signing.secrets, id, started, signal),
+      timedOut,
+    ]).finally(clear),
+  );
 }
 
 async function exchange(
   agent: WebhookAgent,
   turn: AgentTurnRequest,
-  secrets: string[],
+  outbound: OutboundCall,
+  secrets: readonly string[],
   id: string,
   nowMs: number,
   signal: AbortSignal,
@@ -153,28 +163,28 @@ async function exchange(
     "content-type": "application/json",
     accept: "application/json",
     "user-agent": "Relay",
-    "webhook-id": id,
-    "webhook-timestamp": String(timestamp),
+    ...(await deliveryHeaders(secrets, id, timestamp, body)),
   };
-  if (secrets.length > 0) Object.assign(headers, await webhookHeaders(secrets, id, timestamp, body));
 
-  let response: Response;
-  try {
-    // Redirects are not followed: a POST turned into a GET elsewhere is never what was meant.
-    response = await fetch(agent.endpoint, { method: "POST", headers, body, signal, redirect: "manual" });
-  } catch (error) {
-    return fail("WEBHOOK_ERROR", `${agent.name}: the webhook could not be reached: ${describe(error)}`);
-  }
+  const result = await outboundFetch(agent.endpoint, { method: "POST", headers, body, signal }, outbound.policy);
+  if (result.kind === "refused")
+    return fail(
+      "ENDPOINT_NOT_ALLOWED",
+      `${agent.name}: the endpoint is not allowed (${result.rule}): ${result.message}`,
+    );
+  if (result.kind === "failed")
+    return fail("WEBHOOK_ERROR", `${agent.name}: the webhook could not be reached: ${result.message}`);
+  const { response } = result;
 
   if (response.status < 200 || response.status > 299) {
-    const text = await readCapped(response, ERROR_EXCERPT_BYTES, "truncate");
-    const hint = response.status === 401 || response.status === 403 ? unsignedHint(agent, secrets) : "";
+    const text = await errorExcerpt(response);
+    const hint = response.status === 401 || response.status === 403 ? unsignedHint(secrets) : "";
     const location = response.headers.get("location");
     const redirect =
       response.status >= 300 && response.status < 400
-        ? ` (redirects are not followed${location ? `; location: ${location}` : ""})`
+        ? ` (redirects are not followed${location ? `; location: ${excerpt(location, ERROR_EXCERPT_CHARS)}` : ""})`
         : "";
-    const detail = text.ok && text.text.trim() !== "" ? `: ${excerpt(text.text)}` : "";
+    const detail = text !== "" ? `: ${text}` : "";
     return fail(
       "WEBHOOK_ERROR",
       `${agent.name}: the webhook answered HTTP ${response.status}${redirect}${hint}${detail}`,
@@ -244,10 +254,6 @@ function toolCalls(reply: WebhookReply): ToolCall[] {
   });
 }
 
-function unsignedHint(agent: WebhookAgent, secrets: string[]): string {
-  return secrets.length === 0 ? ` (the delivery was unsigned: ${agentSecretName(agent.name)} is not set)` : "";
-}
-
-export function describe(error: unknown): string {
-  return excerpt(error instanceof Error ? error.message : String(error));
+function unsignedHint(secrets: readonly string[]): string {
+  return secrets.length === 0 ? " (the delivery was unsigned: the agent's definition says signing: none)" : "";
 }

@@ -131,6 +131,15 @@ export const Guardrails = z.strictObject({
   on_failure: z.enum(["reject", "repair", "warn"]).default("reject"),
 });
 
+/**
+ * How Relay signs what it sends to a webhook agent's endpoint or an http tool's url
+ * (Standard Webhooks). `signed` (the default when absent): with the operator's
+ * `AGENT_SECRET_<NAME>` / `TOOL_SECRET_<NAME>` when set, else the tenant's signing secret
+ * (`GET /v1/config/signing-secret`). `none`: unsigned, only when the definition says so.
+ */
+export const Signing = z.enum(["signed", "none"]);
+export type Signing = z.infer<typeof Signing>;
+
 /** An agent definition (design §2): what the registry stores and the routers compile. */
 export const AgentDefinition = z
   .strictObject({
@@ -144,7 +153,9 @@ export const AgentDefinition = z
       .max(64 * 1024)
       .default(""),
     model: z.string().max(200).optional(),
+    /** Webhook agents: where turns are POSTed. Relay's outbound address policy applies (docs/security.md). */
     endpoint: z.url({ protocol: /^https?$/ }).optional(),
+    signing: Signing.optional(),
     triggers: Triggers.default({ keywords: [], patterns: [], examples: [], priority: 50 }),
     capabilities: z.array(Capability).max(LIMITS.capabilities).default([]),
     handoffs: z.array(HandoffSpec).max(LIMITS.handoffs).default([]),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Signing } from "./agent";
 
 /**
  * Tools (design §2, §4a): a tenant's registry of functions its agents may call, next to
@@ -40,8 +41,10 @@ export const ToolDefinition = z
       .record(z.string(), z.unknown())
       .refine((schema) => schema.type === "object", "must be a JSON Schema with type: object")
       .default(EMPTY_PARAMETERS),
-    /** `http` tools: where the call is POSTed. */
+    /** `http` tools: where the call is POSTed. Relay's outbound address policy applies (docs/security.md). */
     url: z.url({ protocol: /^https?$/ }).optional(),
+    /** `http` tools: how calls are signed (see Signing); absent: signed. */
+    signing: Signing.optional(),
     /** `http` tools: the deadline of one call, connection to last byte. */
     timeout_s: z.number().int().min(1).max(60).default(10),
     /** `http` tools: replies longer than this fail the call unread. */
@@ -52,6 +55,12 @@ export const ToolDefinition = z
       ctx.addIssue({ code: "custom", path: ["url"], message: "an http tool needs a url" });
     if (tool.kind === "client" && tool.url)
       ctx.addIssue({ code: "custom", path: ["url"], message: "a client tool runs in the API client; it has no url" });
+    if (tool.kind === "client" && tool.signing)
+      ctx.addIssue({
+        code: "custom",
+        path: ["signing"],
+        message: "a client tool is not called by Relay; nothing is signed",
+      });
   });
 export type ToolDefinition = z.infer<typeof ToolDefinition>;
 export type ToolDefinitionInput = z.input<typeof ToolDefinition>;

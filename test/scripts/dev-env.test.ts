@@ -7,10 +7,12 @@ import {
   devUrl,
   devWranglerEnv,
   listed,
+  localEndpointsInDevVars,
   setupSummary,
   tenantsOf,
 } from "../../scripts/lib/dev-env";
 import { parseApiKeys } from "../../src/auth/api-keys";
+import { isRelayHost, parseRelayHosts } from "../../src/outbound/policy";
 import wranglerToml from "../../wrangler.toml?raw";
 
 describe("the environment wrangler runs with in dev", () => {
@@ -56,6 +58,22 @@ describe("what the dev setup reads", () => {
     ]);
   });
 
+  it("lets npm run dev call local endpoints, with wrangler dev's own address still refused; wrangler.toml never switches it on", () => {
+    expect(localEndpointsInDevVars(devVarsExample)).toBe(true);
+    const hosts = /^RELAY_HOSTS="([^"]*)"/m.exec(devVarsExample)?.[1];
+    expect(isRelayHost(new URL(`${devUrl(wranglerToml)}/health`), parseRelayHosts(hosts))).toBe(true);
+    expect(isRelayHost(new URL("http://localhost:8787/v1/webhooks/demo"), parseRelayHosts(hosts))).toBe(true);
+    expect(isRelayHost(new URL("http://127.0.0.1:9000/agent"), parseRelayHosts(hosts))).toBe(false);
+    expect(wranglerToml).not.toMatch(/RELAY_ALLOW_LOCAL_ENDPOINTS/);
+  });
+
+  it("reads the local switch only when it is true", () => {
+    expect(localEndpointsInDevVars('RELAY_ALLOW_LOCAL_ENDPOINTS="true"\n')).toBe(true);
+    expect(localEndpointsInDevVars("RELAY_ALLOW_LOCAL_ENDPOINTS = TRUE\n")).toBe(true);
+    expect(localEndpointsInDevVars('RELAY_ALLOW_LOCAL_ENDPOINTS="false"\n')).toBe(false);
+    expect(localEndpointsInDevVars('# RELAY_ALLOW_LOCAL_ENDPOINTS="true"\nRELAY_API_KEYS=a:aaaaaaaa\n')).toBe(false);
+  });
+
   it("tells the migrations applied from the apply output, none when it had nothing to do", () => {
     const files = ["0001_create_registry.sql", "0002_create_audit.sql", "0003_index_handoff_history.sql"];
     const output =
@@ -85,6 +103,7 @@ describe("what the dev setup prints", () => {
     agents: ["billing", "triage"],
     keys,
     url: "http://127.0.0.1:8787",
+    localEndpoints: true,
   };
 
   it("is a few lines: migrations, agents and tenants, the URL with a key to call it with, the dashboard", () => {
@@ -110,6 +129,13 @@ describe("what the dev setup prints", () => {
         "  local D1: 1 migration applied (0002_b)",
         "  2 demo agents loaded (billing, triage) for tenant dev",
       ]),
+    );
+  });
+
+  it("says so when an older .dev.vars leaves local endpoints refused", () => {
+    expect(setupSummary(base).join("\n")).not.toContain("local endpoints");
+    expect(setupSummary({ ...base, localEndpoints: false })).toContain(
+      '  local endpoints: refused (add RELAY_ALLOW_LOCAL_ENDPOINTS="true" to .dev.vars to call webhook agents and tools on this machine)',
     );
   });
 

@@ -4,6 +4,7 @@ import { auditEvent } from "../../../src/audit/events";
 import { type AuditRecord, SYSTEM_ACTOR } from "../../../src/audit/record";
 import { getSubscription } from "../../../src/registry/event-subscriptions";
 import { DELIVERED_FAMILIES, subscribed } from "../../../src/schemas/events";
+import { outboundPolicy } from "../../../src/services/outbound";
 import { knownUnsubscribed } from "../../../src/services/registry-cache";
 import type { Sql } from "../../shared/sql";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
@@ -76,11 +77,12 @@ export class SessionDeliveries {
         this.k.transaction(() => this.queue.clear());
         return { type: "done" };
       }
+      const policy = outboundPolicy(this.k.env);
       const outcomes = await Promise.all(
         due.map(async (d) => ({
           d,
           outcome: subscribed(subscription.types, d.record.action)
-            ? await deliver(subscription.url, subscription.secret, d.record.id, deliveryBody(d.record))
+            ? await deliver(subscription.url, subscription.secret, d.record.id, deliveryBody(d.record), policy)
             : null,
         })),
       );

@@ -14,7 +14,6 @@ import { ulid } from "../../../src/lib/ulid";
 import { compileRules } from "../../../src/routing/rules";
 import { oneTurn } from "../../../src/runtime/one-turn";
 import { RUN_WAIT_MS } from "../../../src/runtime/run-deadlines";
-import { agentSecret } from "../../../src/runtime/webhook-agent";
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import type {
   AgentResult,
@@ -25,6 +24,7 @@ import type {
 } from "../../../src/schemas/collaboration";
 import type { HistoryItem } from "../../../src/schemas/handoff";
 import { type AgentModels, agentModels } from "../../../src/services/agent-models";
+import { agentOutbound } from "../../../src/services/outbound";
 import { agentDirectory } from "../../../src/services/registry-cache";
 import { type SessionRecord, touch } from "../../../src/sessions/model";
 import type { TimerHandlers } from "../../shared/timers";
@@ -197,7 +197,7 @@ export class SessionFanout {
       timeoutMs: task.timeout_s * 1000,
       provider: models.provider,
       default_model: models.default_model,
-      secret: agentSecret(this.k.env as unknown as Record<string, unknown>, agent.name),
+      outbound: () => agentOutbound(this.k.env, this.k.store.load()?.tenant ?? "", agent),
     });
     if (!result.ok) {
       const error = result.code === "MODEL_TIMEOUT" || result.code === "WEBHOOK_TIMEOUT" ? TASK_TIMEOUT : result.code;

@@ -69,7 +69,14 @@ export class RunAnswer {
         ...turn.plan.request,
         messages: [...turn.plan.request.messages, ...repairMessages(output, check.errors)],
       };
-      const repaired = await executeTurn(this.k.env, agent, request, turn.models, current.run.turns);
+      const repaired = await executeTurn(
+        this.k.env,
+        agent,
+        request,
+        turn.models,
+        current.run.turns,
+        this.k.store.load()?.tenant ?? "",
+      );
       if (repaired.ok) {
         events.push(
           traceEvent(

@@ -1,7 +1,7 @@
 import { agentActor } from "../../../src/audit/record";
 import { handoffToolCalled } from "../../../src/audit/run-events";
 import { fanOutCallOutput, fanOutCallTasks } from "../../../src/runtime/fan-out-tool";
-import { callHttpTool, toolSecret } from "../../../src/runtime/http-tool";
+import { callHttpTool } from "../../../src/runtime/http-tool";
 import { handoffOutput } from "../../../src/runtime/interpret";
 import { callsStepMs, HANDOFF_STEP_MS, TOOL_OUTPUTS_TIMEOUT_MS } from "../../../src/runtime/run-deadlines";
 import { traceArgs, traceEvent } from "../../../src/runtime/run-record";
@@ -10,6 +10,7 @@ import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { HistoryItem } from "../../../src/schemas/handoff";
 import type { PendingCall, TurnWork, WorkCall, WorkHandoff } from "../../../src/schemas/run";
 import { agentModels } from "../../../src/services/agent-models";
+import { toolOutbound } from "../../../src/services/outbound";
 import type { AgentDirectory } from "../../../src/services/registry-cache";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import type { SessionFanout } from "../fanout/session-fanout";
@@ -159,7 +160,7 @@ export class RunCalls {
         const result = await callHttpTool(
           tool,
           { session_id: row.run.session_id, run_id: row.run.id, agent: work.agent, call },
-          { secret: toolSecret(this.k.env as unknown as Record<string, unknown>, tool.name) },
+          { outbound: await toolOutbound(this.k.env, tenant, tool) },
         );
         return { call, ...result };
       }),

@@ -1,9 +1,10 @@
 import type { Env } from "../../../src/env";
 import type { AgentTurnRequest, AgentTurnResult } from "../../../src/runtime/agent-turn";
 import { callModel, turnTimeoutMs } from "../../../src/runtime/turn";
-import { agentSecret, callWebhookAgent, turnDeliveryId } from "../../../src/runtime/webhook-agent";
+import { callWebhookAgent, turnDeliveryId } from "../../../src/runtime/webhook-agent";
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { AgentModels } from "../../../src/services/agent-models";
+import { agentOutbound } from "../../../src/services/outbound";
 
 /**
  * Sends turn number `turn` of a run to whoever executes the agent: its webhook (one
@@ -15,11 +16,12 @@ export async function executeTurn(
   request: AgentTurnRequest,
   models: AgentModels,
   turn: number,
+  tenant: string,
 ): Promise<AgentTurnResult> {
   const timeout = turnTimeoutMs(agent);
   if (agent.kind === "webhook") {
     return callWebhookAgent({ name: agent.name, endpoint: agent.endpoint! }, request, {
-      secret: agentSecret(env as unknown as Record<string, unknown>, agent.name),
+      outbound: await agentOutbound(env, tenant, agent),
       timeoutMs: timeout,
       id: turnDeliveryId(request.run_id, turn),
     });

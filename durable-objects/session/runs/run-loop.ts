@@ -156,7 +156,7 @@ export class RunLoop {
       now,
       turnStepMs(agent),
     );
-    const result = await executeTurn(this.k.env, agent, plan.request, models, started.run.turns);
+    const result = await executeTurn(this.k.env, agent, plan.request, models, started.run.turns, session.tenant);
     const after = this.k.now();
     const executor = agent.kind === "webhook" ? "webhook" : "model";
     if (!result.ok) {

@@ -2,10 +2,10 @@ import { peerQueryTimeoutS } from "../../../src/collaboration/peer-query";
 import type { Env } from "../../../src/env";
 import { collaborationRpc } from "../../../src/rpc/stubs";
 import { oneTurn } from "../../../src/runtime/one-turn";
-import { agentSecret } from "../../../src/runtime/webhook-agent";
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { WorkCall } from "../../../src/schemas/run";
 import type { AgentModels } from "../../../src/services/agent-models";
+import { agentOutbound } from "../../../src/services/outbound";
 
 /**
  * An agent's turn talking to other agents (design §6): `ask_agent`, `notify_agent` and
@@ -104,7 +104,7 @@ export async function runPeerCall(ctx: PeerContext, call: WorkCall): Promise<Pee
         timeoutMs: timeoutS * 1000,
         provider: ctx.models.provider,
         default_model: ctx.models.default_model,
-        secret: agentSecret(ctx.env as unknown as Record<string, unknown>, peer.name),
+        outbound: () => agentOutbound(ctx.env, ctx.tenant, peer),
       });
       const correlation_id = query.value.message.id;
       if (!answer.ok) {

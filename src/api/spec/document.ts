@@ -151,7 +151,7 @@ function operationObject(operation: Operation, writer: SchemaWriter): JsonSchema
   const body = operation.body
     ? {
         requestBody: {
-          required: true,
+          required: !operation.bodyOptional,
           content: {
             "application/json": { schema: writer.write(operation.body, "input") },
             ...(operation.bodyMedia

@@ -44,6 +44,7 @@ import {
   SessionView,
   TriggerFire,
 } from "../../schemas/session";
+import { ConfigView, SigningSecret, SigningSecretRotate } from "../../schemas/signing";
 import { StoredTool, ToolDefinition, ToolName } from "../../schemas/tool";
 import { WebhookPayload } from "../../schemas/webhook";
 import { AgentListQuery } from "../agents";
@@ -84,6 +85,8 @@ export interface Operation {
   params?: Record<string, z.ZodType>;
   query?: z.ZodObject;
   body?: z.ZodType;
+  /** The body may be left out (its schema's defaults apply). */
+  bodyOptional?: boolean;
   /** Request media types besides JSON (an agent as Markdown). */
   bodyMedia?: "text/markdown";
   headers?: Record<string, { schema: z.ZodType; required?: boolean; description: string }>;
@@ -102,7 +105,8 @@ export const TAGS = {
   inbox: "What waits for a person: human turns, escalations and approvals.",
   collaborations: "Agents talking to each other: messages, queries, negotiation, escalation.",
   audit: "The tenant's audit trail in D1.",
-  webhooks: "Signed deliveries from other systems, and where Relay sends its own.",
+  webhooks:
+    "Signed deliveries from other systems; where Relay sends its own, the secret that signs them, and which addresses it calls.",
 } as const;
 export type Tag = keyof typeof TAGS;
 
@@ -171,7 +175,14 @@ export const OPERATIONS: Operation[] = [
     body: AgentDefinition,
     bodyMedia: "text/markdown",
     answers: { 200: json("Replaced.", StoredAgent), 201: json("Created.", StoredAgent) },
-    errors: [...BODY, "INVALID_AGENT_FILE", "INVALID_PATTERN", "INVALID_EXPRESSION", "INVALID_CONDITION"],
+    errors: [
+      ...BODY,
+      "INVALID_AGENT_FILE",
+      "INVALID_PATTERN",
+      "INVALID_EXPRESSION",
+      "INVALID_CONDITION",
+      "ENDPOINT_NOT_ALLOWED",
+    ],
   },
   {
     method: "get",
@@ -241,7 +252,7 @@ export const OPERATIONS: Operation[] = [
     params: ToolParam,
     body: ToolDefinition,
     answers: { 200: json("Replaced.", StoredTool), 201: json("Created.", StoredTool) },
-    errors: BODY,
+    errors: [...BODY, "ENDPOINT_NOT_ALLOWED"],
   },
   {
     method: "get",
@@ -332,7 +343,7 @@ export const OPERATIONS: Operation[] = [
     summary: "Set the events URL (Relay makes the signing secret)",
     body: EventSubscriptionInput,
     answers: { 200: json("Replaced.", EventSubscription), 201: json("Created.", EventSubscription) },
-    errors: BODY,
+    errors: [...BODY, "ENDPOINT_NOT_ALLOWED"],
   },
   {
     method: "delete",
@@ -341,6 +352,38 @@ export const OPERATIONS: Operation[] = [
     summary: "Stop sending events",
     answers: { 204: noContent },
     errors: ["NOT_FOUND"],
+  },
+  {
+    method: "get",
+    path: "/v1/config",
+    tag: "webhooks",
+    summary: "What this deployment lets Relay call",
+    description:
+      "The outbound address policy's settings: whether local endpoints (`http:`, loopback, private networks) are allowed, and Relay's own hosts, which it never calls.",
+    answers: { 200: json("The settings.", ConfigView) },
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/v1/config/signing-secret",
+    tag: "webhooks",
+    summary: "The secret Relay signs deliveries to your webhook agents and http tools with",
+    description:
+      "Standard Webhooks. Made by Relay on first use. Used unless the operator set the agent's or tool's own secret (`AGENT_SECRET_<NAME>`, `TOOL_SECRET_<NAME>`), or its definition says `signing: none`.",
+    answers: { 200: json("The secret, and the one a rotation replaced while it still signs.", SigningSecret) },
+    errors: [],
+  },
+  {
+    method: "post",
+    path: "/v1/config/signing-secret/rotate",
+    tag: "webhooks",
+    summary: "Replace the signing secret",
+    description:
+      "The replaced secret keeps signing beside the new one for `grace_s` (default one day), so receivers can switch without missing a delivery; `grace_s: 0` stops it at once.",
+    body: SigningSecretRotate,
+    bodyOptional: true,
+    answers: { 200: json("The new secret, and the replaced one while it still signs.", SigningSecret) },
+    errors: BODY,
   },
   {
     method: "post",

@@ -1,0 +1,67 @@
+import { readCapped } from "../lib/read-capped";
+import { isWebhookSecret, webhookHeaders } from "../lib/standard-webhooks";
+import { excerpt } from "../providers/failures";
+import { checkOutboundUrl, type OutboundPolicy, type OutboundRule, refusalMessage } from "./policy";
+
+/**
+ * The one way Relay calls an address a tenant named: the policy is checked first (a refused
+ * URL is never fetched), redirects are never followed, and what comes back of a failure is a
+ * short excerpt only. Callers: the webhook agent and http tool executors, event deliveries.
+ */
+
+/** How much of a failed call's body its error quotes: enough to debug one's own endpoint. */
+export const ERROR_EXCERPT_CHARS = 200;
+/** How much of a failed call's body is read for that excerpt. */
+const ERROR_READ_BYTES = 1024;
+
+/** How one delivery is signed: its secrets, current first (none: unsigned), and what they are, for messages. */
+export type DeliverySigning = { ok: true; secrets: readonly string[]; by: string } | { ok: false; message: string };
+
+/** What a caller resolves before an outbound call: the policy in force and the delivery's signing. */
+export interface OutboundCall {
+  policy: OutboundPolicy;
+  signing: DeliverySigning;
+}
+
+export type OutboundResult =
+  | { kind: "refused"; rule: OutboundRule; message: string }
+  | { kind: "failed"; message: string }
+  | { kind: "response"; response: Response };
+
+/**
+ * Fetches `url` if the policy allows it, with `redirect: "manual"` whatever `init` says.
+ * Never throws: a refusal, a transport failure (message shortened) or the response.
+ */
+export async function outboundFetch(url: string, init: RequestInit, policy: OutboundPolicy): Promise<OutboundResult> {
+  const verdict = checkOutboundUrl(url, policy);
+  if (!verdict.ok) return { kind: "refused", rule: verdict.rule, message: refusalMessage(verdict) };
+  try {
+    // Redirects are not followed: a POST turned into a GET elsewhere is never what was meant,
+    // and a redirect would lead around the policy.
+    return { kind: "response", response: await fetch(verdict.url, { ...init, redirect: "manual" }) };
+  } catch (error) {
+    return { kind: "failed", message: excerpt(error instanceof Error ? error.message : String(error)) };
+  }
+}
+
+/** A short excerpt of a failed call's body ("" when empty or unreadable); the rest is never read. */
+export async function errorExcerpt(response: Response): Promise<string> {
+  const read = await readCapped(response, ERROR_READ_BYTES, "truncate");
+  return read.ok ? excerpt(read.text, ERROR_EXCERPT_CHARS) : "";
+}
+
+/** True when one of the secrets is not a Standard Webhooks secret (`whsec_` + base64). */
+export function unusableSecret(signing: { secrets: readonly string[] }): boolean {
+  return signing.secrets.some((secret) => !isWebhookSecret(secret));
+}
+
+/** The Standard Webhooks headers of a delivery: id and timestamp always, signatures when there are secrets. */
+export async function deliveryHeaders(
+  secrets: readonly string[],
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): Promise<Record<string, string>> {
+  if (secrets.length === 0) return { "webhook-id": id, "webhook-timestamp": String(timestampSeconds) };
+  return { ...(await webhookHeaders(secrets, id, timestampSeconds, body)) };
+}

@@ -1,6 +1,6 @@
 /**
- * What capacity shards cost near full capacity (issue 13; README → Architecture → "Hot
- * agents scale out"), on workerd (Miniflare's API, state in memory), beside `GET /health`
+ * What capacity shards cost near full capacity (docs/handoffs.md, Capacity
+ * shards for hot agents), on workerd (Miniflare's API, state in memory), beside `GET /health`
  * under the same load in the same run. A session's acquire tries its home shard, then the
  * others one at a time, so as an agent fills, the walk gets longer, and a refused acquire
  * visits every shard.

@@ -1,6 +1,6 @@
 /**
  * What a handoff's audit costs on its way to D1, in workerd CPU, beside `GET /health` in
- * the same run (issue 13). Local D1 runs inside the same workerd process as Relay, on the
+ * the same run. Local D1 runs inside the same workerd process as Relay, on the
  * same thread, so the handoffs bench's CPU per handoff includes D1's own work, while the
  * CPU profile of Relay's isolate (bench/profile-handoffs.ts) does not see it. In production
  * D1's work is not the Worker's CPU. Three requests to a small Worker on a migrated D1:

@@ -1,8 +1,8 @@
 /**
  * Handoffs on three setups, one after the other: Relay on workerd through Miniflare's API
  * (requests straight to workerd's socket) with local state in memory (tmpfs), the same with
- * state on disk, then through `wrangler dev` and its proxy (issue 3's benchmark, as a
- * developer runs it). 200 sessions created on the demo `triage` agent, then each does 10
+ * state on disk, then through `wrangler dev` and its proxy (as a developer
+ * runs it). 200 sessions created on the demo `triage` agent, then each does 10
  * immediate handoffs alternating transfer and return (triage → billing or technical, and
  * back), 16 sessions in flight at once. Reports p50/p99 and throughput for session
  * creation and for handoffs, the latency of a handoff with one in flight, /health under
@@ -223,7 +223,7 @@ async function bench(runtime: string, server: DevServer, key: string): Promise<S
   const share = (n: number, seconds: number) => (n / seconds / health) * 100;
   const soloRatio = percentile(soloMs, 50) / percentile(healthSoloMs, 50);
   const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
-  console.log(`\n| target (issue 13), same run | measured | verdict |\n| --- | --- | --- |`);
+  console.log(`\n| target, same run | measured | verdict |\n| --- | --- | --- |`);
   console.log(
     `| handoffs at 16 in flight ≥ 50% of /health's throughput | ${share(handoffMs.length, handoffSeconds).toFixed(0)}% | ${verdict(share(handoffMs.length, handoffSeconds) >= 50)} |`,
   );

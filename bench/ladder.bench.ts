@@ -1,7 +1,7 @@
 /**
  * A ladder of requests, each one step heavier than the last, 16 in flight on workerd
  * (Miniflare's API, no dev proxy), each beside `GET /health` measured in the same run:
- * the step where throughput falls names the cost (issue 13). Rungs: the Worker alone; a
+ * the step where throughput falls names the cost. Rungs: the Worker alone; a
  * cached registry read; a D1 read; a session object read; a session commit with an audit
  * record; a state patch (a commit, then condition triggers evaluated and the timeout timer
  * re-armed); a handoff between two agents without a capacity limit (no AgentDO call);

@@ -1,5 +1,5 @@
 /**
- * Memory as sessions accumulate (issue 13, item 4): Relay on workerd through Miniflare's
+ * Memory as sessions accumulate (docs/benchmarks.md, Memory): Relay on workerd through Miniflare's
  * API, sessions created 1,000 at a time (each with a handoff there and back, so its object
  * has written every table), then left idle. After each thousand, and again after an idle
  * pause, it prints workerd's resident memory and the isolate's JS heap in use (through

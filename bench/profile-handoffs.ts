@@ -4,7 +4,7 @@
  * inspector. Prints the share of samples per step (registry read, commit, AgentDO calls,
  * outbox flush, the Worker's own part), per function (self and inclusive), and the SQL time
  * by the method that ran the statement. On one isolate, throughput is the inverse of the
- * CPU a request costs, so this is the map for making handoffs cheaper (issue 13).
+ * CPU a request costs, so this is the map for making handoffs cheaper.
  *
  *   npx tsx bench/profile-handoffs.ts
  *   PROFILE_CAPACITY=500 npx tsx bench/profile-handoffs.ts   (the target has a limit: leases)

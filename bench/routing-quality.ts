@@ -1,5 +1,5 @@
 /**
- * Routing quality of the rule tier on CLINC150 (issue 4), run as `npx tsx bench/routing-quality.ts`
+ * Routing quality of the rule tier on CLINC150 (docs/benchmarks.md), run as `npx tsx bench/routing-quality.ts`
  * (`npm run bench:routing`). Data: CLINC150 by Larson et al., 2019, CC BY 3.0, read from
  * CLINC150_DIR, by default ../shared/datasets/clinc150 beside the repository (see bench/lib/clinc.ts).
  *

@@ -1,7 +1,7 @@
 /**
- * Rule-tier benchmark: compiled rules (one automaton + prefiltered patterns) against a port of
- * the seed's per-agent loop, in the same run, on synthetic registries of 10 to 10,000 agents
- * (20 keywords and 5 patterns each).
+ * Rule-tier benchmark (docs/benchmarks.md, Rule tier): compiled rules (one automaton +
+ * prefiltered patterns) against a naive per-agent loop, in the same run, on synthetic
+ * registries of 10 to 10,000 agents (20 keywords and 5 patterns each).
  * Run: npx tsx bench/rules.bench.ts   (about 2 minutes on 2 cores; exits by itself)
  */
 import { type CompiledRuleSet, compileRules } from "../src/routing/rules";
@@ -26,7 +26,7 @@ interface Row {
 
 const COMPILED = { warmup: 2000, minIterations: 2000, maxIterations: 40_000, budgetMs: 600 };
 
-/** The seed's loop costs ~agents × bytes: fewer timed calls where one call takes a second. */
+/** The naive loop costs ~agents × bytes: fewer timed calls where one call takes a second. */
 function seedOptions(agents: number, bytes: number) {
   const cost = agents * bytes;
   if (cost >= 10_000_000) return { warmup: 1, minIterations: 6, maxIterations: 50, budgetMs: 1000 };
@@ -95,7 +95,7 @@ async function main(): Promise<void> {
           seedMatches: seedMatches / calls(seed, seedOptions(size, bytes)),
         });
         process.stderr.write(
-          `  ${size} agents, ${bytes} B, ${kind}: ${us(full.p50)} µs (top 3: ${us(top3.p50)}) vs seed ${us(seed.p50)}\n`,
+          `  ${size} agents, ${bytes} B, ${kind}: ${us(full.p50)} µs (top 3: ${us(top3.p50)}) vs naive ${us(seed.p50)}\n`,
         );
       }
     }
@@ -141,7 +141,7 @@ async function main(): Promise<void> {
   for (const line of compileRows) console.log(line);
 
   console.log(
-    "\nRoute latency, µs (full = match(input), every agent with score > 0; top 3 = match(input, 3); seed = port of the seed's loop)",
+    "\nRoute latency, µs (full = match(input), every agent with score > 0; top 3 = match(input, 3); naive = the naive per-agent loop)",
   );
   const widths = [7, 6, 9, 8, 8, 9, 9, 10, 10, 7, 8, 13];
   console.log(
@@ -154,9 +154,9 @@ async function main(): Promise<void> {
         "p99",
         "top3 p50",
         "top3 p99",
-        "seed p50",
-        "seed p99",
-        "seed n",
+        "naive p50",
+        "naive p99",
+        "naive n",
         "speedup",
         "matches",
       ],
@@ -185,10 +185,10 @@ async function main(): Promise<void> {
     );
   }
   console.log(
-    "  speedup = seed p50 / full p50. matches = agents returned per route, compiled / seed (the seed matches keywords as",
+    "  speedup = naive p50 / full p50. matches = agents returned per route, compiled / naive (the naive loop matches keywords as",
   );
   console.log(
-    "  substrings, so it returns more). Compiled samples: up to 40,000 per cell; seed n = timed seed calls (p99 of few = max).",
+    "  substrings, so it returns more). Compiled samples: up to 40,000 per cell; naive n = timed naive calls (p99 of few = max).",
   );
 
   const find = (agents: number, bytes: number, kind: InputKind): Row =>
@@ -205,7 +205,7 @@ async function main(): Promise<void> {
     for (const kind of KINDS) {
       const x = find(1000, bytes, kind).seed.p50 / find(1000, bytes, kind).full.p50;
       console.log(
-        `  ${verdict(x >= 20)} ≥ 20× the seed, 1,000 agents, ${bytes === 2048 ? "2 KiB" : `${bytes} B`}, ${kind}: ${x.toFixed(0)}×`,
+        `  ${verdict(x >= 20)} ≥ 20× the naive loop, 1,000 agents, ${bytes === 2048 ? "2 KiB" : `${bytes} B`}, ${kind}: ${x.toFixed(0)}×`,
       );
     }
   }

@@ -1,6 +1,6 @@
 /**
- * Runs on workerd through Miniflare's API, then through `wrangler dev` on loopback (issue 8's
- * benchmark; BENCH_RUNTIME=workerd or wrangler for one): what Relay itself adds to
+ * Runs on workerd through Miniflare's API, then through `wrangler dev` on loopback
+ * (docs/benchmarks.md, Runs; BENCH_RUNTIME=workerd or wrangler for one): what Relay itself adds to
  * a run, per model call and per handoff, against a fake OpenAI-compatible model on loopback
  * that answers in 0 ms, beside `GET /health` under the same load.
  *
@@ -9,7 +9,7 @@
  *
  * Three kinds of run, each one user message on a fresh session, RUNS of each, CONCURRENCY
  * in flight:
- *   chain  a → b → c: 3 model calls, 2 handoffs (the issue's run);
+ *   chain  a → b → c: 3 model calls, 2 handoffs (the run its target judges);
  *   tools  one agent calling an ordinary tool twice, then answering: 3 model calls, 0 handoffs;
  *   solo   one agent answering at once: 1 model call.
  * A model call's cost is (tools − solo) / 2 and a handoff's is (chain − tools) / 2, at p50
@@ -293,7 +293,7 @@ async function bench(runtime: string, model: Awaited<ReturnType<typeof startMode
     );
     console.log(`| workerd RSS | ${server.workerdRssMiB()} MiB | | |`);
     const overhead = ownAt("chain", 50) / h50;
-    console.log(`\n| target (issue 13), same run | measured | verdict |\n| --- | --- | --- |`);
+    console.log(`\n| target, same run | measured | verdict |\n| --- | --- | --- |`);
     console.log(
       `| a run of 3 model calls and 2 handoffs: server overhead p50 ≤ 5× /health's | ${overhead.toFixed(1)}× | ${overhead <= 5 ? "met" : "MISSED"} |`,
     );

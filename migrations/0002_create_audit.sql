@@ -1,4 +1,4 @@
--- Audit log (design §7): written by the SessionDO outboxes with INSERT OR IGNORE by ULID id.
+-- Audit log (docs/sessions.md, The audit trail): written by the SessionDO outboxes with INSERT OR IGNORE by ULID id.
 CREATE TABLE IF NOT EXISTS audit_log (
   id          TEXT PRIMARY KEY,
   at          TEXT NOT NULL,

@@ -1,4 +1,4 @@
--- Handoffs started by triggers are audited with actor_type 'trigger' (design §5). SQLite
+-- Handoffs started by triggers are audited with actor_type 'trigger' (docs/triggers.md). SQLite
 -- cannot alter a CHECK, so audit_log is rebuilt with its rows and indexes.
 CREATE TABLE audit_log_v2 (
   id          TEXT PRIMARY KEY,
@@ -21,7 +21,7 @@ CREATE INDEX IF NOT EXISTS audit_log_action ON audit_log (tenant, action, id);
 CREATE INDEX IF NOT EXISTS audit_log_agent ON audit_log (tenant, agent, id);
 CREATE INDEX IF NOT EXISTS audit_log_actor ON audit_log (tenant, actor, id);
 
--- Webhook deliveries received (design §5): one row per source and webhook-id, so a repeated
+-- Webhook deliveries received (docs/webhooks.md): one row per source and webhook-id, so a repeated
 -- delivery returns the first result and does nothing again. `status` is 'processing' while
 -- the first delivery is handled; a claim older than a minute may be taken over (its
 -- handler died), and the session's own idempotency key keeps that from doubling a handoff.

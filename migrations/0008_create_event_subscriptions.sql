@@ -1,4 +1,4 @@
--- Webhooks out (design §5): a tenant's events_url receives handoff and run lifecycle
+-- Webhooks out (docs/webhooks.md): a tenant's events_url receives handoff and run lifecycle
 -- notifications, Standard Webhooks-signed with the subscription's own secret (made by
 -- Relay when the subscription is created, shown to the tenant, kept on replacement).
 CREATE TABLE IF NOT EXISTS event_subscriptions (

@@ -1,20 +1,20 @@
 /**
- * The seed's rule router, ported for the benchmark baseline: MJ-CJM/tiangong-cli,
- * packages/core/src/agents/RuleRouter.ts (`route` + `calculateScore`), rewritten here by
- * behaviour. Per route and per agent it lower-cases the input, runs `includes` for every
+ * The rules benchmark's baseline: the naive rule router, the loop a rule tier is before it is
+ * compiled. Per route and per agent it lower-cases the input, runs `includes` for every
  * lower-cased keyword (+10), builds `new RegExp(pattern, 'i')` for every pattern and tests
  * the input (+20, invalid patterns ignored), applies `Math.round(score * (priority / 100))`
- * and its confidence formula, keeps scores > 0 and sorts them descending. The agent-manager
- * look-ups the seed awaits around this loop are left out, which only flatters the baseline.
+ * and a confidence formula, keeps scores > 0 and sorts them descending. Registry look-ups
+ * a router would await around this loop are left out, which only flatters the baseline.
+ * (docs/benchmarks.md, Rule tier.)
  */
 
-/** The slice of an agent definition the seed's scorer reads. */
+/** The slice of an agent definition the naive scorer reads. */
 export interface SeedAgent {
   name: string;
   triggers?: { keywords?: string[]; patterns?: string[]; priority?: number };
 }
 
-/** One scored agent, as the seed's `calculateScore` returns it. */
+/** One scored agent, as the naive scorer returns it. */
 export interface SeedScore {
   agent: SeedAgent;
   score: number;
@@ -49,7 +49,7 @@ function seedScore(agent: SeedAgent, input: string): SeedScore {
   return { agent, score, confidence: Math.min(100, Math.min(100, score) + bonus), matchedKeywords, matchedPatterns };
 }
 
-/** Every agent with a score > 0, best first (the seed returned the first of this list). */
+/** Every agent with a score > 0, best first (a router takes the first). */
 export function seedRoute(agents: readonly SeedAgent[], input: string): SeedScore[] {
   const scores: SeedScore[] = [];
   for (const agent of agents) {

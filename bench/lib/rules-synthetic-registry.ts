@@ -83,7 +83,7 @@ export function registry(count: number, c: Corpus, seed = 2): AgentDefinition[] 
   });
 }
 
-/** The same agents in the shape the seed's router reads. */
+/** The same agents in the shape the naive baseline reads. */
 export function seedAgents(
   agents: readonly AgentDefinition[],
 ): { name: string; triggers: { keywords: string[]; patterns: string[]; priority: number } }[] {

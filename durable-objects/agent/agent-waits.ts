@@ -9,7 +9,7 @@ import { TIMER_KEYS } from "../shared/timer-kinds";
 import type { TimerOutcome, Timers } from "../shared/timers";
 
 /**
- * An agent's waits (design §6): its blocking status, and its outgoing wait-for edges, which
+ * An agent's waits (docs/collaboration.md, Deadlocks): its blocking status, and its outgoing wait-for edges, which
  * only this object holds. Starting an internal wait sends deadlock probes along it, and a
  * periodic alarm sends them again while the agent waits; a probe that returns to its
  * initiator found a cycle, and the cycle's earliest waiter is broken (its query answered

@@ -4,7 +4,7 @@ import { isTimerKind, TIMER_PAYLOADS, type TimerKind, type TimerPayload } from "
 export { TIMER_KEYS, TIMER_KINDS, type TimerKind } from "./timer-kinds";
 
 /**
- * One physical alarm per object, multiplexing a table of timers (design §7). The alarm
+ * One physical alarm per object, multiplexing a table of timers (docs/architecture.md, Alarms). The alarm
  * runs every due timer through the handler registered for its kind, then re-arms at the
  * earliest remaining due time. Handlers are idempotent (alarms are at-least-once) and
  * nothing here throws out of `run`: a throwing alarm is dropped after six retries.

@@ -54,7 +54,7 @@ export const agents = new Hono<AppEnv>()
     if (!agent) throw new RelayError("AGENT_NOT_FOUND", `No agent named '${name}'.`, { agent: name });
     return c.json(agent);
   })
-  // The agent's blocking status (design §6): none, or what it waits for.
+  // The agent's blocking status (docs/collaboration.md): none, or what it waits for.
   .get("/:name/blocking", async (c) => {
     const name = agentName(c.req.param("name"));
     if (!(await getAgent(c.env.DB, c.get("tenant"), name)))

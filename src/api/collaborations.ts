@@ -13,7 +13,7 @@ import { agentDirectory } from "../services/registry-cache";
 import { readJson } from "./validate";
 
 /**
- * `/v1/collaborations` (design §6): agents working together — the message log, phases and
+ * `/v1/collaborations` (docs/collaboration.md): agents working together — the message log, phases and
  * negotiation live in the collaboration's own Durable Object, named by tenant and id.
  */
 

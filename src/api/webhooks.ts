@@ -18,7 +18,7 @@ import { type WebhookSource, webhookSource } from "../services/webhook-sources";
 import { isSessionId } from "../sessions/ids";
 
 /**
- * `POST /v1/webhooks/:source` (design §5): how other systems hand a conversation to an
+ * `POST /v1/webhooks/:source` (docs/webhooks.md): how other systems hand a conversation to an
  * agent. No API key: the Standard Webhooks signature is the credential (checked before
  * anything else is read). A verified delivery is handled once per webhook-id — a repeat,
  * even one racing the first, gets the first answer and changes nothing. Every refusal is

@@ -5,7 +5,7 @@ import type { OutboundPolicy } from "../outbound/policy";
 import type { AuditRecord } from "./record";
 
 /**
- * One outbound lifecycle notification (webhooks out, design §5): a Standard Webhooks
+ * One outbound lifecycle notification (webhooks out, docs/webhooks.md): a Standard Webhooks
  * delivery of an audit record to the tenant's events_url. `webhook-id` is the record's id,
  * the same on every retry, so a receiver drops repeats; the body is
  * `{ "type": "<action>", "timestamp", "data": { id, at, session_id, handoff_id, agent, actor, actor_type, details } }`.

@@ -1,6 +1,6 @@
 /**
  * How the audit outbox drains to D1: the batch shape and the retry schedule. The policy
- * never gives up — D1 being down delays the audit, it never loses it (design §7).
+ * never gives up — D1 being down delays the audit, it never loses it (docs/architecture.md, The outbox).
  */
 
 /** Rows written per D1 `batch` (one D1 transaction). */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * One audit record (design §7): who did what to which session or handoff, and when.
+ * One audit record (docs/sessions.md, The audit trail): who did what to which session or handoff, and when.
  * Records are immutable; their ULID id makes every write of them idempotent.
  */
 

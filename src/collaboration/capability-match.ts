@@ -4,11 +4,11 @@ import type { CapabilityHit, CapabilityMatch } from "../schemas/collaboration";
 export type { CapabilityHit, CapabilityMatch };
 
 /**
- * The proficiency-weighted capability matcher (seed semantics, design §6): for each
+ * The proficiency-weighted capability matcher (docs/collaboration.md, Capability matching): for each
  * required capability an agent has, add its proficiency; the score is that sum divided by
  * the number of required capabilities, so 0..1.
  *
- * Relay's rules where the seed was silent:
+ * Rules beyond that sum:
  * - Names compare case-insensitively after trimming; duplicate requirements count once.
  * - A requirement equal to one of a capability's tags matches at that capability's
  *   proficiency × `TAG_WEIGHT` (0.8): a tag is weaker evidence than a name. When several

@@ -1,5 +1,5 @@
 /**
- * Deadlock detection across agents (design §6): edge-chasing probes in the style of
+ * Deadlock detection across agents (docs/collaboration.md, Deadlocks): edge-chasing probes in the style of
  * Chandy–Misra–Haas. The wait-for graph is spread over the agents' objects — each holds only
  * its own outgoing edges (whom it waits for, since when, on which message) — so no object
  * sees it whole. An agent that starts to wait, and every waiting agent on its periodic

@@ -1,7 +1,7 @@
 import type { CollabMessageInput, CollabPhase } from "../schemas/collaboration";
 
 /**
- * A collaboration's phases as a transition table (design §6, seed 000): discovery →
+ * A collaboration's phases as a transition table (docs/collaboration.md, Phases): discovery →
  * negotiation → agreement → execution → completion. Messages move it: a `negotiate`
  * proposes terms (and a counter-proposal is another `negotiate`), an `acknowledge` of the
  * proposal on the table accepts it, a `reject` of it sends the parties back to negotiating

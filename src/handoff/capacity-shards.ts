@@ -1,7 +1,7 @@
 import { agentObjectName } from "../sessions/ids";
 
 /**
- * Capacity sharding (the README's *Hot agents scale out*): a hot agent's `max_concurrent_sessions`
+ * Capacity sharding (docs/handoffs.md, Capacity shards for hot agents): a hot agent's `max_concurrent_sessions`
  * is split into slices, each enforced by its own AgentDO, so no single object takes
  * every acquire of the tenant. Slices never move between shards: the limit is their sum,
  * and each shard enforces its slice exactly in one synchronous SQL transaction. A session

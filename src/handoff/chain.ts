@@ -3,7 +3,7 @@ import type { HandoffMode } from "../schemas/handoff";
 import { handoffErrors } from "./errors";
 
 /**
- * The handoff chain is a stack (design §4): root agent first, current agent last.
+ * The handoff chain is a stack (docs/handoffs.md, Modes: transfer and return): root agent first, current agent last.
  * `transfer` pushes the target; `return` pops back to the agent that handed over. So
  * A→B then B returns to A is legal, while A→B→A as transfers is a cycle.
  */

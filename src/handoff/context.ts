@@ -2,7 +2,7 @@ import type { HandoffContext, HandoffRequest, HistoryItem } from "../schemas/han
 import { applyFilters, describeFilters } from "./filters";
 import type { ValidatedHandoff } from "./validate";
 
-/** The HandoffContext a target receives (design §4) and the preamble its prompt gets (seed 001 §2.5). */
+/** The HandoffContext a target receives and its prompt's preamble (docs/handoffs.md, What the target receives). */
 
 export interface BuildContextInput {
   request: HandoffRequest;

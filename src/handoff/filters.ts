@@ -3,7 +3,7 @@ import type { HistoryItem } from "../schemas/handoff";
 import { redactPii } from "./pii";
 
 /**
- * Handoff input filters (seed 004), each a pure `(items) => items` function in the
+ * Handoff input filters (docs/handoffs.md, What the target receives), each a pure `(items) => items` function in the
  * openai-agents-js style. None mutates its input.
  */
 

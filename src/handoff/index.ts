@@ -1,4 +1,4 @@
-/** The pure handoff domain (design §4): what the Durable Objects call. */
+/** The pure handoff domain (docs/handoffs.md): what the Durable Objects call. */
 
 export { depth, nextStack, returnTarget, topOf } from "./chain";
 export { type BuildContextInput, buildHandoffContext, handoffPreamble, PREAMBLE_JSON_LIMIT } from "./context";

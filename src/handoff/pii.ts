@@ -1,5 +1,5 @@
 /**
- * PII masking for the `redact_pii` handoff filter (seed 004). Order matters: e-mails
+ * PII masking for the `redact_pii` handoff filter (docs/handoffs.md, What the target receives). Order matters: e-mails
  * first (their local part may hold digits), then card numbers, SSNs, phone numbers; a
  * masked token holds no digits, so later patterns never match inside it.
  *

@@ -3,7 +3,7 @@ import type { ErrorBody } from "../errors";
 import type { HandoffPolicy, HandoffStatus, OnTimeout } from "../schemas/handoff";
 
 /**
- * The handoff state machine of design §4 as a data table from (status, command) to the
+ * The handoff state machine (docs/handoffs.md, Statuses) as a data table from (status, command) to the
  * next status and the effects to run. `transition()` is pure and executes nothing
  * (xstate's `transition(state, event) → [next, actions]`): the SessionDO persists `next`
  * with the audit effects in one transaction, then performs the other effects in order.
@@ -67,7 +67,7 @@ export type HandoffEffect =
   | { type: "release_target_lease"; agent: string }
   /** Give the source back the turn an immediate handoff interrupted. */
   | { type: "restore_source"; agent: string }
-  /** Write an escalation record in the session's inbox (design §6). */
+  /** Write an escalation record in the session's inbox (docs/handoffs.md, Policies). */
   | { type: "escalate"; source: string; target: string | null };
 
 type EffectTemplate = Exclude<HandoffEffect["type"], "audit">;

@@ -10,7 +10,7 @@ import type { ValidatedHandoff } from "./plan";
 export { ValidatedHandoff } from "./plan";
 
 /**
- * Handoff validation (design §4), pure: the Durable Object loads the agents and the
+ * Handoff validation (docs/handoffs.md, Validation), pure: the Durable Object loads the agents and the
  * session, calls `validateHandoff`, and persists the outcome. Rules run in this fixed
  * order and the first broken one is reported:
  *

@@ -5,7 +5,7 @@ import { checkDepth, valueDepth } from "../lib/json-depth";
 import { AgentDefinition } from "../schemas/agent";
 
 /**
- * Agents as Markdown files (the seed format): YAML front matter between `---` lines holds
+ * Agents as Markdown files (docs/agents.md, Agent files): YAML front matter between `---` lines holds
  * the definition's fields; the body below it is the agent's instructions.
  */
 const FRONT_MATTER = /^\uFEFF?---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)([\s\S]*)$/;

@@ -11,7 +11,7 @@ import {
 
 /**
  * Routing configuration in layers, lowest first: built-in defaults < Worker vars <
- * the tenant's stored config < the request's override (design §3). Resolution is pure:
+ * the tenant's stored config < the request's override (docs/configuration.md). Resolution is pure:
  * it reports, for every value, the layer it came from.
  */
 
@@ -44,7 +44,7 @@ export interface ResolvedConfig {
   warnings: string[];
 }
 
-/** The Worker vars routing reads; see README "Configuration". */
+/** The Worker vars routing reads; see docs/configuration.md, Routing configuration. */
 export interface RoutingVars {
   ROUTING_ENABLED?: string;
   ROUTING_STRATEGY?: string;

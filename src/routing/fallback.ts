@@ -9,7 +9,7 @@ export function agentSummaries(agents: readonly AgentDefinition[]): AgentSummary
 }
 
 /**
- * What routing answers when no tier decided (design §3): `none` names no agent,
+ * What routing answers when no tier decided (docs/routing.md, The tiers): `none` names no agent,
  * `prompt_user` hands the caller the agent list to choose from, `default_agent` names the
  * configured agent — unless it is missing or disabled, which degrades to `prompt_user`
  * so a broken setting never routes to nowhere silently.

@@ -37,7 +37,7 @@ export type RouteResult = Omit<RouteDecision, "latency_us">;
 export const LOCAL_MODEL = "local-lexical (not an LLM)";
 
 /**
- * The routing decision (design §3). `rule` trusts the rule tier at confidence ≥ threshold,
+ * The routing decision (docs/routing.md, The tiers). `rule` trusts the rule tier at confidence ≥ threshold,
  * `llm` always asks the model, `hybrid` asks the model only when the rules are unsure.
  * Whatever no tier decides goes to the configured fallback, with the reason.
  */

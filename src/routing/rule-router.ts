@@ -4,7 +4,7 @@
  *
  * ## How the rule tier decides
  *
- * 1. **Evidence.** Keywords and patterns match as in the seed (score = (10 × keywords +
+ * 1. **Evidence.** Keywords and patterns give the rule score (= (10 × keywords +
  *    20 × patterns) × priority / 100). A classifier is compiled with the registry from every
  *    enabled agent's `triggers.examples` plus its keywords (an agent without examples
  *    contributes its keywords, title, description and name instead). It has two parts:
@@ -14,7 +14,7 @@
  *    - a TF-IDF nearest-neighbour index over the same examples — how close the input is to
  *      something an agent was actually shown (function words and very common terms left out),
  *      and which examples those are.
- * 2. **Choice.** Each agent's classifier logit plus 4 × its seed score / 10 (the rule weight,
+ * 2. **Choice.** Each agent's classifier logit plus 4 × its rule score / 10 (the rule weight,
  *    fitted); the highest wins (ties: registry order). Candidates are the best 3.
  * 3. **Confidence** (0–100) estimates the probability that routing there is right. It is a
  *    logistic function of: the candidate's softmax probability and its margin over the best

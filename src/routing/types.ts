@@ -3,10 +3,10 @@
  * low confidence) rather than guessing; the hybrid decides what to do about it.
  */
 
-/** What the compiled keyword/pattern rules found for one agent (seed scoring). */
+/** What the compiled keyword/pattern rules found for one agent (the rule score, docs/routing.md). */
 export interface RuleMatch {
   agent: string;
-  /** (10 × keyword hits + 20 × pattern hits) × priority / 100 — exactly the seed's score. */
+  /** (10 × keyword hits + 20 × pattern hits) × priority / 100, rounded: the rule score (docs/routing.md). */
   score: number;
   matched_keywords: string[];
   matched_patterns: string[];

@@ -14,7 +14,7 @@ export { AGENT_STATUSES, type AgentLoad, type AgentStatus, type Lease } from "..
 /** Whose lease to release: one lease, or whatever the session holds here. */
 export type LeaseRef = { lease_id: string } | { session_id: string };
 
-/** A wait this agent starts (design §6): on another agent's answer (internal) or a person's (user). */
+/** A wait this agent starts (docs/collaboration.md): on another agent's answer (internal) or a person's (user). */
 export interface WaitStart {
   tenant: string;
   /** This agent's name (the object does not know it). */

@@ -7,7 +7,7 @@ import type { ToolDefinition } from "../schemas/tool";
 import { checkCondition } from "../triggers/condition";
 
 /**
- * The tools an agent is offered for one turn (design §4, handoff-as-tool): one
+ * The tools an agent is offered for one turn (docs/runs.md, Handoff tools): one
  * `transfer_to_<target>` per whitelist entry that can be taken now, `return_to_<agent>`
  * when the stack has someone to return to, `escalate_to_human`, and the registry tools
  * its `tools.allow` names. OpenAI Agents SDK
@@ -26,7 +26,7 @@ export type ToolBinding =
   | { kind: "escalate" }
   /** A registry tool: run over HTTP by Relay, or by the API client. */
   | { kind: "function"; tool: ToolDefinition }
-  /** Talking to another agent (design §6): ask (a query it answers), notify, broadcast. */
+  /** Talking to another agent (docs/collaboration.md): ask (a query it answers), notify, broadcast. */
   | { kind: "peer"; action: "ask" | "notify" | "broadcast" | "fan_out"; parameters: Record<string, unknown> };
 
 export interface AgentTools {

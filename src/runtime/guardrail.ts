@@ -3,7 +3,7 @@ import type { AgentDefinition } from "../schemas/agent";
 import { schemaErrors } from "./interpret";
 
 /**
- * Output guardrails (design §2): an agent with `guardrails.output_schema` must give a final
+ * Output guardrails (docs/runs.md, Output guardrails): an agent with `guardrails.output_schema` must give a final
  * answer that is JSON fitting that schema. Validated with @cfworker/json-schema, which
  * interprets schemas (no eval or new Function, which Workers forbid). What a failure does
  * is the agent's `on_failure`: reject fails the run, repair asks the model once more with

@@ -5,7 +5,7 @@ import type { WorkCallKind } from "../schemas/run";
 import type { AgentTools, ToolBinding } from "./agent-tools";
 
 /**
- * What one agent response means (design §4a): the pure half of a turn. The model's message
+ * What one agent response means (docs/runs.md, Handoff tools): the pure half of a turn. The model's message
  * goes into the history with every tool call it made; each call the run will not carry out
  * gets its error output at once (the model sees it and can correct itself); the registry
  * tools it may call with valid arguments are run; and at most one handoff — the first —

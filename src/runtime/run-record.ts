@@ -17,7 +17,7 @@ import {
 } from "../schemas/run";
 
 /**
- * A run's record and its transitions, pure (design §4a, habit 3): a table over the run
+ * A run's record and its transitions, pure (docs/runs.md, Running agents): a table over the run
  * statuses; each transition returns the next record and its audit record.
  */
 
@@ -149,7 +149,7 @@ export function routeTraceEvent(
   );
 }
 
-/** One trace event of a run (seed 001 §5). */
+/** One trace event of a run (docs/runs.md, Traces). */
 export function traceEvent(
   run: Pick<Run, "id" | "session_id">,
   type: TraceEventType,

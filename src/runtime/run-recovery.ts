@@ -5,7 +5,7 @@ import type { RunStep } from "./run-record";
 import { withCallsDone } from "./tool-work";
 
 /**
- * What a restart leaves of a run's step under way, pure (design §4a): the answers the
+ * What a restart leaves of a run's step under way, pure (docs/runs.md, Running agents): the answers the
  * interrupted calls get, so the history stays well-formed, and the work that goes on.
  *
  * With work: http calls that may have run are answered "interrupted" (never repeated: they

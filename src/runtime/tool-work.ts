@@ -5,7 +5,7 @@ import type { PendingCall, RunPending, TurnWork, WorkCall, WorkHandoff } from ".
 import type { TurnDecision } from "./interpret";
 
 /**
- * The tool calls of one model response, carried out step by step (design §4a), pure:
+ * The tool calls of one model response, carried out step by step (docs/runs.md, Tools), pure:
  * `planWork` turns a response into work, `nextEffect` says what the run does next, and
  * the other functions are the transitions the run's object records. Order: every approval
  * is asked first (nothing runs before the person has said yes or no, and a handoff beside

@@ -21,7 +21,7 @@ export const Triggers = z.strictObject({
   keywords: z.array(z.string().trim().min(1).max(100)).max(LIMITS.keywords).default([]),
   patterns: z.array(z.string().min(1).max(500)).max(LIMITS.patterns).default([]),
   examples: z.array(z.string().trim().min(1).max(1000)).max(LIMITS.examples).default([]),
-  /** Multiplies the rule score by priority/100 (seed semantics). */
+  /** Multiplies the rule score by priority/100 (docs/routing.md, The tiers). */
   priority: z.number().int().min(0).max(100).default(50),
 });
 export type Triggers = z.infer<typeof Triggers>;
@@ -49,7 +49,7 @@ export type HandoffFilter = z.infer<typeof HandoffFilter>;
 export const HandoffWhen = z.enum(["manual", "auto", "conditional"]);
 
 /**
- * What starts a handoff nobody asks for by hand (design §5): on an entry with `when: auto`
+ * What starts a handoff nobody asks for by hand (docs/triggers.md): on an entry with `when: auto`
  * or `conditional`. `condition`: `expression` holds on the session state (checked after
  * every state change); `event`: a session event named `event` arrives (and `expression`, if
  * any, holds on the state with the event's data as `event`); `explicit`: fired by name
@@ -95,7 +95,7 @@ const HandoffObject = z.strictObject({
   include_context: z.boolean().default(true),
   /** JSON Schema of the payload the handing-over agent must provide. */
   input_schema: z.record(z.string(), z.unknown()).optional(),
-  /** Condition expression over session state (design §5); the handoff is offered only when true. */
+  /** Condition expression over session state (docs/handoffs.md, Conditions); the handoff is offered only when true. */
   condition: z.string().max(2000).optional(),
   filter: HandoffFilter.optional(),
   /** A person approves the handoff (from the inbox) before the run carries it out. */
@@ -104,7 +104,7 @@ const HandoffObject = z.strictObject({
   trigger: HandoffTrigger.optional(),
 });
 
-/** A handoff entry: the full object, or just the target's name (the seed's shorthand). */
+/** A handoff entry: the full object, or just the target's name (a shorthand for agent files). */
 export const HandoffSpec = z.union([AgentName.transform((to) => HandoffObject.parse({ to })), HandoffObject]);
 export type HandoffSpec = z.infer<typeof HandoffObject>;
 
@@ -140,7 +140,7 @@ export const Guardrails = z.strictObject({
 export const Signing = z.enum(["signed", "none"]);
 export type Signing = z.infer<typeof Signing>;
 
-/** An agent definition (design §2): what the registry stores and the routers compile. */
+/** An agent definition (docs/agents.md): what the registry stores and the routers compile. */
 export const AgentDefinition = z
   .strictObject({
     name: AgentName,

@@ -2,12 +2,12 @@ import { z } from "zod";
 import { AgentName } from "./agent";
 
 /**
- * Agents talking to each other (design §6): the message types of the seeds' protocols, a
- * collaboration's phases, an agent's blocking status, and the supervisor's fan-out data
- * model (seed 002). The pure rules over them are in src/collaboration.
+ * Agents talking to each other (docs/collaboration.md): the message types of a collaboration,
+ * its phases, an agent's blocking status, and the supervisor's fan-out data
+ * model. The pure rules over them are in src/collaboration.
  */
 
-/** seed 000's protocol types and seed 003's bus types, one union. */
+/** Every message type of a collaboration, one union (docs/collaboration.md, Collaborations). */
 export const MESSAGE_TYPES = [
   "request",
   "response",
@@ -94,7 +94,7 @@ export const CollabMessage = z.object({
 });
 export type CollabMessage = z.infer<typeof CollabMessage>;
 
-/** A collaboration's phases (seed 000), in order. */
+/** A collaboration's phases (docs/collaboration.md, Phases), in order. */
 export const COLLAB_PHASES = ["discovery", "negotiation", "agreement", "execution", "completion"] as const;
 export const CollabPhase = z.enum(COLLAB_PHASES);
 export type CollabPhase = z.infer<typeof CollabPhase>;
@@ -148,7 +148,7 @@ export type Collaboration = z.infer<typeof Collaboration>;
 
 export const BLOCKING_STATUSES = ["none", "internal", "user"] as const;
 
-/** `GET /v1/agents/:name/blocking` (seed 003). */
+/** `GET /v1/agents/:name/blocking` (docs/collaboration.md, Collaborations). */
 export const BlockingStatus = z.object({
   status: z.enum(BLOCKING_STATUSES),
   /** The agent it waits for (internal), or "user" (a person in the inbox). */
@@ -159,7 +159,7 @@ export const BlockingStatus = z.object({
 });
 export type BlockingStatus = z.infer<typeof BlockingStatus>;
 
-// ── Supervisor fan-out (seed 002) ───────────────────────────────────────────
+// ── Supervisor fan-out (docs/collaboration.md) ─────────────────────────────
 
 export const AgentTask = z.strictObject({
   task_id: z.string().min(1).max(100),

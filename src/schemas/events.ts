@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * Webhooks out (design §5): where a tenant's handoff and run lifecycle notifications go.
+ * Webhooks out (docs/webhooks.md): where a tenant's handoff and run lifecycle notifications go.
  * `types` narrows them: exact actions (`handoff.completed`) or families (`run.*`); empty: all.
  */
 

@@ -4,7 +4,7 @@ import { HANDOFF_STATUSES } from "../handoff/statuses";
 import { AgentName } from "./agent";
 
 /**
- * Handoff schemas (design §4): the API body of `POST /v1/handoffs`, the HandoffContext the
+ * Handoff schemas (docs/handoffs.md): the API body of `POST /v1/handoffs`, the HandoffContext the
  * target receives, and the stored handoff record with its transitions.
  */
 
@@ -147,7 +147,7 @@ export const HandoffMetadata = z.strictObject({
 });
 export type HandoffMetadata = z.infer<typeof HandoffMetadata>;
 
-/** What the target agent receives (design §4); stored with the handoff and shown in the session view. */
+/** What the target agent receives (docs/handoffs.md); stored with the handoff and shown in the session view. */
 export const HandoffContext = z.strictObject({
   from_agent: AgentName,
   to_agent: AgentName,

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { AgentName } from "./agent";
 
 /**
- * The human inbox (design §2, §6): what waits for a person. Items live in their session's
+ * The human inbox (docs/runs.md, People): what waits for a person. Items live in their session's
  * Durable Object; the tenant-wide list reads an index in D1 built from their audit records.
  */
 

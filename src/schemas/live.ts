@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * Live session events (design §4a, §8): what SSE callers and WebSocket subscribers see as a
+ * Live session events (docs/runs.md, Live events): what SSE callers and WebSocket subscribers see as a
  * run happens. Every trace event is one (agent_start → agent_started, agent_complete →
  * agent_completed, the rest by their trace name), plus the run's own moments and every
  * message the conversation gains, and every status change of every handoff (a run's, the

@@ -10,7 +10,7 @@ export type FallbackStrategy = z.infer<typeof FallbackStrategy>;
 export const ProviderName = z.enum(["openai", "workers-ai", "local"]);
 export type ProviderName = z.infer<typeof ProviderName>;
 
-/** The resolved routing configuration (design §3): every field has a value. */
+/** The resolved routing configuration (docs/configuration.md): every field has a value. */
 export const RoutingConfig = z.strictObject({
   enabled: z.boolean(),
   strategy: RoutingStrategy,

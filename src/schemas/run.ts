@@ -4,7 +4,7 @@ import { StoredError } from "./handoff";
 import { ApprovalDecision } from "./inbox";
 
 /**
- * Runs (design §4a): a user message to a session starts a run — the current agent's turn,
+ * Runs (docs/runs.md): a user message to a session starts a run — the current agent's turn,
  * repeated while the model calls tools, continued by the target after a handoff — until a
  * final output, a pause, or `max_turns`. The run and its trace live in the session's
  * Durable Object.
@@ -30,7 +30,7 @@ export const PAUSED_RUN_STATUSES = [
 
 export const DEFAULT_MAX_TURNS = 10;
 
-/** Trace event types (seed 001 §5). */
+/** Trace event types (docs/runs.md, Traces). */
 export const TraceEventType = z.enum([
   "route",
   "llm_call",
@@ -59,7 +59,7 @@ export const TraceDetails = z.object({
 });
 export type TraceDetails = z.infer<typeof TraceDetails>;
 
-/** One step of a run, in the seed's trace format. Message content is not copied here. */
+/** One step of a run, in the trace format of docs/runs.md, Traces. Message content is not copied here. */
 export const TraceEvent = z.object({
   event_id: z.string(),
   event_type: TraceEventType,

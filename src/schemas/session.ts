@@ -68,7 +68,7 @@ export type SessionEvent = z.infer<typeof SessionEvent>;
 export const TriggerFire = z.strictObject({ target: AgentName });
 
 /**
- * State keys are identifiers so condition expressions (design §5) can reach them as
+ * State keys are identifiers so condition expressions (docs/handoffs.md, Conditions) can reach them as
  * `key.sub.path`; values are any JSON.
  */
 export const StateKey = z

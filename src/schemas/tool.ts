@@ -2,7 +2,7 @@ import { z } from "zod";
 import { Signing } from "./agent";
 
 /**
- * Tools (design §2, §4a): a tenant's registry of functions its agents may call, next to
+ * Tools (docs/runs.md, Tools): a tenant's registry of functions its agents may call, next to
  * its agents. An agent is offered the registry tools its `tools.allow` names. Two kinds:
  * `http` — Relay POSTs the call to the tool's URL (Standard Webhooks-signed) and feeds the
  * reply back to the model; `client` — the run pauses (`requires_action`) until the API

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** An evaluation point of handoff triggers (design §5), as the session queues it while busy. */
+/** An evaluation point of handoff triggers (docs/triggers.md), as the session queues it while busy. */
 export const TriggerPoint = z.discriminatedUnion("type", [
   z.object({ type: z.literal("condition") }),
   z.object({ type: z.literal("event"), name: z.string(), data: z.unknown() }),

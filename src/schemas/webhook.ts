@@ -3,7 +3,7 @@ import { AgentName } from "./agent";
 import { HandoffMode, HandoffPolicy } from "./handoff";
 
 /**
- * Webhooks in (design §5): `POST /v1/webhooks/:source`, a Standard Webhooks delivery whose
+ * Webhooks in (docs/webhooks.md): `POST /v1/webhooks/:source`, a Standard Webhooks delivery whose
  * body is `{ "type", "data" }`. Three types: a handoff another system asks for, a session
  * event (for event triggers), and an agent's status.
  */

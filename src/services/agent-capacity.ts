@@ -15,7 +15,7 @@ import { AGENT_CALL_DEADLINE_MS, agentRpcByName } from "../rpc/stubs";
 
 /**
  * The session side of an agent's capacity when it is split over shard objects
- * (src/handoff/capacity-shards.ts; the README's *Hot agents scale out*). Same Result shapes as
+ * (src/handoff/capacity-shards.ts; docs/handoffs.md, Capacity shards for hot agents). Same Result shapes as
  * AgentRpc; lease ids of a sharded agent carry their shard, so confirm and release go
  * straight to it. An agent under one slice has one shard: its original AgentDO, with
  * the same answers as calling that object directly.

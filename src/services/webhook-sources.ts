@@ -1,7 +1,7 @@
 import { secretList } from "../runtime/webhook-agent";
 
 /**
- * Webhook sources (design §5): a source `crm` is configured by the Worker secret
+ * Webhook sources (docs/webhooks.md): a source `crm` is configured by the Worker secret
  * `WEBHOOK_SECRET_CRM` (`whsec_…`, several comma-separated while rotating) and the var
  * `WEBHOOK_TENANT_CRM`, the tenant its deliveries act for. Without both it is unknown.
  */

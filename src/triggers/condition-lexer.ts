@@ -1,5 +1,5 @@
 /**
- * Tokenizer of the condition language (design §5). Hand-written, one pass, no regex
+ * Tokenizer of the condition language (docs/handoffs.md, Conditions). Hand-written, one pass, no regex
  * backtracking: input is at most `MAX_CONDITION_LENGTH` characters.
  */
 

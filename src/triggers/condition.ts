@@ -3,7 +3,7 @@ import { ConditionSyntaxError } from "./condition-lexer";
 import { type ConditionNode, MAX_CONDITION_DEPTH, MAX_CONDITION_LENGTH, parseCondition } from "./condition-parser";
 
 /**
- * Condition expressions over session state (design §5): a safe language, compiled once
+ * Condition expressions over session state (docs/handoffs.md, Conditions): a safe language, compiled once
  * to a plain-data AST and evaluated by a tree walk — never `eval` or `Function`.
  *
  * Syntax: names with dot paths (`user.tier`, `items.0.price`), numbers (`-` only before a

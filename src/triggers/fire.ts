@@ -4,7 +4,7 @@ import type { TriggerPoint } from "../schemas/trigger";
 import { checkCondition } from "./condition";
 
 /**
- * Which of the current agent's triggered handoffs fires at an evaluation point (design §5),
+ * Which of the current agent's triggered handoffs fires at an evaluation point (docs/triggers.md),
  * pure. The session's object calls it after a state change, on an event, by alarm, after a
  * failed turn, on a task that needs capabilities, and when a trigger is fired by name; it
  * starts the handoff the answer names. Entries are tried in whitelist order; the first that

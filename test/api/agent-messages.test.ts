@@ -4,7 +4,7 @@ import { call } from "./helpers";
 import { agentOf, protocolErrors, script, toolNames } from "./run-fixtures";
 
 /**
- * An agent's turn talking to other agents (issue 11): ask_agent (a query the other agent
+ * An agent's turn talking to other agents (docs/collaboration.md): ask_agent (a query the other agent
  * answers in a turn of its own), notify_agent and broadcast, through the session's
  * collaboration, offered when the agent's tools.allow names them.
  */

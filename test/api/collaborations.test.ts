@@ -5,7 +5,7 @@ import type { CollaborationDO } from "../worker";
 import { call } from "./helpers";
 
 /**
- * Agents talking to each other (issue 11): collaborations with their message log and
+ * Agents talking to each other (docs/collaboration.md): collaborations with their message log and
  * phases, queries that block their sender until answered, timed out or cancelled, ttl
  * expiry by alarm, capability broadcasts, and deadlocks across AgentDOs found by probes
  * and broken at the earliest waiter. Real Durable Objects, alarms and D1.

@@ -6,7 +6,7 @@ import { fakeWebhookAgent, replyText, type WebhookDelivery } from "../fakes/webh
 import { call } from "./helpers";
 
 /**
- * Webhooks out (issue 10): the tenant's events_url gets every handoff and run lifecycle
+ * Webhooks out (docs/webhooks.md): the tenant's events_url gets every handoff and run lifecycle
  * record, signed — checked by a receiver that verifies with the `standardwebhooks`
  * reference package — at least once under a stable webhook-id, retried by the session's
  * alarm, and recorded when given up.

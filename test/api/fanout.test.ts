@@ -5,7 +5,7 @@ import { call } from "./helpers";
 import { protocolErrors, script } from "./run-fixtures";
 
 /**
- * Supervisor fan-out (issue 11): tasks run in parallel on their agents, results come in
+ * Supervisor fan-out (docs/collaboration.md, Supervisor fan-out): tasks run in parallel on their agents, results come in
  * as they finish, the supervisor aggregates; a failing task is named in the answer, a
  * task that times out fails the fan-out with the partial results kept.
  */
@@ -33,7 +33,7 @@ async function session(): Promise<string> {
 }
 
 describe("fan-out", () => {
-  it("offline: Relay splits the question among the planner's agents, runs them, and aggregates (the README demo)", async () => {
+  it("offline: Relay splits the question among the planner's agents, runs them, and aggregates (the docs/collaboration.md demo)", async () => {
     const id = await session();
     const res = await call("POST", `/v1/sessions/${id}/fan-out`, { input: QUESTION });
     expect(res.status).toBe(200);

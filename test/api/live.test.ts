@@ -7,7 +7,7 @@ import { ALPHA_KEY, BETA_KEY, call } from "./helpers";
 import { script } from "./run-fixtures";
 
 /**
- * Live events (issue 9): a message's run streamed as Server-Sent Events, and hibernatable
+ * Live events (docs/runs.md, Live events): a message's run streamed as Server-Sent Events, and hibernatable
  * WebSockets that every subscriber of a session receives the same events on, replayed from
  * storage after a reconnect with `?after=`.
  */

@@ -73,7 +73,7 @@ beforeAll(async () => {
 });
 
 describe("POST /v1/route — rule tier", () => {
-  it("decides by rules with the seed's score, matches and candidates, and a Server-Timing header", async () => {
+  it("decides by rules with the rule score, matches and candidates, and a Server-Timing header", async () => {
     const { status, json, headers } = await call("POST", "/v1/route", {
       input: "I was CHARGED twice, I want a refund",
     });

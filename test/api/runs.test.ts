@@ -20,7 +20,7 @@ import { call } from "./helpers";
 import { agentOf, protocolErrors, script, toolNames } from "./run-fixtures";
 
 /**
- * The turn loop end to end (design §4a): a user message runs the current agent through an
+ * The turn loop end to end (docs/runs.md): a user message runs the current agent through an
  * OpenAI-compatible endpoint (faked at the fetch boundary, speaking the real protocol), and
  * the agents hand off by calling transfer_to_* / return_to_* tools that Relay intercepts.
  */

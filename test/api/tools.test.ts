@@ -9,7 +9,7 @@ import { ALPHA_KEY, call } from "./helpers";
 import { protocolErrors, script, toolNames } from "./run-fixtures";
 
 /**
- * Tools (issue 9): the tenant's tool registry, the allowlist, http tools (Standard
+ * Tools (docs/runs.md, Tools): the tenant's tool registry, the allowlist, http tools (Standard
  * Webhooks-signed, deadline, size cap), client tools (requires_action and the outputs
  * endpoint), and approvals of tools and handoffs through the inbox. Model, tool endpoints
  * are faked at the fetch boundary; sessions, timers and D1 are real.

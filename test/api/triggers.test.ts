@@ -6,7 +6,7 @@ import { call } from "./helpers";
 import { script } from "./run-fixtures";
 
 /**
- * Triggered handoffs end to end (issue 10): every trigger type at its evaluation point,
+ * Triggered handoffs end to end (docs/triggers.md): every trigger type at its evaluation point,
  * audited with actor_type trigger, and the rule for points that arrive while the session
  * is busy. Sessions, timers and D1 are real; the model is faked at the fetch boundary.
  */

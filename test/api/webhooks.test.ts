@@ -6,7 +6,7 @@ import { agentRpc, agentRpcByName } from "../../src/rpc/stubs";
 import { call } from "./helpers";
 
 /**
- * Webhooks in (issue 10): `POST /v1/webhooks/:source`. Deliveries are signed with the
+ * Webhooks in (docs/webhooks.md): `POST /v1/webhooks/:source`. Deliveries are signed with the
  * `standardwebhooks` reference package — the signer a real sender uses — never with
  * Relay's own code, so verification is checked against a client nobody on the team wrote.
  */

@@ -44,7 +44,7 @@ const build = (overrides: Partial<BuildContextInput> = {}) =>
   });
 
 describe("buildHandoffContext", () => {
-  it("fills every field of design §4 and validates against the schema", () => {
+  it("fills every field of the HandoffContext and validates against the schema", () => {
     const context = build({ correlation_id: "corr-1" });
     expect(HandoffContext.parse(context)).toEqual(context);
     expect(context).toEqual({

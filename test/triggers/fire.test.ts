@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { AgentDefinition, type AgentDefinitionInput } from "../../src/schemas/agent";
 import { firedTrigger, nextTimeoutMs, pointAfterRun } from "../../src/triggers/fire";
 
-/** Each trigger type firing and not firing, pure (design §5). */
+/** Each trigger type firing and not firing, pure (docs/triggers.md). */
 
 const agents = (...inputs: AgentDefinitionInput[]) =>
   new Map(inputs.map((i) => AgentDefinition.parse(i)).map((a) => [a.name, a] as const));

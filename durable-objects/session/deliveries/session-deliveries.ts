@@ -14,7 +14,7 @@ import type { SessionEndHook } from "../session-lifecycle";
 import { DeliveryQueue } from "./delivery-store";
 
 /**
- * Webhooks out (design §5): every handoff and run audit record is queued for the tenant's
+ * Webhooks out (docs/webhooks.md): every handoff and run audit record is queued for the tenant's
  * events_url in the transaction that writes it, and the session's alarm delivers it —
  * at least once, under a stable webhook-id (the record's id), retried with backoff
  * (src/audit/delivery-schedule.ts), and recorded as `webhook.delivery_failed` when finally given up. A

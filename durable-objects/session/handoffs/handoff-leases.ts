@@ -6,7 +6,7 @@ import type { SessionKernel } from "../session-kernel";
 import type { HandoffStore, SessionLease } from "./handoff-store";
 
 /**
- * The session's side of agent capacity (design §4): the current agent holds a lease in
+ * The session's side of agent capacity (docs/handoffs.md, Capacity leases): the current agent holds a lease in
  * its AgentDO for as long as it holds the session. Leases are taken tentatively and
  * confirmed once the change that needs them is committed; releases are queued in the
  * same transaction as the change that frees them and carried out after it. Whatever a

@@ -4,7 +4,7 @@ import type { LiveEvent } from "../../../src/schemas/live";
 import type { LiveStore } from "./live-store";
 
 /**
- * The session's live subscribers (design §4a, §8): hibernatable WebSockets, which every
+ * The session's live subscribers (docs/runs.md, Live events): hibernatable WebSockets, which every
  * subscriber of the session receives every event on, and the SSE stream of one run for the
  * caller that started it. Events are written to storage with the change they describe;
  * `publish()` runs after each commit and sends each subscriber what it has not had, by its

@@ -8,7 +8,7 @@ import type { AgentModels } from "../../../src/services/agent-models";
 import { agentOutbound } from "../../../src/services/outbound";
 
 /**
- * An agent's turn talking to other agents (design §6): `ask_agent`, `notify_agent` and
+ * An agent's turn talking to other agents (docs/collaboration.md, In an agent's turn): `ask_agent`, `notify_agent` and
  * `broadcast`, carried through the session's collaboration — one CollaborationDO per
  * session, its id made from the session's, joined by each agent that speaks in it — so
  * every exchange is in a collaboration's ordered, audited log and the asker is blocked on

@@ -16,7 +16,7 @@ import type { TriggerPoints } from "../triggers/trigger-queue";
 import type { RunRow, RunStore } from "./run-store";
 
 /**
- * How a run's steps are written (design §4a): each step's history items, run row, trace
+ * How a run's steps are written (docs/architecture.md, The path of a run): each step's history items, run row, trace
  * events and audit records in one transaction, the run moved only by the transition
  * table, and the watchdog pushed on while it runs. Shared by the loop that drives runs
  * (run-loop.ts) and the answers that resume them (session-runs.ts).

@@ -12,7 +12,7 @@ import type { SessionKernel } from "../session-kernel";
 import type { TriggerPoints } from "./trigger-queue";
 
 /**
- * Triggered handoffs (design §5): the session asks the current agent's triggers at each
+ * Triggered handoffs (docs/triggers.md): the session asks the current agent's triggers at each
  * evaluation point and starts the handoff one names, as actor `trigger:<type>`.
  *
  * The rule while the session is busy (a run active or a handoff in flight): the point is

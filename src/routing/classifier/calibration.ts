@@ -10,7 +10,7 @@ import { CALIBRATION_PARAMS } from "./calibration-params";
 
 /** Everything the router knows about one candidate agent for one input. */
 export interface CandidateEvidence {
-  /** Combined logit: classifier logit + rule weight × seed score / 10. */
+  /** Combined logit: classifier logit + rule weight × rule score / 10. */
   logit: number;
   /** Softmax of the combined logits over all agents (0–1). */
   probability: number;
@@ -32,7 +32,7 @@ export interface CandidateEvidence {
 
 /** Logistic parameters: one weight per feature of `calibrationFeatures`, bias first. */
 export interface Calibration {
-  /** Weight of the seed score (÷10) added to the classifier's logit when choosing the agent. */
+  /** Weight of the rule score (÷10) added to the classifier's logit when choosing the agent. */
   ruleWeight: number;
   weights: readonly number[];
   /**

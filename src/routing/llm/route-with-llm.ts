@@ -1,5 +1,5 @@
 /**
- * The LLM routing tier (design §3): the router prompt plus one transfer tool per enabled
+ * The LLM routing tier (docs/routing.md, The tiers): the router prompt plus one transfer tool per enabled
  * agent, tool choice required, a deadline on the call; the first tool call wins. Every way
  * the model or its provider can fail comes back as an outcome value for the fallback.
  */

@@ -1,6 +1,6 @@
 /**
  * What the LLM router shows the model: a system prompt listing the enabled agents and one
- * `transfer_to_<agent>` function tool per enabled agent (design §3). Disabled agents are
+ * `transfer_to_<agent>` function tool per enabled agent (docs/routing.md, The tiers). Disabled agents are
  * never offered, so the model cannot pick them.
  */
 import type { ChatMessage, ToolSpec } from "../../providers/types";

@@ -1,16 +1,16 @@
 /**
- * The compiled rule tier (design §3): all keywords and pattern factors of all enabled agents in
+ * The compiled rule tier (docs/routing.md, The tiers): all keywords and pattern factors of all enabled agents in
  * one automaton, each pattern compiled once, so a route is one pass over the input plus the few
  * patterns whose factors occurred — whatever the number of agents. Every pattern runs on the
  * tier's own NFA (`pattern-verifier.ts`), in time linear in the input: a pattern whose matches
  * all start with a factor is tried where that factor occurs, the others once over the input.
  *
- * Scoring is the seed's (tiangong-cli `RuleRouter.calculateScore`): per agent, each distinct
+ * Scoring (docs/routing.md, The tiers): per agent, each distinct
  * keyword that occurs +10, each pattern that matches +20, then `Math.round(total × (priority/100))`
- * with that exact expression, so scores equal the seed's. Keywords match as described in
+ * with that exact expression, whose rounding of halves the tests pin. Keywords match as described in
  * `text.ts` (case-insensitive, NFKC, whole-word in spaced scripts, substring in CJK/Thai).
- * Patterns run on the original input with flags `iu`, like the seed's `new RegExp(p, 'i')`
- * plus Unicode mode; patterns admission refuses (`pattern-safety.ts`) are skipped.
+ * Patterns run on the original input with the semantics of `new RegExp(p, 'iu')`
+ * (case-insensitive, Unicode mode); patterns admission refuses (`pattern-safety.ts`) are skipped.
  */
 import type { AgentDefinition } from "../../schemas/agent";
 import type { CompiledRules, RuleMatch } from "../types";

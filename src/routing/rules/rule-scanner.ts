@@ -335,7 +335,8 @@ export class RuleScanner {
     for (let k = 0; k < this.touchedCount; k++) {
       const agent = this.touched[k]!;
       const raw = 10 * this.agentState[4 * agent + 1]! + 20 * this.agentState[4 * agent + 2]!;
-      // The seed's exact expression (not raw × priority / 100), so halves round as they did there.
+      // This exact expression, not raw × priority / 100: the two round some halves apart (50 × 29 / 100
+      // is 14.499… in floating point), and the documented score is this one (compile-rules.test.ts).
       const score = Math.round(raw * (t.priorities[agent]! / 100));
       if (score > 0) keys[count++] = score * AGENT_SPAN + (AGENT_SPAN - 1 - agent);
     }

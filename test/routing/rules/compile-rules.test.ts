@@ -12,7 +12,7 @@ const one = (triggers: Triggers, input: string) => compileRules([agent("a", trig
 const keywordHits = (keywords: string[], input: string): string[] =>
   one({ keywords, priority: 100 }, input)[0]?.matched_keywords ?? [];
 
-describe("compileRules — seed scoring", () => {
+describe("compileRules — rule scoring", () => {
   it("scores (10 per keyword + 20 per pattern) × priority/100: priority 80, 2 keywords + 1 pattern → 32", () => {
     const rules = compileRules([
       agent("billing", {
@@ -26,9 +26,9 @@ describe("compileRules — seed scoring", () => {
     ]);
   });
 
-  it("rounds with the seed's own expression Math.round(total × (priority/100))", () => {
+  it("rounds with the documented expression Math.round(total × (priority/100))", () => {
     expect(one({ keywords: ["refund"], priority: 55 }, "refund")[0]?.score).toBe(6); // 5.5 → 6
-    // 50 × (29/100) is 14.499… in floating point, so the seed gave 14, not 15.
+    // 50 × (29/100) is 14.499… in floating point, so the expression gives 14, not 15.
     expect(one({ keywords: ["a1", "b1", "c1", "d1", "e1"], priority: 29 }, "a1 b1 c1 d1 e1")[0]?.score).toBe(14);
   });
 

@@ -7,7 +7,7 @@ import { HandoffRequest } from "../../../../src/schemas/handoff";
 import { agentLoadOf, drainDue, registerAgents, sessionStub } from "../../helpers";
 
 /**
- * Crash safety (design §4): a fault thrown at each step of a handoff, then the object is
+ * Crash safety (docs/handoffs.md, Crash safety): a fault thrown at each step of a handoff, then the object is
  * restarted. Afterwards the session is consistent, no lease is leaked or lost, and every
  * transition is in the audit exactly once.
  */

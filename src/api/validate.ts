@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { RelayError } from "../errors";
 import { issuesOf } from "../errors/issues";
 import { checkDepth, jsonTextDepth } from "../lib/json-depth";
+import { keyPaths } from "../schemas/reserved-keys";
 
 /** Default ceiling for JSON bodies; routes with larger documents pass their own. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -49,7 +50,21 @@ export async function readJson<S extends z.ZodType>(
       reason: String((cause as Error).message),
     });
   }
+  refuseProtoKeys(value);
   return parseWith(schema, value);
+}
+
+/**
+ * A `__proto__` key anywhere in a body is refused (VALIDATION_FAILED at its path) rather than
+ * dropped: zod's records skip it without a word, and where it survives as an own key it is a
+ * trap for any code that copies the object by assignment.
+ */
+function refuseProtoKeys(value: unknown): void {
+  const paths = keyPaths(value, ["__proto__"]);
+  if (paths.length === 0) return;
+  throw new RelayError("VALIDATION_FAILED", "Invalid request body.", {
+    issues: paths.map((path) => ({ path: path.join("."), message: "'__proto__' is not allowed as a key" })),
+  });
 }
 
 /** Parses the query string with a schema (VALIDATION_FAILED on a bad value). */

@@ -4,6 +4,7 @@ import { RelayError } from "../errors";
 import { issuesOf } from "../errors/issues";
 import { checkDepth, jsonTextDepth } from "../lib/json-depth";
 import { keyPaths } from "../schemas/reserved-keys";
+import { readBody } from "./body";
 
 /** Default ceiling for JSON bodies; routes with larger documents pass their own. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -17,13 +18,15 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what =
   return parsed.data;
 }
 
-/** Reads the body as text, refusing it (413) before parsing when it is over `limit` bytes. */
+/**
+ * Reads the body as text, refusing it (413) when it is over `limit` bytes: by its declared
+ * length before reading it, else once the read passes the limit (./body.ts).
+ */
 export async function readText(c: Context, limit = DEFAULT_BODY_LIMIT): Promise<string> {
-  const declared = Number(c.req.header("Content-Length") ?? "0");
-  if (declared > limit) throw tooLarge(limit);
-  const text = await c.req.text();
-  if (new TextEncoder().encode(text).byteLength > limit) throw tooLarge(limit);
-  return text;
+  const read = await readBody(c.req.raw, limit);
+  if (read.ok) return read.text;
+  if (read.reason === "oversize") throw tooLarge(limit);
+  throw new RelayError("INVALID_JSON", "The request body could not be read.", { reason: read.message });
 }
 
 function tooLarge(limit: number): RelayError {

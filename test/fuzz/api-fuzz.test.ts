@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BETA_KEY, call } from "../api/helpers";
 import { checkResponse } from "../api/openapi-conformance";
 import { llmServer } from "../fakes/server";
-import { BASELINES, BODY_LIMITS, paramArbitrary } from "./cases";
+import { BASELINES, BODY_LIMITS, EXTRA_BODIES, paramArbitrary } from "./cases";
 import { createdSessions, type Fixtures, freshFixtures } from "./fixtures";
 import { type BodyCase, bodyCases, garbageQueryValue } from "./inputs";
 import { snapshot } from "./snapshot";
@@ -48,9 +48,13 @@ interface Case {
   /** Webhooks: signed with the source's secret, not signed, or with made-up signature headers. */
   signature: "signed" | "unsigned" | "forged";
   accept: "json" | "event-stream";
+  /** A value for the operation's own documented header (Idempotency-Key), or none. */
+  header: string | null;
 }
 
 let fixtures: Fixtures;
+/** The snapshot after the last refused write, while nothing has been accepted since. */
+let unchanged: unknown = null;
 let cases = 0;
 /** Answers by status, for the closing line. */
 const statuses = new Map<number, number>();
@@ -73,7 +77,13 @@ function caseArbitrary(template: string, method: string, op: Json, f: Fixtures):
   const body =
     schema === undefined
       ? fc.constant(null)
-      : bodyCases(baseline, schema, components, BODY_LIMITS[op.operationId] ?? 1024 * 1024);
+      : bodyCases(
+          baseline,
+          schema,
+          components,
+          BODY_LIMITS[op.operationId] ?? 1024 * 1024,
+          EXTRA_BODIES[op.operationId],
+        );
   return fc.record({
     params: fc.tuple(...names.map((name) => paramArbitrary(template, method, name, f))),
     query: fc.array(fc.tuple(fc.constantFrom(...queryParams, "zz", "limit", "cursor"), garbageQueryValue), {
@@ -85,6 +95,9 @@ function caseArbitrary(template: string, method: string, op: Json, f: Fixtures):
       { weight: 1, arbitrary: fc.constantFrom("none" as const, "wrong" as const, "malformed" as const) },
     ),
     signature: fc.constantFrom("signed" as const, "signed" as const, "unsigned" as const, "forged" as const),
+    header: fc.option(fc.constantFrom("", "   ", "k", "a".repeat(201), "\t", "key with spaces", "ü".repeat(3)), {
+      nil: null,
+    }),
     accept: fc.oneof(
       { weight: 9, arbitrary: fc.constant("json" as const) },
       { weight: 1, arbitrary: fc.constant("event-stream" as const) },
@@ -92,7 +105,15 @@ function caseArbitrary(template: string, method: string, op: Json, f: Fixtures):
   });
 }
 
-function request(template: string, method: string, c: Case): { url: string; init: RequestInit; label: string } {
+function request(
+  template: string,
+  method: string,
+  op: Json,
+  c: Case,
+): { url: string; init: RequestInit; label: string } {
+  const headerNames: string[] = (op.parameters ?? [])
+    .filter((p: Json) => p.in === "header" && !String(p.name).startsWith("webhook-"))
+    .map((p: Json) => p.name);
   let i = 0;
   const path = template.replace(/\{[^}]+\}/g, () => c.params[i++]!);
   const query = c.query.map(([k, v]) => `${k}=${v}`).join("&");
@@ -103,9 +124,10 @@ function request(template: string, method: string, c: Case): { url: string; init
   if (c.auth === "malformed") headers.set("Authorization", "Basic YWxwaGE6YWxwaGE=");
   if (c.accept === "event-stream") headers.set("Accept", "text/event-stream");
   if (c.body?.contentType) headers.set("Content-Type", c.body.contentType);
+  for (const name of headerNames) if (c.header !== null) headers.set(name, c.header);
   const body = c.body?.body ?? null;
   if (template === "/v1/webhooks/{source}") signWebhook(headers, c, typeof body === "string" ? body : "");
-  const label = `${method} ${url.slice(0, 300)} body=[${c.body?.what ?? "none"}] auth=${c.auth} ${template.includes("webhooks") ? c.signature : ""}`;
+  const label = `${method} ${url.slice(0, 300)} body=[${c.body?.what ?? "none"}] auth=${c.auth} header=${c.header} ${template.includes("webhooks") ? c.signature : ""}`;
   return { url, init: { method, headers, body: method === "GET" ? null : body }, label };
 }
 
@@ -140,9 +162,11 @@ function recordedRefusal(status: number, json: Json | null): boolean {
 
 async function check(template: string, method: string, op: Json, c: Case): Promise<void> {
   cases++;
-  const { url, init, label } = request(template, method, c);
+  const { url, init, label } = request(template, method, op, c);
   const write = method !== "GET";
-  const before = write ? await snapshot(fixtures) : null;
+  // The state a refusal left is the state the next case starts from: taken again only after an accepted write.
+  const before = write ? (unchanged ?? (await snapshot(fixtures))) : null;
+  unchanged = null;
   const response = await worker().fetch(new Request(url, init));
   response.webSocket?.accept();
   response.webSocket?.close(1000, "fuzz");
@@ -165,7 +189,9 @@ async function check(template: string, method: string, op: Json, c: Case): Promi
   const why = notFound ? null : documented(op, response.status, json);
   if (why) fail(why);
   try {
-    checkResponse(method, url, response.status, response.headers.get("Content-Type"), json);
+    // (The app's not-found is checked above: a path the URL parser has reshaped — `..`, a trailing
+    // slash — can look like a documented route to the conformance check without being one.)
+    if (!notFound) checkResponse(method, url, response.status, response.headers.get("Content-Type"), json);
   } catch (error) {
     fail(String((error as Error).message));
   }
@@ -174,6 +200,7 @@ async function check(template: string, method: string, op: Json, c: Case): Promi
     if (recordedRefusal(response.status, json)) return;
     if (JSON.stringify(after) !== JSON.stringify(before))
       fail(`a refused write changed state:\n${diff(before, after)}`);
+    unchanged = after;
   }
   if (template === "/v1/sessions" && method === "POST" && response.status === 201) createdSessions.alpha.add(json!.id);
 }
@@ -199,6 +226,7 @@ describe("every operation in /openapi.json, fuzzed", () => {
     it(`${method} ${template}: ${runs} cases`, { timeout: 300_000 }, async () => {
       // Reads change nothing, so they share the fixtures the last write operation was given.
       if (method !== "GET" || fixtures === undefined) fixtures = await freshFixtures();
+      unchanged = null;
       await fc.assert(
         fc.asyncProperty(caseArbitrary(template, method, op, fixtures), (c) => check(template, method, op, c)),
         { seed: SEED, numRuns: runs, endOnFailure: true },

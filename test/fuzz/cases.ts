@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { type Fixtures, nothing } from "./fixtures";
-import { garbageSegment } from "./inputs";
+import { type BodyCase, garbageSegment } from "./inputs";
 
 /**
  * Per operation, by its operationId: a valid body the fuzzer takes apart, and the path
@@ -74,6 +74,31 @@ export const BASELINES: Record<string, (f: Fixtures) => unknown> = {
   }),
   postCollaborationsIdMessagesMessageIdResolve: () => ({ reply: "ok", by: "me" }),
   postCollaborationsIdComplete: () => ({ outcome: "cancelled", result: { a: 1 } }),
+};
+
+const md = (what: string, body: string): BodyCase => ({
+  what: `markdown: ${what}`,
+  body,
+  contentType: "text/markdown",
+});
+
+/** Bodies beyond JSON an operation takes: agents as Markdown files with YAML front matter. */
+export const EXTRA_BODIES: Record<string, BodyCase[]> = {
+  putAgentsName: [
+    md("valid", "---\nname: fz-new\ndescription: Fuzzed\nhandoffs: [w1]\n---\nBe brief."),
+    md("no front matter", "just instructions"),
+    md("unclosed", "---\nname: fz-new\n"),
+    md("bad YAML", "---\nname: [unclosed\n---\n"),
+    md("a list, not a mapping", "---\n- a\n- b\n---\n"),
+    md("__proto__ key", "---\nname: fz-new\n__proto__: {polluted: true}\n---\n"),
+    md("reserved condition", "---\nname: fz-new\nhandoffs: [{to: w1, condition: 'constructor == 1'}]\n---\n"),
+    md("deep", `---\nname: fz-new\nx: ${"[".repeat(80)}${"]".repeat(80)}\n---\n`),
+    md(
+      "alias bomb",
+      `---\nname: fz-new\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n---\n`,
+    ),
+    md("NUL and lone surrogate", '---\nname: fz-new\ndescription: "a\\0b\\ud800"\n---\n'),
+  ],
 };
 
 /** Body limits the operations enforce, so the oversized case is just over each. */

@@ -179,11 +179,12 @@ export function bodyCases(
   schema: Schema | undefined,
   components: Record<string, Schema>,
   limitBytes: number,
+  extra: BodyCase[] = [],
 ): fc.Arbitrary<BodyCase> {
   const sites = sitesOf(baseline, resolve(schema, components, baseline), components);
   const arbitraries: { weight: number; arbitrary: fc.Arbitrary<BodyCase> }[] = [
     { weight: 1, arbitrary: fc.constant(json("valid", baseline)) },
-    { weight: 2, arbitrary: fc.constantFrom(...wholeBodies(limitBytes)) },
+    { weight: 2, arbitrary: fc.constantFrom(...wholeBodies(limitBytes), ...extra) },
     {
       weight: 1,
       arbitrary: fc

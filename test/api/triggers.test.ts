@@ -261,11 +261,13 @@ describe("registration", () => {
         },
       ],
     });
-    expect(proto.status).toBe(201);
-    const id = (await call("POST", "/v1/sessions", { agent: "hostile" })).json.id;
-    const patched = await call("PATCH", `/v1/sessions/${id}/state`, { set: { x: 1 } });
-    // Neither name reaches the prototype: both read as missing, so the condition holds and nothing breaks.
-    expect(patched.json.current_agent).toBe("boss");
+    // Names of the prototype machinery are not names in the language: refused where they stand.
+    expect(proto.status).toBe(400);
+    expect(proto.json.error).toMatchObject({
+      code: "INVALID_EXPRESSION",
+      details: { path: "handoffs.0.trigger.expression", position: 0, found: "'__proto__'" },
+    });
+    expect((await call("GET", "/v1/agents/hostile")).status).toBe(404);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });

@@ -80,6 +80,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       this.liveEvents.append(liveHandoffStatus(records));
     });
     this.timers = new Timers(ctx.storage, this.sql, () => this.now());
+    this.hub = new LiveHub({ ctx, store: this.liveEvents, ready: () => this.schema.ready() });
     this.kernel = {
       storage: ctx.storage,
       env,
@@ -88,6 +89,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       timers: this.timers,
       inbox: new InboxStore(this.sql),
       liveEvents: this.liveEvents,
+      deltas: this.hub,
       now: () => this.now(),
       checkpoint: (point) => this.checkpoint(point),
       live: () => this.live(),
@@ -104,7 +106,6 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     this.runs = new SessionRuns(this.kernel, runStore, this.handoffs, points, this.fanout);
     this.triggers = new SessionTriggers(this.kernel, this.handoffs, runStore, points);
     this.conversation = new SessionConversation(this.kernel, this.triggers, this.handoffs);
-    this.hub = new LiveHub({ ctx, store: this.liveEvents, ready: () => this.schema.ready() });
     // Answered by the runtime without waking a hibernated object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     this.deliveries = new SessionDeliveries(this.kernel, this.sql);

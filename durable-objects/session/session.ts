@@ -241,7 +241,15 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     const started = await this.runs.startRun(content, actor);
     if (!started.ok) return started;
     const { message, run } = started.value;
-    const stream = this.hub.streamRun(run.id, () => this.runs.settled(run.id, message));
+    // A client that goes away mid-run, with nobody else listening, cancels the run (and its model call).
+    const stream: ReadableStream<Uint8Array> = this.hub.streamRun(
+      run.id,
+      () => this.runs.settled(run.id, message),
+      () => {
+        if (!this.hub.listening(run.id, stream))
+          void this.runs.cancel(run.id, actor, "the client went away").catch(() => undefined);
+      },
+    );
     this.runs.driveInBackground(run.id);
     return ok({ stream });
   }
@@ -262,6 +270,10 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   }
 
   /** `GET /v1/sessions/:id/ws`, forwarded by the Worker after auth: a hibernatable WebSocket of the session's live events. */
+  async cancelRun(id: string, actor: Actor = API_ACTOR): Promise<Result<Run>> {
+    return this.runs.cancel(id, actor);
+  }
+
   async getRun(id: string): Promise<Result<Run>> {
     return this.runs.get(id);
   }

@@ -28,7 +28,7 @@ export interface WireChatRequest {
 
 /** What the fake answers. Arguments given as a string are sent verbatim (for malformed-argument cases). */
 export type FakeReply =
-  | { kind: "tools"; calls: { name: string; arguments?: unknown }[] }
+  | { kind: "tools"; calls: { name: string; arguments?: unknown }[]; content?: string }
   | { kind: "content"; content: string }
   | { kind: "http"; status: number; body?: unknown }
   | { kind: "garbage"; text: string }
@@ -47,6 +47,12 @@ export const callTool = (name: string, args: unknown = { reason: "fake choice" }
 });
 /** Several calls in one turn, in order. */
 export const callTools = (...calls: { name: string; arguments?: unknown }[]): FakeReply => ({ kind: "tools", calls });
+/** Text, then tool calls, in one answer. */
+export const sayAndCall = (content: string, ...calls: { name: string; arguments?: unknown }[]): FakeReply => ({
+  kind: "tools",
+  calls,
+  content,
+});
 /** Text only, no tool call. */
 export const answer = (content: string): FakeReply => ({ kind: "content", content });
 /** An HTTP error with an OpenAI error body (or `body` when given). */
@@ -81,6 +87,8 @@ export interface FakeOpenAIOptions {
 export interface FakeOpenAI {
   handler: HttpHandler;
   requests: RecordedRequest[];
+  /** How many of its requests the client aborted (a stream stopped before its end included). */
+  aborted(): number;
 }
 
 const ERROR_TYPES: Record<number, string> = {
@@ -98,7 +106,7 @@ function completion(model: string, reply: Extract<FakeReply, { kind: "tools" | "
     reply.kind === "tools"
       ? {
           role: "assistant",
-          content: null,
+          content: reply.content ?? null,
           refusal: null,
           tool_calls: reply.calls.map((call, i) => ({
             id: `call_fake${completionSeq}x${i}`,
@@ -149,9 +157,8 @@ export function streamChunks(
     finish_reason: finish,
   });
   const out = [chunk([delta({ role: "assistant", content: "" })])];
-  if (reply.kind === "content") {
-    for (const piece of pieces(reply.content, pieceChars)) out.push(chunk([delta({ content: piece })]));
-  } else {
+  for (const piece of pieces(reply.content ?? "", pieceChars)) out.push(chunk([delta({ content: piece })]));
+  if (reply.kind === "tools") {
     reply.calls.forEach((call, index) => {
       const args =
         typeof call.arguments === "string"
@@ -181,6 +188,8 @@ export function streamChunks(
   return out;
 }
 
+let cancelled = 0;
+
 /** A `text/event-stream` of `data` payloads, `gapMs` apart. */
 function sse(data: string[], gapMs = 0): Response {
   const encoder = new TextEncoder();
@@ -194,6 +203,9 @@ function sse(data: string[], gapMs = 0): Response {
       if (gapMs > 0 && i > 0) await delay(gapMs);
       controller.enqueue(encoder.encode(`data: ${data[i]}\n\n`));
       i += 1;
+    },
+    cancel() {
+      cancelled += 1;
     },
   });
   return new HttpResponse(body, { status: 200, headers: { "content-type": "text/event-stream" } });
@@ -243,6 +255,9 @@ export function fakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
       return first ? callTool(first.function.name) : answer("no tools were offered");
     });
   const handler = http.post(`${baseUrl}/chat/completions`, async ({ request }) => {
+    request.signal.addEventListener("abort", () => {
+      abortedRequests += 1;
+    });
     const body = (await request.json()) as WireChatRequest;
     const recorded: RecordedRequest = {
       url: request.url,
@@ -253,5 +268,7 @@ export function fakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
     requests.push(recorded);
     return toResponse(body.model, await respond(recorded), body.stream === true);
   });
-  return { handler, requests };
+  let abortedRequests = 0;
+  const baseline = cancelled;
+  return { handler, requests, aborted: () => abortedRequests + cancelled - baseline };
 }

@@ -530,6 +530,17 @@ export const OPERATIONS: Operation[] = [
     errors: [...SESSION, "RUN_NOT_FOUND"],
   },
   {
+    method: "post",
+    path: "/v1/sessions/{id}/runs/{run_id}/cancel",
+    tag: "sessions",
+    summary: "Cancel a run",
+    description:
+      "Stops an active run: a model call under way is aborted, what it had written is kept in the conversation marked `cut`, open inbox items of the run are cancelled, and the run ends `cancelled` (error RUN_CANCELLED). A run that has ended is RUN_NOT_CANCELLABLE.",
+    params: { ...SessionParam, run_id: z.string() },
+    answers: { 200: json("The run, cancelled.", Run) },
+    errors: [...SESSION, "RUN_NOT_FOUND", "RUN_NOT_CANCELLABLE"],
+  },
+  {
     method: "get",
     path: "/v1/sessions/{id}/trace",
     tag: "sessions",

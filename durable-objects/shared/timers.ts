@@ -136,6 +136,11 @@ export class Timers {
    * costs no statement. Capped: lease keys are one per lease, and an unknown key is just read.
    */
   private readonly absent = new Set<string>();
+  /**
+   * True when `known` holds every keyed timer in the table (this instance made the table
+   * and every write since went through it), so a key not in it has no timer.
+   */
+  private complete = false;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -184,7 +189,8 @@ export class Timers {
     }
     if (options.ifExists === "earliest") {
       if (typeof known === "number" && known <= dueAt && known > now) return null;
-      if (known === undefined || known === null) {
+      if (known === undefined && this.complete) previous = null;
+      else if (known === undefined || known === null) {
         const due = this.sql<{ due_at: number }>`SELECT due_at FROM timers WHERE key = ${key}`[0]?.due_at;
         if (due !== undefined && due <= dueAt && due > now) {
           this.known.set(key, due);
@@ -209,7 +215,7 @@ export class Timers {
 
   /** Cancels the timer with this key; true when there was one. */
   cancel(key: string): boolean {
-    if (this.absent.has(key)) return false;
+    if (this.absent.has(key) || (this.complete && !this.known.has(key))) return false;
     const row = this.sql<{ due_at: number }>`DELETE FROM timers WHERE key = ${key} RETURNING due_at`[0];
     this.known.delete(key);
     this.markAbsent(key);
@@ -253,11 +259,19 @@ export class Timers {
     }
   }
 
+  /** The table was just made, by this instance: no timer in it, none to read before a write. */
+  startEmpty(): void {
+    this.forget();
+    this.earliest = null;
+    this.complete = true;
+  }
+
   /**
    * Forgets what this instance knows about the table and the alarm: after writes it did
    * not make through these methods (a rolled-back transaction, a wipe), or the alarm fired.
    */
   forget(): void {
+    this.complete = false;
     this.armed = undefined;
     this.earliest = undefined;
     this.known.clear();

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 import { FLUSH_WINDOW_MS } from "../../src/audit/outbox-policy";
@@ -49,6 +49,8 @@ export function memoryStateFolder(prefix: string): string {
  * `inspectorPort`: where workerd's DevTools inspector listens (for a CPU profile), when given.
  * `persistTo`: a folder for the objects' SQLite files and D1, kept after `stop`; without
  * it, local state is in memory (a tmpfs folder of its own, removed at `stop`).
+ * `entry`: another Worker module to bundle in place of wrangler.toml's `main`, with the
+ * same bindings (a bench's wrapper around Relay, e.g. bench/lib/metered-worker.ts).
  */
 export async function startWorkerdServer(
   port: number,
@@ -56,9 +58,11 @@ export async function startWorkerdServer(
   vars: Record<string, string> = {},
   inspectorPort?: number,
   persistTo?: string,
+  entry?: string,
 ): Promise<DevServer> {
   const build = mkdtempSync(join(tmpdir(), "relay-bundle-"));
-  execFileSync(join(root, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", build], {
+  const script = entry === undefined ? [] : [entry];
+  execFileSync(join(root, "node_modules", ".bin", "wrangler"), ["deploy", ...script, "--dry-run", "--outdir", build], {
     cwd: root,
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", WRANGLER_LOG: "error" },
     stdio: ["ignore", "ignore", "inherit"],
@@ -71,7 +75,7 @@ export async function startWorkerdServer(
     ...(inspectorPort === undefined ? {} : { inspectorPort }),
     modules: true,
     modulesRoot: build,
-    scriptPath: join(build, "index.js"),
+    scriptPath: join(build, entry === undefined ? "index.js" : `${basename(entry).replace(/\.ts$/, "")}.js`),
     compatibilityDate: config.compatibility_date!,
     compatibilityFlags: config.compatibility_flags,
     durableObjects: Object.fromEntries(

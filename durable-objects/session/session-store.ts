@@ -1,16 +1,16 @@
 import type { HistoryItem } from "../../src/schemas/handoff";
 import type { AgentTurnStatus } from "../../src/schemas/session";
 import { SESSION_FORMAT, SessionRecord } from "../../src/sessions/model";
-import { OUTBOX_ACTOR_DDL, OUTBOX_DDL } from "../shared/outbox";
+import { OUTBOX_ACTOR_DDL, OUTBOX_DDL, OUTBOX_PENDING_ONLY_DDL } from "../shared/outbox";
 import {
   ALL_TABLES,
   type DeferredTables,
-  foldAlteredColumns,
+  foldSchemaChanges,
   type SchemaMigration,
   type Sql,
   type TablesHeld,
 } from "../shared/sql";
-import { TIMERS_DDL, TIMERS_FORMAT_DDL } from "../shared/timers";
+import { TIMERS_DDL, TIMERS_FORMAT_DDL, TIMERS_NO_DUE_INDEX_DDL } from "../shared/timers";
 import { DELIVERIES_DDL } from "./deliveries/delivery-store";
 import { FANOUT_DDL } from "./fanout/fanout-store";
 import {
@@ -113,20 +113,22 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 10, statements: [LAST_HANDOFF_ID_DDL, NAME_LAST_HANDOFF, DROP_CONTEXT_COPY_DDL] },
   // Runs may be cancelled.
   { version: 11, statements: RUN_CANCEL_DDL },
+  // Fewer rows written: the outbox's pending index holds pending rows only; timers lose their due-time index.
+  { version: 12, statements: [...OUTBOX_PENDING_ONLY_DDL, ...TIMERS_NO_DUE_INDEX_DDL] },
 ];
 
 /**
  * The newest schema, what SESSION_MIGRATIONS leave, made directly (no table created only to
  * be rebuilt or dropped, no data moved). Columns added by ALTER are written into their
- * CREATE TABLE as SQLite would store them, and dropped ones left out (`foldAlteredColumns`);
- * test/durable-objects/session/session-schema.test.ts holds the two equal. A new migration
+ * CREATE TABLE as SQLite would store them, dropped columns and indexes left out
+ * (`foldSchemaChanges`); test/durable-objects/session/session-schema.test.ts holds the two equal. A new migration
  * changes both; one that changes a table a new object makes only when first needed
  * (SESSION_TABLES_DEFERRED) names it in `SchemaMigration.table`, since an object may not
  * hold that table yet.
  */
 export const SESSION_SCHEMA: SchemaMigration = {
   version: SESSION_MIGRATIONS.at(-1)!.version,
-  statements: foldAlteredColumns([
+  statements: foldSchemaChanges([
     ...SESSION_V1_DDL,
     ...OUTBOX_DDL,
     ...TIMERS_DDL,
@@ -141,6 +143,8 @@ export const SESSION_SCHEMA: SchemaMigration = {
     ...FANOUT_DDL,
     LAST_HANDOFF_ID_DDL,
     DROP_CONTEXT_COPY_DDL,
+    ...OUTBOX_PENDING_ONLY_DDL,
+    ...TIMERS_NO_DUE_INDEX_DDL,
   ]),
 };
 

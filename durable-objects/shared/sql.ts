@@ -88,12 +88,19 @@ const SCHEMA_TABLE = "_schema";
  * `statements` with each `ALTER TABLE t ADD COLUMN c` and `ALTER TABLE t DROP COLUMN c`
  * written into t's own `CREATE TABLE` earlier in the list, as SQLite itself rewrites the
  * stored table text (`, c` before the closing parenthesis; the column's definition cut
- * out). For a new object's schema: an ALTER makes SQLite reload the schema it has just
- * parsed (a DROP also rewrites the table), so folded columns make the same tables for less.
+ * out), and each `DROP INDEX i` taking out i's `CREATE INDEX` earlier in the list. For a
+ * new object's schema: an ALTER makes SQLite reload the schema it has just parsed (a DROP
+ * also rewrites the table), so folded changes make the same tables for less.
  */
-export function foldAlteredColumns(statements: readonly string[]): string[] {
+export function foldSchemaChanges(statements: readonly string[]): string[] {
   const out: string[] = [];
   for (const statement of statements) {
+    const dropped = /^\s*DROP INDEX (?:IF EXISTS )?(\w+)\s*$/.exec(statement)?.[1];
+    const made = dropped ? out.findIndex((s) => new RegExp(`^\\s*CREATE (?:UNIQUE )?INDEX ${dropped} `).test(s)) : -1;
+    if (made >= 0) {
+      out.splice(made, 1);
+      continue;
+    }
     const altered = /^\s*ALTER TABLE (\w+) (ADD|DROP) COLUMN (.+?)\s*$/s.exec(statement);
     const at = altered ? out.findIndex((s) => new RegExp(`^\\s*CREATE TABLE ${altered[1]} \\(`).test(s)) : -1;
     if (!altered || at < 0) out.push(statement);

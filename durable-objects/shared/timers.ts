@@ -69,6 +69,12 @@ export const TIMERS_DDL = [
   "CREATE INDEX timers_due ON timers (due_at)",
 ] as const;
 
+/**
+ * Drops the due-time index: an object holds a handful of timers, which its due-time reads
+ * scan for less than the index costs every timer written (one row more each).
+ */
+export const TIMERS_NO_DUE_INDEX_DDL = ["DROP INDEX timers_due"] as const;
+
 /** Adds the payload format column to a timers table made by TIMERS_DDL. */
 export const TIMERS_FORMAT_DDL = [
   `ALTER TABLE timers ADD COLUMN format INTEGER NOT NULL DEFAULT ${TIMER_FORMAT}`,

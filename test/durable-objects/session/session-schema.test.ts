@@ -5,6 +5,7 @@ import {
   SESSION_SCHEMA,
   SESSION_TABLES_DEFERRED,
 } from "../../../durable-objects/session/session-store";
+import { Outbox } from "../../../durable-objects/shared/outbox";
 import {
   createSql,
   migrate,
@@ -110,7 +111,6 @@ describe("the session object's schema", () => {
       [
         ...SESSION_TABLES_DEFERRED.eager.map((t) => `table ${t}`),
         "index audit_pending",
-        "index timers_due",
         "table runs",
         "index runs_active",
         "table handoffs",
@@ -134,5 +134,29 @@ describe("the session object's schema", () => {
 
   it("has fewer statements than the migrations it stands for", () => {
     expect(SESSION_SCHEMA.statements.length).toBeLessThan(SESSION_MIGRATIONS.flatMap((m) => m.statements).length);
+  });
+
+  it("v12: an object's pending audit rows are still found once the pending index holds only them", async () => {
+    const found = await runInDurableObject(
+      agentStub("schema-tests", `scratch-${++counter}`).stub,
+      (_instance, state) => {
+        const sql = createSql(state.storage);
+        migrate(
+          state.storage,
+          sql,
+          SESSION_MIGRATIONS.filter((m) => m.version <= 11),
+        );
+        for (const [id, flushed] of [
+          ["01AAAAAAAAAAAAAAAAAAAAAAAA", 1],
+          ["01BBBBBBBBBBBBBBBBBBBBBBBB", 0],
+        ] as const)
+          sql`INSERT INTO audit (id, at, tenant, action, actor, actor_type, details, flushed)
+            VALUES (${id}, '2026-01-01T00:00:00.000Z', 'alpha', 'session.created', 'api', 'user', '{}', ${flushed})`;
+        const version = migrate(state.storage, sql, SESSION_MIGRATIONS);
+        const outbox = new Outbox(sql);
+        return { version, pending: outbox.pendingCount(), all: outbox.list({ limit: 10 }).map((r) => r.flushed) };
+      },
+    );
+    expect(found).toEqual({ version: 12, pending: 1, all: [true, false] });
   });
 });

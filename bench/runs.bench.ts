@@ -128,7 +128,10 @@ function fakeModel(req: IncomingMessage, res: ServerResponse): void {
   });
 }
 
-/** The fake model runs in a process of its own (this file, BENCH_ROLE=model), so the client's load does not delay its answers. */
+/**
+ * The fake model runs in a process of its own (this file, BENCH_ROLE=model), so the client's load does
+ * not delay its answers.
+ */
 async function startModel(): Promise<{ stats(): Promise<{ calls: number; errors: string[] }>; stop(): void }> {
   const child = spawn(join(root, "node_modules", ".bin", "tsx"), [import.meta.filename], {
     env: { ...process.env, BENCH_ROLE: "model" },

@@ -103,7 +103,10 @@ export function clincFromFiles(dir: string, file: (name: string) => string | und
   };
 }
 
-/** Reads the data set from `dir`; throws ClincDataError, with the expected location and how to get the data, when it is missing. */
+/**
+ * Reads the data set from `dir`; throws ClincDataError, with the expected location and how to get the
+ * data, when it is missing.
+ */
 export function loadClinc(dir = clincDir()): Clinc {
   return clincFromFiles(dir, (name) => {
     const file = path.join(dir, name);

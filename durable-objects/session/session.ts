@@ -256,7 +256,10 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
 
   // ── Live subscribers (live/) ────────────────────────
 
-  /** `GET /v1/sessions/:id/ws`, forwarded by the Worker after auth: a hibernatable WebSocket of the session's live events. */
+  /**
+   * `GET /v1/sessions/:id/ws`, forwarded by the Worker after auth: a hibernatable WebSocket of the
+   * session's live events.
+   */
   override async fetch(request: Request): Promise<Response> {
     return this.hub.upgrade(request, this.live());
   }
@@ -269,7 +272,10 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     this.hub.onClose(ws, code, reason);
   }
 
-  /** `GET /v1/sessions/:id/ws`, forwarded by the Worker after auth: a hibernatable WebSocket of the session's live events. */
+  /**
+   * `GET /v1/sessions/:id/ws`, forwarded by the Worker after auth: a hibernatable WebSocket of the
+   * session's live events.
+   */
   async cancelRun(id: string, actor: Actor = API_ACTOR): Promise<Result<Run>> {
     return this.runs.cancel(id, actor);
   }

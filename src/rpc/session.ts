@@ -77,9 +77,15 @@ export interface SessionRpc {
   cancelHandoff(id: string, actor?: Actor): Promise<Result<Handoff>>;
   /** The session's inbox items, oldest first. */
   inbox(): Promise<Result<InboxItem[]>>;
-  /** A user message: stored, and the current agent's run started (answered when it ends, pauses, or after RUN_WAIT_MS). */
+  /**
+   * A user message: stored, and the current agent's run started (answered when it ends, pauses, or
+   * after RUN_WAIT_MS).
+   */
   sendMessage(content: string, actor?: Actor, task?: MessageTask): Promise<Result<MessageRun>>;
-  /** A user message whose run is streamed (Server-Sent Events): its live events, then `result` with what sendMessage answers. */
+  /**
+   * A user message whose run is streamed (Server-Sent Events): its live events, then `result` with
+   * what sendMessage answers.
+   */
   streamMessage(
     content: string,
     actor?: Actor,

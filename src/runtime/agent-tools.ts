@@ -87,7 +87,10 @@ function transferParameters(entry: HandoffSpec): Record<string, unknown> {
   };
 }
 
-/** Whether an entry can be taken now: its target exists and is enabled, is not on the stack, and its condition holds. */
+/**
+ * Whether an entry can be taken now: its target exists and is enabled, is not on the stack, and its
+ * condition holds.
+ */
 function offered(entry: HandoffSpec, input: AgentToolsInput): AgentDefinition | null {
   const target = input.directory.get(entry.to);
   if (!target?.enabled || input.stack.includes(entry.to)) return null;

@@ -114,7 +114,10 @@ export class RunCalls {
     }
   }
 
-  /** Runs the calls Relay runs (http tools, messages to other agents), side by side, each within its own deadline; their outputs go in. */
+  /**
+   * Runs the calls Relay runs (http tools, messages to other agents), side by side, each within its
+   * own deadline; their outputs go in.
+   */
   private async runCalls(
     row: RunRow,
     work: TurnWork,

@@ -6,7 +6,8 @@ import type { LiveStore } from "../live/live-store";
 
 /**
  * The session's runs (schema v4, v5): each run's record with the step it is taking and the
- * work left of its last model response, and its trace events. Synchronous SQL, so it joins the caller's transaction; rows are parsed on
+ * work left of its last model response, and its trace events. Synchronous SQL, so it joins the
+ * caller's transaction; rows are parsed on
  * read and carry their format.
  */
 

@@ -75,7 +75,10 @@ export class SessionRuns {
 
   // ── Requests ──────────────────────────────────────────────────────────────
 
-  /** A user message: stored, and it starts a run of the current agent; answered when the run ends or pauses (or after RUN_WAIT_MS). */
+  /**
+   * A user message: stored, and it starts a run of the current agent; answered when the run ends or
+   * pauses (or after RUN_WAIT_MS).
+   */
   async userMessage(content: string, actor: Actor): Promise<Result<MessageRun>> {
     const started = await this.startRun(content, actor);
     if (!started.ok) return started;
@@ -336,7 +339,10 @@ export class SessionRuns {
     return open !== null && open.run.status === "running" && !this.loop.isDriving(open.run.id);
   }
 
-  /** Closes what the session's end leaves open (inside the ending transaction): the run fails, open items are cancelled. */
+  /**
+   * Closes what the session's end leaves open (inside the ending transaction): the run fails, open
+   * items are cancelled.
+   */
   onSessionEnd(session: SessionRecord, now: number, reason: string): void {
     this.steps.onSessionEnd(session, now, reason);
   }

@@ -14,6 +14,7 @@
 import type { RuleMatch } from "../types";
 import type { Automaton } from "./automaton";
 import { deepNext, SPACE_CLASS, stateOfCode } from "./automaton";
+import { PATTERN_PREFIX } from "./pattern-budget";
 import { searchFrom, type VerifierTables, verifyAt } from "./pattern-verifier";
 import { boundaryAfter, boundaryBefore, foldText, isRegexWordUnit } from "./text";
 import { sortRange } from "./typed-sort";
@@ -133,11 +134,17 @@ export class RuleScanner {
       if (this.hasFactors) this.scan(input, FACTORS, false);
       this.scan(foldText(input), KEYWORDS, false);
     }
-    for (let k = 0; k < this.occurrenceCount; k++)
-      this.factorHit(this.occurrenceEntry[k]!, input, this.occurrenceStart[k]!);
+    // Patterns read the input's first PATTERN_PREFIX code units only (pattern-budget.ts).
+    const end = Math.min(input.length, PATTERN_PREFIX);
+    const lengths = this.t.automaton.entryLength;
+    for (let k = 0; k < this.occurrenceCount; k++) {
+      const entry = this.occurrenceEntry[k]!;
+      const start = this.occurrenceStart[k]!;
+      if (start + lengths[entry]! <= end) this.factorHit(entry, input, start, end);
+    }
     const { alwaysRun } = this.t;
-    for (let k = 0; k < alwaysRun.length; k++) this.runPattern(alwaysRun[k]!, input);
-    for (let k = 0; k < this.candidateCount; k++) this.runPattern(this.candidates[k]!, input);
+    for (let k = 0; k < alwaysRun.length; k++) this.runPattern(alwaysRun[k]!, input, end);
+    for (let k = 0; k < this.candidateCount; k++) this.runPattern(this.candidates[k]!, input, end);
     return this.results(limit);
   }
 
@@ -235,7 +242,7 @@ export class RuleScanner {
    * most MAX_ANCHORED_TRIES times a route, then queued for one search); the others are queued
    * to run once over the whole input.
    */
-  private factorHit(entry: number, text: string, start: number): void {
+  private factorHit(entry: number, text: string, start: number, end: number): void {
     const t = this.t;
     const generation = this.generation;
     const from = t.factorRefStart[entry]!;
@@ -258,7 +265,7 @@ export class RuleScanner {
         }
         const resume = t.patternResume[pattern]!;
         const at = resume === 0 ? start : after;
-        if (verifyAt(t.verifier, t.patternVerifier[pattern]!, text, at, resume)) this.recordHit(pattern);
+        if (verifyAt(t.verifier, t.patternVerifier[pattern]!, text, at, resume, end)) this.recordHit(pattern);
       }
     }
     if (this.factorStamp[entry] === generation) return;
@@ -312,10 +319,10 @@ export class RuleScanner {
     return at;
   }
 
-  private runPattern(pattern: number, input: string): void {
+  private runPattern(pattern: number, input: string, end: number): void {
     if (
       this.patternHit[pattern] !== this.generation &&
-      searchFrom(this.t.verifier, this.t.patternVerifier[pattern]!, input, 0)
+      searchFrom(this.t.verifier, this.t.patternVerifier[pattern]!, input, 0, end)
     )
       this.recordHit(pattern);
   }

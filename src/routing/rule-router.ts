@@ -48,9 +48,9 @@ import type { AgentDefinition } from "../schemas/agent";
 import { type Calibration, type CandidateEvidence, confidenceOf } from "./classifier/calibration";
 import { CALIBRATION_PARAMS } from "./classifier/calibration-params";
 import { explainDecision, type RuleExplanation } from "./classifier/explain";
-import { type Classification, compileClassifier, type LexicalClassifier } from "./classifier/lexical-classifier";
-import { trainingTexts } from "./classifier/training-texts";
-import { compileRules } from "./rules";
+import { type Classification, classifierFromImage, type LexicalClassifier } from "./classifier/lexical-classifier";
+import { compileAgentPart, type LinkOptions, linkRouterImage, type RouterImage } from "./router-image";
+import { type RuleStats, rulesFromImage } from "./rules";
 import type { RuleCandidate, RuleDecision, RuleMatch, RuleRouter } from "./types";
 
 /** What a decision keeps to build its explanation when (if ever) it is read. */
@@ -79,7 +79,9 @@ export const DECLINE_BELOW = 50;
 
 /** One scored candidate with its raw evidence. */
 export interface ScoredCandidate {
+  /** The agent's index in its shard. */
   index: number;
+  shard: number;
   agent: string;
   evidence: CandidateEvidence;
   match: RuleMatch | null;
@@ -97,6 +99,8 @@ export interface RuleEvidence {
 export interface CompiledRuleRouter extends RuleRouter {
   evidence(input: string, k?: number): RuleEvidence;
   readonly agents: readonly string[];
+  /** What the keyword and pattern rules hold (pattern budget, skipped patterns, automaton size). */
+  readonly rules: RuleStats;
 }
 
 export interface RuleRouterOptions {
@@ -116,35 +120,79 @@ const EMPTY: RuleDecision = {
 /** Compiles the rule tier for a registry snapshot. Disabled agents are left out. */
 export function compileRuleRouter(
   agents: readonly AgentDefinition[],
-  options: RuleRouterOptions = {},
+  options: RuleRouterOptions & LinkOptions = {},
 ): CompiledRuleRouter {
+  return routerFromImage(linkRouterImage(agents.map(compileAgentPart), options), options);
+}
+
+/** The rule tier over a linked image (router-image.ts): no compiling, no training. */
+export function routerFromImage(image: RouterImage, options: RuleRouterOptions = {}): CompiledRuleRouter {
+  return routerFromShards([image], options);
+}
+
+interface Shard {
+  rules: ReturnType<typeof rulesFromImage>;
+  classifier: LexicalClassifier | null;
+  /** Global index of the shard's first agent. */
+  offset: number;
+  count: number;
+}
+
+/**
+ * The rule tier over the images of a registry's shards (router-image.ts): each shard matches
+ * and classifies its own agents, and their evidence meets in one set of logits. With one
+ * shard this is exactly the registry's router; with several, an agent's classifier logit and
+ * similarity come from its own shard's vocabulary, and the share of known words is the best
+ * any shard knows.
+ */
+export function routerFromShards(images: readonly RouterImage[], options: RuleRouterOptions = {}): CompiledRuleRouter {
   const calibration = options.calibration ?? CALIBRATION_PARAMS;
-  const enabled = agents.filter((a) => a.enabled);
-  const names = enabled.map((a) => a.name);
-  const indexOf = new Map(names.map((n, i) => [n, i]));
-  const exampleCount = enabled.map((a) => a.triggers.examples.length);
-  const rules = compileRules(enabled);
-  const classifier: LexicalClassifier | null =
-    enabled.length > 0 ? compileClassifier(enabled.map((a) => ({ agent: a.name, examples: trainingTexts(a) }))) : null;
+  const names: string[] = [];
+  const exampleCount: number[] = [];
+  const shards: Shard[] = [];
+  let tableBytes = 0;
+  for (const image of images) {
+    const rules = rulesFromImage(image.rules);
+    const classifier = image.classifier === null ? null : classifierFromImage(image.classifier);
+    shards.push({ rules, classifier, offset: names.length, count: image.rules.tables.names.length });
+    names.push(...image.rules.tables.names);
+    exampleCount.push(...image.exampleCounts);
+    tableBytes += rules.stats.memoryBytes + (classifier?.memoryBytes ?? 0);
+  }
+  const shardOf = new Int32Array(names.length);
+  for (const [k, shard] of shards.entries()) shardOf.fill(k, shard.offset, shard.offset + shard.count);
   const count = names.length;
   const logits = new Float64Array(count);
   const hits = new Float64Array(count);
+  const byAgent: (RuleMatch | null)[] = new Array<RuleMatch | null>(count).fill(null);
+  const classifications: (Classification | null)[] = shards.map(() => null);
 
   const evidence = (input: string, k = 3): RuleEvidence => {
-    if (count === 0 || classifier === null) return { candidates: [], classification: null };
-    const matches = rules.match(input);
-    const c = classifier.classify(input);
-    const byAgent: (RuleMatch | null)[] = new Array<RuleMatch | null>(count).fill(null);
+    if (count === 0 || shards.every((s) => s.classifier === null)) return { candidates: [], classification: null };
+    byAgent.fill(null);
     hits.fill(0);
-    for (const m of matches) {
-      const i = indexOf.get(m.agent);
-      if (i === undefined) continue;
-      byAgent[i] = m;
-      hits[i] = m.matched_keywords.length + 2 * m.matched_patterns.length;
+    let matched = 0;
+    let knownMass = 0;
+    for (const [j, shard] of shards.entries()) {
+      const c = shard.classifier?.classify(input) ?? null;
+      classifications[j] = c;
+      if (c !== null && c.knownMass > knownMass) knownMass = c.knownMass;
+      const local = new Map<string, number>();
+      const matches = shard.rules.match(input);
+      matched += matches.length;
+      if (matches.length > 0) for (let a = 0; a < shard.count; a++) local.set(names[shard.offset + a] as string, a);
+      for (const m of matches) {
+        const a = local.get(m.agent);
+        if (a === undefined) continue;
+        byAgent[shard.offset + a] = m;
+        hits[shard.offset + a] = m.matched_keywords.length + 2 * m.matched_patterns.length;
+      }
+      for (let a = 0; a < shard.count; a++) logits[shard.offset + a] = c === null ? 0 : (c.logits[a] as number);
     }
-    if (c.knownMass === 0 && matches.length === 0) return { candidates: [], classification: c };
+    const first = classifications[0] ?? null;
+    if (knownMass === 0 && matched === 0) return { candidates: [], classification: first };
     for (let a = 0; a < count; a++) {
-      logits[a] = (c.logits[a] as number) + (calibration.ruleWeight * (byAgent[a]?.score ?? 0)) / 10;
+      logits[a] = (logits[a] as number) + (calibration.ruleWeight * (byAgent[a]?.score ?? 0)) / 10;
     }
     // The best k by combined logit (at least 2, for the margin); ties keep registry order.
     const keep = Math.max(k, 2);
@@ -179,31 +227,35 @@ export function compileRuleRouter(
     }
     const candidates = order.slice(0, k).map((a): ScoredCandidate => {
       const other = a === top ? second : top;
+      const shard = shards[shardOf[a] as number] as Shard;
+      const c = classifications[shardOf[a] as number] ?? null;
       const ev: CandidateEvidence = {
         logit: logits[a] as number,
         probability: Math.exp((logits[a] as number) - max) / sum,
         margin: (logits[a] as number) - (other >= 0 ? (logits[other] as number) : 0),
-        similarity: classifier.nearest(c, a, 1)[0]?.similarity ?? 0,
-        knownMass: c.knownMass,
+        similarity: c === null ? 0 : (shard.classifier?.nearest(c, a - shard.offset, 1)[0]?.similarity ?? 0),
+        knownMass,
         ruleHits: hits[a] as number,
         otherRuleHits: a === mostHitsAgent ? nextHits : mostHits,
         exampleCount: exampleCount[a] as number,
         singleAgent: count === 1,
       };
       return {
-        index: a,
+        index: a - shard.offset,
+        shard: shardOf[a] as number,
         agent: names[a] as string,
         evidence: ev,
         match: byAgent[a] ?? null,
         confidence: confidenceOf(ev, calibration),
       };
     });
-    return { candidates, classification: c };
+    return { candidates, classification: classifications[shardOf[top] as number] ?? first };
   };
 
   const decide = (input: string): RuleDecision => {
     const { candidates, classification } = evidence(input);
     const best = candidates[0];
+    const classifier = best === undefined ? null : (shards[best.shard]?.classifier ?? null);
     if (!best || classification === null || classifier === null) return { ...EMPTY, candidates: [] };
     const asCandidate = (s: ScoredCandidate): RuleCandidate => ({
       agent: s.agent,
@@ -222,7 +274,12 @@ export function compileRuleRouter(
     };
     // The explanation costs more than the decision, so it is built when first read (JSON,
     // spread, structured clone and RPC all read it, as an own enumerable property).
-    const source: ExplanationSource = { classifier, classification, candidates };
+    // The explanation weighs the best candidate against the runner-up of its own shard.
+    const source: ExplanationSource = {
+      classifier,
+      classification,
+      candidates: candidates.filter((x) => x.shard === best.shard),
+    };
     Object.defineProperty(decision, SOURCE, { value: source });
     Object.defineProperty(decision, "explanation", { get: readExplanation, enumerable: true, configurable: true });
     return decision;
@@ -232,6 +289,23 @@ export function compileRuleRouter(
     decide,
     evidence,
     agents: names,
-    memoryBytes: rules.stats.memoryBytes + (classifier?.memoryBytes ?? 0) + 16 * count,
+    rules: mergeStats(shards.map((s) => s.rules.stats)),
+    memoryBytes: tableBytes + 16 * count,
   };
+}
+
+/** The rule statistics of a sharded registry, summed. */
+function mergeStats(stats: readonly RuleStats[]): RuleStats {
+  const [first, ...rest] = stats;
+  if (first === undefined) throw new RangeError("a router has at least one shard");
+  const out: RuleStats = { ...first, skippedPatterns: [...first.skippedPatterns] };
+  for (const s of rest) {
+    for (const key of Object.keys(out) as (keyof RuleStats)[]) {
+      const value = s[key];
+      if (typeof value === "number" && key !== "patternBudget") (out[key] as number) += value;
+    }
+    out.skippedPatterns.push(...s.skippedPatterns);
+    out.dense &&= s.dense;
+  }
+  return out;
 }

@@ -127,34 +127,50 @@ export function compileRuleRouter(
 
 /** The rule tier over a linked image (router-image.ts): no compiling, no training. */
 export function routerFromImage(image: RouterImage, options: RuleRouterOptions = {}): CompiledRuleRouter {
-  return routerFromShards([image], options);
+  return routerFromShards([wrapShard(image)], options);
 }
 
-interface Shard {
+/** One shard's image, wrapped: a router version keeps the wrapped shards it shares with the last. */
+export interface WrappedShard {
+  image: RouterImage;
   rules: ReturnType<typeof rulesFromImage>;
   classifier: LexicalClassifier | null;
+}
+
+/** Wraps a shard's image (its term map and scratch are all that is built). */
+export function wrapShard(image: RouterImage): WrappedShard {
+  return {
+    image,
+    rules: rulesFromImage(image.rules),
+    classifier: image.classifier === null ? null : classifierFromImage(image.classifier),
+  };
+}
+
+interface Shard extends WrappedShard {
   /** Global index of the shard's first agent. */
   offset: number;
   count: number;
 }
 
 /**
- * The rule tier over the images of a registry's shards (router-image.ts): each shard matches
- * and classifies its own agents, and their evidence meets in one set of logits. With one
- * shard this is exactly the registry's router; with several, an agent's classifier logit and
- * similarity come from its own shard's vocabulary, and the share of known words is the best
- * any shard knows.
+ * The rule tier over the shards of a registry (router-build.ts): each shard matches and
+ * classifies its own agents, and their evidence meets in one set of logits. With one shard
+ * this is exactly the registry's router; with several, an agent's classifier logit and
+ * similarity come from its own shard's vocabulary, the share of known words is the best any
+ * shard knows, and ties go by shard, then name.
  */
-export function routerFromShards(images: readonly RouterImage[], options: RuleRouterOptions = {}): CompiledRuleRouter {
+export function routerFromShards(
+  wrapped: readonly WrappedShard[],
+  options: RuleRouterOptions = {},
+): CompiledRuleRouter {
   const calibration = options.calibration ?? CALIBRATION_PARAMS;
   const names: string[] = [];
   const exampleCount: number[] = [];
   const shards: Shard[] = [];
   let tableBytes = 0;
-  for (const image of images) {
-    const rules = rulesFromImage(image.rules);
-    const classifier = image.classifier === null ? null : classifierFromImage(image.classifier);
-    shards.push({ rules, classifier, offset: names.length, count: image.rules.tables.names.length });
+  for (const shard of wrapped) {
+    const { image, rules, classifier } = shard;
+    shards.push({ ...shard, offset: names.length, count: image.rules.tables.names.length });
     names.push(...image.rules.tables.names);
     exampleCount.push(...image.exampleCounts);
     tableBytes += rules.stats.memoryBytes + (classifier?.memoryBytes ?? 0);

@@ -171,7 +171,14 @@ export const OPERATIONS: Operation[] = [
     body: AgentDefinition,
     bodyMedia: "text/markdown",
     answers: { 200: json("Replaced.", StoredAgent), 201: json("Created.", StoredAgent) },
-    errors: [...BODY, "INVALID_AGENT_FILE", "INVALID_PATTERN", "INVALID_EXPRESSION", "INVALID_CONDITION"],
+    errors: [
+      ...BODY,
+      "INVALID_AGENT_FILE",
+      "INVALID_PATTERN",
+      "PATTERN_BUDGET_EXCEEDED",
+      "INVALID_EXPRESSION",
+      "INVALID_CONDITION",
+    ],
   },
   {
     method: "get",

@@ -194,10 +194,7 @@ export function patternCost(agent: AgentDefinition): number {
  * (the order of `agents`) breaks ties between equal scores.
  */
 export function compileRules(agents: readonly AgentDefinition[], options: CompileOptions = {}): CompiledRuleSet {
-  return linkRules(
-    agents.filter((a) => a.enabled).map(compileRulePart),
-    options,
-  );
+  return linkRules(agents.filter((a) => a.enabled).map(compileRulePart), options);
 }
 
 /**

@@ -12,7 +12,7 @@ export {
   type RuleStats,
   rulesFromImage,
 } from "./compile-rules";
-export { PATTERN_BUDGET, PATTERN_PREFIX } from "./pattern-budget";
 export { MIN_FACTOR_LENGTH, requiredFactors } from "./literal-factors";
+export { PATTERN_BUDGET, PATTERN_PREFIX } from "./pattern-budget";
 export { checkPattern, PATTERN_FLAGS } from "./pattern-safety";
 export { normalizeKeyword } from "./text";

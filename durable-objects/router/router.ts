@@ -46,17 +46,75 @@ interface Built {
   version: RouterVersion;
 }
 
+/** Keys of what a build keeps in the object's storage. */
+const VERSION_KEY = "version";
+const SHARD_PREFIX = "shard:";
+const PART_PREFIX = "part:";
+/** Keys per storage.put/delete call (the storage API's limit). */
+const KEYS_PER_CALL = 128;
+
 export class RouterDO extends DurableObject<Env> implements RouterRpc {
   private parts = new Map<string, CompiledPart>();
   private shards: BuiltShard[] = [];
   private built: Built | null = null;
+  private restored = false;
+  private shardsBefore: BuiltShard[] = [];
   private queue: Promise<unknown> = Promise.resolve();
 
   /** Runs calls one at a time: every write and build sees the one before it done. */
   private inTurn<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.queue.then(work, work);
+    const run = async () => {
+      if (!this.restored) await this.restore();
+      return work();
+    };
+    const next = this.queue.then(run, run);
     this.queue = next.catch(() => undefined);
     return next;
+  }
+
+  /**
+   * After a restart: the version built last, its shards and the agents' parts, from storage,
+   * so a new isolate (or this object) loads them instead of compiling. A version that was not
+   * kept whole is simply built again.
+   */
+  private async restore(): Promise<void> {
+    this.restored = true;
+    const storage = this.ctx.storage;
+    const version = await storage.get<RouterVersion & { head: RegistryHead; shards: number }>(VERSION_KEY);
+    if (version === undefined) return;
+    const images = await storage.list<BuiltShard>({ prefix: SHARD_PREFIX });
+    const shards: BuiltShard[] = [];
+    for (let k = 0; k < version.shards; k++) {
+      const shard = images.get(`${SHARD_PREFIX}${k}`);
+      if (shard === undefined || shard.stamp !== version.stamps[k]) return;
+      shards.push(shard);
+    }
+    const parts = await storage.list<CompiledPart>({ prefix: PART_PREFIX });
+    this.parts = new Map([...parts].map(([key, part]) => [key.slice(PART_PREFIX.length), part]));
+    this.shards = shards;
+    const { head, shards: _count, ...rest } = version;
+    this.built = { head, version: { ...rest, images: shards.map((s) => s.image) } };
+  }
+
+  /** Keeps a build in storage: the parts compiled and shards linked by it, then the version. */
+  private async keep(built: Built, compiled: readonly string[], removed: readonly string[], linked: readonly number[]) {
+    const storage = this.ctx.storage;
+    try {
+      await storage.delete(VERSION_KEY);
+      for (let i = 0; i < compiled.length; i += KEYS_PER_CALL) {
+        const batch: Record<string, CompiledPart> = {};
+        for (const name of compiled.slice(i, i + KEYS_PER_CALL)) batch[`${PART_PREFIX}${name}`] = this.parts.get(name)!;
+        await storage.put(batch);
+      }
+      for (let i = 0; i < removed.length; i += KEYS_PER_CALL)
+        await storage.delete(removed.slice(i, i + KEYS_PER_CALL).map((name) => `${PART_PREFIX}${name}`));
+      for (const k of linked) await storage.put(`${SHARD_PREFIX}${k}`, this.shards[k]);
+      const { images: _images, ...version } = built.version;
+      await storage.put(VERSION_KEY, { ...version, head: built.head, shards: this.shards.length });
+    } catch (error) {
+      // Too large to keep (a value is at most 2 MB): a restart builds this version again.
+      console.warn(`router: version ${built.head.version} not kept in storage: ${String(error)}`);
+    }
   }
 
   async load(tenant: string, held: readonly string[]): Promise<Result<RouterVersion>> {
@@ -123,6 +181,7 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
 
   private async build(head: RegistryHead, rows: readonly StoredDefinition[]): Promise<Built> {
     const started = Date.now();
+    this.shardsBefore = this.shards;
     const plan = planBuild(this.parts, this.shards.length, rows, storedDefinition, () => Date.now());
     // The clock moves only between events: one tick makes the compile time readable.
     await tick();
@@ -157,6 +216,7 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
       pattern_instructions: patternSpend([...plan.parts.values()].map((p) => p.part)),
       pattern_budget: PATTERN_BUDGET,
     };
+    const removed = [...this.parts.keys()].filter((name) => !plan.parts.has(name));
     this.parts = plan.parts;
     this.shards = shards;
     this.built = {
@@ -170,6 +230,8 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
         build: stats,
       },
     };
+    const linked = shards.flatMap((shard, k) => (shard === this.shardsBefore[k] ? [] : [k]));
+    await this.keep(this.built, plan.compiled, removed, linked);
     return this.built;
   }
 }

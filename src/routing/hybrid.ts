@@ -43,7 +43,7 @@ export const LOCAL_MODEL = "local-lexical (not an LLM)";
  */
 export async function decideRoute({ input, config, rules, agents, llm }: RouteInputs): Promise<RouteResult> {
   const strategy: RoutingStrategy = config.strategy;
-  const rule = strategy === "llm" ? null : rules.decide(input);
+  const rule = strategy === "llm" ? null : await rules.decideInTurns(input);
   const base = baseDecision(config, rule);
 
   if (rule?.agent && rule.confidence >= config.threshold) {

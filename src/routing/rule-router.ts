@@ -146,6 +146,14 @@ export function wrapShard(image: RouterImage): WrappedShard {
   };
 }
 
+/** A route's working arrays over all agents. */
+interface Scratch {
+  logits: Float64Array;
+  hits: Float64Array;
+  byAgent: (RuleMatch | null)[];
+  classifications: (Classification | null)[];
+}
+
 interface Shard extends WrappedShard {
   /** Global index of the shard's first agent. */
   offset: number;
@@ -178,13 +186,35 @@ export function routerFromShards(
   const shardOf = new Int32Array(names.length);
   for (const [k, shard] of shards.entries()) shardOf.fill(k, shard.offset, shard.offset + shard.count);
   const count = names.length;
-  const logits = new Float64Array(count);
-  const hits = new Float64Array(count);
-  const byAgent: (RuleMatch | null)[] = new Array<RuleMatch | null>(count).fill(null);
-  const classifications: (Classification | null)[] = shards.map(() => null);
+  const scratch = (): Scratch => ({
+    logits: new Float64Array(count),
+    hits: new Float64Array(count),
+    byAgent: new Array<RuleMatch | null>(count).fill(null),
+    classifications: shards.map(() => null),
+  });
+  // A route that never awaits reuses one scratch; one that waits for its turn gets its own.
+  const shared = scratch();
+  const unknown = count === 0 || shards.every((s) => s.classifier === null);
 
-  const evidence = (input: string, k = 3): RuleEvidence => {
-    if (count === 0 || shards.every((s) => s.classifier === null)) return { candidates: [], classification: null };
+  const evidence = (input: string, k = 3): RuleEvidence =>
+    unknown
+      ? { candidates: [], classification: null }
+      : evidenceFrom(
+          input,
+          k,
+          shards.map((s) => s.rules.match(input)),
+          shared,
+        );
+
+  const evidenceInTurns = async (input: string, k: number, turn?: () => Promise<void>): Promise<RuleEvidence> => {
+    if (unknown) return { candidates: [], classification: null };
+    const matches: RuleMatch[][] = [];
+    for (const shard of shards) matches.push(await shard.rules.matchInTurns(input, Number.POSITIVE_INFINITY, turn));
+    return evidenceFrom(input, k, matches, scratch());
+  };
+
+  const evidenceFrom = (input: string, k: number, matchesOf: RuleMatch[][], work: Scratch): RuleEvidence => {
+    const { logits, hits, byAgent, classifications } = work;
     byAgent.fill(null);
     hits.fill(0);
     let matched = 0;
@@ -194,7 +224,7 @@ export function routerFromShards(
       classifications[j] = c;
       if (c !== null && c.knownMass > knownMass) knownMass = c.knownMass;
       const local = new Map<string, number>();
-      const matches = shard.rules.match(input);
+      const matches = matchesOf[j] ?? [];
       matched += matches.length;
       if (matches.length > 0) for (let a = 0; a < shard.count; a++) local.set(names[shard.offset + a] as string, a);
       for (const m of matches) {
@@ -268,8 +298,11 @@ export function routerFromShards(
     return { candidates, classification: classifications[shardOf[top] as number] ?? first };
   };
 
-  const decide = (input: string): RuleDecision => {
-    const { candidates, classification } = evidence(input);
+  const decide = (input: string): RuleDecision => decisionOf(evidence(input));
+  const decideInTurns = async (input: string, turn?: () => Promise<void>): Promise<RuleDecision> =>
+    decisionOf(await evidenceInTurns(input, 3, turn));
+
+  const decisionOf = ({ candidates, classification }: RuleEvidence): RuleDecision => {
     const best = candidates[0];
     const classifier = best === undefined ? null : (shards[best.shard]?.classifier ?? null);
     if (!best || classification === null || classifier === null) return { ...EMPTY, candidates: [] };
@@ -303,6 +336,7 @@ export function routerFromShards(
 
   return {
     decide,
+    decideInTurns,
     evidence,
     agents: names,
     rules: mergeStats(shards.map((s) => s.rules.stats)),

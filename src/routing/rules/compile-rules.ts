@@ -15,8 +15,9 @@
 import type { AgentDefinition } from "../../schemas/agent";
 import type { CompiledRules, RuleMatch } from "../types";
 import { buildAutomaton, DENSE_CELL_LIMIT } from "./automaton";
+import { nextTurn, SLICE_STEPS } from "./lane";
 import { type PatternFactors, requiredFactors } from "./literal-factors";
-import { PATTERN_BUDGET } from "./pattern-budget";
+import { PATTERN_BUDGET, PATTERN_PREFIX } from "./pattern-budget";
 import { admitPattern } from "./pattern-safety";
 import { ClassTable, PredicateTable, relocateProgram, resumePoint, type VerifierTables } from "./pattern-verifier";
 import { AGENT_SPAN, RuleScanner, type RuleTables } from "./rule-scanner";
@@ -60,6 +61,12 @@ export interface CompiledRuleSet extends CompiledRules {
    * `limit` are built: a router that needs the top few skips building the long tail.
    */
   match(input: string, limit?: number): RuleMatch[];
+  /**
+   * `match` for a route that may wait: when this input's pattern work could pass SLICE_STEPS
+   * (the registry's instructions × the prefix it reads), it runs on a scanner of its own in
+   * slices, awaiting `turn` between them (lane.ts); otherwise it is `match`.
+   */
+  matchInTurns(input: string, limit?: number, turn?: () => Promise<void>): Promise<RuleMatch[]>;
   readonly stats: RuleStats;
 }
 
@@ -361,8 +368,13 @@ export function rulesFromImage(image: RuleImage): CompiledRuleSet {
   };
   const scanner = new RuleScanner(tables);
   const stats: RuleStats = { ...image.stats, memoryBytes: image.tableBytes + scanner.scratchBytes };
+  const instructions = image.stats.patternInstructions;
   return {
     stats,
     match: (input: string, limit = Number.POSITIVE_INFINITY): RuleMatch[] => scanner.match(input, limit),
+    matchInTurns: async (input, limit = Number.POSITIVE_INFINITY, turn = nextTurn) => {
+      if (instructions * Math.min(input.length, PATTERN_PREFIX) <= SLICE_STEPS) return scanner.match(input, limit);
+      return new RuleScanner(tables).matchInTurns(input, limit, turn, SLICE_STEPS);
+    },
   };
 }

@@ -93,6 +93,14 @@ export class RuleScanner {
 
   private positions = new Int32Array(256);
   private readonly hasFactors: boolean;
+  /** Instructions of each pattern's program. */
+  private readonly patternSize: Int32Array;
+  /** Where the pattern work of this route stands: phase (factor hits, always-run, queued), next item, end. */
+  private phase = 0;
+  private next = 0;
+  private end = 0;
+  /** Instruction steps' bound of the pattern work done since `runPatterns` was called. */
+  private work = 0;
 
   constructor(private readonly t: RuleTables) {
     const entries = t.entryBoundary.length;
@@ -109,6 +117,11 @@ export class RuleScanner {
     this.touched = new Int32Array(agents);
     this.sortKeys = new Float64Array(agents);
     this.hasFactors = t.factorRefPattern.length > 0;
+    this.patternSize = new Int32Array(patterns);
+    for (let p = 0; p < patterns; p++) {
+      const to = p + 1 < patterns ? t.patternVerifier[p + 1]! : t.verifier.code.length;
+      this.patternSize[p] = (to - t.patternVerifier[p]!) / 3;
+    }
   }
 
   /** Bytes of per-route scratch held by this scanner. */
@@ -128,6 +141,24 @@ export class RuleScanner {
 
   /** Agents with a score > 0, highest first, ties in registry order; only the first `limit` of them. */
   match(input: string, limit: number): RuleMatch[] {
+    this.begin(input);
+    this.runPatterns(input, Number.POSITIVE_INFINITY);
+    return this.results(limit);
+  }
+
+  /**
+   * `match`, with the pattern work cut into slices of about `slice` instruction steps and
+   * `turn()` awaited between them (lane.ts), so other requests run in between. The scanner's
+   * scratch lives across the awaits: the caller gives this route a scanner of its own.
+   */
+  async matchInTurns(input: string, limit: number, turn: () => Promise<void>, slice: number): Promise<RuleMatch[]> {
+    this.begin(input);
+    while (!this.runPatterns(input, slice)) await turn();
+    return this.results(limit);
+  }
+
+  /** The scans: keyword hits counted, factor occurrences listed; the patterns wait for `runPatterns`. */
+  private begin(input: string): void {
     this.startRoute();
     if (!this.scan(input, KEYWORDS | FACTORS, true)) {
       this.startRoute();
@@ -135,17 +166,44 @@ export class RuleScanner {
       this.scan(foldText(input), KEYWORDS, false);
     }
     // Patterns read the input's first PATTERN_PREFIX code units only (pattern-budget.ts).
-    const end = Math.min(input.length, PATTERN_PREFIX);
-    const lengths = this.t.automaton.entryLength;
-    for (let k = 0; k < this.occurrenceCount; k++) {
-      const entry = this.occurrenceEntry[k]!;
-      const start = this.occurrenceStart[k]!;
-      if (start + lengths[entry]! <= end) this.factorHit(entry, input, start, end);
+    this.end = Math.min(input.length, PATTERN_PREFIX);
+    this.phase = 0;
+    this.next = 0;
+  }
+
+  /**
+   * Runs the patterns this route needs, from where the last call stopped, until about `budget`
+   * instruction steps are done (a pattern is never cut). True when all have run.
+   */
+  private runPatterns(input: string, budget: number): boolean {
+    this.work = 0;
+    const end = this.end;
+    if (this.phase === 0) {
+      const lengths = this.t.automaton.entryLength;
+      while (this.next < this.occurrenceCount) {
+        const k = this.next++;
+        const entry = this.occurrenceEntry[k]!;
+        const start = this.occurrenceStart[k]!;
+        if (start + lengths[entry]! <= end) this.factorHit(entry, input, start, end);
+        if (this.work >= budget) return false;
+      }
+      this.phase = 1;
+      this.next = 0;
     }
-    const { alwaysRun } = this.t;
-    for (let k = 0; k < alwaysRun.length; k++) this.runPattern(alwaysRun[k]!, input, end);
-    for (let k = 0; k < this.candidateCount; k++) this.runPattern(this.candidates[k]!, input, end);
-    return this.results(limit);
+    if (this.phase === 1) {
+      const { alwaysRun } = this.t;
+      while (this.next < alwaysRun.length) {
+        this.runPattern(alwaysRun[this.next++]!, input, end);
+        if (this.work >= budget) return false;
+      }
+      this.phase = 2;
+      this.next = 0;
+    }
+    while (this.next < this.candidateCount) {
+      this.runPattern(this.candidates[this.next++]!, input, end);
+      if (this.work >= budget) return false;
+    }
+    return true;
   }
 
   private startRoute(): void {
@@ -265,6 +323,7 @@ export class RuleScanner {
         }
         const resume = t.patternResume[pattern]!;
         const at = resume === 0 ? start : after;
+        this.work += this.patternSize[pattern]! * (end - at);
         if (verifyAt(t.verifier, t.patternVerifier[pattern]!, text, at, resume, end)) this.recordHit(pattern);
       }
     }
@@ -320,6 +379,7 @@ export class RuleScanner {
   }
 
   private runPattern(pattern: number, input: string, end: number): void {
+    this.work += this.patternSize[pattern]! * end;
     if (
       this.patternHit[pattern] !== this.generation &&
       searchFrom(this.t.verifier, this.t.patternVerifier[pattern]!, input, 0, end)

@@ -183,6 +183,19 @@ export function routerFromShards(
     exampleCount.push(...image.exampleCounts);
     tableBytes += rules.stats.memoryBytes + (classifier?.memoryBytes ?? 0);
   }
+  // An agent's keywords are also examples of its classifier: the more real examples it has,
+  // the more its logit already holds what they say, so its rule score weighs less.
+  // (Read per route: the calibration fit changes the weights of one compiled router.)
+  let ruleDecay = Number.NaN;
+  const ruleScale = new Float64Array(exampleCount.length);
+  const ruleWeightsNow = (): Float64Array => {
+    const decay = (calibration as Calibration).ruleDecay ?? 0;
+    if (decay !== ruleDecay) {
+      ruleDecay = decay;
+      for (let a = 0; a < ruleScale.length; a++) ruleScale[a] = 1 / (1 + decay * Math.log10(1 + exampleCount[a]!));
+    }
+    return ruleScale;
+  };
   const shardOf = new Int32Array(names.length);
   for (const [k, shard] of shards.entries()) shardOf.fill(k, shard.offset, shard.offset + shard.count);
   const count = names.length;
@@ -237,8 +250,10 @@ export function routerFromShards(
     }
     const first = classifications[0] ?? null;
     if (knownMass === 0 && matched === 0) return { candidates: [], classification: first };
+    const ruleScale = ruleWeightsNow();
+    const weight = calibration.ruleWeight;
     for (let a = 0; a < count; a++) {
-      logits[a] = (logits[a] as number) + (calibration.ruleWeight * (byAgent[a]?.score ?? 0)) / 10;
+      logits[a] = (logits[a] as number) + (weight * (ruleScale[a] as number) * (byAgent[a]?.score ?? 0)) / 10;
     }
     // The best k by combined logit (at least 2, for the margin); ties keep registry order.
     const keep = Math.max(k, 2);

@@ -1,35 +1,41 @@
 /**
  * The isolate's lane for heavy pattern work (docs/scaling.md, "The work budget"). A route whose
  * pattern work could pass SLICE_STEPS runs it in slices, and between two slices waits for its
- * turn here: one slice per macrotask, whoever's it is, in the order they asked. Requests that
- * arrive meanwhile are events of their own and run between two turns; so however many heavy
- * routes are in flight, another request waits for at most about one slice of theirs.
+ * turn here: the routes waiting form one queue, and only the one at its head runs a slice.
+ * Each waiting route polls with a zero-delay timer of its own (a Worker's request may only be
+ * woken by its own events), so the routes' timers and the requests that arrive meanwhile
+ * alternate in the event loop: however many heavy routes are in flight, another request waits
+ * for about one slice of theirs.
  */
 
 /** Instruction steps of pattern work a route may do before it waits for its turn. */
-export const SLICE_STEPS = 1 << 18;
+export const SLICE_STEPS = 1 << 16;
 
-const waiting: (() => void)[] = [];
-let scheduled = false;
-
-function pump(): void {
-  const next = waiting.shift();
-  if (next === undefined) {
-    scheduled = false;
-    return;
-  }
-  // The next turn is a timer of its own: events that came in during this slice go first.
-  setTimeout(pump, 0);
-  next();
+interface Waiter {
+  /** The poll count when this waiter last looked. */
+  seen: number;
 }
 
-/** Resolves at this caller's turn in the lane. */
-export function nextTurn(): Promise<void> {
-  return new Promise((resolve) => {
-    waiting.push(resolve);
-    if (!scheduled) {
-      scheduled = true;
-      setTimeout(pump, 0);
+const queue: Waiter[] = [];
+let polls = 0;
+
+const poll = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+/** Resolves at this caller's turn: when it is at the head of the queue. */
+export async function nextTurn(): Promise<void> {
+  const me: Waiter = { seen: polls };
+  queue.push(me);
+  try {
+    for (;;) {
+      await poll();
+      me.seen = ++polls;
+      const head = queue[0];
+      if (head === me) return;
+      // A head that stopped polling (its request went away) must not hold the lane.
+      if (head !== undefined && polls - head.seen > 8 * queue.length) queue.shift();
     }
-  });
+  } finally {
+    const at = queue.indexOf(me);
+    if (at >= 0) queue.splice(at, 1);
+  }
 }

@@ -354,3 +354,52 @@ export function relocateProgram(
   }
   return out;
 }
+
+/** Where a search cut short stands: the position reached and the threads alive there. */
+export interface SearchState {
+  pos: number;
+  threads: Int32Array;
+}
+
+/**
+ * {@link searchFrom} in pieces, for a route that must not hold the isolate (lane.ts): it reads
+ * at most `positions` code units, then answers where it stands, to be given back (`state`) to
+ * go on. Between two pieces other searches may run: the state is all that carries over.
+ */
+export function searchSlice(
+  t: VerifierTables,
+  base: number,
+  text: string,
+  state: SearchState | null,
+  end: number,
+  positions: number,
+): boolean | SearchState {
+  let pos: number;
+  if (state === null) {
+    pos = 0;
+    listed = 0;
+    nextMark();
+    if (addState(t, base, 0, text, pos, current)) return true;
+  } else {
+    pos = state.pos;
+    current.set(state.threads);
+    listed = state.threads.length;
+  }
+  for (let read = 0; pos < end; read++) {
+    if (read === positions) return { pos, threads: current.slice(0, listed) };
+    const cp = text.codePointAt(pos)!;
+    const width = cp > 0xffff ? 2 : 1;
+    if (pos + width > end) break;
+    const count = listed;
+    listed = 0;
+    nextMark();
+    for (let k = 0; k < count; k++) {
+      const pc = current[k]!;
+      if (consumes(t, base + 3 * pc, cp) && addState(t, base, pc + 1, text, pos + width, following)) return true;
+    }
+    pos += width;
+    [current, following] = [following, current];
+    if (addState(t, base, 0, text, pos, current)) return true;
+  }
+  return false;
+}

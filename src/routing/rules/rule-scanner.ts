@@ -15,7 +15,7 @@ import type { RuleMatch } from "../types";
 import type { Automaton } from "./automaton";
 import { deepNext, SPACE_CLASS, stateOfCode } from "./automaton";
 import { PATTERN_PREFIX } from "./pattern-budget";
-import { searchFrom, type VerifierTables, verifyAt } from "./pattern-verifier";
+import { type SearchState, searchFrom, searchSlice, type VerifierTables, verifyAt } from "./pattern-verifier";
 import { boundaryAfter, boundaryBefore, foldText, isRegexWordUnit } from "./text";
 import { sortRange } from "./typed-sort";
 
@@ -101,6 +101,9 @@ export class RuleScanner {
   private end = 0;
   /** Instruction steps' bound of the pattern work done since `runPatterns` was called. */
   private work = 0;
+  /** In turns: every factor hit queues its patterns for a search, and searches go in pieces. */
+  private sliced = false;
+  private pending: { pattern: number; state: SearchState } | null = null;
 
   constructor(private readonly t: RuleTables) {
     const entries = t.entryBoundary.length;
@@ -153,6 +156,8 @@ export class RuleScanner {
    */
   async matchInTurns(input: string, limit: number, turn: () => Promise<void>, slice: number): Promise<RuleMatch[]> {
     this.begin(input);
+    this.sliced = true;
+    await turn();
     while (!this.runPatterns(input, slice)) await turn();
     return this.results(limit);
   }
@@ -169,6 +174,8 @@ export class RuleScanner {
     this.end = Math.min(input.length, PATTERN_PREFIX);
     this.phase = 0;
     this.next = 0;
+    this.sliced = false;
+    this.pending = null;
   }
 
   /**
@@ -190,6 +197,7 @@ export class RuleScanner {
       this.phase = 1;
       this.next = 0;
     }
+    if (this.sliced) return this.runSlices(input, budget);
     if (this.phase === 1) {
       const { alwaysRun } = this.t;
       while (this.next < alwaysRun.length) {
@@ -204,6 +212,37 @@ export class RuleScanner {
       if (this.work >= budget) return false;
     }
     return true;
+  }
+
+  /**
+   * The always-run and queued patterns of a route in turns: each searched in pieces of at most
+   * `budget` instruction steps (a search cut short goes on at the next call).
+   */
+  private runSlices(input: string, budget: number): boolean {
+    const t = this.t;
+    const always = t.alwaysRun.length;
+    for (;;) {
+      const k = this.next;
+      if (k >= always + this.candidateCount) return true;
+      const pattern = k < always ? t.alwaysRun[k]! : this.candidates[k - always]!;
+      if (this.patternHit[pattern] === this.generation) {
+        this.next++;
+        continue;
+      }
+      const size = this.patternSize[pattern]!;
+      const positions = Math.max(1, Math.floor((budget - this.work) / size));
+      const state = this.pending?.pattern === pattern ? this.pending.state : null;
+      const found = searchSlice(t.verifier, t.patternVerifier[pattern]!, input, state, this.end, positions);
+      if (typeof found === "object") {
+        this.pending = { pattern, state: found };
+        return false;
+      }
+      this.work += size * (this.end - (state?.pos ?? 0));
+      this.pending = null;
+      this.next++;
+      if (found) this.recordHit(pattern);
+      if (this.work >= budget) return false;
+    }
   }
 
   private startRoute(): void {
@@ -306,7 +345,8 @@ export class RuleScanner {
     const from = t.factorRefStart[entry]!;
     const to = t.factorRefStart[entry + 1]!;
     if (from === to) return;
-    const anchoredEnd = from + t.factorAnchored[entry]!;
+    // In turns, anchored patterns are searched like the others (a try could not be cut).
+    const anchoredEnd = this.sliced ? from : from + t.factorAnchored[entry]!;
     if (from < anchoredEnd) {
       // Cheap checks first: the unit after the factor, and a leading \b, decide most tries.
       const after = start + t.automaton.entryLength[entry]!;

@@ -51,3 +51,20 @@ describe("heavy pattern work runs in turns", () => {
     expect(order).toEqual(["light", "heavy"]);
   });
 });
+
+describe("a search in turns", () => {
+  it("answers like the search in one piece, for every catastrophic pattern and input of the corpus", async () => {
+    const patterns = ["(a|a?)+b", "(a|aa)+$", "^(a+)+$", "(\\w*)*$", "(.*a){20}", "(ab|a)*c", "order\\s*#\\d{4}"];
+    const inputs = [`${"a".repeat(900)}b`, "a".repeat(1000), `${"ab".repeat(400)}c`, `${"x ".repeat(300)}order #1234`];
+    const rules = compileRules(
+      patterns.map((p, i) => AgentDefinition.parse({ name: `p${i}`, triggers: { patterns: [p], priority: 100 } })),
+    );
+    let turns = 0;
+    for (const input of inputs) {
+      const own = await rules.matchInTurns(input, Number.POSITIVE_INFINITY, async () => void turns++);
+      expect(own, input.slice(0, 20)).toEqual(rules.match(input));
+    }
+    // Each route waits once before its first slice; the searches were cut into more pieces than that.
+    expect(turns).toBeGreaterThan(inputs.length);
+  });
+});

@@ -14,11 +14,13 @@ import {
 import {
   type BuiltShard,
   type CompiledPart,
+  imageBytes,
   linkShard,
   planBuild,
   type StoredDefinition,
   shardBudgets,
   shardParts,
+  shardsToSend,
 } from "../../src/routing/router-build";
 import { compileAgentPart, patternSpend } from "../../src/routing/router-image";
 import { PATTERN_BUDGET } from "../../src/routing/rules";
@@ -50,6 +52,8 @@ interface Built {
 const VERSION_KEY = "version";
 const SHARD_PREFIX = "shard:";
 const PART_PREFIX = "part:";
+/** What one load sends at most (an RPC answer may take 32 MiB). */
+const LOAD_BYTES = 16 * 1024 * 1024;
 /** Keys per storage.put/delete call (the storage API's limit). */
 const KEYS_PER_CALL = 128;
 
@@ -120,11 +124,8 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
   async load(tenant: string, held: readonly string[]): Promise<Result<RouterVersion>> {
     return this.inTurn(async () => {
       const built = await this.sync(tenant, await registryHead(this.env.DB, tenant));
-      const have = new Set(held);
-      return ok({
-        ...built.version,
-        images: built.version.images.map((image, k) => (have.has(built.version.stamps[k]!) ? null : image)),
-      });
+      // An RPC answer is at most 32 MiB: a large registry's shards come over several calls.
+      return ok({ ...built.version, images: shardsToSend(this.shards, new Set(held), LOAD_BYTES) });
     });
   }
 
@@ -201,7 +202,13 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
       await tick();
       const link_ms = Date.now() - linkStarted;
       linkMs += link_ms;
-      shards.push({ stamp: `${head.stamp}:${head.version}:${k}`, image, agents: members[k]!.length, link_ms });
+      shards.push({
+        stamp: `${head.stamp}:${head.version}:${k}`,
+        image,
+        bytes: imageBytes(image),
+        agents: members[k]!.length,
+        link_ms,
+      });
     }
     const compiled = plan.compiled
       .map((agent) => ({ agent, ms: plan.parts.get(agent)!.compile_ms }))

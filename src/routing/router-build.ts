@@ -46,8 +46,38 @@ export interface BuiltShard {
   /** Changes whenever the shard is relinked (isolates keep shards whose stamp they hold). */
   stamp: string;
   image: RouterImage;
+  /** About how many bytes the image takes to send (imageBytes). */
+  bytes: number;
   agents: number;
   link_ms: number;
+}
+
+/** About how many bytes a structured clone of `value` takes: typed arrays, strings, numbers. */
+export function imageBytes(value: unknown): number {
+  if (ArrayBuffer.isView(value)) return value.byteLength;
+  if (typeof value === "string") return 2 * value.length + 8;
+  if (value === null || typeof value !== "object") return 8;
+  let total = 16;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) total += imageBytes(item);
+  return total;
+}
+
+/**
+ * The shards to send an isolate that holds `held` (by stamp): the others, in order, as many as
+ * fit `maxBytes` (at least one); null where held or left for the next call.
+ */
+export function shardsToSend<T>(
+  shards: readonly { stamp: string; bytes: number; image: T }[],
+  held: ReadonlySet<string>,
+  maxBytes: number,
+): (T | null)[] {
+  let sent = 0;
+  return shards.map((shard) => {
+    if (held.has(shard.stamp)) return null;
+    if (sent > 0 && sent + shard.bytes > maxBytes) return null;
+    sent += shard.bytes;
+    return shard.image;
+  });
 }
 
 /** A definition as read from the registry: the agent's name and its stored text. */
@@ -131,6 +161,8 @@ export function shardBudgets(
 export function linkShard(parts: readonly AgentPart[], budget: number, shards: number): RouterImage {
   return linkRouterImage(parts, {
     patternBudget: budget,
+    // A registry of several shards is past TRAINED_AGENTS_MAX: its classifiers are counted.
+    trained: shards === 1,
     // The dense rows' memory is shared out between the shards.
     denseCellLimit: Math.floor(DENSE_CELL_LIMIT / shards),
   });

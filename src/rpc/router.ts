@@ -31,7 +31,10 @@ export interface RouterVersion {
   stamp: string;
   /** Every agent of the registry, in name order. */
   agents: RouteAgent[];
-  /** One stamp per shard; `images[k]` is null where the caller already holds `stamps[k]`. */
+  /**
+   * One stamp per shard; `images[k]` is null where the caller already holds `stamps[k]`, or
+   * where the answer had no room left for it (ask again, holding what came).
+   */
   stamps: string[];
   images: (RouterImage | null)[];
   build: BuildStats;

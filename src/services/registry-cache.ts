@@ -164,17 +164,26 @@ async function loadRouter(
 ): Promise<CompiledRegistry> {
   const started = Date.now();
   const have = new Map((held?.shards ?? []).map((s) => [s.stamp, s.wrapped]));
-  const version = unwrap(await routerRpc(env, tenant).load(tenant, [...have.keys()]));
+  const received = new Map<string, WrappedShard>();
+  let version = unwrap(await routerRpc(env, tenant).load(tenant, [...have.keys()]));
+  // A large registry comes over several answers; a new version meanwhile starts the count again.
+  for (let calls = 1; ; calls++) {
+    version.images.forEach((image, k) => {
+      if (image) received.set(version.stamps[k]!, wrapShard(image));
+    });
+    const missing = version.stamps.filter((stamp) => !have.has(stamp) && !received.has(stamp));
+    if (missing.length === 0) break;
+    if (calls > 2 * version.stamps.length) throw new Error("the router object kept changing while it was loaded");
+    version = unwrap(await routerRpc(env, tenant).load(tenant, [...have.keys(), ...received.keys()]));
+  }
   let reused = 0;
-  const shards = version.stamps.map((stamp, k) => {
+  const shards = version.stamps.map((stamp) => {
     const kept = have.get(stamp);
-    if (kept !== undefined && version.images[k] === null) {
+    if (kept !== undefined) {
       reused++;
       return { stamp, wrapped: kept };
     }
-    const image = version.images[k];
-    if (!image) throw new Error(`the router object sent no image for shard ${k}`);
-    return { stamp, wrapped: wrapShard(image) };
+    return { stamp, wrapped: received.get(stamp)! };
   });
   const rules = routerFromShards(shards.map((s) => s.wrapped));
   return {

@@ -7,6 +7,7 @@ import {
   shardCount,
   shardOf,
   shardParts,
+  shardsToSend,
 } from "../../src/routing/router-build";
 import { AgentDefinition } from "../../src/schemas/agent";
 
@@ -66,5 +67,14 @@ describe("router builds", () => {
     const budgets = shardBudgets(plan.parts as Map<string, CompiledPart>, 3, 12);
     expect(budgets.reduce((a, b) => a + b, 0)).toBe(10);
     expect(shardParts(plan.parts, 3).flat()).toHaveLength(6);
+  });
+});
+
+describe("loading a large registry", () => {
+  it("sends the shards the caller lacks, as many as fit the answer (at least one), the rest on the next call", () => {
+    const shards = ["a", "b", "c", "d"].map((stamp) => ({ stamp, bytes: 10, image: stamp }));
+    expect(shardsToSend(shards, new Set(["b"]), 25)).toEqual(["a", null, "c", null]);
+    expect(shardsToSend(shards, new Set(["a", "b", "c"]), 25)).toEqual([null, null, null, "d"]);
+    expect(shardsToSend(shards, new Set(), 5)).toEqual(["a", null, null, null]);
   });
 });

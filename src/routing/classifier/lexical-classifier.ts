@@ -142,7 +142,7 @@ export function linkClassifierImage(
 ): ClassifierImage {
   const vocab = new Map<string, number>();
   const terms: string[] = [];
-  const gramVocab = new IntTable(4096);
+  const gramVocab = new IntTable(256);
   const df: number[] = [];
   const idOf = (key: string): number => {
     let id = vocab.get(key);

@@ -14,7 +14,7 @@
  */
 import type { AgentDefinition } from "../../schemas/agent";
 import type { CompiledRules, RuleMatch } from "../types";
-import { buildAutomaton, DENSE_CELL_LIMIT } from "./automaton";
+import { buildAutomaton, DENSE_CELL_LIMIT, type PackedAutomaton, packAutomaton, unpackAutomaton } from "./automaton";
 import { nextTurn, SLICE_STEPS } from "./lane";
 import { type PatternFactors, requiredFactors } from "./literal-factors";
 import { PATTERN_BUDGET, PATTERN_PREFIX } from "./pattern-budget";
@@ -216,7 +216,10 @@ export function linkRules(parts: readonly RulePart[], options: CompileOptions = 
 
 /** The linked rule tier as plain data (typed arrays, strings): what a stored router keeps. */
 export interface RuleImage {
-  tables: Omit<RuleTables, "verifier"> & { verifier: Omit<VerifierTables, "predicates"> };
+  tables: Omit<RuleTables, "verifier" | "automaton"> & {
+    verifier: Omit<VerifierTables, "predicates">;
+    automaton: PackedAutomaton;
+  };
   predicateSources: string[];
   stats: Omit<RuleStats, "memoryBytes">;
   /** Bytes of the tables (the scanner's scratch is added when it is built). */
@@ -310,7 +313,7 @@ export function linkRuleImage(parts: readonly RulePart[], options: CompileOption
   });
 
   const tables: RuleImage["tables"] = {
-    automaton,
+    automaton: packAutomaton(automaton),
     entryBoundary,
     keywordRefStart: keywordRefs.start,
     keywordRefSlot: keywordRefs.items,
@@ -364,6 +367,7 @@ export function linkRuleImage(parts: readonly RulePart[], options: CompileOption
 export function rulesFromImage(image: RuleImage): CompiledRuleSet {
   const tables: RuleTables = {
     ...image.tables,
+    automaton: unpackAutomaton(image.tables.automaton),
     verifier: { ...image.tables.verifier, predicates: predicateRegExps(image.predicateSources) },
   };
   const scanner = new RuleScanner(tables);

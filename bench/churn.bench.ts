@@ -95,7 +95,7 @@ async function main(): Promise<void> {
     await server.stop();
 
     // 2. A fresh process on the same state: its first route.
-    server = await startWorkerdServer(port(), "bench-dev-key", vars, undefined, state);
+    server = await startWorkerdServer(port(), "bench-dev-key", vars, undefined, state, undefined, false);
     api = apiClient(server.url, KEY);
     t = performance.now();
     const first = await api.ok("POST", "/v1/route", { input: routeInput(), strategy: "rule" });

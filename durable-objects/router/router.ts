@@ -62,6 +62,8 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
   private shards: BuiltShard[] = [];
   private built: Built | null = null;
   private restored = false;
+  /** The parts are in storage, not yet read back (after a restart). */
+  private partsKept = false;
   private shardsBefore: BuiltShard[] = [];
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -93,11 +95,19 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
       if (shard === undefined || shard.stamp !== version.stamps[k]) return;
       shards.push(shard);
     }
-    const parts = await storage.list<CompiledPart>({ prefix: PART_PREFIX });
-    this.parts = new Map([...parts].map(([key, part]) => [key.slice(PART_PREFIX.length), part]));
+    // The parts wait for the next build: routes need only the shards.
+    this.partsKept = true;
     this.shards = shards;
     const { head, shards: _count, ...rest } = version;
     this.built = { head, version: { ...rest, images: shards.map((s) => s.image) } };
+  }
+
+  /** The parts kept in storage, read back when first needed after a restart. */
+  private async readParts(): Promise<void> {
+    if (!this.partsKept) return;
+    const parts = await this.ctx.storage.list<CompiledPart>({ prefix: PART_PREFIX });
+    this.parts = new Map([...parts].map(([key, part]) => [key.slice(PART_PREFIX.length), part]));
+    this.partsKept = false;
   }
 
   /** Keeps a build in storage: the parts compiled and shards linked by it, then the version. */
@@ -137,6 +147,7 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
       const before = await registryHead(this.env.DB, tenant);
       await this.sync(tenant, before);
       const part = compileAgentPart(definition);
+      await this.readParts();
       let others = 0;
       for (const [name, held] of this.parts) if (name !== definition.name) others += held.part.cost;
       const refused = patternBudgetError(definition.name, part.cost, others);
@@ -163,6 +174,7 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
    */
   private async applied(tenant: string, before: RegistryHead, change: { name: string; text: string | null }) {
     const after = await registryHead(this.env.DB, tenant);
+    await this.readParts();
     if (this.built !== null && after.version === before.version + 1 && this.built.head.stamp === before.stamp) {
       const rows: StoredDefinition[] = [];
       for (const [name, held] of this.parts) if (name !== change.name) rows.push({ name, text: held.text });
@@ -182,6 +194,7 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
 
   private async build(head: RegistryHead, rows: readonly StoredDefinition[]): Promise<Built> {
     const started = Date.now();
+    await this.readParts();
     this.shardsBefore = this.shards;
     const plan = planBuild(this.parts, this.shards.length, rows, storedDefinition, () => Date.now());
     // The clock moves only between events: one tick makes the compile time readable.
@@ -231,7 +244,6 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
       version: {
         version: head.version,
         stamp: head.stamp,
-        agents: [...plan.parts.values()].map((p) => p.part.agent),
         stamps: shards.map((s) => s.stamp),
         images: shards.map((s) => s.image),
         build: stats,

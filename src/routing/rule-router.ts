@@ -48,6 +48,7 @@ import type { AgentDefinition } from "../schemas/agent";
 import { type Calibration, type CandidateEvidence, confidenceOf } from "./classifier/calibration";
 import { CALIBRATION_PARAMS } from "./classifier/calibration-params";
 import { explainDecision, type RuleExplanation } from "./classifier/explain";
+import { extractFeatures } from "./classifier/features";
 import { type Classification, classifierFromImage, type LexicalClassifier } from "./classifier/lexical-classifier";
 import { compileAgentPart, type LinkOptions, linkRouterImage, type RouterImage } from "./router-image";
 import { type RuleStats, rulesFromImage } from "./rules";
@@ -232,8 +233,10 @@ export function routerFromShards(
     hits.fill(0);
     let matched = 0;
     let knownMass = 0;
+    // Every shard reads the same features: extracted once.
+    const features = shards.length > 1 ? extractFeatures(input) : undefined;
     for (const [j, shard] of shards.entries()) {
-      const c = shard.classifier?.classify(input) ?? null;
+      const c = shard.classifier?.classify(input, features) ?? null;
       classifications[j] = c;
       if (c !== null && c.knownMass > knownMass) knownMass = c.knownMass;
       const local = new Map<string, number>();

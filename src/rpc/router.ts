@@ -1,5 +1,5 @@
 import type { Result } from "../errors";
-import type { RouteAgent, RouterImage } from "../routing/router-image";
+import type { RouterImage } from "../routing/router-image";
 import type { AgentDefinition, StoredAgent } from "../schemas/agent";
 
 /**
@@ -29,8 +29,6 @@ export interface BuildStats {
 export interface RouterVersion {
   version: number;
   stamp: string;
-  /** Every agent of the registry, in name order. */
-  agents: RouteAgent[];
   /**
    * One stamp per shard; `images[k]` is null where the caller already holds `stamps[k]`, or
    * where the answer had no room left for it (ask again, holding what came).

@@ -186,12 +186,14 @@ async function loadRouter(
     return { stamp, wrapped: received.get(stamp)! };
   });
   const rules = routerFromShards(shards.map((s) => s.wrapped));
+  // Each shard carries its agents; the registry's list is theirs in name order.
+  const agents = shards.flatMap((s) => s.wrapped.image.agents).sort((a, b) => (a.name < b.name ? -1 : 1));
   return {
     tenant,
     version: version.version,
     stamp: version.stamp,
-    agents: version.agents,
-    byName: new Map(version.agents.map((a) => [a.name, a])),
+    agents,
+    byName: new Map(agents.map((a) => [a.name, a])),
     rules,
     build: version.build,
     load_ms: Date.now() - started,

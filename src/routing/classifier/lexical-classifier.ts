@@ -11,7 +11,7 @@
  * Everything is typed arrays in CSR form, built in two passes; a route is one feature
  * extraction, a few hundred multiply-adds and a walk over the postings of its rarer terms.
  */
-import { extractFeatures, surfaceForms } from "./features";
+import { extractFeatures, surfaceForms, type TextFeatures } from "./features";
 import { IntTable, type IntTableImage } from "./int-table";
 import { countModelImage, type ModelImage, modelFromImage, type SoftmaxOptions, trainSoftmaxImage } from "./softmax";
 import { isFunctionTerm } from "./stop-words";
@@ -58,7 +58,8 @@ export interface Classification {
 export interface LexicalClassifier {
   readonly agents: readonly string[];
   readonly exampleCount: number;
-  classify(input: string): Classification;
+  /** `features`: the input's, when the caller extracted them already (a router with shards does once). */
+  classify(input: string, features?: TextFeatures): Classification;
   /**
    * Agent a's k nearest examples to the classified input, best first, by similarity over the
    * input's informative terms (not function words, and in at most 1/16 of the examples or 64);
@@ -285,8 +286,8 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
     return 0;
   };
 
-  const classify = (input: string): Classification => {
-    const f = extractFeatures(input);
+  const classify = (input: string, features?: TextFeatures): Classification => {
+    const f = features ?? extractFeatures(input);
     const terms: QueryTerm[] = [];
     let norm = 0;
     let known = 0;

@@ -63,8 +63,8 @@ export interface CompiledRuleSet extends CompiledRules {
   match(input: string, limit?: number): RuleMatch[];
   /**
    * `match` for a route that may wait: when this input's pattern work could pass SLICE_STEPS
-   * (the registry's instructions × the prefix it reads), it runs on a scanner of its own in
-   * slices, awaiting `turn` between them (lane.ts); otherwise it is `match`.
+   * (the instructions of the patterns its scan calls for × the prefix it reads), it runs on a
+   * scanner of its own in slices, awaiting `turn` between them (lane.ts); otherwise it is `match`.
    */
   matchInTurns(input: string, limit?: number, turn?: () => Promise<void>): Promise<RuleMatch[]>;
   readonly stats: RuleStats;
@@ -378,7 +378,10 @@ export function rulesFromImage(image: RuleImage): CompiledRuleSet {
     match: (input: string, limit = Number.POSITIVE_INFINITY): RuleMatch[] => scanner.match(input, limit),
     matchInTurns: async (input, limit = Number.POSITIVE_INFINITY, turn = nextTurn) => {
       if (instructions * Math.min(input.length, PATTERN_PREFIX) <= SLICE_STEPS) return scanner.match(input, limit);
-      return new RuleScanner(tables).matchInTurns(input, limit, turn, SLICE_STEPS);
+      return (
+        scanner.matchIfLight(input, limit, SLICE_STEPS) ??
+        new RuleScanner(tables).matchInTurns(input, limit, turn, SLICE_STEPS)
+      );
     },
   };
 }

@@ -69,6 +69,8 @@ export class RuleScanner {
   private readonly keywordStamp: Uint32Array;
   private readonly factorStamp: Uint32Array;
   private readonly candidateStamp: Uint32Array;
+  /** Per pattern: counted in this route's bound (matchIfLight). */
+  private readonly boundStamp: Uint32Array;
   private readonly patternHit: Uint32Array;
   /**
    * Per agent, one 16-byte record (one cache line holds four agents): [stamp, keyword hits,
@@ -112,6 +114,7 @@ export class RuleScanner {
     this.keywordStamp = new Uint32Array(entries);
     this.factorStamp = new Uint32Array(entries);
     this.candidateStamp = new Uint32Array(patterns);
+    this.boundStamp = new Uint32Array(patterns);
     this.tries = new Uint32Array(2 * patterns);
     this.patternHit = new Uint32Array(patterns);
     this.candidates = new Int32Array(patterns);
@@ -145,6 +148,36 @@ export class RuleScanner {
   /** Agents with a score > 0, highest first, ties in registry order; only the first `limit` of them. */
   match(input: string, limit: number): RuleMatch[] {
     this.begin(input);
+    this.runPatterns(input, Number.POSITIVE_INFINITY);
+    return this.results(limit);
+  }
+
+  /**
+   * `match` when this input's pattern work is bounded by `slice` instruction steps once the
+   * scan has shown which patterns it needs (always-run ones, and those whose factor occurred
+   * within the prefix); null when it could be more, for `matchInTurns` on a scanner of its own.
+   */
+  matchIfLight(input: string, limit: number, slice: number): RuleMatch[] | null {
+    this.begin(input);
+    const t = this.t;
+    const end = this.end;
+    const lengths = t.automaton.entryLength;
+    let bound = 0;
+    for (let k = 0; k < t.alwaysRun.length; k++) bound += this.patternSize[t.alwaysRun[k]!]!;
+    for (let k = 0; k < this.occurrenceCount && bound * end <= slice; k++) {
+      const entry = this.occurrenceEntry[k]!;
+      if (this.occurrenceStart[k]! + lengths[entry]! > end) continue;
+      for (let r = t.factorRefStart[entry]!; r < t.factorRefStart[entry + 1]!; r++) {
+        const pattern = t.factorRefPattern[r]!;
+        if (this.boundStamp[pattern] === this.generation) continue;
+        this.boundStamp[pattern] = this.generation;
+        // An anchored pattern may be tried at up to MAX_ANCHORED_TRIES occurrences, then searched.
+        bound +=
+          this.patternSize[pattern]! *
+          (r < t.factorRefStart[entry]! + t.factorAnchored[entry]! ? MAX_ANCHORED_TRIES + 1 : 1);
+      }
+    }
+    if (bound * end > slice) return null;
     this.runPatterns(input, Number.POSITIVE_INFINITY);
     return this.results(limit);
   }
@@ -251,6 +284,7 @@ export class RuleScanner {
         this.keywordStamp,
         this.factorStamp,
         this.candidateStamp,
+        this.boundStamp,
         this.patternHit,
         this.agentState,
         this.tries,

@@ -176,9 +176,17 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
     const after = await registryHead(this.env.DB, tenant);
     await this.readParts();
     if (this.built !== null && after.version === before.version + 1 && this.built.head.stamp === before.stamp) {
+      // The parts are in name order: the change goes in at its place.
       const rows: StoredDefinition[] = [];
-      for (const [name, held] of this.parts) if (name !== change.name) rows.push({ name, text: held.text });
-      if (change.text !== null) rows.push({ name: change.name, text: change.text });
+      let placed = change.text === null;
+      for (const [name, held] of this.parts) {
+        if (!placed && change.name < name) {
+          rows.push({ name: change.name, text: change.text! });
+          placed = true;
+        }
+        if (name !== change.name) rows.push({ name, text: held.text });
+      }
+      if (!placed) rows.push({ name: change.name, text: change.text! });
       await this.build(after, rows);
       return;
     }

@@ -107,7 +107,10 @@ export function planBuild(
 ): BuildPlan {
   const parts = new Map<string, CompiledPart>();
   const compiled: string[] = [];
-  const sorted = [...definitions].sort((a, b) => (a.name < b.name ? -1 : 1));
+  // Usually in name order already (the registry's read, or the parts plus one change).
+  let ordered = true;
+  for (let i = 1; i < definitions.length && ordered; i++) ordered = definitions[i - 1]!.name < definitions[i]!.name;
+  const sorted = ordered ? definitions : [...definitions].sort((a, b) => (a.name < b.name ? -1 : 1));
   for (const { name, text } of sorted) {
     const held = previous.get(name);
     if (held !== undefined && held.text === text) {

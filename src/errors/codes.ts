@@ -7,6 +7,8 @@ export const ERROR_STATUS = {
   INVALID_JSON: 400,
   VALIDATION_FAILED: 400,
   INVALID_PATTERN: 400,
+  /** An agent whose patterns would take the tenant past its pattern budget (docs/scaling.md). */
+  PATTERN_BUDGET_EXCEEDED: 400,
   INVALID_CONFIG: 400,
   INVALID_AGENT_FILE: 400,
   INVALID_CONDITION: 400,

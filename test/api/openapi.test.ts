@@ -108,7 +108,20 @@ describe("the conformance check on every API test's response", () => {
   });
 
   it("matches a literal segment before a parameter", () => {
-    const stats = { registry_version: 1, agents: 0, enabled_agents: 0, compile_ms: 0, memory_bytes: 0 };
+    const stats = {
+      registry_version: 1,
+      agents: 0,
+      enabled_agents: 0,
+      compile_ms: 0,
+      compiled_agents: 0,
+      linked_shards: 1,
+      link_ms: 0,
+      build_ms: 0,
+      shards: 1,
+      load_ms: 0,
+      memory_bytes: 0,
+      pattern_budget: { used: 0, limit: 131_072, prefix: 1024 },
+    };
     expect(() =>
       checkResponse("GET", "http://relay.test/v1/route/stats", 200, "application/json", stats),
     ).not.toThrow();

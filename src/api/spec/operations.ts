@@ -182,6 +182,7 @@ export const OPERATIONS: Operation[] = [
       "INVALID_EXPRESSION",
       "INVALID_CONDITION",
       "ENDPOINT_NOT_ALLOWED",
+      "PATTERN_BUDGET_EXCEEDED",
     ],
   },
   {

@@ -50,7 +50,7 @@ type ListPathParams<P extends ListPath> = ListOperation<P> extends { parameters:
 export interface RelayClient {
   readonly url: string;
   /** The generated client: `api.GET("/v1/agents/{name}", { params: { path: { name } } })` → `{ data, error, response }`. */
-  readonly api: Client<paths>;
+  readonly api: Client<paths, "application/json">;
   /** Sends a user message and streams its run (Server-Sent Events). */
   streamMessage(sessionId: string, content: string, options?: { signal?: AbortSignal }): Promise<RunStream>;
   /** Follows a session's live events over its WebSocket, resuming after the last event on reconnect. */
@@ -83,7 +83,7 @@ export async function unwrap<D>(call: Promise<Answer<D>>, url = "Relay"): Promis
 export function createRelayClient(options: RelayClientOptions): RelayClient {
   const url = options.url.replace(/\/+$/, "");
   const fetcher = options.fetch ?? ((request: Request) => globalThis.fetch(request));
-  const api = createClient<paths>({
+  const api = createClient<paths, "application/json">({
     baseUrl: url,
     fetch: fetcher,
     headers: { ...options.headers, Authorization: `Bearer ${options.apiKey}` },

@@ -134,19 +134,25 @@ export function subscribeSession(
       cursor = lastEventId = frame.id;
       push(frame as LiveEvent);
     });
-    ws.addEventListener("close", (event: CloseEvent) => {
-      if (ended || socket !== ws) return;
-      const why = new Error(`the socket closed (code ${event.code}${event.reason ? `: ${event.reason}` : ""})`);
+    let dropped = false;
+    // A failed handshake may fire only "error" (Node's WebSocket does), a dropped connection "close": either ends this socket once.
+    const drop = (why: string): void => {
+      if (dropped || ended || socket !== ws) return;
+      dropped = true;
       if (!live) failedInARow++;
       // The first connection never opening is an answer (a bad key, no such session), not a blip.
       if (!everLive || options.reconnect === false || failedInARow >= MAX_FAILED_RECONNECTS) {
-        finish(options.reconnect === false && live ? null : new RelayConnectionError(url, why));
+        finish(options.reconnect === false && live ? null : new RelayConnectionError(url, new Error(why)));
         return;
       }
       options.onState?.("reconnecting");
       retry = setTimeout(open, delay);
       delay = Math.min(delay * 2, MAX_DELAY_MS);
-    });
+    };
+    ws.addEventListener("close", (event: CloseEvent) =>
+      drop(`the socket closed (code ${event.code}${event.reason ? `: ${event.reason}` : ""})`),
+    );
+    ws.addEventListener("error", () => drop(live ? "the connection failed" : "the WebSocket handshake was refused"));
   };
 
   options.signal?.addEventListener("abort", () => finish(), { once: true });

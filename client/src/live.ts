@@ -79,9 +79,11 @@ export function subscribeSession(
     return url.toString();
   };
 
+  const onAbort = (): void => finish();
   const finish = (error: unknown = null): void => {
     if (ended) return;
     ended = true;
+    options.signal?.removeEventListener("abort", onAbort);
     failure = error;
     clearTimeout(retry);
     clearInterval(ping);
@@ -155,7 +157,7 @@ export function subscribeSession(
     ws.addEventListener("error", () => drop(live ? "the connection failed" : "the WebSocket handshake was refused"));
   };
 
-  options.signal?.addEventListener("abort", () => finish(), { once: true });
+  options.signal?.addEventListener("abort", onAbort, { once: true });
   if (options.signal?.aborted) ended = true;
   else {
     open();

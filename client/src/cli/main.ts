@@ -77,8 +77,16 @@ function splitCommand(args: readonly string[]): { name: string | undefined; rest
 function lineReader(io: Io): { read(prompt: string): Promise<string | null>; close(): void } {
   let rl: Interface | null = null;
   let lines: AsyncIterator<string> | null = null;
+  // One listener for the whole conversation (one per read would pile up on the signal).
+  const aborted = new Promise<null>((resolve) =>
+    io.signal.addEventListener("abort", () => resolve(null), { once: true }),
+  );
+  const terminal = Boolean(io.stdin.isTTY) && Boolean(io.stdout.isTTY);
   const open = () => {
-    rl ??= createInterface({ input: io.stdin, terminal: Boolean(io.stdin.isTTY) && Boolean(io.stdout.isTTY) });
+    // On a terminal readline echoes and edits the line, so it writes to stdout; from a pipe it only reads.
+    rl ??= terminal
+      ? createInterface({ input: io.stdin, output: io.stdout as NodeJS.WritableStream, terminal: true })
+      : createInterface({ input: io.stdin, terminal: false });
     lines ??= rl[Symbol.asyncIterator]();
     return lines;
   };
@@ -86,10 +94,10 @@ function lineReader(io: Io): { read(prompt: string): Promise<string | null>; clo
     async read(prompt) {
       if (io.signal.aborted) return null;
       const iterator = open();
-      if (io.stdin.isTTY && io.stdout.isTTY) io.stdout.write(prompt);
-      const aborted = new Promise<null>((resolve) =>
-        io.signal.addEventListener("abort", () => resolve(null), { once: true }),
-      );
+      if (terminal) {
+        rl!.setPrompt(prompt);
+        rl!.prompt();
+      }
       const next = await Promise.race([iterator.next(), aborted]);
       return next === null || next.done ? null : next.value;
     },

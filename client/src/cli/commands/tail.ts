@@ -16,10 +16,13 @@ export const tail: Command = {
   async run(ctx) {
     if (ctx.positionals.length !== 1) throw usage("tail takes one session id");
     const id = ctx.positionals[0]!;
+    const after = text(ctx, "after");
+    // Relay refuses a malformed id at the WebSocket handshake, which says no more than "refused".
+    if (after !== undefined && !/^evt_[0-9a-z]{26}$/.test(after))
+      throw usage(`--after takes an event id (evt_ and 26 letters or digits; got ${JSON.stringify(after)})`);
     const relay = ctx.relay();
     // A wrong id or key is an answer with a code; a WebSocket handshake would only say "closed".
     const session = await unwrap(relay.api.GET("/v1/sessions/{id}", { params: { path: { id } } }), relay.url);
-    const after = text(ctx, "after");
     const { out } = ctx;
     const sub = relay.subscribe(id, {
       ...(after ? { after } : {}),

@@ -1,7 +1,9 @@
+import { execFile } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { collect, eventually, relay, runMessage, startRelay, tempDir, testClient } from "./run-cli";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { cliEnv, collect, eventually, ROOT, relay, runMessage, startRelay, tempDir, testClient } from "./run-cli";
 
 /** `relay route`, `config`, `agents`, `inbox`, `tail` and `audit` as processes against `wrangler dev`. */
 
@@ -154,6 +156,18 @@ describe("relay agents", () => {
     expect((await relay(["agents", "get", "cli-never-sent"])).code).toBe(4);
   });
 
+  it("npm run agents:push still works beside it", async () => {
+    const own = tempDir();
+    writeFileSync(join(own, "pushed.md"), "---\nname: cli-pushed\ndescription: Pushed by the script.\n---\nHello.\n");
+    const { stdout } = await promisify(execFile)(
+      "npm",
+      ["run", "--silent", "agents:push", "--", "--url", inject("relayUrl"), "--dir", own],
+      { cwd: ROOT, env: cliEnv() },
+    );
+    expect(stdout).toBe("cli-pushed: created\n");
+    expect((await relay(["agents", "rm", "cli-pushed"])).code).toBe(0);
+  });
+
   it("rm deletes them; a name that is not there is exit 4", async () => {
     const ran = await relay(["agents", "rm", "cli-shipping", "cli-returns"]);
     expect(ran.code).toBe(0);
@@ -236,6 +250,12 @@ describe("relay tail", () => {
       .map((line) => JSON.parse(line));
     expect(replayed.every((e) => e.session_id === sid && e.id > events[0]!.event_id)).toBe(true);
     expect(replayed.map((e) => e.type)).toContain("agent_completed");
+  });
+
+  it("an --after that is no event id: exit 2", async () => {
+    const ran = await relay(["tail", "ses_x", "--after", "evt_0"]);
+    expect(ran.code).toBe(2);
+    expect(ran.stderr).toMatch(/^relay: --after takes an event id/);
   });
 
   it("a session that does not exist: the API's code, exit 4", async () => {

@@ -80,8 +80,9 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],
-          // The browser tests run in Node against wrangler dev: `npm run test:browser` (vitest.browser.config.ts).
-          exclude: ["test/browser/**", "**/node_modules/**", LOCAL],
+          // The browser tests run in Node against wrangler dev: `npm run test:browser` (vitest.browser.config.ts);
+          // so do the client's and the CLI's: `npm run test:cli` (vitest.cli.config.ts).
+          exclude: ["test/browser/**", "test/client/**", "test/cli/**", "**/node_modules/**", LOCAL],
           setupFiles: ["./test/setup.ts"],
           testTimeout,
         },

@@ -81,13 +81,13 @@ export function edgeLabel(entry) {
  * that is not registered, marked missing), one edge per handoff entry, in definition order.
  */
 export function teamGraph(definitions, state = {}) {
-  const { loads = new Map(), held = new Map() } = state;
+  const { loads = new Map(), held = new Map(), blocking = new Map() } = state;
   const names = new Set(definitions.map((d) => d.name));
   const nodes = definitions.map((d) => ({
     id: d.name,
     title: d.title ?? d.name,
     kind: d.kind ?? "llm",
-    status: agentStatus(d, loads.get(d.name), held.get(d.name) ?? 0),
+    status: agentStatus(d, loads.get(d.name), held.get(d.name) ?? 0, blocking.get(d.name) ?? null),
     load: loadText(d, loads.get(d.name), held.get(d.name) ?? 0),
     missing: false,
   }));

@@ -124,6 +124,11 @@ describe("teamGraph", () => {
       expect.objectContaining({ id: "desk", status: "busy", load: "2 sessions · no limit", missing: false }),
       expect.objectContaining({ id: "ghost", missing: true }),
     ]);
+    const waiting = teamGraph(team, {
+      loads: new Map([["desk", load(0)]]),
+      blocking: new Map([["desk", { status: "internal" }]]),
+    });
+    expect(waiting.nodes[0]).toMatchObject({ status: "busy", load: "0 sessions · no limit" });
   });
 });
 

@@ -9,7 +9,7 @@ import { handoffGraph } from "./graph.js";
  * session's chain, agent and edge are marked.
  */
 
-/** The registry, each agent's load, and the sessions each holds (from the sessions index). */
+/** The registry, each agent's load and what it waits for, and the sessions each holds (from the sessions index). */
 export async function teamState() {
   const [agents, tools, sessions] = await Promise.all([
     allPages("/v1/agents"),
@@ -17,16 +17,19 @@ export async function teamState() {
     allPages("/v1/sessions?status=active", { pages: 5 }),
   ]);
   const definitions = agents.items.map((a) => a.definition);
-  const loads = new Map(
-    await mapLimited(definitions, 6, async (d) => [
-      d.name,
-      await api("GET", `/v1/agents/${encodeURIComponent(d.name)}/load`).catch(() => null),
-    ]),
-  );
+  const states = await mapLimited(definitions, 6, async (d) => {
+    const name = encodeURIComponent(d.name);
+    const [load, blocking] = await Promise.all([
+      api("GET", `/v1/agents/${name}/load`).catch(() => null),
+      api("GET", `/v1/agents/${name}/blocking`).catch(() => null),
+    ]);
+    return [d.name, load, blocking];
+  });
   return {
     definitions,
     tools: new Map(tools.items.map((t) => [t.name, t])),
-    loads,
+    loads: new Map(states.map(([name, load]) => [name, load])),
+    blocking: new Map(states.map(([name, , blocking]) => [name, blocking])),
     held: sessionsHeld(sessions.items),
     heldTruncated: sessions.truncated,
   };

@@ -11,7 +11,8 @@ const HANDOFF_TOOL = /^(transfer_to_|return_to_)/;
 const PAUSED = new Set(["awaiting_human", "awaiting_approval", "requires_action"]);
 
 const at = (iso) => Date.parse(iso);
-const ended = (run) => run.status === "completed" || run.status === "failed";
+/** Any status but running or paused is an end (completed, failed, and whatever ends a run later). */
+const ended = (run) => run.status !== "running" && !PAUSED.has(run.status);
 
 /**
  * The steps of a run, in the order they began. A step is `{ kind, agent, label, detail,

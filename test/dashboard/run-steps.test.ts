@@ -155,6 +155,14 @@ describe("runSteps on made-up runs", () => {
     expect(steps[1]).toMatchObject({ kind: "working", open: true });
   });
 
+  it("takes any status but running or paused as an end", () => {
+    const cancelled = run("cancelled", [event("llm_call", 10, { model: "m" })], {
+      ended_at: new Date(Date.UTC(2026, 0, 1, 0, 0, 12)).toISOString(),
+    });
+    expect(runSpan(cancelled)).toMatchObject({ live: false, ms: 12_000 });
+    expect(runSteps(cancelled).some((s: Step) => s.open)).toBe(false);
+  });
+
   it("closes a person's turn the run gave up on as not answered", () => {
     const steps = runSteps(
       run("failed", [event("agent_start", 1, { executor: "human", outcome: "waiting for a person" })], {

@@ -1,6 +1,7 @@
 import { api, mapLimited, query } from "../api.js";
 import { duration, field, h, when } from "../h.js";
 import { subscribe } from "../live.js";
+import { runSpan } from "../run-steps.js";
 import { fanoutView, runTimeline, tick } from "./runs.js";
 
 /**
@@ -136,7 +137,8 @@ export async function render(view, params, app) {
   const readRuns = async () => {
     const ids = idsOf("run.started", "run_id").reverse();
     const shown = showAllRuns ? ids : ids.slice(0, RUNS_SHOWN);
-    const stale = shown.filter((r) => !["completed", "failed"].includes(runs.get(r)?.status));
+    // An ended run does not change: only the new, running and paused ones are read again.
+    const stale = shown.filter((r) => !runs.has(r) || runSpan(runs.get(r)).live);
     await mapLimited(stale, 4, async (r) =>
       runs.set(r, await api("GET", `/v1/sessions/${enc}/runs/${encodeURIComponent(r)}`)),
     );

@@ -11,7 +11,7 @@ import { route } from "./api/route";
 import { sessions } from "./api/sessions";
 import { openApiJson } from "./api/spec/document";
 import { tools } from "./api/tools";
-import { webhooks } from "./api/webhooks";
+import { webhookStats, webhooks } from "./api/webhooks";
 import type { AppEnv } from "./app-env";
 import { apiKeyAuth } from "./auth/middleware";
 
@@ -34,7 +34,8 @@ export function createApp() {
     .route("/inbox", inbox)
     .route("/capabilities", capabilities)
     .route("/collaborations", collaborations)
-    .route("/audit", audit);
+    .route("/audit", audit)
+    .route("/webhooks", webhookStats);
 
   return (
     new Hono<AppEnv>()

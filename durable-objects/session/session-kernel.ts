@@ -7,6 +7,7 @@ import type { SessionRecord } from "../../src/sessions/model";
 import type { Outbox } from "../shared/outbox";
 import type { Timers } from "../shared/timers";
 import type { InboxStore } from "./inbox-store";
+import type { LiveDeltas } from "./live/live-hub";
 import type { LiveStore } from "./live/live-store";
 import type { SessionStore } from "./session-store";
 
@@ -25,6 +26,8 @@ export interface SessionKernel {
   readonly inbox: InboxStore;
   /** Live events for SSE and WebSocket subscribers, published after each commit. */
   readonly liveEvents: LiveStore;
+  /** The pieces of an answer as a model writes them, sent at once (never stored). */
+  readonly deltas: LiveDeltas;
   /** The object's clock. */
   now(): number;
   /**

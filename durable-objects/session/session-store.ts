@@ -14,7 +14,7 @@ import {
 } from "./handoffs/handoff-store";
 import { INBOX_APPROVAL_DDL, INBOX_DDL, INBOX_SCHEMA } from "./inbox-store";
 import { LIVE_DDL } from "./live/live-store";
-import { RUN_DDL, RUN_SCHEMA, RUN_WORK_DDL } from "./runs/run-store";
+import { RUN_CANCEL_DDL, RUN_DDL, RUN_SCHEMA, RUN_WORK_DDL } from "./runs/run-store";
 import { TRIGGER_QUEUE_DDL } from "./triggers/trigger-queue";
 
 /**
@@ -103,6 +103,8 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 9, statements: FANOUT_DDL },
   // The session row names the last handoff rather than copying its context.
   { version: 10, statements: [LAST_HANDOFF_ID_DDL, NAME_LAST_HANDOFF, DROP_CONTEXT_COPY_DDL] },
+  // Runs may be cancelled.
+  { version: 11, statements: RUN_CANCEL_DDL },
 ];
 
 /**

@@ -80,6 +80,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       this.liveEvents.append(liveHandoffStatus(records));
     });
     this.timers = new Timers(ctx.storage, this.sql, () => this.now());
+    this.hub = new LiveHub({ ctx, store: this.liveEvents, ready: () => this.schema.ready() });
     this.kernel = {
       storage: ctx.storage,
       env,
@@ -88,6 +89,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       timers: this.timers,
       inbox: new InboxStore(this.sql),
       liveEvents: this.liveEvents,
+      deltas: this.hub,
       now: () => this.now(),
       checkpoint: (point) => this.checkpoint(point),
       live: () => this.live(),
@@ -104,7 +106,6 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     this.runs = new SessionRuns(this.kernel, runStore, this.handoffs, points, this.fanout);
     this.triggers = new SessionTriggers(this.kernel, this.handoffs, runStore, points);
     this.conversation = new SessionConversation(this.kernel, this.triggers, this.handoffs);
-    this.hub = new LiveHub({ ctx, store: this.liveEvents, ready: () => this.schema.ready() });
     // Answered by the runtime without waking a hibernated object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     this.deliveries = new SessionDeliveries(this.kernel, this.sql);
@@ -240,7 +241,15 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     const started = await this.runs.startRun(content, actor);
     if (!started.ok) return started;
     const { message, run } = started.value;
-    const stream = this.hub.streamRun(run.id, () => this.runs.settled(run.id, message));
+    // A client that goes away mid-run, with nobody else listening, cancels the run (and its model call).
+    const stream: ReadableStream<Uint8Array> = this.hub.streamRun(
+      run.id,
+      () => this.runs.settled(run.id, message),
+      () => {
+        if (!this.hub.listening(run.id, stream))
+          void this.runs.cancel(run.id, actor, "the client went away").catch(() => undefined);
+      },
+    );
     this.runs.driveInBackground(run.id);
     return ok({ stream });
   }
@@ -261,6 +270,10 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   }
 
   /** `GET /v1/sessions/:id/ws`, forwarded by the Worker after auth: a hibernatable WebSocket of the session's live events. */
+  async cancelRun(id: string, actor: Actor = API_ACTOR): Promise<Result<Run>> {
+    return this.runs.cancel(id, actor);
+  }
+
   async getRun(id: string): Promise<Result<Run>> {
     return this.runs.get(id);
   }

@@ -10,7 +10,7 @@ import { RoutingConfigPatch } from "../schemas/routing";
 import { type ConfigView, SigningSecretRotate } from "../schemas/signing";
 import { allowLocalEndpoints, assertEndpointAllowed, forgetSigningSecret, outboundPolicy } from "../services/outbound";
 import { invalidateTenant } from "../services/registry-cache";
-import { readJson, readText } from "./validate";
+import { parseJsonText, readJson, readText } from "./validate";
 
 function view({ config, sources, warnings }: ResolvedConfig, stored: RoutingConfigPatch | null) {
   return { config, sources, stored, warnings };
@@ -36,9 +36,9 @@ export const config = new Hono<AppEnv>()
   // The secret Relay signs deliveries to the tenant's webhook agents and http tools with (made on first read).
   .get("/signing-secret", async (c) => c.json(await ensureSigningSecret(c.env.DB, c.get("tenant"))))
   .post("/signing-secret/rotate", async (c) => {
-    // The body is optional: none rotates with the default grace period.
-    const empty = (await readText(c)).trim() === "";
-    const { grace_s } = empty ? SigningSecretRotate.parse({}) : await readJson(c, SigningSecretRotate);
+    // The body is optional: none rotates with the default grace period. Read once: a stream is read only once.
+    const text = await readText(c);
+    const { grace_s } = parseJsonText(text.trim() === "" ? "{}" : text, SigningSecretRotate);
     const rotated = await rotateSigningSecret(c.env.DB, c.get("tenant"), grace_s);
     // Sessions in this isolate sign with the new secret at once; others within SIGNING_TTL_MS.
     forgetSigningSecret(c.get("tenant"));

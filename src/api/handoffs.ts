@@ -2,7 +2,7 @@ import { type Context, Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { queryAgentHandoffs } from "../audit/handoff-index";
-import { RelayError } from "../errors";
+import { RelayError, unwrap } from "../errors";
 import { requestFingerprint } from "../handoff/fingerprint";
 import { sessionOfHandoff } from "../handoff/record";
 import type { SessionRpc, StartHandoffArgs } from "../rpc/session";
@@ -10,6 +10,7 @@ import { sessionRpc } from "../rpc/stubs";
 import { AgentName } from "../schemas/agent";
 import { HandoffRequest } from "../schemas/handoff";
 import { isSessionId } from "../sessions/ids";
+import { compileConditionCached } from "../triggers/condition";
 import { decodeCursor, listPage, pageAfterId, pagingQuery } from "./cursor";
 import { sessionMissing, settle } from "./session-result";
 import { parseWith, readJson, readQuery } from "./validate";
@@ -45,6 +46,8 @@ export const handoffs = new Hono<AppEnv>()
     const header = c.req.header("Idempotency-Key");
     const key = header === undefined ? undefined : parseWith(IdempotencyKey, header, "Idempotency-Key header");
     if (!isSessionId(request.session_id)) throw sessionMissing(request.session_id)();
+    // A condition that does not compile is the request's fault: refused here, before the session records a failed handoff.
+    if (request.condition !== undefined) unwrap(compileConditionCached(request.condition));
     const args: StartHandoffArgs = { request };
     if (key !== undefined) args.idempotency = { key, fingerprint: await requestFingerprint(request) };
     const started = await settle(

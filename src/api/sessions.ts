@@ -210,6 +210,13 @@ export const sessions = new Hono<AppEnv>()
     if (sessionOfRun(runId) !== id) throw missing();
     return c.json(await settle(c, id, await sessionStub(c, id).getRun(runId), missing));
   })
+  .post("/:id/runs/:run_id/cancel", async (c) => {
+    const id = c.req.param("id");
+    const runId = c.req.param("run_id");
+    const missing = () => new RelayError("RUN_NOT_FOUND", `No run '${runId}'.`, { run_id: runId });
+    if (sessionOfRun(runId) !== id) throw missing();
+    return c.json(await settle(c, id, await sessionStub(c, id).cancelRun(runId), missing));
+  })
   .get("/:id/trace", async (c) => {
     const id = c.req.param("id");
     return tracePage(c, id, (query) => sessionStub(c, id).traceEvents(query));

@@ -3,6 +3,8 @@ import type { z } from "zod";
 import { RelayError } from "../errors";
 import { issuesOf } from "../errors/issues";
 import { checkDepth, jsonTextDepth } from "../lib/json-depth";
+import { keyPaths } from "../schemas/reserved-keys";
+import { readBody } from "./body";
 
 /** Default ceiling for JSON bodies; routes with larger documents pass their own. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -16,13 +18,15 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown, what =
   return parsed.data;
 }
 
-/** Reads the body as text, refusing it (413) before parsing when it is over `limit` bytes. */
+/**
+ * Reads the body as text, refusing it (413) when it is over `limit` bytes: by its declared
+ * length before reading it, else once the read passes the limit (./body.ts).
+ */
 export async function readText(c: Context, limit = DEFAULT_BODY_LIMIT): Promise<string> {
-  const declared = Number(c.req.header("Content-Length") ?? "0");
-  if (declared > limit) throw tooLarge(limit);
-  const text = await c.req.text();
-  if (new TextEncoder().encode(text).byteLength > limit) throw tooLarge(limit);
-  return text;
+  const read = await readBody(c.req.raw, limit);
+  if (read.ok) return read.text;
+  if (read.reason === "oversize") throw tooLarge(limit);
+  throw new RelayError("INVALID_JSON", "The request body could not be read.", { reason: read.message });
 }
 
 function tooLarge(limit: number): RelayError {
@@ -39,7 +43,11 @@ export async function readJson<S extends z.ZodType>(
   schema: S,
   limit = DEFAULT_BODY_LIMIT,
 ): Promise<z.output<S>> {
-  const text = await readText(c, limit);
+  return parseJsonText(await readText(c, limit), schema);
+}
+
+/** A body already read as text, checked as `readJson` checks it: depth, syntax, reserved keys, schema. */
+export function parseJsonText<S extends z.ZodType>(text: string, schema: S): z.output<S> {
   checkDepth(jsonTextDepth(text));
   let value: unknown;
   try {
@@ -49,7 +57,21 @@ export async function readJson<S extends z.ZodType>(
       reason: String((cause as Error).message),
     });
   }
+  refuseProtoKeys(value);
   return parseWith(schema, value);
+}
+
+/**
+ * A `__proto__` key anywhere in a body is refused (VALIDATION_FAILED at its path) rather than
+ * dropped: zod's records skip it without a word, and where it survives as an own key it is a
+ * trap for any code that copies the object by assignment.
+ */
+function refuseProtoKeys(value: unknown): void {
+  const paths = keyPaths(value, ["__proto__"]);
+  if (paths.length === 0) return;
+  throw new RelayError("VALIDATION_FAILED", "Invalid request body.", {
+    issues: paths.map((path) => ({ path: path.join("."), message: "'__proto__' is not allowed as a key" })),
+  });
 }
 
 /** Parses the query string with a schema (VALIDATION_FAILED on a bad value). */

@@ -3,46 +3,80 @@ import type { AppEnv } from "../app-env";
 import { writeAuditBatch } from "../audit/d1-store";
 import { auditEvent } from "../audit/events";
 import { claimReceipt, completeReceipt, type Receipt, releaseReceipt } from "../audit/webhook-receipts";
+import { RejectionLog, rejectionStats, UNKNOWN_SOURCE, UNKNOWN_SOURCE_TENANT } from "../audit/webhook-rejections";
 import { RelayError, type Result, statusOf } from "../errors";
 import { issuesOf } from "../errors/issues";
 import { requestFingerprint } from "../handoff/fingerprint";
 import { checkDepth, jsonTextDepth } from "../lib/json-depth";
-import { readCapped } from "../lib/read-capped";
 import { verifyWebhook } from "../lib/standard-webhooks";
 import { sessionRpc } from "../rpc/stubs";
 import { HandoffRequest } from "../schemas/handoff";
+import { keyPaths } from "../schemas/reserved-keys";
 import { MAX_WEBHOOK_BYTES, WebhookPayload, WebhookSourceName } from "../schemas/webhook";
 import { setAgentStatus } from "../services/agent-capacity";
 import { agentDirectory } from "../services/registry-cache";
 import { type WebhookSource, webhookSource } from "../services/webhook-sources";
 import { isSessionId } from "../sessions/ids";
+import { readBody } from "./body";
 
 /**
  * `POST /v1/webhooks/:source` (docs/webhooks.md): how other systems hand a conversation to an
  * agent. No API key: the Standard Webhooks signature is the credential (checked before
  * anything else is read). A verified delivery is handled once per webhook-id — a repeat,
- * even one racing the first, gets the first answer and changes nothing. Every refusal is
- * recorded in the audit trail as `webhook.rejected` with its reason, and changes nothing else.
+ * even one racing the first, gets the first answer and changes nothing.
+ *
+ * A refusal before the signature verifies (unknown source, too large, unreadable, unsigned,
+ * badly signed, stale) costs the sender as much as it costs Relay: it is counted in memory
+ * and flushed as an aggregate at most once a second per isolate, with at most one
+ * `webhook.rejected` audit sample per source per minute (src/audit/webhook-rejections.ts);
+ * the tenant reads the counts at `GET /v1/webhooks/stats`. A signed delivery whose payload
+ * is refused is the source's own mistake and is audited in full.
  */
 
 type Ctx = Context<AppEnv>;
 
-/** Refusals of unknown sources are filed under this tenant (no API key reads it; operators query D1). */
-export const UNKNOWN_SOURCE_TENANT = "_webhooks";
+/** One per isolate: refusals from every request it serves are counted together. */
+const refusals = new RejectionLog();
 
-async function recordRejection(
-  c: Ctx,
-  tenant: string,
-  source: string,
-  reason: string,
-  details: Record<string, unknown> = {},
-): Promise<void> {
+/** The request's `waitUntil`, or a detached promise where there is no execution context (app.request). */
+function waitUntilOf(c: Ctx): (work: Promise<unknown>) => void {
+  try {
+    const ctx = c.executionCtx;
+    return (work) => ctx.waitUntil(work);
+  } catch {
+    return (work) => void work.catch(() => undefined);
+  }
+}
+
+/** Counts a refusal of an unauthenticated delivery; no write of its own. */
+function countRefusal(c: Ctx, source: WebhookSource | null, attempted: string, reason: string): void {
+  refusals.record(
+    c.env.DB,
+    {
+      tenant: source?.tenant ?? UNKNOWN_SOURCE_TENANT,
+      source: source?.name ?? UNKNOWN_SOURCE,
+      reason,
+      webhook_id: c.req.header("webhook-id")?.slice(0, 200) ?? null,
+      attempted: source ? null : attempted.slice(0, 64),
+      at: Date.now(),
+    },
+    waitUntilOf(c),
+  );
+}
+
+/** A signed delivery's payload was refused: audited in full (the signature is the sender's cost). */
+async function recordInvalidPayload(c: Ctx, source: WebhookSource, issues: unknown): Promise<void> {
   const record = auditEvent(
-    { tenant, session_id: null },
+    { tenant: source.tenant, session_id: null },
     {
       action: "webhook.rejected",
-      actor: { actor: `webhook:${source}`, actor_type: "webhook" },
-      details: { source, reason, webhook_id: c.req.header("webhook-id") ?? null, ...details },
+      actor: { actor: `webhook:${source.name}`, actor_type: "webhook" },
+      details: {
+        source: source.name,
+        reason: "invalid_payload",
+        webhook_id: c.req.header("webhook-id") ?? null,
+        issues,
+      },
     },
     Date.now(),
   );
@@ -144,17 +178,18 @@ export const webhooks = new Hono<AppEnv>().post("/:source", async (c) => {
   const name = c.req.param("source");
   const source = WebhookSourceName.safeParse(name).success ? webhookSource(c.env, name) : null;
   if (!source) {
-    await recordRejection(c, UNKNOWN_SOURCE_TENANT, name.slice(0, 64), "unknown_source");
+    countRefusal(c, null, name, "unknown_source");
     throw new RelayError(
       "WEBHOOK_SOURCE_NOT_FOUND",
       `No webhook source '${name}': set WEBHOOK_SECRET_<SOURCE> and WEBHOOK_TENANT_<SOURCE>.`,
       { source: name },
     );
   }
-  // Read once, capped: a body past the cap is refused unread beyond it.
-  const read = await readCapped(new Response(c.req.raw.body), MAX_WEBHOOK_BYTES, "refuse");
+  // Read once, capped (./body.ts): a declared length past the cap is refused unread, a longer
+  // chunked body is refused at the cap — with or without signature headers.
+  const read = await readBody(c.req.raw, MAX_WEBHOOK_BYTES, { fatal: true });
   if (!read.ok) {
-    await recordRejection(c, source.tenant, source.name, read.reason === "oversize" ? "too_large" : "unreadable");
+    countRefusal(c, source, name, read.reason === "oversize" ? "too_large" : "unreadable");
     if (read.reason === "oversize")
       throw new RelayError("PAYLOAD_TOO_LARGE", `Webhook body is larger than ${MAX_WEBHOOK_BYTES} bytes.`, {
         limit_bytes: MAX_WEBHOOK_BYTES,
@@ -163,7 +198,7 @@ export const webhooks = new Hono<AppEnv>().post("/:source", async (c) => {
   }
   const verified = await verifyWebhook(source.secrets, c.req.raw.headers, read.text, Math.floor(Date.now() / 1000));
   if (!verified.ok) {
-    await recordRejection(c, source.tenant, source.name, verified.reason);
+    countRefusal(c, source, name, verified.reason);
     throw new RelayError("WEBHOOK_REJECTED", `The webhook was refused: ${verified.reason.replace(/_/g, " ")}.`, {
       reason: verified.reason,
     });
@@ -180,7 +215,7 @@ export const webhooks = new Hono<AppEnv>().post("/:source", async (c) => {
   try {
     const payload = parsePayload(read.text);
     if (!payload.ok) {
-      await recordRejection(c, source.tenant, source.name, "invalid_payload", { issues: payload.issues });
+      await recordInvalidPayload(c, source, payload.issues);
       receipt = {
         http_status: 400,
         body: {
@@ -220,8 +255,25 @@ function parsePayload(
   } catch (error) {
     return { ok: false, code: "INVALID_JSON", issues: [{ path: "", message: String((error as Error).message) }] };
   }
+  // As for every JSON body (./validate.ts): a `__proto__` key is refused, not dropped.
+  const proto = keyPaths(value, ["__proto__"]);
+  if (proto.length > 0)
+    return {
+      ok: false,
+      code: "VALIDATION_FAILED",
+      issues: proto.map((path) => ({ path: path.join("."), message: "'__proto__' is not allowed as a key" })),
+    };
   const parsed = WebhookPayload.safeParse(value);
   return parsed.success
     ? { ok: true, value: parsed.data }
     : { ok: false, code: "VALIDATION_FAILED", issues: issuesOf(parsed.error) };
 }
+
+/**
+ * `GET /v1/webhooks/stats`, behind the API key (mounted under /v1, unlike the deliveries):
+ * the tenant's refused deliveries per source and reason, as the isolates have flushed them
+ * (about a second behind).
+ */
+export const webhookStats = new Hono<AppEnv>().get("/stats", async (c) =>
+  c.json({ sources: await rejectionStats(c.env.DB, c.get("tenant")) }),
+);

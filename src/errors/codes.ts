@@ -51,6 +51,10 @@ export const ERROR_STATUS = {
   INBOX_ITEM_CLOSED: 409,
   /** Tool outputs posted when no run waits for them. */
   RUN_NOT_AWAITING_OUTPUTS: 409,
+  /** A run that has already ended cannot be cancelled. */
+  RUN_NOT_CANCELLABLE: 409,
+  /** A run's error when it was cancelled (the caller's request, or its only listener went away). */
+  RUN_CANCELLED: 409,
   // 410 — it was here, it expired
   SESSION_EXPIRED: 410,
   // 413 — too large

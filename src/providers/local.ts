@@ -5,7 +5,7 @@
  * machine). It understands nothing: synonyms, negation and paraphrase all escape it.
  */
 import { abortError } from "./failures";
-import type { ChatProvider, ChatRequest, ChatResponse, ToolSpec } from "./types";
+import type { ChatProvider, ChatRequest, ChatResponse, OnText, ToolSpec } from "./types";
 
 // Han, Hiragana, Katakana and Hangul have no reliable word boundaries without a
 // dictionary, so each character is its own token.
@@ -128,6 +128,10 @@ export function scoreTools(query: string, tools: readonly ToolSpec[]): LexicalSc
   });
 }
 
+/** A local stream hands out this many words at a time, this far apart. */
+const STREAM_WORDS = 3;
+const STREAM_GAP_MS = 15;
+
 /** How much of the user's message a local answer quotes. */
 const QUOTE_CHARS = 120;
 
@@ -168,6 +172,21 @@ function quote(text: string): string {
  */
 export class LocalProvider implements ChatProvider {
   readonly name = "local" as const;
+
+  /** `pieceGapMs`: the pause between the pieces a stream hands out, so the demo is seen to stream. */
+  constructor(private readonly pieceGapMs = STREAM_GAP_MS) {}
+
+  /** The same answer as `complete`, its text handed out a few words at a time. */
+  async stream(req: ChatRequest, signal: AbortSignal, onText: OnText): Promise<ChatResponse> {
+    const response = await this.complete(req, signal);
+    const words = (response.content ?? "").split(/(?<=\s)/);
+    for (let i = 0; i < words.length; i += STREAM_WORDS) {
+      if (i > 0 && this.pieceGapMs > 0) await new Promise((resolve) => setTimeout(resolve, this.pieceGapMs));
+      if (signal.aborted) throw abortError(signal, this.name);
+      onText(words.slice(i, i + STREAM_WORDS).join(""));
+    }
+    return { ...response, streamed: true };
+  }
 
   async complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
     if (signal.aborted) throw abortError(signal, this.name);

@@ -3,8 +3,10 @@
  * endpoint that speaks the same protocol — Workers AI's REST API, vLLM, Ollama, gateways).
  */
 import { z } from "zod";
+import { readSse } from "../lib/sse";
+import { CompletionChunks } from "./chunks";
 import { abortError, excerpt, raceAbort } from "./failures";
-import { type ChatProvider, type ChatRequest, type ChatResponse, ProviderError } from "./types";
+import { type ChatProvider, type ChatRequest, type ChatResponse, type OnText, ProviderError } from "./types";
 import { describeIssue, toToolCalls, WireToolCall, WireUsage, wireMessage } from "./wire";
 
 export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
@@ -73,17 +75,61 @@ export class OpenAIProvider implements ChatProvider {
       throw this.#transportError(error, signal);
     }
     if (!response.ok) throw httpError(response.status, text);
+    return parseCompletion(text);
+  }
 
-    let json: unknown;
+  /**
+   * The same completion with `stream: true`: the text handed to `onText` as the server sends
+   * it, tool calls assembled from their pieces, usage from the final chunk. A server that
+   * answers with one whole completion instead (no `text/event-stream`) is taken as such,
+   * `streamed: false`.
+   */
+  stream(req: ChatRequest, signal: AbortSignal, onText: OnText): Promise<ChatResponse> {
+    return raceAbort(this.#stream(req, signal, onText), signal, this.name);
+  }
+
+  async #stream(req: ChatRequest, signal: AbortSignal, onText: OnText): Promise<ChatResponse> {
+    let response: Response;
     try {
-      json = JSON.parse(text);
-    } catch {
-      throw new ProviderError("malformed", `openai: response is not JSON: ${excerpt(text, 120)}`);
+      response = await fetch(this.url, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${this.#apiKey}`,
+          "content-type": "application/json",
+          accept: "text/event-stream, application/json",
+        },
+        body: JSON.stringify({ ...wireBody(req), stream: true, stream_options: { include_usage: true } }),
+        signal,
+      });
+    } catch (error) {
+      throw this.#transportError(error, signal);
     }
-    const parsed = WireCompletion.safeParse(json);
-    if (!parsed.success)
-      throw new ProviderError("malformed", `openai: not a chat completion: ${describeIssue(parsed.error)}`);
-    return toResponse(parsed.data);
+    if (!response.ok || !(response.headers.get("content-type") ?? "").includes("text/event-stream") || !response.body) {
+      let text: string;
+      try {
+        text = await response.text();
+      } catch (error) {
+        throw this.#transportError(error, signal);
+      }
+      if (!response.ok) throw httpError(response.status, text);
+      return { ...parseCompletion(text), streamed: false };
+    }
+    const chunks = new CompletionChunks(this.name);
+    let done = false;
+    try {
+      for await (const event of readSse(response.body)) {
+        if (event.data.trim() === "[DONE]") {
+          done = true;
+          break;
+        }
+        const delta = chunks.add(event.data);
+        if (delta !== "") onText(delta);
+      }
+    } catch (error) {
+      if (error instanceof ProviderError) throw error;
+      throw this.#transportError(error, signal);
+    }
+    return { ...chunks.response(done), streamed: true };
   }
 
   #transportError(error: unknown, signal: AbortSignal): ProviderError {
@@ -91,6 +137,20 @@ export class OpenAIProvider implements ChatProvider {
     const message = error instanceof Error ? error.message : String(error);
     return new ProviderError("network", `openai: ${excerpt(message)}`);
   }
+}
+
+/** A whole completion's body, parsed. */
+function parseCompletion(text: string): ChatResponse {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new ProviderError("malformed", `openai: response is not JSON: ${excerpt(text, 120)}`);
+  }
+  const parsed = WireCompletion.safeParse(json);
+  if (!parsed.success)
+    throw new ProviderError("malformed", `openai: not a chat completion: ${describeIssue(parsed.error)}`);
+  return toResponse(parsed.data);
 }
 
 function wireBody(req: ChatRequest): Record<string, unknown> {

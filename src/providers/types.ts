@@ -51,12 +51,24 @@ export interface ChatResponse {
   tool_calls: ToolCall[];
   content: string | null;
   usage?: TokenUsage;
+  /**
+   * Set by `stream`: true when the text came in pieces as the model wrote it, false when the
+   * provider or model answered whole instead (a fallback the run records).
+   */
+  streamed?: boolean;
 }
 
-/** A model provider. `complete` rejects only with a `ProviderError`. */
+/** Called with each piece of the answer's text as it arrives, in order. */
+export type OnText = (delta: string) => void;
+
+/**
+ * A model provider. `complete` and `stream` reject only with a `ProviderError`. `stream`,
+ * when a provider has it, answers the same as `complete` and hands out the text as it comes.
+ */
 export interface ChatProvider {
   readonly name: ProviderName;
   complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse>;
+  stream?(req: ChatRequest, signal: AbortSignal, onText: OnText): Promise<ChatResponse>;
 }
 
 /**

@@ -3,8 +3,9 @@
  * local simulator, so it is typed here by the one method Relay uses and tests pass a fake.
  */
 import { z } from "zod";
+import { readSse } from "../lib/sse";
 import { abortError, excerpt, raceAbort } from "./failures";
-import { type ChatProvider, type ChatRequest, type ChatResponse, ProviderError } from "./types";
+import { type ChatProvider, type ChatRequest, type ChatResponse, type OnText, ProviderError } from "./types";
 import { describeIssue, toToolCalls, WireToolCall, WireUsage, wireMessage } from "./wire";
 
 /** The part of the `Ai` binding Relay calls: `env.AI` satisfies it. */
@@ -47,6 +48,63 @@ export class WorkersAIProvider implements ChatProvider {
     return raceAbort(this.#complete(req, signal), signal, this.name);
   }
 
+  /**
+   * Text streams (`stream: true` answers server-sent events of `{ response }`); a request
+   * with tools is answered whole (`streamed: false`): the binding's models stream text, not
+   * tool calls, portably.
+   */
+  stream(req: ChatRequest, signal: AbortSignal, onText: OnText): Promise<ChatResponse> {
+    if (req.tools.length > 0 && req.tool_choice !== "none")
+      return this.complete(req, signal).then((response) => ({ ...response, streamed: false }));
+    return raceAbort(this.#stream(req, signal, onText), signal, this.name);
+  }
+
+  async #stream(req: ChatRequest, signal: AbortSignal, onText: OnText): Promise<ChatResponse> {
+    let result: unknown;
+    try {
+      result = await this.#ai.run(req.model, { messages: req.messages.map(wireMessage), stream: true }, { signal });
+    } catch (error) {
+      if (signal.aborted) throw abortError(signal, this.name);
+      throw new ProviderError("http", `workers-ai: ${excerpt(error instanceof Error ? error.message : String(error))}`);
+    }
+    if (!(result instanceof ReadableStream)) {
+      const parsed = RunResult.safeParse(result);
+      if (!parsed.success)
+        throw new ProviderError("malformed", `workers-ai: unexpected result: ${describeIssue(parsed.error)}`);
+      return { ...toResponse(parsed.data), streamed: false };
+    }
+    let text = "";
+    let usage: ChatResponse["usage"];
+    let done = false;
+    try {
+      for await (const event of readSse(result as ReadableStream<Uint8Array>)) {
+        if (event.data.trim() === "[DONE]") {
+          done = true;
+          break;
+        }
+        const piece = StreamPiece.safeParse(parseJson(event.data));
+        if (!piece.success)
+          throw new ProviderError(
+            "malformed",
+            `workers-ai: a stream event is not { response }: ${excerpt(event.data, 120)}`,
+          );
+        if (piece.data.usage) usage = piece.data.usage;
+        const delta = piece.data.response ?? "";
+        if (delta !== "") {
+          text += delta;
+          onText(delta);
+        }
+      }
+    } catch (error) {
+      if (error instanceof ProviderError) throw error;
+      if (signal.aborted) throw abortError(signal, this.name);
+      throw new ProviderError("network", `workers-ai: the stream broke: ${excerpt(String(error))}`);
+    }
+    if (!done)
+      throw new ProviderError("malformed", "workers-ai: the stream ended before the model finished its answer");
+    return { tool_calls: [], content: text === "" ? null : text, ...(usage ? { usage } : {}), streamed: true };
+  }
+
   async #complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
     const inputs: Record<string, unknown> = { messages: req.messages.map(wireMessage) };
     if (req.tools.length > 0 && req.tool_choice !== "none") inputs.tools = req.tools;
@@ -65,6 +123,16 @@ export class WorkersAIProvider implements ChatProvider {
     if (!parsed.success)
       throw new ProviderError("malformed", `workers-ai: unexpected result: ${describeIssue(parsed.error)}`);
     return toResponse(parsed.data);
+  }
+}
+
+const StreamPiece = z.object({ response: z.string().nullish(), usage: WireUsage.nullish() });
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 

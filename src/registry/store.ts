@@ -30,6 +30,19 @@ export function bumpVersion(db: D1Database, tenant: string): D1PreparedStatement
     .bind(tenant, crypto.randomUUID());
 }
 
+/**
+ * `bumpVersion` for a batch whose previous statement may have changed nothing (a delete of
+ * nothing): the version moves only if it changed a row, so a refused delete costs no rebuild.
+ */
+export function bumpVersionIfChanged(db: D1Database, tenant: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO registry_versions (tenant, version, stamp) SELECT ?1, 1, ?2 WHERE changes() > 0
+       ON CONFLICT (tenant) DO UPDATE SET version = version + 1, stamp = excluded.stamp`,
+    )
+    .bind(tenant, crypto.randomUUID());
+}
+
 /** Creates or replaces an agent; `created` tells which. */
 export async function putAgent(
   db: D1Database,
@@ -90,7 +103,7 @@ export async function loadDefinitions(db: D1Database, tenant: string): Promise<A
 export async function deleteAgent(db: D1Database, tenant: string, name: string): Promise<boolean> {
   const [deleted] = await db.batch([
     db.prepare("DELETE FROM agents WHERE tenant = ?1 AND name = ?2").bind(tenant, name),
-    bumpVersion(db, tenant),
+    bumpVersionIfChanged(db, tenant),
   ]);
   return (deleted?.meta.changes ?? 0) > 0;
 }

@@ -1,5 +1,5 @@
 import { type StoredTool, ToolDefinition } from "../schemas/tool";
-import { bumpVersion } from "./store";
+import { bumpVersion, bumpVersionIfChanged } from "./store";
 
 /**
  * The tool registry in D1, scoped by tenant, beside the agents: every write bumps the
@@ -79,7 +79,7 @@ export async function loadTools(db: D1Database, tenant: string): Promise<ToolDef
 export async function deleteTool(db: D1Database, tenant: string, name: string): Promise<boolean> {
   const [deleted] = await db.batch([
     db.prepare("DELETE FROM tools WHERE tenant = ?1 AND name = ?2").bind(tenant, name),
-    bumpVersion(db, tenant),
+    bumpVersionIfChanged(db, tenant),
   ]);
   return (deleted?.meta.changes ?? 0) > 0;
 }

@@ -99,4 +99,6 @@ export interface SessionRpc {
   resolveInbox(id: string, answer: InboxAnswer, actor?: Actor): Promise<Result<{ item: InboxItem; run: Run | null }>>;
   /** The client's outputs for a run in requires_action; answered once the run has moved on. */
   submitToolOutputs(args: ToolOutputsArgs, actor?: Actor): Promise<Result<{ run: Run }>>;
+  /** Cancels an active run: its model call stopped, what it wrote kept as cut, the run `cancelled`. */
+  cancelRun(id: string, actor?: Actor): Promise<Result<Run>>;
 }

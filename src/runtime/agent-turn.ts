@@ -21,7 +21,10 @@ export interface AgentTurnRequest {
   context: HandoffContext | null;
 }
 
-/** A turn's result: the executor's answer (text and/or tool calls), or why there is none. */
+/**
+ * A turn's result: the executor's answer (text and/or tool calls), or why there is none.
+ * `streamed`, when streaming was asked for: whether the text came in pieces.
+ */
 export type AgentTurnResult =
-  | { ok: true; response: ChatResponse; model: string; duration_ms: number }
+  | { ok: true; response: ChatResponse; model: string; duration_ms: number; streamed?: boolean }
   | { ok: false; code: ErrorCode; message: string; duration_ms: number };

@@ -1,7 +1,7 @@
 import type { AuditRecord } from "../audit/record";
 import { ulid } from "../lib/ulid";
 import type { HistoryItem } from "../schemas/handoff";
-import type { LiveEvent, LiveEventType } from "../schemas/live";
+import type { LiveDelta, LiveEvent, LiveEventType } from "../schemas/live";
 import type { Run, RunStatus, TraceEvent } from "../schemas/run";
 
 /** Live events made from what a run records, pure: the session's object stores and sends them. */
@@ -44,15 +44,40 @@ export function liveRunChange(run: Run, before: RunStatus | null, now: number): 
         ? "run_completed"
         : run.status === "failed"
           ? "run_failed"
-          : run.status === "running"
-            ? "run_resumed"
-            : "run_paused";
+          : run.status === "cancelled"
+            ? "run_cancelled"
+            : run.status === "running"
+              ? "run_resumed"
+              : "run_paused";
   const { events: _events, ...summary } = run;
   return live(type, run.session_id, run.id, now, summary);
 }
 
 export function liveMessage(session_id: string, run_id: string | null, item: HistoryItem, now: number): LiveEvent {
   return live("message", session_id, run_id, now, item);
+}
+
+/** A piece of the answer `message_id` as the model writes it (not stored; see LiveDelta). */
+export function liveDelta(
+  session_id: string,
+  run_id: string,
+  now: number,
+  data: { message_id: string; agent: string; index: number; delta: string },
+): LiveDelta {
+  return { type: "message.delta", session_id, run_id, at: new Date(now).toISOString(), data };
+}
+
+/**
+ * What was streamed of `message_id` is withdrawn: its text will not be in the conversation
+ * (an output guardrail rejected it). Clients drop what they showed of it.
+ */
+export function liveRetracted(
+  session_id: string,
+  run_id: string,
+  now: number,
+  data: { message_id: string; agent: string; code: string },
+): LiveEvent {
+  return live("message.retracted", session_id, run_id, now, data);
 }
 
 export function liveApproval(

@@ -23,15 +23,17 @@ import {
 
 /** Which status may follow which. Terminal statuses have no row. */
 export const RUN_TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
-  running: ["completed", "failed", "awaiting_human", "awaiting_approval", "requires_action"],
+  running: ["completed", "failed", "awaiting_human", "awaiting_approval", "requires_action", "cancelled"],
   // A person's answer completes the run; an escalation nobody answered hands the turn back to the agent.
-  awaiting_human: ["completed", "running", "failed"],
+  awaiting_human: ["completed", "running", "failed", "cancelled"],
   // Every call decided (or denied by the alarm): the run goes on.
-  awaiting_approval: ["running", "failed"],
+  awaiting_approval: ["running", "failed", "cancelled"],
   // The client's outputs resume it; none in time fail it.
-  requires_action: ["running", "failed"],
+  requires_action: ["running", "failed", "cancelled"],
   completed: [],
   failed: [],
+  // Cancelled by the caller (POST …/runs/:id/cancel), or when its only listener went away mid-stream.
+  cancelled: [],
 };
 
 /** What a running run is doing, recorded before it does it, so a restart knows what was under way. */

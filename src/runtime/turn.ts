@@ -1,6 +1,6 @@
 import { deadline } from "../lib/deadline";
 import { raceAbort } from "../providers/failures";
-import type { ChatProvider } from "../providers/types";
+import type { ChatProvider, OnText } from "../providers/types";
 import { isProviderError } from "../providers/types";
 import type { AgentDefinition } from "../schemas/agent";
 import type { HandoffContext } from "../schemas/handoff";
@@ -65,27 +65,55 @@ export function planTurn(input: TurnInput): TurnPlan {
   };
 }
 
-/** A model agent's turn through a provider, within `timeoutMs`. Never throws. */
+/** How a model turn is carried: streamed to `onText` when given, and stopped early by `signal`. */
+export interface ModelCallOptions {
+  /** The answer's text as it comes; the provider streams when it can (`streamed` says whether it did). */
+  onText?: OnText;
+  /** Aborts the call (a cancelled run); the deadline aborts it too. */
+  signal?: AbortSignal;
+  now?: () => number;
+}
+
+/**
+ * A model agent's turn through a provider, within `timeoutMs`. Never throws. With `onText`
+ * the provider streams when it has `stream`, else answers whole (`streamed: false`).
+ */
 export async function callModel(
   provider: ChatProvider,
   request: AgentTurnRequest,
   timeoutMs: number,
-  now: () => number = () => Date.now(),
+  options: ModelCallOptions = {},
 ): Promise<AgentTurnResult> {
+  const now = options.now ?? (() => Date.now());
   const started = now();
   const { signal, clear } = deadline(timeoutMs);
+  const cancel = options.signal;
+  const combined = cancel ? anySignal(signal, cancel) : { signal, dispose: () => undefined };
   try {
-    const response = await raceAbort(
-      provider.complete(
-        { model: request.model, messages: request.messages, tools: request.tools, tool_choice: "auto" },
-        signal,
-      ),
-      signal,
-      provider.name,
-    );
-    return { ok: true, response, model: request.model, duration_ms: now() - started };
+    const req = {
+      model: request.model,
+      messages: request.messages,
+      tools: request.tools,
+      tool_choice: "auto" as const,
+    };
+    const work =
+      options.onText && provider.stream
+        ? provider.stream(req, combined.signal, options.onText)
+        : provider.complete(req, combined.signal);
+    const response = await raceAbort(work, combined.signal, provider.name);
+    const streamed = options.onText ? (response.streamed ?? false) : undefined;
+    const { streamed: _flag, ...answer } = response;
+    return {
+      ok: true,
+      response: answer,
+      model: request.model,
+      duration_ms: now() - started,
+      ...(streamed === undefined ? {} : { streamed }),
+    };
   } catch (error) {
     const duration_ms = now() - started;
+    if (cancel?.aborted)
+      return { ok: false, code: "RUN_CANCELLED", message: "The run was cancelled during the model call.", duration_ms };
     if (isProviderError(error) && error.kind === "timeout")
       return {
         ok: false,
@@ -96,6 +124,26 @@ export async function callModel(
     const message = error instanceof Error ? error.message : String(error);
     return { ok: false, code: "MODEL_ERROR", message: `The model call failed: ${message}`, duration_ms };
   } finally {
+    combined.dispose();
     clear();
   }
+}
+
+/** A signal that aborts when either does (with the first one's reason). */
+function anySignal(a: AbortSignal, b: AbortSignal): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const abortFrom = (source: AbortSignal) => () => controller.abort(source.reason);
+  const onA = abortFrom(a);
+  const onB = abortFrom(b);
+  if (a.aborted) onA();
+  else if (b.aborted) onB();
+  a.addEventListener("abort", onA, { once: true });
+  b.addEventListener("abort", onB, { once: true });
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      a.removeEventListener("abort", onA);
+      b.removeEventListener("abort", onB);
+    },
+  };
 }

@@ -65,6 +65,8 @@ export const HistoryItem = z.strictObject({
   tool_calls: z.array(HistoryToolCall).max(32).optional(),
   tool_call_id: z.string().min(1).max(200).optional(),
   created_at: z.string().max(40).optional(),
+  /** The text stopped before its agent finished it: the run was cancelled, or the model's stream broke. */
+  cut: z.literal(true).optional(),
 });
 export type HistoryItem = z.infer<typeof HistoryItem>;
 

@@ -25,7 +25,9 @@ export const LIVE_EVENT_TYPES = [
   "run_resumed",
   "run_completed",
   "run_failed",
+  "run_cancelled",
   "handoff_status",
+  "message.retracted",
 ] as const;
 export const LiveEventType = z.enum(LIVE_EVENT_TYPES);
 export type LiveEventType = z.infer<typeof LiveEventType>;
@@ -43,3 +45,24 @@ export const LiveEvent = z.object({
   data: z.unknown(),
 });
 export type LiveEvent = z.infer<typeof LiveEvent>;
+
+/**
+ * A piece of an agent's answer as the model writes it (docs/runs.md, Live events). Deltas are
+ * not stored and carry no id, so a subscriber's cursor stays on the last stored event: the
+ * stored `message` event with the same `message_id` holds the whole text once it is written.
+ * A subscriber that connects while a message is being written gets its deltas so far first.
+ */
+export const LiveDelta = z.object({
+  type: z.literal("message.delta"),
+  session_id: z.string(),
+  run_id: z.string(),
+  at: z.string(),
+  data: z.object({
+    message_id: z.string(),
+    agent: z.string(),
+    /** 0, 1, 2, … within the message: a client joins them in this order. */
+    index: z.number().int().min(0),
+    delta: z.string(),
+  }),
+});
+export type LiveDelta = z.infer<typeof LiveDelta>;

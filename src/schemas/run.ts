@@ -17,6 +17,7 @@ export const RUN_STATUSES = [
   "awaiting_human",
   "awaiting_approval",
   "requires_action",
+  "cancelled",
 ] as const;
 export const RunStatus = z.enum(RUN_STATUSES);
 export type RunStatus = z.infer<typeof RunStatus>;
@@ -56,6 +57,8 @@ export const TraceDetails = z.object({
   /** Relay additions: the turn's executor and the run step's outcome. */
   executor: z.enum(["model", "webhook", "human"]).optional(),
   outcome: z.string().optional(),
+  /** A model call asked to stream: whether its text came in pieces (false: the provider or model answered whole). */
+  streamed: z.boolean().optional(),
 });
 export type TraceDetails = z.infer<typeof TraceDetails>;
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AgentName } from "./agent";
 import { ContentText, HandoffContext, HandoffMode, HandoffPolicy, HandoffStatus, HistoryItemType } from "./handoff";
+import { isReservedKey, RESERVED_KEYS, withoutReservedKeys } from "./reserved-keys";
 
 /** Session schemas: the bodies of the `/v1/sessions` routes and the view `GET /v1/sessions/:id` returns. */
 
@@ -69,11 +70,13 @@ export const TriggerFire = z.strictObject({ target: AgentName });
 
 /**
  * State keys are identifiers so condition expressions (docs/handoffs.md, Conditions) can reach them as
- * `key.sub.path`; values are any JSON.
+ * `key.sub.path`; values are any JSON. `__proto__`, `constructor` and `prototype` are
+ * refused as keys at every depth (./reserved-keys.ts): conditions cannot name them either.
  */
 export const StateKey = z
   .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "must be an identifier (letters, digits, '_')");
+  .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, "must be an identifier (letters, digits, '_')")
+  .refine((key) => !isReservedKey(key), { message: `must not be a reserved name (${RESERVED_KEYS.join(", ")})` });
 
 /**
  * `PATCH /v1/sessions/:id/state`: explicit `set` and `unset` rather than a merge patch,
@@ -82,7 +85,7 @@ export const StateKey = z
  */
 export const SessionStatePatch = z
   .strictObject({
-    set: z.record(StateKey, z.unknown()).optional(),
+    set: withoutReservedKeys(z.record(StateKey, z.unknown())).optional(),
     unset: z.array(StateKey).max(100).optional(),
   })
   .superRefine((patch, ctx) => {

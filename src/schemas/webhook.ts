@@ -66,3 +66,18 @@ export type WebhookPayload = z.infer<typeof WebhookPayload>;
 
 /** The most a webhook body may be. */
 export const MAX_WEBHOOK_BYTES = 256 * 1024;
+
+/** One source's refused deliveries (those refused before their signature verified), as counted so far. */
+export const WebhookSourceRejections = z.strictObject({
+  source: z.string(),
+  rejected: z.number().int().min(0),
+  /** `too_large`, `unreadable`, `missing_headers`, `invalid_timestamp`, `stale`, `future`, `bad_signature`, `invalid_secret`. */
+  by_reason: z.record(z.string(), z.number().int().min(0)),
+  first_rejected_at: z.string(),
+  last_rejected_at: z.string(),
+  /** The start of the newest minute with a `webhook.rejected` sample in the audit log. */
+  last_sample_minute: z.string().nullable(),
+});
+
+/** `GET /v1/webhooks/stats`. */
+export const WebhookStats = z.strictObject({ sources: z.array(WebhookSourceRejections) });

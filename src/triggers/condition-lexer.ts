@@ -1,3 +1,5 @@
+import { isReservedKey, RESERVED_KEYS } from "../schemas/reserved-keys";
+
 /**
  * Tokenizer of the condition language (docs/handoffs.md, Conditions). Hand-written, one pass, no regex
  * backtracking: input is at most `MAX_CONDITION_LENGTH` characters.
@@ -127,7 +129,14 @@ function readPath(src: string, i: number, tokens: Token[]): number {
     } else {
       throw new ConditionSyntaxError(i, "a name after '.'", describeAt(src, i));
     }
-    segments.push(src.slice(segStart, i));
+    const segment = src.slice(segStart, i);
+    if (isReservedKey(segment))
+      throw new ConditionSyntaxError(
+        segStart,
+        `a name other than ${RESERVED_KEYS.join(", ")} (state cannot hold them)`,
+        `'${segment}'`,
+      );
+    segments.push(segment);
     if (src[i] !== ".") break;
     i++;
   }

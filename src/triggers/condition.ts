@@ -12,8 +12,9 @@ import { type ConditionNode, MAX_CONDITION_DEPTH, MAX_CONDITION_LENGTH, parseCon
  * At most 2,000 characters and 32 levels of nesting.
  *
  * Semantics:
- * - A path reads own properties only (never the prototype: `constructor`, `__proto__`
- *   give undefined); a segment through a non-object, or an unknown name, gives undefined.
+ * - A path reads own properties only; `__proto__`, `constructor` and `prototype` are not
+ *   names at all (INVALID_CONDITION: state keys cannot be them either). A segment through a
+ *   non-object, or an unknown name, gives undefined.
  * - `==` is strict (no coercion: `1 == "1"` is false); arrays and objects compare by value.
  * - Missing values never satisfy a comparison — every comparison with undefined is false —
  *   except `x == null`, which is true when x is missing or null. So `x != null` means

@@ -1,7 +1,7 @@
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/app";
-import { BETA_KEY, call } from "./helpers";
+import { ALPHA_KEY, BETA_KEY, call } from "./helpers";
 
 const billing = {
   name: "billing",
@@ -222,6 +222,30 @@ describe("agent registry validation: a clear code and nothing stored", () => {
       413,
       "PAYLOAD_TOO_LARGE",
     );
+  });
+
+  it("a chunked body (no Content-Length) past 4 MiB → 413 too, read no further than the limit", async () => {
+    const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 160) return controller.close();
+        controller.enqueue(sent === 0 ? new TextEncoder().encode('{"name":"chunky","instructions":"') : chunk);
+        sent++;
+      },
+    });
+    const response = await (exports as any).default.fetch("http://relay.test/v1/agents/chunky", {
+      method: "PUT",
+      headers: { Authorization: `Bearer ${ALPHA_KEY}`, "Content-Type": "application/json" },
+      body,
+      duplex: "half",
+    });
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as any).error).toMatchObject({
+      code: "PAYLOAD_TOO_LARGE",
+      details: { limit_bytes: 4 * 1024 * 1024 },
+    });
+    expect((await call("GET", "/v1/agents/chunky")).status).toBe(404);
   });
 });
 

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { newSessionId } from "../../src/sessions/ids";
 import { advanceClock, drainDue, sessionStub } from "../durable-objects/helpers";
 import { answer, callTool, delayed, httpError } from "../fakes/openai";
-import { call } from "./helpers";
+import { BETA_KEY, call } from "./helpers";
 import { protocolErrors, script } from "./run-fixtures";
 
 /**
@@ -283,5 +284,22 @@ describe("fan-out", () => {
         ["t", "TASK_TIMEOUT"],
       ]);
     });
+  });
+});
+
+describe("fan-out on a session that is not there", () => {
+  it("is 404 SESSION_NOT_FOUND for an id of nothing and for another tenant's session, and creates nothing", async () => {
+    const nothing = newSessionId();
+    const missing = await call("POST", `/v1/sessions/${nothing}/fan-out`, { input: QUESTION });
+    expect(missing.status).toBe(404);
+    expect(missing.json.error.code).toBe("SESSION_NOT_FOUND");
+    const theirs = (await call("POST", "/v1/sessions", { agent: "planner" })).json.id;
+    const other = await call("POST", `/v1/sessions/${theirs}/fan-out`, { input: QUESTION }, { key: BETA_KEY });
+    expect(other.status).toBe(404);
+    expect(other.json.error.code).toBe("SESSION_NOT_FOUND");
+    // Neither call made a session where there was none.
+    expect((await call("GET", `/v1/sessions/${nothing}`)).status).toBe(404);
+    expect((await call("GET", `/v1/sessions/${theirs}`, undefined, { key: BETA_KEY })).status).toBe(404);
+    expect((await call("GET", `/v1/sessions/${theirs}/messages`)).json.items).toEqual([]);
   });
 });

@@ -327,6 +327,7 @@ describe("GET /v1/agents/:name/handoffs (the D1 index)", () => {
 });
 
 describe("capacity is opt-in", () => {
+  // 120 sessions made one after another: the default 5 s is a wall-clock budget the machine's load decides.
   it("an agent without a limit takes any number of sessions and handoffs, and its AgentDO is never called", async () => {
     await call("PUT", "/v1/agents/open-desk", { name: "open-desk", handoffs: ["open-specialist"] });
     await call("PUT", "/v1/agents/open-specialist", { name: "open-specialist" });
@@ -351,7 +352,7 @@ describe("capacity is opt-in", () => {
         leases: [],
       });
     }
-  });
+  }, 30_000);
 
   it("an agent with a limit keeps the lease semantics: the session past the limit is refused", async () => {
     await call("PUT", "/v1/agents/two-seats", { name: "two-seats", max_concurrent_sessions: 2 });

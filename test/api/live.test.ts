@@ -85,7 +85,16 @@ async function subscribe(
     if (!frames.some(done)) throw new Error(`no such frame in ${JSON.stringify(frames.map((f) => f.type))}`);
   };
   const events = () => frames.filter((f) => f.type !== "subscribed");
-  return { response, ws, frames, events, until };
+  /** What is stored (and replayed): every event but the pieces of an answer, which carry no id. */
+  const stored = () => events().filter((f) => f.id !== undefined);
+  return { response, ws, frames, events, stored, until };
+}
+
+/** Event types with each run of consecutive answer pieces shown once, as `message.delta…`. */
+function collapsed(types: string[]): string[] {
+  return types
+    .filter((t, i) => t !== "message.delta" || types[i - 1] !== "message.delta")
+    .map((t) => (t === "message.delta" ? "message.delta…" : t));
 }
 
 describe("Server-Sent Events", () => {
@@ -104,7 +113,8 @@ describe("Server-Sent Events", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toContain("text/event-stream");
     const frames = await readSse(response);
-    expect(frames.map((f) => (f.event === "message" ? `message:${f.data.data.role}` : f.event))).toEqual([
+    // The second agent's answer streams between its start and its model call's end.
+    expect(collapsed(frames.map((f) => (f.event === "message" ? `message:${f.data.data.role}` : f.event)))).toEqual([
       "run_started",
       "message:user",
       "agent_started",
@@ -114,12 +124,19 @@ describe("Server-Sent Events", () => {
       "handoff",
       "agent_started",
       "message:tool",
+      "message.delta…",
       "llm_call",
       "agent_completed",
       "message:assistant",
       "run_completed",
       "result",
     ]);
+    const deltas = frames.filter((f) => f.event === "message.delta").map((f) => f.data);
+    const stored = frames.filter((f) => f.event === "message" && f.data.data.role === "assistant").at(-1)!.data.data;
+    expect(deltas.map((d) => d.data.index)).toEqual(deltas.map((_, i) => i));
+    expect(deltas.every((d) => d.data.message_id === stored.id && d.data.agent === "back")).toBe(true);
+    expect(deltas.map((d) => d.data.delta).join("")).toBe(stored.content);
+    expect(frames.filter((f) => f.event === "message.delta").every((f) => f.id === undefined)).toBe(true);
     const ids = frames.filter((f) => f.id).map((f) => f.id!);
     expect([...ids].sort()).toEqual(ids);
     const result = frames.at(-1)!.data;
@@ -165,10 +182,11 @@ describe("WebSockets", () => {
     await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "hi" });
     await a.until((f) => f.type === "run_completed");
     await b.until((f) => f.type === "run_completed");
-    expect(a.events().map((e) => e.type)).toEqual([
+    expect(collapsed(a.events().map((e) => e.type))).toEqual([
       "run_started",
       "message",
       "agent_started",
+      "message.delta…",
       "llm_call",
       "agent_completed",
       "message",
@@ -185,7 +203,7 @@ describe("WebSockets", () => {
     const flaky = await subscribe(id);
     await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "first" });
     await flaky.until((f) => f.type === "run_completed");
-    const seen = flaky.events();
+    const seen = flaky.stored();
     flaky.ws!.close(1000, "bye");
     // While it is away, a second run happens.
     script({ front: [answer("two")] });
@@ -193,7 +211,8 @@ describe("WebSockets", () => {
     await steady.until((f) => f.type === "run_completed" && f.data.output === "two");
     const back = await subscribe(id, { after: seen.at(-1)!.id });
     await back.until((f) => f.type === "run_completed" && f.data.output === "two");
-    expect([...seen, ...back.events()]).toEqual(steady.events());
+    // What is past comes back whole: the stored events, the answer as its message (its pieces are not replayed).
+    expect([...seen, ...back.events()]).toEqual(steady.stored());
   });
 
   it("subscribers survive the object's eviction (hibernation) and keep receiving", async () => {

@@ -192,3 +192,27 @@ describe("LocalProvider on an agent's turn (tool_choice auto)", () => {
     expect(response.content).toMatch(/…”$/);
   });
 });
+
+describe("the local provider streaming", () => {
+  it("hands out the same answer a few words at a time", async () => {
+    const req = request("hello there, good morning", { tools: [], tool_choice: "auto" });
+    const whole = await new LocalProvider(0).complete(req, signal());
+    const deltas: string[] = [];
+    const streamed = await new LocalProvider(0).stream(req, signal(), (d) => deltas.push(d));
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(deltas.join("")).toBe(whole.content);
+    expect(streamed).toEqual({ ...whole, streamed: true });
+  });
+
+  it("stops at an abort between pieces", async () => {
+    const controller = new AbortController();
+    const req = request("hello there, good morning to everyone on the line", { tools: [], tool_choice: "auto" });
+    const deltas: string[] = [];
+    const failed = new LocalProvider(0).stream(req, controller.signal, (d) => {
+      deltas.push(d);
+      controller.abort();
+    });
+    await expect(failed).rejects.toMatchObject({ kind: "timeout" });
+    expect(deltas).toHaveLength(1);
+  });
+});

@@ -154,3 +154,64 @@ describe("WorkersAIProvider with a fake AI binding", () => {
     expect(error.message).toContain("timed out");
   });
 });
+
+/** The server-sent events Workers AI streams: `{ response }` pieces, then `[DONE]` (or not, when `cut`). */
+function sseOf(pieces: string[], cut = false): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  const events = [
+    ...pieces.map((p) => `data: ${JSON.stringify({ response: p })}\n\n`),
+    ...(cut ? [] : ["data: [DONE]\n\n"]),
+  ];
+  return new ReadableStream({
+    start(controller) {
+      for (const e of events) controller.enqueue(encoder.encode(e));
+      controller.close();
+    },
+  });
+}
+
+describe("streaming through the Workers AI binding", () => {
+  const chat = request({ tools: [], tool_choice: "auto" });
+
+  it("asks for a stream and hands out each { response } piece as it comes", async () => {
+    const ai = fakeAi(sseOf(["Your ", "build ", "fails ", "because…"]));
+    const deltas: string[] = [];
+    const response = await new WorkersAIProvider(ai).stream(chat, new AbortController().signal, (d) => deltas.push(d));
+    expect(ai.calls[0]!.inputs).toMatchObject({ stream: true });
+    expect(deltas).toEqual(["Your ", "build ", "fails ", "because…"]);
+    expect(response).toEqual({ tool_calls: [], content: "Your build fails because…", streamed: true });
+  });
+
+  it("a request with tools is answered whole, streamed: false (the binding streams text, not calls)", async () => {
+    const ai = fakeAi({ response: "", tool_calls: [{ name: "transfer_to_tech", arguments: { reason: "build" } }] });
+    const deltas: string[] = [];
+    const response = await new WorkersAIProvider(ai).stream(
+      request({ tool_choice: "auto" }),
+      new AbortController().signal,
+      (d) => deltas.push(d),
+    );
+    expect(ai.calls[0]!.inputs.stream).toBeUndefined();
+    expect(deltas).toEqual([]);
+    expect(response).toMatchObject({ tool_calls: [{ name: "transfer_to_tech" }], streamed: false });
+  });
+
+  it("a stream cut before [DONE] is malformed, after the pieces that came", async () => {
+    const deltas: string[] = [];
+    const failed = new WorkersAIProvider(fakeAi(sseOf(["half ", "an "], true))).stream(
+      chat,
+      new AbortController().signal,
+      (d) => deltas.push(d),
+    );
+    await expect(failed).rejects.toMatchObject({ kind: "malformed", message: expect.stringMatching(/ended before/) });
+    expect(deltas).toEqual(["half ", "an "]);
+  });
+
+  it("a model that answers whole to a stream request is taken as one message", async () => {
+    const response = await new WorkersAIProvider(fakeAi({ response: "all at once" })).stream(
+      chat,
+      new AbortController().signal,
+      () => undefined,
+    );
+    expect(response).toEqual({ tool_calls: [], content: "all at once", streamed: false });
+  });
+});

@@ -131,11 +131,22 @@ describe("condition semantics", () => {
   });
 
   it("never reads through the prototype", () => {
-    expect(evalOk("constructor == null", {})).toBe(true);
-    expect(evalOk("user.__proto__ == null")).toBe(true);
     expect(evalOk("user.toString == null")).toBe(true);
+    expect(evalOk("hasOwnProperty == null", {})).toBe(true);
     expect(evalOk("user.tags.length == 2")).toBe(true);
     expect(readPath({ a: "str" }, ["a", "length"])).toBeUndefined();
+  });
+
+  it.each([
+    ["__proto__ == 1", 0, "__proto__"],
+    ["constructor", 0, "constructor"],
+    ["user.__proto__.x == null", 5, "__proto__"],
+    ["a == 1 and user.prototype", 16, "prototype"],
+    ["items.0.constructor != null", 8, "constructor"],
+  ])("refuses the reserved name in %j (INVALID_CONDITION at its segment)", (src, position, name) => {
+    const error = compileError(src);
+    expect(error).toMatchObject({ position, found: `'${name}'` });
+    expect(error.expected).toContain("a name other than __proto__, constructor, prototype");
   });
 
   it("lists the paths a condition reads", () => {

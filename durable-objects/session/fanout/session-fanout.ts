@@ -62,6 +62,9 @@ export class SessionFanout {
 
   /** `POST …/fan-out`: starts a fan-out and answers once it has ended, or after RUN_WAIT_MS while it goes on. */
   async start(args: FanoutStart, actor: Actor): Promise<Result<Fanout>> {
+    // First: an object with no session (an id of nothing, or another tenant's) has no tables yet.
+    const loaded = this.k.live();
+    if (!loaded.ok) return loaded;
     const run = this.runs.active();
     if (run)
       return err("RUN_IN_PROGRESS", `Run ${run.run.id} is ${run.run.status}; fan out when it has ended.`, {

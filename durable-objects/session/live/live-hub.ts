@@ -1,6 +1,6 @@
 import type { Result } from "../../../src/errors";
 import { sseFrame } from "../../../src/runtime/live-events";
-import type { LiveEvent } from "../../../src/schemas/live";
+import type { LiveDelta, LiveEvent } from "../../../src/schemas/live";
 import type { LiveStore } from "./live-store";
 
 /**
@@ -9,6 +9,12 @@ import type { LiveStore } from "./live-store";
  * caller that started it. Events are written to storage with the change they describe;
  * `publish()` runs after each commit and sends each subscriber what it has not had, by its
  * own cursor (a socket keeps its cursor in its attachment, so it survives hibernation).
+ *
+ * The pieces of an answer a model is writing (`message.delta`) are not stored: `delta()`
+ * sends each to every socket and to its run's streams at once, and keeps the message's
+ * pieces so far, so a subscriber that connects mid-message gets them right after the stored
+ * events it missed. They are dropped once the message is written (its whole text is then in
+ * the stored `message` event) or abandoned.
  */
 
 export const LIVE_SOCKET_TAG = "live";
@@ -24,9 +30,12 @@ interface RunStream {
   runId: string;
   cursor: string;
   writer: WritableStreamDefaultWriter<Uint8Array>;
+  readable: ReadableStream<Uint8Array>;
   heartbeat: ReturnType<typeof setInterval>;
   /** The object the stream ends with once the run has stopped running (ended or paused); null while it runs. */
   final: () => unknown;
+  /** Called when the client went away before the stream ended. */
+  gone: () => void;
 }
 
 export interface LiveHubDeps {
@@ -36,8 +45,16 @@ export interface LiveHubDeps {
   ready: () => boolean;
 }
 
-export class LiveHub {
+/** What the run loop uses of the hub: it hands out an answer's pieces as the model writes them. */
+export interface LiveDeltas {
+  delta(delta: LiveDelta): void;
+  endMessage(runId: string): void;
+}
+
+export class LiveHub implements LiveDeltas {
   private readonly streams = new Set<RunStream>();
+  /** Per run, the pieces of the message its model is writing now. */
+  private readonly writing = new Map<string, LiveDelta[]>();
 
   constructor(private readonly deps: LiveHubDeps) {}
 
@@ -73,6 +90,34 @@ export class LiveHub {
     }
   }
 
+  /** Sends a piece of an answer to every socket and to its run's streams, and keeps it for latecomers. */
+  delta(delta: LiveDelta): void {
+    const pieces = this.writing.get(delta.run_id);
+    if (pieces && pieces[0]?.data.message_id === delta.data.message_id) pieces.push(delta);
+    else this.writing.set(delta.run_id, [delta]);
+    const json = JSON.stringify(delta);
+    for (const socket of this.deps.ctx.getWebSockets(LIVE_SOCKET_TAG)) {
+      try {
+        socket.send(json);
+      } catch {
+        // Closed under us: its close handler tidies up.
+      }
+    }
+    for (const stream of this.streams)
+      if (stream.runId === delta.run_id) this.write(stream, sseFrame({ type: delta.type, data: delta }));
+  }
+
+  /** The run's message is written or abandoned: latecomers no longer get its pieces. */
+  endMessage(runId: string): void {
+    this.writing.delete(runId);
+  }
+
+  /** Whether anyone but `except` listens: a socket, or another stream of the run. */
+  listening(runId: string, except?: ReadableStream<Uint8Array>): boolean {
+    if (this.deps.ctx.getWebSockets(LIVE_SOCKET_TAG).length > 0) return true;
+    return [...this.streams].some((s) => s.runId === runId && s.readable !== except);
+  }
+
   /** Sends every subscriber the events committed since its cursor; ends run streams whose run stopped. */
   publish(): void {
     if (!this.deps.ready()) return;
@@ -89,24 +134,31 @@ export class LiveHub {
     server.serializeAttachment({ cursor });
     server.send(JSON.stringify({ type: "subscribed", after: cursor }));
     this.sendSocket(server, new Map());
+    for (const pieces of this.writing.values()) for (const delta of pieces) server.send(JSON.stringify(delta));
     const offered = (request.headers.get("Sec-WebSocket-Protocol") ?? "").split(",").map((p) => p.trim());
     const headers = offered.includes(LIVE_PROTOCOL) ? { "Sec-WebSocket-Protocol": LIVE_PROTOCOL } : undefined;
     return new Response(null, { status: 101, webSocket: client, ...(headers ? { headers } : {}) });
   }
 
-  /** The SSE stream of one run: its events so far, then as they happen, then the final object. */
-  streamRun(runId: string, final: () => unknown): ReadableStream<Uint8Array> {
+  /**
+   * The SSE stream of one run: its events so far, then as they happen (the pieces of an answer
+   * among them), then the final object. `gone` is called if the client goes away before that.
+   */
+  streamRun(runId: string, final: () => unknown, gone: () => void = () => undefined): ReadableStream<Uint8Array> {
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     const writer = writable.getWriter();
     const stream: RunStream = {
       runId,
       cursor: "",
       writer,
+      readable,
       final,
+      gone,
       heartbeat: setInterval(() => this.write(stream, ": keep-alive\n\n"), HEARTBEAT_MS),
     };
     this.streams.add(stream);
     this.sendStream(stream);
+    for (const delta of this.writing.get(runId) ?? []) this.write(stream, sseFrame({ type: delta.type, data: delta }));
     return readable;
   }
 
@@ -145,12 +197,17 @@ export class LiveHub {
   }
 
   private write(stream: RunStream, text: string): void {
-    stream.writer.write(encoder.encode(text)).catch(() => this.close(stream));
+    stream.writer.write(encoder.encode(text)).catch(() => {
+      // The client went away (its end of the stream was cancelled) before the run's end.
+      if (this.close(stream)) stream.gone();
+    });
   }
 
-  private close(stream: RunStream): void {
-    if (!this.streams.delete(stream)) return;
+  /** True when this call closed it (it was open). */
+  private close(stream: RunStream): boolean {
+    if (!this.streams.delete(stream)) return false;
     clearInterval(stream.heartbeat);
     stream.writer.close().catch(() => undefined);
+    return true;
   }
 }

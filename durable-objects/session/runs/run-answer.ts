@@ -1,5 +1,6 @@
 import { agentActor, SYSTEM_ACTOR } from "../../../src/audit/record";
 import { checkOutput, repairMessages } from "../../../src/runtime/guardrail";
+import { liveRetracted } from "../../../src/runtime/live-events";
 import { turnStepMs } from "../../../src/runtime/run-deadlines";
 import { traceEvent } from "../../../src/runtime/run-record";
 import type { TurnPlan } from "../../../src/runtime/turn";
@@ -12,6 +13,7 @@ import type { SessionKernel } from "../session-kernel";
 import { executeTurn } from "./run-executor";
 import type { RunSteps } from "./run-steps";
 import type { RunRow } from "./run-store";
+import type { RunStreams } from "./run-streams";
 
 /**
  * A run's final answer: through the agent's output guardrail (reject, one repair, or warn),
@@ -20,10 +22,26 @@ import type { RunRow } from "./run-store";
  */
 export class RunAnswer {
   constructor(
-    private readonly k: Pick<SessionKernel, "env" | "now" | "store">,
+    private readonly k: Pick<SessionKernel, "commit" | "env" | "liveEvents" | "now" | "store">,
     private readonly steps: RunSteps,
     private readonly handoffs: SessionHandoffs,
+    private readonly streams: RunStreams,
   ) {}
+
+  /**
+   * The streamed answer `message_id` is withdrawn (a guardrail refused it): a stored
+   * `message.retracted` event, published at once so clients drop it before anything follows.
+   */
+  private async retract(run: RunRow["run"], messageId: string | undefined, agent: string): Promise<void> {
+    const session = this.k.store.load();
+    if (!session || messageId === undefined) return;
+    const event = liveRetracted(session.id, run.id, this.k.now(), {
+      message_id: messageId,
+      agent,
+      code: "GUARDRAIL_FAILED",
+    });
+    await this.k.commit(session, [], () => this.k.liveEvents.append([event]));
+  }
 
   private get store() {
     return this.steps.store;
@@ -58,6 +76,8 @@ export class RunAnswer {
         errors ? "GUARDRAIL_FAILED" : null,
       );
     if (guard?.output_schema && check.ok) events.push(guardEvent("passed"));
+    // What was streamed of an answer the guardrail refuses is withdrawn (a warning keeps it).
+    if (!check.ok && guard?.on_failure !== "warn") await this.retract(row.run, assistant.id, agent.name);
     if (!check.ok && guard?.on_failure === "repair") {
       events.push(guardEvent("repair requested", check.errors));
       current = await this.steps.record(
@@ -69,14 +89,19 @@ export class RunAnswer {
         ...turn.plan.request,
         messages: [...turn.plan.request.messages, ...repairMessages(output, check.errors)],
       };
+      const session = this.k.store.load();
+      const writing =
+        agent.kind === "webhook" || !session ? null : this.streams.begin(session.id, row.run.id, agent.name);
       const repaired = await executeTurn(
         this.k.env,
         agent,
         request,
         turn.models,
         current.run.turns,
-        this.k.store.load()?.tenant ?? "",
+        session?.tenant ?? "",
+        writing ?? undefined,
       );
+      this.streams.end(row.run.id);
       if (repaired.ok) {
         events.push(
           traceEvent(
@@ -84,19 +109,35 @@ export class RunAnswer {
             "llm_call",
             agent.name,
             this.k.now(),
-            { executor: agent.kind === "webhook" ? "webhook" : "model", model: repaired.model, outcome: "repair" },
+            {
+              executor: agent.kind === "webhook" ? "webhook" : "model",
+              model: repaired.model,
+              outcome: "repair",
+              ...(repaired.streamed === undefined ? {} : { streamed: repaired.streamed }),
+            },
             repaired.duration_ms,
           ),
         );
         const text = repaired.response.tool_calls.length === 0 ? (repaired.response.content ?? "") : "";
-        answer = { output: text, assistant: { role: "assistant", agent: agent.name, type: "message", content: text } };
+        answer = {
+          output: text,
+          assistant: {
+            role: "assistant",
+            agent: agent.name,
+            type: "message",
+            content: text,
+            ...(writing ? { id: writing.message_id } : {}),
+          },
+        };
         check =
           repaired.response.tool_calls.length === 0
             ? checkOutput(agent, text)
             : { ok: false, errors: ["the repair called tools instead of answering"] };
         if (check.ok) events.push(guardEvent("repaired"));
+        else await this.retract(current.run, writing?.message_id, agent.name);
       } else {
         check = { ok: false, errors: [`the repair call failed (${repaired.code}): ${repaired.message}`] };
+        if (writing && writing.text() !== "") await this.retract(current.run, writing.message_id, agent.name);
       }
     }
     if (!check.ok && guard?.on_failure === "warn") {

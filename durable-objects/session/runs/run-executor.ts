@@ -5,10 +5,12 @@ import { callWebhookAgent, turnDeliveryId } from "../../../src/runtime/webhook-a
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { AgentModels } from "../../../src/services/agent-models";
 import { agentOutbound } from "../../../src/services/outbound";
+import type { Writing } from "./run-streams";
 
 /**
  * Sends turn number `turn` of a run to whoever executes the agent: its webhook (one
- * delivery id per turn number), or the model provider, within the turn's deadline.
+ * delivery id per turn number), or the model provider, within the turn's deadline. A model
+ * turn streams its text to `writing` when given (a webhook's reply comes whole).
  */
 export async function executeTurn(
   env: Env,
@@ -17,6 +19,7 @@ export async function executeTurn(
   models: AgentModels,
   turn: number,
   tenant: string,
+  writing?: Pick<Writing, "onText" | "signal">,
 ): Promise<AgentTurnResult> {
   const timeout = turnTimeoutMs(agent);
   if (agent.kind === "webhook") {
@@ -33,5 +36,10 @@ export async function executeTurn(
       message: models.provider.error.message,
       duration_ms: 0,
     };
-  return callModel(models.provider.value, request, timeout);
+  return callModel(
+    models.provider.value,
+    request,
+    timeout,
+    writing ? { onText: writing.onText, signal: writing.signal } : {},
+  );
 }

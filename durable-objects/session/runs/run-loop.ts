@@ -17,6 +17,7 @@ import { executeTurn } from "./run-executor";
 import type { RunPauses } from "./run-pauses";
 import type { RunSteps } from "./run-steps";
 import type { RunRow } from "./run-store";
+import { cutMessage, type RunStreams } from "./run-streams";
 
 /**
  * The loop that drives a run: the current agent's turn, repeated while it calls tools and
@@ -36,6 +37,7 @@ export class RunLoop {
     private readonly calls: RunCalls,
     private readonly pauses: RunPauses,
     private readonly answer: RunAnswer,
+    private readonly streams: RunStreams,
   ) {}
 
   private get store() {
@@ -156,10 +158,23 @@ export class RunLoop {
       now,
       turnStepMs(agent),
     );
-    const result = await executeTurn(this.k.env, agent, plan.request, models, started.run.turns, session.tenant);
+    // A model's answer streams as it is written; a webhook's comes whole.
+    const writing = agent.kind === "webhook" ? null : this.streams.begin(session.id, row.run.id, agent.name);
+    const result = await executeTurn(
+      this.k.env,
+      agent,
+      plan.request,
+      models,
+      started.run.turns,
+      session.tenant,
+      writing ?? undefined,
+    );
+    this.streams.end(row.run.id);
     const after = this.k.now();
     const executor = agent.kind === "webhook" ? "webhook" : "model";
     if (!result.ok) {
+      // Cancelled meanwhile: the cancel kept what was written and ended the run.
+      if (!this.steps.continuing(row.run.id)) return false;
       const event = traceEvent(
         started.run,
         "agent_error",
@@ -176,10 +191,13 @@ export class RunLoop {
         undefined,
         agent.name,
         [event],
+        writing ? cutMessage(writing) : [],
       );
       return false;
     }
     const decision = interpretTurn(agent.name, result.response, plan.tools);
+    // The stored answer has the id its streamed pieces had.
+    if (writing) decision.assistant.id = writing.message_id;
     const usage = result.response.usage;
     // Registry tool calls get their trace event when they run (or are decided); the rest now.
     const runLater = new Set(decision.calls.map((c) => c.call.id));
@@ -192,6 +210,7 @@ export class RunLoop {
         {
           executor,
           model: result.model,
+          ...(result.streamed === undefined ? {} : { streamed: result.streamed }),
           ...(usage
             ? {
                 tokens: { prompt: usage.prompt_tokens, completion: usage.completion_tokens, total: usage.total_tokens },

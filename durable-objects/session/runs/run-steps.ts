@@ -7,6 +7,7 @@ import { liveMessage } from "../../../src/runtime/live-events";
 import { resumeAt } from "../../../src/runtime/run-deadlines";
 import { isActiveRun, mayContinue, moveRun, type RunChange } from "../../../src/runtime/run-record";
 import type { HistoryItem } from "../../../src/schemas/handoff";
+import type { InboxItem } from "../../../src/schemas/inbox";
 import type { Run, RunStatus, TraceEvent } from "../../../src/schemas/run";
 import { type SessionRecord, touch } from "../../../src/sessions/model";
 import { pointAfterRun } from "../../../src/triggers/fire";
@@ -187,18 +188,7 @@ export class RunSteps {
   onSessionEnd(session: SessionRecord, now: number, reason: string): void {
     const scope = auditScope(session);
     const records: AuditRecord[] = [];
-    for (const item of this.k.inbox.list("open")) {
-      this.k.inbox.save(closeItem(item, "cancelled", now)!);
-      this.k.timers.cancel(TIMER_KEYS.inbox(item.id));
-      records.push(
-        inboxItemClosed(scope, SYSTEM_ACTOR, now, {
-          inbox_id: item.id,
-          agent: item.agent,
-          outcome: "cancelled",
-          resolved_by: null,
-        }),
-      );
-    }
+    this.closeItems(this.closingItems(scope, now, records));
     const open = this.store.active();
     if (open) {
       const code = reason === "session expired" ? "SESSION_EXPIRED" : "SESSION_NOT_FOUND";
@@ -216,5 +206,57 @@ export class RunSteps {
       this.k.timers.cancel(TIMER_KEYS.toolOutputs);
     }
     this.k.outbox.append(records);
+  }
+
+  /**
+   * Cancels an active run in one commit: what its model had written (`items`, kept and marked
+   * as cut), the run `cancelled` with RUN_CANCELLED, its open inbox items cancelled, its timers
+   * gone. A cancelled run raises no trigger point: it ended by the caller's choice.
+   */
+  async cancel(row: RunRow, actor: Actor, reason: string, items: HistoryItem[]): Promise<void> {
+    const session = this.k.store.load()!;
+    const now = this.k.now();
+    const scope = auditScope(session);
+    const records: AuditRecord[] = [];
+    const next = this.moved(
+      row,
+      "cancelled",
+      { error: { code: "RUN_CANCELLED", message: `The run was cancelled (${reason}).` } },
+      scope,
+      actor,
+      now,
+      records,
+    );
+    const closed = this.closingItems(scope, now, records, row.run.id);
+    await this.k.commit(session.status === "active" ? touch(session, now) : session, records, () => {
+      this.append(session, items, actor, now, row.run.id);
+      this.closeItems(closed);
+      this.store.save({ ...next, step: null, work: null });
+      this.k.timers.cancel(TIMER_KEYS.runResume);
+      this.k.timers.cancel(TIMER_KEYS.toolOutputs);
+    });
+  }
+
+  /** The open inbox items (of one run, or all) as cancelled, their records added to `records`. */
+  private closingItems(scope: AuditScope, now: number, records: AuditRecord[], runId?: string): InboxItem[] {
+    const items = this.k.inbox.list("open").filter((item) => runId === undefined || item.run_id === runId);
+    for (const item of items)
+      records.push(
+        inboxItemClosed(scope, SYSTEM_ACTOR, now, {
+          inbox_id: item.id,
+          agent: item.agent,
+          outcome: "cancelled",
+          resolved_by: null,
+        }),
+      );
+    return items.map((item) => closeItem(item, "cancelled", now)!);
+  }
+
+  /** Inside the caller's transaction. */
+  private closeItems(items: readonly InboxItem[]): void {
+    for (const item of items) {
+      this.k.inbox.save(item);
+      this.k.timers.cancel(TIMER_KEYS.inbox(item.id));
+    }
   }
 }

@@ -38,11 +38,14 @@ export const RUN_DDL = [
   ...RUN_EVENTS_DDL,
 ] as const;
 
-/** The runs table as v5 has it, under `name` (the rebuild creates it beside the old one). */
-function runsTable(name: string): string {
+/** The run statuses schema v5 wrote into the runs table's CHECK (v11 adds `cancelled`). */
+const V5_RUN_STATUSES = ["running", "completed", "failed", "awaiting_human", "awaiting_approval", "requires_action"];
+
+/** The runs table with `statuses` in its CHECK, under `name` (a rebuild creates it beside the old one). */
+function runsTable(name: string, statuses: readonly string[] = RUN_STATUSES): string {
   return `CREATE TABLE ${name} (
      id          TEXT PRIMARY KEY,
-     status      TEXT NOT NULL CHECK (status IN ${list(RUN_STATUSES)}),
+     status      TEXT NOT NULL CHECK (status IN ${list(statuses)}),
      step        TEXT CHECK (step IS NULL OR step IN ${list(RUN_STEPS)}),
      resumes     INTEGER NOT NULL DEFAULT 0 CHECK (resumes >= 0),
      record      TEXT NOT NULL,
@@ -61,10 +64,20 @@ export const RUN_SCHEMA = [runsTable("runs"), RUNS_ACTIVE_INDEX, ...RUN_EVENTS_D
  * left of the last model response (SQLite cannot alter a CHECK: the table is rebuilt).
  */
 export const RUN_WORK_DDL = [
-  runsTable("runs_v5"),
+  runsTable("runs_v5", V5_RUN_STATUSES),
   `INSERT INTO runs_v5 (id, status, step, resumes, record, format) SELECT id, status, step, resumes, record, format FROM runs`,
   `DROP TABLE runs`,
   `ALTER TABLE runs_v5 RENAME TO runs`,
+  RUNS_ACTIVE_INDEX,
+] as const;
+
+/** v11: a run may be cancelled (the CHECK gains `cancelled`: the table is rebuilt again). */
+export const RUN_CANCEL_DDL = [
+  runsTable("runs_v11"),
+  `INSERT INTO runs_v11 (id, status, step, resumes, record, work, format)
+     SELECT id, status, step, resumes, record, work, format FROM runs`,
+  `DROP TABLE runs`,
+  `ALTER TABLE runs_v11 RENAME TO runs`,
   RUNS_ACTIVE_INDEX,
 ] as const;
 

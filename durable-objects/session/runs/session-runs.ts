@@ -3,7 +3,7 @@ import { runStarted } from "../../../src/audit/run-events";
 import { err, ok, type Result } from "../../../src/errors";
 import { ulid } from "../../../src/lib/ulid";
 import type { MessageRun, ToolOutputsArgs } from "../../../src/rpc/session";
-import { maxTurnsOf, newRun, newRunId, traceEvent } from "../../../src/runtime/run-record";
+import { isActiveRun, maxTurnsOf, newRun, newRunId, traceEvent } from "../../../src/runtime/run-record";
 import { interruptedStep, turnsTaken } from "../../../src/runtime/run-recovery";
 import { withCallsDone } from "../../../src/runtime/tool-work";
 import type { HistoryItem } from "../../../src/schemas/handoff";
@@ -20,6 +20,7 @@ import { RunLoop } from "./run-loop";
 import { RunPauses } from "./run-pauses";
 import { RunSteps } from "./run-steps";
 import type { RunRow, RunStore } from "./run-store";
+import { cutMessage, RunStreams } from "./run-streams";
 
 /**
  * The run feature of the SessionDO: a user message runs the current agent's turn, repeated
@@ -45,6 +46,7 @@ const MAX_RESUMES = 2;
 export class SessionRuns {
   private readonly steps: RunSteps;
   private readonly loop: RunLoop;
+  private readonly streams: RunStreams;
   /** A person's answers from the inbox, and their expiry. */
   readonly inbox: RunInbox;
 
@@ -59,7 +61,15 @@ export class SessionRuns {
     this.steps = new RunSteps(k, store, points);
     const pauses = new RunPauses(k, this.steps);
     const calls = new RunCalls(k, this.steps, pauses, handoffs, fanout);
-    this.loop = new RunLoop(k, this.steps, calls, pauses, new RunAnswer(k, this.steps, handoffs));
+    this.streams = new RunStreams(k);
+    this.loop = new RunLoop(
+      k,
+      this.steps,
+      calls,
+      pauses,
+      new RunAnswer(k, this.steps, handoffs, this.streams),
+      this.streams,
+    );
     this.inbox = new RunInbox(k, this.steps, this.loop);
   }
 
@@ -76,6 +86,25 @@ export class SessionRuns {
   /** The run a streamed message started goes on without a caller waiting. */
   driveInBackground(runId: string): void {
     void this.loop.drive(runId);
+  }
+
+  /**
+   * Cancels an active run (RUN_NOT_CANCELLABLE once it has ended): its model call is stopped,
+   * what it had written kept and marked as cut, the run ends `cancelled`.
+   */
+  async cancel(runId: string, actor: Actor, reason = "cancelled by the caller"): Promise<Result<Run>> {
+    const loaded = this.k.live();
+    if (!loaded.ok) return loaded;
+    const row = this.store.get(runId);
+    if (!row) return err("RUN_NOT_FOUND", `No run '${runId}'.`, { run_id: runId });
+    if (!isActiveRun(row.run.status))
+      return err("RUN_NOT_CANCELLABLE", `Run '${runId}' has ended (${row.run.status}).`, {
+        run_id: runId,
+        status: row.run.status,
+      });
+    const written = this.streams.abort(runId);
+    await this.steps.cancel(row, actor, reason, written ? cutMessage({ ...written, text: () => written.text }) : []);
+    return ok(this.steps.view(runId)!);
   }
 
   /** What sendMessage answers once the run has stopped running (ended or paused); null while it runs. */

@@ -46,7 +46,7 @@ import {
 } from "../../schemas/session";
 import { ConfigView, SigningSecret, SigningSecretRotate } from "../../schemas/signing";
 import { StoredTool, ToolDefinition, ToolName } from "../../schemas/tool";
-import { WebhookPayload } from "../../schemas/webhook";
+import { WebhookPayload, WebhookStats } from "../../schemas/webhook";
 import { AgentListQuery } from "../agents";
 import { AuditQuery } from "../audit";
 import { CapabilityMatchQuery } from "../capabilities";
@@ -392,7 +392,7 @@ export const OPERATIONS: Operation[] = [
     auth: false,
     summary: "A signed delivery from another system",
     description:
-      "Standard Webhooks: signed with the source's secret (`WEBHOOK_SECRET_<SOURCE>`), acting for its tenant. A retried `webhook-id` gets the first answer again.",
+      "Standard Webhooks: signed with the source's secret (`WEBHOOK_SECRET_<SOURCE>`), acting for its tenant. A retried `webhook-id` gets the first answer again. A delivery refused before its signature verifies is counted (`GET /v1/webhooks/stats`), not audited one by one: at most one `webhook.rejected` sample per source per minute.",
     params: { source: z.string() },
     headers: {
       "webhook-id": { schema: z.string(), required: true, description: "The delivery's id: retries repeat it." },
@@ -420,6 +420,16 @@ export const OPERATIONS: Operation[] = [
       "TRIGGER_NOT_FOUND",
       "INTERNAL",
     ],
+  },
+  {
+    method: "get",
+    path: "/v1/webhooks/stats",
+    tag: "webhooks",
+    summary: "Deliveries refused before they authenticated, per source",
+    description:
+      "Counts per source and reason (unknown source, too large, unsigned, badly signed, stale…), as the Worker's isolates flush them: about a second behind. Each source has at most one `webhook.rejected` audit record per minute, a sample; these counts are the whole story.",
+    answers: { 200: json("Counts per source.", WebhookStats) },
+    errors: [],
   },
 
   // Sessions
@@ -518,6 +528,17 @@ export const OPERATIONS: Operation[] = [
     params: { ...SessionParam, run_id: z.string() },
     answers: { 200: json("The run.", Run) },
     errors: [...SESSION, "RUN_NOT_FOUND"],
+  },
+  {
+    method: "post",
+    path: "/v1/sessions/{id}/runs/{run_id}/cancel",
+    tag: "sessions",
+    summary: "Cancel a run",
+    description:
+      "Stops an active run: a model call under way is aborted, what it had written is kept in the conversation marked `cut`, open inbox items of the run are cancelled, and the run ends `cancelled` (error RUN_CANCELLED). A run that has ended is RUN_NOT_CANCELLABLE.",
+    params: { ...SessionParam, run_id: z.string() },
+    answers: { 200: json("The run, cancelled.", Run) },
+    errors: [...SESSION, "RUN_NOT_FOUND", "RUN_NOT_CANCELLABLE"],
   },
   {
     method: "get",

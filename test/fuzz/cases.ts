@@ -1,0 +1,143 @@
+import fc from "fast-check";
+import { type Fixtures, nothing } from "./fixtures";
+import { type BodyCase, garbageSegment } from "./inputs";
+
+/**
+ * Per operation, by its operationId: a valid body the fuzzer takes apart, and the path
+ * parameters it aims at — alpha's own objects, beta's (another tenant's), ids of nothing, and
+ * garbage. A new operation with a body fails the suite until it has a baseline here.
+ */
+
+export const BASELINES: Record<string, (f: Fixtures) => unknown> = {
+  putAgentsName: () => ({
+    name: "fz-new",
+    description: "Fuzzed",
+    triggers: { keywords: ["fuzz"], patterns: ["fu+zz"], priority: 40 },
+    capabilities: [{ name: "fuzzing", proficiency: 0.5 }],
+    handoffs: [
+      "w1",
+      { to: "w2", when: "conditional", condition: "n > 0", trigger: { type: "condition", expression: "n > 1" } },
+    ],
+    tools: { allow: ["lookup"], confirmation: { require: [], timeout_s: 30 } },
+    max_concurrent_sessions: 3,
+    timeout_s: 30,
+  }),
+  putToolsName: () => ({
+    name: "fz_tool",
+    description: "A client tool",
+    kind: "client",
+    parameters: { type: "object", properties: { q: { type: "string" } } },
+  }),
+  postRoute: () => ({ input: "is it going to rain tomorrow?", strategy: "rule", config: { threshold: 50 } }),
+  putConfigRouting: () => ({ enabled: true, strategy: "rule", threshold: 60, default_agent: "w1" }),
+  putConfigEvents: () => ({ url: "https://hooks.fuzz.test/relay", types: ["handoff.completed", "run.*"] }),
+  postConfigSigningSecretRotate: () => ({ grace_s: 3600 }),
+  postWebhooksSource: (f) => ({
+    type: "session.event",
+    data: { session_id: f.alpha.session, name: "nothing-listens", data: { a: 1 } },
+  }),
+  postSessions: () => ({ agent: "w1", metadata: { k: "v" }, ttl_s: 3600, max_turns: 3, after_turn: "stay" }),
+  postSessionsIdMessages: () => ({ role: "user", content: "what's the weather?", run: false }),
+  postSessionsIdToolOutputs: (f) => ({
+    run_id: f.alpha.run ?? nothing.run(f.alpha.session),
+    outputs: [{ tool_call_id: "call_1", output: "42" }],
+  }),
+  patchSessionsIdState: () => ({ set: { n: 2, nested: { a: [1, 2] } }, unset: ["tier"] }),
+  postSessionsIdAgentStatus: () => ({ agent: "sup", status: "busy" }),
+  postSessionsIdEvents: () => ({ name: "nothing-listens", data: { a: 1 } }),
+  postSessionsIdTriggers: () => ({ target: "w2" }),
+  postSessionsIdFanOut: () => ({
+    decomposition: {
+      original_query: "weather and refunds",
+      tasks: [{ task_id: "a", agent: "w1", instruction: "weather?" }],
+      requires_aggregation: false,
+    },
+  }),
+  postHandoffs: (f) => ({
+    session_id: f.alpha.session,
+    source_agent: "sup",
+    target_agent: "w2",
+    reason: "fuzz",
+    policy: "conditional",
+    condition: "n > 0",
+    context: { k: "v" },
+    timeout_s: 60,
+  }),
+  postInboxIdResolve: () => ({ reply: "yes" }),
+  postCollaborations: () => ({ initiator: "sup", participants: ["w1"], context: { topic: "fz" } }),
+  postCollaborationsIdMessages: () => ({
+    type: "request",
+    from: "sup",
+    to: "w1",
+    subject: "s",
+    payload: { q: 1 },
+    priority: "high",
+  }),
+  postCollaborationsIdMessagesMessageIdResolve: () => ({ reply: "ok", by: "me" }),
+  postCollaborationsIdComplete: () => ({ outcome: "cancelled", result: { a: 1 } }),
+};
+
+const md = (what: string, body: string): BodyCase => ({
+  what: `markdown: ${what}`,
+  body,
+  contentType: "text/markdown",
+});
+
+/** Bodies beyond JSON an operation takes: agents as Markdown files with YAML front matter. */
+export const EXTRA_BODIES: Record<string, BodyCase[]> = {
+  putAgentsName: [
+    md("valid", "---\nname: fz-new\ndescription: Fuzzed\nhandoffs: [w1]\n---\nBe brief."),
+    md("no front matter", "just instructions"),
+    md("unclosed", "---\nname: fz-new\n"),
+    md("bad YAML", "---\nname: [unclosed\n---\n"),
+    md("a list, not a mapping", "---\n- a\n- b\n---\n"),
+    md("__proto__ key", "---\nname: fz-new\n__proto__: {polluted: true}\n---\n"),
+    md("reserved condition", "---\nname: fz-new\nhandoffs: [{to: w1, condition: 'constructor == 1'}]\n---\n"),
+    md("deep", `---\nname: fz-new\nx: ${"[".repeat(80)}${"]".repeat(80)}\n---\n`),
+    md(
+      "alias bomb",
+      `---\nname: fz-new\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\n---\n`,
+    ),
+    md("NUL and lone surrogate", '---\nname: fz-new\ndescription: "a\\0b\\ud800"\n---\n'),
+  ],
+};
+
+/** Body limits the operations enforce, so the oversized case is just over each. */
+export const BODY_LIMITS: Record<string, number> = {
+  putAgentsName: 4 * 1024 * 1024,
+  postWebhooksSource: 256 * 1024,
+};
+
+/** Aimed values most of the time, garbage the rest. */
+const aim = (...values: string[]) =>
+  fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...values) }, { weight: 1, arbitrary: garbageSegment });
+
+export function paramArbitrary(template: string, method: string, name: string, f: Fixtures): fc.Arbitrary<string> {
+  const a = f.alpha;
+  const b = f.beta;
+  const resource = template.split("/")[2];
+  switch (`${resource} ${name}`) {
+    case "agents name":
+      return method === "PUT" ? aim("fz-new", "fz-new", "w1", "beta-only") : aim("sup", "w3", "beta-only", "nobody");
+    case "tools name":
+      return method === "PUT" ? aim("fz_tool", "fz_tool", "lookup") : aim("lookup", "fz_tool", "nothing_here");
+    case "sessions id":
+      return aim(a.session, a.session, a.session2, b.session, nothing.session());
+    case "sessions run_id":
+      return aim(a.run ?? nothing.run(a.session), nothing.run(a.session), b.run ?? nothing.run());
+    case "sessions fanout_id":
+      return aim(nothing.fanout());
+    case "handoffs id":
+      return aim(a.handoff, b.handoff, nothing.handoff(a.session2), nothing.handoff());
+    case "inbox id":
+      return aim(nothing.inbox(a.session), nothing.inbox());
+    case "collaborations id":
+      return aim(a.collaboration, a.collaboration, b.collaboration, nothing.collaboration());
+    case "collaborations message_id":
+      return aim(nothing.message());
+    case "webhooks source":
+      return aim("crm", "crm", "desk", "nobody");
+    default:
+      return aim("x");
+  }
+}

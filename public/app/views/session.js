@@ -66,7 +66,11 @@ function timeline(entries) {
   );
 }
 
-function conversation(items) {
+/**
+ * The conversation. `pieces`: how many streamed pieces the page showed of each message as it
+ * was written (kept on the stored message, `data-pieces`); a message cut short is marked.
+ */
+function conversation(items, pieces) {
   if (items.length === 0) return h("p", { class: "muted" }, "No messages yet.");
   return h(
     "ol",
@@ -74,19 +78,65 @@ function conversation(items) {
     items.map((m) => {
       const who = m.role === "user" ? "user" : (m.agent ?? m.role);
       const text = m.type === "tool_call" ? `calls ${(m.tool_calls ?? []).map((c) => c.name).join(", ")}` : m.content;
+      const streamed = m.id ? pieces.get(m.id) : undefined;
       return h(
         "li",
-        { class: `msg ${m.role} ${m.type ?? "message"}` },
+        {
+          class: `msg ${m.role} ${m.type ?? "message"}`,
+          ...(m.id ? { "data-message-id": m.id } : {}),
+          ...(streamed ? { "data-pieces": String(streamed) } : {}),
+        },
         h(
           "div",
           { class: "who" },
           who,
           m.type && m.type !== "message" ? h("span", { class: "muted" }, ` · ${m.type}`) : null,
+          m.cut ? h("span", { class: "muted", title: "stopped before it was finished" }, " · cut") : null,
         ),
         h("div", { class: "text" }, text),
       );
     }),
   );
+}
+
+/**
+ * Answers being written: each `message.delta` goes into the message's bubble at once; the
+ * bubble goes when the stored message arrives (the conversation shows it whole) or when it is
+ * retracted. Latecomers get the pieces so far from the socket first.
+ */
+function writingBox() {
+  const list = h("ol", { class: "messages writing", "data-testid": "writing", "aria-live": "polite" });
+  const open = new Map();
+  const pieces = new Map();
+  return {
+    element: list,
+    pieces,
+    add(delta) {
+      const { message_id, agent, delta: text } = delta.data;
+      let entry = open.get(message_id);
+      if (!entry) {
+        const body = h("div", { class: "text" });
+        const item = h(
+          "li",
+          { class: "msg assistant message", "data-message-id": message_id },
+          h("div", { class: "who" }, agent),
+          body,
+        );
+        entry = { item, body };
+        open.set(message_id, entry);
+        list.append(item);
+      }
+      entry.body.textContent += text;
+      pieces.set(message_id, (pieces.get(message_id) ?? 0) + 1);
+    },
+    /** Drops the bubbles of messages the conversation now holds, or that were retracted. */
+    drop(ids) {
+      for (const id of ids) {
+        open.get(id)?.item.remove();
+        open.delete(id);
+      }
+    },
+  };
 }
 
 /** Runs shown at first, newest first; the rest behind a button. */
@@ -117,6 +167,7 @@ export async function render(view, params, app) {
   const live = h("span", { class: "live", "data-testid": "live-status" }, "connecting");
   const input = h("textarea", { name: "content", rows: 2, required: true, "data-testid": "message-input" });
   const runStatus = h("p", { class: "muted", "data-testid": "run-status" });
+  const writing = writingBox();
 
   // The audit trail, read on from the last record seen; runs and fan-outs are found in it.
   const records = [];
@@ -206,8 +257,9 @@ export async function render(view, params, app) {
       ]);
       redraw(talk, JSON.stringify(messages.items.map((m) => m.id ?? m.content)), () => [
         h("h2", {}, "Conversation"),
-        conversation(messages.items),
+        conversation(messages.items, writing.pieces),
       ]);
+      writing.drop(messages.items.map((m) => m.id).filter(Boolean));
       const hops = handoffsOf(records);
       redraw(chain, JSON.stringify(hops), () => [h("h2", {}, "Handoffs"), timeline(hops)]);
       redraw(runsBox, JSON.stringify([shownRuns, showAllRuns]), () => [
@@ -297,12 +349,21 @@ export async function render(view, params, app) {
   view.replaceChildren(
     h("p", {}, h("a", { href: "#/sessions" }, "← Sessions")),
     header,
-    h("div", { class: "split" }, h("div", {}, talk, form), chain),
+    h("div", { class: "split" }, h("div", {}, talk, writing.element, form), chain),
     runsBox,
     fanoutsBox,
   );
   await refresh();
-  const stop = subscribe(id, soon, (state) => (live.textContent = state));
+  // A piece of an answer is shown at once; anything else refreshes the page's sections.
+  const onEvent = (event) => {
+    if (event.type === "message.delta") {
+      writing.add(event);
+      return;
+    }
+    if (event.type === "message.retracted") writing.drop([event.data.message_id]);
+    soon();
+  };
+  const stop = subscribe(id, onEvent, (state) => (live.textContent = state));
   if (!gone) polling = setTimeout(poll, busy ? LIVE_POLL_MS : IDLE_POLL_MS);
   return () => {
     clearTimeout(pending);

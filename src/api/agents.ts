@@ -35,7 +35,9 @@ export const agents = new Hono<AppEnv>()
       });
     }
     checkAgent(definition);
-    assertEndpointAllowed(outboundPolicy(c.env, c.req.url), definition.endpoint, "endpoint");
+    const policy = outboundPolicy(c.env, c.req.url);
+    assertEndpointAllowed(policy, definition.endpoint, "endpoint");
+    assertEndpointAllowed(policy, definition.card_url, "card_url");
     const { created, agent } = await putAgent(c.env.DB, c.get("tenant"), definition);
     invalidateTenant(c.get("tenant"));
     return c.json(agent, created ? 201 : 200);

@@ -14,6 +14,7 @@ import type { SessionKernel } from "../session-kernel";
 import type { RunAnswer } from "./run-answer";
 import type { RunCalls } from "./run-calls";
 import { executeTurn } from "./run-executor";
+import { withMcpTools } from "./run-mcp";
 import type { RunPauses } from "./run-pauses";
 import type { RunSteps } from "./run-steps";
 import type { RunRow } from "./run-store";
@@ -97,9 +98,9 @@ export class RunLoop {
         });
         return;
       }
-      const agent = directory.byName.get(session.current_agent);
-      if (!agent?.enabled) {
-        const error: ErrorBody = agent
+      const named = directory.byName.get(session.current_agent);
+      if (!named?.enabled) {
+        const error: ErrorBody = named
           ? {
               code: "AGENT_UNAVAILABLE",
               message: `Agent '${session.current_agent}' is disabled.`,
@@ -113,6 +114,14 @@ export class RunLoop {
         await this.steps.finish(runId, "failed", { error }, SYSTEM_ACTOR, session.current_agent);
         return;
       }
+      // The MCP servers its tools.allow names stand for their tools (docs/mcp.md).
+      const expanded = await withMcpTools(this.k.env, session.tenant, directory, named);
+      if (!expanded.ok) {
+        await this.steps.finish(runId, "failed", { error: expanded.error }, SYSTEM_ACTOR, named.name);
+        return;
+      }
+      const agent = expanded.agent;
+      directory = expanded.directory;
       if (row.work) {
         if (!(await this.calls.carryOut(row, row.work, agent, directory))) return;
         continue;

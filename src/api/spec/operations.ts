@@ -45,7 +45,7 @@ import {
   TriggerFire,
 } from "../../schemas/session";
 import { ConfigView, SigningSecret, SigningSecretRotate } from "../../schemas/signing";
-import { StoredTool, ToolDefinition, ToolName } from "../../schemas/tool";
+import { McpToolListing, StoredTool, ToolDefinition, ToolName } from "../../schemas/tool";
 import { WebhookPayload, WebhookStats } from "../../schemas/webhook";
 import { AgentListQuery } from "../agents";
 import { AuditQuery } from "../audit";
@@ -271,6 +271,17 @@ export const OPERATIONS: Operation[] = [
     params: ToolParam,
     answers: { 200: json("The tool.", StoredTool) },
     errors: ["VALIDATION_FAILED", "TOOL_NOT_FOUND"],
+  },
+  {
+    method: "post",
+    path: "/v1/tools/{name}/refresh",
+    tag: "tools",
+    summary: "List an MCP tool server's tools now",
+    description:
+      "Lists the server's tools (Streamable HTTP, docs/mcp.md) and moves the registry version, so every run lists them again. The names are what `tools.allow` may name and a model calls.",
+    params: ToolParam,
+    answers: { 200: json("The tools agents are offered.", McpToolListing) },
+    errors: ["VALIDATION_FAILED", "TOOL_NOT_FOUND", "MCP_ERROR"],
   },
   {
     method: "delete",

@@ -244,6 +244,15 @@ export class SessionStore {
     }));
   }
 
+  /** History items added from `fromMs` to `toMs` (milliseconds, inclusive), in order, at most `limit`. */
+  historyBetween(fromMs: number, toMs: number, limit: number): HistoryItem[] {
+    return this.sql<{
+      item: string;
+    }>`SELECT item FROM messages WHERE created_at >= ${fromMs} AND created_at <= ${toMs} ORDER BY seq LIMIT ${limit}`.map(
+      (row) => JSON.parse(row.item) as HistoryItem,
+    );
+  }
+
   /** A copy: callers may keep it across later changes. */
   agentStatus(): Record<string, AgentTurnStatus> {
     if (this.statuses === undefined) {

@@ -7,8 +7,10 @@ import type {
   AddedMessage,
   HandoffAccepted,
   HistoryPage,
+  MessageOptions,
   MessageRun,
   MessageTask,
+  RunTaskView,
   SessionAuditPage,
   SessionCreateArgs,
   SessionRpc,
@@ -219,9 +221,17 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
 
   // ── Runs (runs/) ────────────────────────────────
 
-  async sendMessage(content: string, actor: Actor = API_ACTOR, task: MessageTask = {}): Promise<Result<MessageRun>> {
+  async sendMessage(
+    content: string,
+    actor: Actor = API_ACTOR,
+    task: MessageTask = {},
+    options: MessageOptions = {},
+  ): Promise<Result<MessageRun>> {
     await this.capabilityPoint(task);
-    return this.runs.userMessage(content, actor);
+    if (!options.background) return this.runs.userMessage(content, actor);
+    const started = await this.runs.startRun(content, actor);
+    if (started.ok) this.runs.driveInBackground(started.value.run.id);
+    return started;
   }
 
   /** A message that needs capabilities the current agent lacks: capability triggers hand it on before it runs. */
@@ -236,22 +246,63 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     content: string,
     actor: Actor = API_ACTOR,
     task: MessageTask = {},
+    options: MessageOptions = {},
   ): Promise<Result<{ stream: ReadableStream<Uint8Array> }>> {
     await this.capabilityPoint(task);
+    // A message that continues a paused run streams that run from here on, not from its start.
+    const paused = this.schema.ready() ? this.runs.store.active()?.run.id : undefined;
+    const from = paused ? this.liveEvents.latest() : "";
     const started = await this.runs.startRun(content, actor);
     if (!started.ok) return started;
     const { message, run } = started.value;
-    // A client that goes away mid-run, with nobody else listening, cancels the run (and its model call).
+    // A client that goes away mid-run, with nobody else listening, cancels the run (and its model
+    // call) — unless the run is detached from its stream.
     const stream: ReadableStream<Uint8Array> = this.hub.streamRun(
       run.id,
       () => this.runs.settled(run.id, message),
       () => {
-        if (!this.hub.listening(run.id, stream))
+        if (!options.detached && !this.hub.listening(run.id, stream))
           void this.runs.cancel(run.id, actor, "the client went away").catch(() => undefined);
       },
+      run.id === paused ? from : "",
     );
     this.runs.driveInBackground(run.id);
     return ok({ stream });
+  }
+
+  /** A run with the conversation items of its time. */
+  async runTask(id: string): Promise<Result<RunTaskView>> {
+    const found = this.runs.get(id);
+    if (!found.ok) return found;
+    const run = found.value;
+    const until = run.ended_at === null ? this.now() : Date.parse(run.ended_at);
+    return ok({ run, items: this.store.historyBetween(Date.parse(run.started_at), until, 200) });
+  }
+
+  async listRuns(page: { before?: string; limit: number }): Promise<Result<Run[]>> {
+    const loaded = this.live();
+    return loaded.ok ? ok(this.runs.store.page(page.before, page.limit)) : loaded;
+  }
+
+  /** The live events of an active run after `after` (else from now), then its result; no stream once it has ended. */
+  async subscribeRun(
+    id: string,
+    after?: string,
+  ): Promise<Result<{ run: Run; stream: ReadableStream<Uint8Array> | null }>> {
+    const found = this.runs.get(id);
+    if (!found.ok) return found;
+    const run = found.value;
+    if (run.ended_at !== null) return ok({ run, stream: null });
+    const stream = this.hub.streamRun(
+      id,
+      () => {
+        const now = this.runs.get(id);
+        return now.ok && now.value.status !== "running" ? { run: now.value } : null;
+      },
+      () => undefined,
+      after ?? this.liveEvents.latest(),
+    );
+    return ok({ run, stream });
   }
 
   // ── Live subscribers (live/) ────────────────────────

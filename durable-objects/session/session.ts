@@ -36,8 +36,10 @@ import { SessionHandoffs } from "./handoffs/session-handoffs";
 import { InboxStore } from "./inbox-store";
 import { LiveHub } from "./live/live-hub";
 import { LiveStore } from "./live/live-store";
+import { RemoteThreads } from "./runs/remote-threads";
 import { RunStore } from "./runs/run-store";
 import { runEndHook, runTimers } from "./runs/run-timers";
+import { RunViews } from "./runs/run-views";
 import { SessionRuns } from "./runs/session-runs";
 import { SessionConversation } from "./session-conversation";
 import type { FlowCheckpoint, SessionKernel } from "./session-kernel";
@@ -60,6 +62,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   private readonly kernel: SessionKernel;
   private readonly handoffs: SessionHandoffs;
   private readonly runs: SessionRuns;
+  private readonly views: RunViews;
   private readonly triggers: SessionTriggers;
   private readonly deliveries: SessionDeliveries;
   private readonly fanout: SessionFanout;
@@ -105,7 +108,8 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     const points = new TriggerPoints(this.sql, this.timers, () => this.now());
     this.handoffs = new SessionHandoffs(this.kernel, this.sql);
     this.fanout = new SessionFanout(this.kernel, runStore, new FanoutStore(this.sql));
-    this.runs = new SessionRuns(this.kernel, runStore, this.handoffs, points, this.fanout);
+    this.runs = new SessionRuns(this.kernel, runStore, this.handoffs, points, this.fanout, new RemoteThreads(this.sql));
+    this.views = new RunViews(this.kernel, this.runs, this.hub);
     this.triggers = new SessionTriggers(this.kernel, this.handoffs, runStore, points);
     this.conversation = new SessionConversation(this.kernel, this.triggers, this.handoffs);
     // Answered by the runtime without waking a hibernated object.
@@ -272,16 +276,11 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
 
   /** A run with the conversation items of its time. */
   async runTask(id: string): Promise<Result<RunTaskView>> {
-    const found = this.runs.get(id);
-    if (!found.ok) return found;
-    const run = found.value;
-    const until = run.ended_at === null ? this.now() : Date.parse(run.ended_at);
-    return ok({ run, items: this.store.historyBetween(Date.parse(run.started_at), until, 200) });
+    return this.views.task(id);
   }
 
   async listRuns(page: { before?: string; limit: number }): Promise<Result<Run[]>> {
-    const loaded = this.live();
-    return loaded.ok ? ok(this.runs.store.page(page.before, page.limit)) : loaded;
+    return this.views.list(page);
   }
 
   /** The live events of an active run after `after` (else from now), then its result; no stream once it has ended. */
@@ -289,20 +288,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     id: string,
     after?: string,
   ): Promise<Result<{ run: Run; stream: ReadableStream<Uint8Array> | null }>> {
-    const found = this.runs.get(id);
-    if (!found.ok) return found;
-    const run = found.value;
-    if (run.ended_at !== null) return ok({ run, stream: null });
-    const stream = this.hub.streamRun(
-      id,
-      () => {
-        const now = this.runs.get(id);
-        return now.ok && now.value.status !== "running" ? { run: now.value } : null;
-      },
-      () => undefined,
-      after ?? this.liveEvents.latest(),
-    );
-    return ok({ run, stream });
+    return this.views.subscribe(id, after);
   }
 
   // ── Live subscribers (live/) ────────────────────────

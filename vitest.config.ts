@@ -62,6 +62,8 @@ const workerd = (vars: Record<string, string> = {}) => [
 ];
 
 const LOCAL = "test/**/*.local.test.ts";
+/** The interop suite runs in Node against wrangler dev: `npm run test:interop` (vitest.interop.config.ts). */
+const INTEROP = "test/**/*.interop.test.ts";
 
 /**
  * A guard against a hang, not a measure of speed: on a loaded two-core machine the longest
@@ -81,7 +83,7 @@ export default defineConfig({
           name: "workers",
           include: ["test/**/*.test.ts"],
           // The browser tests run in Node against wrangler dev: `npm run test:browser` (vitest.browser.config.ts).
-          exclude: ["test/browser/**", "**/node_modules/**", LOCAL],
+          exclude: ["test/browser/**", "**/node_modules/**", LOCAL, INTEROP],
           setupFiles: ["./test/setup.ts"],
           testTimeout,
         },

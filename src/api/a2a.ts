@@ -140,6 +140,9 @@ async function rpc(c: Ctx, name: string | null): Promise<Response> {
   return new Response(body, { headers: SSE_HEADERS });
 }
 
+/** The front door's card at the origin's own well-known address too (RFC 8615): where A2A clients look first. */
+export const rootAgentCard = (c: Ctx) => card(c, null);
+
 export const a2a = new Hono<AppEnv>()
   .get("/.well-known/agent-card.json", (c) => card(c, null))
   .get("/:agent/.well-known/agent-card.json", (c) => card(c, c.req.param("agent")))

@@ -59,18 +59,27 @@ export function newInput(messages: readonly ChatMessage[]): string {
     .join("\n\n");
 }
 
-/** The message of one turn: the new input, with the handoff context when the agent has not had it. */
+/** True when the card takes JSON input (it lists `application/json`, or no input modes at all). */
+export const acceptsJson = (card: AgentCard): boolean =>
+  (card.defaultInputModes ?? []).length === 0 || card.defaultInputModes.includes("application/json");
+
+/**
+ * The message of one turn: the new input, with the handoff context when the agent has not
+ * had it — in the message's metadata (`relay.handoff`), and as a data part too when the card
+ * takes JSON input.
+ */
 export function turnMessage(input: {
   message_id: string;
   text: string;
   thread: RemoteThread;
   context: HandoffContext | null;
   relay: { session_id: string; run_id: string; agent: string };
+  accepts_json: boolean;
 }): { message: Message; handoff_id: string | null } {
   const handoffId = input.context?.metadata.handoff_id ?? null;
   const parts: Part[] = [textPart(input.text)];
-  if (input.context && handoffId !== input.thread.handoff_id)
-    parts.push(dataPart({ relay: { handoff: input.context } }));
+  const handoff = input.context && handoffId !== input.thread.handoff_id ? input.context : null;
+  if (handoff && input.accepts_json) parts.push(dataPart({ relay: { handoff } }));
   return {
     message: {
       messageId: input.message_id,
@@ -78,7 +87,7 @@ export function turnMessage(input: {
       taskId: input.thread.task_id ?? "",
       role: Role.ROLE_USER,
       parts,
-      metadata: { relay: input.relay },
+      metadata: { relay: { ...input.relay, ...(handoff ? { handoff } : {}) } },
       extensions: [],
       referenceTaskIds: [],
     },

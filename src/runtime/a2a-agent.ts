@@ -10,6 +10,7 @@ import { AgentCard } from "@a2a-js/sdk";
 import { ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import type { ErrorCode } from "../errors/codes";
 import {
+  acceptsJson,
   cardAsksSigning,
   jsonRpcInterface,
   newInput,
@@ -198,6 +199,7 @@ async function exchange(
     thread: options.thread,
     context: turn.context,
     relay: { session_id: turn.session_id, run_id: turn.run_id, agent: turn.agent },
+    accepts_json: acceptsJson(card),
   });
   const answer = new RemoteAnswer(options.onText);
   const params = {

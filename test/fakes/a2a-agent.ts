@@ -79,7 +79,7 @@ export function fakeA2aAgent(
       streaming: options.streaming ?? true,
       extensions: (options.extensions ?? []).map((uri) => ({ uri })),
     },
-    defaultInputModes: ["text/plain"],
+    defaultInputModes: ["text/plain", "application/json"],
     defaultOutputModes: ["text/plain"],
     skills: [{ id: "help", name: "Help", description: "Helps", tags: ["help"] }],
   });

@@ -857,6 +857,7 @@ function a2aOperations(): Operation[] {
   });
   const agent = { agent: AgentName };
   return [
+    card("/.well-known/agent-card.json", undefined, "the tenant's front door, at the origin's well-known address"),
     card("/a2a/.well-known/agent-card.json", undefined, "the tenant's front door"),
     endpoint("/a2a", undefined, "the tenant's front door (routes each new conversation)"),
     card("/a2a/{agent}/.well-known/agent-card.json", agent, "one agent"),

@@ -1,6 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readSse } from "../../src/lib/sse";
+import { flushOutbox, sessionStub } from "../durable-objects/helpers";
 import { answer, callTool, paced } from "../fakes/openai";
 import { ALPHA_KEY, BETA_KEY, call } from "./helpers";
 import { script } from "./run-fixtures";
@@ -168,6 +169,28 @@ describe("SendMessage", () => {
     expect(listed.tasks.map((t: { id: string }) => t.id)).toEqual([task.id]);
     expect(listed.nextPageToken).toBe("");
     expect(listed.tasks[0].artifacts).toBeUndefined();
+  });
+});
+
+describe("ListTasks across contexts", () => {
+  it("at an agent's endpoint lists the runs that started with it, newest first, from the audit trail; pages by token", async () => {
+    script({ slow: [answer("a"), answer("b"), answer("c")] });
+    const ids: string[] = [];
+    for (const text of ["one", "two", "three"]) {
+      const task = (await rpc("/a2a/slow", "SendMessage", userMessage(text))).result.task;
+      ids.push(task.id);
+      await flushOutbox(sessionStub("alpha", task.contextId).stub);
+    }
+    const first = (await rpc("/a2a/slow", "ListTasks", { pageSize: 2 })).result;
+    expect(first.tasks.map((t: { id: string }) => t.id)).toEqual([ids[2], ids[1]]);
+    expect(first.nextPageToken).not.toBe("");
+    const second = (await rpc("/a2a/slow", "ListTasks", { pageSize: 2, pageToken: first.nextPageToken })).result;
+    expect(second.tasks.map((t: { id: string }) => t.id)).toContain(ids[0]);
+    const completed = (await rpc("/a2a/slow", "ListTasks", { status: "TASK_STATE_COMPLETED" })).result;
+    expect(completed.tasks.every((t: { status: { state: string } }) => t.status.state === "TASK_STATE_COMPLETED")).toBe(
+      true,
+    );
+    expect((await rpc("/a2a/slow", "ListTasks", { pageSize: 500 })).error?.code).toBe(-32602);
   });
 });
 

@@ -7,7 +7,6 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import { callOutput, type McpContent, type McpListedTool } from "../interop/mcp";
 import { deadline } from "../lib/deadline";
@@ -43,7 +42,7 @@ function describe(error: unknown): string {
   const cause = outboundCause(error);
   if (cause)
     return cause.failure === "refused" ? `its url is not allowed (${cause.rule}): ${cause.message}` : cause.message;
-  if (error instanceof McpError) return `MCP error ${error.code}: ${excerpt(error.message, 200)}`;
+  // An McpError's message reads "MCP error <code>: <message>".
   return excerpt(error instanceof Error ? error.message : String(error), 200);
 }
 

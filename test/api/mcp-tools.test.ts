@@ -129,6 +129,19 @@ describe("mcp tools in a run", () => {
     expect(toolMessages(fake.requests[1]!)).toEqual(["hi"]);
   });
 
+  it("a tools/call answered with a JSON-RPC error is an error output the model sees; the run goes on", async () => {
+    llmServer.use(fakeMcpServer("https://mcp.test/orders", { failCall: true }).handler);
+    const fake = script({ one: [callTool("orders__echo", { text: "hi" }), answer("The tool is down, sorry.")] });
+    const id = await session("one");
+    const res = await say(id, "echo hi");
+    expect(res.json.run).toMatchObject({ status: "completed", output: "The tool is down, sorry." });
+    expect(toolMessages(fake.requests[1]!)).toEqual([
+      "Error: 'orders__echo' failed: MCP error -32000: the order system is down",
+    ]);
+    const event = res.json.run.events.find((e: { event_type: string }) => e.event_type === "tool_call");
+    expect(event).toMatchObject({ details: { tool_name: "orders__echo", outcome: "error" } });
+  });
+
   it("a server whose tools/list is a JSON-RPC error fails the run with MCP_ERROR; the next message runs again", async () => {
     llmServer.use(fakeMcpServer("https://mcp.test/down", { failList: true }).handler);
     const id = await session("broken");

@@ -7,7 +7,7 @@ import { z } from "zod";
  * An MCP tool server for msw, built with the official SDK (McpServer over its Web-standard
  * Streamable HTTP transport, stateless: each request its own server), so what Relay talks
  * to is the real protocol. It serves `lookup_order` and `echo`, records every call, and can
- * answer `tools/list` with a JSON-RPC error.
+ * answer `tools/list` or `tools/call` with a JSON-RPC error.
  */
 export interface FakeMcp {
   handler: HttpHandler;
@@ -16,7 +16,7 @@ export interface FakeMcp {
   methods: string[];
 }
 
-export function fakeMcpServer(url: string, options: { failList?: boolean } = {}): FakeMcp {
+export function fakeMcpServer(url: string, options: { failList?: boolean; failCall?: boolean } = {}): FakeMcp {
   const calls: FakeMcp["calls"] = [];
   const methods: string[] = [];
   const handler = http.all(url, async ({ request }) => {
@@ -24,6 +24,12 @@ export function fakeMcpServer(url: string, options: { failList?: boolean } = {})
     if (request.method === "POST") {
       const body = (await request.clone().json()) as { method?: string; id?: unknown };
       if (body.method) methods.push(body.method);
+      if (options.failCall && body.method === "tools/call")
+        return HttpResponse.json({
+          jsonrpc: "2.0",
+          id: body.id ?? null,
+          error: { code: -32000, message: "the order system is down" },
+        });
       if (options.failList && body.method === "tools/list")
         return HttpResponse.json({
           jsonrpc: "2.0",

@@ -183,6 +183,8 @@ async function measure(model: Awaited<ReturnType<typeof startModel>>): Promise<v
     },
     undefined,
     undefined,
+    undefined,
+    true,
     "bench/lib/metered-worker.ts",
   );
   const api = apiClient(server.url, TENANT_KEY);

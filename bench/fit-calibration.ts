@@ -11,20 +11,23 @@
  * out-of-scope row is never right). Out-of-scope rows are weighted to a tenth of each regime
  * (OOS_SHARE: the prior that one request in ten fits no agent; a fifth was tried first and
  * gave a more timid rule tier) and every regime weighs the same. Then:
- * the rule weight is chosen by forced accuracy on the keyword regimes, and the logistic
+ * the rule weight and its decay with an agent's examples are chosen by forced accuracy on the
+ * regimes where agents have both rules and examples (keywords, the demo agents), and the logistic
  * weights by Newton's method (L2 1e-3): one set on the rows of registries with several
  * agents, one on those of one-agent registries.
  *
  * Regimes (see REGIMES): all, 10, 3 or 1 training examples per intent, or keywords only;
- * with and without derived keywords; ten domains, three or one, the other domains' rows then
+ * with and without derived keywords; ten domains (alone or beside the demo agents, agents/*.md),
+ * three or one, the other domains' rows then
  * being out of scope — so the calibration also holds for small and keyword-only registries.
  *
  * The classifier's own hyper-parameters (softmax.ts: epochs, learning rate, L2) were chosen on
  * a held-out fifth of train, also never on val. Data: CLINC150 by Larson et al., 2019,
  * CC BY 3.0.
  */
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { parseAgentFile } from "../src/registry/agent-file";
 import {
   type Calibration,
   calibrationFeatures,
@@ -33,13 +36,14 @@ import {
 } from "../src/routing/classifier/calibration";
 import { CALIBRATION_PARAMS } from "../src/routing/classifier/calibration-params";
 import { compileRuleRouter } from "../src/routing/rule-router";
-import { CLINC_CREDIT, type Clinc, type ClincRow, loadClincOrExit, repoRoot } from "./lib/clinc";
+import { CLINC_CREDIT, type Clinc, type ClincRow, loadClincOrExit, repoRoot, splitHoldout } from "./lib/clinc";
 import { deriveKeywords, domainAgents } from "./lib/registries";
 
 const FOLDS = 5;
 const OOS_SHARE = 0.1;
 const L2 = 1e-3;
-const RULE_WEIGHTS = [0.5, 1, 2, 4];
+/** Candidate (rule weight, rule decay) pairs: see Calibration in calibration.ts. */
+const RULE_CANDIDATES = [1, 2, 4].flatMap((w) => [0, 1, 2].map((d) => ({ w, d })));
 
 interface Row {
   regime: string;
@@ -58,6 +62,8 @@ interface Regime {
   examples: boolean;
   /** Domains in the registry for fold k (all when undefined). */
   subset?: (domains: string[], fold: number) => string[];
+  /** The demo agents (agents/*.md) are in the registry too: no CLINC row is theirs. */
+  demo?: boolean;
 }
 
 /** Registry sizes: all ten domains, three, or one; the domains left out are out of scope. */
@@ -72,18 +78,25 @@ const SIZES: { label: string; subset?: Regime["subset"] }[] = [
  * registry size, and keywords or not.
  */
 const REGIMES: Regime[] = [Infinity, 10, 3, 1, 0].flatMap((perIntent) =>
-  SIZES.flatMap((size) =>
+  [...SIZES, { label: ", beside the demo agents", demo: true }].flatMap((size) =>
     (perIntent === 0 ? [true] : [false, true]).map(
       (keywords): Regime => ({
         name: `${perIntent === Infinity ? "all" : perIntent}/intent${keywords ? "+kw" : ""}${size.label}`,
         perIntent,
         keywords,
         examples: perIntent > 0,
-        ...(size.subset ? { subset: size.subset } : {}),
+        ...("subset" in size && size.subset ? { subset: size.subset } : {}),
+        ...("demo" in size ? { demo: true } : {}),
       }),
     ),
   ),
 );
+
+/** The demo agents, as every CLINC150 registry of the quality bench has them beside it. */
+const DEMO = readdirSync(path.join(repoRoot, "agents"))
+  .filter((f) => f.endsWith(".md"))
+  .sort()
+  .map((f) => parseAgentFile(readFileSync(path.join(repoRoot, "agents", f), "utf8"), f));
 
 function foldOf(rows: readonly ClincRow[]): number[] {
   const seen = new Map<string, number>();
@@ -94,12 +107,12 @@ function foldOf(rows: readonly ClincRow[]): number[] {
   });
 }
 
-/** Scores every regime × fold; one compile serves every candidate rule weight (read per call). */
-function collect({ train, domains: domainMap }: Clinc, ruleWeights: number[]): Map<number, Row[]> {
+/** Scores every regime × fold; one compile serves every candidate rule weight and decay (read per call). */
+function collect({ train, domains: domainMap }: Clinc, candidates: { w: number; d: number }[]): Map<number, Row[]> {
   const domains = Object.keys(domainMap);
   const folds = foldOf(train);
   const oos = train.filter((r) => r.domain === "oos");
-  const out = new Map<number, Row[]>(ruleWeights.map((w) => [w, []]));
+  const out = new Map<number, Row[]>(candidates.map((_, i) => [i, []]));
   for (const regime of REGIMES) {
     for (let k = 0; k < FOLDS; k++) {
       const trainRows = train.filter((r, i) => r.domain !== "oos" && folds[i] !== k);
@@ -118,16 +131,18 @@ function collect({ train, domains: domainMap }: Clinc, ruleWeights: number[]): M
       }
       const keywords = regime.keywords ? deriveKeywords(trainRows) : new Map<string, string[]>();
       const calibration: Calibration = { ...CALIBRATION_PARAMS };
-      const router = compileRuleRouter(domainAgents(inRegistry, examples, keywords), { calibration });
+      const agents = [...domainAgents(inRegistry, examples, keywords), ...(regime.demo ? DEMO : [])];
+      const router = compileRuleRouter(agents, { calibration });
       const scored = [...held, ...oos];
       const nIn = scored.filter((r) => inRegistry.includes(r.domain)).length;
       const nOut = scored.length - nIn;
-      for (const w of ruleWeights) {
+      for (const [i, { w, d }] of candidates.entries()) {
         calibration.ruleWeight = w;
+        calibration.ruleDecay = d;
         for (const r of scored) {
           const inScope = inRegistry.includes(r.domain);
           const best = router.evidence(r.text, 1).candidates[0];
-          out.get(w)?.push({
+          out.get(i)?.push({
             regime: regime.name,
             single: inRegistry.length === 1,
             x: best ? calibrationFeatures(best.evidence) : [],
@@ -238,22 +253,28 @@ function evidenceOf(r: Row) {
 }
 
 function main(): void {
-  const data = loadClincOrExit();
-  console.log(`Fitting the rule tier's calibration on ${CLINC_CREDIT} — train split only.\n`);
+  const loaded = loadClincOrExit();
+  // The unseen split (bench/lib/clinc.ts) is never fitted on: only what is left of train is.
+  const data = { ...loaded, train: splitHoldout(loaded.train).learn };
+  console.log(`Fitting the rule tier's calibration on ${CLINC_CREDIT} — train split only, unseen rows held out.\n`);
   const started = performance.now();
-  const byWeight = collect(data, RULE_WEIGHTS);
-  let bestWeight = RULE_WEIGHTS[0] as number;
+  const byWeight = collect(data, RULE_CANDIDATES);
+  let best = 0;
   let bestAcc = -1;
-  for (const [w, rows] of byWeight) {
-    const kw = rows.filter((r) => r.regime.includes("+kw") && !r.outOfScope);
+  for (const [i, rows] of byWeight) {
+    // Rules and examples meet where an agent has both: keyword regimes and the demo agents.
+    const kw = rows.filter((r) => (r.regime.includes("+kw") || r.regime.includes("demo")) && !r.outOfScope);
     const acc = kw.filter((r) => r.correct).length / kw.length;
-    console.log(`rule weight ${w}: forced accuracy on keyword regimes ${pct(acc)}`);
+    const { w, d } = RULE_CANDIDATES[i]!;
+    console.log(`rule weight ${w}, decay ${d}: forced accuracy on keyword and demo regimes ${pct(acc)}`);
     if (acc > bestAcc) {
       bestAcc = acc;
-      bestWeight = w;
+      best = i;
     }
   }
-  const rows = (byWeight.get(bestWeight) ?? []).filter((r) => r.x.length > 0);
+  const bestWeight = RULE_CANDIDATES[best]!.w;
+  const bestDecay = RULE_CANDIDATES[best]!.d;
+  const rows = (byWeight.get(best) ?? []).filter((r) => r.x.length > 0);
   const fitRegime = (single: boolean) =>
     fitLogistic(
       rows.filter((r) => r.single === single),
@@ -261,12 +282,12 @@ function main(): void {
     ).map((w) => Math.round(w * 1e4) / 1e4);
   const weights = fitRegime(false);
   const singleAgentWeights = fitRegime(true);
-  const calibration: Calibration = { ruleWeight: bestWeight, weights, singleAgentWeights };
-  console.log(`\nrule weight ${bestWeight}; weights (several agents | one agent):`);
+  const calibration: Calibration = { ruleWeight: bestWeight, ruleDecay: bestDecay, weights, singleAgentWeights };
+  console.log(`\nrule weight ${bestWeight}, decay ${bestDecay}; weights (several agents | one agent):`);
   for (const [i, name] of FEATURE_NAMES.entries())
     console.log(`  ${name.padEnd(28)} ${String(weights[i]).padStart(8)} | ${singleAgentWeights[i]}`);
   console.log("\nCross-validated on train (each row scored by a router compiled without it):\n");
-  report(byWeight.get(bestWeight) ?? [], calibration);
+  report(byWeight.get(best) ?? [], calibration);
   console.log(`\n${((performance.now() - started) / 1000).toFixed(1)} s`);
   if (process.argv.includes("--write")) {
     const file = path.join(repoRoot, "src/routing/classifier/calibration-params.ts");
@@ -279,6 +300,7 @@ function main(): void {
  */
 export const CALIBRATION_PARAMS = {
   ruleWeight: ${bestWeight},
+  ruleDecay: ${bestDecay},
   weights: [${weights.join(", ")}],
   singleAgentWeights: [${singleAgentWeights.join(", ")}],
 };

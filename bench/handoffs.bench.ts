@@ -40,7 +40,10 @@ const CONCURRENCY = 16;
 const PORT = Number(process.env.BENCH_PORT ?? 8795);
 /** Passes of each floor load, interleaved; the median is kept. */
 const FLOOR_PASSES = 3;
-/** workerd: Miniflare's API, state in memory; workerd-disk: the same, state in a folder on disk; wrangler: `wrangler dev`. */
+/**
+ * workerd: Miniflare's API, state in memory; workerd-disk: the same, state in a folder on disk;
+ * wrangler: `wrangler dev`.
+ */
 const RUNTIMES = (process.env.BENCH_RUNTIME ?? "workerd,workerd-disk,wrangler").split(",");
 
 function summary(ms: number[], seconds: number, unit: string): string[] {

@@ -36,7 +36,10 @@ const api = apiClient(server.url, KEY).ok;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const MiB = 1024 * 1024;
 
-/** The isolate's JS heap in use, in MiB (workerd's inspector does not answer a forced collection; after the idle pause V8 has collected on its own). */
+/**
+ * The isolate's JS heap in use, in MiB (workerd's inspector does not answer a forced collection; after
+ * the idle pause V8 has collected on its own).
+ */
 async function heapMiB(): Promise<number> {
   const { usedSize } = (await devtools.send("Runtime.getHeapUsage")) as { usedSize: number };
   return Math.round((usedSize / MiB) * 10) / 10;

@@ -1,5 +1,6 @@
 /**
- * Pushes agent files to a running Relay: `npm run agents:push -- --url https://relay.example.workers.dev [--dir agents]`
+ * Pushes agent files to a running Relay: `npm run agents:push -- --url
+ * https://relay.example.workers.dev [--dir agents]`
  * with the API key in RELAY_API_KEY. Every file is validated locally first; nothing is
  * sent unless all of them are valid. A relative --dir is read from where the command was
  * typed; without --dir, the repository's agents/ folder is pushed.

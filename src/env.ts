@@ -10,6 +10,8 @@ export interface Env extends RoutingVars {
   SESSIONS: DurableObjectNamespace;
   AGENTS: DurableObjectNamespace;
   COLLABORATIONS: DurableObjectNamespace;
+  /** One RouterDO per tenant: agent writes and the compiled router (durable-objects/router/). */
+  ROUTERS: DurableObjectNamespace;
   /** The static dashboard and API reference (public/); the platform serves them before the Worker runs. */
   ASSETS: Fetcher;
   /** Workers AI binding; declared only when the `workers-ai` provider is used. */

@@ -4,6 +4,7 @@ import type { Env } from "./env";
 
 export { AgentDO } from "../durable-objects/agent/agent";
 export { CollaborationDO } from "../durable-objects/collaboration/collaboration";
+export { RouterDO } from "../durable-objects/router/router";
 export { SessionDO } from "../durable-objects/session/session";
 
 export default {

@@ -15,6 +15,7 @@ import type { HandoffAccepted, StartHandoffArgs } from "../src/rpc/session";
  * unreachable one does (cloudflare/agents' test workers
  * do the same). Production code has no switch that reaches any of this.
  */
+export { RouterDO } from "../durable-objects/router/router";
 export { default } from "../src/index";
 
 /** A clock the test can move or pin (an evicted object starts again from the real one). */

@@ -103,7 +103,10 @@ export function clincFromFiles(dir: string, file: (name: string) => string | und
   };
 }
 
-/** Reads the data set from `dir`; throws ClincDataError, with the expected location and how to get the data, when it is missing. */
+/**
+ * Reads the data set from `dir`; throws ClincDataError, with the expected location and how to get the
+ * data, when it is missing.
+ */
 export function loadClinc(dir = clincDir()): Clinc {
   return clincFromFiles(dir, (name) => {
     const file = path.join(dir, name);
@@ -192,4 +195,26 @@ export function examplesByDomain(rows: readonly ClincRow[], perIntent = Infinity
     out.set(r.domain, list);
   }
   return out;
+}
+
+/** Utterances per intent (and out-of-scope rows) of train held out as the unseen split. */
+export const HOLDOUT_PER_INTENT = 20;
+
+/**
+ * Train split in two: the rows to learn and tune from, and an unseen split nothing is fitted
+ * or tuned on — a stand-in for the test split the project does not have. The last
+ * HOLDOUT_PER_INTENT rows of each intent (out-of-scope counted as one intent) are held out.
+ */
+export function splitHoldout(rows: readonly ClincRow[]): { learn: ClincRow[]; unseen: ClincRow[] } {
+  const total = new Map<string, number>();
+  for (const r of rows) total.set(r.intent, (total.get(r.intent) ?? 0) + 1);
+  const seen = new Map<string, number>();
+  const learn: ClincRow[] = [];
+  const unseen: ClincRow[] = [];
+  for (const r of rows) {
+    const k = seen.get(r.intent) ?? 0;
+    seen.set(r.intent, k + 1);
+    ((total.get(r.intent) ?? 0) - k <= HOLDOUT_PER_INTENT ? unseen : learn).push(r);
+  }
+  return { learn, unseen };
 }

@@ -58,7 +58,10 @@ export function corpus(seed = 1): Corpus {
   return { vocabulary: words(rand, 4000, taken), filler: words(rand, 2000, taken) };
 }
 
-/** `count` enabled agents, each with 20 keywords (2 of them two-word phrases) and 5 patterns with agent-specific literals. */
+/**
+ * `count` enabled agents, each with 20 keywords (2 of them two-word phrases) and 5 patterns with
+ * agent-specific literals.
+ */
 export function registry(count: number, c: Corpus, seed = 2): AgentDefinition[] {
   const rand = seeded(seed + count);
   const word = (): string => rand.pick(c.vocabulary);

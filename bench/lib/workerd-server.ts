@@ -49,6 +49,8 @@ export function memoryStateFolder(prefix: string): string {
  * `inspectorPort`: where workerd's DevTools inspector listens (for a CPU profile), when given.
  * `persistTo`: a folder for the objects' SQLite files and D1, kept after `stop`; without
  * it, local state is in memory (a tmpfs folder of its own, removed at `stop`).
+ * `seed`: runs on D1 after the migrations, before the demo agents are loaded. `migrate`: false
+ * for a restart on state a first start migrated already.
  * `entry`: another Worker module to bundle in place of wrangler.toml's `main`, with the
  * same bindings (a bench's wrapper around Relay, e.g. bench/lib/metered-worker.ts).
  */
@@ -58,6 +60,8 @@ export async function startWorkerdServer(
   vars: Record<string, string> = {},
   inspectorPort?: number,
   persistTo?: string,
+  seed?: (db: D1Database) => Promise<void>,
+  migrate = true,
   entry?: string,
 ): Promise<DevServer> {
   const build = mkdtempSync(join(tmpdir(), "relay-bundle-"));
@@ -97,7 +101,8 @@ export async function startWorkerdServer(
   try {
     const url = (await mf.ready).toString().replace(/\/$/, "");
     const db = await mf.getD1Database("DB");
-    for (const statement of migrationStatements()) await db.prepare(statement).run();
+    if (migrate) for (const statement of migrationStatements()) await db.prepare(statement).run();
+    await seed?.(db as unknown as D1Database);
     for (const file of readdirSync(join(root, "agents")).filter((f) => f.endsWith(".md"))) {
       const name = file.slice(0, -3);
       const response = await fetch(`${url}/v1/agents/${name}`, {

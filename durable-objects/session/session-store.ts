@@ -22,6 +22,7 @@ import {
 } from "./handoffs/handoff-store";
 import { INBOX_APPROVAL_DDL, INBOX_DDL, INBOX_SCHEMA } from "./inbox-store";
 import { LIVE_DDL } from "./live/live-store";
+import { REMOTE_THREADS_DDL } from "./runs/remote-threads";
 import { RUN_CANCEL_DDL, RUN_DDL, RUN_SCHEMA, RUN_WORK_DDL } from "./runs/run-store";
 import { TRIGGER_QUEUE_DDL } from "./triggers/trigger-queue";
 
@@ -113,8 +114,10 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 10, statements: [LAST_HANDOFF_ID_DDL, NAME_LAST_HANDOFF, DROP_CONTEXT_COPY_DDL] },
   // Runs may be cancelled.
   { version: 11, statements: RUN_CANCEL_DDL },
+  // Threads with remote A2A agents.
+  { version: 12, statements: REMOTE_THREADS_DDL },
   // Fewer rows written: the outbox's pending index holds pending rows only; timers lose their due-time index.
-  { version: 12, statements: [...OUTBOX_PENDING_ONLY_DDL, ...TIMERS_NO_DUE_INDEX_DDL] },
+  { version: 13, statements: [...OUTBOX_PENDING_ONLY_DDL, ...TIMERS_NO_DUE_INDEX_DDL] },
 ];
 
 /**
@@ -143,6 +146,7 @@ export const SESSION_SCHEMA: SchemaMigration = {
     ...FANOUT_DDL,
     LAST_HANDOFF_ID_DDL,
     DROP_CONTEXT_COPY_DDL,
+    ...REMOTE_THREADS_DDL,
     ...OUTBOX_PENDING_ONLY_DDL,
     ...TIMERS_NO_DUE_INDEX_DDL,
   ]),
@@ -286,6 +290,15 @@ export class SessionStore {
       seq: row.seq,
       item: JSON.parse(row.item) as HistoryItem,
     }));
+  }
+
+  /** History items added from `fromMs` to `toMs` (milliseconds, inclusive), in order, at most `limit`. */
+  historyBetween(fromMs: number, toMs: number, limit: number): HistoryItem[] {
+    return this.sql<{
+      item: string;
+    }>`SELECT item FROM messages WHERE created_at >= ${fromMs} AND created_at <= ${toMs} ORDER BY seq LIMIT ${limit}`.map(
+      (row) => JSON.parse(row.item) as HistoryItem,
+    );
   }
 
   /** A copy: callers may keep it across later changes. */

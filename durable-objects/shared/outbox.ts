@@ -29,7 +29,7 @@ export const OUTBOX_DDL = [
 ] as const;
 
 /**
- * Session v12: the pending rows' index holds only pending rows. A flush's update then
+ * Session v13: the pending rows' index holds only pending rows. A flush's update then
  * takes a row out of it (one row written) where it used to move it within (two).
  */
 export const OUTBOX_PENDING_ONLY_DDL = [

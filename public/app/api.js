@@ -52,3 +52,34 @@ export function query(params) {
   const text = search.toString();
   return text ? `?${text}` : "";
 }
+
+/**
+ * Every item of a list, page after page (at most `pages` pages; `truncated` says when
+ * there was more). `path` may carry its own filters.
+ */
+export async function allPages(path, { limit = 200, pages = 20, signal } = {}) {
+  const items = [];
+  let cursor;
+  for (let page = 0; page < pages; page++) {
+    const joiner = path.includes("?") ? "&" : "?";
+    const answer = await api("GET", `${path}${joiner}${query({ limit, cursor }).slice(1)}`, undefined, { signal });
+    items.push(...answer.items);
+    cursor = answer.next_cursor;
+    if (!cursor) return { items, truncated: false };
+  }
+  return { items, truncated: true };
+}
+
+/** `fn` over the items, at most `width` calls at a time, results in the items' order. */
+export async function mapLimited(items, width, fn) {
+  const results = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i], i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+  return results;
+}

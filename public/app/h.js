@@ -67,3 +67,27 @@ export function table(testId, headings, rows) {
     ),
   );
 }
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** An SVG element, built like h(): attributes as given, everything from the API as text. */
+export function svg(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on")) el.addEventListener(key.slice(2).toLowerCase(), value);
+    else el.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+/** A steady colour for a name (an agent), as a hue for `hsl()`. */
+export function hueOf(name) {
+  let hash = 0;
+  for (const c of name ?? "") hash = (hash * 31 + c.codePointAt(0)) % 360;
+  return hash;
+}

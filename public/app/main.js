@@ -1,4 +1,6 @@
 import { apiKey, onUnauthorized, signOut } from "./api.js";
+import * as agent from "./views/agent.js";
+import * as agents from "./views/agents.js";
 import * as audit from "./views/audit.js";
 import * as inbox from "./views/inbox.js";
 import * as playground from "./views/playground.js";
@@ -13,6 +15,8 @@ import * as signin from "./views/signin.js";
 const ROUTES = [
   [/^#\/sessions\/([^/]+)$/, session, (m) => ({ id: decodeURIComponent(m[1]) })],
   [/^#\/sessions$/, sessions],
+  [/^#\/agents\/([^/?]+)$/, agent, (m) => ({ name: decodeURIComponent(m[1]) })],
+  [/^#\/agents(?:\?(.*))?$/, agents, (m) => ({ query: new URLSearchParams(m[1] ?? "") })],
   [/^#\/inbox$/, inbox],
   [/^#\/audit$/, audit],
   [/^#\/playground$/, playground],

@@ -1,15 +1,15 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
-import { RelayError } from "../errors";
+import { RelayError, unwrap } from "../errors";
 import { parseAgentFile } from "../registry/agent-file";
 import { checkAgent } from "../registry/check-agent";
-import { deleteAgent, getAgent, listAgents, putAgent } from "../registry/store";
-import { agentRpc } from "../rpc/stubs";
+import { getAgent, listAgents } from "../registry/store";
+import { agentRpc, routerRpc } from "../rpc/stubs";
 import { AgentDefinition, AgentName } from "../schemas/agent";
 import { agentLoad } from "../services/agent-capacity";
 import { assertEndpointAllowed, outboundPolicy } from "../services/outbound";
-import { invalidateTenant } from "../services/registry-cache";
+import { refreshRouter } from "../services/registry-cache";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
 import { parseWith, readJson, readQuery, readText } from "./validate";
 
@@ -35,9 +35,13 @@ export const agents = new Hono<AppEnv>()
       });
     }
     checkAgent(definition);
-    assertEndpointAllowed(outboundPolicy(c.env, c.req.url), definition.endpoint, "endpoint");
-    const { created, agent } = await putAgent(c.env.DB, c.get("tenant"), definition);
-    invalidateTenant(c.get("tenant"));
+    const policy = outboundPolicy(c.env, c.req.url);
+    assertEndpointAllowed(policy, definition.endpoint, "endpoint");
+    assertEndpointAllowed(policy, definition.card_url, "card_url");
+    // The tenant's router object admits it against the pattern budget, writes it and builds
+    // the next router version; this isolate then loads that version (read your writes).
+    const { created, agent } = unwrap(await routerRpc(c.env, c.get("tenant")).putAgent(c.get("tenant"), definition));
+    await refreshRouter(c.env, c.get("tenant"));
     return c.json(agent, created ? 201 : 200);
   })
   .get("/", async (c) => {
@@ -74,8 +78,8 @@ export const agents = new Hono<AppEnv>()
   })
   .delete("/:name", async (c) => {
     const name = agentName(c.req.param("name"));
-    const deleted = await deleteAgent(c.env.DB, c.get("tenant"), name);
-    invalidateTenant(c.get("tenant"));
+    const { deleted } = unwrap(await routerRpc(c.env, c.get("tenant")).deleteAgent(c.get("tenant"), name));
+    await refreshRouter(c.env, c.get("tenant"));
     if (!deleted) {
       throw new RelayError("AGENT_NOT_FOUND", `No agent named '${name}'.`, { agent: name });
     }

@@ -46,7 +46,8 @@ export const handoffs = new Hono<AppEnv>()
     const header = c.req.header("Idempotency-Key");
     const key = header === undefined ? undefined : parseWith(IdempotencyKey, header, "Idempotency-Key header");
     if (!isSessionId(request.session_id)) throw sessionMissing(request.session_id)();
-    // A condition that does not compile is the request's fault: refused here, before the session records a failed handoff.
+    // A condition that does not compile is the request's fault: refused here, before the session
+    // records a failed handoff.
     if (request.condition !== undefined) unwrap(compileConditionCached(request.condition));
     const args: StartHandoffArgs = { request };
     if (key !== undefined) args.idempotency = { key, fingerprint: await requestFingerprint(request) };

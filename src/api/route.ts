@@ -1,9 +1,14 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
+import type { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { RelayError } from "../errors";
+import { PATTERN_PREFIX } from "../routing/rules";
+import type { RouteStats as RouteStatsSchema } from "../schemas/api";
 import { MAX_INPUT_BYTES, RouteRequest } from "../schemas/routing";
 import { routeInput, routingContext } from "../services/routing";
 import { readJson } from "./validate";
+
+type RouteStats = z.infer<typeof RouteStatsSchema>;
 
 /** Room for the input at its limit plus the rest of the request, JSON-escaped. */
 const ROUTE_BODY_LIMIT = 8 * MAX_INPUT_BYTES;
@@ -19,18 +24,40 @@ export const route = new Hono<AppEnv>()
         input_bytes: bytes,
       });
     }
-    const { decision, timings } = await routeInput(c.env, c.get("tenant"), body.input, body);
+    const { decision, timings } = await routeInput(c.env, c.get("tenant"), body.input, {
+      ...body,
+      background: waitUntil(c),
+    });
     c.header("Server-Timing", timings.map((t) => `${t.name};dur=${t.dur.toFixed(3)}`).join(", "));
     return c.json(decision);
   })
-  /** The compiled router this isolate holds for the tenant: version, size, compile time, memory. */
+  /** The router this isolate holds for the tenant: version, how it was built and loaded, size, pattern budget. */
   .get("/stats", async (c) => {
-    const { registry } = await routingContext(c.env, c.get("tenant"));
-    return c.json({
+    const { registry } = await routingContext(c.env, c.get("tenant"), undefined, waitUntil(c));
+    const { build } = registry;
+    const stats: RouteStats = {
       registry_version: registry.version,
       agents: registry.agents.length,
       enabled_agents: registry.agents.filter((agent) => agent.enabled).length,
-      compile_ms: registry.compile_ms,
+      compile_ms: build.compile_ms,
+      compiled_agents: build.compiled_count,
+      linked_shards: build.linked_shards,
+      link_ms: build.link_ms,
+      build_ms: build.build_ms,
+      shards: registry.shards.length,
+      load_ms: registry.load_ms,
       memory_bytes: registry.rules.memoryBytes,
-    });
+      pattern_budget: { used: build.pattern_instructions, limit: build.pattern_budget, prefix: PATTERN_PREFIX },
+    };
+    return c.json(stats);
   });
+
+/** `ctx.waitUntil` when the Worker runs with an execution context (tests may call the app without one). */
+function waitUntil(c: Context<AppEnv>): ((work: Promise<unknown>) => void) | undefined {
+  try {
+    const ctx = c.executionCtx;
+    return (work) => ctx.waitUntil(work);
+  } catch {
+    return undefined;
+  }
+}

@@ -38,7 +38,10 @@ export function newMessage(input: CollabMessageInput, collaborationId: string, i
   };
 }
 
-/** What a sent message makes its sender wait for: a query, its answer; an escalation (unless `blocking: false`), a person. */
+/**
+ * What a sent message makes its sender wait for: a query, its answer; an escalation (unless `blocking:
+ * false`), a person.
+ */
 export function senderWait(
   input: Pick<CollabMessageInput, "type" | "to" | "subject" | "payload">,
 ): { kind: "internal" | "user"; to: string; reason: string } | null {

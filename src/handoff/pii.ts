@@ -33,7 +33,8 @@ const PHONE_INTL = /(?<![\w+])\+\d+(?:[ .-]?\(\d+\)|[ .-]\d+)*/g;
 // North American national: (555) 123-4567, 555-123-4567, 555.123.4567, 555 123 4567.
 const PHONE_NANP = /(?<![\w(+.-])(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4}(?![\w-])/g;
 
-// Trunk-prefix national (0, then an area code not starting with 0): 020 7946 0958, 01 23 45 67 89, 07700 900123, (030) 1234567.
+// Trunk-prefix national (0, then an area code not starting with 0): 020 7946 0958, 01 23 45 67 89,
+// 07700 900123, (030) 1234567.
 // At least one separator: a bare run of digits is more often an order number than a phone.
 const PHONE_TRUNK = /(?<![\w(+-])(?:0[1-9]\d{0,3}|\(0[1-9]\d{0,3}\))(?:[ -]\d{2,8}){1,4}(?![\w-])/g;
 

@@ -41,7 +41,10 @@ export const isOpen = (status: HandoffStatusName): boolean => HANDOFF_STATUS_CLA
 export const isOrphanable = (status: HandoffStatusName): boolean => HANDOFF_STATUS_CLASS[status] === "running";
 export const isTerminal = (status: HandoffStatusName): boolean => HANDOFF_STATUS_CLASS[status] === "terminal";
 
-/** A status list as an SQL literal list, `('a', 'b')`, for CHECK constraints and filters (names are fixed identifiers). */
+/**
+ * A status list as an SQL literal list, `('a', 'b')`, for CHECK constraints and filters (names are
+ * fixed identifiers).
+ */
 export function sqlList(statuses: readonly HandoffStatusName[]): string {
   return `(${statuses.map((s) => `'${s}'`).join(", ")})`;
 }

@@ -56,7 +56,10 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
   }
 }
 
-/** Where the first line of `buffer` ends: CRLF, CR or LF. A CR at the very end waits for the next chunk (it may be CRLF). */
+/**
+ * Where the first line of `buffer` ends: CRLF, CR or LF. A CR at the very end waits for the next chunk
+ * (it may be CRLF).
+ */
 function lineEnd(buffer: string, done: boolean): { at: number; length: number } | null {
   for (let i = 0; i < buffer.length; i++) {
     const c = buffer.charCodeAt(i);

@@ -1,4 +1,5 @@
 import { RelayError } from "../errors";
+import { PATTERN_BUDGET } from "../routing/rules/pattern-budget";
 import { checkPattern } from "../routing/rules/pattern-safety";
 import type { AgentDefinition } from "../schemas/agent";
 import { compileCondition } from "../triggers/condition";
@@ -45,4 +46,24 @@ export function checkAgentPatterns(agent: AgentDefinition): void {
       { agent: agent.name, patterns: refused },
     );
   }
+}
+
+/**
+ * The tenant's pattern budget (docs/scaling.md): an agent is admitted when its patterns' cost
+ * and the other agents' together stay within the budget. Null when admitted, else the error,
+ * naming the tenant's total with this agent and the limit.
+ */
+export function patternBudgetError(
+  agent: string,
+  cost: number,
+  others: number,
+  budget = PATTERN_BUDGET,
+): RelayError | null {
+  const total = others + cost;
+  if (total <= budget) return null;
+  return new RelayError(
+    "PATTERN_BUDGET_EXCEEDED",
+    `Agent '${agent}': its patterns take ${cost} instructions, which would bring the tenant's patterns to ${total}; the limit is ${budget}.`,
+    { agent, agent_instructions: cost, tenant_instructions: total, limit: budget },
+  );
 }

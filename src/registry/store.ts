@@ -57,7 +57,7 @@ export async function putAgent(
          ON CONFLICT (tenant, name) DO UPDATE SET definition = excluded.definition, updated_at = excluded.updated_at
          RETURNING name, definition, created_at, updated_at, (created_at = ?4 AND updated_at = ?4) AS created`,
       )
-      .bind(tenant, definition.name, JSON.stringify(definition), now),
+      .bind(tenant, definition.name, definitionText(definition), now),
     bumpVersion(db, tenant),
   ]);
   const row = upsert?.results[0];
@@ -98,6 +98,30 @@ export async function loadDefinitions(db: D1Database, tenant: string): Promise<A
     .bind(tenant)
     .all<{ definition: string }>();
   return results.map((row) => parseDefinition(row.definition));
+}
+
+/** Every agent of a tenant as stored (name order): the router object compiles what changed. */
+export async function loadDefinitionTexts(db: D1Database, tenant: string): Promise<{ name: string; text: string }[]> {
+  const { results } = await db
+    .prepare("SELECT name, definition AS text FROM agents WHERE tenant = ?1 ORDER BY name")
+    .bind(tenant)
+    .all<{ name: string; text: string }>();
+  return results;
+}
+
+/** The registry's current version and write stamp. */
+export async function registryHead(db: D1Database, tenant: string): Promise<RegistryHead> {
+  return (await registryHeadStatement(db, tenant).first<RegistryHead>()) ?? { version: 0, stamp: "" };
+}
+
+/** The text a definition is stored as (what `putAgent` writes). */
+export function definitionText(definition: AgentDefinition): string {
+  return JSON.stringify(definition);
+}
+
+/** The stored text's definition (validated once per distinct text per isolate). */
+export function storedDefinition(text: string): AgentDefinition {
+  return parseDefinition(text);
 }
 
 export async function deleteAgent(db: D1Database, tenant: string, name: string): Promise<boolean> {

@@ -1,8 +1,15 @@
-import type { AgentDefinition } from "../schemas/agent";
 import type { AgentSummary, RouteDecision, RoutingConfig } from "../schemas/routing";
 
+/** The fields of an agent the fallback reads (`AgentDefinition` has them). */
+export interface ListedAgent {
+  name: string;
+  title?: string;
+  description: string;
+  enabled: boolean;
+}
+
 /** The agent list a user can pick from: enabled agents, with their titles and descriptions. */
-export function agentSummaries(agents: readonly AgentDefinition[]): AgentSummary[] {
+export function agentSummaries(agents: readonly ListedAgent[]): AgentSummary[] {
   return agents
     .filter((agent) => agent.enabled)
     .map((agent) => ({ name: agent.name, title: agent.title ?? agent.name, description: agent.description }));
@@ -16,7 +23,7 @@ export function agentSummaries(agents: readonly AgentDefinition[]): AgentSummary
  */
 export function applyFallback(
   config: RoutingConfig,
-  agents: readonly AgentDefinition[],
+  agents: readonly ListedAgent[],
   reason: string,
 ): Pick<RouteDecision, "agent" | "method" | "fallback"> {
   switch (config.fallback) {

@@ -1,6 +1,6 @@
-import type { AgentDefinition } from "../schemas/agent";
 import type { RouteDecision, RoutingConfig, RoutingStrategy } from "../schemas/routing";
 import { applyFallback } from "./fallback";
+import type { RoutableAgent } from "./llm/transfer-tools";
 import type { RuleDecision, RuleRouter } from "./types";
 
 /** What the LLM tier reports back: a chosen agent, or why it could not choose. */
@@ -26,12 +26,12 @@ export interface RouteInputs {
   config: RoutingConfig;
   rules: RuleRouter;
   /** The tenant's registry (enabled and disabled); the tiers ignore disabled agents. */
-  agents: readonly AgentDefinition[];
+  agents: readonly RoutableAgent[];
   /** Calls the LLM tier; injected so the decision logic stays pure and testable. */
   llm: (input: string) => Promise<LlmOutcome>;
 }
 
-export type RouteResult = Omit<RouteDecision, "latency_us">;
+export type RouteResult = Omit<RouteDecision, "latency_us" | "registry_version">;
 
 /** What decisions report as the model of the offline `local` provider. */
 export const LOCAL_MODEL = "local-lexical (not an LLM)";
@@ -43,7 +43,7 @@ export const LOCAL_MODEL = "local-lexical (not an LLM)";
  */
 export async function decideRoute({ input, config, rules, agents, llm }: RouteInputs): Promise<RouteResult> {
   const strategy: RoutingStrategy = config.strategy;
-  const rule = strategy === "llm" ? null : rules.decide(input);
+  const rule = strategy === "llm" ? null : await rules.decideInTurns(input);
   const base = baseDecision(config, rule);
 
   if (rule?.agent && rule.confidence >= config.threshold) {

@@ -48,9 +48,10 @@ import type { AgentDefinition } from "../schemas/agent";
 import { type Calibration, type CandidateEvidence, confidenceOf } from "./classifier/calibration";
 import { CALIBRATION_PARAMS } from "./classifier/calibration-params";
 import { explainDecision, type RuleExplanation } from "./classifier/explain";
-import { type Classification, compileClassifier, type LexicalClassifier } from "./classifier/lexical-classifier";
-import { trainingTexts } from "./classifier/training-texts";
-import { compileRules } from "./rules";
+import { extractFeatures } from "./classifier/features";
+import { type Classification, classifierFromImage, type LexicalClassifier } from "./classifier/lexical-classifier";
+import { compileAgentPart, type LinkOptions, linkRouterImage, type RouterImage } from "./router-image";
+import { type RuleStats, rulesFromImage } from "./rules";
 import type { RuleCandidate, RuleDecision, RuleMatch, RuleRouter } from "./types";
 
 /** What a decision keeps to build its explanation when (if ever) it is read. */
@@ -79,7 +80,9 @@ export const DECLINE_BELOW = 50;
 
 /** One scored candidate with its raw evidence. */
 export interface ScoredCandidate {
+  /** The agent's index in its shard. */
   index: number;
+  shard: number;
   agent: string;
   evidence: CandidateEvidence;
   match: RuleMatch | null;
@@ -97,6 +100,8 @@ export interface RuleEvidence {
 export interface CompiledRuleRouter extends RuleRouter {
   evidence(input: string, k?: number): RuleEvidence;
   readonly agents: readonly string[];
+  /** What the keyword and pattern rules hold (pattern budget, skipped patterns, automaton size). */
+  readonly rules: RuleStats;
 }
 
 export interface RuleRouterOptions {
@@ -116,35 +121,142 @@ const EMPTY: RuleDecision = {
 /** Compiles the rule tier for a registry snapshot. Disabled agents are left out. */
 export function compileRuleRouter(
   agents: readonly AgentDefinition[],
+  options: RuleRouterOptions & LinkOptions = {},
+): CompiledRuleRouter {
+  return routerFromImage(linkRouterImage(agents.map(compileAgentPart), options), options);
+}
+
+/** The rule tier over a linked image (router-image.ts): no compiling, no training. */
+export function routerFromImage(image: RouterImage, options: RuleRouterOptions = {}): CompiledRuleRouter {
+  return routerFromShards([wrapShard(image)], options);
+}
+
+/** One shard's image, wrapped: a router version keeps the wrapped shards it shares with the last. */
+export interface WrappedShard {
+  image: RouterImage;
+  rules: ReturnType<typeof rulesFromImage>;
+  classifier: LexicalClassifier | null;
+}
+
+/** Wraps a shard's image (its term map and scratch are all that is built). */
+export function wrapShard(image: RouterImage): WrappedShard {
+  return {
+    image,
+    rules: rulesFromImage(image.rules),
+    classifier: image.classifier === null ? null : classifierFromImage(image.classifier),
+  };
+}
+
+/** A route's working arrays over all agents. */
+interface Scratch {
+  logits: Float64Array;
+  hits: Float64Array;
+  byAgent: (RuleMatch | null)[];
+  classifications: (Classification | null)[];
+}
+
+interface Shard extends WrappedShard {
+  /** Global index of the shard's first agent. */
+  offset: number;
+  count: number;
+}
+
+/**
+ * The rule tier over the shards of a registry (router-build.ts): each shard matches and
+ * classifies its own agents, and their evidence meets in one set of logits. With one shard
+ * this is exactly the registry's router; with several, an agent's classifier logit and
+ * similarity come from its own shard's vocabulary, the share of known words is the best any
+ * shard knows, and ties go by shard, then name.
+ */
+export function routerFromShards(
+  wrapped: readonly WrappedShard[],
   options: RuleRouterOptions = {},
 ): CompiledRuleRouter {
   const calibration = options.calibration ?? CALIBRATION_PARAMS;
-  const enabled = agents.filter((a) => a.enabled);
-  const names = enabled.map((a) => a.name);
-  const indexOf = new Map(names.map((n, i) => [n, i]));
-  const exampleCount = enabled.map((a) => a.triggers.examples.length);
-  const rules = compileRules(enabled);
-  const classifier: LexicalClassifier | null =
-    enabled.length > 0 ? compileClassifier(enabled.map((a) => ({ agent: a.name, examples: trainingTexts(a) }))) : null;
-  const count = names.length;
-  const logits = new Float64Array(count);
-  const hits = new Float64Array(count);
-
-  const evidence = (input: string, k = 3): RuleEvidence => {
-    if (count === 0 || classifier === null) return { candidates: [], classification: null };
-    const matches = rules.match(input);
-    const c = classifier.classify(input);
-    const byAgent: (RuleMatch | null)[] = new Array<RuleMatch | null>(count).fill(null);
-    hits.fill(0);
-    for (const m of matches) {
-      const i = indexOf.get(m.agent);
-      if (i === undefined) continue;
-      byAgent[i] = m;
-      hits[i] = m.matched_keywords.length + 2 * m.matched_patterns.length;
+  const names: string[] = [];
+  const exampleCount: number[] = [];
+  const shards: Shard[] = [];
+  let tableBytes = 0;
+  for (const shard of wrapped) {
+    const { image, rules, classifier } = shard;
+    shards.push({ ...shard, offset: names.length, count: image.rules.tables.names.length });
+    names.push(...image.rules.tables.names);
+    exampleCount.push(...image.exampleCounts);
+    tableBytes += rules.stats.memoryBytes + (classifier?.memoryBytes ?? 0);
+  }
+  // An agent's keywords are also examples of its classifier: the more real examples it has,
+  // the more its logit already holds what they say, so its rule score weighs less.
+  // (Read per route: the calibration fit changes the weights of one compiled router.)
+  let ruleDecay = Number.NaN;
+  const ruleScale = new Float64Array(exampleCount.length);
+  const ruleWeightsNow = (): Float64Array => {
+    const decay = (calibration as Calibration).ruleDecay ?? 0;
+    if (decay !== ruleDecay) {
+      ruleDecay = decay;
+      for (let a = 0; a < ruleScale.length; a++) ruleScale[a] = 1 / (1 + decay * Math.log10(1 + exampleCount[a]!));
     }
-    if (c.knownMass === 0 && matches.length === 0) return { candidates: [], classification: c };
+    return ruleScale;
+  };
+  const shardOf = new Int32Array(names.length);
+  for (const [k, shard] of shards.entries()) shardOf.fill(k, shard.offset, shard.offset + shard.count);
+  const count = names.length;
+  const scratch = (): Scratch => ({
+    logits: new Float64Array(count),
+    hits: new Float64Array(count),
+    byAgent: new Array<RuleMatch | null>(count).fill(null),
+    classifications: shards.map(() => null),
+  });
+  // A route that never awaits reuses one scratch; one that waits for its turn gets its own.
+  const shared = scratch();
+  const unknown = count === 0 || shards.every((s) => s.classifier === null);
+
+  const evidence = (input: string, k = 3): RuleEvidence =>
+    unknown
+      ? { candidates: [], classification: null }
+      : evidenceFrom(
+          input,
+          k,
+          shards.map((s) => s.rules.match(input)),
+          shared,
+        );
+
+  const evidenceInTurns = async (input: string, k: number, turn?: () => Promise<void>): Promise<RuleEvidence> => {
+    if (unknown) return { candidates: [], classification: null };
+    const matches: RuleMatch[][] = [];
+    for (const shard of shards) matches.push(await shard.rules.matchInTurns(input, Number.POSITIVE_INFINITY, turn));
+    return evidenceFrom(input, k, matches, scratch());
+  };
+
+  const evidenceFrom = (input: string, k: number, matchesOf: RuleMatch[][], work: Scratch): RuleEvidence => {
+    const { logits, hits, byAgent, classifications } = work;
+    byAgent.fill(null);
+    hits.fill(0);
+    let matched = 0;
+    let knownMass = 0;
+    // Every shard reads the same features: extracted once.
+    const features = shards.length > 1 ? extractFeatures(input) : undefined;
+    for (const [j, shard] of shards.entries()) {
+      const c = shard.classifier?.classify(input, features) ?? null;
+      classifications[j] = c;
+      if (c !== null && c.knownMass > knownMass) knownMass = c.knownMass;
+      const local = new Map<string, number>();
+      const matches = matchesOf[j] ?? [];
+      matched += matches.length;
+      if (matches.length > 0) for (let a = 0; a < shard.count; a++) local.set(names[shard.offset + a] as string, a);
+      for (const m of matches) {
+        const a = local.get(m.agent);
+        if (a === undefined) continue;
+        byAgent[shard.offset + a] = m;
+        hits[shard.offset + a] = m.matched_keywords.length + 2 * m.matched_patterns.length;
+      }
+      for (let a = 0; a < shard.count; a++) logits[shard.offset + a] = c === null ? 0 : (c.logits[a] as number);
+    }
+    const first = classifications[0] ?? null;
+    if (knownMass === 0 && matched === 0) return { candidates: [], classification: first };
+    const ruleScale = ruleWeightsNow();
+    const weight = calibration.ruleWeight;
     for (let a = 0; a < count; a++) {
-      logits[a] = (c.logits[a] as number) + (calibration.ruleWeight * (byAgent[a]?.score ?? 0)) / 10;
+      logits[a] = (logits[a] as number) + (weight * (ruleScale[a] as number) * (byAgent[a]?.score ?? 0)) / 10;
     }
     // The best k by combined logit (at least 2, for the margin); ties keep registry order.
     const keep = Math.max(k, 2);
@@ -179,31 +291,38 @@ export function compileRuleRouter(
     }
     const candidates = order.slice(0, k).map((a): ScoredCandidate => {
       const other = a === top ? second : top;
+      const shard = shards[shardOf[a] as number] as Shard;
+      const c = classifications[shardOf[a] as number] ?? null;
       const ev: CandidateEvidence = {
         logit: logits[a] as number,
         probability: Math.exp((logits[a] as number) - max) / sum,
         margin: (logits[a] as number) - (other >= 0 ? (logits[other] as number) : 0),
-        similarity: classifier.nearest(c, a, 1)[0]?.similarity ?? 0,
-        knownMass: c.knownMass,
+        similarity: c === null ? 0 : (shard.classifier?.nearest(c, a - shard.offset, 1)[0]?.similarity ?? 0),
+        knownMass,
         ruleHits: hits[a] as number,
         otherRuleHits: a === mostHitsAgent ? nextHits : mostHits,
         exampleCount: exampleCount[a] as number,
         singleAgent: count === 1,
       };
       return {
-        index: a,
+        index: a - shard.offset,
+        shard: shardOf[a] as number,
         agent: names[a] as string,
         evidence: ev,
         match: byAgent[a] ?? null,
         confidence: confidenceOf(ev, calibration),
       };
     });
-    return { candidates, classification: c };
+    return { candidates, classification: classifications[shardOf[top] as number] ?? first };
   };
 
-  const decide = (input: string): RuleDecision => {
-    const { candidates, classification } = evidence(input);
+  const decide = (input: string): RuleDecision => decisionOf(evidence(input));
+  const decideInTurns = async (input: string, turn?: () => Promise<void>): Promise<RuleDecision> =>
+    decisionOf(await evidenceInTurns(input, 3, turn));
+
+  const decisionOf = ({ candidates, classification }: RuleEvidence): RuleDecision => {
     const best = candidates[0];
+    const classifier = best === undefined ? null : (shards[best.shard]?.classifier ?? null);
     if (!best || classification === null || classifier === null) return { ...EMPTY, candidates: [] };
     const asCandidate = (s: ScoredCandidate): RuleCandidate => ({
       agent: s.agent,
@@ -222,7 +341,12 @@ export function compileRuleRouter(
     };
     // The explanation costs more than the decision, so it is built when first read (JSON,
     // spread, structured clone and RPC all read it, as an own enumerable property).
-    const source: ExplanationSource = { classifier, classification, candidates };
+    // The explanation weighs the best candidate against the runner-up of its own shard.
+    const source: ExplanationSource = {
+      classifier,
+      classification,
+      candidates: candidates.filter((x) => x.shard === best.shard),
+    };
     Object.defineProperty(decision, SOURCE, { value: source });
     Object.defineProperty(decision, "explanation", { get: readExplanation, enumerable: true, configurable: true });
     return decision;
@@ -230,8 +354,26 @@ export function compileRuleRouter(
 
   return {
     decide,
+    decideInTurns,
     evidence,
     agents: names,
-    memoryBytes: rules.stats.memoryBytes + (classifier?.memoryBytes ?? 0) + 16 * count,
+    rules: mergeStats(shards.map((s) => s.rules.stats)),
+    memoryBytes: tableBytes + 16 * count,
   };
+}
+
+/** The rule statistics of a sharded registry, summed. */
+function mergeStats(stats: readonly RuleStats[]): RuleStats {
+  const [first, ...rest] = stats;
+  if (first === undefined) throw new RangeError("a router has at least one shard");
+  const out: RuleStats = { ...first, skippedPatterns: [...first.skippedPatterns] };
+  for (const s of rest) {
+    for (const key of Object.keys(out) as (keyof RuleStats)[]) {
+      const value = s[key];
+      if (typeof value === "number" && key !== "patternBudget") (out[key] as number) += value;
+    }
+    out.skippedPatterns.push(...s.skippedPatterns);
+    out.dense &&= s.dense;
+  }
+  return out;
 }

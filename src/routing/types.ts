@@ -40,6 +40,11 @@ export interface RuleDecision {
 /** The compiled rule tier the hybrid calls: rules plus whatever evidence the registry offers. */
 export interface RuleRouter {
   decide(input: string): RuleDecision;
+  /**
+   * `decide` for a route that may wait: heavy pattern work runs in slices, each at its turn
+   * in the isolate's lane (rules/lane.ts), so it never holds the isolate for long.
+   */
+  decideInTurns(input: string, turn?: () => Promise<void>): Promise<RuleDecision>;
   /** Approximate bytes held by the compiled structures (reported by /v1/route/stats). */
   readonly memoryBytes: number;
 }

@@ -3,6 +3,7 @@ import { err, type Result } from "../errors";
 import { agentObjectName, sessionObjectName } from "../sessions/ids";
 import type { AgentRpc } from "./agent";
 import type { CollaborationRpc } from "./collaboration";
+import type { RouterRpc } from "./router";
 import type { SessionRpc } from "./session";
 
 /**
@@ -113,6 +114,15 @@ export function agentRpcByName(
 ): AgentRpc {
   const stub = env.AGENTS.get(env.AGENTS.idFromName(objectName));
   return withDeadline<AgentRpc>(stub, what, ms) as AgentRpc;
+}
+
+/** The Worker's wait for the router object: a first build of a large registry takes seconds. */
+export const ROUTER_CALL_DEADLINE_MS = 60_000;
+
+/** The tenant's router object (durable-objects/router/router.ts): agent writes and compiled routers. */
+export function routerRpc(env: Pick<Env, "ROUTERS">, tenant: string, ms = ROUTER_CALL_DEADLINE_MS): RouterRpc {
+  const stub = env.ROUTERS.get(env.ROUTERS.idFromName(tenant));
+  return withDeadline<RouterRpc>(stub, `The router of tenant '${tenant}'`, ms) as RouterRpc;
 }
 
 /** A collaboration's object, named by tenant and id like a session's. */

@@ -87,7 +87,10 @@ function transferParameters(entry: HandoffSpec): Record<string, unknown> {
   };
 }
 
-/** Whether an entry can be taken now: its target exists and is enabled, is not on the stack, and its condition holds. */
+/**
+ * Whether an entry can be taken now: its target exists and is enabled, is not on the stack, and its
+ * condition holds.
+ */
 function offered(entry: HandoffSpec, input: AgentToolsInput): AgentDefinition | null {
   const target = input.directory.get(entry.to);
   if (!target?.enabled || input.stack.includes(entry.to)) return null;
@@ -153,7 +156,7 @@ export function agentTools(input: AgentToolsInput): AgentTools {
   // asked, told, or all told, with the agent-to-agent tools its tools.allow names.
   const peers = agent.handoffs
     .map((h) => input.directory.get(h.to))
-    .filter((a): a is AgentDefinition => !!a && a.enabled && a.kind !== "human")
+    .filter((a): a is AgentDefinition => !!a && a.enabled && (a.kind === "llm" || a.kind === "webhook"))
     .map((a) => a.name);
   for (const peer of peerTools(peers).filter((p) => agent.tools.allow.includes(p.spec.function.name))) {
     tools.push(peer.spec);

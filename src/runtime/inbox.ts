@@ -52,7 +52,10 @@ export function openItem(input: OpenItemInput): InboxItem {
   };
 }
 
-/** An open item, closed: answered (with the reply or decision and who gave it), expired or cancelled. Null when it is not open. */
+/**
+ * An open item, closed: answered (with the reply or decision and who gave it), expired or cancelled.
+ * Null when it is not open.
+ */
 export function closeItem(
   item: InboxItem,
   outcome: "resolved" | "expired" | "cancelled",
@@ -70,14 +73,20 @@ export function closeItem(
   };
 }
 
-/** A collaboration's escalation in the inbox: `inb_<the message's ulid>_<collaboration id>`, so the inbox API finds both. */
+/**
+ * A collaboration's escalation in the inbox: `inb_<the message's ulid>_<collaboration id>`, so the
+ * inbox API finds both.
+ */
 export function escalationInboxId(messageId: string, collaborationId: string): string {
   return `inb_${messageId.slice("cmsg_".length)}_${collaborationId}`;
 }
 
 const ESCALATION_ID = /^inb_([0-9a-z]{26})_(col_[0-9a-z]{26})$/;
 
-/** The collaboration and message an escalation's inbox id names, or null when it names a session's item (or nothing). */
+/**
+ * The collaboration and message an escalation's inbox id names, or null when it names a session's item
+ * (or nothing).
+ */
 export function escalationOfInboxItem(id: string): { collaboration_id: string; message_id: string } | null {
   const match = ESCALATION_ID.exec(id);
   return match ? { collaboration_id: match[2]!, message_id: `cmsg_${match[1]}` } : null;

@@ -28,7 +28,10 @@ export type TurnAction =
   /** No handoff: the agent takes another turn once its tool calls are answered. */
   | { type: "continue" };
 
-/** A call Relay or the client runs (a registry tool, or an agent-to-agent tool) with arguments that fit its parameters. */
+/**
+ * A call Relay or the client runs (a registry tool, or an agent-to-agent tool) with arguments that fit
+ * its parameters.
+ */
 export interface FunctionCall {
   call: ToolCall;
   kind: WorkCallKind;

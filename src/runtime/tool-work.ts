@@ -10,7 +10,8 @@ import type { TurnDecision } from "./interpret";
  * the other functions are the transitions the run's object records. Order: every approval
  * is asked first (nothing runs before the person has said yes or no, and a handoff beside
  * a gated tool waits too), then what Relay runs (http tools, messages to other agents),
- * then client tools are handed to the client, and the handoff (or escalation) comes last, so the target sees every output.
+ * then client tools are handed to the client, and the handoff (or escalation) comes last, so the
+ * target sees every output.
  */
 
 export type WorkEffect =

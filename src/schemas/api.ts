@@ -33,12 +33,29 @@ export function ErrorResponse(codes: readonly ErrorCode[] = ERROR_CODES) {
 
 export const Health = z.strictObject({ ok: z.literal(true), service: z.literal("relay") });
 
+/** `GET /v1/route/stats`: the router this isolate holds and how its version was built (docs/scaling.md). */
 export const RouteStats = z.strictObject({
   registry_version: z.number().int(),
   agents: z.number().int().min(0),
   enabled_agents: z.number().int().min(0),
+  /** The build of this version by the tenant's router object: agents compiled and their time, ms. */
   compile_ms: z.number().min(0),
+  compiled_agents: z.number().int().min(0),
+  /** Shards relinked for this version, and the link's time in ms. */
+  linked_shards: z.number().int().min(0),
+  link_ms: z.number().min(0),
+  build_ms: z.number().min(0),
+  shards: z.number().int().min(1),
+  /** This isolate's load of the version from the router object (no compiling), ms. */
+  load_ms: z.number().min(0),
   memory_bytes: z.number().int().min(0),
+  pattern_budget: z.strictObject({
+    /** Instructions of the tenant's admitted patterns (enabled agents, after expansion). */
+    used: z.number().int().min(0),
+    limit: z.number().int().min(1),
+    /** UTF-16 code units of an input the pattern tier reads. */
+    prefix: z.number().int().min(1),
+  }),
 });
 
 /** `GET|PUT|DELETE /v1/config/routing`: the resolved config, each value's layer, the stored tenant layer. */

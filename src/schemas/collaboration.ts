@@ -85,7 +85,10 @@ export const CollabMessage = z.object({
   sent_at: z.string(),
   /** ISO 8601: when it is dropped unanswered (ttl_s), or a query times out (timeout_s). */
   expires_at: z.string().nullable(),
-  /** A query's answer: the response's id, or why there is none (QUERY_TIMEOUT, DEADLOCK_RESOLVED, HUMAN_TIMEOUT, cancelled). */
+  /**
+   * A query's answer: the response's id, or why there is none (QUERY_TIMEOUT, DEADLOCK_RESOLVED,
+   * HUMAN_TIMEOUT, cancelled).
+   */
   answered_by: z.string().nullable(),
   error: z.string().nullable(),
   /** An escalation's answer from a person, and who gave it. */

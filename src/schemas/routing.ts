@@ -99,6 +99,11 @@ export const RouteDecision = z.object({
       error: z.string().optional(),
     })
     .optional(),
+  /**
+   * The registry version whose router decided. Right after a registry change an isolate
+   * answers with the version it holds while it loads the new one (docs/scaling.md).
+   */
+  registry_version: z.number().int(),
   latency_us: z.number(),
 });
 export type RouteDecision = z.infer<typeof RouteDecision>;

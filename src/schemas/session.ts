@@ -49,7 +49,10 @@ export const SessionMessage = z
     type: HistoryItemType.optional(),
     tool_name: z.string().min(1).max(100).optional(),
     run: z.boolean().optional(),
-    /** Capabilities the message needs: when the current agent lacks them, its capability triggers hand it on before it runs. */
+    /**
+     * Capabilities the message needs: when the current agent lacks them, its capability triggers hand
+     * it on before it runs.
+     */
     required_capabilities: z.array(z.string().trim().min(1).max(100)).min(1).max(20).optional(),
   })
   .superRefine((message, ctx) => {

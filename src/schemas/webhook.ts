@@ -71,7 +71,10 @@ export const MAX_WEBHOOK_BYTES = 256 * 1024;
 export const WebhookSourceRejections = z.strictObject({
   source: z.string(),
   rejected: z.number().int().min(0),
-  /** `too_large`, `unreadable`, `missing_headers`, `invalid_timestamp`, `stale`, `future`, `bad_signature`, `invalid_secret`. */
+  /**
+   * `too_large`, `unreadable`, `missing_headers`, `invalid_timestamp`, `stale`, `future`,
+   * `bad_signature`, `invalid_secret`.
+   */
   by_reason: z.record(z.string(), z.number().int().min(0)),
   first_rejected_at: z.string(),
   last_rejected_at: z.string(),

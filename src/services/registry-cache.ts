@@ -1,9 +1,13 @@
+import type { Env } from "../env";
+import { unwrap } from "../errors";
 import { parseTenantConfig, tenantConfigStatement } from "../registry/config-store";
 import { subscribedStatement } from "../registry/event-subscriptions";
 import { loadDefinitions, type RegistryHead, registryHeadStatement } from "../registry/store";
 import { loadTools } from "../registry/tool-store";
-import { compileRuleRouter } from "../routing/rule-router";
-import type { RuleRouter } from "../routing/types";
+import type { RouteAgent } from "../routing/router-image";
+import { type CompiledRuleRouter, routerFromShards, type WrappedShard, wrapShard } from "../routing/rule-router";
+import type { BuildStats } from "../rpc/router";
+import { routerRpc } from "../rpc/stubs";
 import type { AgentDefinition } from "../schemas/agent";
 import type { RoutingConfigPatch } from "../schemas/routing";
 import type { ToolDefinition } from "../schemas/tool";
@@ -27,10 +31,25 @@ export interface AgentDirectory {
   tools: ReadonlyMap<string, ToolDefinition>;
 }
 
-/** A tenant's registry as the router needs it, compiled once per registry version. */
-export interface CompiledRegistry extends AgentDirectory {
-  rules: RuleRouter;
-  compile_ms: number;
+/**
+ * A tenant's router as this isolate holds it: loaded from the tenant's router object at one
+ * registry version (never compiled here), with what the build reported.
+ */
+export interface CompiledRegistry {
+  tenant: string;
+  /** The registry version this router was built from: the one that decides. */
+  version: number;
+  stamp: string;
+  /** Every agent (enabled or not), in name order. */
+  agents: RouteAgent[];
+  byName: ReadonlyMap<string, RouteAgent>;
+  rules: CompiledRuleRouter;
+  build: BuildStats;
+  /** This isolate's load of it: the call to the router object and the wrapping, ms. */
+  load_ms: number;
+  /** Shards reused from the version this isolate held before. */
+  reused_shards: number;
+  shards: { stamp: string; wrapped: WrappedShard }[];
 }
 
 /**
@@ -39,7 +58,6 @@ export interface CompiledRegistry extends AgentDirectory {
  * not cached; a new version of a tenant drops its older entries.
  */
 const directories = new Map<string, Promise<AgentDirectory>>();
-const compiled = new Map<string, Promise<CompiledRegistry>>();
 
 function cached<T>(
   cache: Map<string, Promise<T>>,
@@ -81,13 +99,107 @@ function directoryAt(db: D1Database, tenant: string, head: RegistryHead): Promis
   });
 }
 
-export function compiledRegistry(db: D1Database, tenant: string, head: RegistryHead): Promise<CompiledRegistry> {
-  return cached(compiled, tenant, head, async () => {
-    const directory = await directoryAt(db, tenant, head);
-    const started = performance.now();
-    const rules = compileRuleRouter(directory.agents);
-    return { ...directory, rules, compile_ms: performance.now() - started };
+/** Per tenant: the router this isolate holds, and the load of a newer one under way. */
+interface RouterSlot {
+  current: CompiledRegistry | null;
+  loading: Promise<CompiledRegistry> | null;
+  /** The head the load under way was started for. */
+  loadingFor: string;
+}
+const routers = new Map<string, RouterSlot>();
+
+const headKey = (head: RegistryHead) => `${head.version}:${head.stamp}`;
+
+/**
+ * The tenant's router for a route (docs/scaling.md, "Serving while the next version builds"):
+ * the one this isolate holds when it is at `head`; otherwise the load of `head`'s version
+ * starts (once), and meanwhile the version held answers — the decision names it. Only an
+ * isolate that holds none waits for the load. `background` keeps a load alive past the
+ * response (`ctx.waitUntil`).
+ */
+export function routerAt(
+  env: Pick<Env, "ROUTERS">,
+  tenant: string,
+  head: RegistryHead,
+  background?: (work: Promise<unknown>) => void,
+  wait = false,
+): Promise<CompiledRegistry> {
+  let slot = routers.get(tenant);
+  if (!slot) {
+    slot = { current: null, loading: null, loadingFor: "" };
+    routers.set(tenant, slot);
+  }
+  const current = slot.current;
+  if (current !== null && headKey(current) === headKey(head)) return Promise.resolve(current);
+  if (slot.loading === null || slot.loadingFor !== headKey(head)) {
+    const loading = loadRouter(env, tenant, current);
+    const entry = slot;
+    entry.loading = loading;
+    entry.loadingFor = headKey(head);
+    loading.then(
+      (loaded) => {
+        if (entry.current === null || loaded.version >= entry.current.version) entry.current = loaded;
+        if (entry.loading === loading) entry.loading = null;
+      },
+      () => {
+        if (entry.loading === loading) entry.loading = null;
+      },
+    );
+    background?.(loading.catch(() => undefined));
+  }
+  return current !== null && !wait ? Promise.resolve(current) : slot.loading!;
+}
+
+/** Loads the tenant's current router now (after a write through this isolate: read your writes). */
+export async function refreshRouter(env: Pick<Env, "ROUTERS" | "DB">, tenant: string): Promise<void> {
+  invalidateTenant(tenant);
+  const { head } = await tenantHead(env.DB, tenant);
+  await routerAt(env, tenant, head, undefined, true);
+}
+
+async function loadRouter(
+  env: Pick<Env, "ROUTERS">,
+  tenant: string,
+  held: CompiledRegistry | null,
+): Promise<CompiledRegistry> {
+  const started = Date.now();
+  const have = new Map((held?.shards ?? []).map((s) => [s.stamp, s.wrapped]));
+  const received = new Map<string, WrappedShard>();
+  let version = unwrap(await routerRpc(env, tenant).load(tenant, [...have.keys()]));
+  // A large registry comes over several answers; a new version meanwhile starts the count again.
+  for (let calls = 1; ; calls++) {
+    version.images.forEach((image, k) => {
+      if (image) received.set(version.stamps[k]!, wrapShard(image));
+    });
+    const missing = version.stamps.filter((stamp) => !have.has(stamp) && !received.has(stamp));
+    if (missing.length === 0) break;
+    if (calls > 2 * version.stamps.length) throw new Error("the router object kept changing while it was loaded");
+    version = unwrap(await routerRpc(env, tenant).load(tenant, [...have.keys(), ...received.keys()]));
+  }
+  let reused = 0;
+  const shards = version.stamps.map((stamp) => {
+    const kept = have.get(stamp);
+    if (kept !== undefined) {
+      reused++;
+      return { stamp, wrapped: kept };
+    }
+    return { stamp, wrapped: received.get(stamp)! };
   });
+  const rules = routerFromShards(shards.map((s) => s.wrapped));
+  // Each shard carries its agents; the registry's list is theirs in name order.
+  const agents = shards.flatMap((s) => s.wrapped.image.agents).sort((a, b) => (a.name < b.name ? -1 : 1));
+  return {
+    tenant,
+    version: version.version,
+    stamp: version.stamp,
+    agents,
+    byName: new Map(agents.map((a) => [a.name, a])),
+    rules,
+    build: version.build,
+    load_ms: Date.now() - started,
+    reused_shards: reused,
+    shards,
+  };
 }
 
 /**

@@ -6,11 +6,12 @@ import { agentSummaries } from "../routing/fallback";
 import { decideRoute, type LlmOutcome } from "../routing/hybrid";
 import { routeWithLlm } from "../routing/llm/route-with-llm";
 import type { RouteDecision, RoutingConfigPatch, RoutingStrategy } from "../schemas/routing";
-import { type CompiledRegistry, compiledRegistry, tenantHead } from "./registry-cache";
+import { type CompiledRegistry, routerAt, tenantHead } from "./registry-cache";
 
 /**
  * Routing as the Worker runs it: the registry head and the tenant's config (cached per
- * isolate for at most HEAD_TTL_MS), the compiled registry, then the pure decision.
+ * isolate for at most HEAD_TTL_MS), the router the tenant's router object built (the version
+ * this isolate holds answers while a newer one loads), then the pure decision.
  */
 
 export interface RoutingContext {
@@ -18,7 +19,12 @@ export interface RoutingContext {
   resolved: ResolvedConfig;
 }
 
-export async function routingContext(env: Env, tenant: string, override?: RoutingConfigPatch): Promise<RoutingContext> {
+export async function routingContext(
+  env: Env,
+  tenant: string,
+  override?: RoutingConfigPatch,
+  background?: (work: Promise<unknown>) => void,
+): Promise<RoutingContext> {
   const { head, tenantConfig } = await tenantHead(env.DB, tenant);
   const { patch, warnings } = patchFromVars(env);
   const resolved = resolveConfig({ env: patch, tenant: tenantConfig, request: override, warnings });
@@ -29,12 +35,14 @@ export async function routingContext(env: Env, tenant: string, override?: Routin
       sources: resolved.sources,
     });
   }
-  return { registry: await compiledRegistry(env.DB, tenant, head), resolved };
+  return { registry: await routerAt(env, tenant, head, background), resolved };
 }
 
 export interface RouteOptions {
   strategy?: RoutingStrategy;
   config?: RoutingConfigPatch;
+  /** Keeps a router load started by this route alive past its response (`ctx.waitUntil`). */
+  background?: (work: Promise<unknown>) => void;
 }
 
 export interface TimedDecision {
@@ -54,7 +62,7 @@ export async function routeInput(
 ): Promise<TimedDecision> {
   const started = performance.now();
   const override = options.strategy ? { ...options.config, strategy: options.strategy } : options.config;
-  const { registry, resolved } = await routingContext(env, tenant, override);
+  const { registry, resolved } = await routingContext(env, tenant, override, options.background);
   const loaded = performance.now();
   const { config } = resolved;
   if (!config.enabled) {
@@ -78,7 +86,7 @@ export async function routeInput(
   const result = await decideRoute({ input, config, rules: registry.rules, agents: registry.agents, llm });
   const total = performance.now() - started;
   return {
-    decision: { ...result, latency_us: Math.round(total * 1000) },
+    decision: { ...result, registry_version: registry.version, latency_us: Math.round(total * 1000) },
     registry,
     timings: [
       { name: "registry", dur: loaded - started },

@@ -7,7 +7,8 @@ import { BETA_KEY, call } from "./helpers";
 import { protocolErrors, script } from "./run-fixtures";
 
 /**
- * Supervisor fan-out (docs/collaboration.md, Supervisor fan-out): tasks run in parallel on their agents, results come in
+ * Supervisor fan-out (docs/collaboration.md, Supervisor fan-out): tasks run in parallel on their
+ * agents, results come in
  * as they finish, the supervisor aggregates; a failing task is named in the answer, a
  * task that times out fails the fan-out with the partial results kept.
  */

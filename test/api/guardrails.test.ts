@@ -3,7 +3,10 @@ import { answer } from "../fakes/openai";
 import { call } from "./helpers";
 import { script } from "./run-fixtures";
 
-/** Output guardrails end to end (docs/runs.md): reject, repair (and a repair that still fails), warn — each a guardrail trace event. */
+/**
+ * Output guardrails end to end (docs/runs.md): reject, repair (and a repair that still fails), warn —
+ * each a guardrail trace event.
+ */
 
 const SCHEMA = {
   type: "object",

@@ -27,7 +27,8 @@ describe("GET /openapi.json", () => {
     expect(json.security).toEqual([{ bearer: [] }]);
     for (const { key, operation } of operations) {
       const open = operation.security?.length === 0;
-      expect(open, key).toBe(!key.includes(" /v1/") || key.startsWith("POST /v1/webhooks/"));
+      const keyed = key.includes(" /v1/") || key.startsWith("POST /a2a");
+      expect(open, key).toBe(!keyed || key.startsWith("POST /v1/webhooks/"));
     }
     // The served document is the one the conformance check reads.
     expect(json).toEqual(openApiDocument);
@@ -108,7 +109,20 @@ describe("the conformance check on every API test's response", () => {
   });
 
   it("matches a literal segment before a parameter", () => {
-    const stats = { registry_version: 1, agents: 0, enabled_agents: 0, compile_ms: 0, memory_bytes: 0 };
+    const stats = {
+      registry_version: 1,
+      agents: 0,
+      enabled_agents: 0,
+      compile_ms: 0,
+      compiled_agents: 0,
+      linked_shards: 1,
+      link_ms: 0,
+      build_ms: 0,
+      shards: 1,
+      load_ms: 0,
+      memory_bytes: 0,
+      pattern_budget: { used: 0, limit: 131_072, prefix: 1024 },
+    };
     expect(() =>
       checkResponse("GET", "http://relay.test/v1/route/stats", 200, "application/json", stats),
     ).not.toThrow();

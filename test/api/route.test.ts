@@ -1,6 +1,9 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { app } from "../../src/app";
+import { PATTERN_BUDGET, PATTERN_PREFIX } from "../../src/routing/rules";
+import type { RouterRpc } from "../../src/rpc/router";
+import { AgentDefinition } from "../../src/schemas/agent";
 import { answer, callTool, callTools, delayed, type FakeReply, fakeOpenAI, garbage, httpError } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import { BETA_KEY, call } from "./helpers";
@@ -158,7 +161,8 @@ describe("POST /v1/route — patterns are matched in linear time", () => {
     const miss = await call("POST", "/v1/route", { input, strategy: "rule" }, as);
     expect(miss.status).toBe(200);
     expect(miss.json.agent).toBeNull();
-    const hit = await call("POST", "/v1/route", { input: `${"a".repeat(30 * 1024)}b`, strategy: "rule" }, as);
+    // Patterns read the input's first PATTERN_PREFIX code units: a match must lie within them.
+    const hit = await call("POST", "/v1/route", { input: `${"a".repeat(PATTERN_PREFIX - 1)}b`, strategy: "rule" }, as);
     expect(hit.json).toMatchObject({ agent: "redos", matched_patterns: ["(a|a?)+b"] });
     expect((await call("DELETE", "/v1/agents/redos", undefined, as)).status).toBe(204);
   });
@@ -356,5 +360,77 @@ describe("registry head cache", () => {
       await env.DB.prepare("SELECT version FROM registry_versions WHERE tenant = 'alpha'").first("version"),
     );
     await call("DELETE", "/v1/agents/cache-probe");
+  });
+});
+
+describe("the tenant's pattern budget", () => {
+  it("refuses an agent that would pass it: 400 PATTERN_BUDGET_EXCEEDED with the tenant's total and the limit", async () => {
+    // 100 patterns of 1,000 instructions fit one agent; two such agents pass the budget.
+    const big = Array.from({ length: 100 }, (_, i) => `(.*a){${150 + i}}`);
+    const as = { key: BETA_KEY };
+    const first = await call("PUT", "/v1/agents/heavy-1", { name: "heavy-1", triggers: { patterns: big } }, as);
+    expect(first.status).toBe(201);
+    const stats = await call("GET", "/v1/route/stats", undefined, as);
+    const used = stats.json.pattern_budget.used as number;
+    expect(stats.json.pattern_budget).toMatchObject({ limit: PATTERN_BUDGET, prefix: PATTERN_PREFIX });
+    expect(used).toBeGreaterThan(PATTERN_BUDGET / 2);
+    const second = await call("PUT", "/v1/agents/heavy-2", { name: "heavy-2", triggers: { patterns: big } }, as);
+    expect(second.status).toBe(400);
+    expect(second.json.error).toMatchObject({
+      code: "PATTERN_BUDGET_EXCEEDED",
+      details: { agent: "heavy-2", tenant_instructions: 2 * used, limit: PATTERN_BUDGET },
+    });
+    expect((await call("GET", "/v1/agents/heavy-2", undefined, as)).status).toBe(404);
+    // Replacing an agent counts its new patterns instead of its old ones; a disabled one costs nothing.
+    expect((await call("PUT", "/v1/agents/heavy-1", { name: "heavy-1", triggers: { patterns: big } }, as)).status).toBe(
+      200,
+    );
+    const off = { name: "heavy-2", enabled: false, triggers: { patterns: big } };
+    expect((await call("PUT", "/v1/agents/heavy-2", off, as)).status).toBe(201);
+    for (const name of ["heavy-1", "heavy-2"]) await call("DELETE", `/v1/agents/${name}`, undefined, as);
+    expect((await call("GET", "/v1/route/stats", undefined, as)).json.pattern_budget.used).toBe(0);
+  });
+});
+
+describe("router versions", () => {
+  it("names the registry version that decided, and answers with the version held while a newer one loads", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    onTestFinished(() => void vi.useRealTimers());
+    const held = (await call("POST", "/v1/route", { input: "refund please", strategy: "rule" })).json;
+    const version = await env.DB.prepare("SELECT version FROM registry_versions WHERE tenant = 'alpha'").first(
+      "version",
+    );
+    expect(held.registry_version).toBe(version);
+    // Another isolate's write: through the tenant's router object, which builds the next version.
+    const router = env.ROUTERS.get(env.ROUTERS.idFromName("alpha")) as unknown as RouterRpc;
+    const written = await router.putAgent(
+      "alpha",
+      AgentDefinition.parse({ name: "parcels", triggers: { keywords: ["parcel"] } }),
+    );
+    expect(written.ok).toBe(true);
+    vi.setSystemTime(Date.now() + 60_000); // past the head cache's trust
+    const first = (await call("POST", "/v1/route", { input: "my parcel", strategy: "rule", config: { threshold: 0 } }))
+      .json;
+    expect(first.registry_version).toBe(version);
+    expect(first.agent).not.toBe("parcels");
+    let next = first;
+    for (let i = 0; i < 50 && next.registry_version === version; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      next = (await call("POST", "/v1/route", { input: "my parcel", strategy: "rule", config: { threshold: 0 } })).json;
+    }
+    expect(next.registry_version).toBe((version as number) + 1);
+    expect(next.agent).toBe("parcels");
+    await call("DELETE", "/v1/agents/parcels");
+  });
+
+  it("an isolate that holds a version loads only the shards that changed", async () => {
+    const router = env.ROUTERS.get(env.ROUTERS.idFromName("alpha")) as unknown as RouterRpc;
+    const all = await router.load("alpha", []);
+    if (!all.ok) throw new Error(all.error.message);
+    expect(all.value.images.every((image) => image !== null)).toBe(true);
+    const again = await router.load("alpha", all.value.stamps);
+    if (!again.ok) throw new Error(again.error.message);
+    expect(again.value.images).toEqual(all.value.stamps.map(() => null));
+    expect(again.value.build.pattern_budget).toBe(PATTERN_BUDGET);
   });
 });

@@ -121,7 +121,8 @@ describe("the turn loop", () => {
     ]);
     expect(fake.requests.map(agentOf)).toEqual(["front", "middle", "back"]);
     for (const req of fake.requests) expect(protocolErrors(req)).toEqual([]);
-    // What each agent was offered: its whitelist (minus the disabled, the false condition and the stack), the way back, a person.
+    // What each agent was offered: its whitelist (minus the disabled, the false condition and the
+    // stack), the way back, a person.
     expect(toolNames(fake.requests[0]!)).toEqual([
       "escalate_to_human",
       "transfer_to_forms",

@@ -73,7 +73,10 @@ beforeAll(async () => {
   await call("PUT", "/v1/config/routing", { llm: { provider: "openai", model: "fake-model" } });
 });
 
-/** A tool endpoint that verifies signatures (with the reference package when it has the secret) and records deliveries. */
+/**
+ * A tool endpoint that verifies signatures (with the reference package when it has the secret) and
+ * records deliveries.
+ */
 function toolEndpoint(
   url: string,
   respond: (d: WebhookDelivery) => WebhookReply = () => replyText('{"status":"shipped"}'),

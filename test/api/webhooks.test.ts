@@ -32,7 +32,10 @@ beforeAll(async () => {
 
 let seq = 0;
 
-/** A delivery signed by the reference package: `at` seconds from now, `secret`, and a body that may be tampered with after signing. */
+/**
+ * A delivery signed by the reference package: `at` seconds from now, `secret`, and a body that may be
+ * tampered with after signing.
+ */
 function delivery(
   payload: unknown,
   {

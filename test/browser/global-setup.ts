@@ -21,7 +21,10 @@ let state: string | undefined;
 
 export async function setup(project: TestProject) {
   state = mkdtempSync(join(tmpdir(), "relay-browser-"));
-  server = await startDevServer(Number(process.env.RELAY_BROWSER_PORT ?? 8799), state);
+  // Local endpoints allowed, as .dev.vars.example sets them: the tests stand up webhook agents on this machine.
+  server = await startDevServer(Number(process.env.RELAY_BROWSER_PORT ?? 8799), state, {
+    RELAY_ALLOW_LOCAL_ENDPOINTS: "true",
+  });
   project.provide("relayUrl", server.url);
   project.provide("relayKey", devKey());
 }

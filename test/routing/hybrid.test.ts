@@ -23,7 +23,7 @@ function fixedRules(decision: Partial<RuleDecision>): RuleRouter {
     candidates: [],
     ...decision,
   };
-  return { decide: () => full, memoryBytes: 0 };
+  return { decide: () => full, decideInTurns: async () => full, memoryBytes: 0 };
 }
 
 function recordingLlm(outcome: LlmOutcome) {

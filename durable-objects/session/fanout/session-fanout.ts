@@ -79,7 +79,10 @@ export class SessionFanout {
     return ok(this.store.load(begun.value.id)!);
   }
 
-  /** A supervisor's `fan_out` call in its run: resolves once the fan-out has ended (its tasks have their own timeouts). */
+  /**
+   * A supervisor's `fan_out` call in its run: resolves once the fan-out has ended (its tasks have
+   * their own timeouts).
+   */
   async fromRun(runId: string, decomposition: TaskDecomposition, actor: Actor): Promise<Result<Fanout>> {
     const begun = await this.begin({ decomposition }, actor, runId);
     if (!begun.ok) return begun;

@@ -187,7 +187,10 @@ export class HandoffFlow {
     return this.k.store.historyLength() === 0 ? [] : this.k.store.history().map((r) => r.item);
   }
 
-  /** The switch after a granted lease: current agent, stack, context, the target's lease and `completed` in one transaction; then the leases. */
+  /**
+   * The switch after a granted lease: current agent, stack, context, the target's lease and
+   * `completed` in one transaction; then the leases.
+   */
   async activate(row: HandoffRow, actor: Actor): Promise<Outcome> {
     const id = row.record.id;
     const loaded = this.k.live();

@@ -15,7 +15,8 @@ import { HandoffRecovery } from "./handoff-recovery";
 import { HandoffStore } from "./handoff-store";
 
 /**
- * The handoff feature of the SessionDO: the glue around the pure domain in src/handoff (validation, the transition table and its effects, the flow rules). The
+ * The handoff feature of the SessionDO: the glue around the pure domain in src/handoff (validation,
+ * the transition table and its effects, the flow rules). The
  * rules that make it safe:
  *
  * - The agents come from the registry directory before anything is locked; from the

@@ -67,7 +67,10 @@ export class RunSteps {
     });
   }
 
-  /** Ends a run (completed or failed), with its last items and events; `base` is the row as the caller last recorded it. */
+  /**
+   * Ends a run (completed or failed), with its last items and events; `base` is the row as the caller
+   * last recorded it.
+   */
   async finish(
     runId: string,
     to: Extract<RunStatus, "completed" | "failed">,
@@ -184,7 +187,10 @@ export class RunSteps {
     return row ? this.store.withEvents(row.run) : null;
   }
 
-  /** Closes what the session's end leaves open (inside the ending transaction): the run fails, open items are cancelled. */
+  /**
+   * Closes what the session's end leaves open (inside the ending transaction): the run fails, open
+   * items are cancelled.
+   */
   onSessionEnd(session: SessionRecord, now: number, reason: string): void {
     const scope = auditScope(session);
     const records: AuditRecord[] = [];

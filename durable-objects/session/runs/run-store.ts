@@ -6,7 +6,8 @@ import type { LiveStore } from "../live/live-store";
 
 /**
  * The session's runs (schema v4, v5): each run's record with the step it is taking and the
- * work left of its last model response, and its trace events. Synchronous SQL, so it joins the caller's transaction; rows are parsed on
+ * work left of its last model response, and its trace events. Synchronous SQL, so it joins the
+ * caller's transaction; rows are parsed on
  * read and carry their format.
  */
 
@@ -178,6 +179,13 @@ export class RunStore {
   /** The run with its events, as the API returns it. */
   withEvents(run: Run): Run {
     return { ...run, events: this.events(run.id) };
+  }
+
+  /** The session's runs newest first, before run id `before` (exclusive), at most `limit` (without their events). */
+  page(before: string | undefined, limit: number): Run[] {
+    const rows = this
+      .sql<StoredRun>`SELECT record, step, resumes, work, format FROM runs WHERE id < ${before ?? "~"} ORDER BY id DESC LIMIT ${limit}`;
+    return rows.map((row) => toRow(row).run);
   }
 
   count(status: RunStatus): number {

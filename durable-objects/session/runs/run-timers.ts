@@ -5,7 +5,8 @@ import type { SessionRuns } from "./session-runs";
 
 /**
  * The run feature's timers — the watchdog that resumes a run whose loop died with its
- * instance, a paused run's deadline for tool outputs, and an inbox item's expiry — and its part in the end of a session (the run
+ * instance, a paused run's deadline for tool outputs, and an inbox item's expiry — and its part in the
+ * end of a session (the run
  * fails, open inbox items are cancelled).
  */
 export function runTimers(runs: SessionRuns): TimerHandlers {

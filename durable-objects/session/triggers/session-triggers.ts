@@ -54,7 +54,10 @@ export class SessionTriggers {
     return fired.ok ? ok({ handoff: fired.value, queued: false }) : fired;
   }
 
-  /** An explicit trigger, fired by name: never queued; TRIGGER_NOT_FOUND when the current agent has none for the target. */
+  /**
+   * An explicit trigger, fired by name: never queued; TRIGGER_NOT_FOUND when the current agent has
+   * none for the target.
+   */
   async fireExplicit(target: string): Promise<Result<Handoff>> {
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;

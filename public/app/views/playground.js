@@ -45,7 +45,8 @@ export function render(view, _params, app) {
             ]
           : null,
         d.fallback ? [h("dt", {}, "Fallback"), h("dd", {}, `${d.fallback.strategy}: ${d.fallback.reason}`)] : null,
-        // latency_us is the whole route by the Workers clock (millisecond steps, registry read included), not the rule tier's µs.
+        // latency_us is the whole route by the Workers clock (millisecond steps, registry read
+        // included), not the rule tier's µs.
         h("dt", {}, "Server time"),
         h(
           "dd",

@@ -82,7 +82,8 @@ class SchemaWriter {
       io,
       target: "draft-2020-12",
       metadata: this.registries[io],
-      // Transforms (normalising a definition on the way in) have no JSON Schema; the value they give is described by its input.
+      // Transforms (normalising a definition on the way in) have no JSON Schema; the value they give
+      // is described by its input.
       unrepresentable: "any",
     }) as JsonSchema;
     const { $schema: _, $defs, ...rest } = json;

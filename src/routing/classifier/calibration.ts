@@ -34,6 +34,11 @@ export interface CandidateEvidence {
 export interface Calibration {
   /** Weight of the rule score (÷10) added to the classifier's logit when choosing the agent. */
   ruleWeight: number;
+  /**
+   * How fast the rule weight falls with the agent's real examples: it is divided by
+   * 1 + ruleDecay × log10(1 + examples) (0: the same for every agent).
+   */
+  ruleDecay?: number;
   weights: readonly number[];
   /**
    * Weights for a registry of one agent: its classifier weighs the agent against "none of

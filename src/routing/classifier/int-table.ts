@@ -3,11 +3,33 @@
  * typed arrays. Character-gram lookups are most of a route's feature lookups, and a probe over
  * a Float64Array costs a fraction of a Map.get.
  */
+/** An IntTable's arrays (what a stored router keeps). */
+export interface IntTableImage {
+  keys: Float64Array;
+  values: Int32Array;
+  count: number;
+}
+
 export class IntTable {
   private keys: Float64Array;
   private values: Int32Array;
   private mask: number;
   private count = 0;
+
+  /** A table over an image's arrays (no copy). */
+  static fromImage(image: IntTableImage): IntTable {
+    const table = new IntTable(1);
+    table.keys = image.keys;
+    table.values = image.values;
+    table.mask = image.keys.length - 1;
+    table.count = image.count;
+    return table;
+  }
+
+  /** The table's arrays, shared (the table must not change afterwards). */
+  image(): IntTableImage {
+    return { keys: this.keys, values: this.values, count: this.count };
+  }
 
   constructor(capacity = 1024) {
     let size = 16;

@@ -11,9 +11,9 @@
  * Everything is typed arrays in CSR form, built in two passes; a route is one feature
  * extraction, a few hundred multiply-adds and a walk over the postings of its rarer terms.
  */
-import { extractFeatures, surfaceForms } from "./features";
-import { IntTable } from "./int-table";
-import { type SoftmaxModel, type SoftmaxOptions, trainSoftmax } from "./softmax";
+import { extractFeatures, surfaceForms, type TextFeatures } from "./features";
+import { IntTable, type IntTableImage } from "./int-table";
+import { countModelImage, type ModelImage, modelFromImage, type SoftmaxOptions, trainSoftmaxImage } from "./softmax";
 import { isFunctionTerm } from "./stop-words";
 
 /** The examples of one agent, in registry order. */
@@ -58,7 +58,8 @@ export interface Classification {
 export interface LexicalClassifier {
   readonly agents: readonly string[];
   readonly exampleCount: number;
-  classify(input: string): Classification;
+  /** `features`: the input's, when the caller extracted them already (a router with shards does once). */
+  classify(input: string, features?: TextFeatures): Classification;
   /**
    * Agent a's k nearest examples to the classified input, best first, by similarity over the
    * input's informative terms (not function words, and in at most 1/16 of the examples or 64);
@@ -80,19 +81,76 @@ export interface LexicalClassifier {
 /** Terms in more than this share of examples (and more than 64) are skipped when looking for neighbours. */
 const COMMON_TERM_SHARE = 1 / 16;
 
+/**
+ * Above this many agents the link counts its model (softmax.ts, `countModelImage`) instead of
+ * training it: joint training costs grow with agents × examples, and a registry this large
+ * changes often.
+ */
+export const TRAINED_AGENTS_MAX = 256;
+
+/** One agent's examples with their features extracted: the part a registry change recompiles. */
+export interface ClassifierPart {
+  agent: string;
+  texts: string[];
+  /** Per text: its terms with counts, and its character grams. */
+  rows: { terms: [string, number][]; grams: number[] }[];
+}
+
+/** Extracts the features of one agent's examples. */
+export function compileClassifierPart(set: AgentExamples): ClassifierPart {
+  return {
+    agent: set.agent,
+    texts: [...set.examples],
+    rows: set.examples.map((text) => {
+      const { terms, grams } = extractFeatures(text);
+      return { terms: terms.map((t): [string, number] => [t.term, t.count]), grams };
+    }),
+  };
+}
+
+/** A linked classifier as plain data (what a stored router keeps). */
+export interface ClassifierImage {
+  agents: string[];
+  /** Term → id, as the terms in id order. */
+  terms: string[];
+  /** The character-gram table (int-table.ts) as its arrays. */
+  grams: IntTableImage;
+  model: ModelImage;
+  trained: boolean;
+  idf: Float32Array;
+  unseenIdf: number;
+  informative: Uint8Array;
+  offset: Uint32Array;
+  postDoc: Uint32Array;
+  postW: Float32Array;
+  exampleAgent: Uint32Array;
+  agentStart: Uint32Array;
+  texts: string[];
+}
+
 /** Compiles examples into a classifier. Agents without examples get no probability mass. */
 export function compileClassifier(
   sets: readonly AgentExamples[],
   options: Partial<SoftmaxOptions> = {},
 ): LexicalClassifier {
+  return classifierFromImage(linkClassifierImage(sets.map(compileClassifierPart), options));
+}
+
+/** Links the agents' parts (registry order): vocabulary, idf, postings, and the model. */
+export function linkClassifierImage(
+  parts: readonly ClassifierPart[],
+  options: Partial<SoftmaxOptions> & { trained?: boolean } = {},
+): ClassifierImage {
   const vocab = new Map<string, number>();
-  const gramVocab = new IntTable(4096);
+  const terms: string[] = [];
+  const gramVocab = new IntTable(256);
   const df: number[] = [];
   const idOf = (key: string): number => {
     let id = vocab.get(key);
     if (id === undefined) {
       id = df.length;
       vocab.set(key, id);
+      terms.push(key);
       df.push(0);
     }
     return id;
@@ -102,6 +160,7 @@ export function compileClassifier(
     if (id < 0) {
       id = df.length;
       gramVocab.set(key, id);
+      terms.push("");
       df.push(0);
     }
     return id;
@@ -113,37 +172,35 @@ export function compileClassifier(
   const termTf: number[] = [];
   const rowStart: number[] = [0];
   const rowFeatures: number[] = [];
-  sets.forEach((set, a) => {
-    for (const text of set.examples) {
-      const { terms, grams } = extractFeatures(text);
-      for (const { term, count } of terms) {
+  parts.forEach((part, a) => {
+    part.rows.forEach((row, i) => {
+      for (const [term, count] of row.terms) {
         const id = idOf(term);
         df[id] = (df[id] as number) + 1;
         termIds.push(id);
         termTf.push(count);
         rowFeatures.push(id);
       }
-      for (const g of grams) rowFeatures.push(gramIdOf(g));
-      texts.push(text);
+      for (const g of row.grams) rowFeatures.push(gramIdOf(g));
+      texts.push(part.texts[i] ?? "");
       owner.push(a);
       termStart.push(termIds.length);
       rowStart.push(rowFeatures.length);
-    }
+    });
   });
   const n = texts.length;
   const v = df.length;
-  const agentCount = sets.length;
+  const agentCount = parts.length;
   const exampleAgent = Uint32Array.from(owner);
-  const model: SoftmaxModel = trainSoftmax(
-    {
-      rowStart: Uint32Array.from(rowStart),
-      features: Uint32Array.from(rowFeatures),
-      labels: exampleAgent,
-      featureCount: v,
-      agentCount,
-    },
-    options,
-  );
+  const trainingSet = {
+    rowStart: Uint32Array.from(rowStart),
+    features: Uint32Array.from(rowFeatures),
+    labels: exampleAgent,
+    featureCount: v,
+    agentCount,
+  };
+  const trained = options.trained ?? agentCount <= TRAINED_AGENTS_MAX;
+  const model = trained ? trainSoftmaxImage(trainingSet, options) : countModelImage(trainingSet);
 
   const idf = new Float32Array(v);
   for (let t = 0; t < v; t++) idf[t] = Math.log((n + 1) / ((df[t] as number) + 1)) + 1;
@@ -176,6 +233,41 @@ export function compileClassifier(
       postW[at] = ((1 + Math.log(termTf[j] as number)) * (idf[t] as number)) / norm;
     }
   }
+  // Examples are numbered agent by agent, so each posting list is grouped by agent too.
+  const agentStart = new Uint32Array(agentCount + 1);
+  for (let d = 0; d < n; d++) agentStart[(exampleAgent[d] as number) + 1] = d + 1;
+  for (let a = 0; a < agentCount; a++) {
+    if ((agentStart[a + 1] as number) < (agentStart[a] as number)) agentStart[a + 1] = agentStart[a] as number;
+  }
+  return {
+    agents: parts.map((p) => p.agent),
+    terms,
+    grams: gramVocab.image(),
+    model,
+    trained,
+    idf,
+    unseenIdf,
+    informative,
+    offset,
+    postDoc,
+    postW,
+    exampleAgent,
+    agentStart,
+    texts,
+  };
+}
+
+/** The classifier over its image: the term map and per-route scratch are all it builds. */
+export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
+  const { idf, unseenIdf, informative, offset, postDoc, postW, exampleAgent, agentStart, texts } = image;
+  const vocab = new Map<string, number>();
+  image.terms.forEach((term, id) => {
+    if (term !== "") vocab.set(term, id);
+  });
+  const gramVocab = IntTable.fromImage(image.grams);
+  const model = modelFromImage(image.model);
+  const agentCount = image.agents.length;
+  const n = texts.length;
   const acc = new Float64Array(n);
   const stamp = new Uint32Array(n);
   const touched = new Uint32Array(n);
@@ -194,8 +286,8 @@ export function compileClassifier(
     return 0;
   };
 
-  const classify = (input: string): Classification => {
-    const f = extractFeatures(input);
+  const classify = (input: string, features?: TextFeatures): Classification => {
+    const f = features ?? extractFeatures(input);
     const terms: QueryTerm[] = [];
     let norm = 0;
     let known = 0;
@@ -243,12 +335,6 @@ export function compileClassifier(
     };
   };
 
-  // Examples are numbered agent by agent, so each posting list is grouped by agent too.
-  const agentStart = new Uint32Array(agentCount + 1);
-  for (let d = 0; d < n; d++) agentStart[(exampleAgent[d] as number) + 1] = d + 1;
-  for (let a = 0; a < agentCount; a++) {
-    if ((agentStart[a + 1] as number) < (agentStart[a] as number)) agentStart[a + 1] = agentStart[a] as number;
-  }
   const lowerBound = (lo: number, hi: number, doc: number): number => {
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
@@ -318,6 +404,7 @@ export function compileClassifier(
 
   let bytes = 0;
   for (const key of vocab.keys()) bytes += 2 * key.length + 48;
+  const df = { length: image.terms.length };
   bytes += gramVocab.byteLength;
   for (const t of texts) bytes += 2 * t.length + 16;
   bytes += model.memoryBytes + idf.byteLength + offset.byteLength + postDoc.byteLength + postW.byteLength;
@@ -331,7 +418,7 @@ export function compileClassifier(
     8 * df.length;
 
   return {
-    agents: sets.map((s) => s.agent),
+    agents: image.agents,
     exampleCount: n,
     classify,
     nearest,

@@ -82,11 +82,25 @@ function support(set: TrainingSet): { start: Uint32Array; agent: Uint16Array | U
   return { start, agent };
 }
 
+/** A model as plain data (what a stored router keeps): dense weights, or CSR over the support. */
+export interface ModelImage {
+  agentCount: number;
+  w: Float32Array;
+  /** Null when dense (feature f's weight for agent k at f × agentCount + k). */
+  start: Uint32Array | null;
+  agent: Uint16Array | Uint32Array | null;
+}
+
+/** Trains the model (see {@link trainSoftmaxImage}). */
+export function trainSoftmax(set: TrainingSet, options: Partial<SoftmaxOptions> = {}): SoftmaxModel {
+  return modelFromImage(trainSoftmaxImage(set, options));
+}
+
 /**
  * Trains the model; cost ≈ epochs × Σ(features per example × agents per feature), and after
  * the first epochs only agents the example does not already rule out are updated.
  */
-export function trainSoftmax(set: TrainingSet, options: Partial<SoftmaxOptions> = {}): SoftmaxModel {
+export function trainSoftmaxImage(set: TrainingSet, options: Partial<SoftmaxOptions> = {}): ModelImage {
   const o = { ...SOFTMAX_DEFAULTS, ...options };
   const { agentCount: a, featureCount: v, rowStart, features, labels } = set;
   const n = labels.length;
@@ -172,7 +186,48 @@ export function trainSoftmax(set: TrainingSet, options: Partial<SoftmaxOptions> 
       }
     }
   }
-  const w = Float32Array.from(wt);
+  return { agentCount: a, w: Float32Array.from(wt), start, agent };
+}
+
+/** Smoothing of the count model's complement frequencies. */
+const COUNT_ALPHA = 0.5;
+
+/**
+ * A model that is counted, not trained, for registries too large to train jointly at every
+ * change: complement naive Bayes (Rennie et al., 2003) over the same support. Feature f weighs
+ * log(T + α) − log(T − n + α) for an agent whose examples hold it n times (T: in all agents'
+ * examples), so it only ever adds evidence for agents that have the feature, and one agent's
+ * weights depend on its own counts and the registry's totals only.
+ */
+export function countModelImage(set: TrainingSet): ModelImage {
+  const { agentCount: a, featureCount: v, rowStart, features, labels } = set;
+  const { start, agent } = support(set);
+  const counts = new Float64Array(agent.length);
+  const totals = new Float64Array(v);
+  for (let d = 0; d < labels.length; d++) {
+    const label = labels[d] as number;
+    for (let j = rowStart[d] as number; j < (rowStart[d + 1] as number); j++) {
+      const f = features[j] as number;
+      totals[f] = (totals[f] as number) + 1;
+      for (let p = start[f] as number; p < (start[f + 1] as number); p++) {
+        if (agent[p] === label) {
+          counts[p] = (counts[p] as number) + 1;
+          break;
+        }
+      }
+    }
+  }
+  const w = new Float32Array(agent.length);
+  for (let f = 0; f < v; f++) {
+    const t = totals[f] as number;
+    for (let p = start[f] as number; p < (start[f + 1] as number); p++)
+      w[p] = Math.log(t + COUNT_ALPHA) - Math.log(t - (counts[p] as number) + COUNT_ALPHA);
+  }
+  return { agentCount: a, w, start, agent };
+}
+
+/** The model over its image (no copy). */
+export function modelFromImage({ agentCount: a, w, start, agent }: ModelImage): SoftmaxModel {
   return {
     agentCount: a,
     addLogits(ids, x, out) {

@@ -240,3 +240,20 @@ export function deepNext(a: Automaton, code: number, cls: number): number {
   }
   return a.dense[state * a.classCount + cls]!;
 }
+
+/** The automaton as a stored router keeps it: the class map as its non-zero entries (it is mostly zeros). */
+export type PackedAutomaton = Omit<Automaton, "classOf"> & { classUnits: Uint16Array; classIds: Uint16Array };
+
+export function packAutomaton(a: Automaton): PackedAutomaton {
+  const units: number[] = [];
+  for (let unit = 0; unit < 65536; unit++) if (a.classOf[unit] !== 0) units.push(unit);
+  const { classOf, ...rest } = a;
+  return { ...rest, classUnits: Uint16Array.from(units), classIds: Uint16Array.from(units, (u) => classOf[u]!) };
+}
+
+export function unpackAutomaton(p: PackedAutomaton): Automaton {
+  const classOf = new Uint16Array(65536);
+  for (let k = 0; k < p.classUnits.length; k++) classOf[p.classUnits[k]!] = p.classIds[k]!;
+  const { classUnits: _units, classIds: _ids, ...rest } = p;
+  return { ...rest, classOf };
+}

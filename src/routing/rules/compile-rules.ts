@@ -14,12 +14,15 @@
  */
 import type { AgentDefinition } from "../../schemas/agent";
 import type { CompiledRules, RuleMatch } from "../types";
-import { buildAutomaton, DENSE_CELL_LIMIT } from "./automaton";
-import { requiredFactors } from "./literal-factors";
+import { buildAutomaton, DENSE_CELL_LIMIT, type PackedAutomaton, packAutomaton, unpackAutomaton } from "./automaton";
+import { nextTurn, SLICE_STEPS } from "./lane";
+import { type PatternFactors, requiredFactors } from "./literal-factors";
+import { PATTERN_BUDGET, PATTERN_PREFIX } from "./pattern-budget";
 import { admitPattern } from "./pattern-safety";
-import { ClassTable, PredicateTable, resumePoint } from "./pattern-verifier";
+import { ClassTable, PredicateTable, relocateProgram, resumePoint, type VerifierTables } from "./pattern-verifier";
 import { AGENT_SPAN, RuleScanner, type RuleTables } from "./rule-scanner";
 import { endCodePoints, isSpacedWordChar, normalizeKeyword } from "./text";
+import { type ClassSpec, predicateRegExps } from "./verifier-classes";
 
 /** What was compiled, for `/v1/route/stats` and for the benchmark. */
 export interface RuleStats {
@@ -32,6 +35,10 @@ export interface RuleStats {
   anchoredPatterns: number;
   /** Patterns with no extractable factor: they run on every input. */
   alwaysRunPatterns: number;
+  /** Instructions of the linked patterns (counted after repetition is expanded). */
+  patternInstructions: number;
+  /** The tenant's limit on them. */
+  patternBudget: number;
   /** One-code-point classes the matcher tests as predicates (non-ASCII literals, `\p{…}`, …). */
   predicates: number;
   skippedPatterns: { agent: string; pattern: string; reason: string }[];
@@ -54,6 +61,12 @@ export interface CompiledRuleSet extends CompiledRules {
    * `limit` are built: a router that needs the top few skips building the long tail.
    */
   match(input: string, limit?: number): RuleMatch[];
+  /**
+   * `match` for a route that may wait: when this input's pattern work could pass SLICE_STEPS
+   * (the instructions of the patterns its scan calls for × the prefix it reads), it runs on a
+   * scanner of its own in slices, awaiting `turn` between them (lane.ts); otherwise it is `match`.
+   */
+  matchInTurns(input: string, limit?: number, turn?: () => Promise<void>): Promise<RuleMatch[]>;
   readonly stats: RuleStats;
 }
 
@@ -106,6 +119,81 @@ function toCsr(lists: number[][]): { start: Int32Array; items: Int32Array } {
 export interface CompileOptions {
   /** Above this many DFA cells the automaton uses its sparse form (tests force it with 0). */
   denseCellLimit?: number;
+  /** The tenant's pattern budget in instructions (tests pass smaller ones). */
+  patternBudget?: number;
+}
+
+/** One admitted pattern of an agent, compiled against tables of its own. */
+export interface PatternPart {
+  source: string;
+  /** Instruction triples; class and predicate ids index `classes` and `predicates`. */
+  program: number[];
+  classes: ClassSpec[];
+  predicates: string[];
+  factors: PatternFactors | null;
+  /** Where the program resumes after its single anchored factor (0: from the start). */
+  resume: number;
+  /** Instructions, counted after repetition is expanded: what the pattern costs the budget. */
+  cost: number;
+}
+
+/**
+ * One agent's rules compiled on their own: the unit a registry change recompiles. Linking
+ * the parts of every enabled agent (`linkRules`) gives the registry's rule tier.
+ */
+export interface RulePart {
+  name: string;
+  priority: number;
+  /** Distinct after normalisation, first spelling kept, in definition order. */
+  keywords: { text: string; normalized: string }[];
+  patterns: PatternPart[];
+  skippedPatterns: { pattern: string; reason: string }[];
+  /** Σ cost of the admitted patterns. */
+  cost: number;
+}
+
+/** Compiles one agent's keywords and patterns (whether or not it is enabled). */
+export function compileRulePart(agent: AgentDefinition): RulePart {
+  const keywords: RulePart["keywords"] = [];
+  const seenKeywords = new Set<string>();
+  for (const keyword of agent.triggers.keywords) {
+    const normalized = normalizeKeyword(keyword);
+    if (normalized === "" || seenKeywords.has(normalized)) continue;
+    seenKeywords.add(normalized);
+    keywords.push({ text: keyword, normalized });
+  }
+  const patterns: PatternPart[] = [];
+  const skippedPatterns: RulePart["skippedPatterns"] = [];
+  let cost = 0;
+  for (const source of new Set(agent.triggers.patterns)) {
+    const classes = new ClassTable();
+    const predicates = new PredicateTable();
+    const admitted = admitPattern(source, { classes, predicates });
+    if (!admitted.ok) {
+      skippedPatterns.push({ pattern: source, reason: admitted.reason });
+      continue;
+    }
+    const program = admitted.program;
+    const factors = requiredFactors(source);
+    const single = factors?.anchored === true && factors.factors.length === 1 ? factors.factors[0]! : null;
+    const part: PatternPart = {
+      source,
+      program,
+      classes: classes.specs,
+      predicates: predicates.sources,
+      factors,
+      resume: single === null ? 0 : resumePoint(program, single, factors!.boundaryBefore),
+      cost: program.length / 3,
+    };
+    patterns.push(part);
+    cost += part.cost;
+  }
+  return { name: agent.name, priority: agent.triggers.priority, keywords, patterns, skippedPatterns, cost };
+}
+
+/** What an agent's patterns cost the tenant's budget: 0 when it is disabled (its patterns never run). */
+export function patternCost(agent: AgentDefinition): number {
+  return agent.enabled ? compileRulePart(agent).cost : 0;
 }
 
 /**
@@ -113,6 +201,33 @@ export interface CompileOptions {
  * (the order of `agents`) breaks ties between equal scores.
  */
 export function compileRules(agents: readonly AgentDefinition[], options: CompileOptions = {}): CompiledRuleSet {
+  return linkRules(agents.filter((a) => a.enabled).map(compileRulePart), options);
+}
+
+/**
+ * Links the parts of the enabled agents, in registry order, into one rule tier: one automaton
+ * for every keyword and factor, the patterns' programs in shared tables. Patterns past the
+ * tenant's pattern budget (in registry order) are skipped, so the work of a route stays
+ * bounded even for a registry admission never saw (see pattern-budget.ts).
+ */
+export function linkRules(parts: readonly RulePart[], options: CompileOptions = {}): CompiledRuleSet {
+  return rulesFromImage(linkRuleImage(parts, options));
+}
+
+/** The linked rule tier as plain data (typed arrays, strings): what a stored router keeps. */
+export interface RuleImage {
+  tables: Omit<RuleTables, "verifier" | "automaton"> & {
+    verifier: Omit<VerifierTables, "predicates">;
+    automaton: PackedAutomaton;
+  };
+  predicateSources: string[];
+  stats: Omit<RuleStats, "memoryBytes">;
+  /** Bytes of the tables (the scanner's scratch is added when it is built). */
+  tableBytes: number;
+}
+
+export function linkRuleImage(parts: readonly RulePart[], options: CompileOptions = {}): RuleImage {
+  const budget = options.patternBudget ?? PATTERN_BUDGET;
   const entries = new EntryTable();
   const names: string[] = [];
   const priorities: number[] = [];
@@ -133,45 +248,43 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
   const alwaysRun: number[] = [];
   const skippedPatterns: RuleStats["skippedPatterns"] = [];
   let stringBytes = 0;
+  let instructions = 0;
 
-  if (agents.length >= AGENT_SPAN) throw new RangeError(`at most ${AGENT_SPAN - 1} agents can be compiled`);
-  for (const agent of agents) {
-    if (!agent.enabled) continue;
+  if (parts.length >= AGENT_SPAN) throw new RangeError(`at most ${AGENT_SPAN - 1} agents can be compiled`);
+  for (const part of parts) {
     const index = names.length;
-    names.push(agent.name);
-    priorities.push(agent.triggers.priority);
-    const seenKeywords = new Set<string>();
-    for (const keyword of agent.triggers.keywords) {
-      const normalized = normalizeKeyword(keyword);
-      if (normalized === "" || seenKeywords.has(normalized)) continue;
-      seenKeywords.add(normalized);
+    names.push(part.name);
+    priorities.push(part.priority);
+    for (const { text, normalized } of part.keywords) {
       const entry = entries.idOf(normalized);
       entries.keywordSlots[entry]!.push(keywordText.length);
       keywordAgent.push(index);
-      keywordText.push(keyword);
-      stringBytes += 2 * (keyword.length + normalized.length);
+      keywordText.push(text);
+      stringBytes += 2 * (text.length + normalized.length);
     }
-    const seenPatterns = new Set<string>();
-    for (const source of agent.triggers.patterns) {
-      if (seenPatterns.has(source)) continue;
-      seenPatterns.add(source);
-      const admitted = admitPattern(source, { classes, predicates });
-      if (!admitted.ok) {
-        skippedPatterns.push({ agent: agent.name, pattern: source, reason: admitted.reason });
+    for (const skipped of part.skippedPatterns) skippedPatterns.push({ agent: part.name, ...skipped });
+    for (const pattern of part.patterns) {
+      if (instructions + pattern.cost > budget) {
+        skippedPatterns.push({
+          agent: part.name,
+          pattern: pattern.source,
+          reason: `is past the tenant's pattern budget of ${budget} instructions`,
+        });
         continue;
       }
-      const program = admitted.program;
+      instructions += pattern.cost;
+      const { source, factors } = pattern;
       const id = patternSource.length;
       patternAgent.push(index);
       patternSource.push(source);
       stringBytes += 2 * source.length;
-      const factors = requiredFactors(source);
       const anchored = factors?.anchored === true;
       patternAnchored.push(anchored);
       patternVerifier.push(verifierCode.length);
-      const single = anchored && factors!.factors.length === 1 ? factors!.factors[0]! : null;
-      patternResume.push(single === null ? 0 : resumePoint(program, single, factors!.boundaryBefore));
-      for (const word of program) verifierCode.push(word);
+      patternResume.push(pattern.resume);
+      const classIds = pattern.classes.map((c) => classes.intern(c.members, c.spaces, c.negated));
+      const predicateIds = pattern.predicates.map((p) => predicates.intern(p));
+      for (const word of relocateProgram(pattern.program, classIds, predicateIds)) verifierCode.push(word);
       patternBoundary.push(factors?.boundaryBefore ? 1 : 0);
       const next = factors?.next ? setKey(factors.next) : null;
       if (next !== null && !nextSets.has(next)) nextSets.set(next, nextSets.size);
@@ -199,8 +312,8 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     entryBoundary[entry] = (isSpacedWordChar(first) ? 1 : 0) | (isSpacedWordChar(last) ? 2 : 0);
   });
 
-  const tables: RuleTables = {
-    automaton,
+  const tables: RuleImage["tables"] = {
+    automaton: packAutomaton(automaton),
     entryBoundary,
     keywordRefStart: keywordRefs.start,
     keywordRefSlot: keywordRefs.items,
@@ -210,7 +323,7 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     patternNext: Int32Array.from(patternNext),
     patternVerifier: Int32Array.from(patternVerifier),
     patternResume: Int32Array.from(patternResume),
-    verifier: { code: Int32Array.from(verifierCode), classes: classes.toArray(), predicates: predicates.toArray() },
+    verifier: { code: Int32Array.from(verifierCode), classes: classes.toArray() },
     patternBoundary: Uint8Array.from(patternBoundary),
     nextSets: packSets(nextSets),
     names,
@@ -222,35 +335,53 @@ export function compileRules(agents: readonly AgentDefinition[], options: Compil
     patternSource,
     alwaysRun: Int32Array.from(alwaysRun),
   };
-  const scanner = new RuleScanner(tables);
   const typedBytes = [entryBoundary, keywordRefs.start, keywordRefs.items, factorRefs.start, factorRefs.items].reduce(
     (sum, a) => sum + a.byteLength,
     0,
   );
-  const stats: RuleStats = {
-    agents: names.length,
-    keywords: keywordText.length,
-    patterns: patternSource.length,
-    prefilteredPatterns: patternSource.length - alwaysRun.length,
-    anchoredPatterns: patternAnchored.filter(Boolean).length,
-    alwaysRunPatterns: alwaysRun.length,
-    predicates: predicates.size,
-    skippedPatterns,
-    entries: entries.strings.length,
-    states: automaton.stateCount,
-    classes: automaton.classCount,
-    denseStates: automaton.denseStates,
-    dense: automaton.denseStates === automaton.stateCount,
-    memoryBytes:
-      automaton.memoryBytes +
-      typedBytes +
-      scanner.scratchBytes +
-      stringBytes +
-      4 * verifierCode.length +
-      32 * keywordText.length,
+  return {
+    tables,
+    predicateSources: predicates.sources,
+    tableBytes: automaton.memoryBytes + typedBytes + stringBytes + 4 * verifierCode.length + 32 * keywordText.length,
+    stats: {
+      agents: names.length,
+      keywords: keywordText.length,
+      patterns: patternSource.length,
+      prefilteredPatterns: patternSource.length - alwaysRun.length,
+      anchoredPatterns: patternAnchored.filter(Boolean).length,
+      alwaysRunPatterns: alwaysRun.length,
+      patternInstructions: instructions,
+      patternBudget: budget,
+      predicates: predicates.size,
+      skippedPatterns,
+      entries: entries.strings.length,
+      states: automaton.stateCount,
+      classes: automaton.classCount,
+      denseStates: automaton.denseStates,
+      dense: automaton.denseStates === automaton.stateCount,
+    },
   };
+}
+
+/** The rule tier from its image: the predicates' regexes and the scanner's scratch are all it builds. */
+export function rulesFromImage(image: RuleImage): CompiledRuleSet {
+  const tables: RuleTables = {
+    ...image.tables,
+    automaton: unpackAutomaton(image.tables.automaton),
+    verifier: { ...image.tables.verifier, predicates: predicateRegExps(image.predicateSources) },
+  };
+  const scanner = new RuleScanner(tables);
+  const stats: RuleStats = { ...image.stats, memoryBytes: image.tableBytes + scanner.scratchBytes };
+  const instructions = image.stats.patternInstructions;
   return {
     stats,
     match: (input: string, limit = Number.POSITIVE_INFINITY): RuleMatch[] => scanner.match(input, limit),
+    matchInTurns: async (input, limit = Number.POSITIVE_INFINITY, turn = nextTurn) => {
+      if (instructions * Math.min(input.length, PATTERN_PREFIX) <= SLICE_STEPS) return scanner.match(input, limit);
+      return (
+        scanner.matchIfLight(input, limit, SLICE_STEPS) ??
+        new RuleScanner(tables).matchInTurns(input, limit, turn, SLICE_STEPS)
+      );
+    },
   };
 }

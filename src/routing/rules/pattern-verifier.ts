@@ -274,15 +274,25 @@ export function resumePoint(code: readonly number[], factor: string, boundaryChe
 
 /**
  * Does the program at `base` (an offset into `t.code`) match `text` from `pos`, starting at
- * instruction `pc` (0 = a match starting exactly at `pos`; see {@link resumePoint})?
+ * instruction `pc` (0 = a match starting exactly at `pos`; see {@link resumePoint})? Nothing at
+ * or past `end` is read: a match must end by then (assertions still see the whole text, so `$`
+ * holds only at its real end).
  */
-export function verifyAt(t: VerifierTables, base: number, text: string, pos: number, pc = 0): boolean {
+export function verifyAt(
+  t: VerifierTables,
+  base: number,
+  text: string,
+  pos: number,
+  pc = 0,
+  end = text.length,
+): boolean {
   listed = 0;
   nextMark();
   if (addState(t, base, pc, text, pos, current)) return true;
-  while (listed > 0 && pos < text.length) {
+  while (listed > 0 && pos < end) {
     const cp = text.codePointAt(pos)!;
     const width = cp > 0xffff ? 2 : 1;
+    if (pos + width > end) break;
     const count = listed;
     listed = 0;
     nextMark();
@@ -297,20 +307,21 @@ export function verifyAt(t: VerifierTables, base: number, text: string, pos: num
 }
 
 /**
- * Does the program at `base` match `text` anywhere from `from` on (what `RegExp.prototype.test`
- * answers when `from` is 0)? One pass: the start state joins the set at every position, so
+ * Does the program at `base` match `text` anywhere from `from` on, ending by `end` (what
+ * `RegExp.prototype.test` answers when `from` is 0 and `end` the text's length)? One pass: the start state joins the set at every position, so
  * the work is at most (characters × instructions) — linear in the input whatever the pattern.
  * Its step loop is verifyAt's, written out again on purpose: a shared step function made a
  * route with such patterns about 15% slower (measured).
  */
-export function searchFrom(t: VerifierTables, base: number, text: string, from: number): boolean {
+export function searchFrom(t: VerifierTables, base: number, text: string, from: number, end = text.length): boolean {
   listed = 0;
   nextMark();
   let pos = from;
   if (addState(t, base, 0, text, pos, current)) return true;
-  while (pos < text.length) {
+  while (pos < end) {
     const cp = text.codePointAt(pos)!;
     const width = cp > 0xffff ? 2 : 1;
+    if (pos + width > end) break;
     const count = listed;
     listed = 0;
     nextMark();
@@ -321,6 +332,73 @@ export function searchFrom(t: VerifierTables, base: number, text: string, from: 
     pos += width;
     [current, following] = [following, current];
     // A match may also start here; the marks of this position keep the start state listed once.
+    if (addState(t, base, 0, text, pos, current)) return true;
+  }
+  return false;
+}
+
+/**
+ * A pattern's program with its class and predicate ids moved into a registry's tables: an
+ * agent's part is compiled against tables of its own, and the link gives every id its place
+ * in the shared ones (`classIds[local]`, `predicateIds[local]`).
+ */
+export function relocateProgram(
+  code: ArrayLike<number>,
+  classIds: readonly number[],
+  predicateIds: readonly number[],
+): number[] {
+  const out = Array.from(code);
+  for (let at = 0; at < out.length; at += 3) {
+    if (out[at] === Op.Class) out[at + 1] = classIds[out[at + 1]!]!;
+    else if (out[at] === Op.Predicate) out[at + 1] = predicateIds[out[at + 1]!]!;
+  }
+  return out;
+}
+
+/** Where a search cut short stands: the position reached and the threads alive there. */
+export interface SearchState {
+  pos: number;
+  threads: Int32Array;
+}
+
+/**
+ * {@link searchFrom} in pieces, for a route that must not hold the isolate (lane.ts): it reads
+ * at most `positions` code units, then answers where it stands, to be given back (`state`) to
+ * go on. Between two pieces other searches may run: the state is all that carries over.
+ */
+export function searchSlice(
+  t: VerifierTables,
+  base: number,
+  text: string,
+  state: SearchState | null,
+  end: number,
+  positions: number,
+): boolean | SearchState {
+  let pos: number;
+  if (state === null) {
+    pos = 0;
+    listed = 0;
+    nextMark();
+    if (addState(t, base, 0, text, pos, current)) return true;
+  } else {
+    pos = state.pos;
+    current.set(state.threads);
+    listed = state.threads.length;
+  }
+  for (let read = 0; pos < end; read++) {
+    if (read === positions) return { pos, threads: current.slice(0, listed) };
+    const cp = text.codePointAt(pos)!;
+    const width = cp > 0xffff ? 2 : 1;
+    if (pos + width > end) break;
+    const count = listed;
+    listed = 0;
+    nextMark();
+    for (let k = 0; k < count; k++) {
+      const pc = current[k]!;
+      if (consumes(t, base + 3 * pc, cp) && addState(t, base, pc + 1, text, pos + width, following)) return true;
+    }
+    pos += width;
+    [current, following] = [following, current];
     if (addState(t, base, 0, text, pos, current)) return true;
   }
   return false;

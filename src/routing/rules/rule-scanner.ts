@@ -14,7 +14,8 @@
 import type { RuleMatch } from "../types";
 import type { Automaton } from "./automaton";
 import { deepNext, SPACE_CLASS, stateOfCode } from "./automaton";
-import { searchFrom, type VerifierTables, verifyAt } from "./pattern-verifier";
+import { PATTERN_PREFIX } from "./pattern-budget";
+import { type SearchState, searchFrom, searchSlice, type VerifierTables, verifyAt } from "./pattern-verifier";
 import { boundaryAfter, boundaryBefore, foldText, isRegexWordUnit } from "./text";
 import { sortRange } from "./typed-sort";
 
@@ -68,6 +69,8 @@ export class RuleScanner {
   private readonly keywordStamp: Uint32Array;
   private readonly factorStamp: Uint32Array;
   private readonly candidateStamp: Uint32Array;
+  /** Per pattern: counted in this route's bound (matchIfLight). */
+  private readonly boundStamp: Uint32Array;
   private readonly patternHit: Uint32Array;
   /**
    * Per agent, one 16-byte record (one cache line holds four agents): [stamp, keyword hits,
@@ -92,6 +95,17 @@ export class RuleScanner {
 
   private positions = new Int32Array(256);
   private readonly hasFactors: boolean;
+  /** Instructions of each pattern's program. */
+  private readonly patternSize: Int32Array;
+  /** Where the pattern work of this route stands: phase (factor hits, always-run, queued), next item, end. */
+  private phase = 0;
+  private next = 0;
+  private end = 0;
+  /** Instruction steps' bound of the pattern work done since `runPatterns` was called. */
+  private work = 0;
+  /** In turns: every factor hit queues its patterns for a search, and searches go in pieces. */
+  private sliced = false;
+  private pending: { pattern: number; state: SearchState } | null = null;
 
   constructor(private readonly t: RuleTables) {
     const entries = t.entryBoundary.length;
@@ -100,6 +114,7 @@ export class RuleScanner {
     this.keywordStamp = new Uint32Array(entries);
     this.factorStamp = new Uint32Array(entries);
     this.candidateStamp = new Uint32Array(patterns);
+    this.boundStamp = new Uint32Array(patterns);
     this.tries = new Uint32Array(2 * patterns);
     this.patternHit = new Uint32Array(patterns);
     this.candidates = new Int32Array(patterns);
@@ -108,6 +123,11 @@ export class RuleScanner {
     this.touched = new Int32Array(agents);
     this.sortKeys = new Float64Array(agents);
     this.hasFactors = t.factorRefPattern.length > 0;
+    this.patternSize = new Int32Array(patterns);
+    for (let p = 0; p < patterns; p++) {
+      const to = p + 1 < patterns ? t.patternVerifier[p + 1]! : t.verifier.code.length;
+      this.patternSize[p] = (to - t.patternVerifier[p]!) / 3;
+    }
   }
 
   /** Bytes of per-route scratch held by this scanner. */
@@ -127,18 +147,135 @@ export class RuleScanner {
 
   /** Agents with a score > 0, highest first, ties in registry order; only the first `limit` of them. */
   match(input: string, limit: number): RuleMatch[] {
+    this.begin(input);
+    this.runPatterns(input, Number.POSITIVE_INFINITY);
+    return this.results(limit);
+  }
+
+  /**
+   * `match` when this input's pattern work is bounded by `slice` instruction steps once the
+   * scan has shown which patterns it needs (always-run ones, and those whose factor occurred
+   * within the prefix); null when it could be more, for `matchInTurns` on a scanner of its own.
+   */
+  matchIfLight(input: string, limit: number, slice: number): RuleMatch[] | null {
+    this.begin(input);
+    const t = this.t;
+    const end = this.end;
+    const lengths = t.automaton.entryLength;
+    let bound = 0;
+    for (let k = 0; k < t.alwaysRun.length; k++) bound += this.patternSize[t.alwaysRun[k]!]!;
+    for (let k = 0; k < this.occurrenceCount && bound * end <= slice; k++) {
+      const entry = this.occurrenceEntry[k]!;
+      if (this.occurrenceStart[k]! + lengths[entry]! > end) continue;
+      for (let r = t.factorRefStart[entry]!; r < t.factorRefStart[entry + 1]!; r++) {
+        const pattern = t.factorRefPattern[r]!;
+        if (this.boundStamp[pattern] === this.generation) continue;
+        this.boundStamp[pattern] = this.generation;
+        // An anchored pattern may be tried at up to MAX_ANCHORED_TRIES occurrences, then searched.
+        bound +=
+          this.patternSize[pattern]! *
+          (r < t.factorRefStart[entry]! + t.factorAnchored[entry]! ? MAX_ANCHORED_TRIES + 1 : 1);
+      }
+    }
+    if (bound * end > slice) return null;
+    this.runPatterns(input, Number.POSITIVE_INFINITY);
+    return this.results(limit);
+  }
+
+  /**
+   * `match`, with the pattern work cut into slices of about `slice` instruction steps and
+   * `turn()` awaited between them (lane.ts), so other requests run in between. The scanner's
+   * scratch lives across the awaits: the caller gives this route a scanner of its own.
+   */
+  async matchInTurns(input: string, limit: number, turn: () => Promise<void>, slice: number): Promise<RuleMatch[]> {
+    this.begin(input);
+    this.sliced = true;
+    await turn();
+    while (!this.runPatterns(input, slice)) await turn();
+    return this.results(limit);
+  }
+
+  /** The scans: keyword hits counted, factor occurrences listed; the patterns wait for `runPatterns`. */
+  private begin(input: string): void {
     this.startRoute();
     if (!this.scan(input, KEYWORDS | FACTORS, true)) {
       this.startRoute();
       if (this.hasFactors) this.scan(input, FACTORS, false);
       this.scan(foldText(input), KEYWORDS, false);
     }
-    for (let k = 0; k < this.occurrenceCount; k++)
-      this.factorHit(this.occurrenceEntry[k]!, input, this.occurrenceStart[k]!);
-    const { alwaysRun } = this.t;
-    for (let k = 0; k < alwaysRun.length; k++) this.runPattern(alwaysRun[k]!, input);
-    for (let k = 0; k < this.candidateCount; k++) this.runPattern(this.candidates[k]!, input);
-    return this.results(limit);
+    // Patterns read the input's first PATTERN_PREFIX code units only (pattern-budget.ts).
+    this.end = Math.min(input.length, PATTERN_PREFIX);
+    this.phase = 0;
+    this.next = 0;
+    this.sliced = false;
+    this.pending = null;
+  }
+
+  /**
+   * Runs the patterns this route needs, from where the last call stopped, until about `budget`
+   * instruction steps are done (a pattern is never cut). True when all have run.
+   */
+  private runPatterns(input: string, budget: number): boolean {
+    this.work = 0;
+    const end = this.end;
+    if (this.phase === 0) {
+      const lengths = this.t.automaton.entryLength;
+      while (this.next < this.occurrenceCount) {
+        const k = this.next++;
+        const entry = this.occurrenceEntry[k]!;
+        const start = this.occurrenceStart[k]!;
+        if (start + lengths[entry]! <= end) this.factorHit(entry, input, start, end);
+        if (this.work >= budget) return false;
+      }
+      this.phase = 1;
+      this.next = 0;
+    }
+    if (this.sliced) return this.runSlices(input, budget);
+    if (this.phase === 1) {
+      const { alwaysRun } = this.t;
+      while (this.next < alwaysRun.length) {
+        this.runPattern(alwaysRun[this.next++]!, input, end);
+        if (this.work >= budget) return false;
+      }
+      this.phase = 2;
+      this.next = 0;
+    }
+    while (this.next < this.candidateCount) {
+      this.runPattern(this.candidates[this.next++]!, input, end);
+      if (this.work >= budget) return false;
+    }
+    return true;
+  }
+
+  /**
+   * The always-run and queued patterns of a route in turns: each searched in pieces of at most
+   * `budget` instruction steps (a search cut short goes on at the next call).
+   */
+  private runSlices(input: string, budget: number): boolean {
+    const t = this.t;
+    const always = t.alwaysRun.length;
+    for (;;) {
+      const k = this.next;
+      if (k >= always + this.candidateCount) return true;
+      const pattern = k < always ? t.alwaysRun[k]! : this.candidates[k - always]!;
+      if (this.patternHit[pattern] === this.generation) {
+        this.next++;
+        continue;
+      }
+      const size = this.patternSize[pattern]!;
+      const positions = Math.max(1, Math.floor((budget - this.work) / size));
+      const state = this.pending?.pattern === pattern ? this.pending.state : null;
+      const found = searchSlice(t.verifier, t.patternVerifier[pattern]!, input, state, this.end, positions);
+      if (typeof found === "object") {
+        this.pending = { pattern, state: found };
+        return false;
+      }
+      this.work += size * (this.end - (state?.pos ?? 0));
+      this.pending = null;
+      this.next++;
+      if (found) this.recordHit(pattern);
+      if (this.work >= budget) return false;
+    }
   }
 
   private startRoute(): void {
@@ -147,6 +284,7 @@ export class RuleScanner {
         this.keywordStamp,
         this.factorStamp,
         this.candidateStamp,
+        this.boundStamp,
         this.patternHit,
         this.agentState,
         this.tries,
@@ -235,13 +373,14 @@ export class RuleScanner {
    * most MAX_ANCHORED_TRIES times a route, then queued for one search); the others are queued
    * to run once over the whole input.
    */
-  private factorHit(entry: number, text: string, start: number): void {
+  private factorHit(entry: number, text: string, start: number, end: number): void {
     const t = this.t;
     const generation = this.generation;
     const from = t.factorRefStart[entry]!;
     const to = t.factorRefStart[entry + 1]!;
     if (from === to) return;
-    const anchoredEnd = from + t.factorAnchored[entry]!;
+    // In turns, anchored patterns are searched like the others (a try could not be cut).
+    const anchoredEnd = this.sliced ? from : from + t.factorAnchored[entry]!;
     if (from < anchoredEnd) {
       // Cheap checks first: the unit after the factor, and a leading \b, decide most tries.
       const after = start + t.automaton.entryLength[entry]!;
@@ -258,7 +397,8 @@ export class RuleScanner {
         }
         const resume = t.patternResume[pattern]!;
         const at = resume === 0 ? start : after;
-        if (verifyAt(t.verifier, t.patternVerifier[pattern]!, text, at, resume)) this.recordHit(pattern);
+        this.work += this.patternSize[pattern]! * (end - at);
+        if (verifyAt(t.verifier, t.patternVerifier[pattern]!, text, at, resume, end)) this.recordHit(pattern);
       }
     }
     if (this.factorStamp[entry] === generation) return;
@@ -312,10 +452,11 @@ export class RuleScanner {
     return at;
   }
 
-  private runPattern(pattern: number, input: string): void {
+  private runPattern(pattern: number, input: string, end: number): void {
+    this.work += this.patternSize[pattern]! * end;
     if (
       this.patternHit[pattern] !== this.generation &&
-      searchFrom(this.t.verifier, this.t.patternVerifier[pattern]!, input, 0)
+      searchFrom(this.t.verifier, this.t.patternVerifier[pattern]!, input, 0, end)
     )
       this.recordHit(pattern);
   }

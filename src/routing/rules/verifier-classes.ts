@@ -7,10 +7,19 @@
 /** Entries per class row. */
 export const CLASS_ROW = 130;
 
+/** What a class row is interned from. */
+export interface ClassSpec {
+  members: string;
+  spaces: boolean;
+  negated: boolean;
+}
+
 /** Interns classes (`\d`-like escapes and bracket classes) into rows. */
 export class ClassTable {
   private readonly rows: number[] = [];
   private readonly ids = new Map<string, number>();
+  /** What each id was interned from, in id order (an agent's part carries these to the link). */
+  readonly specs: ClassSpec[] = [];
 
   /** The id of a class: ASCII members (any case), whether it holds `\s`, whether it is negated. */
   intern(members: string, spaces: boolean, negated: boolean): number {
@@ -24,6 +33,7 @@ export class ClassTable {
     if (id === undefined) {
       id = this.ids.size;
       this.ids.set(key, id);
+      this.specs.push({ members, spaces, negated });
       for (let i = 0; i < 128; i++) this.rows.push((bits[i >>> 5]! >>> (i & 31)) & 1);
       this.rows.push(spaces ? 1 : 0, negated ? 1 : 0);
     }
@@ -42,7 +52,8 @@ export class ClassTable {
  * V8's case folding and Unicode properties, and nothing that could backtrack.
  */
 export class PredicateTable {
-  private readonly sources: string[] = [];
+  /** The interned sources, in id order. */
+  readonly sources: string[] = [];
   private readonly ids = new Map<string, number>();
 
   /** The id of a class given as `u`-mode source. */
@@ -61,6 +72,11 @@ export class PredicateTable {
   }
 
   toArray(): RegExp[] {
-    return this.sources.map((source) => new RegExp(`^(?:${source})$`, "iu"));
+    return predicateRegExps(this.sources);
   }
+}
+
+/** The predicates' regexes from their sources (what a stored router keeps instead of RegExp objects). */
+export function predicateRegExps(sources: readonly string[]): RegExp[] {
+  return sources.map((source) => new RegExp(`^(?:${source})$`, "iu"));
 }

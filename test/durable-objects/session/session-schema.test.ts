@@ -136,7 +136,7 @@ describe("the session object's schema", () => {
     expect(SESSION_SCHEMA.statements.length).toBeLessThan(SESSION_MIGRATIONS.flatMap((m) => m.statements).length);
   });
 
-  it("v12: an object's pending audit rows are still found once the pending index holds only them", async () => {
+  it("v13: an object's pending audit rows are still found once the pending index holds only them", async () => {
     const found = await runInDurableObject(
       agentStub("schema-tests", `scratch-${++counter}`).stub,
       (_instance, state) => {
@@ -144,7 +144,7 @@ describe("the session object's schema", () => {
         migrate(
           state.storage,
           sql,
-          SESSION_MIGRATIONS.filter((m) => m.version <= 11),
+          SESSION_MIGRATIONS.filter((m) => m.version <= 12),
         );
         for (const [id, flushed] of [
           ["01AAAAAAAAAAAAAAAAAAAAAAAA", 1],
@@ -157,6 +157,6 @@ describe("the session object's schema", () => {
         return { version, pending: outbox.pendingCount(), all: outbox.list({ limit: 10 }).map((r) => r.flushed) };
       },
     );
-    expect(found).toEqual({ version: 12, pending: 1, all: [true, false] });
+    expect(found).toEqual({ version: 13, pending: 1, all: [true, false] });
   });
 });

@@ -308,3 +308,23 @@ describe("compileRules — limit", () => {
     expect(rules.match(input, 100)).toEqual(all);
   });
 });
+
+describe("compileRules — the tenant's pattern budget", () => {
+  it("counts instructions after repetition is expanded, and skips in registry order what passes the budget", () => {
+    const one = compileRules([agent("a", { patterns: ["ab{3}"], priority: 100 })]);
+    // a, b, b, b and the final match.
+    expect(one.stats.patternInstructions).toBe(5);
+    const rules = compileRules(
+      [
+        agent("first", { patterns: ["ab{3}", "cd{3}"], priority: 100 }),
+        agent("second", { patterns: ["ef{3}"], priority: 100 }),
+      ],
+      { patternBudget: 10 },
+    );
+    expect(rules.stats.patternInstructions).toBe(10);
+    expect(rules.stats.skippedPatterns).toEqual([
+      { agent: "second", pattern: "ef{3}", reason: "is past the tenant's pattern budget of 10 instructions" },
+    ]);
+    expect(rules.match("abbb cddd efff").map((m) => m.matched_patterns)).toEqual([["ab{3}", "cd{3}"]]);
+  });
+});

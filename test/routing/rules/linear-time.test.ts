@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { compileRules } from "../../../src/routing/rules/compile-rules";
+import { PATTERN_PREFIX } from "../../../src/routing/rules/pattern-budget";
 import { checkPattern } from "../../../src/routing/rules/pattern-safety";
 import { AgentDefinition } from "../../../src/schemas/agent";
 
@@ -7,14 +8,15 @@ const agent = (name: string, keywords: string[], patterns: string[], priority: n
   AgentDefinition.parse({ name, triggers: { keywords, patterns, priority } });
 
 /**
- * Known catastrophic patterns (the ReDoS literature's classics) against 30 KiB adversarial
- * inputs. A backtracking engine — V8's own, which the rule tier used before — explores an
+ * Known catastrophic patterns (the ReDoS literature's classics) against adversarial inputs
+ * as long as the pattern tier reads (PATTERN_PREFIX code units). A backtracking engine — V8's own, which the rule tier used before — explores an
  * exponential (or high-polynomial) number of paths on each of these and would not answer in
  * any reasonable time; the rule tier's NFA answers each in one pass. The expected answers are
  * worked out by hand, since V8 cannot be asked.
  */
 
-const KIB30 = 30 * 1024;
+// Every input below fits the prefix the pattern tier reads (a match must lie within it).
+const KIB30 = PATTERN_PREFIX - 2;
 const as = "a".repeat(KIB30);
 
 const CORPUS: { pattern: string; input: string; matches: boolean }[] = [
@@ -43,7 +45,7 @@ const CORPUS: { pattern: string; input: string; matches: boolean }[] = [
   { pattern: "a(a|a?)+b", input: `${as}`, matches: false },
 ];
 
-describe("linear-time matching of catastrophic patterns on 30 KiB inputs", () => {
+describe("linear-time matching of catastrophic patterns on inputs as long as the prefix", () => {
   it.each(CORPUS.map((c) => [c.pattern, c.matches, c] as const))(
     "%s answers %s",
     (_pattern, _matches, { pattern, input, matches }) => {
@@ -64,11 +66,35 @@ describe("linear-time matching of catastrophic patterns on 30 KiB inputs", () =>
   });
 
   it("a factor repeated through the input is tried a bounded number of times, then searched once", () => {
-    // "order" occurs 6,000 times; trying the anchored pattern at each occurrence, reading to the
+    // "order" occurs 170 times; trying the anchored pattern at each occurrence, reading to the
     // end each time, would be quadratic.
     const rules = compileRules([agent("o", [], ["order(\\s|x)*#\\d"], 100)]);
     expect(rules.stats.anchoredPatterns).toBe(1);
-    expect(rules.match("order ".repeat(6000))).toEqual([]);
-    expect(rules.match(`${"order ".repeat(6000)}#1`).map((m) => m.agent)).toEqual(["o"]);
+    expect(rules.match("order ".repeat(170))).toEqual([]);
+    expect(rules.match(`${"order ".repeat(170)}#1`).map((m) => m.agent)).toEqual(["o"]);
+  });
+});
+
+describe("the pattern tier reads the first PATTERN_PREFIX code units only", () => {
+  const filler = "x ".repeat(PATTERN_PREFIX);
+  const rules = compileRules([agent("p", ["refund"], ["order\\s*#\\d{4}", "thanks$", "(a|a?)+b"], 100)]);
+
+  it("a match past the prefix is not found, while keywords still read the whole input", () => {
+    expect(rules.match(`order #1234 ${filler}`)[0]?.matched_patterns).toEqual(["order\\s*#\\d{4}"]);
+    const late = rules.match(`${filler} order #1234 refund`)[0];
+    expect(late?.matched_patterns).toEqual([]);
+    expect(late?.matched_keywords).toEqual(["refund"]);
+  });
+
+  it("a match must end within the prefix, and $ holds only at the input's real end", () => {
+    const cut = "y".repeat(PATTERN_PREFIX - 8);
+    expect(rules.match(`${cut}order #1234`)).toEqual([]); // the match would end past the prefix
+    expect(rules.match(`${cut}thanks`)[0]?.matched_patterns).toEqual(["thanks$"]);
+    expect(rules.match(`${"y".repeat(PATTERN_PREFIX - 6)}thanks and more`)).toEqual([]);
+  });
+
+  it("an input of any length costs the same pattern work as one of the prefix's length", () => {
+    expect(rules.match(`${"a".repeat(PATTERN_PREFIX)}b`)).toEqual([]);
+    expect(rules.match(`${"a".repeat(PATTERN_PREFIX - 1)}b`)[0]?.matched_patterns).toEqual(["(a|a?)+b"]);
   });
 });

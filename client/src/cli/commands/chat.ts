@@ -1,0 +1,327 @@
+import { unwrap } from "../../client.ts";
+import { RelayApiError } from "../../errors.ts";
+import type { RunStream } from "../../run-stream.ts";
+import type { LiveEvent, Run, RunPending } from "../../types.ts";
+import { isLiveEvent } from "../../types.ts";
+import type { Command, Context } from "../command.ts";
+import { text } from "../command.ts";
+import { asCliError, EXIT, type ExitCode } from "../exit.ts";
+import { eventLine } from "../render.ts";
+import { routingLine } from "./route.ts";
+
+/**
+ * `relay chat`: a conversation with the tenant's agents in the terminal (docs/cli.md, Chat).
+ * The first message is routed (or goes to `--agent`); each message's run is streamed as it
+ * happens; a run that pauses for a person — a human agent's turn, an escalation, an
+ * approval, a client tool — is answered inline, and the resumed run is followed on the
+ * session's WebSocket from the last event seen.
+ */
+
+type RunView = Omit<Run, "events">;
+
+const PAUSED = new Set(["awaiting_human", "awaiting_approval", "requires_action"]);
+const ENDS = new Set(["run_completed", "run_failed", "run_cancelled", "run_paused"]);
+
+class Chat {
+  private sessionId: string | null;
+  private lastEventId: string | null = null;
+  /** Runs whose answer (or failure) is on screen already. */
+  private readonly shown = new Set<string>();
+  /** The message whose pieces are being written on the current line. */
+  private writing: string | null = null;
+  /** Messages shown piece by piece (their stored whole is not printed again). */
+  private readonly written = new Set<string>();
+  exitCode: ExitCode | undefined;
+
+  private readonly ctx: Context;
+  private readonly agent: string | undefined;
+
+  constructor(ctx: Context, agent: string | undefined, session: string | undefined) {
+    this.ctx = ctx;
+    this.agent = agent;
+    this.sessionId = session ?? null;
+  }
+
+  private get relay() {
+    return this.ctx.relay();
+  }
+
+  private print(event: LiveEvent): void {
+    if (event.id) this.lastEventId = event.id;
+    if (this.ctx.out.json) {
+      this.ctx.out.data(event, true);
+      return;
+    }
+    if (this.streamed(event)) return;
+    const line = eventLine(event, "chat");
+    if (!line) return;
+    this.endPieces();
+    if (event.run_id && (event.type === "run_failed" || (event.type === "message" && line.style === undefined)))
+      this.shown.add(event.run_id);
+    this.ctx.out.line(line.style ? this.ctx.out.paint(line.style, line.text) : line.text);
+  }
+
+  /**
+   * An answer written as it comes: its agent's name before the first piece, each piece as it
+   * arrives; the stored message with the same id ends the line instead of being printed again.
+   * True when the event was taken care of here.
+   */
+  private streamed(event: LiveEvent): boolean {
+    if (isLiveEvent(event, "message.delta")) {
+      if (this.writing !== event.data.message_id) {
+        this.endPieces();
+        this.writing = event.data.message_id;
+        this.written.add(event.data.message_id);
+        this.ctx.out.write(`${event.data.agent}: `);
+      }
+      this.ctx.out.write(event.data.delta);
+      return true;
+    }
+    if (isLiveEvent(event, "message") && event.data.id !== undefined && this.written.has(event.data.id)) {
+      this.endPieces();
+      if (event.run_id) this.shown.add(event.run_id);
+      return true;
+    }
+    return false;
+  }
+
+  /** Ends the line of pieces, before anything else is printed. */
+  private endPieces(): void {
+    if (this.writing === null) return;
+    this.writing = null;
+    this.ctx.out.line();
+  }
+
+  /** A session for the first message: the agent named, or the router's choice (asking when nothing fits). */
+  private async ensureSession(input: string): Promise<boolean> {
+    if (this.sessionId) return true;
+    const { out } = this.ctx;
+    let agent = this.agent;
+    let route: { method: string; confidence: number } | undefined;
+    if (!agent) {
+      const decision = await out.spin(
+        "routing",
+        unwrap(this.relay.api.POST("/v1/route", { body: { input } }), this.relay.url),
+      );
+      if (out.json) out.data({ type: "route", decision }, true);
+      else out.line(out.paint("cyan", routingLine(decision)));
+      agent = decision.agent ?? undefined;
+      route = { method: decision.method, confidence: decision.confidence };
+      if (!agent) {
+        const names = (decision.fallback?.agents ?? []).map((a) => a.name);
+        if (!out.json)
+          out.line(
+            `${decision.fallback?.reason ?? "No agent fits."}${names.length ? ` Choose one of: ${names.join(", ")}` : ""}`,
+          );
+        const chosen = (await this.ctx.readLine("agent> "))?.trim();
+        if (!chosen) return false;
+        agent = chosen;
+        route = { method: "user", confidence: 100 };
+      }
+    }
+    const session = await unwrap(
+      this.relay.api.POST("/v1/sessions", {
+        body: { agent, metadata: { client: "relay chat", ...(route ? { route } : {}) } },
+      }),
+      this.relay.url,
+    );
+    this.sessionId = session.id;
+    if (out.json) out.data({ type: "session", session }, true);
+    else out.note(out.paint("dim", `session ${session.id} with ${session.current_agent}`));
+    return true;
+  }
+
+  /** Prints what a run ended with, unless its events showed it already. */
+  private finish(run: RunView): RunView {
+    this.endPieces();
+    const { out } = this.ctx;
+    if (out.json) return run;
+    if (!this.shown.has(run.id)) {
+      if (run.status === "completed" && run.output) out.line(`${run.output_agent ?? run.agent}: ${run.output}`);
+      if (run.status === "failed")
+        out.line(
+          out.paint(
+            "red",
+            `✗ the run failed: ${run.error ? `${run.error.code}: ${run.error.message}` : "no reason given"}`,
+          ),
+        );
+      this.shown.add(run.id);
+    }
+    if (run.status === "failed") this.exitCode = EXIT.FAILED;
+    return run;
+  }
+
+  async send(content: string): Promise<RunView | null> {
+    if (!(await this.ensureSession(content))) return null;
+    const stream: RunStream = await this.relay.streamMessage(this.sessionId!, content, { signal: this.ctx.signal });
+    for await (const event of stream) this.print(event);
+    const result = await stream.result();
+    if (this.ctx.out.json) this.ctx.out.data({ type: "result", ...result }, true);
+    this.lastEventId = stream.lastEventId ?? this.lastEventId;
+    return this.finish(result.run);
+  }
+
+  /** The question a pause asks, and its inbox item's reason when it has one. */
+  private async reasonOf(inboxId: string): Promise<string> {
+    try {
+      const item = await unwrap(
+        this.relay.api.GET("/v1/inbox/{id}", { params: { path: { id: inboxId } } }),
+        this.relay.url,
+      );
+      return item.reason;
+    } catch {
+      return "";
+    }
+  }
+
+  /**
+   * Sends `answer` and follows the resumed run on the session's WebSocket from the last event
+   * seen, until the run ends or pauses again.
+   */
+  private async resume(run: RunView, answer: () => Promise<RunView | null>): Promise<RunView | null> {
+    const sub = this.relay.subscribe(this.sessionId!, {
+      ...(this.lastEventId ? { after: this.lastEventId } : {}),
+      signal: this.ctx.signal,
+    });
+    try {
+      await sub.ready;
+      const answered = await answer();
+      if (answered === null || answered.status === "awaiting_approval") return answered;
+      for await (const event of sub) {
+        if (event.run_id !== run.id) continue;
+        this.print(event);
+        if (ENDS.has(event.type)) return this.finish(event.data as RunView);
+      }
+      return answered;
+    } finally {
+      sub.close();
+    }
+  }
+
+  private async resolve(id: string, body: { reply: string } | { decision: "approve" | "deny"; reason?: string }) {
+    const { run } = await unwrap(
+      this.relay.api.POST("/v1/inbox/{id}/resolve", { params: { path: { id } }, body: { ...body, by: "relay chat" } }),
+      this.relay.url,
+    );
+    return run as RunView | null;
+  }
+
+  /** Answers the run's pauses one after another; false when input ended with the run still waiting. */
+  async answerPauses(first: RunView): Promise<boolean> {
+    const { out } = this.ctx;
+    let run: RunView | null = first;
+    while (run && PAUSED.has(run.status) && run.pending) {
+      const pending: RunPending = run.pending;
+      const current: RunView = run;
+      if (pending.kind === "human") {
+        const reason = await this.reasonOf(pending.inbox_id);
+        const who =
+          pending.tool_call_id === null
+            ? `${pending.agent} is a person: answer as ${pending.agent}`
+            : `${pending.agent} asks a person`;
+        out.line(out.paint("yellow", `✋ ${who}${reason ? ` (${reason})` : ""}`));
+        const reply = await this.ask("reply> ", `relay inbox reply ${pending.inbox_id} <text>`);
+        if (reply === null) return false;
+        run = await this.resume(current, () => this.resolve(pending.inbox_id, { reply }));
+      } else if (pending.kind === "input") {
+        // A remote agent asked for more: the next message continues its task.
+        out.line(
+          out.paint("yellow", `✋ ${pending.agent} (a remote agent) asks for more: your next message answers it`),
+        );
+        return true;
+      } else if (pending.kind === "approval") {
+        const open: typeof pending.approvals = pending.approvals.filter((a) => a.decision === null);
+        let answered: RunView | null = current;
+        for (let i = 0; i < open.length; i++) {
+          const approval = open[i]!;
+          const reason = await this.reasonOf(approval.inbox_id);
+          out.line(
+            out.paint(
+              "yellow",
+              `✋ ${reason || `${pending.agent} wants to call ${approval.tool_call.name}(${approval.tool_call.arguments})`}`,
+            ),
+          );
+          const typed = await this.ask(
+            "approve? [y/n, or n <reason>] ",
+            `relay inbox approve|deny ${approval.inbox_id}`,
+          );
+          if (typed === null) return false;
+          const [word, ...why] = typed.trim().split(/\s+/);
+          const decision = /^y(es)?$/i.test(word ?? "") ? "approve" : "deny";
+          const body = {
+            decision,
+            ...(decision === "deny" && why.length > 0 ? { reason: why.join(" ") } : {}),
+          } as const;
+          const last: boolean = i === open.length - 1;
+          answered = last
+            ? await this.resume(current, () => this.resolve(approval.inbox_id, body))
+            : await this.resolve(approval.inbox_id, body);
+        }
+        run = answered;
+      } else {
+        const outputs: { tool_call_id: string; output: string }[] = [];
+        for (const call of pending.tool_calls) {
+          out.line(out.paint("yellow", `✋ ${pending.agent} called the client tool ${call.name}(${call.arguments})`));
+          const output = await this.ask("output> ", `session ${this.sessionId} needs the outputs of its client tools`);
+          if (output === null) return false;
+          outputs.push({ tool_call_id: call.id, output });
+        }
+        run = await this.resume(current, async () => {
+          const answer = await unwrap(
+            this.relay.api.POST("/v1/sessions/{id}/tool-outputs", {
+              params: { path: { id: this.sessionId! } },
+              body: { run_id: current.id, outputs },
+            }),
+            this.relay.url,
+          );
+          return answer.run;
+        });
+      }
+    }
+    return true;
+  }
+
+  /** One answer from standard input; at its end, says what is left waiting. */
+  private async ask(prompt: string, later: string): Promise<string | null> {
+    const line = await this.ctx.readLine(prompt);
+    if (line === null) this.ctx.out.note(`Left waiting: ${later}`);
+    return line;
+  }
+}
+
+export const chat: Command = {
+  name: "chat",
+  summary: "Talk to the agents: routing, handoffs and the run as they happen; answer people's turns inline",
+  usage: [
+    "relay chat [--agent <name>] [--session <id>]",
+    "  Each line you type is a message; /quit (or the end of input) leaves.",
+    "  Without --agent the first message is routed; --session continues a session.",
+  ].join("\n"),
+  options: { agent: { type: "string", short: "a" }, session: { type: "string" } },
+  async run(ctx) {
+    const session = text(ctx, "session");
+    const conversation = new Chat(ctx, text(ctx, "agent"), session);
+    if (!ctx.out.json)
+      ctx.out.note(ctx.out.paint("dim", `Relay at ${ctx.settings().url}. Type a message; /quit to leave.`));
+    for (;;) {
+      const line = await ctx.readLine("you> ");
+      if (line === null || ctx.signal.aborted) break;
+      const message = line.trim();
+      if (message === "") continue;
+      if (message === "/quit" || message === "/exit") break;
+      try {
+        const run = await conversation.send(message);
+        if (run && !(await conversation.answerPauses(run))) break;
+      } catch (error) {
+        if (ctx.signal.aborted) break;
+        const cli = asCliError(error);
+        // No answer at all ends the chat; a refusal is said and the conversation goes on.
+        if (!cli || cli.exitCode === EXIT.UNAVAILABLE || !(error instanceof RelayApiError)) throw error;
+        if (ctx.out.json) ctx.out.data({ type: "error", error: { code: error.code, message: error.message } }, true);
+        else ctx.out.error(ctx.out.paint("red", `relay: ${cli.message}`));
+        conversation.exitCode = cli.exitCode;
+      }
+    }
+    return conversation.exitCode;
+  },
+};

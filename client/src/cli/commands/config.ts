@@ -1,0 +1,113 @@
+import { unwrap } from "../../client.ts";
+import type { RoutingConfigView } from "../../types.ts";
+import type { Command } from "../command.ts";
+import { flag } from "../command.ts";
+import { usage } from "../exit.ts";
+import { table } from "../output.ts";
+
+/** Every routing setting (docs/configuration.md), as `relay config` names them. */
+const KEYS = [
+  "enabled",
+  "strategy",
+  "threshold",
+  "llm.provider",
+  "llm.model",
+  "llm.timeout_ms",
+  "fallback",
+  "default_agent",
+] as const;
+type Key = (typeof KEYS)[number];
+
+function keyOf(typed: string): Key {
+  const key = typed.replace(/^routing\./, "");
+  if (!(KEYS as readonly string[]).includes(key))
+    throw usage(`unknown setting ${JSON.stringify(typed)}: one of ${KEYS.map((k) => `routing.${k}`).join(", ")}`);
+  return key as Key;
+}
+
+/** A typed value as the API wants it: booleans, numbers and null where the setting takes them. */
+function parseValue(key: Key, typed: string): unknown {
+  if (key === "enabled") {
+    if (typed !== "true" && typed !== "false") throw usage("routing.enabled is true or false");
+    return typed === "true";
+  }
+  if (key === "threshold" || key === "llm.timeout_ms") {
+    const n = Number(typed);
+    if (typed.trim() === "" || !Number.isFinite(n))
+      throw usage(`routing.${key} is a number (got ${JSON.stringify(typed)})`);
+    return n;
+  }
+  if (key === "default_agent" && (typed === "null" || typed === "none")) return null;
+  return typed;
+}
+
+function get(config: Record<string, unknown>, key: Key): unknown {
+  const [a, b] = key.split(".") as [string, string | undefined];
+  const top = config[a];
+  return b === undefined ? top : (top as Record<string, unknown> | undefined)?.[b];
+}
+
+/** The tenant layer with `key` set to `value` (undefined: removed). */
+function withValue(stored: Record<string, unknown>, key: Key, value: unknown): Record<string, unknown> {
+  const next: Record<string, unknown> = structuredClone(stored);
+  const [a, b] = key.split(".") as [string, string | undefined];
+  if (b === undefined) {
+    if (value === undefined) delete next[a];
+    else next[a] = value;
+  } else {
+    const inner = { ...((next[a] as Record<string, unknown> | undefined) ?? {}) };
+    if (value === undefined) delete inner[b];
+    else inner[b] = value;
+    if (Object.keys(inner).length === 0) delete next[a];
+    else next[a] = inner;
+  }
+  return next;
+}
+
+const shown = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
+
+export const config: Command = {
+  name: "config",
+  summary: "Show the routing configuration with each value's layer, or set a value",
+  usage: [
+    "relay config                          every routing value and the layer it came from",
+    "relay config <key>                    one value (e.g. routing.threshold)",
+    "relay config <key> <value>            set it in the tenant's layer",
+    "relay config <key> --unset            remove it from the tenant's layer",
+    "relay config --reset                  clear the tenant's layer",
+  ].join("\n"),
+  options: { unset: { type: "boolean" }, reset: { type: "boolean" } },
+  async run(ctx) {
+    const [typedKey, typedValue, ...extra] = ctx.positionals;
+    if (extra.length > 0) throw usage("config takes a key and at most one value");
+    const relay = ctx.relay();
+    const key = typedKey === undefined ? undefined : keyOf(typedKey);
+    if (flag(ctx, "reset") && (key || flag(ctx, "unset"))) throw usage("--reset takes no key");
+    if (flag(ctx, "unset") && (!key || typedValue !== undefined)) throw usage("--unset takes a key and no value");
+
+    let view: RoutingConfigView;
+    if (flag(ctx, "reset")) {
+      view = await unwrap(relay.api.DELETE("/v1/config/routing"), relay.url);
+    } else {
+      view = await unwrap(relay.api.GET("/v1/config/routing"), relay.url);
+      if (key && (typedValue !== undefined || flag(ctx, "unset"))) {
+        const value = flag(ctx, "unset") ? undefined : parseValue(key, typedValue!);
+        const body = withValue((view.stored ?? {}) as Record<string, unknown>, key, value);
+        // biome-ignore lint/suspicious/noExplicitAny: the API validates the setting's type and says which is wrong.
+        view = await unwrap(relay.api.PUT("/v1/config/routing", { body: body as any }), relay.url);
+      }
+    }
+    if (ctx.out.json) {
+      ctx.out.data(key ? { key: `routing.${key}`, value: get(view.config, key), source: view.sources[key] } : view);
+      return undefined;
+    }
+    const keys = key ? [key] : KEYS;
+    table(
+      ctx.out,
+      ["setting", "value", "layer"],
+      keys.map((k) => [`routing.${k}`, shown(get(view.config, k)), view.sources[k] ?? "?"]),
+    );
+    for (const warning of view.warnings) ctx.out.note(ctx.out.paint("yellow", `warning: ${warning}`));
+    return undefined;
+  },
+};

@@ -1,0 +1,139 @@
+import type { HandoffStatus, HistoryItem, LiveEvent, LiveEventData, Run, TraceEvent } from "../types.ts";
+import type { Style } from "./output.ts";
+
+/**
+ * Live events as the lines `relay chat` and `relay tail` print (docs/runs.md, Live events).
+ * Pure: an event in, a line and its style out, or null for what the mode leaves out. An
+ * event type this client does not know is shown by its name rather than dropped.
+ */
+
+export type RenderMode = "chat" | "tail";
+
+export interface Line {
+  text: string;
+  style?: Style;
+}
+
+const MAX_ARGS = 80;
+
+function short(value: unknown, max = MAX_ARGS): string {
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  if (text === undefined) return "";
+  const line = text.replace(/\s+/g, " ");
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+const pct = (n: number) => `${Math.round(n * 10) / 10}%`;
+
+function traceLine(type: string, t: TraceEvent, mode: RenderMode): Line | null {
+  const d = t.details;
+  switch (type) {
+    case "route":
+      return {
+        text: `🎯 Routing via ${d.routing_method ?? "?"} to ${t.agent_name}${d.routing_confidence === undefined ? "" : ` (${pct(d.routing_confidence)})`}`,
+        style: "cyan",
+      };
+    case "handoff": {
+      const failed = t.error !== null || (d.outcome !== undefined && d.outcome !== "completed");
+      const why = d.handoff_reason ? `: ${d.handoff_reason}` : "";
+      return failed
+        ? { text: `↪ ${d.from_agent} → ${d.to_agent} refused${t.error ? ` (${t.error})` : ""}${why}`, style: "yellow" }
+        : { text: `↪ ${d.from_agent} → ${d.to_agent}${why}`, style: "cyan" };
+    }
+    case "tool_call":
+      // Handoff tools are shown by their handoff event.
+      if (d.tool_name && /^(transfer_to_|return_to_)/.test(d.tool_name)) return null;
+      return {
+        text: `⚙ ${t.agent_name} called ${d.tool_name ?? "a tool"}(${short(d.tool_args ?? "", 60)})${t.error ? ` → ${t.error}` : d.outcome ? `: ${d.outcome}` : ""}`,
+        style: t.error ? "yellow" : "dim",
+      };
+    case "agent_error":
+      return { text: `✗ ${t.agent_name}: ${t.error ?? d.outcome ?? "error"}`, style: "red" };
+    case "guardrail":
+      return { text: `🛡 guardrail: ${d.outcome ?? "checked"}`, style: d.outcome === "passed" ? "dim" : "yellow" };
+    case "agent_started":
+      return mode === "tail" ? { text: `· ${t.agent_name} started`, style: "dim" } : null;
+    case "agent_completed":
+      return mode === "tail" ? { text: `· ${t.agent_name} done`, style: "dim" } : null;
+    case "llm_call":
+      return mode === "tail"
+        ? { text: `· ${t.agent_name} asked ${d.model ?? "the model"} (${t.duration_ms} ms)`, style: "dim" }
+        : null;
+    default:
+      return null;
+  }
+}
+
+function messageLine(m: HistoryItem, mode: RenderMode): Line | null {
+  if (m.role === "assistant" && (m.type ?? "message") === "message" && m.content)
+    return { text: `${m.agent ?? "agent"}: ${m.content}` };
+  if (mode !== "tail") return null;
+  if (m.role === "user") return { text: `you: ${m.content}`, style: "bold" };
+  if (m.type === "tool_output") return { text: `  ↳ ${m.tool_name ?? "tool"}: ${short(m.content)}`, style: "dim" };
+  return null;
+}
+
+function pausedLine(run: Omit<Run, "events">): string {
+  const p = run.pending;
+  if (!p) return `⏸ the run waits (${run.status})`;
+  if (p.kind === "human")
+    return p.tool_call_id === null
+      ? `⏸ ${p.agent} (a person) holds the turn: inbox item ${p.inbox_id}`
+      : `⏸ ${p.agent} asked a person: inbox item ${p.inbox_id}`;
+  if (p.kind === "approval") return `⏸ waiting for approval of ${p.approvals.map((a) => a.tool_call.name).join(", ")}`;
+  if (p.kind === "input") return `⏸ ${p.agent} (a remote agent) waits for the next message`;
+  return `⏸ waiting for the client's tool outputs: ${p.tool_calls.map((c) => c.name).join(", ")}`;
+}
+
+/** The line for one event, or null when the mode leaves it out. */
+export function eventLine(event: LiveEvent, mode: RenderMode): Line | null {
+  const data = event.data as Record<string, unknown> | null;
+  switch (event.type) {
+    case "route":
+    case "handoff":
+    case "tool_call":
+    case "agent_error":
+    case "guardrail":
+    case "agent_started":
+    case "agent_completed":
+    case "llm_call":
+      return traceLine(event.type, data as unknown as TraceEvent, mode);
+    case "message":
+      return messageLine(data as unknown as HistoryItem, mode);
+    case "approval_required":
+      return mode === "tail"
+        ? { text: `✋ ${String(data?.prompt ?? "an approval is needed")}`, style: "yellow" }
+        : null;
+    case "run_paused":
+      return mode === "tail" ? { text: pausedLine(data as unknown as Run), style: "yellow" } : null;
+    case "run_failed": {
+      const error = (data as unknown as Run).error;
+      return {
+        text: `✗ the run failed: ${error ? `${error.code}: ${error.message}` : "no reason given"}`,
+        style: "red",
+      };
+    }
+    case "message.delta":
+      // Pieces are written as they come by the chat itself; a tail shows the whole message.
+      return null;
+    case "message.retracted": {
+      const r = data as unknown as LiveEventData["message.retracted"];
+      return { text: `⟲ ${r.agent}'s answer was withdrawn (${r.code})`, style: "yellow" };
+    }
+    case "run_cancelled":
+      return { text: "✗ the run was cancelled", style: "red" };
+    case "run_started":
+    case "run_resumed":
+    case "run_completed":
+      return mode === "tail" ? { text: `· run ${event.type.slice(4)}`, style: "dim" } : null;
+    case "handoff_status": {
+      if (mode !== "tail") return null;
+      const h = data as unknown as HandoffStatus;
+      const why = h.error_code ? ` (${h.error_code})` : h.reason ? `: ${h.reason}` : "";
+      return { text: `⇄ handoff ${h.source ?? "?"} → ${h.target ?? "?"} ${h.status ?? h.action}${why}`, style: "dim" };
+    }
+    default:
+      // A type newer than this client: say it happened.
+      return { text: `· ${event.type}${typeof event.data === "string" ? ` ${short(event.data)}` : ""}`, style: "dim" };
+  }
+}

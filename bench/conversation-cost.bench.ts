@@ -1,5 +1,5 @@
 /**
- * What one conversation costs to run on Cloudflare (docs/cost.md): Relay on workerd through
+ * What one conversation costs to run on Cloudflare (docs/benchmarks.md, The cost of a conversation): Relay on workerd through
  * Miniflare's API, state in memory, its Worker and objects metered by a bench-only wrapper
  * (bench/lib/metered-worker.ts), a fake OpenAI-compatible model and tool endpoint in a
  * process of their own.

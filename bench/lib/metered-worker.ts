@@ -2,6 +2,7 @@ import type { Env } from "../../src/env";
 import {
   AgentDO as RelayAgentDO,
   CollaborationDO as RelayCollaborationDO,
+  RouterDO as RelayRouterDO,
   SessionDO as RelaySessionDO,
   default as relay,
 } from "../../src/index";
@@ -297,6 +298,7 @@ export * from "../../src/index";
 export const SessionDO = metered(RelaySessionDO, "SessionDO");
 export const AgentDO = metered(RelayAgentDO, "AgentDO");
 export const CollaborationDO = metered(RelayCollaborationDO, "CollaborationDO");
+export const RouterDO = metered(RelayRouterDO, "RouterDO");
 
 export default {
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {

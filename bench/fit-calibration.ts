@@ -28,12 +28,7 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseAgentFile } from "../src/registry/agent-file";
-import {
-  type Calibration,
-  calibrationFeatures,
-  FEATURE_NAMES,
-  probabilityCorrect,
-} from "../src/routing/classifier/calibration";
+import { type Calibration, calibrationFeatures, FEATURE_NAMES } from "../src/routing/classifier/calibration";
 import { CALIBRATION_PARAMS } from "../src/routing/classifier/calibration-params";
 import { compileRuleRouter } from "../src/routing/rule-router";
 import { CLINC_CREDIT, type Clinc, type ClincRow, loadClincOrExit, repoRoot, splitHoldout } from "./lib/clinc";
@@ -157,25 +152,29 @@ function collect({ train, domains: domainMap }: Clinc, candidates: { w: number; 
   return out;
 }
 
-/** Weighted L2-regularised logistic regression by Newton's method. */
+/** Weighted L2-regularised logistic regression by Newton's method (over each row's non-zero features). */
 function fitLogistic(rows: readonly Row[], dims: number): number[] {
   const w = new Array<number>(dims).fill(0);
+  const nonZero = rows.map((r) => r.x.flatMap((v, i) => (v === 0 ? [] : [i])));
   for (let iter = 0; iter < 50; iter++) {
     const g = new Array<number>(dims).fill(0);
     const h = Array.from({ length: dims }, () => new Array<number>(dims).fill(0));
-    for (const r of rows) {
+    rows.forEach((r, k) => {
+      const nz = nonZero[k] as number[];
       let z = 0;
-      for (let i = 0; i < dims; i++) z += (r.x[i] as number) * (w[i] as number);
+      for (const i of nz) z += (r.x[i] as number) * (w[i] as number);
       const p = 1 / (1 + Math.exp(-z));
       const err = (p - (r.correct ? 1 : 0)) * r.weight;
       const s = p * (1 - p) * r.weight;
-      for (let i = 0; i < dims; i++) {
-        g[i] = (g[i] as number) + err * (r.x[i] as number);
+      for (const i of nz) {
+        const xi = r.x[i] as number;
+        g[i] = (g[i] as number) + err * xi;
         const hi = h[i] as number[];
-        for (let j = 0; j < dims; j++) hi[j] = (hi[j] as number) + s * (r.x[i] as number) * (r.x[j] as number);
+        for (const j of nz) hi[j] = (hi[j] as number) + s * xi * (r.x[j] as number);
       }
-    }
-    for (let i = 1; i < dims; i++) {
+    });
+    for (let i = 0; i < dims; i++) {
+      if (FEATURE_NAMES[i]?.startsWith("bias")) continue;
       g[i] = (g[i] as number) + L2 * (w[i] as number);
       (h[i] as number[])[i] = ((h[i] as number[])[i] as number) + L2;
     }
@@ -214,7 +213,7 @@ function solve(a: number[][], b: number[]): number[] {
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
 function report(rows: readonly Row[], calibration: Calibration): void {
-  const conf = (r: Row) => (r.x.length === 0 ? 0 : 100 * probabilityCorrect(evidenceOf(r), calibration));
+  const conf = (r: Row) => (r.x.length === 0 ? 0 : confidenceOfRow(r, calibration));
   console.log("| regime | forced accuracy | coverage @80 | precision @80 | out-of-scope declined @80 |");
   console.log("| --- | --- | --- | --- | --- |");
   for (const regime of REGIMES) {
@@ -235,21 +234,12 @@ function report(rows: readonly Row[], calibration: Calibration): void {
   }
 }
 
-/** The fit only needs the features; rebuild a stand-in evidence that maps back to them. */
-function evidenceOf(r: Row) {
-  const [, margin, probability, similarity, knownMass] = r.x as number[];
-  const [rh, orh, , logCount] = r.x.slice(13) as number[];
-  return {
-    logit: 0,
-    margin: margin as number,
-    probability: probability as number,
-    similarity: similarity as number,
-    knownMass: knownMass as number,
-    ruleHits: Math.expm1(rh as number),
-    otherRuleHits: Math.expm1(orh as number),
-    exampleCount: Math.round(10 ** (logCount as number) - 1),
-    singleAgent: r.single,
-  };
+/** A row's confidence under a calibration: the logistic of its features (calibration.ts). */
+function confidenceOfRow(r: Row, calibration: Calibration): number {
+  const w = r.single ? calibration.singleAgentWeights : calibration.weights;
+  let z = 0;
+  for (let i = 0; i < r.x.length; i++) z += (r.x[i] as number) * (w[i] ?? 0);
+  return 100 / (1 + Math.exp(-z));
 }
 
 function main(): void {
@@ -285,7 +275,7 @@ function main(): void {
   const calibration: Calibration = { ruleWeight: bestWeight, ruleDecay: bestDecay, weights, singleAgentWeights };
   console.log(`\nrule weight ${bestWeight}, decay ${bestDecay}; weights (several agents | one agent):`);
   for (const [i, name] of FEATURE_NAMES.entries())
-    console.log(`  ${name.padEnd(28)} ${String(weights[i]).padStart(8)} | ${singleAgentWeights[i]}`);
+    console.log(`  ${name.padEnd(44)} ${String(weights[i]).padStart(8)} | ${singleAgentWeights[i]}`);
   console.log("\nCross-validated on train (each row scored by a router compiled without it):\n");
   report(byWeight.get(best) ?? [], calibration);
   console.log(`\n${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -41,7 +41,7 @@ export interface Neighbour {
 /** What the classifier says about one input. */
 export interface Classification {
   input: string;
-  /** Softmax logits per agent (registry order). */
+  /** Logits per agent (registry order): the model's, plus COUNT_WEIGHT × the counted model's beside a trained one. */
   logits: number[];
   /** The counted model's logits beside a trained one (else `logits` itself). */
   countLogits: number[];
@@ -90,6 +90,15 @@ export interface LexicalClassifier {
   termContributions(c: Classification, a: number, b: number): { term: string; weight: number }[];
   readonly memoryBytes: number;
 }
+
+/**
+ * Beside a trained model, the logits are its own plus this share of the counted model's: naive
+ * Bayes generalises from few examples in a way the discriminative model does not, and the sum
+ * was more accurate at 10 examples per intent than either. Of 0.25, 0.5 and 1, 0.5 routed CLINC150
+ * val best at 10 examples per intent beside the demo agents (forced accuracy 90.1%, 90.4%,
+ * 89.9%; `npm run bench:routing`); the unseen split was not used.
+ */
+export const COUNT_WEIGHT = 0.5;
 
 /** Terms in more than this share of examples (and more than 64) are skipped when looking for neighbours. */
 const COMMON_TERM_SHARE = 1 / 16;
@@ -361,6 +370,8 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
       countLogits = new Array<number>(agentCount).fill(0);
       counted.addLogits(termIdArr, featureScale, countLogits);
       counted.addLogits(gramIds, featureScale, countLogits);
+      for (let a = 0; a < agentCount; a++)
+        logits[a] = (logits[a] as number) + COUNT_WEIGHT * (countLogits[a] as number);
     }
     const probs = new Array<number>(agentCount);
     // A single agent competes with "none of these" at logit 0 (see softmax.ts).
@@ -488,14 +499,17 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
 
   const termContributions = (c: Classification, a: number, b: number) => {
     const surface = surfaceForms(c.input);
+    // A feature's weight in the logits: the model's, plus its share of the counted model's.
+    const weight = (f: number, k: number) =>
+      model.weight(f, k) + (counted === null ? 0 : COUNT_WEIGHT * counted.weight(f, k));
     const out = c.terms.map((t) => ({
       term: surface.get(t.term) ?? t.term,
-      weight: t.id < 0 ? 0 : c.featureScale * (model.weight(t.id, a) - (b >= 0 ? model.weight(t.id, b) : 0)),
+      weight: t.id < 0 ? 0 : c.featureScale * (weight(t.id, a) - (b >= 0 ? weight(t.id, b) : 0)),
     }));
     c.gramIds.forEach((g, i) => {
       const slot = out[c.gramOwner[i] ?? 0];
       if (g < 0 || !slot) return;
-      slot.weight += c.featureScale * (model.weight(g, a) - (b >= 0 ? model.weight(g, b) : 0));
+      slot.weight += c.featureScale * (weight(g, a) - (b >= 0 ? weight(g, b) : 0));
     });
     return out;
   };

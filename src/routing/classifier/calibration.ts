@@ -74,6 +74,7 @@ export const SIGNAL_NAMES = [
   "log_agents",
   "margin × log_agents",
   "probability × log_agents",
+  "margin × known_mass",
 ] as const;
 
 /**
@@ -109,6 +110,8 @@ export function calibrationSignals(e: CandidateEvidence): number[] {
     logAgents,
     margin * logAgents,
     e.probability * logAgents,
+    // A margin built on words the examples know says more than one built on a few of them.
+    margin * e.knownMass,
   ];
 }
 

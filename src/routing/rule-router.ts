@@ -150,7 +150,12 @@ export function wrapShard(image: RouterImage): WrappedShard {
 /** A route's working arrays over all agents. */
 interface Scratch {
   logits: Float64Array;
+  /** Keyword hits (each weighed by its share, see shareOf) + 2 × pattern hits. */
   hits: Float64Array;
+  /** The rule score with keywords weighed the same way. */
+  scores: Float64Array;
+  /** Each agent's nearest-example similarity. */
+  sims: Float64Array;
   byAgent: (RuleMatch | null)[];
   classifications: (Classification | null)[];
 }
@@ -197,12 +202,26 @@ export function routerFromShards(
     }
     return ruleScale;
   };
+  // A keyword's share of its examples' evidence (lexical-classifier.ts), per shard, agent and keyword.
+  const shares = shards.map(() => new Map<string, number>());
+  const shareOf = (j: number, a: number, keyword: string): number => {
+    const cache = shares[j] as Map<string, number>;
+    const key = `${a}\u0000${keyword}`;
+    let v = cache.get(key);
+    if (v === undefined) {
+      v = shards[j]?.classifier?.keywordShare(keyword, a) ?? 1;
+      cache.set(key, v);
+    }
+    return v;
+  };
   const shardOf = new Int32Array(names.length);
   for (const [k, shard] of shards.entries()) shardOf.fill(k, shard.offset, shard.offset + shard.count);
   const count = names.length;
   const scratch = (): Scratch => ({
     logits: new Float64Array(count),
     hits: new Float64Array(count),
+    scores: new Float64Array(count),
+    sims: new Float64Array(count),
     byAgent: new Array<RuleMatch | null>(count).fill(null),
     classifications: shards.map(() => null),
   });
@@ -228,9 +247,10 @@ export function routerFromShards(
   };
 
   const evidenceFrom = (input: string, k: number, matchesOf: RuleMatch[][], work: Scratch): RuleEvidence => {
-    const { logits, hits, byAgent, classifications } = work;
+    const { logits, hits, scores, sims, byAgent, classifications } = work;
     byAgent.fill(null);
     hits.fill(0);
+    scores.fill(0);
     let matched = 0;
     let knownMass = 0;
     // Every shard reads the same features: extracted once.
@@ -247,16 +267,24 @@ export function routerFromShards(
         const a = local.get(m.agent);
         if (a === undefined) continue;
         byAgent[shard.offset + a] = m;
-        hits[shard.offset + a] = m.matched_keywords.length + 2 * m.matched_patterns.length;
+        // A keyword counts for the share of its examples' evidence that is this agent's: one
+        // that other agents' examples use as well is weaker evidence (patterns count whole).
+        let keywords = 0;
+        for (const k of m.matched_keywords) keywords += shareOf(j, a, k);
+        const full = m.matched_keywords.length + 2 * m.matched_patterns.length;
+        hits[shard.offset + a] = keywords + 2 * m.matched_patterns.length;
+        scores[shard.offset + a] = full === 0 ? 0 : (m.score * (hits[shard.offset + a] as number)) / full;
       }
       for (let a = 0; a < shard.count; a++) logits[shard.offset + a] = c === null ? 0 : (c.logits[a] as number);
+      if (c === null || shard.classifier === null) sims.fill(0, shard.offset, shard.offset + shard.count);
+      else sims.set(shard.classifier.nearestByAgent(c), shard.offset);
     }
     const first = classifications[0] ?? null;
     if (knownMass === 0 && matched === 0) return { candidates: [], classification: first };
     const ruleScale = ruleWeightsNow();
     const weight = calibration.ruleWeight;
     for (let a = 0; a < count; a++) {
-      logits[a] = (logits[a] as number) + (weight * (ruleScale[a] as number) * (byAgent[a]?.score ?? 0)) / 10;
+      logits[a] = (logits[a] as number) + (weight * (ruleScale[a] as number) * (scores[a] as number)) / 10;
     }
     // The best k by combined logit (at least 2, for the margin); ties keep registry order.
     const keep = Math.max(k, 2);
@@ -278,6 +306,18 @@ export function routerFromShards(
     const max = count === 1 ? Math.max(logits[top] as number, 0) : (logits[top] as number);
     let sum = count === 1 ? Math.exp(-max) : 0;
     for (let a = 0; a < count; a++) sum += Math.exp((logits[a] as number) - max);
+    // The two best similarities, so each candidate can be weighed against the nearest other agent.
+    let bestSim = 0;
+    let bestSimAgent = -1;
+    let nextSim = 0;
+    for (let a = 0; a < count; a++) {
+      const v = sims[a] as number;
+      if (v > bestSim) {
+        nextSim = bestSim;
+        bestSim = v;
+        bestSimAgent = a;
+      } else if (v > nextSim) nextSim = v;
+    }
     let mostHits = 0;
     let mostHitsAgent = -1;
     let nextHits = 0;
@@ -297,12 +337,15 @@ export function routerFromShards(
         logit: logits[a] as number,
         probability: Math.exp((logits[a] as number) - max) / sum,
         margin: (logits[a] as number) - (other >= 0 ? (logits[other] as number) : 0),
-        similarity: c === null ? 0 : (shard.classifier?.nearest(c, a - shard.offset, 1)[0]?.similarity ?? 0),
+        countMargin: c === null ? 0 : countMargin(c.countLogits, a - shard.offset),
+        similarity: sims[a] as number,
+        similarityMargin: (sims[a] as number) - (a === bestSimAgent ? nextSim : bestSim),
         knownMass,
         ruleHits: hits[a] as number,
         otherRuleHits: a === mostHitsAgent ? nextHits : mostHits,
         exampleCount: exampleCount[a] as number,
         singleAgent: count === 1,
+        agentCount: count,
       };
       return {
         index: a - shard.offset,
@@ -360,6 +403,13 @@ export function routerFromShards(
     rules: mergeStats(shards.map((s) => s.rules.stats)),
     memoryBytes: tableBytes + 16 * count,
   };
+}
+
+/** Agent a's logit minus the best other agent's in one model's logits (0 with one agent). */
+function countMargin(logits: readonly number[], a: number): number {
+  let other = Number.NEGATIVE_INFINITY;
+  for (let k = 0; k < logits.length; k++) if (k !== a && (logits[k] as number) > other) other = logits[k] as number;
+  return other === Number.NEGATIVE_INFINITY ? 0 : (logits[a] as number) - other;
 }
 
 /** The rule statistics of a sharded registry, summed. */

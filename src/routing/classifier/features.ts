@@ -6,10 +6,16 @@
  * - Words of space-separated scripts: a light English stem ("cards" → "card", "booked" → "book")
  *   plus the bigram of adjacent stems ("credit card"), which carries most of the phrase meaning.
  * - CJK runs (Chinese has no spaces, Japanese barely): character unigrams and bigrams.
- * - Character 3-grams of each word, with boundary marks ("<ca", "car", "ard", "rd>"): they let
- *   a model trained on a few examples generalise across spelling, inflection and compounds.
- *   A gram is kept as an exact integer key (its three UTF-16 code units), never as a string:
- *   routing is dominated by allocation, and grams are most of the features.
+ * - Character 3-grams of each word of two letters or more, with boundary marks ("<ca", "car",
+ *   "ard", "rd>"): they let a model trained on a few examples generalise across spelling,
+ *   inflection and compounds. A gram is kept as an exact integer key (its three UTF-16 code
+ *   units), never as a string: routing is dominated by allocation, and grams are most of the
+ *   features.
+ * - Phrase features, as integer keys: skip bigrams (each stem paired with the stems two to four
+ *   words before it: "substitute _ for", "name _ me"), which carry phrase structure adjacent
+ *   bigrams miss, and the text's length in words (1, 2, … 6 or more): a "yes", a "goodbye" or a
+ *   "hi there" is told apart by being short as much as by its words. Both help most when an
+ *   agent has few examples (bench/tune-classifier.ts measures them).
  */
 import { IntScratchSet } from "./int-table";
 
@@ -25,8 +31,17 @@ const APOSTROPHES = /['\u2019\u02bc]/g;
 const MAX_TOKENS = 512;
 /** Routes run one at a time in an isolate, so one scratch set serves every call. */
 const seenGrams = new IntScratchSet(256);
-/** Shorter words add no grams: their few grams only repeat the word itself. */
-const MIN_GRAM_WORD = 3;
+/** One-letter words add no grams: their grams would only repeat the word itself. */
+const MIN_GRAM_WORD = 2;
+/** A stem is paired with the stems up to this many words before it (the adjacent one is its bigram). */
+const SKIP_WINDOW = 4;
+/** Texts of this many words or more share one length feature. */
+const LENGTH_CAP = 6;
+/**
+ * Changes whenever extractFeatures would give a text other features: a compiled part made with
+ * another version is extracted again when linked (lexical-classifier.ts).
+ */
+export const FEATURES_VERSION = 2;
 
 /** A conservative English suffix stripper: merges inflections, never touches short words. */
 export function stem(word: string): string {
@@ -68,6 +83,10 @@ export interface TextFeatures {
   grams: number[];
   /** For each gram, the index in `terms` of the first word it came from (for explanations). */
   gramOwner: number[];
+  /** Phrase features as integer keys (skip bigrams, see pairKey, and the length, see lengthKey), distinct. */
+  phrase: number[];
+  /** For each, the index in `terms` of the word it belongs to (a pair's second word; −1 for the length). */
+  phraseOwner: number[];
 }
 
 /**
@@ -81,6 +100,43 @@ export function gramKey(c0: number, c1: number, c2: number): number {
 
 const LT = 60;
 const GT = 62;
+
+/** FNV-1a over a string's code units, from a given offset basis (32 bits). */
+function fnv(text: string, basis: number): number {
+  let h = basis;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
+  return h >>> 0;
+}
+
+/** A 32-bit finaliser (MurmurHash3's), so nearby inputs spread over all bits. */
+function mix(h: number): number {
+  let x = h ^ (h >>> 16);
+  x = Math.imul(x, 0x85ebca6b);
+  x ^= x >>> 13;
+  x = Math.imul(x, 0xc2b2ae35);
+  return (x ^ (x >>> 16)) >>> 0;
+}
+
+/** Two independent 32-bit hashes of a stem (what pairKey combines). */
+export function stemHashes(s: string): [number, number] {
+  return [fnv(s, 0x811c9dc5), fnv(s, 0x01000193)];
+}
+
+/**
+ * The key of an ordered pair of stems: 2^48 plus 48 bits of hash. Gram keys stay below 2^48,
+ * so the two share one table without clashing; two pairs share a key with odds of about
+ * pairs² / 2^49 — a merged rare feature at worst.
+ */
+export function pairKey(a: readonly [number, number], b: readonly [number, number]): number {
+  const hi = mix(Math.imul(a[0] ^ 0x9e3779b9, 0x27d4eb2f) ^ b[0]);
+  const lo = mix(Math.imul(a[1], 0x165667b1) ^ b[1] ^ 0x5bd1e995) & 0xffff;
+  return 281474976710656 + hi * 65536 + lo;
+}
+
+/** The key of the length feature: 2^49 + the length in words, capped (clear of gram and pair keys). */
+export function lengthKey(words: number): number {
+  return 562949953421312 + Math.min(words, LENGTH_CAP);
+}
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is every ASCII code point, controls included.
 const NON_ASCII = /[^\x00-\x7f]/;
@@ -132,23 +188,43 @@ export function extractFeatures(text: string): TextFeatures {
   };
   const grams: number[] = [];
   const gramOwner: number[] = [];
+  const phrase: number[] = [];
+  const phraseOwner: number[] = [];
   seenGrams.clear();
   let prev: string | null = null;
+  // The hashes of the last SKIP_WINDOW stems, in a ring; a CJK run breaks the chain.
+  const ring: [number, number][] = [];
+  let words = 0;
+  // Words for the length feature: words of spaced scripts, and CJK characters.
+  let length = 0;
   for (const piece of tokens(text)) {
     const first = piece.charCodeAt(0);
     if (first >= 0x3040 && CJK_CHAR.test(piece)) {
       const chars = Array.from(piece);
+      length += chars.length;
       for (let i = 0; i < chars.length; i++) {
         add(chars[i] as string);
         if (i + 1 < chars.length) add(`${chars[i]}${chars[i + 1]}`);
       }
       prev = null;
+      words = 0;
       continue;
     }
     const s = stem(piece);
     const owner = add(s);
     if (prev !== null) add(`${prev} ${s}`);
     prev = s;
+    length++;
+    const h = stemHashes(s);
+    for (let back = 2; back <= SKIP_WINDOW && back <= words; back++) {
+      const key = pairKey(ring[(words - back) % SKIP_WINDOW] as [number, number], h);
+      if (seenGrams.add(key)) {
+        phrase.push(key);
+        phraseOwner.push(owner);
+      }
+    }
+    ring[words % SKIP_WINDOW] = h;
+    words++;
     if (piece.length < MIN_GRAM_WORD) continue;
     // Grams of "<piece>": code units at positions −1 (the "<") … length (the ">").
     const len = piece.length;
@@ -165,5 +241,9 @@ export function extractFeatures(text: string): TextFeatures {
       c1 = c2;
     }
   }
-  return { terms, grams, gramOwner };
+  if (length > 0) {
+    phrase.push(lengthKey(length));
+    phraseOwner.push(-1);
+  }
+  return { terms, grams, gramOwner, phrase, phraseOwner };
 }

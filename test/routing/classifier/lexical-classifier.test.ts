@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { compileClassifier, type LexicalClassifier } from "../../../src/routing/classifier/lexical-classifier";
+import {
+  COUNT_WEIGHT,
+  classifierFromImage,
+  compileClassifier,
+  compileClassifierPart,
+  type LexicalClassifier,
+  linkClassifierImage,
+} from "../../../src/routing/classifier/lexical-classifier";
 
 const sets = [
   {
@@ -83,6 +90,40 @@ describe("lexical classifier", () => {
     const terms = cl.termContributions(c, 0, 1).sort((a, b) => b.weight - a.weight);
     expect(terms[0]?.weight).toBeGreaterThan(0);
     expect(["refund", "invoice"]).toContain(terms[0]?.term);
+  });
+
+  it("adds the counted model's logits, at COUNT_WEIGHT, to a trained model's", () => {
+    const image = linkClassifierImage(sets.map(compileClassifierPart));
+    expect(image.trained).toBe(true);
+    expect(image.counted).toBeTruthy();
+    const alone = classifierFromImage({ ...image, counted: null }).classify("I was charged twice for my flight");
+    const both = classifierFromImage(image).classify("I was charged twice for my flight");
+    expect(alone.countLogits).toBe(alone.logits);
+    both.logits.forEach((l, a) => {
+      expect(l).toBeCloseTo((alone.logits[a] as number) + COUNT_WEIGHT * (both.countLogits[a] as number), 9);
+    });
+    // The two opinions differ; the sum is what the router ranks by.
+    expect(both.logits).not.toEqual(alone.logits);
+  });
+
+  it("gives every agent's nearest-example similarity in one walk, as nearest() does one by one", () => {
+    for (const input of ["I was charged twice for my flight", "book a hotel", "zebra"]) {
+      const c = cl.classify(input);
+      const all = cl.nearestByAgent(c);
+      expect(all).toHaveLength(3);
+      for (let a = 0; a < 3; a++) expect(all[a]).toBeCloseTo(cl.nearest(c, a, 1)[0]?.similarity ?? 0, 6);
+    }
+  });
+
+  it("weighs a keyword by the share of its examples that are the agent's", () => {
+    // Only billing's examples say "refund": whole for billing, a pseudo-example's half for the others.
+    expect(cl.keywordShare("refund", 0)).toBe(1);
+    expect(cl.keywordShare("refund", 1)).toBeCloseTo(0.5, 9);
+    // "flight" is in two of travel's examples and nobody else's.
+    expect(cl.keywordShare("flight", 2)).toBe(1);
+    expect(cl.keywordShare("flight", 0)).toBeCloseTo(1 / 3, 9);
+    // A word no example holds tells nothing against the keyword: it counts whole.
+    expect(cl.keywordShare("zebra", 1)).toBe(1);
   });
 
   it("compiles deterministically", () => {

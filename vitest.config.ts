@@ -9,14 +9,14 @@ const migrations = await readD1Migrations("./migrations");
 // `npm run dev`) are not news in a test run; warnings and errors still print.
 process.env.WRANGLER_LOG ??= "warn";
 
-// standardwebhooks (a devDependency, the reference the tests check signatures against) ships a
-// source map naming sources it does not publish, and Vite warns about it on every cold run;
-// loading its files without the map comment keeps a green run quiet.
+// standardwebhooks (a devDependency, the reference the tests check signatures against) and the
+// MCP SDK ship source maps naming sources they do not publish, and Vite warns about them on
+// every cold run; loading their files without the map comment keeps a green run quiet.
 const standardWebhooksWithoutSourceMap: Plugin = {
   name: "standardwebhooks-without-source-map",
   enforce: "pre",
   async load(id) {
-    if (!/\/node_modules\/standardwebhooks\/dist\/.*\.js$/.test(id)) return null;
+    if (!/\/node_modules\/(standardwebhooks|@modelcontextprotocol\/sdk)\/dist\/.*\.js$/.test(id)) return null;
     return (await readFile(id, "utf8")).replace(/^\/\/# sourceMappingURL=.*$/m, "");
   },
 };
@@ -62,6 +62,8 @@ const workerd = (vars: Record<string, string> = {}) => [
 ];
 
 const LOCAL = "test/**/*.local.test.ts";
+/** The interop suite runs in Node against wrangler dev: `npm run test:interop` (vitest.interop.config.ts). */
+const INTEROP = "test/**/*.interop.test.ts";
 
 /**
  * A guard against a hang, not a measure of speed: on a loaded two-core machine the longest
@@ -81,8 +83,8 @@ export default defineConfig({
           name: "workers",
           include: ["test/**/*.test.ts"],
           // The browser tests run in Node against wrangler dev: `npm run test:browser` (vitest.browser.config.ts);
-          // so do the client's and the CLI's: `npm run test:cli` (vitest.cli.config.ts).
-          exclude: ["test/browser/**", "test/client/**", "test/cli/**", "**/node_modules/**", LOCAL],
+          // so do the client's and the CLI's (`npm run test:cli`) and the interop suite (`npm run test:interop`).
+          exclude: ["test/browser/**", "test/client/**", "test/cli/**", "**/node_modules/**", LOCAL, INTEROP],
           setupFiles: ["./test/setup.ts"],
           testTimeout,
         },

@@ -20,12 +20,12 @@
  * call answered) and the bench fails if a run is not what it should be.
  */
 
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { apiClient } from "./lib/api-client";
+import { spawnRole } from "./lib/child-role";
 import { startWorkerdServer } from "./lib/workerd-server";
 import { devKey, percentile, runConcurrent, startDevServer } from "./lib/wrangler-dev";
 
@@ -35,7 +35,6 @@ const WARMUP = 30;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const PORT = 8796;
 const MODEL_PORT = 8797;
-const root = join(import.meta.dirname, "..");
 const RUNTIMES = (process.env.BENCH_RUNTIME ?? "workerd,wrangler").split(",");
 
 interface WireMessage {
@@ -133,14 +132,7 @@ function fakeModel(req: IncomingMessage, res: ServerResponse): void {
  * not delay its answers.
  */
 async function startModel(): Promise<{ stats(): Promise<{ calls: number; errors: string[] }>; stop(): void }> {
-  const child = spawn(join(root, "node_modules", ".bin", "tsx"), [import.meta.filename], {
-    env: { ...process.env, BENCH_ROLE: "model" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.once("data", () => resolve());
-    child.once("exit", (code) => reject(new Error(`the fake model exited (${code})`)));
-  });
+  const child = await spawnRole(import.meta.filename, "model");
   return {
     stats: async () =>
       (await (await fetch(`http://127.0.0.1:${MODEL_PORT}/stats`)).json()) as { calls: number; errors: string[] },

@@ -16,10 +16,9 @@
  *                   between the model's chunk and the client)
  */
 
-import { spawn } from "node:child_process";
 import { createServer } from "node:http";
-import { join } from "node:path";
 import { apiClient } from "./lib/api-client";
+import { spawnRole } from "./lib/child-role";
 import { startWorkerdServer } from "./lib/workerd-server";
 import { percentile } from "./lib/wrangler-dev";
 
@@ -31,7 +30,6 @@ const MODEL_PORT = 8807;
 /** The fake's gap between its text chunks, and how many it sends. */
 const PIECE_GAP_MS = 5;
 const PIECES = 12;
-const root = join(import.meta.dirname, "..");
 const clock = () => performance.timeOrigin + performance.now();
 
 interface Stamp {
@@ -76,14 +74,7 @@ if (process.env.BENCH_ROLE === "model") {
 }
 
 async function startModel() {
-  const child = spawn(join(root, "node_modules", ".bin", "tsx"), [import.meta.filename], {
-    env: { ...process.env, BENCH_ROLE: "model" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.once("data", () => resolve());
-    child.once("exit", (code) => reject(new Error(`the fake model exited (${code})`)));
-  });
+  const child = await spawnRole(import.meta.filename, "model");
   return {
     stamps: async () => (await (await fetch(`http://127.0.0.1:${MODEL_PORT}/stamps`)).json()) as Stamp[],
     stop: () => child.kill(),

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { a2a, rootAgentCard } from "./api/a2a";
 import { agents } from "./api/agents";
 import { audit } from "./api/audit";
 import { capabilities } from "./api/capabilities";
@@ -47,6 +48,9 @@ export function createApp() {
           "Cache-Control": "public, max-age=300",
         }),
       )
+      // A2A 1.0 (docs/a2a.md): cards readable without a key (they then tell nothing), calls with it.
+      .route("/a2a", a2a)
+      .get("/.well-known/agent-card.json", rootAgentCard)
       // Signed by their source, not by an API key: mounted before /v1's key check.
       .route("/v1/webhooks", webhooks)
       .route("/v1", v1)

@@ -14,6 +14,7 @@ import {
 } from "./handoffs/handoff-store";
 import { INBOX_APPROVAL_DDL, INBOX_DDL, INBOX_SCHEMA } from "./inbox-store";
 import { LIVE_DDL } from "./live/live-store";
+import { REMOTE_THREADS_DDL } from "./runs/remote-threads";
 import { RUN_CANCEL_DDL, RUN_DDL, RUN_SCHEMA, RUN_WORK_DDL } from "./runs/run-store";
 import { TRIGGER_QUEUE_DDL } from "./triggers/trigger-queue";
 
@@ -105,6 +106,8 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 10, statements: [LAST_HANDOFF_ID_DDL, NAME_LAST_HANDOFF, DROP_CONTEXT_COPY_DDL] },
   // Runs may be cancelled.
   { version: 11, statements: RUN_CANCEL_DDL },
+  // Threads with remote A2A agents.
+  { version: 12, statements: REMOTE_THREADS_DDL },
 ];
 
 /**
@@ -131,6 +134,7 @@ export const SESSION_SCHEMA: SchemaMigration = {
     ...FANOUT_DDL,
     LAST_HANDOFF_ID_DDL,
     DROP_CONTEXT_COPY_DDL,
+    ...REMOTE_THREADS_DDL,
   ]),
 };
 
@@ -242,6 +246,15 @@ export class SessionStore {
       seq: row.seq,
       item: JSON.parse(row.item) as HistoryItem,
     }));
+  }
+
+  /** History items added from `fromMs` to `toMs` (milliseconds, inclusive), in order, at most `limit`. */
+  historyBetween(fromMs: number, toMs: number, limit: number): HistoryItem[] {
+    return this.sql<{
+      item: string;
+    }>`SELECT item FROM messages WHERE created_at >= ${fromMs} AND created_at <= ${toMs} ORDER BY seq LIMIT ${limit}`.map(
+      (row) => JSON.parse(row.item) as HistoryItem,
+    );
   }
 
   /** A copy: callers may keep it across later changes. */

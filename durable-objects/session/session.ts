@@ -7,8 +7,10 @@ import type {
   AddedMessage,
   HandoffAccepted,
   HistoryPage,
+  MessageOptions,
   MessageRun,
   MessageTask,
+  RunTaskView,
   SessionAuditPage,
   SessionCreateArgs,
   SessionRpc,
@@ -34,8 +36,10 @@ import { SessionHandoffs } from "./handoffs/session-handoffs";
 import { InboxStore } from "./inbox-store";
 import { LiveHub } from "./live/live-hub";
 import { LiveStore } from "./live/live-store";
+import { RemoteThreads } from "./runs/remote-threads";
 import { RunStore } from "./runs/run-store";
 import { runEndHook, runTimers } from "./runs/run-timers";
+import { RunViews } from "./runs/run-views";
 import { SessionRuns } from "./runs/session-runs";
 import { SessionConversation } from "./session-conversation";
 import type { FlowCheckpoint, SessionKernel } from "./session-kernel";
@@ -58,6 +62,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   private readonly kernel: SessionKernel;
   private readonly handoffs: SessionHandoffs;
   private readonly runs: SessionRuns;
+  private readonly views: RunViews;
   private readonly triggers: SessionTriggers;
   private readonly deliveries: SessionDeliveries;
   private readonly fanout: SessionFanout;
@@ -103,7 +108,8 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     const points = new TriggerPoints(this.sql, this.timers, () => this.now());
     this.handoffs = new SessionHandoffs(this.kernel, this.sql);
     this.fanout = new SessionFanout(this.kernel, runStore, new FanoutStore(this.sql));
-    this.runs = new SessionRuns(this.kernel, runStore, this.handoffs, points, this.fanout);
+    this.runs = new SessionRuns(this.kernel, runStore, this.handoffs, points, this.fanout, new RemoteThreads(this.sql));
+    this.views = new RunViews(this.kernel, this.runs, this.hub);
     this.triggers = new SessionTriggers(this.kernel, this.handoffs, runStore, points);
     this.conversation = new SessionConversation(this.kernel, this.triggers, this.handoffs);
     // Answered by the runtime without waking a hibernated object.
@@ -219,9 +225,17 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
 
   // ── Runs (runs/) ────────────────────────────────
 
-  async sendMessage(content: string, actor: Actor = API_ACTOR, task: MessageTask = {}): Promise<Result<MessageRun>> {
+  async sendMessage(
+    content: string,
+    actor: Actor = API_ACTOR,
+    task: MessageTask = {},
+    options: MessageOptions = {},
+  ): Promise<Result<MessageRun>> {
     await this.capabilityPoint(task);
-    return this.runs.userMessage(content, actor);
+    if (!options.background) return this.runs.userMessage(content, actor);
+    const started = await this.runs.startRun(content, actor);
+    if (started.ok) this.runs.driveInBackground(started.value.run.id);
+    return started;
   }
 
   /** A message that needs capabilities the current agent lacks: capability triggers hand it on before it runs. */
@@ -236,22 +250,45 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     content: string,
     actor: Actor = API_ACTOR,
     task: MessageTask = {},
+    options: MessageOptions = {},
   ): Promise<Result<{ stream: ReadableStream<Uint8Array> }>> {
     await this.capabilityPoint(task);
+    // A message that continues a paused run streams that run from here on, not from its start.
+    const paused = this.schema.ready() ? this.runs.store.active()?.run.id : undefined;
+    const from = paused ? this.liveEvents.latest() : "";
     const started = await this.runs.startRun(content, actor);
     if (!started.ok) return started;
     const { message, run } = started.value;
-    // A client that goes away mid-run, with nobody else listening, cancels the run (and its model call).
+    // A client that goes away mid-run, with nobody else listening, cancels the run (and its model
+    // call) — unless the run is detached from its stream.
     const stream: ReadableStream<Uint8Array> = this.hub.streamRun(
       run.id,
       () => this.runs.settled(run.id, message),
       () => {
-        if (!this.hub.listening(run.id, stream))
+        if (!options.detached && !this.hub.listening(run.id, stream))
           void this.runs.cancel(run.id, actor, "the client went away").catch(() => undefined);
       },
+      run.id === paused ? from : "",
     );
     this.runs.driveInBackground(run.id);
     return ok({ stream });
+  }
+
+  /** A run with the conversation items of its time. */
+  async runTask(id: string): Promise<Result<RunTaskView>> {
+    return this.views.task(id);
+  }
+
+  async listRuns(page: { before?: string; limit: number }): Promise<Result<Run[]>> {
+    return this.views.list(page);
+  }
+
+  /** The live events of an active run after `after` (else from now), then its result; no stream once it has ended. */
+  async subscribeRun(
+    id: string,
+    after?: string,
+  ): Promise<Result<{ run: Run; stream: ReadableStream<Uint8Array> | null }>> {
+    return this.views.subscribe(id, after);
   }
 
   // ── Live subscribers (live/) ────────────────────────

@@ -35,7 +35,9 @@ export const agents = new Hono<AppEnv>()
       });
     }
     checkAgent(definition);
-    assertEndpointAllowed(outboundPolicy(c.env, c.req.url), definition.endpoint, "endpoint");
+    const policy = outboundPolicy(c.env, c.req.url);
+    assertEndpointAllowed(policy, definition.endpoint, "endpoint");
+    assertEndpointAllowed(policy, definition.card_url, "card_url");
     // The tenant's router object admits it against the pattern budget, writes it and builds
     // the next router version; this isolate then loads that version (read your writes).
     const { created, agent } = unwrap(await routerRpc(c.env, c.get("tenant")).putAgent(c.get("tenant"), definition));

@@ -1,3 +1,4 @@
+import { decodeChunks } from "../lib/read-capped";
 /**
  * Reading a request body with a byte cap. A body that declares a `Content-Length` over the cap
  * is refused before a byte of it is read. One that does not (chunked) is read up to the cap and
@@ -46,15 +47,5 @@ export async function readBody(request: Request, limit: number, { fatal = false 
   } catch (error) {
     return { ok: false, reason: "transport", message: error instanceof Error ? error.message : String(error) };
   }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  try {
-    return { ok: true, text: new TextDecoder("utf-8", { fatal, ignoreBOM: false }).decode(bytes) };
-  } catch {
-    return { ok: false, reason: "encoding", message: "not UTF-8" };
-  }
+  return decodeChunks(chunks, size, fatal);
 }

@@ -2,9 +2,13 @@ import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { RelayError } from "../errors";
+import { functionTool, offeredTools } from "../interop/mcp";
+import { bumpVersion } from "../registry/store";
 import { deleteTool, getTool, listTools, putTool } from "../registry/tool-store";
+import { listMcpTools } from "../runtime/mcp-tool";
+import type { McpToolListing } from "../schemas/tool";
 import { ToolDefinition, ToolName } from "../schemas/tool";
-import { assertEndpointAllowed, outboundPolicy } from "../services/outbound";
+import { assertEndpointAllowed, mcpOutbound, outboundPolicy } from "../services/outbound";
 import { invalidateTenant } from "../services/registry-cache";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
 import { parseWith, readJson, readQuery } from "./validate";
@@ -42,6 +46,33 @@ export const tools = new Hono<AppEnv>()
     const tool = await getTool(c.env.DB, c.get("tenant"), name);
     if (!tool) throw missing(name);
     return c.json(tool);
+  })
+  // An MCP server's tools, listed now; the registry version moves, so every isolate lists them again.
+  .post("/:name/refresh", async (c) => {
+    const name = parseWith(ToolName, c.req.param("name"), "tool name");
+    const stored = await getTool(c.env.DB, c.get("tenant"), name);
+    if (!stored) throw missing(name);
+    const server = stored.definition;
+    if (server.kind !== "mcp")
+      throw new RelayError("VALIDATION_FAILED", `'${name}' is an ${server.kind} tool; only an mcp tool lists tools.`, {
+        issues: [{ path: "kind", message: "must be mcp" }],
+      });
+    const listed = await listMcpTools(server, {
+      ...mcpOutbound(c.env, server),
+      policy: outboundPolicy(c.env, c.req.url),
+    });
+    if (!listed.ok) throw new RelayError("MCP_ERROR", listed.message, { tool: name });
+    await bumpVersion(c.env.DB, c.get("tenant")).run();
+    invalidateTenant(c.get("tenant"));
+    const body: McpToolListing = {
+      tool: name,
+      tools: offeredTools(server, listed.tools).map((t) => ({
+        name: functionTool(server, t).name,
+        mcp_name: t.name,
+        description: t.description ?? "",
+      })),
+    };
+    return c.json(body);
   })
   .delete("/:name", async (c) => {
     const name = parseWith(ToolName, c.req.param("name"), "tool name");

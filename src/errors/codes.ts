@@ -81,8 +81,18 @@ export const ERROR_STATUS = {
   MODEL_ERROR: 502,
   WEBHOOK_ERROR: 502,
   WEBHOOK_INVALID_REPLY: 502,
+  /** A remote A2A agent's card could not be read or is not a usable card (not JSON, too large, no JSON-RPC interface). */
+  REMOTE_AGENT_CARD_INVALID: 502,
+  /** A remote A2A agent answered with an error, an unusable reply, or a failed, rejected or cancelled task. */
+  REMOTE_AGENT_ERROR: 502,
+  /** An MCP tool server could not list its tools (unreachable, an error status, a JSON-RPC error). */
+  MCP_ERROR: 502,
   MODEL_TIMEOUT: 504,
   WEBHOOK_TIMEOUT: 504,
+  /** A remote A2A agent did not answer within the agent's timeout_s. */
+  REMOTE_AGENT_TIMEOUT: 504,
+  /** Nobody sent the input a remote agent asked for in time. */
+  INPUT_TIMEOUT: 504,
   /** Nobody answered a human agent's inbox item in time. */
   HUMAN_TIMEOUT: 504,
   /** The client did not post a paused run's tool outputs in time. */

@@ -30,6 +30,15 @@ export async function readCapped(response: Response, cap: number, mode: "refuse"
   } catch (error) {
     return { ok: false, reason: "transport", message: error instanceof Error ? error.message : String(error) };
   }
+  return decodeChunks(chunks, size, mode === "refuse");
+}
+
+/** `chunks` (`size` bytes in all) as one UTF-8 text; `fatal`: bytes that are not UTF-8 are an error. */
+export function decodeChunks(
+  chunks: readonly Uint8Array[],
+  size: number,
+  fatal: boolean,
+): { ok: true; text: string } | { ok: false; reason: "encoding"; message: string } {
   const bytes = new Uint8Array(size);
   let offset = 0;
   for (const chunk of chunks) {
@@ -37,7 +46,7 @@ export async function readCapped(response: Response, cap: number, mode: "refuse"
     offset += chunk.byteLength;
   }
   try {
-    return { ok: true, text: new TextDecoder("utf-8", { fatal: mode === "refuse", ignoreBOM: false }).decode(bytes) };
+    return { ok: true, text: new TextDecoder("utf-8", { fatal, ignoreBOM: false }).decode(bytes) };
   } catch {
     return { ok: false, reason: "encoding", message: "not UTF-8" };
   }

@@ -52,30 +52,8 @@ export class OpenAIProvider implements ChatProvider {
   }
 
   async #complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
-    let response: Response;
-    try {
-      response = await fetch(this.url, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${this.#apiKey}`,
-          "content-type": "application/json",
-          accept: "application/json",
-        },
-        body: JSON.stringify(wireBody(req)),
-        signal,
-      });
-    } catch (error) {
-      throw this.#transportError(error, signal);
-    }
-
-    let text: string;
-    try {
-      text = await response.text();
-    } catch (error) {
-      throw this.#transportError(error, signal);
-    }
-    if (!response.ok) throw httpError(response.status, text);
-    return parseCompletion(text);
+    const response = await this.#post(wireBody(req), "application/json", signal);
+    return parseCompletion(await this.#wholeText(response, signal));
   }
 
   /**
@@ -89,31 +67,10 @@ export class OpenAIProvider implements ChatProvider {
   }
 
   async #stream(req: ChatRequest, signal: AbortSignal, onText: OnText): Promise<ChatResponse> {
-    let response: Response;
-    try {
-      response = await fetch(this.url, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${this.#apiKey}`,
-          "content-type": "application/json",
-          accept: "text/event-stream, application/json",
-        },
-        body: JSON.stringify({ ...wireBody(req), stream: true, stream_options: { include_usage: true } }),
-        signal,
-      });
-    } catch (error) {
-      throw this.#transportError(error, signal);
-    }
-    if (!response.ok || !(response.headers.get("content-type") ?? "").includes("text/event-stream") || !response.body) {
-      let text: string;
-      try {
-        text = await response.text();
-      } catch (error) {
-        throw this.#transportError(error, signal);
-      }
-      if (!response.ok) throw httpError(response.status, text);
-      return { ...parseCompletion(text), streamed: false };
-    }
+    const body = { ...wireBody(req), stream: true, stream_options: { include_usage: true } };
+    const response = await this.#post(body, "text/event-stream, application/json", signal);
+    if (!response.ok || !(response.headers.get("content-type") ?? "").includes("text/event-stream") || !response.body)
+      return { ...parseCompletion(await this.#wholeText(response, signal)), streamed: false };
     const chunks = new CompletionChunks(this.name);
     let done = false;
     try {
@@ -130,6 +87,32 @@ export class OpenAIProvider implements ChatProvider {
       throw this.#transportError(error, signal);
     }
     return { ...chunks.response(done), streamed: true };
+  }
+
+  /** `POST {url}` with the key; a transport failure is a ProviderError. */
+  async #post(body: Record<string, unknown>, accept: string, signal: AbortSignal): Promise<Response> {
+    try {
+      return await fetch(this.url, {
+        method: "POST",
+        headers: { authorization: `Bearer ${this.#apiKey}`, "content-type": "application/json", accept },
+        body: JSON.stringify(body),
+        signal,
+      });
+    } catch (error) {
+      throw this.#transportError(error, signal);
+    }
+  }
+
+  /** A whole answer's body: an error's as an http ProviderError. */
+  async #wholeText(response: Response, signal: AbortSignal): Promise<string> {
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      throw this.#transportError(error, signal);
+    }
+    if (!response.ok) throw httpError(response.status, text);
+    return text;
   }
 
   #transportError(error: unknown, signal: AbortSignal): ProviderError {

@@ -59,6 +59,20 @@ export interface MessageTask {
   required_capabilities?: string[];
 }
 
+/** How a user message's run is answered or streamed. */
+export interface MessageOptions {
+  /** Answer once the run is recorded and let it go on without the caller (A2A's `returnImmediately`). */
+  background?: boolean;
+  /** A streamed run goes on when its stream's client goes away (A2A: a task outlives its streams). */
+  detached?: boolean;
+}
+
+/** A run and the conversation items of its time (from its start to its end, or now): what an A2A task shows. */
+export interface RunTaskView {
+  run: Run;
+  items: HistoryItem[];
+}
+
 /** The client's outputs for the run waiting in requires_action. */
 export type ToolOutputsArgs = ToolOutputs;
 
@@ -81,7 +95,12 @@ export interface SessionRpc {
    * A user message: stored, and the current agent's run started (answered when it ends, pauses, or
    * after RUN_WAIT_MS).
    */
-  sendMessage(content: string, actor?: Actor, task?: MessageTask): Promise<Result<MessageRun>>;
+  sendMessage(
+    content: string,
+    actor?: Actor,
+    task?: MessageTask,
+    options?: MessageOptions,
+  ): Promise<Result<MessageRun>>;
   /**
    * A user message whose run is streamed (Server-Sent Events): its live events, then `result` with
    * what sendMessage answers.
@@ -90,7 +109,17 @@ export interface SessionRpc {
     content: string,
     actor?: Actor,
     task?: MessageTask,
+    options?: MessageOptions,
   ): Promise<Result<{ stream: ReadableStream<Uint8Array> }>>;
+  /** A run with the conversation items of its time (at most 200). */
+  runTask(id: string): Promise<Result<RunTaskView>>;
+  /** The session's runs, newest first, before run id `before`. */
+  listRuns(page: { before?: string; limit: number }): Promise<Result<Run[]>>;
+  /**
+   * The live events of an active run as Server-Sent Events, after event id `after` (else from
+   * now), then `result`; `stream` is null when the run has ended.
+   */
+  subscribeRun(id: string, after?: string): Promise<Result<{ run: Run; stream: ReadableStream<Uint8Array> | null }>>;
   /** A session event: the current agent's event triggers are asked (now, or queued while the session is busy). */
   postEvent(name: string, data: unknown): Promise<Result<{ handoff: Handoff | null; queued: boolean }>>;
   /** A supervisor fan-out from the current agent; answered once it has ended. */

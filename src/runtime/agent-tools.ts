@@ -156,7 +156,7 @@ export function agentTools(input: AgentToolsInput): AgentTools {
   // asked, told, or all told, with the agent-to-agent tools its tools.allow names.
   const peers = agent.handoffs
     .map((h) => input.directory.get(h.to))
-    .filter((a): a is AgentDefinition => !!a && a.enabled && a.kind !== "human")
+    .filter((a): a is AgentDefinition => !!a && a.enabled && (a.kind === "llm" || a.kind === "webhook"))
     .map((a) => a.name);
   for (const peer of peerTools(peers).filter((p) => agent.tools.allow.includes(p.spec.function.name))) {
     tools.push(peer.spec);

@@ -27,11 +27,11 @@ export interface OneTurnInput {
 
 export async function oneTurn(input: OneTurnInput): Promise<AgentTurnResult> {
   const { agent } = input;
-  if (agent.kind === "human")
+  if (agent.kind === "human" || agent.kind === "a2a")
     return {
       ok: false,
       code: "AGENT_UNAVAILABLE",
-      message: `'${agent.name}' is a person; a one-turn task goes to a model or webhook agent.`,
+      message: `'${agent.name}' is ${agent.kind === "human" ? "a person" : "a remote A2A agent"}; a one-turn task goes to a model or webhook agent.`,
       duration_ms: 0,
     };
   const timeoutMs = Math.min(input.timeoutMs, turnTimeoutMs(agent));

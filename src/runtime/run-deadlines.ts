@@ -48,6 +48,9 @@ export function callStepMs(call: Pick<WorkCall, "kind" | "name" | "arguments">, 
   switch (call.kind) {
     case "http":
       return (registry.tools.get(call.name)?.timeout_s ?? 0) * 1000;
+    case "mcp":
+      // The server's connection and its call, each within the tool's timeout.
+      return (registry.tools.get(call.name)?.timeout_s ?? 0) * 2000;
     case "ask": {
       const peer = registry.agents.get(askedAgent(call.arguments) ?? "");
       return peer ? peerQueryTimeoutS(peer) * 1000 : MESSAGE_CALL_MS;

@@ -11,7 +11,7 @@ import { agentView, type SequencedItem, systemPrompt, toChatMessages } from "./m
 
 /** Building one agent turn, and carrying it to a model. */
 
-/** A turn's deadline: the agent's `timeout_s`, else 60 s for a model, 30 s for a webhook, 24 h for a person. */
+/** A turn's deadline: the agent's `timeout_s`, else 60 s for a model or a remote A2A agent, 30 s for a webhook, 24 h for a person. */
 export function turnTimeoutMs(agent: Pick<AgentDefinition, "kind" | "timeout_s">): number {
   const fallback = agent.kind === "human" ? 86_400 : agent.kind === "webhook" ? 30 : 60;
   return (agent.timeout_s ?? fallback) * 1000;

@@ -6,7 +6,7 @@ export const AgentName = z
   .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "must be a slug: lower-case letters, digits, '-' or '_', at most 64 characters");
 export type AgentName = z.infer<typeof AgentName>;
 
-export const AgentKind = z.enum(["llm", "webhook", "human"]);
+export const AgentKind = z.enum(["llm", "webhook", "human", "a2a"]);
 export type AgentKind = z.infer<typeof AgentKind>;
 
 export const LIMITS = {
@@ -156,6 +156,11 @@ export const AgentDefinition = z
     /** Webhook agents: where turns are POSTed. Relay's outbound address policy applies (docs/security.md). */
     endpoint: z.url({ protocol: /^https?$/ }).optional(),
     signing: Signing.optional(),
+    /**
+     * Remote A2A agents (`kind: a2a`): the URL of the agent's card (A2A 1.0, docs/a2a.md). Read
+     * through the outbound address policy, like every address a tenant names.
+     */
+    card_url: z.url({ protocol: /^https?$/ }).optional(),
     triggers: Triggers.default({ keywords: [], patterns: [], examples: [], priority: 50 }),
     capabilities: z.array(Capability).max(LIMITS.capabilities).default([]),
     handoffs: z.array(HandoffSpec).max(LIMITS.handoffs).default([]),
@@ -177,6 +182,12 @@ export const AgentDefinition = z
   .superRefine((agent, ctx) => {
     if (agent.kind === "webhook" && !agent.endpoint) {
       ctx.addIssue({ code: "custom", path: ["endpoint"], message: "a webhook agent needs an endpoint" });
+    }
+    if (agent.kind === "a2a" && !agent.card_url) {
+      ctx.addIssue({ code: "custom", path: ["card_url"], message: "an a2a agent needs a card_url" });
+    }
+    if (agent.kind !== "a2a" && agent.card_url) {
+      ctx.addIssue({ code: "custom", path: ["card_url"], message: "only an a2a agent has a card_url" });
     }
     const seen = new Set<string>();
     agent.handoffs.forEach((h, i) => {

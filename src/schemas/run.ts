@@ -55,7 +55,7 @@ export const TraceDetails = z.object({
   routing_method: z.string().optional(),
   routing_confidence: z.number().optional(),
   /** Relay additions: the turn's executor and the run step's outcome. */
-  executor: z.enum(["model", "webhook", "human"]).optional(),
+  executor: z.enum(["model", "webhook", "human", "a2a"]).optional(),
   outcome: z.string().optional(),
   /** A model call asked to stream: whether its text came in pieces (false: the provider or model answered whole). */
   streamed: z.boolean().optional(),
@@ -110,6 +110,19 @@ export const RunPending = z.discriminatedUnion("kind", [
     /** ISO 8601: when the undecided calls are denied. */
     expires_at: z.string(),
   }),
+  /**
+   * awaiting_human: a remote A2A agent asked for input (its task is input-required); the
+   * session's next user message is sent to that same remote task (docs/a2a.md).
+   */
+  z.object({
+    kind: z.literal("input"),
+    agent: AgentName,
+    /** The remote agent's task and context that the next message continues. */
+    task_id: z.string(),
+    context_id: z.string(),
+    /** ISO 8601: when the run fails with INPUT_TIMEOUT. */
+    expires_at: z.string(),
+  }),
   /** requires_action: the client runs these calls and posts their outputs to `/v1/sessions/:id/tool-outputs`. */
   z.object({
     kind: z.literal("client_tools"),
@@ -123,8 +136,8 @@ export type RunPending = z.infer<typeof RunPending>;
 
 export const APPROVAL_STATES = ["none", "pending", "approved", "denied"] as const;
 
-/** What runs a call: an http tool, the client, or Relay's agent-to-agent tools (ask, notify, broadcast, fan_out). */
-export const WORK_CALL_KINDS = ["http", "client", "ask", "notify", "broadcast", "fan_out"] as const;
+/** What runs a call: an http tool, an MCP server's tool, the client, or Relay's agent-to-agent tools (ask, notify, broadcast, fan_out). */
+export const WORK_CALL_KINDS = ["http", "mcp", "client", "ask", "notify", "broadcast", "fan_out"] as const;
 export type WorkCallKind = (typeof WORK_CALL_KINDS)[number];
 
 /**

@@ -3,10 +3,11 @@ import { Signing } from "./agent";
 
 /**
  * Tools (docs/runs.md, Tools): a tenant's registry of functions its agents may call, next to
- * its agents. An agent is offered the registry tools its `tools.allow` names. Two kinds:
+ * its agents. An agent is offered the registry tools its `tools.allow` names. Three kinds:
  * `http` — Relay POSTs the call to the tool's URL (Standard Webhooks-signed) and feeds the
  * reply back to the model; `client` — the run pauses (`requires_action`) until the API
- * client posts the outputs.
+ * client posts the outputs; `mcp` — an MCP tool server (Streamable HTTP) whose tools Relay
+ * lists and calls (docs/mcp.md).
  */
 
 /** Names Relay's own tools use; a registry tool may not shadow them. */
@@ -21,7 +22,7 @@ export const ToolName = z
   );
 export type ToolName = z.infer<typeof ToolName>;
 
-export const TOOL_KINDS = ["http", "client"] as const;
+export const TOOL_KINDS = ["http", "client", "mcp"] as const;
 export const ToolKind = z.enum(TOOL_KINDS);
 export type ToolKind = z.infer<typeof ToolKind>;
 
@@ -30,6 +31,21 @@ export const MAX_TOOL_RESPONSE_BYTES = 1024 * 1024;
 export const DEFAULT_TOOL_RESPONSE_BYTES = 64 * 1024;
 
 const EMPTY_PARAMETERS = { type: "object", properties: {} };
+
+/** A Worker secret's name: what an MCP server's header takes its value from (the value never goes through the API). */
+export const SecretName = z
+  .string()
+  .regex(/^[A-Z][A-Z0-9_]{0,127}$/, "must name a Worker secret: upper-case letters, digits and '_'");
+
+/** An HTTP header name an MCP server gets (not one Relay or the protocol sets itself). */
+const HeaderName = z
+  .string()
+  .regex(/^[A-Za-z0-9-]{1,100}$/, "must be an HTTP header name")
+  .refine(
+    (name) =>
+      !/^(content-type|content-length|accept|host|mcp-session-id|mcp-protocol-version|last-event-id)$/i.test(name),
+    "is set by Relay or the MCP transport",
+  );
 
 export const ToolDefinition = z
   .strictObject({
@@ -41,8 +57,15 @@ export const ToolDefinition = z
       .record(z.string(), z.unknown())
       .refine((schema) => schema.type === "object", "must be a JSON Schema with type: object")
       .default(EMPTY_PARAMETERS),
-    /** `http` tools: where the call is POSTed. Relay's outbound address policy applies (docs/security.md). */
+    /**
+     * `http` tools: where the call is POSTed; `mcp` tools: the server's Streamable HTTP endpoint.
+     * Relay's outbound address policy applies (docs/security.md).
+     */
     url: z.url({ protocol: /^https?$/ }).optional(),
+    /** `mcp` tools: headers sent to the server, each taking its value from the Worker secret named (`{ "Authorization": "MCP_GITHUB_AUTH" }`). */
+    headers: z.record(HeaderName, SecretName).optional(),
+    /** `mcp` tools: which of the server's tools agents may be offered (absent: all of them). */
+    tools: z.array(z.string().min(1).max(128)).max(200).optional(),
     /** `http` tools: how calls are signed (see Signing); absent: signed. */
     signing: Signing.optional(),
     /** `http` tools: the deadline of one call, connection to last byte. */
@@ -51,8 +74,18 @@ export const ToolDefinition = z
     max_response_bytes: z.number().int().min(1).max(MAX_TOOL_RESPONSE_BYTES).default(DEFAULT_TOOL_RESPONSE_BYTES),
   })
   .superRefine((tool, ctx) => {
-    if (tool.kind === "http" && !tool.url)
-      ctx.addIssue({ code: "custom", path: ["url"], message: "an http tool needs a url" });
+    if ((tool.kind === "http" || tool.kind === "mcp") && !tool.url)
+      ctx.addIssue({ code: "custom", path: ["url"], message: `an ${tool.kind} tool needs a url` });
+    if (tool.kind !== "mcp" && tool.headers)
+      ctx.addIssue({ code: "custom", path: ["headers"], message: "only an mcp tool takes headers" });
+    if (tool.kind !== "mcp" && tool.tools)
+      ctx.addIssue({ code: "custom", path: ["tools"], message: "only an mcp tool lists its server's tools" });
+    if (tool.kind === "mcp" && tool.signing)
+      ctx.addIssue({
+        code: "custom",
+        path: ["signing"],
+        message: "an mcp tool authenticates with headers from Worker secrets; it is not signed",
+      });
     if (tool.kind === "client" && tool.url)
       ctx.addIssue({ code: "custom", path: ["url"], message: "a client tool runs in the API client; it has no url" });
     if (tool.kind === "client" && tool.signing)
@@ -72,3 +105,18 @@ export const StoredTool = z.object({
   updated_at: z.string(),
 });
 export type StoredTool = z.infer<typeof StoredTool>;
+
+/** `POST /v1/tools/:name/refresh`: an MCP server's tools as agents are offered them, listed now. */
+export const McpToolListing = z.object({
+  tool: z.string(),
+  tools: z.array(
+    z.object({
+      /** What a model calls it, and what `tools.allow` may name: `<server>__<tool>` (docs/mcp.md). */
+      name: z.string(),
+      /** The server's own name for it. */
+      mcp_name: z.string(),
+      description: z.string(),
+    }),
+  ),
+});
+export type McpToolListing = z.infer<typeof McpToolListing>;

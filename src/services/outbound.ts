@@ -112,3 +112,27 @@ export async function toolOutbound(
   const own = { name: toolSecretName(tool.name), value: toolSecret(vars(env), tool.name) };
   return { policy: outboundPolicy(env), signing: await signing(env, tenant, own, tool.signing) };
 }
+
+/**
+ * What a call to an MCP server needs: the policy in force and its headers, each value read
+ * from the Worker secret the tool names (a missing or empty secret fails the call, naming it).
+ */
+export function mcpOutbound(
+  env: Env,
+  tool: { name: string; headers?: Record<string, string> | undefined },
+): {
+  policy: OutboundPolicy;
+  headers: { ok: true; values: Record<string, string> } | { ok: false; message: string };
+} {
+  const values: Record<string, string> = {};
+  for (const [header, secret] of Object.entries(tool.headers ?? {})) {
+    const value = vars(env)[secret];
+    if (typeof value !== "string" || value.trim() === "")
+      return {
+        policy: outboundPolicy(env),
+        headers: { ok: false, message: `the Worker secret ${secret} (header ${header} of '${tool.name}') is not set` },
+      };
+    values[header] = value.trim();
+  }
+  return { policy: outboundPolicy(env), headers: { ok: true, values } };
+}

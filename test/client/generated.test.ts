@@ -65,6 +65,12 @@ const DOCUMENT_PATHS = [
   "/v1/collaborations/{id}/complete",
   "/v1/capabilities/match",
   "/v1/audit",
+  "/.well-known/agent-card.json",
+  "/a2a",
+  "/a2a/.well-known/agent-card.json",
+  "/a2a/{agent}",
+  "/a2a/{agent}/.well-known/agent-card.json",
+  "/v1/tools/{name}/refresh",
 ] as const satisfies readonly (keyof paths)[];
 
 describe("the generated client types", () => {

@@ -75,6 +75,9 @@ export const BASELINES: Record<string, (f: Fixtures) => unknown> = {
   }),
   postCollaborationsIdMessagesMessageIdResolve: () => ({ reply: "ok", by: "me" }),
   postCollaborationsIdComplete: () => ({ outcome: "cancelled", result: { a: 1 } }),
+  // A2A JSON-RPC: a read of a task that is nobody's, so no mutation of it writes anything.
+  postA2a: () => ({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "run_nothing", historyLength: 2 } }),
+  postA2aAgent: () => ({ jsonrpc: "2.0", id: "a", method: "GetTask", params: { id: "run_nothing" } }),
 };
 
 const md = (what: string, body: string): BodyCase => ({
@@ -135,6 +138,8 @@ export function paramArbitrary(template: string, method: string, name: string, f
       return aim(a.collaboration, a.collaboration, b.collaboration, nothing.collaboration());
     case "collaborations message_id":
       return aim(nothing.message());
+    case "{agent} agent":
+      return aim("w1", "sup", "beta-only", "nobody");
     case "webhooks source":
       return aim("crm", "crm", "desk", "nobody");
     default:

@@ -81,6 +81,7 @@ function pausedLine(run: Omit<Run, "events">): string {
       ? `⏸ ${p.agent} (a person) holds the turn: inbox item ${p.inbox_id}`
       : `⏸ ${p.agent} asked a person: inbox item ${p.inbox_id}`;
   if (p.kind === "approval") return `⏸ waiting for approval of ${p.approvals.map((a) => a.tool_call.name).join(", ")}`;
+  if (p.kind === "input") return `⏸ ${p.agent} (a remote agent) waits for the next message`;
   return `⏸ waiting for the client's tool outputs: ${p.tool_calls.map((c) => c.name).join(", ")}`;
 }
 

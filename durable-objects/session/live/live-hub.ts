@@ -141,15 +141,21 @@ export class LiveHub implements LiveDeltas {
   }
 
   /**
-   * The SSE stream of one run: its events so far, then as they happen (the pieces of an answer
-   * among them), then the final object. `gone` is called if the client goes away before that.
+   * The SSE stream of one run: its events so far (after event id `after`, when given), then as
+   * they happen (the pieces of an answer among them), then the final object. `gone` is called
+   * if the client goes away before that.
    */
-  streamRun(runId: string, final: () => unknown, gone: () => void = () => undefined): ReadableStream<Uint8Array> {
+  streamRun(
+    runId: string,
+    final: () => unknown,
+    gone: () => void = () => undefined,
+    after = "",
+  ): ReadableStream<Uint8Array> {
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     const writer = writable.getWriter();
     const stream: RunStream = {
       runId,
-      cursor: "",
+      cursor: after,
       writer,
       readable,
       final,

@@ -1,5 +1,6 @@
 import { agentActor } from "../../../src/audit/record";
 import { handoffToolCalled } from "../../../src/audit/run-events";
+import { isMcpFunction } from "../../../src/interop/mcp";
 import { fanOutCallOutput, fanOutCallTasks } from "../../../src/runtime/fan-out-tool";
 import { callHttpTool } from "../../../src/runtime/http-tool";
 import { handoffOutput } from "../../../src/runtime/interpret";
@@ -16,6 +17,7 @@ import { TIMER_KEYS } from "../../shared/timer-kinds";
 import type { SessionFanout } from "../fanout/session-fanout";
 import type { SessionHandoffs } from "../handoffs/session-handoffs";
 import { auditScope, type SessionKernel } from "../session-kernel";
+import { runMcpCall } from "./run-mcp";
 import type { RunPauses } from "./run-pauses";
 import { runPeerCall } from "./run-peers";
 import type { RunSteps } from "./run-steps";
@@ -132,10 +134,23 @@ export class RunCalls {
       this.k.now(),
       callsStepMs(calls, { tools: directory.tools, agents: directory.byName }),
     );
-    const models = calls.some((c) => c.kind !== "http") ? await agentModels(this.k.env, tenant) : null;
+    const models = calls.some((c) => c.kind !== "http" && c.kind !== "mcp")
+      ? await agentModels(this.k.env, tenant)
+      : null;
     const results = await Promise.all(
       calls.map(async (call) => {
         if (call.kind === "fan_out") return { call, ...(await this.fanOutCall(row.run.id, work.agent, call)) };
+        if (call.kind === "mcp") {
+          const tool = directory.tools.get(call.name);
+          if (!isMcpFunction(tool))
+            return {
+              call,
+              ok: false,
+              output: `Error: the tool '${call.name}' is no longer offered; it was not run.`,
+              duration_ms: 0,
+            };
+          return { call, ...(await runMcpCall(this.k.env, tool, call)) };
+        }
         if (call.kind !== "http") {
           return {
             call,

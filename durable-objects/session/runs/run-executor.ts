@@ -1,16 +1,19 @@
 import type { Env } from "../../../src/env";
+import { callA2aAgent } from "../../../src/runtime/a2a-agent";
 import type { AgentTurnRequest, AgentTurnResult } from "../../../src/runtime/agent-turn";
 import { callModel, turnTimeoutMs } from "../../../src/runtime/turn";
 import { callWebhookAgent, turnDeliveryId } from "../../../src/runtime/webhook-agent";
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { AgentModels } from "../../../src/services/agent-models";
 import { agentOutbound } from "../../../src/services/outbound";
+import type { RemoteThreads } from "./remote-threads";
 import type { Writing } from "./run-streams";
 
 /**
  * Sends turn number `turn` of a run to whoever executes the agent: its webhook (one
- * delivery id per turn number), or the model provider, within the turn's deadline. A model
- * turn streams its text to `writing` when given (a webhook's reply comes whole).
+ * delivery id per turn number), a remote A2A agent (one message id per turn number, in the
+ * session's thread with it), or the model provider, within the turn's deadline. A model or
+ * remote agent's turn streams its text to `writing` when given (a webhook's reply comes whole).
  */
 export async function executeTurn(
   env: Env,
@@ -20,8 +23,24 @@ export async function executeTurn(
   turn: number,
   tenant: string,
   writing?: Pick<Writing, "onText" | "signal">,
-): Promise<AgentTurnResult> {
+  threads?: RemoteThreads,
+): Promise<AgentTurnResult & { input_required?: boolean }> {
   const timeout = turnTimeoutMs(agent);
+  if (agent.kind === "a2a") {
+    const result = await callA2aAgent(
+      { name: agent.name, card_url: agent.card_url!, signing: agent.signing },
+      request,
+      {
+        outbound: await agentOutbound(env, tenant, agent),
+        timeoutMs: timeout,
+        thread: threads?.get(agent.name) ?? { context_id: null, task_id: null, handoff_id: null },
+        messageId: turnDeliveryId(request.run_id, turn),
+        ...(writing ? { onText: writing.onText, signal: writing.signal } : {}),
+      },
+    );
+    if (result.thread) threads?.save(agent.name, result.thread, Date.now());
+    return result;
+  }
   if (agent.kind === "webhook") {
     return callWebhookAgent({ name: agent.name, endpoint: agent.endpoint! }, request, {
       outbound: await agentOutbound(env, tenant, agent),

@@ -11,9 +11,11 @@ import { agentModels } from "../../../src/services/agent-models";
 import { type AgentDirectory, agentDirectory } from "../../../src/services/registry-cache";
 import type { SessionRecord } from "../../../src/sessions/model";
 import type { SessionKernel } from "../session-kernel";
+import type { RemoteThreads } from "./remote-threads";
 import type { RunAnswer } from "./run-answer";
 import type { RunCalls } from "./run-calls";
 import { executeTurn } from "./run-executor";
+import { withMcpTools } from "./run-mcp";
 import type { RunPauses } from "./run-pauses";
 import type { RunSteps } from "./run-steps";
 import type { RunRow } from "./run-store";
@@ -38,6 +40,7 @@ export class RunLoop {
     private readonly pauses: RunPauses,
     private readonly answer: RunAnswer,
     private readonly streams: RunStreams,
+    private readonly threads: RemoteThreads,
   ) {}
 
   private get store() {
@@ -97,9 +100,9 @@ export class RunLoop {
         });
         return;
       }
-      const agent = directory.byName.get(session.current_agent);
-      if (!agent?.enabled) {
-        const error: ErrorBody = agent
+      const named = directory.byName.get(session.current_agent);
+      if (!named?.enabled) {
+        const error: ErrorBody = named
           ? {
               code: "AGENT_UNAVAILABLE",
               message: `Agent '${session.current_agent}' is disabled.`,
@@ -113,6 +116,14 @@ export class RunLoop {
         await this.steps.finish(runId, "failed", { error }, SYSTEM_ACTOR, session.current_agent);
         return;
       }
+      // The MCP servers its tools.allow names stand for their tools (docs/mcp.md).
+      const expanded = await withMcpTools(this.k.env, session.tenant, directory, named);
+      if (!expanded.ok) {
+        await this.steps.finish(runId, "failed", { error: expanded.error }, SYSTEM_ACTOR, named.name);
+        return;
+      }
+      const agent = expanded.agent;
+      directory = expanded.directory;
       if (row.work) {
         if (!(await this.calls.carryOut(row, row.work, agent, directory))) return;
         continue;
@@ -168,10 +179,11 @@ export class RunLoop {
       started.run.turns,
       session.tenant,
       writing ?? undefined,
+      this.threads,
     );
     this.streams.end(row.run.id);
     const after = this.k.now();
-    const executor = agent.kind === "webhook" ? "webhook" : "model";
+    const executor = agent.kind === "webhook" ? "webhook" : agent.kind === "a2a" ? "a2a" : "model";
     if (!result.ok) {
       // Cancelled meanwhile: the cancel kept what was written and ended the run.
       if (!this.steps.continuing(row.run.id)) return false;
@@ -228,6 +240,16 @@ export class RunLoop {
           }),
         ),
     ];
+    // A remote agent asked for input: the run waits for the session's next message (docs/a2a.md).
+    if (result.input_required) {
+      const thread = this.threads.get(agent.name);
+      if (!this.steps.continuing(row.run.id) || !thread.task_id || !thread.context_id) return false;
+      await this.pauses.awaitInput(started, agent, decision.assistant, events, {
+        task_id: thread.task_id,
+        context_id: thread.context_id,
+      });
+      return false;
+    }
     if (decision.action.type === "final")
       return this.answer.complete(started, agent, decision.action.output, decision.assistant, events, { plan, models });
     // The session may have ended while the agent was thinking: its answer goes nowhere.

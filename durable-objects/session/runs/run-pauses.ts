@@ -7,7 +7,8 @@ import { traceArgs, traceEvent } from "../../../src/runtime/run-record";
 import { approvalPending, approvalPrompt, withApprovalsAsked } from "../../../src/runtime/tool-work";
 import { turnTimeoutMs } from "../../../src/runtime/turn";
 import type { AgentDefinition } from "../../../src/schemas/agent";
-import type { PendingCall, Run, TurnWork } from "../../../src/schemas/run";
+import type { HistoryItem } from "../../../src/schemas/handoff";
+import type { PendingCall, Run, TraceEvent, TurnWork } from "../../../src/schemas/run";
 import type { SessionRecord } from "../../../src/sessions/model";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import { auditScope, type SessionKernel } from "../session-kernel";
@@ -112,6 +113,47 @@ export class RunPauses {
         this.store.addEvents(events);
       },
     );
+  }
+
+  /**
+   * A remote A2A agent asked for input: its question joins the conversation and the run waits
+   * (awaiting_human) for the session's next user message, which continues the remote task;
+   * nothing within ESCALATION_TIMEOUT_MS fails the run with INPUT_TIMEOUT.
+   */
+  async awaitInput(
+    row: RunRow,
+    agent: AgentDefinition,
+    question: HistoryItem,
+    events: TraceEvent[],
+    remote: { task_id: string; context_id: string },
+  ): Promise<void> {
+    const session = this.k.store.load()!;
+    const now = this.k.now();
+    const expires = now + ESCALATION_TIMEOUT_MS;
+    const records: AuditRecord[] = [];
+    const pending = {
+      kind: "input" as const,
+      agent: agent.name,
+      task_id: remote.task_id,
+      context_id: remote.context_id,
+      expires_at: new Date(expires).toISOString(),
+    };
+    const next = this.steps.moved(
+      { ...row, run: { ...row.run, agent: agent.name } },
+      "awaiting_human",
+      { pending },
+      auditScope(session),
+      agentActor(agent.name),
+      now,
+      records,
+    );
+    await this.k.commit(session, records, () => {
+      this.steps.append(session, [question], agentActor(agent.name), now, row.run.id);
+      this.store.save({ ...next, step: null, work: null });
+      this.store.addEvents(events);
+      this.k.timers.cancel(TIMER_KEYS.runResume);
+      this.k.timers.schedule("run.outputs_expire", expires, { run_id: row.run.id }, { key: TIMER_KEYS.toolOutputs });
+    });
   }
 
   /** The run waits for a person: an inbox item that expires after the agent's timeout (or the escalation timeout). */

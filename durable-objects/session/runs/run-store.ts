@@ -175,6 +175,13 @@ export class RunStore {
     return { ...run, events: this.events(run.id) };
   }
 
+  /** The session's runs newest first, before run id `before` (exclusive), at most `limit` (without their events). */
+  page(before: string | undefined, limit: number): Run[] {
+    const rows = this
+      .sql<StoredRun>`SELECT record, step, resumes, work, format FROM runs WHERE id < ${before ?? "~"} ORDER BY id DESC LIMIT ${limit}`;
+    return rows.map((row) => toRow(row).run);
+  }
+
   count(status: RunStatus): number {
     return this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM runs WHERE status = ${status}`[0]?.n ?? 0;
   }

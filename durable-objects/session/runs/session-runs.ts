@@ -13,6 +13,7 @@ import { TIMER_KEYS } from "../../shared/timer-kinds";
 import type { SessionHandoffs } from "../handoffs/session-handoffs";
 import { auditScope, type SessionKernel } from "../session-kernel";
 import type { TriggerPoints } from "../triggers/trigger-queue";
+import type { RemoteThreads } from "./remote-threads";
 import { RunAnswer } from "./run-answer";
 import { type FanOutRunner, RunCalls } from "./run-calls";
 import { RunInbox } from "./run-inbox";
@@ -57,6 +58,7 @@ export class SessionRuns {
     handoffs: SessionHandoffs,
     points: TriggerPoints,
     fanout: FanOutRunner,
+    threads: RemoteThreads,
   ) {
     this.steps = new RunSteps(k, store, points);
     const pauses = new RunPauses(k, this.steps);
@@ -69,6 +71,7 @@ export class SessionRuns {
       pauses,
       new RunAnswer(k, this.steps, handoffs, this.streams),
       this.streams,
+      threads,
     );
     this.inbox = new RunInbox(k, this.steps, this.loop);
   }
@@ -122,6 +125,8 @@ export class SessionRuns {
     if (!loaded.ok) return loaded;
     await this.resumeOrphan();
     const open = this.store.active();
+    if (open?.run.status === "awaiting_human" && open.run.pending?.kind === "input")
+      return this.continueWithInput(open, loaded.value, content, actor);
     if (open) {
       return err(
         "RUN_IN_PROGRESS",
@@ -156,6 +161,33 @@ export class SessionRuns {
     );
     await this.k.timers.arm();
     return ok({ message: item, run: this.steps.view(run.id)! });
+  }
+
+  /** The user's message answers a remote agent's request for input: stored, and the run goes on (the message continues the remote task). */
+  private async continueWithInput(
+    paused: RunRow,
+    loaded: SessionRecord,
+    content: string,
+    actor: Actor,
+  ): Promise<Result<MessageRun>> {
+    const now = this.k.now();
+    const session = touch(loaded, now);
+    const scope = auditScope(session);
+    const records: AuditRecord[] = [];
+    const item = toHistoryItem({ role: "user", content }, session.current_agent, `msg_${ulid(now)}`, now);
+    const next: RunRow = {
+      ...this.steps.moved(paused, "running", {}, scope, actor, now, records),
+      step: null,
+      work: null,
+    };
+    await this.k.commit(session, records, () => {
+      this.steps.append(session, [item], actor, now, paused.run.id);
+      this.store.save(next);
+      this.k.timers.cancel(TIMER_KEYS.toolOutputs);
+      this.steps.watch(next.run.id, now);
+    });
+    await this.k.timers.arm();
+    return ok({ message: item, run: this.steps.view(next.run.id)! });
   }
 
   get(id: string): Result<Run> {
@@ -246,9 +278,24 @@ export class SessionRuns {
     return ok({ run: this.steps.view(next.run.id)! });
   }
 
-  /** A run in requires_action whose outputs never came: it fails with TOOL_OUTPUTS_TIMEOUT. */
+  /** A run in requires_action whose outputs never came fails with TOOL_OUTPUTS_TIMEOUT; one waiting for input, INPUT_TIMEOUT. */
   async expireToolOutputs(runId: string): Promise<void> {
     const row = this.store.get(runId);
+    if (row?.run.status === "awaiting_human" && row.run.pending?.kind === "input") {
+      await this.steps.finish(
+        runId,
+        "failed",
+        {
+          error: {
+            code: "INPUT_TIMEOUT",
+            message: `No message answered '${row.run.pending.agent}' before ${row.run.pending.expires_at}.`,
+            details: { run_id: runId },
+          },
+        },
+        SYSTEM_ACTOR,
+      );
+      return;
+    }
     if (row?.run.status !== "requires_action") return;
     await this.steps.finish(
       runId,

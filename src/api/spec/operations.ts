@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AuditRecord } from "../../audit/record";
 import type { ErrorCode } from "../../errors/codes";
+import { A2aAgentCard, JsonRpcRequest, JsonRpcResponse } from "../../schemas/a2a";
 import { AgentDefinition, AgentName, StoredAgent } from "../../schemas/agent";
 import { AgentLoad } from "../../schemas/agent-load";
 import {
@@ -45,7 +46,7 @@ import {
   TriggerFire,
 } from "../../schemas/session";
 import { ConfigView, SigningSecret, SigningSecretRotate } from "../../schemas/signing";
-import { StoredTool, ToolDefinition, ToolName } from "../../schemas/tool";
+import { McpToolListing, StoredTool, ToolDefinition, ToolName } from "../../schemas/tool";
 import { WebhookPayload, WebhookStats } from "../../schemas/webhook";
 import { AgentListQuery } from "../agents";
 import { AuditQuery } from "../audit";
@@ -107,6 +108,7 @@ export const TAGS = {
   audit: "The tenant's audit trail in D1.",
   webhooks:
     "Signed deliveries from other systems; where Relay sends its own, the secret that signs them, and which addresses it calls.",
+  a2a: "Relay's agents as A2A 1.0 agents (JSON-RPC binding), and the tenant's front door that routes (docs/a2a.md).",
 } as const;
 export type Tag = keyof typeof TAGS;
 
@@ -162,6 +164,9 @@ export const OPERATIONS: Operation[] = [
     answers: { 200: json("The document.", z.looseObject({ openapi: z.literal("3.1.0") })) },
     errors: [],
   },
+
+  // A2A (docs/a2a.md)
+  ...a2aOperations(),
 
   // Agents
   {
@@ -272,6 +277,17 @@ export const OPERATIONS: Operation[] = [
     params: ToolParam,
     answers: { 200: json("The tool.", StoredTool) },
     errors: ["VALIDATION_FAILED", "TOOL_NOT_FOUND"],
+  },
+  {
+    method: "post",
+    path: "/v1/tools/{name}/refresh",
+    tag: "tools",
+    summary: "List an MCP tool server's tools now",
+    description:
+      "Lists the server's tools (Streamable HTTP, docs/mcp.md) and moves the registry version, so every run lists them again. The names are what `tools.allow` may name and a model calls.",
+    params: ToolParam,
+    answers: { 200: json("The tools agents are offered.", McpToolListing) },
+    errors: ["VALIDATION_FAILED", "TOOL_NOT_FOUND", "MCP_ERROR"],
   },
   {
     method: "delete",
@@ -805,4 +821,47 @@ export const OPERATIONS: Operation[] = [
 /** The auth errors every keyed route may answer with, added to each operation's own. */
 export function errorsOf(operation: Operation): ErrorCode[] {
   return [...new Set([...(operation.auth === false ? [] : AUTH), ...operation.errors])];
+}
+
+/** The A2A routes: a card and a JSON-RPC endpoint for the front door and for each agent. */
+function a2aOperations(): Operation[] {
+  const card = (path: string, params: Record<string, z.ZodType> | undefined, who: string): Operation => ({
+    method: "get",
+    path,
+    tag: "a2a",
+    auth: false,
+    summary: `The A2A agent card of ${who}`,
+    description:
+      "With the tenant's key (Authorization: Bearer), the full card; without one, the same card at every address, saying only how to authenticate.",
+    ...(params ? { params } : {}),
+    answers: { 200: json("The agent card (A2A 1.0).", A2aAgentCard) },
+    errors: ["UNAUTHORIZED", "VALIDATION_FAILED", "AGENT_NOT_FOUND", "AGENT_UNAVAILABLE", "DEPENDENCY_UNAVAILABLE"],
+  });
+  const endpoint = (path: string, params: Record<string, z.ZodType> | undefined, who: string): Operation => ({
+    method: "post",
+    path,
+    tag: "a2a",
+    summary: `A2A JSON-RPC endpoint of ${who}`,
+    description:
+      "A2A 1.0 methods over JSON-RPC 2.0; send `A2A-Version: 1.0`. Protocol errors are JSON-RPC errors with A2A's codes in a 200; SendStreamingMessage and SubscribeToTask answer with Server-Sent Events.",
+    ...(params ? { params } : {}),
+    body: JsonRpcRequest,
+    answers: {
+      200: {
+        description: "The JSON-RPC answer.",
+        schema: JsonRpcResponse,
+        stream:
+          "For SendStreamingMessage and SubscribeToTask: one JSON-RPC answer per event (a StreamResponse), each stored event with its `id:`.",
+      },
+    },
+    errors: ["PAYLOAD_TOO_LARGE", "VALIDATION_FAILED", "AGENT_NOT_FOUND", "AGENT_UNAVAILABLE"],
+  });
+  const agent = { agent: AgentName };
+  return [
+    card("/.well-known/agent-card.json", undefined, "the tenant's front door, at the origin's well-known address"),
+    card("/a2a/.well-known/agent-card.json", undefined, "the tenant's front door"),
+    endpoint("/a2a", undefined, "the tenant's front door (routes each new conversation)"),
+    card("/a2a/{agent}/.well-known/agent-card.json", agent, "one agent"),
+    endpoint("/a2a/{agent}", agent, "one agent"),
+  ];
 }

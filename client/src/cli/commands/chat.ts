@@ -223,6 +223,12 @@ class Chat {
         const reply = await this.ask("reply> ", `relay inbox reply ${pending.inbox_id} <text>`);
         if (reply === null) return false;
         run = await this.resume(current, () => this.resolve(pending.inbox_id, { reply }));
+      } else if (pending.kind === "input") {
+        // A remote agent asked for more: the next message continues its task.
+        out.line(
+          out.paint("yellow", `✋ ${pending.agent} (a remote agent) asks for more: your next message answers it`),
+        );
+        return true;
       } else if (pending.kind === "approval") {
         const open: typeof pending.approvals = pending.approvals.filter((a) => a.decision === null);
         let answered: RunView | null = current;

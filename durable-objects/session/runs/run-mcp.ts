@@ -1,0 +1,94 @@
+import type { Env } from "../../../src/env";
+import type { ErrorBody } from "../../../src/errors";
+import { expandMcpTools, type McpFunctionTool, type McpListedTool, mcpServersOf } from "../../../src/interop/mcp";
+import { callMcpTool, listMcpTools } from "../../../src/runtime/mcp-tool";
+import type { AgentDefinition } from "../../../src/schemas/agent";
+import type { PendingCall } from "../../../src/schemas/run";
+import type { ToolDefinition } from "../../../src/schemas/tool";
+import { mcpOutbound } from "../../../src/services/outbound";
+import type { AgentDirectory } from "../../../src/services/registry-cache";
+
+/**
+ * MCP tool servers in a run (docs/mcp.md): the servers an agent's `tools.allow` names are
+ * listed (once per registry version per isolate; a refresh bumps the version) and stand for
+ * their tools in the agent and registry the run uses; a call to one of those tools goes to
+ * its server. Approvals, guardrails, audit and trace are the run's, as for an http tool.
+ */
+
+type Listing = { ok: true; tools: McpListedTool[] } | { ok: false; message: string };
+
+const listings = new Map<string, Promise<Listing>>();
+
+/** A server's tools at the tenant's registry version: one listing per version per isolate (failures are not kept). */
+function listing(env: Env, tenant: string, version: number, server: ToolDefinition): Promise<Listing> {
+  const key = `${tenant}:${server.name}@${version}`;
+  let entry = listings.get(key);
+  if (!entry) {
+    entry = listMcpTools(server, mcpOutbound(env, server));
+    listings.set(key, entry);
+    void entry.then((result) => {
+      if (!result.ok) listings.delete(key);
+      else
+        for (const other of listings.keys())
+          if (other.startsWith(`${tenant}:${server.name}@`) && other !== key) listings.delete(other);
+    });
+  }
+  return entry;
+}
+
+/**
+ * The agent and directory a run's turn uses, with the MCP servers its allow list names
+ * expanded into their tools; MCP_ERROR when a server could not list them.
+ */
+export async function withMcpTools(
+  env: Env,
+  tenant: string,
+  directory: AgentDirectory,
+  agent: AgentDefinition,
+): Promise<{ ok: true; agent: AgentDefinition; directory: AgentDirectory } | { ok: false; error: ErrorBody }> {
+  const servers = mcpServersOf(agent, directory.tools);
+  if (servers.length === 0) return { ok: true, agent, directory };
+  const listed = new Map<string, McpListedTool[]>();
+  for (const [i, result] of (
+    await Promise.all(servers.map((s) => listing(env, tenant, directory.version, s)))
+  ).entries()) {
+    const server = servers[i]!;
+    if (!result.ok)
+      return {
+        ok: false,
+        error: { code: "MCP_ERROR", message: result.message, details: { tool: server.name, agent: agent.name } },
+      };
+    listed.set(server.name, result.tools);
+  }
+  const expanded = expandMcpTools(agent, directory.tools, listed);
+  const byName = new Map(directory.byName);
+  byName.set(agent.name, expanded.agent);
+  return { ok: true, agent: expanded.agent, directory: { ...directory, byName, tools: expanded.tools } };
+}
+
+/** One call of a server's tool. */
+export function runMcpCall(
+  env: Env,
+  tool: McpFunctionTool,
+  call: PendingCall,
+): Promise<{ ok: boolean; output: string; duration_ms: number }> {
+  let args: Record<string, unknown> = {};
+  try {
+    const parsed = JSON.parse(call.arguments || "{}") as unknown;
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) args = parsed as Record<string, unknown>;
+  } catch {
+    // Arguments were checked against the tool's schema before the call was planned.
+  }
+  const server = {
+    name: tool.mcp.server,
+    url: tool.url,
+    timeout_s: tool.timeout_s,
+    max_response_bytes: tool.max_response_bytes,
+  };
+  return callMcpTool(
+    server,
+    { function_name: tool.name, name: tool.mcp.tool },
+    args,
+    mcpOutbound(env, { name: tool.mcp.server, headers: tool.headers }),
+  );
+}

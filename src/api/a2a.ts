@@ -1,0 +1,150 @@
+import { AgentCard } from "@a2a-js/sdk";
+import { toJsonRpcError } from "@a2a-js/sdk/errors";
+import { JsonRpcTransportHandler, ServerCallContext, validateVersion } from "@a2a-js/sdk/server";
+import { type Context, Hono } from "hono";
+import type { AppEnv } from "../app-env";
+import { keyEntries, tenantForKey } from "../auth/api-keys";
+import { apiKeyAuth } from "../auth/middleware";
+import { RelayError } from "../errors";
+import { agentCard, frontDoorCard, publicCard } from "../interop/a2a-card";
+import { AgentName } from "../schemas/agent";
+import { agentDirectory } from "../services/registry-cache";
+import { type A2aTarget, RelayA2aHandler } from "./a2a-handler";
+import { parseWith, readText } from "./validate";
+
+/**
+ * A2A 1.0 over JSON-RPC (docs/a2a.md): every agent of a tenant at `/a2a/<agent>` and the
+ * tenant's front door at `/a2a`, each with its card at `.well-known/agent-card.json`. The
+ * tenant is the API key's. A card read without a key is the same for every address and
+ * tells only how to authenticate; with the key it is the agent's own.
+ */
+
+type Ctx = Context<AppEnv>;
+
+/** The largest JSON-RPC request read. */
+const A2A_BODY_LIMIT = 1024 * 1024;
+const SSE_HEADERS = {
+  "Content-Type": "text/event-stream; charset=utf-8",
+  "Cache-Control": "no-cache",
+  "X-Accel-Buffering": "no",
+};
+
+/** The endpoint URL a card advertises: this deployment's origin, then /a2a[/<agent>]. */
+function endpointOf(c: Ctx, agent: string | null): string {
+  return `${new URL(c.req.url).origin}/a2a${agent ? `/${agent}` : ""}`;
+}
+
+/** The tenant of the request's key, null without one; a wrong key is 401 as everywhere. */
+async function optionalTenant(c: Ctx): Promise<string | null> {
+  const header = c.req.header("Authorization");
+  if (header === undefined) return null;
+  const key = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+  const tenant = key ? await tenantForKey(await keyEntries(c.env.RELAY_API_KEYS), key) : null;
+  if (!tenant) throw new RelayError("UNAUTHORIZED", "Invalid API key.");
+  return tenant;
+}
+
+/** The target of `/a2a/<agent>` (an enabled agent of the tenant) or of `/a2a`, and its card. */
+async function targetOf(c: Ctx, name: string | null): Promise<{ target: A2aTarget; card: AgentCard }> {
+  const directory = await agentDirectory(c.env.DB, c.get("tenant"));
+  if (name === null)
+    return { target: { kind: "front" }, card: frontDoorCard(directory.agents, endpointOf(c, null), directory.version) };
+  const agent = directory.byName.get(parseWith(AgentName, name, "agent name"));
+  if (!agent) throw new RelayError("AGENT_NOT_FOUND", `No agent named '${name}'.`, { agent: name });
+  if (!agent.enabled)
+    throw new RelayError("AGENT_UNAVAILABLE", `Agent '${name}' is disabled.`, { agent: name, reason: "disabled" });
+  return { target: { kind: "agent", agent }, card: agentCard(agent, endpointOf(c, name), directory.version) };
+}
+
+async function card(c: Ctx, name: string | null): Promise<Response> {
+  const tenant = await optionalTenant(c);
+  if (tenant === null)
+    return c.json(AgentCard.toJSON(publicCard(endpointOf(c, name))), 200, {
+      "Cache-Control": "public, max-age=300",
+      Vary: "Authorization",
+    });
+  c.set("tenant", tenant);
+  const { card } = await targetOf(c, name);
+  return c.json(AgentCard.toJSON(card), 200, { "Cache-Control": "private, max-age=60", Vary: "Authorization" });
+}
+
+const jsonRpcError = (id: unknown, error: unknown) => ({
+  jsonrpc: "2.0",
+  id: id ?? null,
+  error: toJsonRpcError(error),
+});
+
+/** The id of a JSON-RPC request text, for errors answered before the handler runs. */
+function requestId(text: string): unknown {
+  try {
+    const id = (JSON.parse(text) as { id?: unknown }).id;
+    return typeof id === "string" || typeof id === "number" ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+async function rpc(c: Ctx, name: string | null): Promise<Response> {
+  const { target, card } = await targetOf(c, name);
+  const text = await readText(c, A2A_BODY_LIMIT);
+  // A2A-Version (header, or query parameter); none means 0.3, which Relay does not speak.
+  const version = c.req.header("A2A-Version") ?? c.req.query("A2A-Version") ?? "";
+  try {
+    validateVersion(version || "0.3", card, "JSONRPC");
+  } catch (error) {
+    return c.json(jsonRpcError(requestId(text), error));
+  }
+  const extensions = (c.req.header("A2A-Extensions") ?? "")
+    .split(",")
+    .map((e) => e.trim())
+    .filter((e) => e !== "");
+  const context = new ServerCallContext({ requestedVersion: version, requestedExtensions: extensions });
+  const handler = new RelayA2aHandler(c, target, card);
+  const answer = await new JsonRpcTransportHandler(handler).handle(text, context);
+  if (!(Symbol.asyncIterator in (answer as object))) return c.json(answer);
+  const events = (answer as AsyncGenerator<{ id: unknown }>)[Symbol.asyncIterator]();
+  // An error before the first event (a task not found, a refused message) is a plain JSON-RPC answer.
+  let first: IteratorResult<{ id: unknown }>;
+  try {
+    first = await events.next();
+  } catch (error) {
+    return c.json(jsonRpcError(requestId(text), error));
+  }
+  const encoder = new TextEncoder();
+  let sent = 0;
+  const frame = (event: unknown) => {
+    const id = handler.eventIds[sent++] ?? null;
+    return encoder.encode(`${id ? `id: ${id}\n` : ""}data: ${JSON.stringify(event)}\n\n`);
+  };
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (!first.done) controller.enqueue(frame(first.value));
+      else controller.close();
+    },
+    async pull(controller) {
+      try {
+        const next = await events.next();
+        if (next.done) controller.close();
+        else controller.enqueue(frame(next.value));
+      } catch (error) {
+        controller.enqueue(
+          encoder.encode(`event: error\ndata: ${JSON.stringify(jsonRpcError(requestId(text), error))}\n\n`),
+        );
+        controller.close();
+      }
+    },
+    async cancel() {
+      await events.return?.(undefined);
+    },
+  });
+  return new Response(body, { headers: SSE_HEADERS });
+}
+
+/** The front door's card at the origin's own well-known address too (RFC 8615): where A2A clients look first. */
+export const rootAgentCard = (c: Ctx) => card(c, null);
+
+export const a2a = new Hono<AppEnv>()
+  .get("/.well-known/agent-card.json", (c) => card(c, null))
+  .get("/:agent/.well-known/agent-card.json", (c) => card(c, c.req.param("agent")))
+  .post("/", apiKeyAuth(), (c) => rpc(c, null))
+  .post("/:agent", apiKeyAuth(), (c) => rpc(c, c.req.param("agent")));

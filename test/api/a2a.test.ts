@@ -1,0 +1,289 @@
+import { exports } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { readSse } from "../../src/lib/sse";
+import { flushOutbox, sessionStub } from "../durable-objects/helpers";
+import { answer, callTool, paced } from "../fakes/openai";
+import { ALPHA_KEY, BETA_KEY, call } from "./helpers";
+import { script } from "./run-fixtures";
+
+/**
+ * Relay's agents as A2A 1.0 agents over JSON-RPC (docs/a2a.md): cards (who may read them),
+ * SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask, the
+ * A2A-Version header and A2A's error codes, on the wire. The model is faked; sessions and D1
+ * are real. The Node interop suite drives the same endpoints with the official A2A client.
+ */
+
+const AGENTS = [
+  {
+    name: "triage",
+    title: "Triage",
+    description: "Sorts requests",
+    triggers: { keywords: ["help"], examples: ["I need help"] },
+    handoffs: ["billing"],
+  },
+  {
+    name: "billing",
+    title: "Billing",
+    description: "Invoices and refunds",
+    triggers: { keywords: ["invoice", "refund"], priority: 90 },
+    capabilities: [{ name: "refunds", tags: ["money"] }],
+  },
+  { name: "slow", description: "Takes its time" },
+  { name: "off", description: "Disabled", enabled: false },
+];
+
+beforeAll(async () => {
+  for (const agent of AGENTS) {
+    const res = await call("PUT", `/v1/agents/${agent.name}`, agent);
+    if (res.status >= 300) throw new Error(`PUT ${agent.name}: ${JSON.stringify(res.json)}`);
+  }
+  await call("PUT", "/v1/config/routing", { llm: { provider: "openai", model: "fake-model" } });
+});
+
+async function post(
+  path: string,
+  method: string,
+  params: unknown,
+  {
+    key = ALPHA_KEY,
+    version = "1.0",
+    headers = {},
+  }: { key?: string; version?: string | null; headers?: Record<string, string> } = {},
+): Promise<Response> {
+  return (exports as any).default.fetch(
+    new Request(`http://relay.test${path}`, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Authorization: `Bearer ${key}`,
+        ...(version === null ? {} : { "A2A-Version": version }),
+        ...headers,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method, params }),
+    }),
+  );
+}
+
+async function rpc(path: string, method: string, params: unknown, options?: Parameters<typeof post>[3]) {
+  const res = await post(path, method, params, options);
+  return (await res.json()) as { id: unknown; result?: any; error?: { code: number; message: string; data?: any } };
+}
+
+const userMessage = (text: string, extra: Record<string, unknown> = {}) => ({
+  message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }], ...extra },
+});
+
+async function getCard(path: string, key?: string) {
+  const res = await (exports as any).default.fetch(
+    new Request(`http://relay.test${path}`, key ? { headers: { Authorization: `Bearer ${key}` } } : {}),
+  );
+  return { status: res.status, json: (await res.json()) as any };
+}
+
+describe("cards", () => {
+  it("with the tenant's key: the agent's card, its JSON-RPC interface, skills, bearer scheme and the handoff extension", async () => {
+    const { status, json } = await getCard("/a2a/billing/.well-known/agent-card.json", ALPHA_KEY);
+    expect(status).toBe(200);
+    expect(json).toMatchObject({
+      name: "Billing",
+      description: "Invoices and refunds",
+      supportedInterfaces: [
+        { url: "http://relay.test/a2a/billing", protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      ],
+      capabilities: { streaming: true, extendedAgentCard: true },
+      securitySchemes: { relay_api_key: { httpAuthSecurityScheme: { scheme: "Bearer" } } },
+      securityRequirements: [{ schemes: { relay_api_key: {} } }],
+    });
+    expect(json.capabilities.extensions[0].uri).toBe("urn:relay:a2a:extension:handoff:v1");
+    expect(json.skills.map((s: { id: string }) => s.id)).toEqual(["billing", "billing.refunds"]);
+    expect(json.skills[0].tags).toEqual(["invoice", "refund", "refunds"]);
+  });
+
+  it("the front door's card has a skill per enabled agent", async () => {
+    const { json } = await getCard("/a2a/.well-known/agent-card.json", ALPHA_KEY);
+    expect(json.name).toBe("Relay");
+    expect(json.supportedInterfaces[0].url).toBe("http://relay.test/a2a");
+    expect(json.skills.map((s: { id: string }) => s.id)).toEqual(["billing", "slow", "triage"]);
+  });
+
+  it("without a key every address answers the same card, which tells nothing; a wrong key is 401; another tenant's agent is 404", async () => {
+    const known = await getCard("/a2a/billing/.well-known/agent-card.json");
+    const unknown = await getCard("/a2a/no-such-agent/.well-known/agent-card.json");
+    expect(known.status).toBe(200);
+    expect(known.json.skills ?? []).toEqual([]);
+    expect({ ...known.json, supportedInterfaces: [] }).toEqual({ ...unknown.json, supportedInterfaces: [] });
+    expect(JSON.stringify(known.json)).not.toContain("Invoices");
+    expect((await getCard("/a2a/billing/.well-known/agent-card.json", "nope")).status).toBe(401);
+    expect((await getCard("/a2a/billing/.well-known/agent-card.json", BETA_KEY)).status).toBe(404);
+  });
+});
+
+describe("SendMessage", () => {
+  it("runs the agent in a new session: the task is the run (completed, the answer as its artifact), the context the session", async () => {
+    script({ billing: [answer("Your invoice is paid.")] });
+    const { id, result } = await rpc("/a2a/billing", "SendMessage", userMessage("is my invoice paid?"));
+    expect(id).toBe(7);
+    const task = result.task;
+    expect(task.id).toMatch(/^run_/);
+    expect(task.contextId).toMatch(/^ses_/);
+    expect(task.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(task.artifacts).toEqual([
+      expect.objectContaining({ name: "answer", parts: [{ text: "Your invoice is paid." }] }),
+    ]);
+    expect(task.history.map((m: { role: string }) => m.role)).toEqual(["ROLE_USER", "ROLE_AGENT"]);
+    // The same run through Relay's own API.
+    const run = await call("GET", `/v1/sessions/${task.contextId}/runs/${task.id}`);
+    expect(run.json).toMatchObject({ status: "completed", output: "Your invoice is paid.", agent: "billing" });
+    // A second message in the same context is a new task of the same session.
+    script({ billing: [answer("Anything else?")] });
+    const next = await rpc("/a2a/billing", "SendMessage", userMessage("thanks", { contextId: task.contextId }));
+    expect(next.result.task.contextId).toBe(task.contextId);
+    expect(next.result.task.id).not.toBe(task.id);
+  });
+
+  it("the front door routes the message, and the handoff is in the task's history", async () => {
+    script({ triage: [callTool("transfer_to_billing", { reason: "a refund" })], billing: [answer("Refund sent.")] });
+    const { result } = await rpc("/a2a", "SendMessage", userMessage("I need help"));
+    expect(result.task.status.state).toBe("TASK_STATE_COMPLETED");
+    expect(result.task.metadata.relay).toMatchObject({ output_agent: "billing" });
+    const handoff = result.task.history.find((m: { parts: { data?: unknown }[] }) => m.parts.some((p) => p.data));
+    expect(handoff.parts[1].data).toEqual({
+      relay: { handoff: { from: "triage", to: "billing", reason: "a refund" } },
+    });
+  });
+
+  it("returnImmediately answers WORKING; GetTask reads it later; ListTasks lists the context's tasks", async () => {
+    script({ slow: [paced(answer("done at last"), 60)] });
+    const { result } = await rpc("/a2a/slow", "SendMessage", {
+      ...userMessage("take your time"),
+      configuration: { returnImmediately: true },
+    });
+    expect(result.task.status.state).toBe("TASK_STATE_WORKING");
+    let task = result.task;
+    for (let i = 0; i < 100 && task.status.state === "TASK_STATE_WORKING"; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      task = (await rpc("/a2a/slow", "GetTask", { id: task.id })).result;
+    }
+    expect(task.status.state).toBe("TASK_STATE_COMPLETED");
+    const listed = (await rpc("/a2a/slow", "ListTasks", { contextId: task.contextId })).result;
+    expect(listed.tasks.map((t: { id: string }) => t.id)).toEqual([task.id]);
+    expect(listed.nextPageToken).toBe("");
+    expect(listed.tasks[0].artifacts).toBeUndefined();
+  });
+});
+
+describe("ListTasks across contexts", () => {
+  it("at an agent's endpoint lists the runs that started with it, newest first, from the audit trail; pages by token", async () => {
+    script({ slow: [answer("a"), answer("b"), answer("c")] });
+    const ids: string[] = [];
+    for (const text of ["one", "two", "three"]) {
+      const task = (await rpc("/a2a/slow", "SendMessage", userMessage(text))).result.task;
+      ids.push(task.id);
+      await flushOutbox(sessionStub("alpha", task.contextId).stub);
+    }
+    const first = (await rpc("/a2a/slow", "ListTasks", { pageSize: 2 })).result;
+    expect(first.tasks.map((t: { id: string }) => t.id)).toEqual([ids[2], ids[1]]);
+    expect(first.nextPageToken).not.toBe("");
+    const second = (await rpc("/a2a/slow", "ListTasks", { pageSize: 2, pageToken: first.nextPageToken })).result;
+    expect(second.tasks.map((t: { id: string }) => t.id)).toContain(ids[0]);
+    const completed = (await rpc("/a2a/slow", "ListTasks", { status: "TASK_STATE_COMPLETED" })).result;
+    expect(completed.tasks.every((t: { status: { state: string } }) => t.status.state === "TASK_STATE_COMPLETED")).toBe(
+      true,
+    );
+    expect((await rpc("/a2a/slow", "ListTasks", { pageSize: 500 })).error?.code).toBe(-32602);
+  });
+});
+
+describe("errors", () => {
+  it("A2A's own codes: task not found, not cancelable, unsupported operation, version not supported, push notifications", async () => {
+    expect((await rpc("/a2a/billing", "GetTask", { id: "run_nope" })).error?.code).toBe(-32001);
+    script({ billing: [answer("ok")] });
+    const done = (await rpc("/a2a/billing", "SendMessage", userMessage("hi"))).result.task;
+    expect((await rpc("/a2a/billing", "CancelTask", { id: done.id })).error?.code).toBe(-32002);
+    const again = await rpc("/a2a/billing", "SendMessage", userMessage("more", { taskId: done.id }));
+    expect(again.error?.code).toBe(-32004);
+    const old = await rpc("/a2a/billing", "GetTask", { id: done.id }, { version: null });
+    expect(old.error?.code).toBe(-32009);
+    expect((await rpc("/a2a/billing", "GetTask", { id: done.id }, { version: "2.0" })).error?.code).toBe(-32009);
+    expect(
+      (await rpc("/a2a/billing", "CreateTaskPushNotificationConfig", { taskId: done.id, url: "https://x.test" })).error
+        ?.code,
+    ).toBe(-32003);
+    expect((await rpc("/a2a/billing", "NoSuchMethod", {})).error?.code).toBe(-32601);
+    // Another tenant's task is not found.
+    expect((await rpc("/a2a", "GetTask", { id: done.id }, { key: BETA_KEY })).error?.code).toBe(-32001);
+  });
+
+  it("a body that is not JSON is a JSON-RPC error, never a 500; no key is 401; a disabled agent is refused", async () => {
+    const res = await (exports as any).default.fetch(
+      new Request("http://relay.test/a2a/billing", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${ALPHA_KEY}`, "A2A-Version": "1.0" },
+        body: "{nope",
+      }),
+    );
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as any).error.code).toBe(-32602);
+    const anonymous = await (exports as any).default.fetch(
+      new Request("http://relay.test/a2a/billing", { method: "POST", body: "{}" }),
+    );
+    expect(anonymous.status).toBe(401);
+    expect((await post("/a2a/off", "GetTask", { id: "x" })).status).toBe(422);
+  });
+});
+
+describe("streaming", () => {
+  it("SendStreamingMessage: the task, WORKING, the answer's pieces as artifact updates, the whole answer, COMPLETED", async () => {
+    script({ billing: [paced(answer("Your refund is on its way."), 5, 6)] });
+    const res = await post("/a2a/billing", "SendStreamingMessage", userMessage("refund?"));
+    expect(res.headers.get("Content-Type")).toContain("text/event-stream");
+    const events: any[] = [];
+    const ids: (string | undefined)[] = [];
+    for await (const frame of readSse(res.body!)) {
+      events.push(JSON.parse(frame.data).result);
+      ids.push(frame.id);
+    }
+    const kinds = events.map((e) => Object.keys(e)[0]);
+    expect(kinds[0]).toBe("task");
+    expect(kinds.at(-1)).toBe("statusUpdate");
+    expect(events.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+    const pieces = events.filter((e) => e.artifactUpdate && !e.artifactUpdate.lastChunk);
+    expect(pieces.length).toBeGreaterThan(1);
+    expect(pieces.map((p) => p.artifactUpdate.artifact.parts[0].text).join("")).toBe("Your refund is on its way.");
+    expect(pieces[1].artifactUpdate.append).toBe(true);
+    const whole = events.find((e) => e.artifactUpdate?.lastChunk);
+    expect(whole.artifactUpdate.artifact).toMatchObject({
+      artifactId: pieces[0].artifactUpdate.artifact.artifactId,
+      parts: [{ text: "Your refund is on its way." }],
+    });
+    // Stored events carry their live event id (resumable with Last-Event-ID); pieces carry none.
+    expect(ids.at(-1)).toMatch(/^evt_/);
+    const task = await rpc("/a2a/billing", "GetTask", { id: events[0].task.id });
+    expect(task.result.status.state).toBe("TASK_STATE_COMPLETED");
+  });
+
+  it("SubscribeToTask joins a running task (the task first, then what follows) and resumes after Last-Event-ID; CancelTask cancels it", async () => {
+    script({ slow: [paced(answer("one two three four five six seven eight"), 40, 4)] });
+    const started = (
+      await rpc("/a2a/slow", "SendMessage", { ...userMessage("go"), configuration: { returnImmediately: true } })
+    ).result.task;
+    const res = await post("/a2a/slow", "SubscribeToTask", { id: started.id });
+    const reader = readSse(res.body!);
+    const first = await reader.next();
+    expect(JSON.parse(first.value!.data).result.task.id).toBe(started.id);
+    const second = await reader.next();
+    expect(Object.keys(JSON.parse(second.value!.data).result)[0]).toBe("artifactUpdate");
+    const cancelled = await rpc("/a2a/slow", "CancelTask", { id: started.id });
+    expect(cancelled.result.status.state).toBe("TASK_STATE_CANCELED");
+    const rest: any[] = [];
+    let lastId: string | undefined;
+    for await (const frame of reader) {
+      rest.push(JSON.parse(frame.data).result);
+      lastId = frame.id ?? lastId;
+    }
+    expect(rest.at(-1).statusUpdate.status.state).toBe("TASK_STATE_CANCELED");
+    // The task has ended: subscribing again is UnsupportedOperation.
+    expect((await rpc("/a2a/slow", "SubscribeToTask", { id: started.id })).error?.code).toBe(-32004);
+    expect(lastId).toMatch(/^evt_/);
+  });
+});

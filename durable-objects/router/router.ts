@@ -25,7 +25,7 @@ import {
   shardsToSend,
 } from "../../src/routing/router-build";
 import { encodeShard, packSections, readAgents, readHead, type ShardSections } from "../../src/routing/router-codec";
-import { compileAgentPart, patternSpend } from "../../src/routing/router-image";
+import { type AgentPart, compileAgentPart, patternSpend } from "../../src/routing/router-image";
 import { PATTERN_BUDGET } from "../../src/routing/rules";
 import type { BuildStats, RoutedByObject, RouteNeeds, RouterRpc, RouterVersion } from "../../src/rpc/router";
 import type { AgentDefinition, StoredAgent } from "../../src/schemas/agent";
@@ -195,11 +195,8 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
     return this.inTurn(async () => {
       const before = await registryHead(this.env.DB, tenant);
       await this.sync(tenant, before);
-      const started = Date.now();
-      const part = compileAgentPart(definition);
-      // The clock moves only between events: one tick makes the compile time readable.
-      await tick();
-      const compiled: CompiledPart = { text: definitionText(definition), part, compile_ms: Date.now() - started };
+      const { part, ms } = await timedCompile(definition);
+      const compiled: CompiledPart = { text: definitionText(definition), part, compile_ms: ms };
       await this.readParts();
       let others = 0;
       for (const [name, held] of this.parts) if (name !== definition.name) others += held.part.cost;
@@ -352,6 +349,30 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
     for (let i = 0; i < removed.length; i += KEYS_PER_CALL)
       await storage.delete(removed.slice(i, i + KEYS_PER_CALL).map((name) => `${PART_PREFIX}${name}`));
   }
+}
+
+/** Timed compiles of one part at most (see `timedCompile`). */
+const COMPILE_TRIES = 3;
+
+/**
+ * One agent's part and the time its compile took. The Workers clock stands still while code
+ * runs and is read again only in a later event, after whatever other events were queued
+ * (locally, the routes of every tenant): one reading is an upper bound that can hold other
+ * work. The same part is compiled again, up to COMPILE_TRIES times, while the reading is not
+ * 0, and the least reading is kept — still an upper bound, the tightest of them.
+ */
+async function timedCompile(definition: AgentDefinition): Promise<{ part: AgentPart; ms: number }> {
+  let best: { part: AgentPart; ms: number } | null = null;
+  for (let attempt = 0; attempt < COMPILE_TRIES && (best === null || best.ms > 0); attempt++) {
+    // A tick first, so the clock is read at the start of the event the compile runs in.
+    await tick();
+    const started = Date.now();
+    const part = compileAgentPart(definition);
+    await tick();
+    const ms = Date.now() - started;
+    if (best === null || ms < best.ms) best = { part, ms };
+  }
+  return best!;
 }
 
 const sum = (sections: readonly Uint8Array[]) => sections.reduce((n, s) => n + s.byteLength, 0);

@@ -352,7 +352,7 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
 }
 
 /** Timed compiles of one part at most (see `timedCompile`). */
-const COMPILE_TRIES = 3;
+const COMPILE_TRIES = 5;
 
 /**
  * One agent's part and the time its compile took. The Workers clock stands still while code

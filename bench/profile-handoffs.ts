@@ -19,8 +19,8 @@ import { inspector } from "./lib/inspector";
 import { startWorkerdServer } from "./lib/workerd-server";
 import { runConcurrent } from "./lib/wrangler-dev";
 
-const PORT = 8798;
-const INSPECTOR_PORT = 9232;
+const PORT = Number(process.env.BENCH_PORT ?? 8798);
+const INSPECTOR_PORT = Number(process.env.BENCH_INSPECTOR_PORT ?? 9232);
 const KEY = "bench-profile-key";
 const SESSIONS = 100;
 const HANDOFFS = 1000;
@@ -53,7 +53,7 @@ const STEPS: [string, string[]][] = [
     "AgentDO lease calls (acquire, confirm, release)",
     ["acquire", "confirm", "settleOnce", "leaseForNewSession", "releaseBySession"],
   ],
-  ["schema of a new object", ["migrate"]],
+  ["schema of a new object", ["ensure", "applyMigrations"]],
   ["registry read (isolate cache, D1 once a second)", ["agentDirectory", "tenantHead", "readHead", "directoryAt"]],
   ["SessionDO commit (one transaction)", ["commitStep", "commit"]],
   ["SessionDO flow (validation, context, timers, triggers)", ["start", "startHandoff", "create", "arm", "alarm"]],

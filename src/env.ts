@@ -32,6 +32,16 @@ export interface Env extends RoutingVars {
    */
   RELAY_HOSTS?: string;
 
+  /**
+   * The audit archive (R2): records older than AUDIT_RETENTION_DAYS, one NDJSON object per
+   * tenant per day, moved there by the hourly cron (src/audit/archive.ts).
+   */
+  AUDIT_ARCHIVE?: R2Bucket;
+  /** Whole days audit records stay in D1; unset or 0 keeps them there for good. */
+  AUDIT_RETENTION_DAYS?: string;
+  /** The archive bucket's name, as `GET /v1/audit` reports where older records are. */
+  AUDIT_ARCHIVE_BUCKET?: string;
+
   /** OpenAI-compatible provider's base URL (default https://api.openai.com/v1); its key is in RoutingVars. */
   OPENAI_BASE_URL?: string;
 }

@@ -2,6 +2,7 @@ import { AgentDO as RelayAgentDO } from "../durable-objects/agent/agent";
 import { CollaborationDO as RelayCollaborationDO } from "../durable-objects/collaboration/collaboration";
 import { SessionDO as RelaySessionDO } from "../durable-objects/session/session";
 import type { FlowCheckpoint } from "../durable-objects/session/session-kernel";
+import type { Sql } from "../durable-objects/shared/sql";
 import type { Actor } from "../src/audit/record";
 import { err, type Result } from "../src/errors";
 import type { Lease } from "../src/rpc/agent";
@@ -44,6 +45,14 @@ export class SessionDO extends RelaySessionDO {
 
   protected override now(): number {
     return this.clock.now();
+  }
+
+  /**
+   * The object's own SQL, for a test that sets up a state by hand: a table the session has
+   * not made yet is made as its own code makes it, and the object knows it holds it.
+   */
+  ownSql(): Sql {
+    return this.sql;
   }
 
   /** One shot: the next flow reaching `point` throws there. */

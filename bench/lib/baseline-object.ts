@@ -20,7 +20,10 @@ import { spawnWranglerDev, workerdCpu, workerdRss } from "./wrangler-dev";
  * handoff must: four rows in Relay's `audit_log` (its real schema and indexes), sent as one
  * batch per ten writes, off the request as Relay's flush is — the least an audited handoff
  * can cost here, with no index upserts, no flow and no Relay code (`GET /audit-rows`
- * counts what reached D1). `GET /objects/:name` calls the object without touching storage.
+ * counts the handoff rows that reached D1). `POST /created/:name` makes a new object with one table and
+ * one row and sends that creation's one audit row to D1 off the request, as a session's
+ * creation must (Relay's `session.created`): the floor of an audited creation, without the
+ * sessions index Relay writes with it. `GET /objects/:name` calls the object without touching storage.
  * `GET /health` answers from the Worker alone, as Relay's does.
  */
 
@@ -59,6 +62,13 @@ export class Plain extends DurableObject {
   async ping() {
     return 0;
   }
+  async created() {
+    const rows = await this.touch();
+    const at = new Date().toISOString();
+    const row = [crypto.randomUUID(), at, this.ctx.id.toString(), null, "session.created", JSON.stringify({ agent: "triage", created_at: at })];
+    this.ctx.waitUntil(this.env.DB.prepare(insertAudit([row])).bind(...row).run());
+    return rows;
+  }
   async schema() {
     return this.touch(SESSION_TABLES);
   }
@@ -87,10 +97,11 @@ export default {
   async fetch(request, env) {
     const url = new URL(request.url);
     if (url.pathname === "/health") return new Response("ok");
-    if (url.pathname === "/audit-rows") return Response.json({ rows: (await env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log").first()).n });
+    if (url.pathname === "/audit-rows") return Response.json({ rows: (await env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE action LIKE 'handoff.%'").first()).n });
     const stub = env.PLAIN.get(env.PLAIN.idFromName(url.pathname.split("/").pop()));
     if (url.pathname.startsWith("/schemas/")) return Response.json({ rows: await stub.schema() });
     if (url.pathname.startsWith("/audited/")) return Response.json({ rows: await stub.audited() });
+    if (url.pathname.startsWith("/created/")) return Response.json({ rows: await stub.created() });
     return Response.json({ rows: request.method === "POST" ? await stub.touch() : await stub.ping() });
   },
 };`;

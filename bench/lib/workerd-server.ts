@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 import { FLUSH_WINDOW_MS } from "../../src/audit/outbox-policy";
@@ -51,6 +51,8 @@ export function memoryStateFolder(prefix: string): string {
  * it, local state is in memory (a tmpfs folder of its own, removed at `stop`).
  * `seed`: runs on D1 after the migrations, before the demo agents are loaded. `migrate`: false
  * for a restart on state a first start migrated already.
+ * `entry`: another Worker module to bundle in place of wrangler.toml's `main`, with the
+ * same bindings (a bench's wrapper around Relay, e.g. bench/lib/metered-worker.ts).
  */
 export async function startWorkerdServer(
   port: number,
@@ -60,9 +62,11 @@ export async function startWorkerdServer(
   persistTo?: string,
   seed?: (db: D1Database) => Promise<void>,
   migrate = true,
+  entry?: string,
 ): Promise<DevServer> {
   const build = mkdtempSync(join(tmpdir(), "relay-bundle-"));
-  execFileSync(join(root, "node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", build], {
+  const script = entry === undefined ? [] : [entry];
+  execFileSync(join(root, "node_modules", ".bin", "wrangler"), ["deploy", ...script, "--dry-run", "--outdir", build], {
     cwd: root,
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", WRANGLER_LOG: "error" },
     stdio: ["ignore", "ignore", "inherit"],
@@ -75,7 +79,7 @@ export async function startWorkerdServer(
     ...(inspectorPort === undefined ? {} : { inspectorPort }),
     modules: true,
     modulesRoot: build,
-    scriptPath: join(build, "index.js"),
+    scriptPath: join(build, entry === undefined ? "index.js" : `${basename(entry).replace(/\.ts$/, "")}.js`),
     compatibilityDate: config.compatibility_date!,
     compatibilityFlags: config.compatibility_flags,
     durableObjects: Object.fromEntries(

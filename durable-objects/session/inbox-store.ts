@@ -1,5 +1,5 @@
 import { INBOX_STATUSES, InboxItem, InboxKind, type InboxStatus } from "../../src/schemas/inbox";
-import type { Sql } from "../shared/sql";
+import { ALL_TABLES, type Sql, type TablesHeld } from "../shared/sql";
 
 /**
  * The session's part of the human inbox (schema v4): escalations of handoffs, human
@@ -53,7 +53,11 @@ export const INBOX_APPROVAL_DDL = [
 export const INBOX_FORMAT = 1;
 
 export class InboxStore {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    /** A session that never asked a person anything holds no inbox table: reads answer "none". */
+    private readonly tables: TablesHeld = ALL_TABLES,
+  ) {}
 
   /** Inserts or replaces an item. */
   save(item: InboxItem): void {
@@ -64,12 +68,14 @@ export class InboxStore {
   }
 
   get(id: string): InboxItem | null {
+    if (!this.tables.has("inbox_items")) return null;
     const row = this.sql<{ item: string; format: number }>`SELECT item, format FROM inbox_items WHERE id = ${id}`[0];
     return row ? parse(row) : null;
   }
 
   /** Every item, oldest first; only `status` ones when given. */
   list(status?: InboxStatus): InboxItem[] {
+    if (!this.tables.has("inbox_items")) return [];
     const rows =
       status === undefined
         ? this.sql<{ item: string; format: number }>`SELECT item, format FROM inbox_items ORDER BY id`

@@ -5,6 +5,7 @@ import type { Result } from "../../src/errors";
 import type { SessionView } from "../../src/schemas/session";
 import type { SessionRecord } from "../../src/sessions/model";
 import type { Outbox } from "../shared/outbox";
+import type { TablesHeld } from "../shared/sql";
 import type { Timers } from "../shared/timers";
 import type { InboxStore } from "./inbox-store";
 import type { LiveDeltas } from "./live/live-hub";
@@ -20,6 +21,11 @@ import type { SessionStore } from "./session-store";
 export interface SessionKernel {
   readonly storage: DurableObjectStorage;
   readonly env: Env;
+  /**
+   * Which tables the object holds: a session makes most of its tables when a statement
+   * first names them (SESSION_TABLES_DEFERRED), so a read that must not make one asks first.
+   */
+  readonly tables: TablesHeld;
   readonly store: SessionStore;
   readonly outbox: Outbox;
   readonly timers: Timers;

@@ -59,8 +59,11 @@ export class SessionLifecycle {
     args: SessionCreateArgs,
     actor: Actor = API_ACTOR,
   ): Promise<Result<SessionView>> {
-    this.schema.ensure();
-    if (this.k.store.load()) return this.current();
+    if (this.schema.ensure()) {
+      // Made just now by this instance: nothing to read back before the first write.
+      this.k.store.startEmpty();
+      this.k.timers.startEmpty();
+    } else if (this.k.store.load()) return this.current();
     // The first agent's capacity lease (when it has a limit), tentative until the session is committed.
     const lease = await this.handoffs.leases.leaseForNewSession(tenant, id, args.agent, args.capacity);
     if (!lease.ok) return lease;

@@ -1,9 +1,16 @@
 import type { HistoryItem } from "../../src/schemas/handoff";
 import type { AgentTurnStatus } from "../../src/schemas/session";
 import { SESSION_FORMAT, SessionRecord } from "../../src/sessions/model";
-import { OUTBOX_ACTOR_DDL, OUTBOX_DDL } from "../shared/outbox";
-import { foldAlteredColumns, type SchemaMigration, type Sql } from "../shared/sql";
-import { TIMERS_DDL, TIMERS_FORMAT_DDL } from "../shared/timers";
+import { OUTBOX_ACTOR_DDL, OUTBOX_DDL, OUTBOX_PENDING_ONLY_DDL } from "../shared/outbox";
+import {
+  ALL_TABLES,
+  type DeferredTables,
+  foldSchemaChanges,
+  type SchemaMigration,
+  type Sql,
+  type TablesHeld,
+} from "../shared/sql";
+import { TIMERS_DDL, TIMERS_FORMAT_DDL, TIMERS_NO_DUE_INDEX_DDL } from "../shared/timers";
 import { DELIVERIES_DDL } from "./deliveries/delivery-store";
 import { FANOUT_DDL } from "./fanout/fanout-store";
 import {
@@ -11,6 +18,7 @@ import {
   HANDOFF_FORMAT_DDL,
   HANDOFF_HIDDEN_CALLS_DDL,
   HANDOFF_INBOX_V2_DDL,
+  HANDOFF_TABLES,
 } from "./handoffs/handoff-store";
 import { INBOX_APPROVAL_DDL, INBOX_DDL, INBOX_SCHEMA } from "./inbox-store";
 import { LIVE_DDL } from "./live/live-store";
@@ -108,18 +116,22 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 11, statements: RUN_CANCEL_DDL },
   // Threads with remote A2A agents.
   { version: 12, statements: REMOTE_THREADS_DDL },
+  // Fewer rows written: the outbox's pending index holds pending rows only; timers lose their due-time index.
+  { version: 13, statements: [...OUTBOX_PENDING_ONLY_DDL, ...TIMERS_NO_DUE_INDEX_DDL] },
 ];
 
 /**
- * The schema a new session object starts with: what SESSION_MIGRATIONS leave, made directly
- * (no table created only to be rebuilt or dropped, no data moved), which is most of what a
- * session's creation costs. Columns added by ALTER are written into their CREATE TABLE as
- * SQLite would store them, and dropped ones left out (`foldAlteredColumns`);
- * test/durable-objects/session-schema.test.ts holds the two equal. A new migration changes both.
+ * The newest schema, what SESSION_MIGRATIONS leave, made directly (no table created only to
+ * be rebuilt or dropped, no data moved). Columns added by ALTER are written into their
+ * CREATE TABLE as SQLite would store them, dropped columns and indexes left out
+ * (`foldSchemaChanges`); test/durable-objects/session/session-schema.test.ts holds the two equal. A new migration
+ * changes both; one that changes a table a new object makes only when first needed
+ * (SESSION_TABLES_DEFERRED) names it in `SchemaMigration.table`, since an object may not
+ * hold that table yet.
  */
 export const SESSION_SCHEMA: SchemaMigration = {
   version: SESSION_MIGRATIONS.at(-1)!.version,
-  statements: foldAlteredColumns([
+  statements: foldSchemaChanges([
     ...SESSION_V1_DDL,
     ...OUTBOX_DDL,
     ...TIMERS_DDL,
@@ -135,7 +147,22 @@ export const SESSION_SCHEMA: SchemaMigration = {
     LAST_HANDOFF_ID_DDL,
     DROP_CONTEXT_COPY_DDL,
     ...REMOTE_THREADS_DDL,
+    ...OUTBOX_PENDING_ONLY_DDL,
+    ...TIMERS_NO_DUE_INDEX_DDL,
   ]),
+};
+
+/**
+ * The tables a new session object makes at once: what every session writes when it is
+ * created (its row, its audit records, its timers). Every other table of SESSION_SCHEMA is
+ * made, with its indexes, by the first statement that names it (SchemaGate), so a session
+ * pays for the history, handoffs, runs, inbox, live events and the rest only when it uses
+ * them: making every table up front was most of what creating a session cost.
+ */
+export const SESSION_TABLES_DEFERRED: DeferredTables = {
+  eager: ["session", "audit", "timers"],
+  // The handoff tables are one feature's: its code takes one present, all present (HandoffStore.present).
+  together: [HANDOFF_TABLES],
 };
 
 interface SessionRow {
@@ -170,11 +197,21 @@ export class SessionStore {
   private statuses: Record<string, AgentTurnStatus> | undefined = undefined;
   private length: number | undefined = undefined;
 
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly tables: TablesHeld = ALL_TABLES,
+  ) {}
 
   load(): SessionRecord | null {
     if (this.cached === undefined) this.cached = this.read();
     return this.cached;
+  }
+
+  /** A new object's: no session row, no history, no agent status yet (nothing to read). */
+  startEmpty(): void {
+    this.cached = null;
+    this.statuses = {};
+    this.length = 0;
   }
 
   /** After a rolled-back transaction or a wipe: the next load reads the row. */
@@ -185,10 +222,13 @@ export class SessionStore {
   }
 
   private read(): SessionRecord | null {
-    const row = this.sql<
-      SessionRow & { format: number }
-    >`SELECT s.*, json_extract(h.record, '$.context') AS last_handoff_context
-      FROM session AS s LEFT JOIN handoffs AS h ON h.id = s.last_handoff_id WHERE s.id = 1`[0];
+    // Before its first handoff a session may not hold the handoffs table, and names no handoff.
+    const row = this.tables.has("handoffs")
+      ? this.sql<
+          SessionRow & { format: number }
+        >`SELECT s.*, json_extract(h.record, '$.context') AS last_handoff_context
+          FROM session AS s LEFT JOIN handoffs AS h ON h.id = s.last_handoff_id WHERE s.id = 1`[0]
+      : this.sql<SessionRow & { format: number }>`SELECT *, NULL AS last_handoff_context FROM session WHERE id = 1`[0];
     if (!row) return null;
     if (row.format !== SESSION_FORMAT) throw new Error(`session row format ${row.format} is not ${SESSION_FORMAT}`);
     return SessionRecord.parse({
@@ -233,12 +273,16 @@ export class SessionStore {
   }
 
   historyLength(): number {
-    this.length ??= this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM messages`[0]?.n ?? 0;
+    if (this.length === undefined)
+      this.length = this.tables.has("messages")
+        ? (this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM messages`[0]?.n ?? 0)
+        : 0;
     return this.length;
   }
 
   /** History items in order, after sequence `after` (exclusive); all of them without a limit. */
   history({ after = 0, limit = -1 }: { after?: number; limit?: number } = {}): { seq: number; item: HistoryItem }[] {
+    if (!this.tables.has("messages")) return [];
     return this.sql<{
       seq: number;
       item: string;
@@ -261,12 +305,13 @@ export class SessionStore {
   agentStatus(): Record<string, AgentTurnStatus> {
     if (this.statuses === undefined) {
       const read: Record<string, AgentTurnStatus> = {};
-      for (const row of this.sql<{
-        agent: string;
-        status: AgentTurnStatus;
-      }>`SELECT agent, status FROM agent_status ORDER BY agent`) {
-        read[row.agent] = row.status;
-      }
+      const rows = this.tables.has("agent_status")
+        ? this.sql<{
+            agent: string;
+            status: AgentTurnStatus;
+          }>`SELECT agent, status FROM agent_status ORDER BY agent`
+        : [];
+      for (const row of rows) read[row.agent] = row.status;
       this.statuses = read;
     }
     return { ...this.statuses };

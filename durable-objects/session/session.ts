@@ -44,7 +44,7 @@ import { SessionRuns } from "./runs/session-runs";
 import { SessionConversation } from "./session-conversation";
 import type { FlowCheckpoint, SessionKernel } from "./session-kernel";
 import { SessionLifecycle } from "./session-lifecycle";
-import { SESSION_MIGRATIONS, SESSION_SCHEMA, SessionStore } from "./session-store";
+import { SESSION_MIGRATIONS, SESSION_SCHEMA, SESSION_TABLES_DEFERRED, SessionStore } from "./session-store";
 import { SessionTriggers } from "./triggers/session-triggers";
 import { TriggerPoints } from "./triggers/trigger-queue";
 
@@ -55,7 +55,7 @@ import { TriggerPoints } from "./triggers/trigger-queue";
  * Methods return `Result`s: codes survive RPC as values.
  */
 export class SessionDO extends DurableObject<Env> implements SessionRpc {
-  private readonly sql: Sql;
+  protected readonly sql: Sql;
   private readonly store: SessionStore;
   private readonly outbox: Outbox;
   private readonly timers: Timers;
@@ -76,10 +76,11 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.sql = createSql(ctx.storage);
-    this.schema = new SchemaGate(ctx.storage, this.sql, SESSION_MIGRATIONS, SESSION_SCHEMA);
-    this.store = new SessionStore(this.sql);
-    this.liveEvents = new LiveStore(this.sql);
+    // A table a new session does not make at once is made by the first statement that names it.
+    this.sql = createSql(ctx.storage, (table) => this.schema.create(table));
+    this.schema = new SchemaGate(ctx.storage, this.sql, SESSION_MIGRATIONS, SESSION_SCHEMA, SESSION_TABLES_DEFERRED);
+    this.store = new SessionStore(this.sql, this.schema);
+    this.liveEvents = new LiveStore(this.sql, this.schema);
     this.outbox = new Outbox(this.sql, (records) => {
       this.deliveries.onAudit(records);
       this.liveEvents.append(liveHandoffStatus(records));
@@ -89,10 +90,11 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     this.kernel = {
       storage: ctx.storage,
       env,
+      tables: this.schema,
       store: this.store,
       outbox: this.outbox,
       timers: this.timers,
-      inbox: new InboxStore(this.sql),
+      inbox: new InboxStore(this.sql, this.schema),
       liveEvents: this.liveEvents,
       deltas: this.hub,
       now: () => this.now(),
@@ -104,11 +106,12 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       destroy: () => this.destroy(),
     };
     // Built in the order they use each other: no part reaches back to one built after it.
-    const runStore = new RunStore(this.sql, this.liveEvents);
-    const points = new TriggerPoints(this.sql, this.timers, () => this.now());
+    const runStore = new RunStore(this.sql, this.liveEvents, this.schema);
+    const points = new TriggerPoints(this.sql, this.timers, () => this.now(), this.schema);
     this.handoffs = new SessionHandoffs(this.kernel, this.sql);
-    this.fanout = new SessionFanout(this.kernel, runStore, new FanoutStore(this.sql));
-    this.runs = new SessionRuns(this.kernel, runStore, this.handoffs, points, this.fanout, new RemoteThreads(this.sql));
+    this.fanout = new SessionFanout(this.kernel, runStore, new FanoutStore(this.sql, this.schema));
+    const threads = new RemoteThreads(this.sql, this.schema);
+    this.runs = new SessionRuns(this.kernel, runStore, this.handoffs, points, this.fanout, threads);
     this.views = new RunViews(this.kernel, this.runs, this.hub);
     this.triggers = new SessionTriggers(this.kernel, this.handoffs, runStore, points);
     this.conversation = new SessionConversation(this.kernel, this.triggers, this.handoffs);
@@ -374,7 +377,8 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     try {
       return this.ctx.storage.transactionSync(fn);
     } catch (error) {
-      // Rolled back: what this instance thought it wrote (session, timers, lease) is not there.
+      // Rolled back: what this instance thought it wrote (session, timers, lease, tables made) is not there.
+      this.schema.forgetTables();
       this.store.forget();
       this.timers.forget();
       this.handoffs.forget();

@@ -28,6 +28,15 @@ export const OUTBOX_DDL = [
   "CREATE INDEX audit_pending ON audit (flushed, id)",
 ] as const;
 
+/**
+ * Session v13: the pending rows' index holds only pending rows. A flush's update then
+ * takes a row out of it (one row written) where it used to move it within (two).
+ */
+export const OUTBOX_PENDING_ONLY_DDL = [
+  "DROP INDEX audit_pending",
+  "CREATE INDEX audit_pending ON audit (id) WHERE flushed = 0",
+] as const;
+
 /** Session v7: the outbox takes every actor type (`trigger` is new); SQLite cannot alter a CHECK, so it is rebuilt. */
 export const OUTBOX_ACTOR_DDL = [
   "ALTER TABLE audit RENAME TO audit_v6",

@@ -69,6 +69,12 @@ export const TIMERS_DDL = [
   "CREATE INDEX timers_due ON timers (due_at)",
 ] as const;
 
+/**
+ * Drops the due-time index: an object holds a handful of timers, which its due-time reads
+ * scan for less than the index costs every timer written (one row more each).
+ */
+export const TIMERS_NO_DUE_INDEX_DDL = ["DROP INDEX timers_due"] as const;
+
 /** Adds the payload format column to a timers table made by TIMERS_DDL. */
 export const TIMERS_FORMAT_DDL = [
   `ALTER TABLE timers ADD COLUMN format INTEGER NOT NULL DEFAULT ${TIMER_FORMAT}`,
@@ -136,6 +142,11 @@ export class Timers {
    * costs no statement. Capped: lease keys are one per lease, and an unknown key is just read.
    */
   private readonly absent = new Set<string>();
+  /**
+   * True when `known` holds every keyed timer in the table (this instance made the table
+   * and every write since went through it), so a key not in it has no timer.
+   */
+  private complete = false;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -184,7 +195,8 @@ export class Timers {
     }
     if (options.ifExists === "earliest") {
       if (typeof known === "number" && known <= dueAt && known > now) return null;
-      if (known === undefined || known === null) {
+      if (known === undefined && this.complete) previous = null;
+      else if (known === undefined || known === null) {
         const due = this.sql<{ due_at: number }>`SELECT due_at FROM timers WHERE key = ${key}`[0]?.due_at;
         if (due !== undefined && due <= dueAt && due > now) {
           this.known.set(key, due);
@@ -209,7 +221,7 @@ export class Timers {
 
   /** Cancels the timer with this key; true when there was one. */
   cancel(key: string): boolean {
-    if (this.absent.has(key)) return false;
+    if (this.absent.has(key) || (this.complete && !this.known.has(key))) return false;
     const row = this.sql<{ due_at: number }>`DELETE FROM timers WHERE key = ${key} RETURNING due_at`[0];
     this.known.delete(key);
     this.markAbsent(key);
@@ -253,11 +265,19 @@ export class Timers {
     }
   }
 
+  /** The table was just made, by this instance: no timer in it, none to read before a write. */
+  startEmpty(): void {
+    this.forget();
+    this.earliest = null;
+    this.complete = true;
+  }
+
   /**
    * Forgets what this instance knows about the table and the alarm: after writes it did
    * not make through these methods (a rolled-back transaction, a wipe), or the alarm fired.
    */
   forget(): void {
+    this.complete = false;
     this.armed = undefined;
     this.earliest = undefined;
     this.known.clear();

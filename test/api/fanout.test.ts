@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { newSessionId } from "../../src/sessions/ids";
 import { advanceClock, drainDue, sessionStub } from "../durable-objects/helpers";
 import { answer, callTool, delayed, httpError } from "../fakes/openai";
+import type { SessionDO } from "../worker";
 import { BETA_KEY, call } from "./helpers";
 import { protocolErrors, script } from "./run-fixtures";
 
@@ -244,7 +245,7 @@ describe("fan-out", () => {
       const { stub } = sessionStub("alpha", id);
       // Leave a fan-out executing as a crash would: its record, its deadline timer, no tasks running.
       const { runInDurableObject } = await import("cloudflare:test");
-      const fid = await runInDurableObject(stub, (_i, state) => {
+      const fid = await runInDurableObject(stub, (instance: SessionDO) => {
         const record = {
           id: "fan_crashed",
           session_id: id,
@@ -262,17 +263,21 @@ describe("fan-out", () => {
           started_at: new Date().toISOString(),
           ended_at: null,
         };
-        state.storage.sql.exec(
-          "INSERT INTO fanouts (id, state, record) VALUES (?, ?, ?)",
-          record.id,
-          record.state,
-          JSON.stringify(record),
-        );
-        state.storage.sql.exec(
-          "INSERT INTO timers (id, kind, key, due_at, payload) VALUES ('t_crash', 'fanout.deadline', 'fanout:fan_crashed', ?, ?)",
-          Date.now() + 15_000,
-          JSON.stringify({ fanout_id: "fan_crashed" }),
-        );
+        instance
+          .ownSql()
+          .exec(
+            "INSERT INTO fanouts (id, state, record) VALUES (?, ?, ?)",
+            record.id,
+            record.state,
+            JSON.stringify(record),
+          );
+        instance
+          .ownSql()
+          .exec(
+            "INSERT INTO timers (id, kind, key, due_at, payload) VALUES ('t_crash', 'fanout.deadline', 'fanout:fan_crashed', ?, ?)",
+            Date.now() + 15_000,
+            JSON.stringify({ fanout_id: "fan_crashed" }),
+          );
         return record.id;
       });
       await advanceClock(stub, 16_000);

@@ -1,7 +1,6 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { RunStore } from "../../durable-objects/session/runs/run-store";
-import { createSql } from "../../durable-objects/shared/sql";
 import { TIMER_KEYS } from "../../durable-objects/shared/timer-kinds";
 import { Timers } from "../../durable-objects/shared/timers";
 import { RESUME_MARGIN_MS, resumeAt } from "../../src/runtime/run-deadlines";
@@ -10,6 +9,7 @@ import { turnDeliveryId } from "../../src/runtime/webhook-agent";
 import { drainDue, registerAgents, sessionStub, setClock, timersOf } from "../durable-objects/helpers";
 import { llmServer } from "../fakes/server";
 import { delayed, fakeWebhookAgent, replyOutput, type WebhookReply } from "../fakes/webhook-agent";
+import type { SessionDO } from "../worker";
 import { call } from "./helpers";
 
 /**
@@ -79,8 +79,8 @@ describe("a run a restart left in its turn", () => {
     const { stub } = sessionStub("alpha", id);
     // What a crash mid-turn leaves: the run at its turn (the first, counted), and the watchdog the turn set.
     const started = Date.now();
-    const runId = await runInDurableObject(stub, (_instance, state) => {
-      const sql = createSql(state.storage);
+    const runId = await runInDurableObject(stub, (instance: SessionDO, state) => {
+      const sql = instance.ownSql();
       const run = newRun({
         id: `run_${"2".repeat(26)}_${id}`,
         session_id: id,

@@ -2,7 +2,6 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { RunStore } from "../../durable-objects/session/runs/run-store";
-import { createSql } from "../../durable-objects/shared/sql";
 import { sessionRpc } from "../../src/rpc/stubs";
 import { newRun } from "../../src/runtime/run-record";
 import { advanceClock, d1Audit, drainDue, flushOutbox, sessionStub } from "../durable-objects/helpers";
@@ -16,6 +15,7 @@ import {
   replyToolCalls,
   type WebhookReply,
 } from "../fakes/webhook-agent";
+import type { SessionDO } from "../worker";
 import { call } from "./helpers";
 import { agentOf, protocolErrors, script, toolNames } from "./run-fixtures";
 
@@ -482,8 +482,8 @@ describe("restarts", () => {
     script({ front: [answer("resumed and answered")] });
     const id = await session();
     const { stub } = sessionStub("alpha", id);
-    const runId = await runInDurableObject(stub, (_instance, state) => {
-      const store = new RunStore(createSql(state.storage));
+    const runId = await runInDurableObject(stub, (instance: SessionDO) => {
+      const store = new RunStore(instance.ownSql());
       const run = newRun({
         id: `run_${"0".repeat(26)}_${id}`,
         session_id: id,
@@ -509,8 +509,8 @@ describe("restarts", () => {
   it("a run restarted more often than it may be resumed fails with RUN_INTERRUPTED, never stuck running", async () => {
     const id = await session();
     const { stub } = sessionStub("alpha", id);
-    const runId = await runInDurableObject(stub, (_instance, state) => {
-      const store = new RunStore(createSql(state.storage));
+    const runId = await runInDurableObject(stub, (instance: SessionDO) => {
+      const store = new RunStore(instance.ownSql());
       const run = newRun({
         id: `run_${"1".repeat(26)}_${id}`,
         session_id: id,

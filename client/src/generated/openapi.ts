@@ -969,7 +969,7 @@ export interface paths {
         };
         /**
          * The tenant's audit log, newest first
-         * @description Filter by `session_id`, `agent`, `action` and `since` (an ISO time).
+         * @description Filter by `session_id`, `agent`, `action` and `since` (an ISO time). Records older than the deployment's `AUDIT_RETENTION_DAYS` leave this log for an R2 archive, one NDJSON object per tenant per day: `archive` says through which day and where (null while nothing has left).
          */
         get: operations["getAudit"];
         put?: never;
@@ -9601,7 +9601,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of records. */
+            /** @description A page of records, and where older ones are. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -9610,6 +9610,15 @@ export interface operations {
                     "application/json": {
                         items: components["schemas"]["AuditRecord"][];
                         next_cursor: string | null;
+                        archive: {
+                            bucket: string | null;
+                            prefix: string;
+                            objects: string;
+                            first_day: string;
+                            through: string;
+                            days: number;
+                            records: number;
+                        } | null;
                     };
                 };
             };

@@ -1,5 +1,5 @@
 import { AuditRecord } from "../../../src/audit/record";
-import type { Sql } from "../../shared/sql";
+import { ALL_TABLES, type Sql, type TablesHeld } from "../../shared/sql";
 
 /**
  * Lifecycle notifications waiting to go to the tenant's events_url (schema v8): each a
@@ -28,7 +28,11 @@ export interface Delivery {
 }
 
 export class DeliveryQueue {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    /** A session with nothing to notify holds no deliveries table: reads answer "none". */
+    private readonly tables: TablesHeld = ALL_TABLES,
+  ) {}
 
   add(records: readonly AuditRecord[], now: number): void {
     for (const r of records)
@@ -36,6 +40,7 @@ export class DeliveryQueue {
   }
 
   due(now: number, limit: number): Delivery[] {
+    if (!this.tables.has("deliveries")) return [];
     return this.sql<{
       record: string;
       attempts: number;
@@ -67,6 +72,7 @@ export class DeliveryQueue {
 
   /** When the next delivery is due (null: none waits). */
   nextAt(): number | null {
+    if (!this.tables.has("deliveries")) return null;
     return this.sql<{ at: number | null }>`SELECT MIN(next_at) AS at FROM deliveries`[0]?.at ?? null;
   }
 }

@@ -29,10 +29,10 @@ export class SessionDeliveries {
   private readonly queue: DeliveryQueue;
 
   constructor(
-    private readonly k: Pick<SessionKernel, "env" | "now" | "outbox" | "timers" | "transaction">,
+    private readonly k: Pick<SessionKernel, "env" | "now" | "outbox" | "tables" | "timers" | "transaction">,
     sql: Sql,
   ) {
-    this.queue = new DeliveryQueue(sql);
+    this.queue = new DeliveryQueue(sql, k.tables);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { Fanout } from "../../../src/schemas/collaboration";
-import type { Sql } from "../../shared/sql";
+import { ALL_TABLES, type Sql, type TablesHeld } from "../../shared/sql";
 
 /** The session's supervisor fan-outs (schema v9): one row per fan-out, its record parsed on read. */
 
@@ -15,9 +15,14 @@ export const FANOUT_DDL = [
 ] as const;
 
 export class FanoutStore {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    /** A session that never fanned out holds no fan-out table: `load` answers "none". */
+    private readonly tables: TablesHeld = ALL_TABLES,
+  ) {}
 
   load(id: string): Fanout | null {
+    if (!this.tables.has("fanouts")) return null;
     const row = this.sql<{ record: string; format: number }>`SELECT record, format FROM fanouts WHERE id = ${id}`[0];
     if (!row) return null;
     if (row.format !== FANOUT_FORMAT) throw new Error(`fan-out format ${row.format} is not ${FANOUT_FORMAT}`);

@@ -1,6 +1,6 @@
 import { HandoffRow, type HandoffStep } from "../../../src/handoff/record";
 import { HANDOFF_STATUSES, OPEN_STATUSES, sqlList } from "../../../src/handoff/statuses";
-import type { Sql } from "../../shared/sql";
+import { ALL_TABLES, type Sql, type TablesHeld } from "../../shared/sql";
 
 /**
  * The SessionDO's handoff tables: every handoff with the step it is about to take, the
@@ -52,6 +52,9 @@ export const HANDOFF_DDL = [
      reason         TEXT NOT NULL
    )`,
 ] as const;
+
+/** The tables HANDOFF_DDL makes: made together, as the code here expects them (see `present`). */
+export const HANDOFF_TABLES = ["handoffs", "handoff_requests", "session_lease", "lease_releases"] as const;
 
 /** v2's inbox of escalations (v4 moved it into inbox_items and dropped it). */
 export const HANDOFF_INBOX_V2_DDL = [
@@ -134,8 +137,6 @@ function toRow(row: StoredRow): HandoffRow {
 }
 
 export class HandoffStore {
-  /** The tables, once seen, stay until the storage is wiped (`forget`). */
-  private seen = false;
   /**
    * The session lease as this instance last read or wrote it (undefined: unknown). Only
    * this store writes the row; a transaction that rolls back must call `forget`.
@@ -144,29 +145,34 @@ export class HandoffStore {
   /** The queued releases, kept the same way (undefined: unknown). */
   private queued: LeaseRelease[] | undefined = undefined;
 
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly tables: TablesHeld = ALL_TABLES,
+  ) {}
 
-  /** False for an object migrated before handoffs existed and not touched since. */
+  /**
+   * False while the object holds no handoffs table: a session before its first handoff, or
+   * an object migrated before handoffs existed and not touched since (or one with no schema).
+   */
   present(): boolean {
-    if (this.seen) return true;
-    this.seen = this.sql`SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'handoffs'`.length > 0;
-    return this.seen;
+    return this.tables.has("handoffs");
   }
 
   /** After the object's storage was wiped, or a transaction that wrote here rolled back. */
   forget(): void {
-    this.seen = false;
     this.lease = undefined;
     this.queued = undefined;
   }
 
   get(id: string): HandoffRow | null {
+    if (!this.present()) return null;
     const row = this.sql.exec<StoredRow>(`SELECT ${COLUMNS} FROM handoffs WHERE id = ?`, id)[0];
     return row ? toRow(row) : null;
   }
 
   /** Handoffs still holding the lock, oldest first (at most one unless something is wrong). */
   open(): HandoffRow[] {
+    if (!this.present()) return [];
     return this.sql.exec<StoredRow>(`SELECT ${COLUMNS} FROM handoffs WHERE status IN ${OPEN} ORDER BY id`).map(toRow);
   }
 
@@ -187,6 +193,7 @@ export class HandoffStore {
   // ── Idempotency ───────────────────────────────────────────────────────────
 
   request(key: string): StoredOutcome | null {
+    if (!this.present()) return null;
     const row = this.sql<{ fingerprint: string; handoff_id: string; outcome: string | null }>`
       SELECT fingerprint, handoff_id, outcome FROM handoff_requests WHERE idempotency_key = ${key}`[0];
     return row
@@ -218,10 +225,11 @@ export class HandoffStore {
 
   sessionLease(): SessionLease | null {
     if (this.lease === undefined) {
-      this.lease =
-        this
-          .sql<SessionLease>`SELECT agent, lease_id, fencing_token, state, capacity FROM session_lease WHERE id = 1`[0] ??
-        null;
+      this.lease = !this.tables.has("session_lease")
+        ? null
+        : (this
+            .sql<SessionLease>`SELECT agent, lease_id, fencing_token, state, capacity FROM session_lease WHERE id = 1`[0] ??
+          null);
     }
     return this.lease === null ? null : { ...this.lease };
   }
@@ -254,8 +262,9 @@ export class HandoffStore {
   }
 
   releases(): LeaseRelease[] {
-    this.queued ??= this
-      .sql<LeaseRelease>`SELECT id, agent, lease_id, fencing_token, reason FROM lease_releases ORDER BY id`;
+    this.queued ??= this.tables.has("lease_releases")
+      ? this.sql<LeaseRelease>`SELECT id, agent, lease_id, fencing_token, reason FROM lease_releases ORDER BY id`
+      : [];
     return [...this.queued];
   }
 

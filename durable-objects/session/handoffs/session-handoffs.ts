@@ -47,7 +47,7 @@ export class SessionHandoffs {
     private readonly k: SessionKernel,
     sql: Sql,
   ) {
-    this.store = new HandoffStore(sql);
+    this.store = new HandoffStore(sql, k.tables);
     this.leases = new HandoffLeases(k, this.store);
     this.flow = new HandoffFlow(k, this.store, this.leases);
     this.recovery = new HandoffRecovery(k, this.flow);

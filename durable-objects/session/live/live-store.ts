@@ -1,5 +1,5 @@
 import { LiveEvent } from "../../../src/schemas/live";
-import type { Sql } from "../../shared/sql";
+import { ALL_TABLES, type Sql, type TablesHeld } from "../../shared/sql";
 
 /**
  * The session's live events (schema v6): every event SSE callers and WebSocket subscribers
@@ -28,7 +28,11 @@ function parse(row: { event: string; format: number }): LiveEvent {
 const APPEND_ROWS = 33;
 
 export class LiveStore {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    /** A session with nothing published yet holds no live events table: reads answer "none". */
+    private readonly tables: TablesHeld = ALL_TABLES,
+  ) {}
 
   append(events: readonly LiveEvent[]): void {
     // One statement per APPEND_ROWS events (a step's events together), within the 100 bound parameters.
@@ -43,6 +47,7 @@ export class LiveStore {
 
   /** Events after `after` in order, at most `limit`; only `runId`'s when given. */
   after(after: string, limit: number, runId?: string): LiveEvent[] {
+    if (!this.tables.has("live_events")) return [];
     const rows =
       runId === undefined
         ? this.sql<{
@@ -58,6 +63,7 @@ export class LiveStore {
 
   /** The newest event's id ("" when there is none). */
   latest(): string {
+    if (!this.tables.has("live_events")) return "";
     return this.sql<{ id: string | null }>`SELECT MAX(id) AS id FROM live_events`[0]?.id ?? "";
   }
 }

@@ -1,5 +1,5 @@
 import type { RemoteThread } from "../../../src/interop/a2a-remote";
-import type { Sql } from "../../shared/sql";
+import type { Sql, TablesHeld } from "../../shared/sql";
 
 /**
  * The session's threads with remote A2A agents (schema v12, docs/a2a.md): per agent, the
@@ -21,9 +21,14 @@ export const REMOTE_THREADS_DDL = [
 const EMPTY: RemoteThread = { context_id: null, task_id: null, handoff_id: null };
 
 export class RemoteThreads {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly tables: TablesHeld,
+  ) {}
 
   get(agent: string): RemoteThread {
+    // A session that never spoke to a remote agent has no table yet; reading must not make one.
+    if (!this.tables.has("remote_threads")) return EMPTY;
     const row = this
       .sql<RemoteThread>`SELECT context_id, task_id, handoff_id FROM remote_threads WHERE agent = ${agent}`[0];
     return row ? { context_id: row.context_id, task_id: row.task_id, handoff_id: row.handoff_id } : EMPTY;

@@ -1,7 +1,7 @@
 import { liveFromTrace, liveRunChange } from "../../../src/runtime/live-events";
 import { ACTIVE_RUN_STATUSES, RUN_STEPS, type RunStep } from "../../../src/runtime/run-record";
 import { RUN_STATUSES, Run, type RunStatus, TraceEvent, TurnWork } from "../../../src/schemas/run";
-import type { Sql } from "../../shared/sql";
+import { ALL_TABLES, type Sql, type TablesHeld } from "../../shared/sql";
 import type { LiveStore } from "../live/live-store";
 
 /**
@@ -117,15 +117,19 @@ export class RunStore {
   constructor(
     private readonly sql: Sql,
     private readonly live?: LiveStore,
+    /** A session before its first run holds no runs tables: reads answer "none" without making them. */
+    private readonly tables: TablesHeld = ALL_TABLES,
   ) {}
 
   get(id: string): RunRow | null {
+    if (!this.tables.has("runs")) return null;
     const row = this.sql<StoredRun>`SELECT record, step, resumes, work, format FROM runs WHERE id = ${id}`[0];
     return row ? toRow(row) : null;
   }
 
   /** The run that is running or waiting, if any (one at a time per session). */
   active(): RunRow | null {
+    if (!this.tables.has("runs")) return null;
     const row = this.sql.exec<StoredRun>(
       `SELECT record, step, resumes, work, format FROM runs WHERE status IN ${ACTIVE} ORDER BY id LIMIT 1`,
     )[0];
@@ -154,6 +158,7 @@ export class RunStore {
 
   /** A run's events in order; every run's when `runId` is left out. */
   events(runId?: string): TraceEvent[] {
+    if (!this.tables.has("run_events")) return [];
     const rows =
       runId === undefined
         ? this.sql<{ event: string }>`SELECT event FROM run_events ORDER BY id`
@@ -163,6 +168,7 @@ export class RunStore {
 
   /** A page of the session's events in order, after event id `after`; `next_after` is null on the last page. */
   eventPage(after: string | undefined, limit: number): { events: TraceEvent[]; next_after: string | null } {
+    if (!this.tables.has("run_events")) return { events: [], next_after: null };
     const rows = this.sql<{
       event: string;
     }>`SELECT event FROM run_events WHERE id > ${after ?? ""} ORDER BY id LIMIT ${limit + 1}`;
@@ -183,6 +189,7 @@ export class RunStore {
   }
 
   count(status: RunStatus): number {
+    if (!this.tables.has("runs")) return 0;
     return this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM runs WHERE status = ${status}`[0]?.n ?? 0;
   }
 }

@@ -1,5 +1,5 @@
 import { TriggerPoint } from "../../../src/schemas/trigger";
-import type { Sql } from "../../shared/sql";
+import { ALL_TABLES, type Sql, type TablesHeld } from "../../shared/sql";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import type { Timers } from "../../shared/timers";
 
@@ -19,7 +19,11 @@ export const TRIGGER_QUEUE_DDL = [
 ] as const;
 
 export class TriggerQueue {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    /** A session where no point waited holds no queue table: `shift` answers "none". */
+    private readonly tables: TablesHeld = ALL_TABLES,
+  ) {}
 
   /** Adds a point; a condition point already waiting is not added again (it would find the same state). */
   push(point: TriggerPoint): void {
@@ -31,6 +35,7 @@ export class TriggerQueue {
 
   /** The oldest point, removed (a point is evaluated at most once). */
   shift(): TriggerPoint | null {
+    if (!this.tables.has("trigger_queue")) return null;
     const row = this.sql<{
       seq: number;
       point: string;
@@ -56,8 +61,9 @@ export class TriggerPoints {
     sql: Sql,
     private readonly timers: Pick<Timers, "schedule">,
     private readonly now: () => number,
+    tables: TablesHeld = ALL_TABLES,
   ) {
-    this.queue = new TriggerQueue(sql);
+    this.queue = new TriggerQueue(sql, tables);
   }
 
   enqueue(point: TriggerPoint): void {

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { AuditRecord } from "../../audit/record";
 import type { ErrorCode } from "../../errors/codes";
 import { A2aAgentCard, JsonRpcRequest, JsonRpcResponse } from "../../schemas/a2a";
 import { AgentDefinition, AgentName, StoredAgent } from "../../schemas/agent";
@@ -49,7 +48,7 @@ import { ConfigView, SigningSecret, SigningSecretRotate } from "../../schemas/si
 import { McpToolListing, StoredTool, ToolDefinition, ToolName } from "../../schemas/tool";
 import { WebhookPayload, WebhookStats } from "../../schemas/webhook";
 import { AgentListQuery } from "../agents";
-import { AuditQuery } from "../audit";
+import { AuditPage, AuditQuery } from "../audit";
 import { CapabilityMatchQuery } from "../capabilities";
 import { PageQuery } from "../handoffs";
 import { InboxListQuery } from "../inbox";
@@ -811,9 +810,10 @@ export const OPERATIONS: Operation[] = [
     path: "/v1/audit",
     tag: "audit",
     summary: "The tenant's audit log, newest first",
-    description: "Filter by `session_id`, `agent`, `action` and `since` (an ISO time).",
+    description:
+      "Filter by `session_id`, `agent`, `action` and `since` (an ISO time). Records older than the deployment's `AUDIT_RETENTION_DAYS` leave this log for an R2 archive, one NDJSON object per tenant per day: `archive` says through which day and where (null while nothing has left).",
     query: AuditQuery,
-    answers: { 200: json("A page of records.", Page(AuditRecord)) },
+    answers: { 200: json("A page of records, and where older ones are.", AuditPage) },
     errors: LIST,
   },
 ];

@@ -1,12 +1,26 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { SESSION_MIGRATIONS, SESSION_SCHEMA } from "../../../durable-objects/session/session-store";
-import { createSql, migrate, type SchemaMigration, schemaVersion } from "../../../durable-objects/shared/sql";
+import {
+  SESSION_MIGRATIONS,
+  SESSION_SCHEMA,
+  SESSION_TABLES_DEFERRED,
+} from "../../../durable-objects/session/session-store";
+import { Outbox } from "../../../durable-objects/shared/outbox";
+import {
+  createSql,
+  migrate,
+  SchemaGate,
+  type SchemaMigration,
+  type Sql,
+  schemaVersion,
+  tableOf,
+} from "../../../durable-objects/shared/sql";
 import { agentStub } from "../helpers";
 
 /**
- * A new session object is made with SESSION_SCHEMA in one step; an older one is migrated
- * version by version. Both must end with the same tables, columns, constraints and indexes.
+ * A new session object is made with SESSION_SCHEMA's eager tables in one step, and each of
+ * its other tables when first needed; an older one is migrated version by version. Both
+ * must end with the same tables, columns, constraints and indexes.
  */
 
 let counter = 0;
@@ -24,6 +38,33 @@ async function schemaAfter(
   return runInDurableObject(agentStub("schema-tests", `scratch-${++counter}`).stub, (_instance, state) => {
     const sql = createSql(state.storage);
     for (const step of steps) migrate(state.storage, sql, step.migrations, step.current);
+    return shapeOf(sql);
+  });
+}
+
+/** SESSION_SCHEMA's tables, in its order. */
+const ALL_TABLES = [...new Set(SESSION_SCHEMA.statements.flatMap((s) => tableOf(s) ?? []))];
+
+/**
+ * A new object through the session's gate, as a SessionDO makes it: the tables it holds
+ * at once, then its shape once every table in `use` was named by a statement, in that order.
+ */
+async function madeWhenNeeded(use: readonly string[]): Promise<{ first: string[]; shape: Shape }> {
+  return runInDurableObject(agentStub("schema-tests", `scratch-${++counter}`).stub, (_instance, state) => {
+    const sql: Sql = createSql(state.storage, (table) => gate.create(table));
+    const gate = new SchemaGate(state.storage, sql, SESSION_MIGRATIONS, SESSION_SCHEMA, SESSION_TABLES_DEFERRED);
+    gate.ensure();
+    const first = shapeOf(sql)
+      .objects.filter((o) => o.type === "table")
+      .map((o) => o.name);
+    // A read of each table, as a store's first statement would be.
+    for (const table of use) sql.exec(`SELECT COUNT(*) AS n FROM ${table}`);
+    return { first, shape: shapeOf(sql) };
+  });
+}
+
+function shapeOf(sql: Sql): Shape {
+  {
     // SQLite keeps each table's text as written, edited by ALTER: compare it without layout or quoting.
     const normal = (text: string) =>
       text
@@ -42,7 +83,7 @@ async function schemaAfter(
         .map((t) => [t.name, sql`SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(${t.name})`]),
     );
     return { version: schemaVersion(sql), objects, columns };
-  });
+  }
 }
 
 describe("the session object's schema", () => {
@@ -52,6 +93,33 @@ describe("the session object's schema", () => {
     expect(direct).toEqual(stepwise);
     expect(direct.version).toBe(SESSION_MIGRATIONS.at(-1)!.version);
     expect(Object.keys(direct.columns)).toContain("runs");
+  });
+
+  it("a new object holds only the eager tables; once each other table is named, it equals every migration applied", async () => {
+    const stepwise = await schemaAfter([{ migrations: SESSION_MIGRATIONS }]);
+    const { first, shape } = await madeWhenNeeded(ALL_TABLES);
+    expect(first.sort()).toEqual([...SESSION_TABLES_DEFERRED.eager].sort());
+    expect(shape).toEqual(stepwise);
+    // In the other order too: no table depends on another having been made first.
+    expect((await madeWhenNeeded([...ALL_TABLES].reverse())).shape).toEqual(stepwise);
+  });
+
+  it("a table made when needed comes with its indexes and the tables made together with it", async () => {
+    const { shape } = await madeWhenNeeded(["runs", "session_lease"]);
+    const names = shape.objects.map((o) => `${o.type} ${o.name}`).sort();
+    expect(names).toEqual(
+      [
+        ...SESSION_TABLES_DEFERRED.eager.map((t) => `table ${t}`),
+        "index audit_pending",
+        "table runs",
+        "index runs_active",
+        "table handoffs",
+        "index handoffs_open",
+        "table handoff_requests",
+        "table session_lease",
+        "table lease_releases",
+      ].sort(),
+    );
   });
 
   it("an object made by an older version is migrated from where it is, not made again", async () => {
@@ -66,5 +134,29 @@ describe("the session object's schema", () => {
 
   it("has fewer statements than the migrations it stands for", () => {
     expect(SESSION_SCHEMA.statements.length).toBeLessThan(SESSION_MIGRATIONS.flatMap((m) => m.statements).length);
+  });
+
+  it("v13: an object's pending audit rows are still found once the pending index holds only them", async () => {
+    const found = await runInDurableObject(
+      agentStub("schema-tests", `scratch-${++counter}`).stub,
+      (_instance, state) => {
+        const sql = createSql(state.storage);
+        migrate(
+          state.storage,
+          sql,
+          SESSION_MIGRATIONS.filter((m) => m.version <= 12),
+        );
+        for (const [id, flushed] of [
+          ["01AAAAAAAAAAAAAAAAAAAAAAAA", 1],
+          ["01BBBBBBBBBBBBBBBBBBBBBBBB", 0],
+        ] as const)
+          sql`INSERT INTO audit (id, at, tenant, action, actor, actor_type, details, flushed)
+            VALUES (${id}, '2026-01-01T00:00:00.000Z', 'alpha', 'session.created', 'api', 'user', '{}', ${flushed})`;
+        const version = migrate(state.storage, sql, SESSION_MIGRATIONS);
+        const outbox = new Outbox(sql);
+        return { version, pending: outbox.pendingCount(), all: outbox.list({ limit: 10 }).map((r) => r.flushed) };
+      },
+    );
+    expect(found).toEqual({ version: 13, pending: 1, all: [true, false] });
   });
 });

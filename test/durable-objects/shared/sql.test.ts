@@ -3,10 +3,13 @@ import { describe, expect, it } from "vitest";
 import { SESSION_MIGRATIONS, SessionStore } from "../../../durable-objects/session/session-store";
 import {
   createSql,
-  foldAlteredColumns,
+  type DeferredTables,
+  foldSchemaChanges,
   hasSchema,
   migrate,
+  SchemaGate,
   type SchemaMigration,
+  type Sql,
   SqlError,
   schemaVersion,
 } from "../../../durable-objects/shared/sql";
@@ -93,7 +96,140 @@ describe("schema-version gate", () => {
   });
 });
 
-describe("foldAlteredColumns", () => {
+describe("tables made when first needed", () => {
+  const current: SchemaMigration = {
+    version: 2,
+    statements: [
+      "CREATE TABLE a (x INTEGER)",
+      "CREATE TABLE b (y INTEGER)",
+      "CREATE INDEX b_y ON b (y)",
+      "CREATE TABLE c (z INTEGER)",
+      "CREATE TABLE d (w INTEGER)",
+    ],
+  };
+  const deferred: DeferredTables = { eager: ["a"], together: [["c", "d"]] };
+  /** A gate over `storage` as an object wires it: its SQL makes a deferred table a statement names. */
+  const gated = (storage: DurableObjectStorage, migrations: readonly SchemaMigration[] = []) => {
+    const sql: Sql = createSql(storage, (table) => gate.create(table));
+    const gate = new SchemaGate(storage, sql, migrations, current, deferred);
+    return { sql, gate };
+  };
+  const objects = (sql: Sql) =>
+    sql<{ name: string }>`SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name`.map(
+      (o) => o.name,
+    );
+
+  it("a new object makes its eager tables; a statement naming another makes it, its indexes and its companions, then runs", async () => {
+    const result = await runInDurableObject(scratch(), (_instance, state) => {
+      const { sql, gate } = gated(state.storage);
+      const made = gate.ensure();
+      const first = objects(sql);
+      const held = ["a", "b", "c", "d"].map((t) => gate.has(t));
+      sql`INSERT INTO b (y) VALUES (${7})`;
+      const afterWrite = objects(sql);
+      const read = sql`SELECT * FROM c`;
+      return { made, again: gate.ensure(), first, held, afterWrite, read, last: objects(sql), b: sql`SELECT y FROM b` };
+    });
+    expect(result).toEqual({
+      made: true,
+      again: false,
+      first: ["_schema", "a"],
+      held: [true, false, false, false],
+      afterWrite: ["_schema", "a", "b", "b_y"],
+      read: [],
+      last: ["_schema", "a", "b", "b_y", "c", "d"],
+      b: [{ y: 7 }],
+    });
+  });
+
+  it("a table no schema has fails as before; a script is not run again; an object with no schema makes nothing", async () => {
+    const result = await runInDurableObject(scratch(), (_instance, state) => {
+      const { sql, gate } = gated(state.storage);
+      const failure = (run: () => unknown) => {
+        try {
+          run();
+          return null;
+        } catch (error) {
+          return error instanceof SqlError ? error.message.split(" — ")[0] : String(error);
+        }
+      };
+      const beforeSchema = failure(() => sql`SELECT * FROM b`);
+      const untouched = objects(sql);
+      gate.ensure();
+      const unknown = failure(() => sql`SELECT * FROM nowhere`);
+      const script = failure(() => sql.exec("INSERT INTO a (x) VALUES (1); INSERT INTO b (y) VALUES (2)"));
+      return { beforeSchema, untouched, unknown, script, a: sql`SELECT COUNT(*) AS n FROM a`, b: gate.has("b") };
+    });
+    expect(result).toEqual({
+      beforeSchema: expect.stringMatching(/no such table: b/),
+      untouched: [],
+      unknown: expect.stringMatching(/no such table: nowhere/),
+      script: expect.stringMatching(/no such table: b/),
+      a: [{ n: 1 }],
+      b: false,
+    });
+  });
+
+  it("a table made in a transaction that rolls back is gone, and the next statement makes it again", async () => {
+    const result = await runInDurableObject(scratch(), (_instance, state) => {
+      const { sql, gate } = gated(state.storage);
+      gate.ensure();
+      const rollBack = () => {
+        try {
+          state.storage.transactionSync(() => {
+            sql`INSERT INTO b (y) VALUES (${1})`;
+            throw new Error("rolled back");
+          });
+        } catch {
+          // expected
+        }
+      };
+      rollBack();
+      const afterRollback = { objects: objects(sql), told: gate.has("b") };
+      gate.forgetTables();
+      const forgotten = gate.has("b");
+      // Not told: the gate still thinks it holds b, and the statement makes it anyway.
+      rollBack();
+      sql`INSERT INTO b (y) VALUES (${2})`;
+      return { afterRollback, forgotten, rows: sql`SELECT y FROM b` };
+    });
+    expect(result).toEqual({
+      afterRollback: { objects: ["_schema", "a"], told: true },
+      forgotten: false,
+      rows: [{ y: 2 }],
+    });
+  });
+
+  it("a later migration of a deferred table runs where the table is and waits where it is not", async () => {
+    const v1: SchemaMigration = { version: 1, statements: ["CREATE TABLE a (x INTEGER)"] };
+    const v2: SchemaMigration = { version: 2, statements: current.statements.slice(1) };
+    const v3: SchemaMigration = { version: 3, table: "b", statements: ["ALTER TABLE b ADD COLUMN v TEXT"] };
+    const columnsOfB = (sql: Sql) => sql<{ name: string }>`SELECT name FROM pragma_table_info('b')`.map((c) => c.name);
+    const result = await runInDurableObject(scratch(), (_instance, state) => {
+      const lazy = gated(state.storage);
+      lazy.gate.ensure();
+      const version = migrate(state.storage, lazy.sql, [v1, v2, v3]);
+      return { version, objects: objects(lazy.sql) };
+    });
+    // Made new at v2 without b: v3 leaves b to be made as the newest schema has it.
+    expect(result).toEqual({ version: 3, objects: ["_schema", "a"] });
+    const whole = await runInDurableObject(scratch(), (_instance, state) => {
+      const sql = createSql(state.storage);
+      migrate(state.storage, sql, [v1, v2]);
+      return { version: migrate(state.storage, sql, [v1, v2, v3]), b: columnsOfB(sql) };
+    });
+    expect(whole).toEqual({ version: 3, b: ["y", "v"] });
+    // An old object whose earlier versions make b on the way gets v3 in the same step.
+    const old = await runInDurableObject(scratch(), (_instance, state) => {
+      const sql = createSql(state.storage);
+      migrate(state.storage, sql, [v1]);
+      return { version: migrate(state.storage, sql, [v1, v2, v3]), b: columnsOfB(sql) };
+    });
+    expect(old).toEqual({ version: 3, b: ["y", "v"] });
+  });
+});
+
+describe("foldSchemaChanges", () => {
   const statements = [
     "CREATE TABLE a (\n  x INTEGER NOT NULL\n)",
     "CREATE INDEX a_x ON a (x)",
@@ -103,23 +239,37 @@ describe("foldAlteredColumns", () => {
   ];
 
   it("writes each ADD COLUMN into its CREATE TABLE; an ALTER of a table made elsewhere stays", () => {
-    expect(foldAlteredColumns(statements)).toEqual([
+    expect(foldSchemaChanges(statements)).toEqual([
       "CREATE TABLE a (\n  x INTEGER NOT NULL\n, y TEXT NOT NULL DEFAULT 'none', w INTEGER)",
       "CREATE INDEX a_x ON a (x)",
       "ALTER TABLE elsewhere ADD COLUMN z INTEGER",
     ]);
   });
 
+  it("takes out the CREATE INDEX of each DROP INDEX; an index made again after its drop stays", () => {
+    expect(
+      foldSchemaChanges([
+        "CREATE TABLE a (x INTEGER)",
+        "CREATE INDEX a_x ON a (x)",
+        "CREATE UNIQUE INDEX a_u ON a (x)",
+        "DROP INDEX a_x",
+        "DROP INDEX IF EXISTS a_u",
+        "CREATE INDEX a_x ON a (x) WHERE x > 0",
+        "DROP INDEX elsewhere",
+      ]),
+    ).toEqual(["CREATE TABLE a (x INTEGER)", "CREATE INDEX a_x ON a (x) WHERE x > 0", "DROP INDEX elsewhere"]);
+  });
+
   it("cuts each DROP COLUMN out of its CREATE TABLE, in the middle or last, parentheses and all", () => {
     const create =
       "CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  big TEXT CHECK (big IN ('a', 'b')),\n  n INTEGER NOT NULL\n)";
-    expect(foldAlteredColumns([create, "ALTER TABLE b DROP COLUMN big"])).toEqual([
+    expect(foldSchemaChanges([create, "ALTER TABLE b DROP COLUMN big"])).toEqual([
       "CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  n INTEGER NOT NULL\n)",
     ]);
-    expect(foldAlteredColumns([create, "ALTER TABLE b DROP COLUMN n"])).toEqual([
+    expect(foldSchemaChanges([create, "ALTER TABLE b DROP COLUMN n"])).toEqual([
       "CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  big TEXT CHECK (big IN ('a', 'b')))",
     ]);
-    expect(() => foldAlteredColumns([create, "ALTER TABLE b DROP COLUMN missing"])).toThrow(/no column 'missing'/);
+    expect(() => foldSchemaChanges([create, "ALTER TABLE b DROP COLUMN missing"])).toThrow(/no column 'missing'/);
   });
 
   it("makes the table SQLite makes from the ALTERs, stored text included", async () => {
@@ -133,18 +283,18 @@ describe("foldAlteredColumns", () => {
         };
       });
     const own = statements.filter((s) => !s.includes("elsewhere"));
-    expect(await tableMadeBy(foldAlteredColumns(own))).toEqual(await tableMadeBy(own));
+    expect(await tableMadeBy(foldSchemaChanges(own))).toEqual(await tableMadeBy(own));
     for (const dropped of ["x", "y", "w"]) {
       const dropping = [...own, `ALTER TABLE a DROP COLUMN ${dropped}`].filter(
         (s) => !s.startsWith("CREATE INDEX") || dropped !== "x",
       );
-      expect(await tableMadeBy(foldAlteredColumns(dropping))).toEqual(await tableMadeBy(dropping));
+      expect(await tableMadeBy(foldSchemaChanges(dropping))).toEqual(await tableMadeBy(dropping));
     }
     const b =
       "CREATE TABLE b (\n  id INTEGER PRIMARY KEY,\n  big TEXT CHECK (big IN ('a', 'b')),\n  n INTEGER NOT NULL\n)";
     for (const dropped of ["big", "n"]) {
       const dropping = [b, `ALTER TABLE b DROP COLUMN ${dropped}`];
-      expect(await tableMadeBy(foldAlteredColumns(dropping), "b")).toEqual(await tableMadeBy(dropping, "b"));
+      expect(await tableMadeBy(foldSchemaChanges(dropping), "b")).toEqual(await tableMadeBy(dropping, "b"));
     }
   });
 });

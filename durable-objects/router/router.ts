@@ -11,10 +11,12 @@ import {
   registryHead,
   storedDefinition,
 } from "../../src/registry/store";
+import { decideFromSections, type PreparedShard, prepareShard } from "../../src/routing/cold-route";
 import {
   type BuiltShard,
   type CompiledPart,
-  imageBytes,
+  changedDefinitions,
+  compileDefinitions,
   linkShard,
   planBuild,
   type StoredDefinition,
@@ -22,55 +24,78 @@ import {
   shardParts,
   shardsToSend,
 } from "../../src/routing/router-build";
-import { compileAgentPart, patternSpend } from "../../src/routing/router-image";
+import { encodeShard, packSections, readAgents, readHead, type ShardSections } from "../../src/routing/router-codec";
+import { type AgentPart, compileAgentPart, patternSpend } from "../../src/routing/router-image";
 import { PATTERN_BUDGET } from "../../src/routing/rules";
-import type { BuildStats, RouterRpc, RouterVersion } from "../../src/rpc/router";
+import type { BuildStats, RoutedByObject, RouteNeeds, RouterRpc, RouterVersion } from "../../src/rpc/router";
 import type { AgentDefinition, StoredAgent } from "../../src/schemas/agent";
+import { ShardStore } from "./shard-store";
 
 /**
  * One tenant's router (docs/scaling.md, "Where the router is built"). It is the one writer of
  * the tenant's agents, so admission against the pattern budget and the write are one step no
  * other write interleaves with; and it builds the compiled router version by version, off the
  * request path: a change recompiles the changed agent's part and relinks its shard only
- * (src/routing/router-build.ts). Isolates load the built version from here instead of
- * compiling, and keep the shards they already hold.
+ * (src/routing/router-build.ts). Each linked shard is kept in storage in sections
+ * (src/routing/router-codec.ts, shard-store.ts); isolates load the version from here instead of
+ * compiling, keeping the shards they already hold, and an isolate that holds none routes here
+ * meanwhile: the object answers from the sections the input needs.
  *
- * Every call runs in turn (a queue): load the registry's state from D1 → plan and compile →
- * link the dirty shards (yielding between them, so a large build never holds the isolate long)
- * → keep the version in memory. After an eviction the next call rebuilds from D1.
+ * Writes, builds and loads run in turn (a queue): load the registry's state from D1 → plan and
+ * compile → link the dirty shards (yielding between them, so a large build never holds the
+ * isolate long) → keep them in one storage transaction. Routes do not queue: they read the
+ * version kept, which a build replaces in one synchronous step.
  */
 
 /** Lets other events in (and lets the Workers clock, which stands still while code runs, catch up). */
 const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
-interface Built {
+/** The kept version's description (its shards' sections are rows of their own). */
+interface KeptVersion {
   head: RegistryHead;
-  version: RouterVersion;
+  version: number;
+  stamp: string;
+  build: BuildStats;
+  shards: BuiltShard[];
 }
 
-/** Keys of what a build keeps in the object's storage. */
-const VERSION_KEY = "version";
-const SHARD_PREFIX = "shard:";
 const PART_PREFIX = "part:";
-/** What one load sends at most (an RPC answer may take 32 MiB). */
-const LOAD_BYTES = 16 * 1024 * 1024;
+/** The storage keys of the format before sections (a version and its shards as objects). */
+const LEGACY_VERSION_KEY = "version";
+const LEGACY_SHARD_PREFIX = "shard:";
+/**
+ * What one load answer sends at most. An RPC answer may take 32 MiB, but reading, sending and
+ * decoding it are each one piece of work other requests wait behind: a large registry comes in
+ * answers of a few MiB.
+ */
+const LOAD_BYTES = 4 * 1024 * 1024;
 /** Keys per storage.put/delete call (the storage API's limit). */
 const KEYS_PER_CALL = 128;
+/** Tries of a route whose version was replaced while it waited for its turn. */
+const ROUTE_TRIES = 3;
 
 export class RouterDO extends DurableObject<Env> implements RouterRpc {
+  private readonly store: ShardStore;
   private parts = new Map<string, CompiledPart>();
-  private shards: BuiltShard[] = [];
-  private built: Built | null = null;
+  private built: KeptVersion | null = null;
   private restored = false;
   /** The parts are in storage, not yet read back (after a restart). */
   private partsKept = false;
-  private shardsBefore: BuiltShard[] = [];
+  /** Heads read and wrapped for routes, by shard stamp. */
+  private prepared = new Map<string, PreparedShard>();
+  /** Moves whenever a version is kept: a route that waited can tell its version was replaced. */
+  private generation = 0;
   private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new ShardStore(ctx.storage);
+  }
 
   /** Runs calls one at a time: every write and build sees the one before it done. */
   private inTurn<T>(work: () => Promise<T>): Promise<T> {
     const run = async () => {
-      if (!this.restored) await this.restore();
+      await this.restore();
       return work();
     };
     const next = this.queue.then(run, run);
@@ -79,27 +104,25 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
   }
 
   /**
-   * After a restart: the version built last, its shards and the agents' parts, from storage,
-   * so a new isolate (or this object) loads them instead of compiling. A version that was not
-   * kept whole is simply built again.
+   * After a restart: the description of the version kept last (one row). Its shards stay in
+   * storage until a route or a load reads them, and the parts until the next build.
    */
   private async restore(): Promise<void> {
+    if (this.restored) return;
     this.restored = true;
-    const storage = this.ctx.storage;
-    const version = await storage.get<RouterVersion & { head: RegistryHead; shards: number }>(VERSION_KEY);
-    if (version === undefined) return;
-    const images = await storage.list<BuiltShard>({ prefix: SHARD_PREFIX });
-    const shards: BuiltShard[] = [];
-    for (let k = 0; k < version.shards; k++) {
-      const shard = images.get(`${SHARD_PREFIX}${k}`);
-      if (shard === undefined || shard.stamp !== version.stamps[k]) return;
-      shards.push(shard);
-    }
-    // The parts wait for the next build: routes need only the shards.
+    this.built = this.store.version<KeptVersion>();
     this.partsKept = true;
-    this.shards = shards;
-    const { head, shards: _count, ...rest } = version;
-    this.built = { head, version: { ...rest, images: shards.map((s) => s.image) } };
+    if (this.built === null) await this.dropLegacy();
+  }
+
+  /** Storage of the format before sections goes: its version is built again from the parts. */
+  private async dropLegacy(): Promise<void> {
+    const legacy = await this.ctx.storage.get<{ shards?: number }>(LEGACY_VERSION_KEY);
+    if (legacy === undefined) return;
+    const keys = Array.from({ length: legacy.shards ?? 0 }, (_, k) => `${LEGACY_SHARD_PREFIX}${k}`);
+    for (let i = 0; i < keys.length; i += KEYS_PER_CALL)
+      await this.ctx.storage.delete(keys.slice(i, i + KEYS_PER_CALL));
+    await this.ctx.storage.delete(LEGACY_VERSION_KEY);
   }
 
   /** The parts kept in storage, read back when first needed after a restart. */
@@ -110,33 +133,59 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
     this.partsKept = false;
   }
 
-  /** Keeps a build in storage: the parts compiled and shards linked by it, then the version. */
-  private async keep(built: Built, compiled: readonly string[], removed: readonly string[], linked: readonly number[]) {
-    const storage = this.ctx.storage;
-    try {
-      await storage.delete(VERSION_KEY);
-      for (let i = 0; i < compiled.length; i += KEYS_PER_CALL) {
-        const batch: Record<string, CompiledPart> = {};
-        for (const name of compiled.slice(i, i + KEYS_PER_CALL)) batch[`${PART_PREFIX}${name}`] = this.parts.get(name)!;
-        await storage.put(batch);
-      }
-      for (let i = 0; i < removed.length; i += KEYS_PER_CALL)
-        await storage.delete(removed.slice(i, i + KEYS_PER_CALL).map((name) => `${PART_PREFIX}${name}`));
-      for (const k of linked) await storage.put(`${SHARD_PREFIX}${k}`, this.shards[k]);
-      const { images: _images, ...version } = built.version;
-      await storage.put(VERSION_KEY, { ...version, head: built.head, shards: this.shards.length });
-    } catch (error) {
-      // Too large to keep (a value is at most 2 MB): a restart builds this version again.
-      console.warn(`router: version ${built.head.version} not kept in storage: ${String(error)}`);
-    }
-  }
-
   async load(tenant: string, held: readonly string[]): Promise<Result<RouterVersion>> {
     return this.inTurn(async () => {
       const built = await this.sync(tenant, await registryHead(this.env.DB, tenant));
       // An RPC answer is at most 32 MiB: a large registry's shards come over several calls.
-      return ok({ ...built.version, images: shardsToSend(this.shards, new Set(held), LOAD_BYTES) });
+      const send = shardsToSend(built.shards, new Set(held), LOAD_BYTES);
+      const sections = this.store.shards(send);
+      const shards = built.shards.map((_, k) => {
+        const s = sections.get(k);
+        return s === undefined ? null : packSections(s);
+      });
+      const { version, stamp, build } = built;
+      return ok({ version, stamp, stamps: built.shards.map((s) => s.stamp), shards, build });
     });
+  }
+
+  async route(tenant: string, input: string, needs: RouteNeeds): Promise<Result<RoutedByObject>> {
+    await this.restore();
+    // Nothing kept yet: the version is built first (the one case a route waits for a build).
+    if (this.built === null) await this.inTurn(() => this.sync(tenant, null));
+    for (let attempt = 1; ; attempt++) {
+      const built = this.built!;
+      const generation = this.generation;
+      const decision = needs.decide
+        ? await decideFromSections(input, this.preparedShards(built), this.store, () => this.generation === generation)
+        : null;
+      if (needs.decide && decision === null && attempt < ROUTE_TRIES) continue;
+      const final = decision?.agent != null && decision.confidence >= needs.threshold;
+      const agents = this.agentsOf(built, final ? decision.agent : null);
+      // The agents must be the deciding version's too (a route that waited may see a newer one).
+      if (this.generation !== generation && attempt < ROUTE_TRIES) continue;
+      return ok({ version: built.version, stamp: built.stamp, decision, agents });
+    }
+  }
+
+  /** The kept version's shards, prepared for routes (heads read once per shard version). */
+  private preparedShards(built: KeptVersion): PreparedShard[] {
+    const missing = built.shards.flatMap((s, k) => (this.prepared.has(s.stamp) ? [] : [k]));
+    for (const [k, bytes] of this.store.heads(missing))
+      this.prepared.set(built.shards[k]!.stamp, prepareShard(readHead(bytes)));
+    const live = new Set(built.shards.map((s) => s.stamp));
+    for (const stamp of this.prepared.keys()) if (!live.has(stamp)) this.prepared.delete(stamp);
+    return built.shards.map((s) => this.prepared.get(s.stamp)!);
+  }
+
+  /** Every agent of the kept version, or only `chosen`, as one JSON array (the shards' lists joined as text). */
+  private agentsOf(built: KeptVersion, chosen: string | null): Uint8Array {
+    if (chosen !== null) {
+      for (let k = 0; k < built.shards.length; k++) {
+        const found = readAgents(this.store.agents(k)).find((a) => a.name === chosen);
+        if (found !== undefined) return encoder.encode(JSON.stringify([found]));
+      }
+    }
+    return joinArrays(built.shards.map((_, k) => this.store.agents(k)));
   }
 
   async putAgent(
@@ -146,14 +195,15 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
     return this.inTurn(async () => {
       const before = await registryHead(this.env.DB, tenant);
       await this.sync(tenant, before);
-      const part = compileAgentPart(definition);
+      const { part, ms } = await timedCompile(definition);
+      const compiled: CompiledPart = { text: definitionText(definition), part, compile_ms: ms };
       await this.readParts();
       let others = 0;
       for (const [name, held] of this.parts) if (name !== definition.name) others += held.part.cost;
       const refused = patternBudgetError(definition.name, part.cost, others);
       if (refused) return err(refused.code, refused.message, refused.details);
       const written = await putAgent(this.env.DB, tenant, definition);
-      await this.applied(tenant, before, { name: definition.name, text: definitionText(definition) });
+      await this.applied(tenant, before, { name: definition.name, text: compiled.text }, compiled);
       return ok(written);
     }).catch(failure);
   }
@@ -172,7 +222,12 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
    * After a write of ours: when the registry moved by exactly that write, the new state is the
    * parts held plus the change (no registry read); otherwise someone else wrote too, so read it.
    */
-  private async applied(tenant: string, before: RegistryHead, change: { name: string; text: string | null }) {
+  private async applied(
+    tenant: string,
+    before: RegistryHead,
+    change: { name: string; text: string | null },
+    compiled?: CompiledPart,
+  ) {
     const after = await registryHead(this.env.DB, tenant);
     await this.readParts();
     if (this.built !== null && after.version === before.version + 1 && this.built.head.stamp === before.stamp) {
@@ -187,80 +242,155 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
         if (name !== change.name) rows.push({ name, text: held.text });
       }
       if (!placed) rows.push({ name: change.name, text: change.text! });
-      await this.build(after, rows);
+      await this.build(after, rows, compiled);
       return;
     }
     await this.sync(tenant, after);
   }
 
-  /** The built version at `head`, building it from the registry when it is not. */
-  private async sync(tenant: string, head: RegistryHead): Promise<Built> {
+  /** The built version at `head` (the registry's, read now when null), building it from the registry when it is not. */
+  private async sync(tenant: string, at: RegistryHead | null): Promise<KeptVersion> {
+    const head = at ?? (await registryHead(this.env.DB, tenant));
     const built = this.built;
     if (built !== null && built.head.version === head.version && built.head.stamp === head.stamp) return built;
     return this.build(head, await loadDefinitionTexts(this.env.DB, tenant));
   }
 
-  private async build(head: RegistryHead, rows: readonly StoredDefinition[]): Promise<Built> {
+  private async build(
+    head: RegistryHead,
+    rows: readonly StoredDefinition[],
+    precompiled?: CompiledPart,
+  ): Promise<KeptVersion> {
     const started = Date.now();
     await this.readParts();
-    this.shardsBefore = this.shards;
-    const plan = planBuild(this.parts, this.shards.length, rows, storedDefinition, () => Date.now());
-    // The clock moves only between events: one tick makes the compile time readable.
-    await tick();
-    const compiledAt = Date.now();
+    const previous = this.built?.shards ?? [];
+    // Compiling is timed apart from planning: a change's own cost.
+    const changed = changedDefinitions(this.parts, rows);
+    const reused = precompiled !== undefined && changed.length === 1 && changed[0]!.text === precompiled.text;
+    let compiled: Map<string, CompiledPart>;
+    let compileMs: number;
+    if (reused) {
+      compiled = new Map([[changed[0]!.name, precompiled]]);
+      compileMs = precompiled.compile_ms;
+    } else if (changed.length === 0) {
+      compiled = new Map();
+      compileMs = 0;
+    } else {
+      await tick();
+      const compiling = Date.now();
+      compiled = compileDefinitions(changed, storedDefinition);
+      await tick();
+      compileMs = Date.now() - compiling;
+      // The clock reads the whole compile, not each part: every part is given its share.
+      for (const part of compiled.values()) part.compile_ms = compileMs / compiled.size;
+    }
+    const plan = planBuild(this.parts, previous.length, rows, compiled);
     const budgets = shardBudgets(plan.parts, plan.shards);
     const members = shardParts(plan.parts, plan.shards);
     const shards: BuiltShard[] = [];
+    const linked = new Map<number, ShardSections>();
     let linkMs = 0;
     for (let k = 0; k < plan.shards; k++) {
-      const kept = this.shards[k];
-      if (kept !== undefined && this.shards.length === plan.shards && !plan.dirty.includes(k)) {
+      const kept = previous[k];
+      if (kept !== undefined && previous.length === plan.shards && !plan.dirty.includes(k)) {
         shards.push(kept);
         continue;
       }
       const linkStarted = Date.now();
-      const image = linkShard(members[k]!, budgets[k]!, plan.shards);
+      const sections = encodeShard(linkShard(members[k]!, budgets[k]!, plan.shards));
       await tick();
       const link_ms = Date.now() - linkStarted;
       linkMs += link_ms;
+      linked.set(k, sections);
       shards.push({
         stamp: `${head.stamp}:${head.version}:${k}`,
-        image,
-        bytes: imageBytes(image),
+        bytes: sections.head.byteLength + sections.agents.byteLength + sum(sections.texts) + sum(sections.buckets),
         agents: members[k]!.length,
         link_ms,
       });
     }
-    const compiled = plan.compiled
+    const slowest = plan.compiled
       .map((agent) => ({ agent, ms: plan.parts.get(agent)!.compile_ms }))
       .sort((a, b) => b.ms - a.ms);
-    const stats: BuildStats = {
-      compiled: compiled.slice(0, 5),
-      compiled_count: compiled.length,
-      compile_ms: compiledAt - started,
-      linked_shards: plan.dirty.length,
+    const build: BuildStats = {
+      compiled: slowest.slice(0, 5),
+      compiled_count: plan.compiled.length,
+      compile_ms: compileMs,
+      linked_shards: linked.size,
       link_ms: linkMs,
       build_ms: Date.now() - started,
       pattern_instructions: patternSpend([...plan.parts.values()].map((p) => p.part)),
       pattern_budget: PATTERN_BUDGET,
     };
-    const removed = [...this.parts.keys()].filter((name) => !plan.parts.has(name));
+    const version: KeptVersion = { head, version: head.version, stamp: head.stamp, build, shards };
+    await this.keepParts(plan.parts, plan.compiled);
+    // The sections and the version in one synchronous step, and the object's view with them.
+    this.store.keep(version, plan.shards, linked);
     this.parts = plan.parts;
-    this.shards = shards;
-    this.built = {
-      head,
-      version: {
-        version: head.version,
-        stamp: head.stamp,
-        stamps: shards.map((s) => s.stamp),
-        images: shards.map((s) => s.image),
-        build: stats,
-      },
-    };
-    const linked = shards.flatMap((shard, k) => (shard === this.shardsBefore[k] ? [] : [k]));
-    await this.keep(this.built, plan.compiled, removed, linked);
-    return this.built;
+    this.built = version;
+    this.generation++;
+    return version;
   }
+
+  /**
+   * The parts compiled by a build and the removal of those gone, before the version that uses
+   * them; the version kept so far is forgotten first, so a restart in between builds again.
+   */
+  private async keepParts(parts: ReadonlyMap<string, CompiledPart>, compiled: readonly string[]) {
+    const removed = [...this.parts.keys()].filter((name) => !parts.has(name));
+    if (compiled.length === 0 && removed.length === 0) return;
+    const storage = this.ctx.storage;
+    this.store.keep(null, 0, new Map());
+    for (let i = 0; i < compiled.length; i += KEYS_PER_CALL) {
+      const batch: Record<string, CompiledPart> = {};
+      for (const name of compiled.slice(i, i + KEYS_PER_CALL)) batch[`${PART_PREFIX}${name}`] = parts.get(name)!;
+      await storage.put(batch);
+    }
+    for (let i = 0; i < removed.length; i += KEYS_PER_CALL)
+      await storage.delete(removed.slice(i, i + KEYS_PER_CALL).map((name) => `${PART_PREFIX}${name}`));
+  }
+}
+
+/** Timed compiles of one part at most (see `timedCompile`). */
+const COMPILE_TRIES = 5;
+
+/**
+ * One agent's part and the time its compile took. The Workers clock stands still while code
+ * runs and is read again only in a later event, after whatever other events were queued
+ * (locally, the routes of every tenant): one reading is an upper bound that can hold other
+ * work. The same part is compiled again, up to COMPILE_TRIES times, while the reading is not
+ * 0, and the least reading is kept — still an upper bound, the tightest of them.
+ */
+async function timedCompile(definition: AgentDefinition): Promise<{ part: AgentPart; ms: number }> {
+  let best: { part: AgentPart; ms: number } | null = null;
+  for (let attempt = 0; attempt < COMPILE_TRIES && (best === null || best.ms > 0); attempt++) {
+    // A tick first, so the clock is read at the start of the event the compile runs in.
+    await tick();
+    const started = Date.now();
+    const part = compileAgentPart(definition);
+    await tick();
+    const ms = Date.now() - started;
+    if (best === null || ms < best.ms) best = { part, ms };
+  }
+  return best!;
+}
+
+const sum = (sections: readonly Uint8Array[]) => sections.reduce((n, s) => n + s.byteLength, 0);
+const encoder = new TextEncoder();
+
+/** JSON arrays (UTF-8) joined into one: their items between one pair of brackets. */
+function joinArrays(arrays: readonly Uint8Array[]): Uint8Array {
+  const items = arrays.filter((a) => a.byteLength > 2).map((a) => a.subarray(1, a.byteLength - 1));
+  const out = new Uint8Array(2 + sum(items) + Math.max(0, items.length - 1));
+  out[0] = 0x5b;
+  let at = 1;
+  items.forEach((item, i) => {
+    if (i > 0) out[at++] = 0x2c;
+    out.set(item, at);
+    at += item.byteLength;
+  });
+  out[at] = 0x5d;
+  return out;
 }
 
 /** A RelayError thrown inside a call (a D1 failure is not one) comes back as a Result. */

@@ -5,9 +5,10 @@
  * - A registry of up to SHARD_AGENTS agents is one shard (its classifier trained jointly);
  *   a larger one is split into a power-of-two number of shards by a hash of the agent's name,
  *   so one agent always lands in the same shard while the count stands.
- * - `planBuild` compares the registry's definitions with the parts already compiled (by the
- *   definition's text): it recompiles the changed agents' parts only, and relinks only the
- *   shards whose membership or parts changed.
+ * - `changedDefinitions` compares the registry's definitions with the parts already compiled
+ *   (by the definition's text): only those are compiled again (`compileDefinitions`, timed
+ *   apart by the caller), and `planBuild` relinks only the shards whose membership or parts
+ *   changed.
  * - The tenant's pattern budget is split over the shards by what each one's patterns would
  *   take of it in name order, so the bound holds over all shards together.
  */
@@ -41,43 +42,34 @@ export interface CompiledPart {
   compile_ms: number;
 }
 
-/** One linked shard: its image and what it was linked from. */
+/** One linked shard as the router object holds it: its sections are in storage. */
 export interface BuiltShard {
   /** Changes whenever the shard is relinked (isolates keep shards whose stamp they hold). */
   stamp: string;
-  image: RouterImage;
-  /** About how many bytes the image takes to send (imageBytes). */
+  /** Bytes of its sections (what a load sends). */
   bytes: number;
   agents: number;
   link_ms: number;
 }
 
-/** About how many bytes a structured clone of `value` takes: typed arrays, strings, numbers. */
-export function imageBytes(value: unknown): number {
-  if (ArrayBuffer.isView(value)) return value.byteLength;
-  if (typeof value === "string") return 2 * value.length + 8;
-  if (value === null || typeof value !== "object") return 8;
-  let total = 16;
-  for (const item of Array.isArray(value) ? value : Object.values(value)) total += imageBytes(item);
-  return total;
-}
-
 /**
- * The shards to send an isolate that holds `held` (by stamp): the others, in order, as many as
- * fit `maxBytes` (at least one); null where held or left for the next call.
+ * The shards to send an isolate that holds `held` (by stamp): the indexes of the others, in
+ * order, as many as fit `maxBytes` (at least one); the rest are left for the next call.
  */
-export function shardsToSend<T>(
-  shards: readonly { stamp: string; bytes: number; image: T }[],
+export function shardsToSend(
+  shards: readonly { stamp: string; bytes: number }[],
   held: ReadonlySet<string>,
   maxBytes: number,
-): (T | null)[] {
+): number[] {
   let sent = 0;
-  return shards.map((shard) => {
-    if (held.has(shard.stamp)) return null;
-    if (sent > 0 && sent + shard.bytes > maxBytes) return null;
+  const out: number[] = [];
+  shards.forEach((shard, k) => {
+    if (held.has(shard.stamp)) return;
+    if (sent > 0 && sent + shard.bytes > maxBytes) return;
     sent += shard.bytes;
-    return shard.image;
+    out.push(k);
   });
+  return out;
 }
 
 /** A definition as read from the registry: the agent's name and its stored text. */
@@ -90,44 +82,67 @@ export interface StoredDefinition {
 export interface BuildPlan {
   /** The parts of the new state, in name order (unchanged parts reused). */
   parts: Map<string, CompiledPart>;
-  /** Agents whose part was compiled now. */
+  /** Agents whose part is new in this state (compiled for it). */
   compiled: string[];
   shards: number;
   /** Shards to relink. */
   dirty: number[];
 }
 
-/** Compiles what changed and tells which shards to relink. `clock` measures compile times. */
+/** In name order (the registry's read, or the parts plus one change, usually are already). */
+function byName(definitions: readonly StoredDefinition[]): readonly StoredDefinition[] {
+  let ordered = true;
+  for (let i = 1; i < definitions.length && ordered; i++) ordered = definitions[i - 1]!.name < definitions[i]!.name;
+  return ordered ? definitions : [...definitions].sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+/** The definitions whose text differs from the part held for them: what a build compiles. */
+export function changedDefinitions(
+  previous: ReadonlyMap<string, CompiledPart>,
+  definitions: readonly StoredDefinition[],
+): StoredDefinition[] {
+  return byName(definitions).filter(({ name, text }) => previous.get(name)?.text !== text);
+}
+
+/** Compiles definitions into parts (`compile_ms` is left to the caller, whose clock may stand still). */
+export function compileDefinitions(
+  definitions: readonly StoredDefinition[],
+  parse: (text: string) => AgentDefinition,
+): Map<string, CompiledPart> {
+  return new Map(
+    definitions.map(({ name, text }) => [name, { text, part: compileAgentPart(parse(text)), compile_ms: 0 }]),
+  );
+}
+
+/**
+ * The parts of a registry's state and the shards to relink: parts held are reused where the
+ * text matches, the others come from `compiled` (the changed definitions, compiled).
+ */
 export function planBuild(
   previous: ReadonlyMap<string, CompiledPart>,
   previousShards: number,
   definitions: readonly StoredDefinition[],
-  parse: (text: string) => AgentDefinition,
-  clock: () => number,
+  compiled: ReadonlyMap<string, CompiledPart>,
 ): BuildPlan {
   const parts = new Map<string, CompiledPart>();
-  const compiled: string[] = [];
-  // Usually in name order already (the registry's read, or the parts plus one change).
-  let ordered = true;
-  for (let i = 1; i < definitions.length && ordered; i++) ordered = definitions[i - 1]!.name < definitions[i]!.name;
-  const sorted = ordered ? definitions : [...definitions].sort((a, b) => (a.name < b.name ? -1 : 1));
-  for (const { name, text } of sorted) {
+  const fresh: string[] = [];
+  for (const { name, text } of byName(definitions)) {
     const held = previous.get(name);
     if (held !== undefined && held.text === text) {
       parts.set(name, held);
       continue;
     }
-    const started = clock();
-    const part = compileAgentPart(parse(text));
-    parts.set(name, { text, part, compile_ms: clock() - started });
-    compiled.push(name);
+    const part = compiled.get(name);
+    if (part === undefined || part.text !== text) throw new RangeError(`agent '${name}' changed but was not compiled`);
+    parts.set(name, part);
+    fresh.push(name);
   }
   const shards = shardCount(parts.size);
   const dirty = new Set<number>();
   if (shards !== previousShards) for (let k = 0; k < shards; k++) dirty.add(k);
-  for (const name of compiled) dirty.add(shardOf(name, shards));
+  for (const name of fresh) dirty.add(shardOf(name, shards));
   for (const name of previous.keys()) if (!parts.has(name)) dirty.add(shardOf(name, shards));
-  return { parts, compiled, shards, dirty: [...dirty].sort((a, b) => a - b) };
+  return { parts, compiled: fresh, shards, dirty: [...dirty].sort((a, b) => a - b) };
 }
 
 /** The parts of each shard, in name order. */

@@ -1,5 +1,5 @@
 import type { Result } from "../errors";
-import type { RouterImage } from "../routing/router-image";
+import type { RuleDecision } from "../routing/types";
 import type { AgentDefinition, StoredAgent } from "../schemas/agent";
 
 /**
@@ -13,7 +13,11 @@ export interface BuildStats {
   /** Agents whose part this build compiled, and the ms each took (the slowest first, at most 5). */
   compiled: { agent: string; ms: number }[];
   compiled_count: number;
-  /** Wall time of compiling them (ms; the Workers clock reads whole ms). */
+  /**
+   * Wall time of compiling them, and nothing else (ms; the Workers clock reads whole ms and
+   * moves only between events, so this is an upper bound: it may include other requests'
+   * work that ran before the clock was read again).
+   */
   compile_ms: number;
   /** Shards relinked, and the ms the link took in all. */
   linked_shards: number;
@@ -30,12 +34,35 @@ export interface RouterVersion {
   version: number;
   stamp: string;
   /**
-   * One stamp per shard; `images[k]` is null where the caller already holds `stamps[k]`, or
-   * where the answer had no room left for it (ask again, holding what came).
+   * One stamp per shard; `shards[k]` is shard k's sections packed in one buffer
+   * (src/routing/router-codec.ts), or null where the caller already holds `stamps[k]` or the
+   * answer had no room left for it (ask again, holding what came).
    */
   stamps: string[];
-  images: (RouterImage | null)[];
+  shards: (Uint8Array | null)[];
   build: BuildStats;
+}
+
+/** What a route asks of the router object besides its input. */
+export interface RouteNeeds {
+  /** False when the rule tier is not asked (the LLM strategy): the answer has no decision. */
+  decide: boolean;
+  /** The decision is final at this confidence: the agents it lists are then the chosen one only. */
+  threshold: number;
+}
+
+/** A route answered by the router object from the version it keeps. */
+export interface RoutedByObject {
+  /** The registry version that decided. */
+  version: number;
+  stamp: string;
+  decision: RuleDecision | null;
+  /**
+   * Every agent, or, when the decision named an agent at or above the threshold, that agent
+   * only (what the fallback and the LLM tier read): a JSON array of RouteAgent in UTF-8, in no
+   * particular order. Text, because thousands of small objects cost far more to send over RPC.
+   */
+  agents: Uint8Array;
 }
 
 export interface RouterRpc {
@@ -47,4 +74,10 @@ export interface RouterRpc {
    * whose stamps the caller holds.
    */
   load(tenant: string, held: readonly string[]): Promise<Result<RouterVersion>>;
+  /**
+   * The rule tier's decision for one input, from the version the object keeps (built first if
+   * it keeps none), reading only the parts of it the input needs: how an isolate that holds no
+   * version routes while it loads one.
+   */
+  route(tenant: string, input: string, needs: RouteNeeds): Promise<Result<RoutedByObject>>;
 }

@@ -4,9 +4,11 @@ import { parseTenantConfig, tenantConfigStatement } from "../registry/config-sto
 import { subscribedStatement } from "../registry/event-subscriptions";
 import { loadDefinitions, type RegistryHead, registryHeadStatement } from "../registry/store";
 import { loadTools } from "../registry/tool-store";
+import { decodeShard, unpackSections } from "../routing/router-codec";
 import type { RouteAgent } from "../routing/router-image";
 import { type CompiledRuleRouter, routerFromShards, type WrappedShard, wrapShard } from "../routing/rule-router";
-import type { BuildStats } from "../rpc/router";
+import type { RuleDecision, RuleRouter } from "../routing/types";
+import type { BuildStats, RoutedByObject, RouteNeeds } from "../rpc/router";
 import { routerRpc } from "../rpc/stubs";
 import type { AgentDefinition } from "../schemas/agent";
 import type { RoutingConfigPatch } from "../schemas/routing";
@@ -31,18 +33,27 @@ export interface AgentDirectory {
   tools: ReadonlyMap<string, ToolDefinition>;
 }
 
+/** What a route reads of a tenant's router: the version that decides, its agents and its rule tier. */
+export interface RoutingRegistry {
+  /** The router this isolate holds, or the router object's answer for one input (while it holds none). */
+  source: "isolate" | "object";
+  /** The registry version this router was built from: the one that decides. */
+  version: number;
+  /** Every agent (enabled or not), in name order. */
+  agents: readonly RouteAgent[];
+  byName: ReadonlyMap<string, RouteAgent>;
+  rules: RuleRouter;
+}
+
 /**
  * A tenant's router as this isolate holds it: loaded from the tenant's router object at one
  * registry version (never compiled here), with what the build reported.
  */
-export interface CompiledRegistry {
+export interface CompiledRegistry extends RoutingRegistry {
+  source: "isolate";
   tenant: string;
-  /** The registry version this router was built from: the one that decides. */
-  version: number;
   stamp: string;
-  /** Every agent (enabled or not), in name order. */
   agents: RouteAgent[];
-  byName: ReadonlyMap<string, RouteAgent>;
   rules: CompiledRuleRouter;
   build: BuildStats;
   /** This isolate's load of it: the call to the router object and the wrapping, ms. */
@@ -168,9 +179,12 @@ async function loadRouter(
   let version = unwrap(await routerRpc(env, tenant).load(tenant, [...have.keys()]));
   // A large registry comes over several answers; a new version meanwhile starts the count again.
   for (let calls = 1; ; calls++) {
-    version.images.forEach((image, k) => {
-      if (image) received.set(version.stamps[k]!, wrapShard(image));
-    });
+    for (const [k, packed] of version.shards.entries()) {
+      if (packed === null) continue;
+      received.set(version.stamps[k]!, wrapShard(decodeShard(unpackSections(packed))));
+      // Each shard is decoded in a turn of its own: other requests run between two.
+      await yieldTurn();
+    }
     const missing = version.stamps.filter((stamp) => !have.has(stamp) && !received.has(stamp));
     if (missing.length === 0) break;
     if (calls > 2 * version.stamps.length) throw new Error("the router object kept changing while it was loaded");
@@ -189,6 +203,7 @@ async function loadRouter(
   // Each shard carries its agents; the registry's list is theirs in name order.
   const agents = shards.flatMap((s) => s.wrapped.image.agents).sort((a, b) => (a.name < b.name ? -1 : 1));
   return {
+    source: "isolate",
     tenant,
     version: version.version,
     stamp: version.stamp,
@@ -199,6 +214,76 @@ async function loadRouter(
     load_ms: Date.now() - started,
     reused_shards: reused,
     shards,
+  };
+}
+
+const yieldTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+/**
+ * How long after a route answered by the router object the isolate starts loading the version.
+ * A load is background work in pieces of a few ms (a shard decoded, an answer read), but other
+ * work of the isolate waits behind each piece; a response written meanwhile waits for every
+ * piece that runs before it is out.
+ */
+export const LOAD_DELAY_MS = 50;
+
+/**
+ * The router for one route of `input` (docs/scaling.md, "The first route of a fresh isolate"):
+ * the one this isolate holds, as `routerAt` gives it; or, while it holds none, the router
+ * object's decision of this input from the version it keeps (no load awaited), after which this
+ * isolate starts loading that version. Should the object fail to answer, the route waits for
+ * the load instead.
+ */
+export async function routerFor(
+  env: Pick<Env, "ROUTERS">,
+  tenant: string,
+  head: RegistryHead,
+  input: string,
+  needs: RouteNeeds,
+  background?: (work: Promise<unknown>) => void,
+): Promise<RoutingRegistry> {
+  if (routers.get(tenant)?.current != null) return routerAt(env, tenant, head, background);
+  let answer: RoutedByObject;
+  try {
+    answer = unwrap(await routerRpc(env, tenant).route(tenant, input, needs));
+  } catch {
+    return routerAt(env, tenant, head, background, true);
+  }
+  // The load starts a little later (a request that needs the router sooner starts it at once),
+  // so that neither it nor the object's answers to it hold up this route's response.
+  const load = new Promise((resolve) => setTimeout(resolve, LOAD_DELAY_MS)).then(() =>
+    routerAt(env, tenant, head, background),
+  );
+  background?.(load.catch(() => undefined));
+  load.catch(() => undefined);
+  return answeredRegistry(answer);
+}
+
+/** A registry for the one input the router object decided. */
+function answeredRegistry({ version, decision, agents: listed }: RoutedByObject): RoutingRegistry {
+  const agents = (JSON.parse(new TextDecoder().decode(listed)) as RouteAgent[]).sort((a, b) =>
+    a.name < b.name ? -1 : 1,
+  );
+  let byName: Map<string, RouteAgent> | undefined;
+  const decided: RuleDecision = decision ?? {
+    agent: null,
+    confidence: 0,
+    score: 0,
+    matched_keywords: [],
+    matched_patterns: [],
+    candidates: [],
+  };
+  const rules: RuleRouter = { decide: () => decided, decideInTurns: async () => decided, memoryBytes: 0 };
+  return {
+    source: "object",
+    version,
+    agents,
+    // Read by session creation only: built when first asked for.
+    get byName() {
+      byName ??= new Map(agents.map((a) => [a.name, a]));
+      return byName;
+    },
+    rules,
   };
 }
 

@@ -6,7 +6,7 @@ import { agentSummaries } from "../routing/fallback";
 import { decideRoute, type LlmOutcome } from "../routing/hybrid";
 import { routeWithLlm } from "../routing/llm/route-with-llm";
 import type { RouteDecision, RoutingConfigPatch, RoutingStrategy } from "../schemas/routing";
-import { type CompiledRegistry, routerAt, tenantHead } from "./registry-cache";
+import { type CompiledRegistry, type RoutingRegistry, routerAt, routerFor, tenantHead } from "./registry-cache";
 
 /**
  * Routing as the Worker runs it: the registry head and the tenant's config (cached per
@@ -19,12 +19,18 @@ export interface RoutingContext {
   resolved: ResolvedConfig;
 }
 
+/** The tenant's router as this isolate holds it (loaded first when it holds none), and its config. */
 export async function routingContext(
   env: Env,
   tenant: string,
   override?: RoutingConfigPatch,
   background?: (work: Promise<unknown>) => void,
 ): Promise<RoutingContext> {
+  const { head, resolved } = await configFor(env, tenant, override);
+  return { registry: await routerAt(env, tenant, head, background), resolved };
+}
+
+async function configFor(env: Env, tenant: string, override?: RoutingConfigPatch) {
   const { head, tenantConfig } = await tenantHead(env.DB, tenant);
   const { patch, warnings } = patchFromVars(env);
   const resolved = resolveConfig({ env: patch, tenant: tenantConfig, request: override, warnings });
@@ -35,7 +41,7 @@ export async function routingContext(
       sources: resolved.sources,
     });
   }
-  return { registry: await routerAt(env, tenant, head, background), resolved };
+  return { head, resolved };
 }
 
 export interface RouteOptions {
@@ -48,7 +54,7 @@ export interface RouteOptions {
 export interface TimedDecision {
   decision: RouteDecision;
   /** The registry the decision was made on. */
-  registry: CompiledRegistry;
+  registry: RoutingRegistry;
   /** Server-Timing entries, in ms. */
   timings: { name: string; dur: number }[];
 }
@@ -62,9 +68,12 @@ export async function routeInput(
 ): Promise<TimedDecision> {
   const started = performance.now();
   const override = options.strategy ? { ...options.config, strategy: options.strategy } : options.config;
-  const { registry, resolved } = await routingContext(env, tenant, override, options.background);
-  const loaded = performance.now();
+  const { head, resolved } = await configFor(env, tenant, override);
   const { config } = resolved;
+  // An isolate that holds no router asks the router object to decide this input meanwhile.
+  const needs = { decide: config.enabled && config.strategy !== "llm", threshold: config.threshold };
+  const registry = await routerFor(env, tenant, head, input, needs, options.background);
+  const loaded = performance.now();
   if (!config.enabled) {
     throw new RelayError("ROUTING_DISABLED", "Routing is disabled for this tenant; choose an agent yourself.", {
       agents: agentSummaries(registry.agents),

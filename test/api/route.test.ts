@@ -427,10 +427,10 @@ describe("router versions", () => {
     const router = env.ROUTERS.get(env.ROUTERS.idFromName("alpha")) as unknown as RouterRpc;
     const all = await router.load("alpha", []);
     if (!all.ok) throw new Error(all.error.message);
-    expect(all.value.images.every((image) => image !== null)).toBe(true);
+    expect(all.value.shards.every((shard) => shard !== null)).toBe(true);
     const again = await router.load("alpha", all.value.stamps);
     if (!again.ok) throw new Error(again.error.message);
-    expect(again.value.images).toEqual(all.value.stamps.map(() => null));
+    expect(again.value.shards).toEqual(all.value.stamps.map(() => null));
     expect(again.value.build.pattern_budget).toBe(PATTERN_BUDGET);
   });
 });

@@ -1,6 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { HEAD_TTL_MS, invalidateTenant, tenantHead } from "../../src/services/registry-cache";
+import { unwrap } from "../../src/errors";
+import { routerRpc } from "../../src/rpc/stubs";
+import { HEAD_TTL_MS, invalidateTenant, routerFor, tenantHead } from "../../src/services/registry-cache";
+import { team } from "../routing/router-fixtures";
 
 const T = Date.UTC(2026, 0, 1);
 let counter = 0;
@@ -38,5 +41,28 @@ describe("registry head cache", () => {
 
   it("answers version 0 for a tenant that never wrote", async () => {
     expect((await tenantHead(env.DB, "cache-never-wrote", T)).head).toEqual({ version: 0, stamp: "" });
+  });
+});
+
+describe("a route while the isolate holds no router", () => {
+  it("is decided by the router object (naming its version); the isolate loads the version meanwhile and routes alike", async () => {
+    const tenant = `cache-route-${++counter}`;
+    for (const agent of team) unwrap(await routerRpc(env, tenant).putAgent(tenant, agent));
+    const { head } = await tenantHead(env.DB, tenant, Date.now());
+    const loads: Promise<unknown>[] = [];
+    const needs = { decide: true, threshold: 80 };
+    const input = "I want a refund for my order";
+    const first = await routerFor(env, tenant, head, input, needs, (work) => loads.push(work));
+    expect(first.source).toBe("object");
+    expect(first.version).toBe(head.version);
+    expect(loads).toHaveLength(1);
+    await Promise.all(loads);
+    const next = await routerFor(env, tenant, head, input, needs);
+    expect(next.source).toBe("isolate");
+    expect(next.version).toBe(head.version);
+    const plain = (value: unknown) => JSON.parse(JSON.stringify(value));
+    expect(plain(await first.rules.decideInTurns(input))).toEqual(plain(await next.rules.decideInTurns(input)));
+    expect(first.agents.map((a) => a.name)).toEqual(["billing"]);
+    expect(first.byName.get("billing")?.description).toBe(next.byName.get("billing")?.description);
   });
 });

@@ -142,7 +142,6 @@ export function buildAutomaton(entries: readonly string[], denseCellLimit = DENS
   );
   const partial = { childStart, childClass, childTarget };
   const fail = new Int32Array(stateCount);
-  const dictLink = new Int32Array(stateCount).fill(-1);
   for (let state = 0; state < stateCount; state++) {
     for (let c = childStart[state]!; c < childStart[state + 1]!; c++) {
       const child = childTarget[c]!;
@@ -155,14 +154,55 @@ export function buildAutomaton(entries: readonly string[], denseCellLimit = DENS
         }
         fail[child] = Math.max(target, 0);
       }
-      const suffix = fail[child]!;
-      dictLink[child] = stateEntry[suffix]! >= 0 ? suffix : dictLink[suffix]!;
     }
   }
-  const outFirst = new Int32Array(stateCount);
-  for (let s = 0; s < stateCount; s++) outFirst[s] = stateEntry[s]! >= 0 ? s : dictLink[s]!;
-
   const denseStates = Math.max(1, Math.min(stateCount, Math.floor(denseCellLimit / classCount)));
+  return withDerived({
+    classOf,
+    classCount,
+    stateCount,
+    denseStates,
+    fail,
+    childStart,
+    childClass,
+    stateEntry,
+    entryLength,
+  });
+}
+
+/** What an automaton cannot cheaply recompute: the trie, its failure links and the class map. */
+type Core = Pick<
+  Automaton,
+  | "classOf"
+  | "classCount"
+  | "stateCount"
+  | "denseStates"
+  | "fail"
+  | "childStart"
+  | "childClass"
+  | "stateEntry"
+  | "entryLength"
+>;
+
+/**
+ * The rest from the core, in one pass each: child targets (breadth-first numbering makes state
+ * s's children the run after its predecessors' children, so the c-th child overall is state
+ * c + 1), dictionary links and output chains (a state's failure link is shallower, so numbered
+ * before it), and the dense rows (a row starts as a copy of its failure link's row).
+ */
+function withDerived(core: Core): Automaton {
+  const { classCount, stateCount, denseStates, fail, childStart, childClass, stateEntry } = core;
+  const childTarget = new Int32Array(Math.max(0, stateCount - 1));
+  for (let c = 0; c < childTarget.length; c++) childTarget[c] = c + 1;
+  const dictLink = new Int32Array(stateCount).fill(-1);
+  const outFirst = new Int32Array(stateCount);
+  for (let s = 0; s < stateCount; s++) {
+    if (s > 0) {
+      const suffix = fail[s]!;
+      dictLink[s] = stateEntry[suffix]! >= 0 ? suffix : dictLink[suffix]!;
+    }
+    outFirst[s] = stateEntry[s]! >= 0 ? s : dictLink[s]!;
+  }
   const code = (state: number): number => {
     const base = state < denseStates ? state * classCount : denseStates * classCount + (state - denseStates);
     return outFirst[state]! >= 0 ? ~base : base;
@@ -174,9 +214,8 @@ export function buildAutomaton(entries: readonly string[], denseCellLimit = DENS
     for (let c = childStart[state]!; c < childStart[state + 1]!; c++)
       dense[row + childClass[c]!] = code(childTarget[c]!);
   }
-
   const arrays = [
-    classOf,
+    core.classOf,
     dense,
     fail,
     childStart,
@@ -185,25 +224,10 @@ export function buildAutomaton(entries: readonly string[], denseCellLimit = DENS
     stateEntry,
     dictLink,
     outFirst,
-    entryLength,
+    core.entryLength,
   ];
   const memoryBytes = arrays.reduce((sum, a) => sum + a.byteLength, 0);
-  return {
-    classOf,
-    classCount,
-    stateCount,
-    denseStates,
-    dense,
-    fail,
-    childStart,
-    childClass,
-    childTarget,
-    stateEntry,
-    dictLink,
-    outFirst,
-    entryLength,
-    memoryBytes,
-  };
+  return { ...core, dense, childTarget, dictLink, outFirst, memoryBytes };
 }
 
 /** The child of `state` on `cls`, or −1 (binary search in the sorted child list). */
@@ -241,19 +265,35 @@ export function deepNext(a: Automaton, code: number, cls: number): number {
   return a.dense[state * a.classCount + cls]!;
 }
 
-/** The automaton as a stored router keeps it: the class map as its non-zero entries (it is mostly zeros). */
-export type PackedAutomaton = Omit<Automaton, "classOf"> & { classUnits: Uint16Array; classIds: Uint16Array };
+/**
+ * The automaton as a stored router keeps it: the core only (the rest is rebuilt in linear time
+ * when it is unpacked, and the dense rows are most of its bytes), with the class map as its
+ * non-zero entries (it is mostly zeros).
+ */
+export type PackedAutomaton = Omit<Core, "classOf"> & { classUnits: Uint16Array; classIds: Uint16Array };
 
 export function packAutomaton(a: Automaton): PackedAutomaton {
   const units: number[] = [];
   for (let unit = 0; unit < 65536; unit++) if (a.classOf[unit] !== 0) units.push(unit);
-  const { classOf, ...rest } = a;
-  return { ...rest, classUnits: Uint16Array.from(units), classIds: Uint16Array.from(units, (u) => classOf[u]!) };
+  const { classCount, stateCount, denseStates, fail, childStart, childClass, stateEntry, entryLength } = a;
+  return {
+    classUnits: Uint16Array.from(units),
+    classIds: Uint16Array.from(units, (u) => a.classOf[u]!),
+    classCount,
+    stateCount,
+    denseStates,
+    fail,
+    childStart,
+    childClass,
+    stateEntry,
+    entryLength,
+  };
 }
 
-export function unpackAutomaton(p: PackedAutomaton): Automaton {
+/** The automaton from its packed core; `denseStates` fewer than it was built with saves rebuilding rows. */
+export function unpackAutomaton(p: PackedAutomaton, denseStates = p.denseStates): Automaton {
   const classOf = new Uint16Array(65536);
   for (let k = 0; k < p.classUnits.length; k++) classOf[p.classUnits[k]!] = p.classIds[k]!;
-  const { classUnits: _units, classIds: _ids, ...rest } = p;
-  return { ...rest, classOf };
+  const { classUnits: _units, classIds: _ids, ...core } = p;
+  return withDerived({ ...core, classOf, denseStates: Math.max(1, Math.min(denseStates, p.denseStates)) });
 }

@@ -363,11 +363,15 @@ export function linkRuleImage(parts: readonly RulePart[], options: CompileOption
   };
 }
 
-/** The rule tier from its image: the predicates' regexes and the scanner's scratch are all it builds. */
-export function rulesFromImage(image: RuleImage): CompiledRuleSet {
+/**
+ * The rule tier from its image: the automaton's rows, the predicates' regexes and the scanner's
+ * scratch are all it builds. `sparse`: build the root's row only (the rest step through
+ * failure links), for a router that serves a few short inputs (docs/scaling.md).
+ */
+export function rulesFromImage(image: RuleImage, options: { sparse?: boolean } = {}): CompiledRuleSet {
   const tables: RuleTables = {
     ...image.tables,
-    automaton: unpackAutomaton(image.tables.automaton),
+    automaton: unpackAutomaton(image.tables.automaton, options.sparse === true ? 1 : undefined),
     verifier: { ...image.tables.verifier, predicates: predicateRegExps(image.predicateSources) },
   };
   const scanner = new RuleScanner(tables);

@@ -3,8 +3,10 @@ import {
   type Automaton,
   buildAutomaton,
   deepNext,
+  packAutomaton,
   SPACE_CLASS,
   stateOfCode,
+  unpackAutomaton,
 } from "../../../src/routing/rules/automaton";
 import { prng } from "./reference-matcher";
 
@@ -79,5 +81,29 @@ describe("buildAutomaton", () => {
     for (const unit of [0x09, 0x0a, 0x0d, 0x20, 0xa0, 0x2003, 0x3000, 0xfeff])
       expect(a.classOf[unit]).toBe(SPACE_CLASS);
     expect(a.classOf["z".charCodeAt(0)]).toBe(0);
+  });
+
+  it("packs to its core and unpacks to the same automaton; unpacked with fewer dense rows it finds the same", () => {
+    const rand = prng(11);
+    const alphabet = ["a", "b", "c", "d", "退"];
+    for (let round = 0; round < 30; round++) {
+      const entries = [
+        ...new Set(
+          Array.from({ length: 1 + rand.int(20) }, () =>
+            Array.from({ length: 1 + rand.int(5) }, () => rand.pick(alphabet)).join(""),
+          ),
+        ),
+      ];
+      const built = buildAutomaton(entries, rand.int(2) === 0 ? undefined : 4 * (2 + alphabet.length));
+      const packed = packAutomaton(built);
+      expect(Object.keys(packed)).not.toContain("dense");
+      expect(unpackAutomaton(packed)).toEqual(built);
+      const sparse = unpackAutomaton(packed, 1);
+      expect(sparse.denseStates).toBe(1);
+      for (let n = 0; n < 10; n++) {
+        const text = Array.from({ length: rand.int(30) }, () => rand.pick([...alphabet, "A", "x"])).join("");
+        expect(occurrences(sparse, text), `${entries} in ${text}`).toEqual(naive(entries, text));
+      }
+    }
   });
 });

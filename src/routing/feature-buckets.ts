@@ -51,7 +51,9 @@ export function gramHash(key: number): number {
 export function bucketsOf(features: TextFeatures, buckets: number): number[] {
   const hit = new Set<number>();
   for (const { term } of features.terms) hit.add(termHash(term) & (buckets - 1));
+  // Phrase features (skip bigrams, the length) share the grams' integer keys and table.
   for (const key of features.grams) hit.add(gramHash(key) & (buckets - 1));
+  for (const key of features.phrase) hit.add(gramHash(key) & (buckets - 1));
   return [...hit].sort((a, b) => a - b);
 }
 

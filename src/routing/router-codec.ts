@@ -19,6 +19,7 @@
 
 import type { TextFeatures } from "./classifier/features";
 import type { ClassifierImage } from "./classifier/lexical-classifier";
+import type { ModelImage } from "./classifier/softmax";
 import {
   bucketCount,
   type ClassifierRest,
@@ -58,6 +59,12 @@ export interface ClassifierHead {
   wide: boolean;
   features: number;
   examples: number;
+  /**
+   * The counted model kept beside a trained one (registries small enough to train), whole:
+   * its rows are by feature id, so a slice takes the rows of its own features. Null beside a
+   * counted model, and in heads stored before it existed (undefined).
+   */
+  counted?: ModelImage | null;
 }
 
 /** The head section: what every route reads. */
@@ -98,6 +105,7 @@ export function encodeShard(image: RouterImage): ShardSections {
             wide: c.model.agent instanceof Uint32Array,
             features,
             examples: c.texts.length,
+            counted: c.counted ?? null,
           },
   };
   const texts: Uint8Array[] = [];
@@ -149,7 +157,7 @@ export function decodeShard(sections: ShardSections): RouterImage {
       }
     }
     const texts = sections.texts.flatMap((chunk) => parsed<string[]>(chunk));
-    classifier = joinFeatures(restOf(head, c, texts), slabs, slabOf, indexOf);
+    classifier = { ...joinFeatures(restOf(head, c, texts), slabs, slabOf, indexOf), counted: c.counted ?? null };
   }
   return {
     agents: parsed<RouteAgent[]>(sections.agents),
@@ -186,12 +194,42 @@ export function sliceShard(
   };
   for (const { term } of features.terms) look(termHash(term), term, 0);
   for (const key of features.grams) look(gramHash(key), null, key);
+  for (const key of features.phrase) look(gramHash(key), null, key);
   found.sort((x, y) => x[0] - y[0]);
   const list = [...new Set(found.map((f) => f[1]))];
   const slabOf = Uint32Array.from(found, (f) => list.indexOf(f[1]));
   const indexOf = Uint32Array.from(found, (f) => f[2]);
-  image.classifier = joinFeatures(restOf(head, c, new Array<string>(c.examples).fill("")), list, slabOf, indexOf);
+  const joined = joinFeatures(restOf(head, c, new Array<string>(c.examples).fill("")), list, slabOf, indexOf);
+  const counted = c.counted
+    ? sliceModel(
+        c.counted,
+        found.map((f) => f[0]),
+      )
+    : null;
+  image.classifier = { ...joined, counted };
   return image;
+}
+
+/** The rows of `ids` (in that order) of a model: the model a slice's features take ids 0, 1, … in. */
+function sliceModel(model: ModelImage, ids: readonly number[]): ModelImage {
+  const a = model.agentCount;
+  if (model.start === null) {
+    const w = new Float32Array(ids.length * a);
+    ids.forEach((f, j) => w.set(model.w.subarray(f * a, (f + 1) * a), j * a));
+    return { agentCount: a, w, start: null, agent: null };
+  }
+  const { start: from, agent: agentOf } = model;
+  const start = new Uint32Array(ids.length + 1);
+  ids.forEach((f, j) => {
+    start[j + 1] = start[j]! + (from[f + 1]! - from[f]!);
+  });
+  const w = new Float32Array(start[ids.length]!);
+  const agent = agentOf instanceof Uint32Array ? new Uint32Array(w.length) : new Uint16Array(w.length);
+  ids.forEach((f, j) => {
+    w.set(model.w.subarray(from[f]!, from[f + 1]!), start[j]!);
+    if (agentOf !== null) agent.set(agentOf.subarray(from[f]!, from[f + 1]!), start[j]!);
+  });
+  return { agentCount: a, w, start, agent: agentOf === null ? null : agent };
 }
 
 /** The texts chunks holding agent `a`'s examples (its index among the shard's enabled agents). */

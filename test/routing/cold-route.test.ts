@@ -40,6 +40,8 @@ const plain = (value: unknown) => JSON.parse(JSON.stringify(value));
 describe("a route decided from a stored version's sections", () => {
   it.each([
     ["one trained shard", team, undefined],
+    // 120 agents in one shard: trained, with sparse model rows (its counted model's sliced row by row).
+    ["one trained shard of 120 agents", synthetic(120).agents, 1],
     ["four counted shards", synthetic(120).agents, 4],
   ] as const)("decides as the loaded router does, explanation included: %s", async (_, agents, shards) => {
     const { sections, loaded } = built([...agents], shards);

@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { chatCompletion } from "./lib/chat-completion";
 import { devKey, percentile, runConcurrent, startDevServer } from "./lib/wrangler-dev";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
@@ -31,16 +32,7 @@ function startModel(): Promise<Server> {
     req.on("end", () => {
       calls++;
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(
-        JSON.stringify({
-          id: `chatcmpl-${calls}`,
-          object: "chat.completion",
-          created: Math.floor(Date.now() / 1000),
-          model: "fake",
-          choices: [{ index: 0, message: { role: "assistant", content: "done" }, finish_reason: "stop" }],
-          usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 },
-        }),
-      );
+      res.end(chatCompletion(calls, "fake", { content: "done" }));
     });
   });
   return new Promise((resolve) => server.listen(MODEL_PORT, "127.0.0.1", () => resolve(server)));

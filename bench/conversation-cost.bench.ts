@@ -23,6 +23,7 @@ import { spawn } from "node:child_process";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import { apiClient } from "./lib/api-client";
+import { chatCompletion, type FakeMessage } from "./lib/chat-completion";
 import { startWorkerdServer } from "./lib/workerd-server";
 
 const KEY = "bench-cost-key";
@@ -62,12 +63,12 @@ let modelCalls = 0;
 let toolCalls = 0;
 
 /** What each agent answers, from its system prompt and the conversation since the last user message. */
-function reply(messages: WireMessage[]): { content: string | null; tool_calls?: unknown[] } {
+function reply(messages: WireMessage[]): FakeMessage {
   const agent = /^You are '([^']+)'/.exec(messages[0]?.content ?? "")?.[1] ?? "?";
   const lastUser = messages.findLastIndex((m) => m.role === "user");
   const said = (messages[lastUser]?.content ?? "").toLowerCase();
   const since = messages.slice(lastUser + 1);
-  const call = (name: string, args: Record<string, unknown>) => ({
+  const call = (name: string, args: Record<string, unknown>): FakeMessage => ({
     content: null,
     tool_calls: [{ id: `call_${modelCalls}`, type: "function", function: { name, arguments: JSON.stringify(args) } }],
   });
@@ -105,22 +106,7 @@ function serveModel(req: IncomingMessage, res: ServerResponse): void {
     const message = reply(body.messages);
     setTimeout(() => {
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(
-        JSON.stringify({
-          id: `chatcmpl-${modelCalls}`,
-          object: "chat.completion",
-          created: Math.floor(Date.now() / 1000),
-          model: body.model,
-          choices: [
-            {
-              index: 0,
-              message: { role: "assistant", ...message },
-              finish_reason: message.tool_calls ? "tool_calls" : "stop",
-            },
-          ],
-          usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-        }),
-      );
+      res.end(chatCompletion(modelCalls, body.model, message));
     }, MODEL_MS);
   });
 }

@@ -25,6 +25,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { apiClient } from "./lib/api-client";
+import { chatCompletion, type FakeMessage } from "./lib/chat-completion";
 import { spawnRole } from "./lib/child-role";
 import { startWorkerdServer } from "./lib/workerd-server";
 import { devKey, percentile, runConcurrent, startDevServer } from "./lib/wrangler-dev";
@@ -71,10 +72,7 @@ function checkProtocol(body: WireRequest): void {
 }
 
 /** The scripted model: what each agent does, from its system prompt and what it has already done. */
-function reply(body: WireRequest): {
-  content: string | null;
-  tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[];
-} {
+function reply(body: WireRequest): FakeMessage {
   const agent = /^You are '([^']+)'/.exec(body.messages[0]?.content ?? "")?.[1] ?? "?";
   const offered = new Set((body.tools ?? []).map((t) => t.function.name));
   const call = (name: string, args: Record<string, unknown>) => {
@@ -108,22 +106,7 @@ function fakeModel(req: IncomingMessage, res: ServerResponse): void {
     checkProtocol(body);
     const message = reply(body);
     res.writeHead(200, { "content-type": "application/json" });
-    res.end(
-      JSON.stringify({
-        id: `chatcmpl-${modelCalls}`,
-        object: "chat.completion",
-        created: Math.floor(Date.now() / 1000),
-        model: body.model,
-        choices: [
-          {
-            index: 0,
-            message: { role: "assistant", ...message },
-            finish_reason: message.tool_calls ? "tool_calls" : "stop",
-          },
-        ],
-        usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-      }),
-    );
+    res.end(chatCompletion(modelCalls, body.model, message));
   });
 }
 

@@ -215,21 +215,21 @@ function sliceModel(model: ModelImage, ids: readonly number[]): ModelImage {
   const a = model.agentCount;
   if (model.start === null) {
     const w = new Float32Array(ids.length * a);
-    ids.forEach((f, j) => w.set(model.w.subarray(f * a, (f + 1) * a), j * a));
+    for (let j = 0; j < ids.length; j++) w.set(model.w.subarray(ids[j]! * a, (ids[j]! + 1) * a), j * a);
     return { agentCount: a, w, start: null, agent: null };
   }
   const { start: from, agent: agentOf } = model;
   const start = new Uint32Array(ids.length + 1);
-  ids.forEach((f, j) => {
-    start[j + 1] = start[j]! + (from[f + 1]! - from[f]!);
-  });
+  for (let j = 0; j < ids.length; j++) start[j + 1] = start[j]! + (from[ids[j]! + 1]! - from[ids[j]!]!);
   const w = new Float32Array(start[ids.length]!);
-  const agent = agentOf instanceof Uint32Array ? new Uint32Array(w.length) : new Uint16Array(w.length);
-  ids.forEach((f, j) => {
+  const agent =
+    agentOf === null ? null : agentOf instanceof Uint32Array ? new Uint32Array(w.length) : new Uint16Array(w.length);
+  for (let j = 0; j < ids.length; j++) {
+    const f = ids[j]!;
     w.set(model.w.subarray(from[f]!, from[f + 1]!), start[j]!);
-    if (agentOf !== null) agent.set(agentOf.subarray(from[f]!, from[f + 1]!), start[j]!);
-  });
-  return { agentCount: a, w, start, agent: agentOf === null ? null : agent };
+    agent?.set(agentOf!.subarray(from[f]!, from[f + 1]!), start[j]!);
+  }
+  return { agentCount: a, w, start, agent };
 }
 
 /** The texts chunks holding agent `a`'s examples (its index among the shard's enabled agents). */

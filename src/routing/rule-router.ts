@@ -109,7 +109,8 @@ export interface RuleRouterOptions {
   calibration?: Calibration;
 }
 
-const EMPTY: RuleDecision = {
+/** The decision that names no agent: nothing matched, or nothing is registered. */
+export const NO_DECISION: RuleDecision = {
   agent: null,
   confidence: 0,
   score: 0,
@@ -366,7 +367,7 @@ export function routerFromShards(
   const decisionOf = ({ candidates, classification }: RuleEvidence): RuleDecision => {
     const best = candidates[0];
     const classifier = best === undefined ? null : (shards[best.shard]?.classifier ?? null);
-    if (!best || classification === null || classifier === null) return { ...EMPTY, candidates: [] };
+    if (!best || classification === null || classifier === null) return { ...NO_DECISION, candidates: [] };
     const asCandidate = (s: ScoredCandidate): RuleCandidate => ({
       agent: s.agent,
       score: s.match?.score ?? 0,

@@ -6,7 +6,13 @@ import { loadDefinitions, type RegistryHead, registryHeadStatement } from "../re
 import { loadTools } from "../registry/tool-store";
 import { decodeShard, unpackSections } from "../routing/router-codec";
 import type { RouteAgent } from "../routing/router-image";
-import { type CompiledRuleRouter, routerFromShards, type WrappedShard, wrapShard } from "../routing/rule-router";
+import {
+  type CompiledRuleRouter,
+  NO_DECISION,
+  routerFromShards,
+  type WrappedShard,
+  wrapShard,
+} from "../routing/rule-router";
 import type { RuleDecision, RuleRouter } from "../routing/types";
 import type { BuildStats, RoutedByObject, RouteNeeds } from "../rpc/router";
 import { routerRpc } from "../rpc/stubs";
@@ -265,14 +271,7 @@ function answeredRegistry({ version, decision, agents: listed }: RoutedByObject)
     a.name < b.name ? -1 : 1,
   );
   let byName: Map<string, RouteAgent> | undefined;
-  const decided: RuleDecision = decision ?? {
-    agent: null,
-    confidence: 0,
-    score: 0,
-    matched_keywords: [],
-    matched_patterns: [],
-    candidates: [],
-  };
+  const decided: RuleDecision = decision ?? { ...NO_DECISION, candidates: [] };
   const rules: RuleRouter = { decide: () => decided, decideInTurns: async () => decided, memoryBytes: 0 };
   return {
     source: "object",

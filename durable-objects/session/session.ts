@@ -44,6 +44,7 @@ import { SessionRuns } from "./runs/session-runs";
 import { SessionConversation } from "./session-conversation";
 import type { FlowCheckpoint, SessionKernel } from "./session-kernel";
 import { SessionLifecycle } from "./session-lifecycle";
+import { SessionMessages } from "./session-messages";
 import { SESSION_MIGRATIONS, SESSION_SCHEMA, SESSION_TABLES_DEFERRED, SessionStore } from "./session-store";
 import { SessionTriggers } from "./triggers/session-triggers";
 import { TriggerPoints } from "./triggers/trigger-queue";
@@ -67,6 +68,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   private readonly deliveries: SessionDeliveries;
   private readonly fanout: SessionFanout;
   private readonly conversation: SessionConversation;
+  private readonly messages: SessionMessages;
   private readonly schema: SchemaGate;
   private readonly liveEvents: LiveStore;
   private readonly hub: LiveHub;
@@ -115,6 +117,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     this.views = new RunViews(this.kernel, this.runs, this.hub);
     this.triggers = new SessionTriggers(this.kernel, this.handoffs, runStore, points);
     this.conversation = new SessionConversation(this.kernel, this.triggers, this.handoffs);
+    this.messages = new SessionMessages(this.runs, this.triggers, this.schema, this.liveEvents, this.hub);
     // Answered by the runtime without waking a hibernated object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     this.deliveries = new SessionDeliveries(this.kernel, this.sql);
@@ -228,53 +231,23 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
 
   // ── Runs (runs/) ────────────────────────────────
 
-  async sendMessage(
+  sendMessage(
     content: string,
     actor: Actor = API_ACTOR,
     task: MessageTask = {},
     options: MessageOptions = {},
   ): Promise<Result<MessageRun>> {
-    await this.capabilityPoint(task);
-    if (!options.background) return this.runs.userMessage(content, actor);
-    const started = await this.runs.startRun(content, actor);
-    if (started.ok) this.runs.driveInBackground(started.value.run.id);
-    return started;
-  }
-
-  /** A message that needs capabilities the current agent lacks: capability triggers hand it on before it runs. */
-  private async capabilityPoint(task: MessageTask): Promise<void> {
-    if (task.required_capabilities?.length && this.schema.ready() && !this.runs.store.active()) {
-      await this.triggers.fire({ type: "capability", required: task.required_capabilities });
-    }
+    return this.messages.send(content, actor, task, options);
   }
 
   /** A user message whose run is streamed as Server-Sent Events: its events as they happen, then the final object. */
-  async streamMessage(
+  streamMessage(
     content: string,
     actor: Actor = API_ACTOR,
     task: MessageTask = {},
     options: MessageOptions = {},
   ): Promise<Result<{ stream: ReadableStream<Uint8Array> }>> {
-    await this.capabilityPoint(task);
-    // A message that continues a paused run streams that run from here on, not from its start.
-    const paused = this.schema.ready() ? this.runs.store.active()?.run.id : undefined;
-    const from = paused ? this.liveEvents.latest() : "";
-    const started = await this.runs.startRun(content, actor);
-    if (!started.ok) return started;
-    const { message, run } = started.value;
-    // A client that goes away mid-run, with nobody else listening, cancels the run (and its model
-    // call) — unless the run is detached from its stream.
-    const stream: ReadableStream<Uint8Array> = this.hub.streamRun(
-      run.id,
-      () => this.runs.settled(run.id, message),
-      () => {
-        if (!options.detached && !this.hub.listening(run.id, stream))
-          void this.runs.cancel(run.id, actor, "the client went away").catch(() => undefined);
-      },
-      run.id === paused ? from : "",
-    );
-    this.runs.driveInBackground(run.id);
-    return ok({ stream });
+    return this.messages.stream(content, actor, task, options);
   }
 
   /** A run with the conversation items of its time. */

@@ -26,8 +26,8 @@
  *    on CLINC150 train (Larson et al., 2019, CC BY 3.0) by 5-fold cross-validation over
  *    registries of 1, 3 and 10 agents with 1 to ~80 examples per intent or keywords only; its
  *    out-of-scope rows (and, in the smaller registries, the left-out domains) count as wrong
- *    for every agent, weighted as a tenth of the traffic. `npx tsx bench/fit-calibration.ts
- *    --write` refits them. So at threshold T the rule tier is right about T% of the time on
+ *    for every agent, weighted as 6% of the traffic (10% where agents have all their
+ *    examples). `npx tsx bench/fit-calibration.ts --write` refits them. So at threshold T the rule tier is right about T% of the time on
  *    traffic like that: on CLINC150 val, precision at 80 is ~99% and 97% of out-of-scope
  *    requests stay below it. Unfamiliar input (few known words, no close example) gets a low
  *    confidence instead of its nearest agent.

@@ -10,9 +10,10 @@
  * postings' examples and weights; per feature its informative flag; the terms' UTF-8 bytes.
  * Terms come first, then grams, each in id order.
  */
+
+import type { ClassifierImage } from "./classifier/classifier-link";
 import type { TextFeatures } from "./classifier/features";
 import { IntTable } from "./classifier/int-table";
-import type { ClassifierImage } from "./classifier/lexical-classifier";
 
 /** Features per bucket, on average: the fewer, the less a route reads and the more rows a shard keeps. */
 export const FEATURES_PER_BUCKET = 8;

@@ -13,7 +13,7 @@
  *   take of it in name order, so the bound holds over all shards together.
  */
 import type { AgentDefinition } from "../schemas/agent";
-import { TRAINED_AGENTS_MAX } from "./classifier/lexical-classifier";
+import { TRAINED_AGENTS_MAX } from "./classifier/classifier-link";
 import { type AgentPart, compileAgentPart, linkRouterImage, type RouterImage } from "./router-image";
 import { PATTERN_BUDGET } from "./rules";
 import { DENSE_CELL_LIMIT } from "./rules/automaton";

@@ -17,8 +17,8 @@
  * exactly as the whole image does, since a route reads nothing of a feature it does not have.
  */
 
+import type { ClassifierImage } from "./classifier/classifier-link";
 import type { TextFeatures } from "./classifier/features";
-import type { ClassifierImage } from "./classifier/lexical-classifier";
 import type { ModelImage } from "./classifier/softmax";
 import {
   bucketCount,

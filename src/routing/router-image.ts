@@ -20,7 +20,7 @@ import {
   type ClassifierPart,
   compileClassifierPart,
   linkClassifierImage,
-} from "./classifier/lexical-classifier";
+} from "./classifier/classifier-link";
 import type { SoftmaxOptions } from "./classifier/softmax";
 import { trainingTexts } from "./classifier/training-texts";
 import { type CompileOptions, compileRulePart, linkRuleImage, type RuleImage, type RulePart } from "./rules";

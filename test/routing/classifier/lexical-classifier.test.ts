@@ -1,11 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { compileClassifierPart, linkClassifierImage } from "../../../src/routing/classifier/classifier-link";
 import {
   COUNT_WEIGHT,
   classifierFromImage,
   compileClassifier,
-  compileClassifierPart,
   type LexicalClassifier,
-  linkClassifierImage,
 } from "../../../src/routing/classifier/lexical-classifier";
 
 const sets = [

@@ -6,7 +6,7 @@ import { readSse } from "../../src/lib/sse";
 import { fakeA2aAgent, slowCard } from "../fakes/a2a-agent";
 import { answer, callTool } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
-import { ALPHA_KEY, call } from "./helpers";
+import { ALPHA_KEY, call, newSession, putAgents, say } from "./helpers";
 import { script } from "./run-fixtures";
 
 /**
@@ -33,20 +33,9 @@ const AGENTS = [
 ];
 
 beforeAll(async () => {
-  for (const agent of AGENTS) {
-    const res = await call("PUT", `/v1/agents/${agent.name}`, agent);
-    if (res.status >= 300) throw new Error(`PUT ${agent.name}: ${JSON.stringify(res.json)}`);
-  }
+  await putAgents(AGENTS);
   await call("PUT", "/v1/config/routing", { llm: { provider: "openai", model: "fake-model" } });
 });
-
-async function session(agent: string): Promise<string> {
-  const res = await call("POST", "/v1/sessions", { agent, ttl_s: 86_400 });
-  if (res.status !== 201) throw new Error(JSON.stringify(res.json));
-  return res.json.id;
-}
-
-const say = (id: string, content: string) => call("POST", `/v1/sessions/${id}/messages`, { role: "user", content });
 
 describe("a remote agent in a run", () => {
   it("takes a handoff, asks for input once (the run waits), gets the next message in the same remote task, then answers", async () => {
@@ -56,7 +45,7 @@ describe("a remote agent in a run", () => {
     ]);
     llmServer.use(...remote.handlers);
     script({ triage: [callTool("transfer_to_helper", { reason: "order question" })] });
-    const id = await session("triage");
+    const id = await newSession("triage");
     const first = await say(id, "where is my order?");
     expect(first.json.run).toMatchObject({
       status: "awaiting_human",
@@ -100,7 +89,7 @@ describe("a remote agent in a run", () => {
     ]);
     llmServer.use(...remote.handlers);
     script({ triage: [callTool("transfer_to_helper", { reason: "remote stuff" }), answer("Triage here again.")] });
-    const id = await session("triage");
+    const id = await newSession("triage");
     expect((await say(id, "hi")).json.run).toMatchObject({ status: "completed", output_agent: "helper" });
     const back = await say(id, "actually, billing");
     expect(back.json.run).toMatchObject({ status: "completed", output: "Triage here again.", output_agent: "triage" });
@@ -119,13 +108,13 @@ describe("a remote agent in a run", () => {
     });
     llmServer.use(...plain.handlers, ...signer.handlers);
     script({ triage: [callTool("transfer_to_plain", {})], billing: [] });
-    const a = await session("plain");
+    const a = await newSession("plain");
     const res = await say(a, "hello");
     expect(res.json.run).toMatchObject({ status: "completed", output: "plain answer" });
     const llm = res.json.run.events.find((e: { event_type: string }) => e.event_type === "llm_call");
     expect(llm.details.streamed).toBe(false);
     expect(plain.received[0]!.headers["webhook-signature"]).toBeUndefined();
-    const b = await session("signer");
+    const b = await newSession("signer");
     expect((await say(b, "hello")).json.run).toMatchObject({ status: "completed", output: "signed answer" });
     expect(signer.received[0]!.headers["webhook-signature"]).toMatch(/^v1,/);
     expect(signer.received[0]!.headers["webhook-id"]).toMatch(/^turn_1_run_/);
@@ -135,7 +124,7 @@ describe("a remote agent in a run", () => {
 describe("a remote agent's streamed answer", () => {
   it("reaches Relay's clients as message.delta pieces, then the whole message under the same id", async () => {
     llmServer.use(...fakeA2aAgent("https://helper.test", [{ kind: "answer", text: "one two three four" }]).handlers);
-    const id = await session("helper");
+    const id = await newSession("helper");
     const response = await (exports as any).default.fetch(
       new Request(`http://relay.test/v1/sessions/${id}/messages`, {
         method: "POST",
@@ -182,7 +171,7 @@ describe("bad remote agents: a coded run error, nothing stuck", () => {
       ["failing", "REMOTE_AGENT_ERROR", "database down"],
     ];
     for (const [agent, code, text] of cases) {
-      const id = await session(agent);
+      const id = await newSession(agent);
       const res = await say(id, "hello");
       expect(res.status, agent).toBe(200);
       expect(res.json.run, agent).toMatchObject({ status: "failed", error: { code } });
@@ -195,12 +184,12 @@ describe("bad remote agents: a coded run error, nothing stuck", () => {
   it("a remote agent that never answers: REMOTE_AGENT_TIMEOUT after the agent's timeout_s", async () => {
     const silent = fakeA2aAgent("https://silent.test", [{ kind: "hang" }]);
     llmServer.use(...silent.handlers);
-    const id = await session("silent");
+    const id = await newSession("silent");
     const res = await say(id, "hello?");
     expect(res.json.run).toMatchObject({ status: "failed", error: { code: "REMOTE_AGENT_TIMEOUT" } });
     // A card that takes longer than the turn may.
     llmServer.use(slowCard(CARD("slowcard.test"), 3000));
-    const again = await say(await session("slowcard"), "hello?");
+    const again = await say(await newSession("slowcard"), "hello?");
     expect(again.json.run).toMatchObject({ status: "failed", error: { code: "REMOTE_AGENT_TIMEOUT" } });
   });
 

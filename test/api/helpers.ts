@@ -37,3 +37,22 @@ export async function call(
   );
   return { status: response.status, json, headers: response.headers };
 }
+
+/** Registers agents for the alpha tenant (PUT /v1/agents/:name), failing the set-up on a refusal. */
+export async function putAgents(agents: readonly { name: string }[]): Promise<void> {
+  for (const agent of agents) {
+    const res = await call("PUT", `/v1/agents/${agent.name}`, agent);
+    if (res.status >= 300) throw new Error(`PUT ${agent.name}: ${JSON.stringify(res.json)}`);
+  }
+}
+
+/** A new session on `agent` for the alpha tenant, a day long; its id. */
+export async function newSession(agent: string): Promise<string> {
+  const res = await call("POST", "/v1/sessions", { agent, ttl_s: 86_400 });
+  if (res.status !== 201) throw new Error(JSON.stringify(res.json));
+  return res.json.id;
+}
+
+/** A user message that runs the session's agent. */
+export const say = (id: string, content: string) =>
+  call("POST", `/v1/sessions/${id}/messages`, { role: "user", content });

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { fakeMcpServer } from "../fakes/mcp-server";
 import { answer, callTool, type RecordedRequest } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
-import { call } from "./helpers";
+import { call, newSession, putAgents, say } from "./helpers";
 import { protocolErrors, script, toolNames } from "./run-fixtures";
 
 /**
@@ -31,20 +31,10 @@ beforeAll(async () => {
     const res = await call("PUT", `/v1/tools/${tool.name}`, tool);
     if (res.status !== 201) throw new Error(`PUT tool ${tool.name}: ${JSON.stringify(res.json)}`);
   }
-  for (const agent of AGENTS) {
-    const res = await call("PUT", `/v1/agents/${agent.name}`, agent);
-    if (res.status >= 300) throw new Error(`PUT ${agent.name}: ${JSON.stringify(res.json)}`);
-  }
+  await putAgents(AGENTS);
   await call("PUT", "/v1/config/routing", { llm: { provider: "openai", model: "fake-model" } });
 });
 
-async function session(agent: string): Promise<string> {
-  const res = await call("POST", "/v1/sessions", { agent, ttl_s: 86_400 });
-  if (res.status !== 201) throw new Error(JSON.stringify(res.json));
-  return res.json.id;
-}
-
-const say = (id: string, content: string) => call("POST", `/v1/sessions/${id}/messages`, { role: "user", content });
 const toolMessages = (req: RecordedRequest) =>
   req.body.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
 
@@ -97,7 +87,7 @@ describe("mcp tools in a run", () => {
     const fake = script({
       clerk: [callTool("orders__lookup_order", { order_id: "o-7" }), answer("o-7 has shipped.")],
     });
-    const id = await session("clerk");
+    const id = await newSession("clerk");
     const paused = await say(id, "where is o-7?");
     expect(paused.json.run).toMatchObject({ status: "awaiting_approval", pending: { kind: "approval" } });
     expect(toolNames(fake.requests[0]!)).toEqual(["escalate_to_human", "orders__echo", "orders__lookup_order"]);
@@ -122,7 +112,7 @@ describe("mcp tools in a run", () => {
   it("an agent that allows one of the server's tools is offered that one alone", async () => {
     llmServer.use(fakeMcpServer("https://mcp.test/orders").handler);
     const fake = script({ one: [callTool("orders__echo", { text: "hi" }), answer("done")] });
-    const id = await session("one");
+    const id = await newSession("one");
     const res = await say(id, "echo hi");
     expect(res.json.run).toMatchObject({ status: "completed" });
     expect(toolNames(fake.requests[0]!)).toEqual(["escalate_to_human", "orders__echo"]);
@@ -132,7 +122,7 @@ describe("mcp tools in a run", () => {
   it("a tools/call answered with a JSON-RPC error is an error output the model sees; the run goes on", async () => {
     llmServer.use(fakeMcpServer("https://mcp.test/orders", { failCall: true }).handler);
     const fake = script({ one: [callTool("orders__echo", { text: "hi" }), answer("The tool is down, sorry.")] });
-    const id = await session("one");
+    const id = await newSession("one");
     const res = await say(id, "echo hi");
     expect(res.json.run).toMatchObject({ status: "completed", output: "The tool is down, sorry." });
     expect(toolMessages(fake.requests[1]!)).toEqual([
@@ -144,7 +134,7 @@ describe("mcp tools in a run", () => {
 
   it("a server whose tools/list is a JSON-RPC error fails the run with MCP_ERROR; the next message runs again", async () => {
     llmServer.use(fakeMcpServer("https://mcp.test/down", { failList: true }).handler);
-    const id = await session("broken");
+    const id = await newSession("broken");
     const res = await say(id, "hello");
     expect(res.status).toBe(200);
     expect(res.json.run).toMatchObject({ status: "failed", error: { code: "MCP_ERROR" } });

@@ -123,6 +123,14 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
   const stamp = new Uint32Array(n);
   const touched = new Uint32Array(n);
   let epoch = 0;
+  /** A new stamp for the examples a search touches (no clearing per search; a wrap clears once). */
+  const nextEpoch = () => {
+    epoch = (epoch + 1) >>> 0;
+    if (epoch === 0) {
+      stamp.fill(0);
+      epoch = 1;
+    }
+  };
 
   const exampleWeight = (i: number, t: number): number => {
     let lo = offset[t] as number;
@@ -217,11 +225,7 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
   const nearest = (c: Classification, a: number, k = 1): Neighbour[] => {
     const first = agentStart[a] as number;
     const last = agentStart[a + 1] as number;
-    epoch = (epoch + 1) >>> 0;
-    if (epoch === 0) {
-      stamp.fill(0);
-      epoch = 1;
-    }
+    nextEpoch();
     let nTouched = 0;
     for (const t of c.terms) {
       if (t.id < 0 || informative[t.id] === 0) continue;
@@ -254,11 +258,7 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
 
   const nearestByAgent = (c: Classification): Float64Array => {
     const best = new Float64Array(agentCount);
-    epoch = (epoch + 1) >>> 0;
-    if (epoch === 0) {
-      stamp.fill(0);
-      epoch = 1;
-    }
+    nextEpoch();
     let nTouched = 0;
     for (const t of c.terms) {
       if (t.id < 0 || informative[t.id] === 0) continue;

@@ -308,12 +308,12 @@ export class Timers {
     const report: RunReport = { ran: 0, failed: 0, destroyed: false };
     // The alarm that called this has fired: it is no longer set. The table is as this instance knows it.
     this.armed = undefined;
-    const due = this.sql<{
-      id: string;
-    }>`SELECT id FROM timers WHERE due_at <= ${this.clock()} ORDER BY due_at, id LIMIT ${limit}`;
-    for (const { id } of due) {
-      // An earlier handler's await let other calls in: this timer may be cancelled or replaced.
-      const row = this.sql<StoredTimer>`SELECT * FROM timers WHERE id = ${id}`[0];
+    const due = this
+      .sql<StoredTimer>`SELECT * FROM timers WHERE due_at <= ${this.clock()} ORDER BY due_at, id LIMIT ${limit}`;
+    for (const [i, listed] of due.entries()) {
+      // The first row is as read; before a later one, an earlier handler's await let other
+      // calls in, so it may be cancelled or replaced: read it again.
+      const row = i === 0 ? listed : this.sql<StoredTimer>`SELECT * FROM timers WHERE id = ${listed.id}`[0];
       if (!row) continue;
       const timer = toRow(row);
       const outcome = await this.invoke(handlers, timer, this.clock());

@@ -227,6 +227,35 @@ describe("Timers", () => {
     expect(result).toMatchObject({ due_at: T + 60_000, attempts: 0 });
   });
 
+
+  it("does not run a due timer an earlier handler cancelled or moved while it ran", async () => {
+    const result = await withTimers(async (timers, clock) => {
+      const ran: string[] = [];
+      timers.schedule("lease.expire", T, { lease_id: "l1" });
+      timers.schedule("session.expire", T + 1, null, { key: "exp" });
+      timers.schedule("session.purge", T + 2, null, { key: "purge" });
+      clock.now = T + 10;
+      await timers.run({
+        "lease.expire": async () => {
+          ran.push("lease");
+          await Promise.resolve();
+          timers.cancel("exp");
+          timers.schedule("session.purge", T + 60_000, null, { key: "purge" });
+          return { type: "done" };
+        },
+        "session.expire": () => {
+          ran.push("expire");
+          return { type: "done" };
+        },
+        "session.purge": () => {
+          ran.push("purge");
+          return { type: "done" };
+        },
+      });
+      return { ran, left: timers.list().map((t) => [t.kind, t.due_at]) };
+    });
+    expect(result).toEqual({ ran: ["lease"], left: [["session.purge", T + 60_000]] });
+  });
   it("drops a timer whose kind has no handler instead of looping on it, and says so", async () => {
     const errors = spyOnConsoleError();
     const { id, left } = await withTimers(async (timers) => {

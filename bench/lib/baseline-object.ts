@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
-import { SESSION_SCHEMA } from "../../durable-objects/session/session-store";
+import { SESSION_SCHEMA, SESSION_TABLES_DEFERRED } from "../../durable-objects/session/session-store";
+import { tableOf } from "../../durable-objects/shared/sql";
 import { memoryStateFolder, migrationStatements } from "./workerd-server";
 import { spawnWranglerDev, workerdCpu, workerdRss } from "./wrangler-dev";
 
@@ -23,7 +24,16 @@ import { spawnWranglerDev, workerdCpu, workerdRss } from "./wrangler-dev";
  * counts the handoff rows that reached D1). `POST /created/:name` makes a new object with one table and
  * one row and sends that creation's one audit row to D1 off the request, as a session's
  * creation must (Relay's `session.created`): the floor of an audited creation, without the
- * sessions index Relay writes with it. `GET /objects/:name` calls the object without touching storage.
+ * sessions index Relay writes with it. `POST /durable/:name` is the least a session that
+ * keeps its audit record through a crash and expires can write: a new object whose one
+ * transaction makes a session table and an outbox table (with its pending-rows index) and
+ * writes the session row and its pending audit row, an alarm set (its expiry, which also
+ * retries the outbox), and the audit row sent to D1 off the request and then marked sent.
+ * `POST /stored/:name` is a Relay session's own storage work with none of its code: the
+ * tables a new session makes (SESSION_SCHEMA's eager ones and the schema-version row, the
+ * same statements), its session row, its audit row and its two timers in one transaction,
+ * the alarm, and the audit row to D1 and marked sent as `/durable` does (Relay sends it from
+ * the alarm half a second later instead). `GET /objects/:name` calls the object without touching storage.
  * `GET /health` answers from the Worker alone, as Relay's does.
  */
 
@@ -38,10 +48,23 @@ export const AUDIT_ROWS_PER_WRITE = TRANSITIONS.length;
 /** Audited writes an object collects before it sends their rows to D1 in one batch. */
 export const AUDITED_WRITES_PER_BATCH = 10;
 
+/** The statements a new Relay session runs to make its tables (the rest are made when first needed). */
+const SESSION_EAGER = [
+  ...SESSION_SCHEMA.statements.filter((statement) => {
+    const table = tableOf(statement);
+    return table !== null && SESSION_TABLES_DEFERRED.eager.includes(table);
+  }),
+  "CREATE TABLE IF NOT EXISTS _schema (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)",
+  `INSERT INTO _schema (id, version) VALUES (1, ${SESSION_SCHEMA.version})`,
+];
+
 const SCRIPT = `
 import { DurableObject } from "cloudflare:workers";
 const SESSION_TABLES = ${JSON.stringify(SESSION_SCHEMA.statements.join(";\n"))};
 const TRANSITIONS = ${JSON.stringify(TRANSITIONS)};
+const SESSION_EAGER = ${JSON.stringify(SESSION_EAGER.join(";\n"))};
+const DURABLE_TABLES = "CREATE TABLE session (id INTEGER PRIMARY KEY, v TEXT NOT NULL); CREATE TABLE outbox (id TEXT PRIMARY KEY, details TEXT NOT NULL, sent INTEGER NOT NULL DEFAULT 0); CREATE INDEX outbox_pending ON outbox (id) WHERE sent = 0";
+const DAY_MS = 86400000;
 // Sixteen rows a statement (six binds each, under D1's 100), as Relay writes several rows a statement.
 const AUDIT_ROWS_PER_STATEMENT = 16;
 const insertAudit = (rows) =>
@@ -68,6 +91,50 @@ export class Plain extends DurableObject {
     const row = [crypto.randomUUID(), at, this.ctx.id.toString(), null, "session.created", JSON.stringify({ agent: "triage", created_at: at })];
     this.ctx.waitUntil(this.env.DB.prepare(insertAudit([row])).bind(...row).run());
     return rows;
+  }
+  // The one audit row of a creation to D1, then \`sent\` (the outbox's bookkeeping) in one transaction.
+  sendCreated(id, at, sent) {
+    const row = [id, at, this.ctx.id.toString(), null, "session.created", JSON.stringify({ agent: "triage", created_at: at })];
+    const write = this.env.DB.prepare(insertAudit([row])).bind(...row).run();
+    this.ctx.waitUntil(write.then(() => this.ctx.storage.transactionSync(sent)));
+  }
+  async durable() {
+    const sql = this.ctx.storage.sql;
+    const id = crypto.randomUUID();
+    const at = new Date().toISOString();
+    this.ctx.storage.transactionSync(() => {
+      sql.exec(DURABLE_TABLES);
+      sql.exec("INSERT INTO session (v) VALUES (?)", "x".repeat(200));
+      sql.exec("INSERT INTO outbox (id, details) VALUES (?, ?)", id, "x".repeat(200));
+    });
+    await this.ctx.storage.setAlarm(Date.now() + DAY_MS);
+    this.sendCreated(id, at, () => sql.exec("UPDATE outbox SET sent = 1 WHERE id = ?", id));
+    return 1;
+  }
+  async stored() {
+    const sql = this.ctx.storage.sql;
+    const id = crypto.randomUUID();
+    const now = Date.now();
+    const at = new Date(now).toISOString();
+    this.ctx.storage.transactionSync(() => {
+      sql.exec(SESSION_EAGER);
+      sql.exec(
+        "INSERT INTO session (id, session_id, tenant, status, current_agent, handoff_stack, state, metadata, ttl_s, created_at, updated_at, expires_at) VALUES (1, ?, 'dev', 'active', 'triage', '[]', '{}', '{}', 86400, ?, ?, ?)",
+        this.ctx.id.toString(), now, now, now + DAY_MS,
+      );
+      sql.exec(
+        "INSERT INTO audit (id, at, tenant, session_id, action, agent, actor, actor_type, details) VALUES (?, ?, 'dev', ?, 'session.created', 'triage', 'api', 'user', ?)",
+        id, at, this.ctx.id.toString(), "x".repeat(200),
+      );
+      sql.exec("INSERT INTO timers (id, key, kind, due_at) VALUES (?, 'outbox.flush', 'outbox.flush', ?)", id, now + 500);
+      sql.exec("INSERT INTO timers (id, key, kind, due_at) VALUES (?, 'session.expire', 'session.expire', ?)", id + "e", now + DAY_MS);
+    });
+    await this.ctx.storage.setAlarm(now + DAY_MS);
+    this.sendCreated(id, at, () => {
+      sql.exec("UPDATE audit SET flushed = 1 WHERE id = ?", id);
+      sql.exec("DELETE FROM timers WHERE key = 'outbox.flush'");
+    });
+    return 1;
   }
   async schema() {
     return this.touch(SESSION_TABLES);
@@ -102,6 +169,8 @@ export default {
     if (url.pathname.startsWith("/schemas/")) return Response.json({ rows: await stub.schema() });
     if (url.pathname.startsWith("/audited/")) return Response.json({ rows: await stub.audited() });
     if (url.pathname.startsWith("/created/")) return Response.json({ rows: await stub.created() });
+    if (url.pathname.startsWith("/durable/")) return Response.json({ rows: await stub.durable() });
+    if (url.pathname.startsWith("/stored/")) return Response.json({ rows: await stub.stored() });
     return Response.json({ rows: request.method === "POST" ? await stub.touch() : await stub.ping() });
   },
 };`;

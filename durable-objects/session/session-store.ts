@@ -6,9 +6,11 @@ import {
   ALL_TABLES,
   type DeferredTables,
   foldSchemaChanges,
+  rebuildTable,
   type SchemaMigration,
   type Sql,
   type TablesHeld,
+  withoutRowid,
 } from "../shared/sql";
 import { TIMERS_DDL, TIMERS_FORMAT_DDL, TIMERS_NO_DUE_INDEX_DDL } from "../shared/timers";
 import { DELIVERIES_DDL } from "./deliveries/delivery-store";
@@ -85,6 +87,48 @@ const NAME_LAST_HANDOFF =
   "UPDATE session SET last_handoff_id = json_extract(last_handoff_context, '$.metadata.handoff_id')";
 const DROP_CONTEXT_COPY_DDL = "ALTER TABLE session DROP COLUMN last_handoff_context";
 
+/**
+ * The tables keyed by a text id that a session writes most: v14–v17 make them `WITHOUT
+ * ROWID`, so each row inserted writes one b-tree row fewer (see `withoutRowid`).
+ */
+const KEYED_BY_ID = ["audit", "timers", "live_events", "run_events", "runs"] as const;
+
+/**
+ * The newest schema's statements, what SESSION_MIGRATIONS leave, made directly (no table
+ * created only to be rebuilt or dropped, no data moved). Columns added by ALTER are written
+ * into their CREATE TABLE as SQLite would store them, dropped columns and indexes left out
+ * (`foldSchemaChanges`), and the tables keyed by id made without a rowid;
+ * test/durable-objects/session/session-schema.test.ts holds the two equal. A new migration
+ * changes both; one that changes a table a new object makes only when first needed
+ * (SESSION_TABLES_DEFERRED) names it in `SchemaMigration.table`, since an object may not
+ * hold that table yet.
+ */
+const SESSION_STATEMENTS = withoutRowid(
+  foldSchemaChanges([
+    ...SESSION_V1_DDL,
+    ...OUTBOX_DDL,
+    ...TIMERS_DDL,
+    ...HANDOFF_DDL,
+    ...FORMAT_DDL,
+    ...HANDOFF_HIDDEN_CALLS_DDL,
+    ...RUN_SCHEMA,
+    ...INBOX_SCHEMA,
+    ...LIVE_DDL,
+    ...TRIGGER_QUEUE_DDL,
+    ...DELIVERIES_DDL,
+    ...FANOUT_DDL,
+    LAST_HANDOFF_ID_DDL,
+    DROP_CONTEXT_COPY_DDL,
+    ...REMOTE_THREADS_DDL,
+    ...OUTBOX_PENDING_ONLY_DDL,
+    ...TIMERS_NO_DUE_INDEX_DDL,
+  ]),
+  KEYED_BY_ID,
+);
+
+/** A table keyed by id made again without a rowid, its rows kept. */
+const keyedById = (table: (typeof KEYED_BY_ID)[number]) => rebuildTable(SESSION_STATEMENTS, table, `${table}_v13`);
+
 export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 1, statements: [...SESSION_V1_DDL, ...OUTBOX_DDL, ...TIMERS_DDL] },
   // Handoffs, idempotency keys, the current agent's lease, queued releases, the inbox.
@@ -118,38 +162,17 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 12, statements: REMOTE_THREADS_DDL },
   // Fewer rows written: the outbox's pending index holds pending rows only; timers lose their due-time index.
   { version: 13, statements: [...OUTBOX_PENDING_ONLY_DDL, ...TIMERS_NO_DUE_INDEX_DDL] },
+  // Fewer rows written: the tables keyed by id lose their rowid (the outbox and timers are in every session).
+  { version: 14, statements: [...keyedById("audit"), ...keyedById("timers")] },
+  { version: 15, statements: keyedById("live_events"), table: "live_events" },
+  { version: 16, statements: keyedById("run_events"), table: "run_events" },
+  { version: 17, statements: keyedById("runs"), table: "runs" },
 ];
 
-/**
- * The newest schema, what SESSION_MIGRATIONS leave, made directly (no table created only to
- * be rebuilt or dropped, no data moved). Columns added by ALTER are written into their
- * CREATE TABLE as SQLite would store them, dropped columns and indexes left out
- * (`foldSchemaChanges`); test/durable-objects/session/session-schema.test.ts holds the two equal. A new migration
- * changes both; one that changes a table a new object makes only when first needed
- * (SESSION_TABLES_DEFERRED) names it in `SchemaMigration.table`, since an object may not
- * hold that table yet.
- */
+/** The newest schema, made directly in one step (see SESSION_STATEMENTS). */
 export const SESSION_SCHEMA: SchemaMigration = {
   version: SESSION_MIGRATIONS.at(-1)!.version,
-  statements: foldSchemaChanges([
-    ...SESSION_V1_DDL,
-    ...OUTBOX_DDL,
-    ...TIMERS_DDL,
-    ...HANDOFF_DDL,
-    ...FORMAT_DDL,
-    ...HANDOFF_HIDDEN_CALLS_DDL,
-    ...RUN_SCHEMA,
-    ...INBOX_SCHEMA,
-    ...LIVE_DDL,
-    ...TRIGGER_QUEUE_DDL,
-    ...DELIVERIES_DDL,
-    ...FANOUT_DDL,
-    LAST_HANDOFF_ID_DDL,
-    DROP_CONTEXT_COPY_DDL,
-    ...REMOTE_THREADS_DDL,
-    ...OUTBOX_PENDING_ONLY_DDL,
-    ...TIMERS_NO_DUE_INDEX_DDL,
-  ]),
+  statements: SESSION_STATEMENTS,
 };
 
 /**

@@ -110,6 +110,40 @@ export function foldSchemaChanges(statements: readonly string[]): string[] {
   return out;
 }
 
+/** The table a `CREATE TABLE` statement makes (not an index); null for any other statement. */
+const createdTable = (statement: string): string | null => /^\s*CREATE TABLE (\w+) \(/.exec(statement)?.[1] ?? null;
+
+/**
+ * `statements` with each of `tables` made `WITHOUT ROWID`. A table keyed by a text id keeps
+ * its rows in a b-tree of its own and, beside it, an index of the key; without a rowid the
+ * rows are kept in the key's b-tree, so every row inserted writes one b-tree row fewer.
+ */
+export function withoutRowid(statements: readonly string[], tables: readonly string[]): string[] {
+  return statements.map((statement) => {
+    const table = createdTable(statement);
+    return table !== null && tables.includes(table) ? `${statement.trimEnd()} WITHOUT ROWID` : statement;
+  });
+}
+
+/**
+ * The statements that make `table` again as `schema` has it, keeping its rows, for a change
+ * ALTER cannot make (such as `WITHOUT ROWID`): the old table set aside under `aside`, the new
+ * one made, the rows copied, the old one dropped with its indexes, the indexes made again.
+ * The table's columns must be the same, in the same order.
+ */
+export function rebuildTable(schema: readonly string[], table: string, aside: string): string[] {
+  const create = schema.find((statement) => createdTable(statement) === table);
+  if (create === undefined) throw new Error(`the schema makes no table ${table}`);
+  const indexes = schema.filter((statement) => createdTable(statement) === null && tableOf(statement) === table);
+  return [
+    `ALTER TABLE ${table} RENAME TO ${aside}`,
+    create,
+    `INSERT INTO ${table} SELECT * FROM ${aside}`,
+    `DROP TABLE ${aside}`,
+    ...indexes,
+  ];
+}
+
 /** A `CREATE TABLE` text without one column's definition (up to the next column, or the comma before it when last). */
 function withoutColumn(create: string, column: string): string {
   const open = create.indexOf("(");

@@ -63,6 +63,19 @@ async function madeWhenNeeded(use: readonly string[]): Promise<{ first: string[]
   });
 }
 
+/** `fn` over a scratch object migrated up to `version`: an object an older release made. */
+function madeAt<R>(version: number, fn: (sql: Sql, storage: DurableObjectStorage) => R): Promise<R> {
+  return runInDurableObject(agentStub("schema-tests", `scratch-${++counter}`).stub, (_instance, state) => {
+    const sql = createSql(state.storage);
+    migrate(
+      state.storage,
+      sql,
+      SESSION_MIGRATIONS.filter((m) => m.version <= version),
+    );
+    return fn(sql, state.storage);
+  });
+}
+
 function shapeOf(sql: Sql): Shape {
   {
     // SQLite keeps each table's text as written, edited by ALTER: compare it without layout or quoting.
@@ -137,26 +150,17 @@ describe("the session object's schema", () => {
   });
 
   it("v13: an object's pending audit rows are still found once the pending index holds only them", async () => {
-    const found = await runInDurableObject(
-      agentStub("schema-tests", `scratch-${++counter}`).stub,
-      (_instance, state) => {
-        const sql = createSql(state.storage);
-        migrate(
-          state.storage,
-          sql,
-          SESSION_MIGRATIONS.filter((m) => m.version <= 12),
-        );
-        for (const [id, flushed] of [
-          ["01AAAAAAAAAAAAAAAAAAAAAAAA", 1],
-          ["01BBBBBBBBBBBBBBBBBBBBBBBB", 0],
-        ] as const)
-          sql`INSERT INTO audit (id, at, tenant, action, actor, actor_type, details, flushed)
+    const found = await madeAt(12, (sql, storage) => {
+      for (const [id, flushed] of [
+        ["01AAAAAAAAAAAAAAAAAAAAAAAA", 1],
+        ["01BBBBBBBBBBBBBBBBBBBBBBBB", 0],
+      ] as const)
+        sql`INSERT INTO audit (id, at, tenant, action, actor, actor_type, details, flushed)
             VALUES (${id}, '2026-01-01T00:00:00.000Z', 'alpha', 'session.created', 'api', 'user', '{}', ${flushed})`;
-        const version = migrate(state.storage, sql, SESSION_MIGRATIONS);
-        const outbox = new Outbox(sql);
-        return { version, pending: outbox.pendingCount(), all: outbox.list({ limit: 10 }).map((r) => r.flushed) };
-      },
-    );
+      const version = migrate(storage, sql, SESSION_MIGRATIONS);
+      const outbox = new Outbox(sql);
+      return { version, pending: outbox.pendingCount(), all: outbox.list({ limit: 10 }).map((r) => r.flushed) };
+    });
     expect(found).toEqual({ version: SESSION_MIGRATIONS.at(-1)!.version, pending: 1, all: [true, false] });
   });
 
@@ -170,51 +174,34 @@ describe("the session object's schema", () => {
       sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%WITHOUT ROWID'`
         .map((r) => r.name)
         .sort();
-    const upgraded = await runInDurableObject(
-      agentStub("schema-tests", `scratch-${++counter}`).stub,
-      (_instance, state) => {
-        const sql = createSql(state.storage);
-        migrate(
-          state.storage,
-          sql,
-          SESSION_MIGRATIONS.filter((m) => m.version <= 13),
-        );
-        for (const id of ["01A", "01B"]) {
-          sql`INSERT INTO audit (id, at, tenant, action, actor, actor_type, details, flushed)
+    const upgraded = await madeAt(13, (sql, storage) => {
+      for (const id of ["01A", "01B"]) {
+        sql`INSERT INTO audit (id, at, tenant, action, actor, actor_type, details, flushed)
             VALUES (${id}, '2026-01-01T00:00:00.000Z', 'alpha', 'session.created', 'api', 'user', '{}', ${id === "01A" ? 1 : 0})`;
-          sql`INSERT INTO timers (id, key, kind, due_at) VALUES (${id}, ${`k${id}`}, 'session.expire', 1)`;
-          sql`INSERT INTO live_events (id, run_id, event) VALUES (${id}, 'run_1', '{}')`;
-          sql`INSERT INTO run_events (id, run_id, event) VALUES (${id}, 'run_1', '{}')`;
-          sql`INSERT INTO runs (id, status, record) VALUES (${id}, 'running', '{}')`;
-        }
-        const before = rows(sql);
-        const version = migrate(state.storage, sql, SESSION_MIGRATIONS);
-        return { before, after: rows(sql), version, rowless: rowless(sql), pending: new Outbox(sql).pendingCount() };
-      },
-    );
+        sql`INSERT INTO timers (id, key, kind, due_at) VALUES (${id}, ${`k${id}`}, 'session.expire', 1)`;
+        sql`INSERT INTO live_events (id, run_id, event) VALUES (${id}, 'run_1', '{}')`;
+        sql`INSERT INTO run_events (id, run_id, event) VALUES (${id}, 'run_1', '{}')`;
+        sql`INSERT INTO runs (id, status, record) VALUES (${id}, 'running', '{}')`;
+      }
+      const before = rows(sql);
+      const version = migrate(storage, sql, SESSION_MIGRATIONS);
+      return { before, after: rows(sql), version, rowless: rowless(sql), pending: new Outbox(sql).pendingCount() };
+    });
     expect(upgraded.after).toEqual(upgraded.before);
     expect(upgraded.after.runs).toEqual(["01A", "01B"]);
     expect(upgraded).toMatchObject({ version: 17, rowless: [...KEYED].sort(), pending: 1 });
     // An object that had not made its runs and live events by v13 skips their rebuilds and makes them as they are now.
-    const lazy = await runInDurableObject(
-      agentStub("schema-tests", `scratch-${++counter}`).stub,
-      (_instance, state) => {
-        const sql: Sql = createSql(state.storage, (table) => gate.create(table));
-        migrate(
-          state.storage,
-          sql,
-          SESSION_MIGRATIONS.filter((m) => m.version <= 13),
-        );
-        sql.exec("DROP TABLE live_events; DROP TABLE run_events; DROP TABLE runs");
-        const gate = new SchemaGate(state.storage, sql, SESSION_MIGRATIONS, SESSION_SCHEMA, SESSION_TABLES_DEFERRED);
-        gate.ensure();
-        const tables = (name: string) =>
-          sql<{ n: number }>`SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ${name}`[0]!.n;
-        const absent = ["live_events", "run_events", "runs"].filter((t) => tables(t) === 0);
-        sql.exec("SELECT COUNT(*) FROM live_events");
-        return { version: schemaVersion(sql), absent, rowless: rowless(sql) };
-      },
-    );
+    const lazy = await madeAt(13, (old, storage) => {
+      old.exec("DROP TABLE live_events; DROP TABLE run_events; DROP TABLE runs");
+      const sql: Sql = createSql(storage, (table) => gate.create(table));
+      const gate = new SchemaGate(storage, sql, SESSION_MIGRATIONS, SESSION_SCHEMA, SESSION_TABLES_DEFERRED);
+      gate.ensure();
+      const tables = (name: string) =>
+        sql<{ n: number }>`SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ${name}`[0]!.n;
+      const absent = ["live_events", "run_events", "runs"].filter((t) => tables(t) === 0);
+      sql.exec("SELECT COUNT(*) FROM live_events");
+      return { version: schemaVersion(sql), absent, rowless: rowless(sql) };
+    });
     expect(lazy).toEqual({
       version: 17,
       absent: ["live_events", "run_events", "runs"],

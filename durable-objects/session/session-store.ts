@@ -88,6 +88,17 @@ const NAME_LAST_HANDOFF =
 const DROP_CONTEXT_COPY_DDL = "ALTER TABLE session DROP COLUMN last_handoff_context";
 
 /**
+ * v18: the history's `seq` without AUTOINCREMENT, which writes a row of `sqlite_sequence`
+ * with every message. No message is ever deleted alone (the history goes only with the
+ * whole object), so SQLite's next rowid, the largest plus one, never reuses a `seq` anyway.
+ */
+function withoutAutoincrement(statements: readonly string[]): string[] {
+  return statements.map((statement) =>
+    /^\s*CREATE TABLE messages \(/.test(statement) ? statement.replace(" AUTOINCREMENT", "") : statement,
+  );
+}
+
+/**
  * The tables keyed by a text id that a session writes most: v14–v17 make them `WITHOUT
  * ROWID`, so each row inserted writes one b-tree row fewer (see `withoutRowid`).
  */
@@ -103,27 +114,29 @@ const KEYED_BY_ID = ["audit", "timers", "live_events", "run_events", "runs"] as 
  * (SESSION_TABLES_DEFERRED) names it in `SchemaMigration.table`, since an object may not
  * hold that table yet.
  */
-const SESSION_STATEMENTS = withoutRowid(
-  foldSchemaChanges([
-    ...SESSION_V1_DDL,
-    ...OUTBOX_DDL,
-    ...TIMERS_DDL,
-    ...HANDOFF_DDL,
-    ...FORMAT_DDL,
-    ...HANDOFF_HIDDEN_CALLS_DDL,
-    ...RUN_SCHEMA,
-    ...INBOX_SCHEMA,
-    ...LIVE_DDL,
-    ...TRIGGER_QUEUE_DDL,
-    ...DELIVERIES_DDL,
-    ...FANOUT_DDL,
-    LAST_HANDOFF_ID_DDL,
-    DROP_CONTEXT_COPY_DDL,
-    ...REMOTE_THREADS_DDL,
-    ...OUTBOX_PENDING_ONLY_DDL,
-    ...TIMERS_NO_DUE_INDEX_DDL,
-  ]),
-  KEYED_BY_ID,
+const SESSION_STATEMENTS = withoutAutoincrement(
+  withoutRowid(
+    foldSchemaChanges([
+      ...SESSION_V1_DDL,
+      ...OUTBOX_DDL,
+      ...TIMERS_DDL,
+      ...HANDOFF_DDL,
+      ...FORMAT_DDL,
+      ...HANDOFF_HIDDEN_CALLS_DDL,
+      ...RUN_SCHEMA,
+      ...INBOX_SCHEMA,
+      ...LIVE_DDL,
+      ...TRIGGER_QUEUE_DDL,
+      ...DELIVERIES_DDL,
+      ...FANOUT_DDL,
+      LAST_HANDOFF_ID_DDL,
+      DROP_CONTEXT_COPY_DDL,
+      ...REMOTE_THREADS_DDL,
+      ...OUTBOX_PENDING_ONLY_DDL,
+      ...TIMERS_NO_DUE_INDEX_DDL,
+    ]),
+    KEYED_BY_ID,
+  ),
 );
 
 /** A table keyed by id made again without a rowid, its rows kept. */
@@ -167,6 +180,8 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 15, statements: keyedById("live_events"), table: "live_events" },
   { version: 16, statements: keyedById("run_events"), table: "run_events" },
   { version: 17, statements: keyedById("runs"), table: "runs" },
+  // The history's seq needs no AUTOINCREMENT: one row fewer written a message.
+  { version: 18, statements: rebuildTable(SESSION_STATEMENTS, "messages", "messages_v17"), table: "messages" },
 ];
 
 /** The newest schema, made directly in one step (see SESSION_STATEMENTS). */

@@ -42,6 +42,9 @@ async function schemaAfter(
   });
 }
 
+/** The newest schema version. */
+const LATEST = SESSION_MIGRATIONS.at(-1)!.version;
+
 /** SESSION_SCHEMA's tables, in its order. */
 const ALL_TABLES = [...new Set(SESSION_SCHEMA.statements.flatMap((s) => tableOf(s) ?? []))];
 
@@ -189,7 +192,7 @@ describe("the session object's schema", () => {
     });
     expect(upgraded.after).toEqual(upgraded.before);
     expect(upgraded.after.runs).toEqual(["01A", "01B"]);
-    expect(upgraded).toMatchObject({ version: 17, rowless: [...KEYED].sort(), pending: 1 });
+    expect(upgraded).toMatchObject({ version: LATEST, rowless: [...KEYED].sort(), pending: 1 });
     // An object that had not made its runs and live events by v13 skips their rebuilds and makes them as they are now.
     const lazy = await madeAt(13, (old, storage) => {
       old.exec("DROP TABLE live_events; DROP TABLE run_events; DROP TABLE runs");
@@ -203,9 +206,32 @@ describe("the session object's schema", () => {
       return { version: schemaVersion(sql), absent, rowless: rowless(sql) };
     });
     expect(lazy).toEqual({
-      version: 17,
+      version: LATEST,
       absent: ["live_events", "run_events", "runs"],
       rowless: ["audit", "live_events", "timers"],
+    });
+  });
+
+  it("v18: the history keeps its seqs without AUTOINCREMENT, and the next message follows the last", async () => {
+    const history = await madeAt(17, (sql, storage) => {
+      for (const id of ["m1", "m2", "m3"])
+        sql`INSERT INTO messages (id, role, item, created_at) VALUES (${id}, 'user', '{}', 1)`;
+      migrate(storage, sql, SESSION_MIGRATIONS);
+      sql`INSERT INTO messages (id, role, item, created_at) VALUES ('m4', 'user', '{}', 2)`;
+      const made = sql<{ sql: string }>`SELECT sql FROM sqlite_master WHERE name = 'messages'`[0]!.sql;
+      return {
+        seqs: sql<{ id: string; seq: number }>`SELECT id, seq FROM messages ORDER BY seq`,
+        autoincrement: made.includes("AUTOINCREMENT"),
+      };
+    });
+    expect(history).toEqual({
+      seqs: [
+        { id: "m1", seq: 1 },
+        { id: "m2", seq: 2 },
+        { id: "m3", seq: 3 },
+        { id: "m4", seq: 4 },
+      ],
+      autoincrement: false,
     });
   });
 });

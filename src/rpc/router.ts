@@ -80,4 +80,10 @@ export interface RouterRpc {
    * version routes while it loads one.
    */
   route(tenant: string, input: string, needs: RouteNeeds): Promise<Result<RoutedByObject>>;
+  /**
+   * The router the object holds in memory to answer routes (its own load of the version it
+   * keeps): that version, and its memory as /v1/route/stats counts an isolate's; null and 0
+   * while it holds none.
+   */
+  memory(): Promise<Result<{ version: number | null; memory_bytes: number }>>;
 }

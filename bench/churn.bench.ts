@@ -104,7 +104,8 @@ async function seed(db: D1Database): Promise<void> {
  * everything the object ever wrote (docs/scaling.md, "The first route of a fresh isolate").
  */
 function routerStorageMiB(state: string): { db: number; wal: number } {
-  const folder = join(state, "do", "-RouterDO");
+  // `<worker name>-RouterDO`: the main Worker is named when the probes run beside it.
+  const folder = join(state, "do", readdirSync(join(state, "do")).find((f) => f.endsWith("-RouterDO"))!);
   const size = (suffix: string) =>
     readdirSync(folder)
       .filter((f) => f.endsWith(suffix))

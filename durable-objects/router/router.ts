@@ -31,7 +31,7 @@ import type { BuildStats, RoutedByObject, RouteNeeds, RouterRpc, RouterVersion }
 import type { AgentDefinition, StoredAgent } from "../../src/schemas/agent";
 import { ShardStore } from "./shard-store";
 import { timedCompile } from "./timed-compile";
-import { answerFrom, WarmRouter } from "./warm-router";
+import { answerFrom, WARM_DELAY_MS, WarmRouter } from "./warm-router";
 
 /**
  * One tenant's router (docs/scaling.md, "Where the router is built"). It is the one writer of
@@ -175,7 +175,7 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
       // The agents must be the deciding version's too (a route that waited may see a newer one).
       if (this.generation !== generation && attempt < ROUTE_TRIES) continue;
       // The next routes come from the object's own router, once it has loaded it in the background.
-      this.warm.warm(tenant);
+      this.warm.warm(tenant, WARM_DELAY_MS);
       return ok({ version: built.version, stamp: built.stamp, decision, agents });
     }
   }

@@ -32,10 +32,19 @@ export interface WarmVersion {
   agents: RouteAgent[];
   /** Every agent as one JSON array (what an answer that is not final carries). */
   every: Uint8Array;
+  /** The enabled agents' name, title and description, as one JSON array (all the `prompt_user` fallback reads). */
+  summaries: Uint8Array;
 }
 
 const keyOf = (v: VersionShape) => `${v.version}:${v.stamp}:${v.shards.map((s) => s.stamp).join(",")}`;
 const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+/**
+ * How long after a route it answered from the sections the object starts loading: the route's
+ * answer is then out and read (locally the Worker runs in the object's isolate, where each piece
+ * of the load holds up whatever else is running). As an isolate waits before its own load.
+ */
+export const WARM_DELAY_MS = 100;
 const encoder = new TextEncoder();
 
 export class WarmRouter {
@@ -58,14 +67,18 @@ export class WarmRouter {
     return { version: this.held?.version ?? null, memory_bytes: this.held?.router.memoryBytes ?? 0 };
   }
 
-  /** Starts loading the version kept now, unless it is held or loading already. Never awaited. */
-  warm(tenant: string): void {
+  /**
+   * Starts loading the version kept now, `afterMs` from now, unless it is held or loading
+   * already. Never awaited.
+   */
+  warm(tenant: string, afterMs = 0): void {
     const target = this.kept();
     if (target === null) return;
     const key = keyOf(target);
     if (this.held?.key === key || this.loadingKey === key) return;
     this.loadingKey = key;
-    this.load(tenant, target, key)
+    new Promise((resolve) => setTimeout(resolve, afterMs))
+      .then(() => this.load(tenant, target, key))
       .catch(() => undefined)
       .finally(() => {
         if (this.loadingKey === key) this.loadingKey = null;
@@ -104,20 +117,31 @@ export class WarmRouter {
       wrapped,
       agents,
       every: encoder.encode(JSON.stringify(agents)),
+      summaries: encoder.encode(
+        JSON.stringify(
+          agents
+            .filter((a) => a.enabled)
+            .map(({ name, title, description, enabled }) => ({ name, title, description, enabled })),
+        ),
+      ),
     };
   }
 }
 
+const listed = (agents: readonly RouteAgent[]) => encoder.encode(JSON.stringify(agents));
+
 /**
- * A route answered from a whole loaded version: its decision, and its agents (the chosen one
- * when the decision is final at the threshold, every agent otherwise), as the sliced path
- * answers (router.ts).
+ * A route answered from a whole loaded version: its decision, and its agents — the chosen one
+ * when the decision is final at the threshold, otherwise what the route reads of them
+ * (`RouteNeeds.list`). The sliced path (router.ts) answers the same decision and lists every
+ * agent, which holds what any list asks.
  */
 export async function answerFrom(warm: WarmVersion, input: string, needs: RouteNeeds): Promise<RoutedByObject> {
   // The spread reads the explanation (built when first read) into a property of its own.
   const decision = needs.decide ? { ...(await warm.router.decideInTurns(input)) } : null;
   const chosen = decision?.agent != null && decision.confidence >= needs.threshold ? decision.agent : null;
   const found = chosen === null ? undefined : warm.agents.find((a) => a.name === chosen);
-  const agents = found === undefined ? warm.every : encoder.encode(JSON.stringify([found]));
+  if (found !== undefined) return { version: warm.version, stamp: warm.stamp, decision, agents: listed([found]) };
+  const agents = needs.list === "none" ? listed([]) : needs.list === "summaries" ? warm.summaries : warm.every;
   return { version: warm.version, stamp: warm.stamp, decision, agents };
 }

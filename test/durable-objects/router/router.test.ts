@@ -213,4 +213,21 @@ describe("the router object", () => {
     expect((answers.at(-1)!.decision as { candidates: { agent: string }[] }).candidates[0]!.agent).toBe(changed.name);
     expect(answers.at(-1)!.version).toBe(after.version.version);
   });
+
+  it("once warm, lists what the route reads of the agents when the decision is not final", async () => {
+    const tenant = newTenant();
+    await registered(tenant, team);
+    const { version } = await loaded(tenant);
+    await warmAt(tenant, version.version);
+    const ask = async (list: "every" | "summaries" | "none") =>
+      agentsIn(unwrap(await rpc(tenant).route(tenant, "hello there", { decide: true, threshold: 80, list })).agents);
+    expect((await ask("every")).map((a) => a.name).sort()).toEqual(team.map((a) => a.name).sort());
+    const enabled = team.filter((a) => a.enabled !== false);
+    expect((await ask("summaries")).sort((a, b) => (a.name < b.name ? -1 : 1))).toEqual(
+      enabled
+        .map(({ name, title, description }) => plain({ name, title, description, enabled: true }))
+        .sort((a, b) => (a.name < b.name ? -1 : 1)),
+    );
+    expect(await ask("none")).toEqual([]);
+  });
 });

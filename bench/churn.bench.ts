@@ -212,7 +212,7 @@ async function main(): Promise<void> {
         seedWith,
         seedWith !== undefined,
         undefined,
-        PROBES + 1,
+        PROBES + 2,
       );
     let server = await start(seed);
     let api = apiClient(server.url, KEY);

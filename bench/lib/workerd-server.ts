@@ -53,6 +53,11 @@ export function memoryStateFolder(prefix: string): string {
  * for a restart on state a first start migrated already.
  * `entry`: another Worker module to bundle in place of wrangler.toml's `main`, with the
  * same bindings (a bench's wrapper around Relay, e.g. bench/lib/metered-worker.ts).
+ * `probes`: that many more Workers of the same bundle (`probe-1`…), each on a port of its own
+ * (`probeUrls`). workerd runs each Worker of its config in an isolate of its own, so a probe's
+ * module state (the routers an isolate holds) starts empty; its Durable Object bindings name
+ * the main Worker's classes and its D1 is the main Worker's database, so a probe reaches the
+ * same objects and data as the main Worker does — a fresh isolate beside running objects.
  */
 export async function startWorkerdServer(
   port: number,
@@ -63,7 +68,8 @@ export async function startWorkerdServer(
   seed?: (db: D1Database) => Promise<void>,
   migrate = true,
   entry?: string,
-): Promise<DevServer> {
+  probes = 0,
+): Promise<DevServer & { probeUrls: string[] }> {
   const build = mkdtempSync(join(tmpdir(), "relay-bundle-"));
   const script = entry === undefined ? [] : [entry];
   execFileSync(join(root, "node_modules", ".bin", "wrangler"), ["deploy", ...script, "--dry-run", "--outdir", build], {
@@ -72,24 +78,36 @@ export async function startWorkerdServer(
     stdio: ["ignore", "ignore", "inherit"],
   });
   const config = unstable_readConfig({ config: join(root, "wrangler.toml") });
-  // Miniflare 5 takes the classic options through its converter.
-  const options = convertV4MiniflareOptions({
-    host: "127.0.0.1",
-    port,
-    ...(inspectorPort === undefined ? {} : { inspectorPort }),
+  const bindings = config.durable_objects.bindings as { name: string; class_name: string }[];
+  const worker = {
     modules: true,
     modulesRoot: build,
     scriptPath: join(build, entry === undefined ? "index.js" : `${basename(entry).replace(/\.ts$/, "")}.js`),
     compatibilityDate: config.compatibility_date!,
     compatibilityFlags: config.compatibility_flags,
-    durableObjects: Object.fromEntries(
-      config.durable_objects.bindings.map((b: { name: string; class_name: string }) => [
-        b.name,
-        { className: b.class_name, useSQLite: true },
-      ]),
-    ),
     d1Databases: { DB: "relay" },
     bindings: { ...(config.vars as Record<string, string>), RELAY_API_KEYS: `dev:${key}`, ...vars },
+  };
+  const own = Object.fromEntries(bindings.map((b) => [b.name, { className: b.class_name, useSQLite: true }]));
+  // The main Worker is named only when probes need to name its classes (a name is part of the
+  // objects' storage path, so a state folder is started the same way each time).
+  const probePorts = Array.from({ length: probes }, (_, i) => port + 1 + i);
+  const probeWorkers = probePorts.map((probePort, i) => ({
+    ...worker,
+    name: `probe-${i + 1}`,
+    durableObjects: Object.fromEntries(
+      bindings.map((b) => [b.name, { className: b.class_name, scriptName: config.name!, useSQLite: true }]),
+    ),
+    unsafeDirectSockets: [{ host: "127.0.0.1", port: probePort }],
+  }));
+  // Miniflare 5 takes the classic options through its converter.
+  const options = convertV4MiniflareOptions({
+    host: "127.0.0.1",
+    port,
+    ...(inspectorPort === undefined ? {} : { inspectorPort }),
+    ...(probes === 0
+      ? { ...worker, durableObjects: own }
+      : { workers: [{ ...worker, name: config.name!, durableObjects: own }, ...probeWorkers] }),
   });
   const state = persistTo ?? memoryStateFolder("relay-bench-state-");
   const mf = new Miniflare({ ...options, resourcePersistencePath: state });
@@ -114,6 +132,7 @@ export async function startWorkerdServer(
     }
     return {
       url,
+      probeUrls: probePorts.map((p) => `http://127.0.0.1:${p}`),
       process: undefined as never,
       workerdRssMiB: () => workerdRss(process.pid),
       workerdCpuMs: () => workerdCpu(process.pid),

@@ -25,11 +25,13 @@ import {
   shardsToSend,
 } from "../../src/routing/router-build";
 import { encodeShard, packSections, readAgents, readHead, type ShardSections } from "../../src/routing/router-codec";
-import { type AgentPart, compileAgentPart, patternSpend } from "../../src/routing/router-image";
+import { patternSpend } from "../../src/routing/router-image";
 import { PATTERN_BUDGET } from "../../src/routing/rules";
 import type { BuildStats, RoutedByObject, RouteNeeds, RouterRpc, RouterVersion } from "../../src/rpc/router";
 import type { AgentDefinition, StoredAgent } from "../../src/schemas/agent";
 import { ShardStore } from "./shard-store";
+import { timedCompile } from "./timed-compile";
+import { answerFrom, WARM_DELAY_MS, WarmRouter } from "./warm-router";
 
 /**
  * One tenant's router (docs/scaling.md, "Where the router is built"). It is the one writer of
@@ -44,7 +46,8 @@ import { ShardStore } from "./shard-store";
  * Writes, builds and loads run in turn (a queue): load the registry's state from D1 → plan and
  * compile → link the dirty shards (yielding between them, so a large build never holds the
  * isolate long) → keep them in one storage transaction. Routes do not queue: they read the
- * version kept, which a build replaces in one synchronous step.
+ * version kept, which a build replaces in one synchronous step — from the object's own loaded
+ * router once it holds that version (warm-router.ts), from the stored sections until then.
  */
 
 /** Lets other events in (and lets the Workers clock, which stands still while code runs, catch up). */
@@ -86,10 +89,12 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
   /** Moves whenever a version is kept: a route that waited can tell its version was replaced. */
   private generation = 0;
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly warm: WarmRouter;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new ShardStore(ctx.storage);
+    this.warm = new WarmRouter(this.store, () => this.built);
   }
 
   /** Runs calls one at a time: every write and build sees the one before it done. */
@@ -152,6 +157,12 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
     await this.restore();
     // Nothing kept yet: the version is built first (the one case a route waits for a build).
     if (this.built === null) await this.inTurn(() => this.sync(tenant, null));
+    const warm = this.warm.of(this.built!);
+    if (warm !== null) {
+      // The heads read for the sliced path are not needed while the loaded router answers.
+      this.prepared.clear();
+      return ok(await answerFrom(warm, input, needs));
+    }
     for (let attempt = 1; ; attempt++) {
       const built = this.built!;
       const generation = this.generation;
@@ -163,8 +174,14 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
       const agents = this.agentsOf(built, final ? decision.agent : null);
       // The agents must be the deciding version's too (a route that waited may see a newer one).
       if (this.generation !== generation && attempt < ROUTE_TRIES) continue;
+      // The next routes come from the object's own router, once it has loaded it in the background.
+      this.warm.warm(tenant, WARM_DELAY_MS);
       return ok({ version: built.version, stamp: built.stamp, decision, agents });
     }
+  }
+
+  async memory(): Promise<Result<{ version: number | null; memory_bytes: number }>> {
+    return ok(this.warm.stats());
   }
 
   /** The kept version's shards, prepared for routes (heads read once per shard version). */
@@ -242,7 +259,7 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
         if (name !== change.name) rows.push({ name, text: held.text });
       }
       if (!placed) rows.push({ name: change.name, text: change.text! });
-      await this.build(after, rows, compiled);
+      await this.build(tenant, after, rows, compiled);
       return;
     }
     await this.sync(tenant, after);
@@ -253,10 +270,11 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
     const head = at ?? (await registryHead(this.env.DB, tenant));
     const built = this.built;
     if (built !== null && built.head.version === head.version && built.head.stamp === head.stamp) return built;
-    return this.build(head, await loadDefinitionTexts(this.env.DB, tenant));
+    return this.build(tenant, head, await loadDefinitionTexts(this.env.DB, tenant));
   }
 
   private async build(
+    tenant: string,
     head: RegistryHead,
     rows: readonly StoredDefinition[],
     precompiled?: CompiledPart,
@@ -329,6 +347,7 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
     this.parts = plan.parts;
     this.built = version;
     this.generation++;
+    this.warm.warm(tenant);
     return version;
   }
 
@@ -349,30 +368,6 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
     for (let i = 0; i < removed.length; i += KEYS_PER_CALL)
       await storage.delete(removed.slice(i, i + KEYS_PER_CALL).map((name) => `${PART_PREFIX}${name}`));
   }
-}
-
-/** Timed compiles of one part at most (see `timedCompile`). */
-const COMPILE_TRIES = 5;
-
-/**
- * One agent's part and the time its compile took. The Workers clock stands still while code
- * runs and is read again only in a later event, after whatever other events were queued
- * (locally, the routes of every tenant): one reading is an upper bound that can hold other
- * work. The same part is compiled again, up to COMPILE_TRIES times, while the reading is not
- * 0, and the least reading is kept — still an upper bound, the tightest of them.
- */
-async function timedCompile(definition: AgentDefinition): Promise<{ part: AgentPart; ms: number }> {
-  let best: { part: AgentPart; ms: number } | null = null;
-  for (let attempt = 0; attempt < COMPILE_TRIES && (best === null || best.ms > 0); attempt++) {
-    // A tick first, so the clock is read at the start of the event the compile runs in.
-    await tick();
-    const started = Date.now();
-    const part = compileAgentPart(definition);
-    await tick();
-    const ms = Date.now() - started;
-    if (best === null || ms < best.ms) best = { part, ms };
-  }
-  return best!;
 }
 
 const sum = (sections: readonly Uint8Array[]) => sections.reduce((n, s) => n + s.byteLength, 0);

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { RelayError } from "../errors";
 import { PATTERN_PREFIX } from "../routing/rules";
+import { routerRpc } from "../rpc/stubs";
 import type { RouteStats as RouteStatsSchema } from "../schemas/api";
 import { MAX_INPUT_BYTES, RouteRequest } from "../schemas/routing";
 import { routeInput, routingContext } from "../services/routing";
@@ -47,10 +48,17 @@ export const route = new Hono<AppEnv>()
       shards: registry.shards.length,
       load_ms: registry.load_ms,
       memory_bytes: registry.rules.memoryBytes,
+      object_memory_bytes: await objectMemory(c.env, c.get("tenant")),
       pattern_budget: { used: build.pattern_instructions, limit: build.pattern_budget, prefix: PATTERN_PREFIX },
     };
     return c.json(stats);
   });
+
+/** The router object's own router's memory, or null when the object does not answer in time. */
+async function objectMemory(env: AppEnv["Bindings"], tenant: string): Promise<number | null> {
+  const held = await routerRpc(env, tenant).memory();
+  return held.ok ? held.value.memory_bytes : null;
+}
 
 /** `ctx.waitUntil` when the Worker runs with an execution context (tests may call the app without one). */
 function waitUntil(c: Context<AppEnv>): ((work: Promise<unknown>) => void) | undefined {

@@ -49,6 +49,12 @@ export interface RouteNeeds {
   decide: boolean;
   /** The decision is final at this confidence: the agents it lists are then the chosen one only. */
   threshold: number;
+  /**
+   * What the route reads of the agents when the decision is not final: every agent (the LLM
+   * tier, a default agent; the default), the enabled ones' name, title and description only (the
+   * `prompt_user` fallback lists them), or none (fallback `none`). The answer may list more.
+   */
+  list?: "every" | "summaries" | "none";
 }
 
 /** A route answered by the router object from the version it keeps. */
@@ -60,7 +66,8 @@ export interface RoutedByObject {
   /**
    * Every agent, or, when the decision named an agent at or above the threshold, that agent
    * only (what the fallback and the LLM tier read): a JSON array of RouteAgent in UTF-8, in no
-   * particular order. Text, because thousands of small objects cost far more to send over RPC.
+   * particular order — or less, as `RouteNeeds.list` allows (then only those agents and
+   * fields). Text, because thousands of small objects cost far more to send over RPC.
    */
   agents: Uint8Array;
 }
@@ -80,4 +87,10 @@ export interface RouterRpc {
    * version routes while it loads one.
    */
   route(tenant: string, input: string, needs: RouteNeeds): Promise<Result<RoutedByObject>>;
+  /**
+   * The router the object holds in memory to answer routes (its own load of the version it
+   * keeps): that version, and its memory as /v1/route/stats counts an isolate's; null and 0
+   * while it holds none.
+   */
+  memory(): Promise<Result<{ version: number | null; memory_bytes: number }>>;
 }

@@ -49,6 +49,12 @@ export const RouteStats = z.strictObject({
   /** This isolate's load of the version from the router object (no compiling), ms. */
   load_ms: z.number().min(0),
   memory_bytes: z.number().int().min(0),
+  /**
+   * The tenant's router object's own loaded router, which answers the routes of isolates that
+   * hold none yet: its memory counted the same way (0 while it holds none; null when the
+   * object did not answer).
+   */
+  object_memory_bytes: z.number().int().min(0).nullable(),
   pattern_budget: z.strictObject({
     /** Instructions of the tenant's admitted patterns (enabled agents, after expansion). */
     used: z.number().int().min(0),

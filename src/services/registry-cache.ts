@@ -13,6 +13,7 @@ import {
   type WrappedShard,
   wrapShard,
 } from "../routing/rule-router";
+import { sharedShards, shareShard } from "../routing/shard-pool";
 import type { RuleDecision, RuleRouter } from "../routing/types";
 import type { BuildStats, RoutedByObject, RouteNeeds } from "../rpc/router";
 import { routerRpc } from "../rpc/stubs";
@@ -181,13 +182,17 @@ async function loadRouter(
 ): Promise<CompiledRegistry> {
   const started = Date.now();
   const have = new Map((held?.shards ?? []).map((s) => [s.stamp, s.wrapped]));
-  const received = new Map<string, WrappedShard>();
-  let version = unwrap(await routerRpc(env, tenant).load(tenant, [...have.keys()]));
+  // Shards the tenant's router object holds, when it runs in this isolate, are not sent again.
+  const received = sharedShards(tenant);
+  for (const stamp of have.keys()) received.delete(stamp);
+  let version = unwrap(await routerRpc(env, tenant).load(tenant, [...have.keys(), ...received.keys()]));
   // A large registry comes over several answers; a new version meanwhile starts the count again.
   for (let calls = 1; ; calls++) {
     for (const [k, packed] of version.shards.entries()) {
       if (packed === null) continue;
-      received.set(version.stamps[k]!, wrapShard(decodeShard(unpackSections(packed))));
+      const wrapped = wrapShard(decodeShard(unpackSections(packed)));
+      received.set(version.stamps[k]!, wrapped);
+      shareShard(tenant, version.stamps[k]!, wrapped);
       // Each shard is decoded in a turn of its own: other requests run between two.
       await yieldTurn();
     }

@@ -5,7 +5,8 @@ import { configProblems, patchFromVars, type ResolvedConfig, resolveConfig } fro
 import { agentSummaries } from "../routing/fallback";
 import { decideRoute, type LlmOutcome } from "../routing/hybrid";
 import { routeWithLlm } from "../routing/llm/route-with-llm";
-import type { RouteDecision, RoutingConfigPatch, RoutingStrategy } from "../schemas/routing";
+import type { RouteNeeds } from "../rpc/router";
+import type { RouteDecision, RoutingConfig, RoutingConfigPatch, RoutingStrategy } from "../schemas/routing";
 import { type CompiledRegistry, type RoutingRegistry, routerAt, routerFor, tenantHead } from "./registry-cache";
 
 /**
@@ -71,7 +72,11 @@ export async function routeInput(
   const { head, resolved } = await configFor(env, tenant, override);
   const { config } = resolved;
   // An isolate that holds no router asks the router object to decide this input meanwhile.
-  const needs = { decide: config.enabled && config.strategy !== "llm", threshold: config.threshold };
+  const needs: RouteNeeds = {
+    decide: config.enabled && config.strategy !== "llm",
+    threshold: config.threshold,
+    list: listNeeded(config),
+  };
   const registry = await routerFor(env, tenant, head, input, needs, options.background);
   const loaded = performance.now();
   if (!config.enabled) {
@@ -103,4 +108,15 @@ export async function routeInput(
       { name: "total", dur: total },
     ],
   };
+}
+
+/**
+ * What a route reads of the agents when the rule tier is not sure (the router object's answer
+ * need carry no more): with the rule strategy, only the fallback reads them — `prompt_user` the
+ * enabled agents' summaries, `none` nothing; a default agent or the LLM tier read every agent.
+ */
+function listNeeded(config: RoutingConfig): RouteNeeds["list"] {
+  if (!config.enabled || config.strategy !== "rule") return "every";
+  if (config.fallback === "none") return "none";
+  return config.fallback === "prompt_user" ? "summaries" : "every";
 }

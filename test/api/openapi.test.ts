@@ -121,6 +121,7 @@ describe("the conformance check on every API test's response", () => {
       shards: 1,
       load_ms: 0,
       memory_bytes: 0,
+      object_memory_bytes: 0,
       pattern_budget: { used: 0, limit: 131_072, prefix: 1024 },
     };
     expect(() =>

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { unwrap } from "../../src/errors";
 import { routerRpc } from "../../src/rpc/stubs";
 import { HEAD_TTL_MS, invalidateTenant, routerFor, tenantHead } from "../../src/services/registry-cache";
+import { routeInput } from "../../src/services/routing";
 import { team } from "../routing/router-fixtures";
 
 const T = Date.UTC(2026, 0, 1);
@@ -65,4 +66,38 @@ describe("a route while the isolate holds no router", () => {
     expect(first.agents.map((a) => a.name)).toEqual(["billing"]);
     expect(first.byName.get("billing")?.description).toBe(next.byName.get("billing")?.description);
   });
+});
+
+describe("a route answered by a warm router object", () => {
+  it.each([
+    ["prompt_user", "the enabled agents' summaries"],
+    ["none", "no agents"],
+    ["default_agent", "every agent"],
+  ] as const)(
+    "routes as the isolate's router does, with fallback %s (the object lists %s)",
+    async (fallback, _lists) => {
+      const tenant = `cache-warm-${++counter}`;
+      for (const agent of team) unwrap(await routerRpc(env, tenant).putAgent(tenant, agent));
+      const { head } = await tenantHead(env.DB, tenant, Date.now());
+      // The object loads the version it keeps after the build: wait until it holds it.
+      for (let i = 0; i < 500 && unwrap(await routerRpc(env, tenant).memory()).version !== head.version; i++)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(unwrap(await routerRpc(env, tenant).memory()).version).toBe(head.version);
+      const loads: Promise<unknown>[] = [];
+      const options = {
+        strategy: "rule" as const,
+        config: { fallback, default_agent: "sales" },
+        background: (work: Promise<unknown>) => loads.push(work),
+      };
+      const unsure = "hello there, anyone?";
+      const first = await routeInput(env, tenant, unsure, options);
+      expect(first.registry.source).toBe("object");
+      await Promise.all(loads);
+      const next = await routeInput(env, tenant, unsure, options);
+      expect(next.registry.source).toBe("isolate");
+      const decided = (d: typeof first) => ({ ...d.decision, latency_us: 0 });
+      expect(decided(first)).toEqual(decided(next));
+      expect(first.decision.method).toBe(fallback === "none" ? "none" : "fallback");
+    },
+  );
 });

@@ -4113,6 +4113,7 @@ export interface operations {
                         shards: number;
                         load_ms: number;
                         memory_bytes: number;
+                        object_memory_bytes: number | null;
                         pattern_budget: {
                             used: number;
                             limit: number;

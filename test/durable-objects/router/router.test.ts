@@ -46,6 +46,22 @@ async function loaded(tenant: string) {
   }
 }
 
+/** Waits (in turns, a bounded number) until the object holds its own loaded router of `version`. */
+async function warmAt(tenant: string, version: number) {
+  for (let i = 0; i < 500; i++) {
+    if (unwrap(await rpc(tenant).memory()).version === version) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`the router object never held version ${version}`);
+}
+
+/** A route answer as plain data, its agents sorted by name. */
+const answered = (routed: { version: number; decision: unknown; agents: Uint8Array }) => ({
+  version: routed.version,
+  decision: plain(routed.decision),
+  agents: agentsIn(routed.agents).sort((a, b) => (a.name < b.name ? -1 : 1)),
+});
+
 describe("the router object", () => {
   it("answers a route as the router an isolate loads decides it, naming the version", async () => {
     const tenant = newTenant();
@@ -119,5 +135,99 @@ describe("the router object", () => {
     expect(version.stamps.filter((s, k) => s !== first.version.stamps[k])).toHaveLength(1);
     const routed = unwrap(await rpc(tenant).route(tenant, "brandnew", { decide: true, threshold: 0 }));
     expect(routed.decision?.candidates[0]?.agent).toBe(changed.name);
+  });
+
+  it("answers from its own loaded router once warm, exactly as from the stored sections", async () => {
+    const tenant = newTenant();
+    const { agents, words } = synthetic(300);
+    await seeded(tenant, agents);
+    const { version, router } = await loaded(tenant);
+    const asked = inputs(agents, words, 12);
+    const needs = [
+      { decide: true, threshold: 80 },
+      { decide: true, threshold: 0 },
+      { decide: false, threshold: 80 },
+    ];
+    // A restarted object holds no router of its own: its first route is decided from the sections.
+    const sliced = [];
+    for (const [i, input] of asked.entries()) {
+      await evictDurableObject(stub(tenant));
+      expect(unwrap(await rpc(tenant).memory())).toEqual({ version: null, memory_bytes: 0 });
+      sliced.push(answered(unwrap(await rpc(tenant).route(tenant, input, needs[i % needs.length]!))));
+    }
+    await warmAt(tenant, version.version);
+    expect(unwrap(await rpc(tenant).memory()).memory_bytes).toBeGreaterThan(0);
+    for (const [i, input] of asked.entries()) {
+      const warm = answered(unwrap(await rpc(tenant).route(tenant, input, needs[i % needs.length]!)));
+      expect(warm, input).toEqual(sliced[i]);
+      expect(warm.version).toBe(version.version);
+      if (needs[i % needs.length]!.decide) expect(warm.decision, input).toEqual(plain(router.decide(input)));
+    }
+  });
+
+  it("answers a route during a version change from one whole version, never a mix", async () => {
+    const tenant = newTenant();
+    const { agents } = synthetic(300);
+    await seeded(tenant, agents);
+    const before = await loaded(tenant);
+    await warmAt(tenant, before.version.version);
+    const changed = { ...agents[5]!, triggers: { ...agents[5]!.triggers, keywords: ["brandnew", "zapword"] } };
+    const input = `brandnew zapword ${agents[9]!.triggers.examples[0]}`;
+    const needs = { decide: true, threshold: 100 };
+    // What each answer says of the changed agent: the decision, and the agent as listed.
+    const answers: { version: number; decision: unknown; keywords: string[] }[] = [];
+    const ask = async () => {
+      const { version, decision, agents: listed } = answered(unwrap(await rpc(tenant).route(tenant, input, needs)));
+      answers.push({ version, decision, keywords: listed.find((a) => a.name === changed.name)!.triggers.keywords });
+    };
+    let writing = true;
+    const write = rpc(tenant)
+      .putAgent(tenant, changed)
+      .finally(() => {
+        writing = false;
+      });
+    // Routes while the write builds and keeps the next version (a pause between two lets the
+    // object's build go on: routes back to back would hold it up).
+    let during = 0;
+    for (; writing && during < 2000; during++) {
+      await ask();
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    expect(during).toBeGreaterThan(0);
+    unwrap(await write);
+    const after = await loaded(tenant);
+    expect(after.version.version).toBe(before.version.version + 1);
+    // Routes after the write: from the sections, then from the object's router of the new version.
+    for (let i = 0; i < 20; i++) await ask();
+    await warmAt(tenant, after.version.version);
+    await ask();
+    const byVersion = new Map([before, after].map((v) => [v.version.version, v]));
+    const decisions = new Map([before, after].map((v) => [v.version.version, plain(v.router.decide(input))]));
+    for (const answer of answers) {
+      expect(byVersion.has(answer.version)).toBe(true);
+      expect(answer.decision).toEqual(decisions.get(answer.version));
+      expect(answer.keywords).toEqual(
+        answer.version === after.version.version ? changed.triggers.keywords : agents[5]!.triggers.keywords,
+      );
+    }
+    expect((answers.at(-1)!.decision as { candidates: { agent: string }[] }).candidates[0]!.agent).toBe(changed.name);
+    expect(answers.at(-1)!.version).toBe(after.version.version);
+  });
+
+  it("once warm, lists what the route reads of the agents when the decision is not final", async () => {
+    const tenant = newTenant();
+    await registered(tenant, team);
+    const { version } = await loaded(tenant);
+    await warmAt(tenant, version.version);
+    const ask = async (list: "every" | "summaries" | "none") =>
+      agentsIn(unwrap(await rpc(tenant).route(tenant, "hello there", { decide: true, threshold: 80, list })).agents);
+    expect((await ask("every")).map((a) => a.name).sort()).toEqual(team.map((a) => a.name).sort());
+    const enabled = team.filter((a) => a.enabled !== false);
+    expect((await ask("summaries")).sort((a, b) => (a.name < b.name ? -1 : 1))).toEqual(
+      enabled
+        .map(({ name, title, description }) => plain({ name, title, description, enabled: true }))
+        .sort((a, b) => (a.name < b.name ? -1 : 1)),
+    );
+    expect(await ask("none")).toEqual([]);
   });
 });

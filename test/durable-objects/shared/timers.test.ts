@@ -227,7 +227,6 @@ describe("Timers", () => {
     expect(result).toMatchObject({ due_at: T + 60_000, attempts: 0 });
   });
 
-
   it("does not run a due timer an earlier handler cancelled or moved while it ran", async () => {
     const result = await withTimers(async (timers, clock) => {
       const ran: string[] = [];

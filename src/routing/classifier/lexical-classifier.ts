@@ -222,15 +222,23 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
     return lo;
   };
 
-  const nearest = (c: Classification, a: number, k = 1): Neighbour[] => {
-    const first = agentStart[a] as number;
-    const last = agentStart[a + 1] as number;
+  /**
+   * Each example's similarity to `c` (in `acc`), summed over the informative terms' postings;
+   * with `agent`, only that agent's examples (a binary search of each posting list). Returns how
+   * many examples it touched, listed first in `touched`.
+   */
+  const accumulate = (c: Classification, agent?: number): number => {
     nextEpoch();
     let nTouched = 0;
     for (const t of c.terms) {
       if (t.id < 0 || informative[t.id] === 0) continue;
-      const end = lowerBound(offset[t.id] as number, offset[t.id + 1] as number, last);
-      for (let p = lowerBound(offset[t.id] as number, end, first); p < end; p++) {
+      let from = offset[t.id] as number;
+      let end = offset[t.id + 1] as number;
+      if (agent !== undefined) {
+        end = lowerBound(from, end, agentStart[agent + 1] as number);
+        from = lowerBound(from, end, agentStart[agent] as number);
+      }
+      for (let p = from; p < end; p++) {
         const d = postDoc[p] as number;
         if (stamp[d] !== epoch) {
           stamp[d] = epoch;
@@ -240,6 +248,11 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
         acc[d] = (acc[d] as number) + t.weight * (postW[p] as number);
       }
     }
+    return nTouched;
+  };
+
+  const nearest = (c: Classification, a: number, k = 1): Neighbour[] => {
+    const nTouched = accumulate(c, a);
     const best: Neighbour[] = [];
     for (let i = 0; i < nTouched; i++) {
       const d = touched[i] as number;
@@ -258,20 +271,7 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
 
   const nearestByAgent = (c: Classification): Float64Array => {
     const best = new Float64Array(agentCount);
-    nextEpoch();
-    let nTouched = 0;
-    for (const t of c.terms) {
-      if (t.id < 0 || informative[t.id] === 0) continue;
-      for (let p = offset[t.id] as number; p < (offset[t.id + 1] as number); p++) {
-        const d = postDoc[p] as number;
-        if (stamp[d] !== epoch) {
-          stamp[d] = epoch;
-          acc[d] = 0;
-          touched[nTouched++] = d;
-        }
-        acc[d] = (acc[d] as number) + t.weight * (postW[p] as number);
-      }
-    }
+    const nTouched = accumulate(c);
     for (let i = 0; i < nTouched; i++) {
       const d = touched[i] as number;
       const a = exampleAgent[d] as number;

@@ -85,6 +85,8 @@ export class Plain extends DurableObject {
   async ping() {
     return 0;
   }
+  // The expiry the durable floors set: nothing to expire here, but setAlarm needs a handler.
+  async alarm() {}
   async created() {
     const rows = await this.touch();
     const at = new Date().toISOString();
@@ -176,6 +178,19 @@ export default {
 };`;
 
 const root = join(import.meta.dirname, "..", "..");
+
+/**
+ * One request to the baseline Worker, its body read; throws unless it answered 2xx. A floor
+ * that fails fast would otherwise pass for a fast floor (an object whose call throws still
+ * answers, with a 500).
+ */
+export async function floorCall(url: string, init?: RequestInit): Promise<string> {
+  const response = await fetch(url, init);
+  const body = await response.text();
+  if (!response.ok)
+    throw new Error(`baseline ${init?.method ?? "GET"} ${new URL(url).pathname}: ${response.status} ${body}`);
+  return body;
+}
 
 export interface BaselineServer {
   url: string;

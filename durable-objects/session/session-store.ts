@@ -10,6 +10,7 @@ import {
   type SchemaMigration,
   type Sql,
   type TablesHeld,
+  withoutAutoincrement,
   withoutRowid,
 } from "../shared/sql";
 import { TIMERS_DDL, TIMERS_FORMAT_DDL, TIMERS_NO_DUE_INDEX_DDL } from "../shared/timers";
@@ -88,17 +89,6 @@ const NAME_LAST_HANDOFF =
 const DROP_CONTEXT_COPY_DDL = "ALTER TABLE session DROP COLUMN last_handoff_context";
 
 /**
- * v18: the history's `seq` without AUTOINCREMENT, which writes a row of `sqlite_sequence`
- * with every message. No message is ever deleted alone (the history goes only with the
- * whole object), so SQLite's next rowid, the largest plus one, never reuses a `seq` anyway.
- */
-function withoutAutoincrement(statements: readonly string[]): string[] {
-  return statements.map((statement) =>
-    /^\s*CREATE TABLE messages \(/.test(statement) ? statement.replace(" AUTOINCREMENT", "") : statement,
-  );
-}
-
-/**
  * The tables keyed by a text id that a session writes most: v14–v17 make them `WITHOUT
  * ROWID`, so each row inserted writes one b-tree row fewer (see `withoutRowid`).
  */
@@ -108,8 +98,8 @@ const KEYED_BY_ID = ["audit", "timers", "live_events", "run_events", "runs"] as 
  * The newest schema's statements, what SESSION_MIGRATIONS leave, made directly (no table
  * created only to be rebuilt or dropped, no data moved). Columns added by ALTER are written
  * into their CREATE TABLE as SQLite would store them, dropped columns and indexes left out
- * (`foldSchemaChanges`), and the tables keyed by id made without a rowid;
- * test/durable-objects/session/session-schema.test.ts holds the two equal. A new migration
+ * (`foldSchemaChanges`), the tables keyed by id made without a rowid and the history
+ * without AUTOINCREMENT; test/durable-objects/session/session-schema.test.ts holds the two equal. A new migration
  * changes both; one that changes a table a new object makes only when first needed
  * (SESSION_TABLES_DEFERRED) names it in `SchemaMigration.table`, since an object may not
  * hold that table yet.
@@ -137,6 +127,8 @@ const SESSION_STATEMENTS = withoutAutoincrement(
     ]),
     KEYED_BY_ID,
   ),
+  // v18: the history's `seq` without AUTOINCREMENT (a row of `sqlite_sequence` with every message).
+  ["messages"],
 );
 
 /** A table keyed by id made again without a rowid, its rows kept. */

@@ -126,6 +126,19 @@ export function withoutRowid(statements: readonly string[], tables: readonly str
 }
 
 /**
+ * `statements` with each of `tables` made without AUTOINCREMENT, which writes a row of
+ * `sqlite_sequence` with every insert. Only for a table whose rows are never deleted alone
+ * (they go with the whole object): SQLite's next rowid, the largest plus one, then never
+ * reuses a key anyway.
+ */
+export function withoutAutoincrement(statements: readonly string[], tables: readonly string[]): string[] {
+  return statements.map((statement) => {
+    const table = createdTable(statement);
+    return table !== null && tables.includes(table) ? statement.replace(" AUTOINCREMENT", "") : statement;
+  });
+}
+
+/**
  * The statements that make `table` again as `schema` has it, keeping its rows, for a change
  * ALTER cannot make (such as `WITHOUT ROWID`): the old table set aside under `aside`, the new
  * one made, the rows copied, the old one dropped with its indexes, the indexes made again.

@@ -16,6 +16,7 @@ import {
   tableOf,
 } from "../../../durable-objects/shared/sql";
 import { agentStub } from "../helpers";
+import { rowlessTables, type Shape, shapeOf } from "../schema-shape";
 
 /**
  * A new session object is made with SESSION_SCHEMA's eager tables in one step, and each of
@@ -24,12 +25,6 @@ import { agentStub } from "../helpers";
  */
 
 let counter = 0;
-
-interface Shape {
-  version: number;
-  objects: { type: string; name: string; sql: string }[];
-  columns: Record<string, unknown[]>;
-}
 
 /** The schema an empty scratch object ends with after `steps` (each a migrate call). */
 async function schemaAfter(
@@ -77,29 +72,6 @@ function madeAt<R>(version: number, fn: (sql: Sql, storage: DurableObjectStorage
     );
     return fn(sql, state.storage);
   });
-}
-
-function shapeOf(sql: Sql): Shape {
-  {
-    // SQLite keeps each table's text as written, edited by ALTER: compare it without layout or quoting.
-    const normal = (text: string) =>
-      text
-        .replace(/"/g, "")
-        .replace(/\s+/g, " ")
-        .replace(/\s*([(),])\s*/g, "$1")
-        .trim();
-    const objects = sql<{ type: string; name: string; sql: string }>`SELECT type, name, sql FROM sqlite_master
-      WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' AND name <> '_schema' ORDER BY type, name`.map((o) => ({
-      ...o,
-      sql: normal(o.sql),
-    }));
-    const columns = Object.fromEntries(
-      objects
-        .filter((o) => o.type === "table")
-        .map((t) => [t.name, sql`SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(${t.name})`]),
-    );
-    return { version: schemaVersion(sql), objects, columns };
-  }
 }
 
 describe("the session object's schema", () => {
@@ -173,10 +145,7 @@ describe("the session object's schema", () => {
       Object.fromEntries(
         KEYED.map((t) => [t, sql.exec<{ id: string }>(`SELECT id FROM ${t} ORDER BY id`).map((r) => r.id)]),
       );
-    const rowless = (sql: Sql) =>
-      sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%WITHOUT ROWID'`
-        .map((r) => r.name)
-        .sort();
+    const rowless = rowlessTables;
     const upgraded = await madeAt(13, (sql, storage) => {
       for (const id of ["01A", "01B"]) {
         sql`INSERT INTO audit (id, at, tenant, action, actor, actor_type, details, flushed)

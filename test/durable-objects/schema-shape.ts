@@ -1,0 +1,39 @@
+import { type Sql, schemaVersion } from "../../durable-objects/shared/sql";
+
+/** What an object's schema is: its version, tables and indexes (their text), and each table's columns. */
+export interface Shape {
+  version: number;
+  objects: { type: string; name: string; sql: string }[];
+  columns: Record<string, unknown[]>;
+}
+
+/**
+ * The object's schema as SQLite holds it. SQLite keeps each table's text as written, edited
+ * by ALTER: compared here without layout or quoting.
+ */
+export function shapeOf(sql: Sql): Shape {
+  const normal = (text: string) =>
+    text
+      .replace(/"/g, "")
+      .replace(/\s+/g, " ")
+      .replace(/\s*([(),])\s*/g, "$1")
+      .trim();
+  const objects = sql<{ type: string; name: string; sql: string }>`SELECT type, name, sql FROM sqlite_master
+    WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' AND name <> '_schema' ORDER BY type, name`.map((o) => ({
+    ...o,
+    sql: normal(o.sql),
+  }));
+  const columns = Object.fromEntries(
+    objects
+      .filter((o) => o.type === "table")
+      .map((t) => [t.name, sql`SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(${t.name})`]),
+  );
+  return { version: schemaVersion(sql), objects, columns };
+}
+
+/** The object's tables made `WITHOUT ROWID`, by name. */
+export function rowlessTables(sql: Sql): string[] {
+  return sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%WITHOUT ROWID'`
+    .map((r) => r.name)
+    .sort();
+}

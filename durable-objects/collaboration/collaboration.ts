@@ -27,7 +27,7 @@ import { Outbox } from "../shared/outbox";
 import { createSql, SchemaGate, type Sql } from "../shared/sql";
 import { TIMER_KEYS } from "../shared/timer-kinds";
 import { type TimerOutcome, type TimerRow, Timers } from "../shared/timers";
-import { COLLABORATION_MIGRATIONS, CollaborationStore, type Stored } from "./collaboration-store";
+import { COLLABORATION_MIGRATIONS, COLLABORATION_SCHEMA, CollaborationStore, type Stored } from "./collaboration-store";
 import { CollaborationWaits } from "./collaboration-waits";
 
 /**
@@ -50,7 +50,7 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.sql = createSql(ctx.storage);
-    this.schema = new SchemaGate(ctx.storage, this.sql, COLLABORATION_MIGRATIONS);
+    this.schema = new SchemaGate(ctx.storage, this.sql, COLLABORATION_MIGRATIONS, COLLABORATION_SCHEMA);
     this.store = new CollaborationStore(this.sql, this.schema);
     this.outbox = new Outbox(this.sql);
     this.timers = new Timers(ctx.storage, this.sql, () => this.now());

@@ -228,28 +228,47 @@ async function measure(model: Awaited<ReturnType<typeof startModel>>): Promise<v
     };
     const none = await handoffRows(0);
     const some = await handoffRows(HANDOFFS);
-    const per = (f: (m: Meter) => number) => (f(some) - f(none)) / (HANDOFF_SESSIONS * HANDOFFS);
-    const tables = [...new Set([...Object.keys(some.d1RowsWrittenByTable), ...Object.keys(none.d1RowsWrittenByTable)])];
-    console.log(
-      `\nOne immediate API handoff (no capacity limit), from ${HANDOFF_SESSIONS} sessions × ${HANDOFFS} handoffs beside ${HANDOFF_SESSIONS} sessions with none`,
-    );
-    console.log("| per handoff | count |\n| --- | --- |");
-    console.log(`| D1 rows written | ${per((m) => m.d1RowsWritten).toFixed(1)} |`);
-    for (const table of tables.sort())
-      console.log(`| … of which \`${table}\` | ${per((m) => m.d1RowsWrittenByTable[table] ?? 0).toFixed(1)} |`);
-    console.log(`| D1 rows read | ${per((m) => m.d1RowsRead).toFixed(1)} |`);
-    console.log(`| D1 queries | ${per((m) => m.d1Queries).toFixed(2)} |`);
-    console.log(
-      `| SessionDO SQLite rows written (a setAlarm counted as one) | ${per((m) => m.sqlRowsWritten + m.setAlarms).toFixed(1)} |`,
-    );
-    console.log(`| SessionDO SQLite rows read | ${per((m) => m.sqlRowsRead).toFixed(1)} |`);
-    console.log(
-      `| Durable Object requests (the handoff's RPC, its share of flush alarms) | ${per((m) => sum(m.doRequests) + sum(m.alarms)).toFixed(2)} |`,
-    );
+    printHandoff("no capacity limit", none, some);
+    // The same handoffs to an agent with a capacity limit: a lease taken, confirmed and released in its AgentDO.
+    await api.ok("PUT", "/v1/agents/cost-billing", { ...BILLING, max_concurrent_sessions: 1_000 });
+    const leased = await handoffRows(HANDOFFS);
+    printHandoff("cost-billing limited to 1,000 sessions: a lease each", none, leased);
   } finally {
     await server.stop();
   }
 }
+
+/** What one handoff writes and reads: `some`'s counts less `none`'s, per handoff. */
+function printHandoff(what: string, none: Meter, some: Meter): void {
+  const per = (f: (m: Meter) => number) => (f(some) - f(none)) / (HANDOFF_SESSIONS * HANDOFFS);
+  const keys = (f: (m: Meter) => Record<string, number>) =>
+    [...new Set([...Object.keys(f(some)), ...Object.keys(f(none))])].sort();
+  console.log(
+    `\nOne immediate API handoff (${what}), from ${HANDOFF_SESSIONS} sessions × ${HANDOFFS} handoffs beside ${HANDOFF_SESSIONS} sessions with none`,
+  );
+  console.log("| per handoff | count |\n| --- | --- |");
+  console.log(`| D1 rows written | ${per((m) => m.d1RowsWritten).toFixed(1)} |`);
+  for (const table of keys((m) => m.d1RowsWrittenByTable))
+    console.log(`| … of which \`${table}\` | ${per((m) => m.d1RowsWrittenByTable[table] ?? 0).toFixed(1)} |`);
+  console.log(`| D1 rows read | ${per((m) => m.d1RowsRead).toFixed(1)} |`);
+  console.log(`| D1 queries | ${per((m) => m.d1Queries).toFixed(2)} |`);
+  console.log(
+    `| Durable Object SQLite rows written (a setAlarm counted as one) | ${per((m) => m.sqlRowsWritten + m.setAlarms).toFixed(1)} |`,
+  );
+  for (const table of keys((m) => m.sqlRowsWrittenByTable))
+    console.log(`| … of which \`${table}\` | ${per((m) => m.sqlRowsWrittenByTable[table] ?? 0).toFixed(1)} |`);
+  console.log(`| Durable Object SQLite rows read | ${per((m) => m.sqlRowsRead).toFixed(1)} |`);
+  console.log(
+    `| Durable Object requests (the handoff's RPC, lease calls, its share of flush alarms) | ${per((m) => sum(m.doRequests) + sum(m.alarms)).toFixed(2)} |`,
+  );
+}
+
+/** The bench's billing agent, as set up (a capacity limit is added for the leased handoffs). */
+const BILLING = {
+  name: "cost-billing",
+  description: "Charges and refunds for the cost bench.",
+  tools: { allow: ["refund"], confirmation: { require: ["refund"] } },
+};
 
 async function setUp(api: ReturnType<typeof apiClient>): Promise<void> {
   await api.ok("PUT", "/v1/tools/refund", {
@@ -260,11 +279,7 @@ async function setUp(api: ReturnType<typeof apiClient>): Promise<void> {
     signing: "none",
     parameters: { type: "object", properties: { order_id: { type: "string" }, amount: { type: "number" } } },
   });
-  await api.ok("PUT", "/v1/agents/cost-billing", {
-    name: "cost-billing",
-    description: "Charges and refunds for the cost bench.",
-    tools: { allow: ["refund"], confirmation: { require: ["refund"] } },
-  });
+  await api.ok("PUT", "/v1/agents/cost-billing", BILLING);
   await api.ok("PUT", "/v1/agents/cost-front", {
     name: "cost-front",
     description: "The cost bench's front desk.",

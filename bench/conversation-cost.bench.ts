@@ -13,7 +13,8 @@
  * approval (approved through the inbox), the fifth hands it back — and the session ended
  * with DELETE. Then every flush, purge and alarm they left is waited out, and the counts
  * are divided by CONVERSATIONS. Apart, HANDOFF_SESSIONS sessions of HANDOFFS API handoffs
- * beside as many with none: the D1 rows one handoff writes, by table.
+ * beside as many with none: the rows one handoff writes in D1 and in the objects, by table;
+ * then the same handoffs to an agent with a capacity limit (a lease each).
  *
  * Prices: PRICES below (Workers Paid, published prices; the date is printed) applied past
  * each included monthly allowance — the cost of one more million conversations.

@@ -122,6 +122,11 @@ function workerdProcesses(pid: number): string[] {
   return found;
 }
 
+/** The pids of every workerd process descended from `pid` (Linux /proc). */
+export function workerdPids(pid: number): number[] {
+  return workerdProcesses(pid).map((folder) => Number(folder.slice("/proc/".length)));
+}
+
 /** Sums VmRSS of every workerd process descended from `pid` (Linux /proc). */
 export function workerdRss(pid: number): number {
   let total = 0;

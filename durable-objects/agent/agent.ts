@@ -4,7 +4,6 @@ import type { Env } from "../../src/env";
 import { err, ok, type Result } from "../../src/errors";
 import { ulid } from "../../src/lib/ulid";
 import {
-  AGENT_STATUSES,
   type AgentLoad,
   type AgentRpc,
   type AgentStatus,
@@ -13,25 +12,11 @@ import {
   type WaitStart,
 } from "../../src/rpc/agent";
 import type { BlockingStatus } from "../../src/schemas/collaboration";
-import {
-  createSql,
-  foldSchemaChanges,
-  rebuildTable,
-  SchemaGate,
-  type SchemaMigration,
-  type Sql,
-  withoutRowid,
-} from "../shared/sql";
+import { createSql, SchemaGate, type Sql } from "../shared/sql";
 import { TIMER_KEYS } from "../shared/timer-kinds";
-import {
-  TIMERS_DDL,
-  TIMERS_FORMAT_DDL,
-  TIMERS_NO_DUE_INDEX_DDL,
-  type TimerOutcome,
-  type TimerPayloadRow,
-  Timers,
-} from "../shared/timers";
-import { AgentWaits, NOT_BLOCKED, WAITS_DDL } from "./agent-waits";
+import { type TimerOutcome, type TimerPayloadRow, Timers } from "../shared/timers";
+import { AGENT_MIGRATIONS, AGENT_SCHEMA } from "./agent-schema";
+import { AgentWaits, NOT_BLOCKED } from "./agent-waits";
 
 /**
  * One agent of one tenant: whether it takes sessions (active|paused) and its capacity
@@ -40,59 +25,6 @@ import { AgentWaits, NOT_BLOCKED, WAITS_DDL } from "./agent-waits";
  * middle of a handoff never leaves capacity taken. Every check-and-set is synchronous
  * SQL with no await between the read and the write (other calls interleave at awaits).
  */
-
-/** Agent v1: the agent's row and its leases. */
-const AGENT_V1_DDL = [
-  `CREATE TABLE agent (
-     id                       INTEGER PRIMARY KEY CHECK (id = 1),
-     status                   TEXT NOT NULL CHECK (status IN (${AGENT_STATUSES.map((st) => `'${st}'`).join(", ")})),
-     max_concurrent_sessions  INTEGER CHECK (max_concurrent_sessions IS NULL OR max_concurrent_sessions > 0),
-     fencing_counter          INTEGER NOT NULL DEFAULT 0,
-     updated_at               INTEGER NOT NULL
-   )`,
-  `CREATE TABLE leases (
-     lease_id       TEXT PRIMARY KEY,
-     session_id     TEXT NOT NULL UNIQUE,
-     handoff_id     TEXT NOT NULL,
-     state          TEXT NOT NULL CHECK (state IN ('tentative', 'held')),
-     fencing_token  INTEGER NOT NULL,
-     created_at     INTEGER NOT NULL,
-     expires_at     INTEGER,
-     CHECK ((state = 'tentative') = (expires_at IS NOT NULL))
-   )`,
-] as const;
-
-/** The tables an agent writes with every lease (taken, confirmed, released, lapsed): v4 makes them `WITHOUT ROWID`. */
-const KEYED_BY_ID = ["leases", "timers", "waits"] as const;
-
-/**
- * The newest schema's statements, what AGENT_MIGRATIONS leave, made directly: columns added
- * by ALTER written into their CREATE TABLE, the dropped index left out, the tables keyed by
- * id made without a rowid (see `withoutRowid`).
- */
-const AGENT_STATEMENTS = withoutRowid(
-  foldSchemaChanges([...AGENT_V1_DDL, ...TIMERS_DDL, ...TIMERS_FORMAT_DDL, ...WAITS_DDL, ...TIMERS_NO_DUE_INDEX_DDL]),
-  KEYED_BY_ID,
-);
-
-/** A table keyed by id made again without a rowid, its rows kept. */
-const keyedById = (table: (typeof KEYED_BY_ID)[number]) => rebuildTable(AGENT_STATEMENTS, table, `${table}_v3`);
-
-export const AGENT_MIGRATIONS: readonly SchemaMigration[] = [
-  { version: 1, statements: [...AGENT_V1_DDL, ...TIMERS_DDL] },
-  { version: 2, statements: TIMERS_FORMAT_DDL },
-  // The agent's waits on other agents and people (collaboration, deadlock probes).
-  { version: 3, statements: WAITS_DDL },
-  // Fewer rows written per lease: the tables keyed by id made again without a rowid (timers
-  // without their due-time index, dropped with the old table).
-  { version: 4, statements: [...keyedById("leases"), ...keyedById("timers"), ...keyedById("waits")] },
-];
-
-/** The newest schema, made directly in one step by a new agent object. */
-export const AGENT_SCHEMA: SchemaMigration = {
-  version: AGENT_MIGRATIONS.at(-1)!.version,
-  statements: AGENT_STATEMENTS,
-};
 
 interface LeaseRow {
   lease_id: string;

@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { AGENT_MIGRATIONS, AGENT_SCHEMA } from "../../../durable-objects/agent/agent";
+import { AGENT_MIGRATIONS, AGENT_SCHEMA } from "../../../durable-objects/agent/agent-schema";
 import { createSql, migrate, type SchemaMigration, type Sql, schemaVersion } from "../../../durable-objects/shared/sql";
 import { agentStub } from "../helpers";
 import { rowlessTables, shapeOf } from "../schema-shape";

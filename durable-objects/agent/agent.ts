@@ -3,14 +3,7 @@ import type { Probe } from "../../src/collaboration/deadlock";
 import type { Env } from "../../src/env";
 import { err, ok, type Result } from "../../src/errors";
 import { ulid } from "../../src/lib/ulid";
-import {
-  type AgentLoad,
-  type AgentRpc,
-  type AgentStatus,
-  type Lease,
-  type LeaseRef,
-  type WaitStart,
-} from "../../src/rpc/agent";
+import type { AgentLoad, AgentRpc, AgentStatus, Lease, LeaseRef, WaitStart } from "../../src/rpc/agent";
 import type { BlockingStatus } from "../../src/schemas/collaboration";
 import { createSql, SchemaGate, type Sql } from "../shared/sql";
 import { TIMER_KEYS } from "../shared/timer-kinds";

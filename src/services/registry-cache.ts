@@ -6,13 +6,8 @@ import { loadDefinitions, type RegistryHead, registryHeadStatement } from "../re
 import { loadTools } from "../registry/tool-store";
 import { decodeShard, unpackSections } from "../routing/router-codec";
 import type { RouteAgent } from "../routing/router-image";
-import {
-  type CompiledRuleRouter,
-  NO_DECISION,
-  routerFromShards,
-  type WrappedShard,
-  wrapShard,
-} from "../routing/rule-router";
+import { NO_DECISION } from "../routing/rule-decision";
+import { type CompiledRuleRouter, routerFromShards, type WrappedShard, wrapShard } from "../routing/rule-router";
 import { sharedShards, shareShard } from "../routing/shard-pool";
 import type { RuleDecision, RuleRouter } from "../routing/types";
 import type { BuildStats, RoutedByObject, RouteNeeds } from "../rpc/router";

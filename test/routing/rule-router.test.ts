@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RuleExplanation } from "../../src/routing/classifier/explain";
-import { compileRuleRouter, DECLINE_BELOW } from "../../src/routing/rule-router";
+import { DECLINE_BELOW } from "../../src/routing/rule-decision";
+import { compileRuleRouter } from "../../src/routing/rule-router";
 import { AgentDefinition, type AgentDefinitionInput } from "../../src/schemas/agent";
 
 const agent = (a: AgentDefinitionInput) => AgentDefinition.parse(a);

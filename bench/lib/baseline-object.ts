@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 import { SESSION_SCHEMA, SESSION_TABLES_DEFERRED } from "../../durable-objects/session/session-store";
-import { tableOf } from "../../durable-objects/shared/sql";
+import { tableOf } from "../../durable-objects/shared/schema-text";
 import { memoryStateFolder, migrationStatements } from "./workerd-server";
 import { spawnWranglerDev, workerdCpu, workerdRss } from "./wrangler-dev";
 

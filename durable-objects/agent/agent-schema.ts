@@ -1,5 +1,6 @@
 import { AGENT_STATUSES } from "../../src/rpc/agent";
-import { foldSchemaChanges, rebuildTable, type SchemaMigration, withoutRowid } from "../shared/sql";
+import { foldSchemaChanges, rebuildTable, withoutRowid } from "../shared/schema-text";
+import type { SchemaMigration } from "../shared/sql";
 import { TIMERS_DDL, TIMERS_FORMAT_DDL, TIMERS_NO_DUE_INDEX_DDL } from "../shared/timers";
 import { WAITS_DDL } from "./agent-waits";
 

@@ -1,14 +1,7 @@
 import { CollabMessage, Collaboration } from "../../src/schemas/collaboration";
 import { OUTBOX_DDL, OUTBOX_PENDING_ONLY_DDL } from "../shared/outbox";
-import {
-  foldSchemaChanges,
-  rebuildTable,
-  type SchemaGate,
-  type SchemaMigration,
-  type Sql,
-  withoutAutoincrement,
-  withoutRowid,
-} from "../shared/sql";
+import { foldSchemaChanges, rebuildTable, withoutAutoincrement, withoutRowid } from "../shared/schema-text";
+import type { SchemaGate, SchemaMigration, Sql } from "../shared/sql";
 import { TIMERS_DDL, TIMERS_NO_DUE_INDEX_DDL } from "../shared/timers";
 
 /** A collaboration's rows: its record (one row) and its message log in order, each parsed on read. */

@@ -2,17 +2,8 @@ import type { HistoryItem } from "../../src/schemas/handoff";
 import type { AgentTurnStatus } from "../../src/schemas/session";
 import { SESSION_FORMAT, SessionRecord } from "../../src/sessions/model";
 import { OUTBOX_ACTOR_DDL, OUTBOX_DDL, OUTBOX_PENDING_ONLY_DDL } from "../shared/outbox";
-import {
-  ALL_TABLES,
-  type DeferredTables,
-  foldSchemaChanges,
-  rebuildTable,
-  type SchemaMigration,
-  type Sql,
-  type TablesHeld,
-  withoutAutoincrement,
-  withoutRowid,
-} from "../shared/sql";
+import { foldSchemaChanges, rebuildTable, withoutAutoincrement, withoutRowid } from "../shared/schema-text";
+import { ALL_TABLES, type DeferredTables, type SchemaMigration, type Sql, type TablesHeld } from "../shared/sql";
 import { TIMERS_DDL, TIMERS_FORMAT_DDL, TIMERS_NO_DUE_INDEX_DDL } from "../shared/timers";
 import { DELIVERIES_DDL } from "./deliveries/delivery-store";
 import { FANOUT_DDL } from "./fanout/fanout-store";

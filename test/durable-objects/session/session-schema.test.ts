@@ -6,6 +6,7 @@ import {
   SESSION_TABLES_DEFERRED,
 } from "../../../durable-objects/session/session-store";
 import { Outbox } from "../../../durable-objects/shared/outbox";
+import { tableOf } from "../../../durable-objects/shared/schema-text";
 import {
   createSql,
   migrate,
@@ -13,7 +14,6 @@ import {
   type SchemaMigration,
   type Sql,
   schemaVersion,
-  tableOf,
 } from "../../../durable-objects/shared/sql";
 import { agentStub } from "../helpers";
 import { rowlessTables, type Shape, shapeOf } from "../schema-shape";

@@ -285,10 +285,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     this.hub.onClose(ws, code, reason);
   }
 
-  /**
-   * `GET /v1/sessions/:id/ws`, forwarded by the Worker after auth: a hibernatable WebSocket of the
-   * session's live events.
-   */
+  /** Cancels a run (a model call in flight is aborted; its partial text is kept, marked cut). */
   async cancelRun(id: string, actor: Actor = API_ACTOR): Promise<Result<Run>> {
     return this.runs.cancel(id, actor);
   }

@@ -27,6 +27,7 @@ import {
   AUDIT_ROWS_PER_WRITE,
   AUDITED_WRITES_PER_BATCH,
   type BaselineServer,
+  CREATION_FLOORS,
   floorCall,
   startBaselineDevServer,
   startBaselineObjects,
@@ -325,14 +326,6 @@ async function platformFloor(relay: Shares, plain: BaselineServer, where: string
 /** Passes of session creation beside its floor, taken in turns. */
 const CREATION_PASSES = Number(process.env.BENCH_CREATION_PASSES ?? 5);
 
-/** The floors session creation is measured beside (bench/lib/baseline-object.ts), in the order printed. */
-const CREATION_FLOORS = [
-  ["one table, one row", "objects"],
-  ["the same and its audit row to D1", "created"],
-  ["a durable session: two tables, an alarm, its audit row to D1", "durable"],
-  ["a Relay session's storage, no Relay code", "stored"],
-] as const;
-
 /** Index of each floor in CREATION_FLOORS. */
 const [ONE_TABLE, AUDITED, DURABLE, STORED] = [0, 1, 2, 3] as const;
 
@@ -366,7 +359,7 @@ async function creationBesideFloor(relay: DevServer, key: string, plain: Baselin
   const loads: ((p: number) => (i: number) => Promise<unknown>)[] = [
     () => create,
     ...CREATION_FLOORS.map(
-      ([, path]) =>
+      ({ path }) =>
         (p: number) =>
         (i: number) =>
           floorCall(`${plain.url}/${path}/${path}-${p}-${i}`, { method: "POST" }),
@@ -389,7 +382,7 @@ async function creationBesideFloor(relay: DevServer, key: string, plain: Baselin
     `\nSession creation beside its floors, ${CREATION_PASSES} passes taken in turns, ${SESSIONS} creations each, ${CONCURRENCY} in flight`,
   );
   console.log(
-    `| pass | Relay | ${CREATION_FLOORS.map(([name]) => name).join(" | ")} | Relay / one table | durable / one table | Relay / durable |\n|${" --- |".repeat(CREATION_FLOORS.length + 5)}`,
+    `| pass | Relay | ${CREATION_FLOORS.map(({ name }) => name).join(" | ")} | Relay / one table | durable / one table | Relay / durable |\n|${" --- |".repeat(CREATION_FLOORS.length + 5)}`,
   );
   for (const [i, x] of passes.entries()) {
     const rates = [x.relay, ...x.floors].map((r) => `${r.rate.toFixed(0)}/s`);
@@ -406,7 +399,7 @@ async function creationBesideFloor(relay: DevServer, key: string, plain: Baselin
   const cpu = (side: number | "relay") =>
     median(passes.map((x) => (side === "relay" ? x.relay : x.floors[side]!).cpuUs));
   console.log(
-    `\n| workerd CPU per creation, its flush to D1 included (median) | Relay | ${CREATION_FLOORS.map(([name]) => name).join(" | ")} |\n|${" --- |".repeat(CREATION_FLOORS.length + 2)}\n| µs | ${cpu("relay").toFixed(0)} | ${CREATION_FLOORS.map((_, i) => cpu(i).toFixed(0)).join(" | ")} |`,
+    `\n| workerd CPU per creation, its flush to D1 included (median) | Relay | ${CREATION_FLOORS.map(({ name }) => name).join(" | ")} |\n|${" --- |".repeat(CREATION_FLOORS.length + 2)}\n| µs | ${cpu("relay").toFixed(0)} | ${CREATION_FLOORS.map((_, i) => cpu(i).toFixed(0)).join(" | ")} |`,
   );
   const relayShare = share("relay", ONE_TABLE);
   const durableShare = share(DURABLE, ONE_TABLE);

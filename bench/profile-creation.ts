@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { apiClient } from "./lib/api-client";
-import { floorCall, startBaselineObjects } from "./lib/baseline-object";
+import { CREATION_FLOORS, floorCall, startBaselineObjects } from "./lib/baseline-object";
 import { flushesSettled, startWorkerdServer } from "./lib/workerd-server";
 import { measureLoad, workerdPids } from "./lib/wrangler-dev";
 
@@ -67,14 +67,9 @@ try {
   }
   const plain = await startBaselineObjects(PORT + 1);
   try {
-    for (const [name, path] of [
-      ["one table", "objects"],
-      ["+ audit row to D1", "created"],
-      ["durable session", "durable"],
-      ["Relay's storage", "stored"],
-    ] as const) {
+    for (const { path, short } of CREATION_FLOORS) {
       const call = (i: number) => floorCall(`${plain.url}/${path}/${path}-${i}`, { method: "POST" });
-      profiles.push([name, await profile(join(folder, `${path}.data`), call)]);
+      profiles.push([short, await profile(join(folder, `${path}.data`), call)]);
     }
   } finally {
     await plain.stop();

@@ -37,6 +37,17 @@ import { spawnWranglerDev, workerdCpu, workerdRss } from "./wrangler-dev";
  * `GET /health` answers from the Worker alone, as Relay's does.
  */
 
+/**
+ * The floors session creation is measured beside, in the order printed: the path of each
+ * (`POST /<path>/:name`, see above), its name in a table and a short one for a column.
+ */
+export const CREATION_FLOORS = [
+  { path: "objects", name: "one table, one row", short: "one table" },
+  { path: "created", name: "the same and its audit row to D1", short: "+ audit row to D1" },
+  { path: "durable", name: "a durable session: two tables, an alarm, its audit row to D1", short: "durable session" },
+  { path: "stored", name: "a Relay session's storage, no Relay code", short: "Relay's storage" },
+] as const;
+
 /** An immediate handoff's transitions (action, from, to): an audited write's rows, one each. */
 const TRANSITIONS = [
   ["handoff.initiated", null, "initiated"],

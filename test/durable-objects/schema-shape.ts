@@ -1,4 +1,6 @@
-import { type Sql, schemaVersion } from "../../durable-objects/shared/sql";
+import { runInDurableObject } from "cloudflare:test";
+import { createSql, type Sql, schemaVersion } from "../../durable-objects/shared/sql";
+import { agentStub } from "./helpers";
 
 /** What an object's schema is: its version, tables and indexes (their text), and each table's columns. */
 export interface Shape {
@@ -36,4 +38,16 @@ export function rowlessTables(sql: Sql): string[] {
   return sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%WITHOUT ROWID'`
     .map((r) => r.name)
     .sort();
+}
+
+let scratchCount = 0;
+
+/**
+ * `fn` over an empty scratch object's storage (an AgentDO never called: any SQLite-backed
+ * class will do, and nothing of it runs), under `tenant` so each file's objects are its own.
+ */
+export function onScratchObject<R>(tenant: string, fn: (sql: Sql, storage: DurableObjectStorage) => R): Promise<R> {
+  return runInDurableObject(agentStub(tenant, `scratch-${++scratchCount}`).stub, (_instance, state) =>
+    fn(createSql(state.storage), state.storage),
+  );
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_ROUTING } from "../../src/routing/config";
 import { applyFallback } from "../../src/routing/fallback";
 import { decideRoute, type LlmOutcome, LOCAL_MODEL } from "../../src/routing/hybrid";
+import { NO_DECISION } from "../../src/routing/rule-decision";
 import type { RuleDecision, RuleRouter } from "../../src/routing/types";
 import { AgentDefinition } from "../../src/schemas/agent";
 import type { RoutingConfig } from "../../src/schemas/routing";
@@ -14,15 +15,7 @@ const agents = [
 
 /** A rule tier that always answers the same decision, so the hybrid's own logic is what is tested. */
 function fixedRules(decision: Partial<RuleDecision>): RuleRouter {
-  const full: RuleDecision = {
-    agent: null,
-    confidence: 0,
-    score: 0,
-    matched_keywords: [],
-    matched_patterns: [],
-    candidates: [],
-    ...decision,
-  };
+  const full: RuleDecision = { ...NO_DECISION, ...decision };
   return { decide: () => full, decideInTurns: async () => full, memoryBytes: 0 };
 }
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { AGENT_MIGRATIONS, AGENT_SCHEMA } from "../../../durable-objects/agent/agent-schema";
 import { createSql, migrate, type SchemaMigration, type Sql, schemaVersion } from "../../../durable-objects/shared/sql";
 import { agentStub } from "../helpers";
-import { rowlessTables, shapeOf } from "../schema-shape";
+import { onScratchObject, rowlessTables, shapeOf } from "../schema-shape";
 
 /**
  * A new agent object is made with AGENT_SCHEMA in one step; an older one is migrated
@@ -15,12 +15,8 @@ let counter = 0;
 const LATEST = AGENT_MIGRATIONS.at(-1)!.version;
 const KEYED = ["leases", "timers", "waits"];
 
-/** `fn` over an empty scratch object (an agent never used). */
-function scratch<R>(fn: (sql: Sql, storage: DurableObjectStorage) => R): Promise<R> {
-  return runInDurableObject(agentStub("agent-schema", `scratch-${++counter}`).stub, (_instance, state) =>
-    fn(createSql(state.storage), state.storage),
-  );
-}
+/** `fn` over an empty scratch object of this file's own. */
+const scratch = <R>(fn: (sql: Sql, storage: DurableObjectStorage) => R) => onScratchObject("agent-schema", fn);
 
 const upTo = (version: number): SchemaMigration[] => AGENT_MIGRATIONS.filter((m) => m.version <= version);
 

@@ -1,28 +1,21 @@
-import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import {
   COLLABORATION_MIGRATIONS,
   COLLABORATION_SCHEMA,
 } from "../../../durable-objects/collaboration/collaboration-store";
 import { Outbox } from "../../../durable-objects/shared/outbox";
-import { createSql, migrate, type Sql } from "../../../durable-objects/shared/sql";
-import { agentStub } from "../helpers";
-import { rowlessTables, shapeOf } from "../schema-shape";
+import { migrate, type Sql } from "../../../durable-objects/shared/sql";
+import { onScratchObject, rowlessTables, shapeOf } from "../schema-shape";
 
 /**
  * A new collaboration object is made with COLLABORATION_SCHEMA in one step; one made by v1
  * is migrated. Both end with the same schema, and the older one keeps its rows.
  */
 
-let counter = 0;
 const LATEST = COLLABORATION_MIGRATIONS.at(-1)!.version;
 
-/** `fn` over an empty scratch object (any SQLite-backed class will do; nothing of it runs). */
-function scratch<R>(fn: (sql: Sql, storage: DurableObjectStorage) => R): Promise<R> {
-  return runInDurableObject(agentStub("collaboration-schema", `scratch-${++counter}`).stub, (_instance, state) =>
-    fn(createSql(state.storage), state.storage),
-  );
-}
+/** `fn` over an empty scratch object of this file's own. */
+const scratch = <R>(fn: (sql: Sql, storage: DurableObjectStorage) => R) => onScratchObject("collaboration-schema", fn);
 
 describe("the collaboration object's schema", () => {
   it("made new in one step equals every migration applied in turn, with fewer statements", async () => {

@@ -19,6 +19,11 @@ export interface Env extends RoutingVars {
 
   /** `tenant:key` entries, comma-separated. No keys → every /v1 call is refused (503). */
   RELAY_API_KEYS?: string;
+  /**
+   * The tenant vault's deployment keys: one or more comma-separated keys of at least 32 bytes
+   * in base64, the first sealing (src/vault/keyring.ts). Without it the vault is unavailable.
+   */
+  RELAY_VAULT_KEY?: string;
 
   /**
    * `true`: Relay may call `http:` and loopback or private-network addresses a tenant names

@@ -25,6 +25,11 @@ export const ERROR_STATUS = {
    * refused when registered, and a call refused when made (a run error or tool output).
    */
   ENDPOINT_NOT_ALLOWED: 400,
+  /**
+   * A definition names a secret its tenant's vault does not hold (docs/security.md, The tenant
+   * vault): refused when registered, and a call's error when made (a run error or tool output).
+   */
+  UNKNOWN_SECRET: 400,
   // 401 — who is calling
   UNAUTHORIZED: 401,
   /** A webhook whose signature or timestamp does not verify. */
@@ -42,6 +47,8 @@ export const ERROR_STATUS = {
   /** An explicit trigger fired for a handoff the current agent has no explicit trigger for. */
   TRIGGER_NOT_FOUND: 404,
   COLLABORATION_NOT_FOUND: 404,
+  /** No secret of that name in the tenant's vault. */
+  SECRET_NOT_FOUND: 404,
   // 409 — conflicts with current state
   ROUTING_DISABLED: 409,
   HANDOFF_IN_PROGRESS: 409,
@@ -57,6 +64,10 @@ export const ERROR_STATUS = {
   RUN_NOT_CANCELLABLE: 409,
   /** A run's error when it was cancelled (the caller's request, or its only listener went away). */
   RUN_CANCELLED: 409,
+  /** A secret an agent or tool still names is not deleted (details.used_by says which). */
+  SECRET_IN_USE: 409,
+  /** The tenant's vault holds as many secrets as it may. */
+  VAULT_FULL: 409,
   // 410 — it was here, it expired
   SESSION_EXPIRED: 410,
   // 413 — too large
@@ -98,6 +109,11 @@ export const ERROR_STATUS = {
   /** The client did not post a paused run's tool outputs in time. */
   TOOL_OUTPUTS_TIMEOUT: 504,
   AUTH_NOT_CONFIGURED: 503,
+  /**
+   * The vault cannot seal or open: RELAY_VAULT_KEY is unset or not a usable key, or a secret was
+   * sealed under a key it no longer holds (docs/operations.md, Rotating the vault key).
+   */
+  VAULT_UNAVAILABLE: 503,
   DEPENDENCY_UNAVAILABLE: 503,
 } as const satisfies Record<string, number>;
 

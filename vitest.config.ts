@@ -35,10 +35,12 @@ const bindings = {
   OPENAI_API_KEY: "sk-test-key",
   OPENAI_BASE_URL: "https://llm.test/v1",
   ROUTING_LLM_PROVIDER: "local",
-  // The signing secret of the webhook agent `hook` in test/api/runs.test.ts (a test value, never deployed).
-  AGENT_SECRET_HOOK: "whsec_hAp7GYE+aOxthDBDkQL/nSf7u3leKSjPlh4ozCWztNA=",
-  // The signing secret of the http tool `lookup_order` in test/api/tools.test.ts (a test value).
-  TOOL_SECRET_LOOKUP_ORDER: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+  // The tenant vault's deployment key (a test value, never deployed).
+  RELAY_VAULT_KEY: "bavgWhEcdWB2LJzJhu7KSiyvoLpMPwxkf/waXRcXjgc=",
+  // Worker secrets named like the ones a tenant could try to reach: no tenant's definition
+  // may read them (test/api/tenant-secrets.test.ts checks that none ever leaves Relay).
+  AGENT_SECRET_HOOK: "whsec_b3BlcmF0b3Itc2VjcmV0LW5ldmVyLXNlbnQtb3V0",
+  TOOL_SECRET_LOOKUP_ORDER: "whsec_dG9vbC1vcGVyYXRvci1zZWNyZXQtbmV2ZXItc2VudA==",
   // Webhook sources of test/api/webhooks.test.ts (test values): `crm` acts for alpha, and
   // `desk` is mid-rotation with two secrets.
   WEBHOOK_SECRET_CRM: "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",

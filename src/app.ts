@@ -9,6 +9,7 @@ import { onError, onNotFound } from "./api/error-handler";
 import { agentHandoffs, handoffs, sessionInbox } from "./api/handoffs";
 import { inbox } from "./api/inbox";
 import { route } from "./api/route";
+import { secrets } from "./api/secrets";
 import { sessions } from "./api/sessions";
 import { openApiJson } from "./api/spec/document";
 import { tools } from "./api/tools";
@@ -27,6 +28,7 @@ export function createApp() {
     .route("/agents", agents)
     .route("/agents", agentHandoffs)
     .route("/tools", tools)
+    .route("/secrets", secrets)
     .route("/route", route)
     .route("/config", config)
     .route("/sessions", sessions)

@@ -10,6 +10,7 @@ import { AgentDefinition, AgentName } from "../schemas/agent";
 import { agentLoad } from "../services/agent-capacity";
 import { assertEndpointAllowed, outboundPolicy } from "../services/outbound";
 import { refreshRouter } from "../services/registry-cache";
+import { assertSecretsKnown } from "../services/secret-references";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
 import { parseWith, readJson, readQuery, readText } from "./validate";
 
@@ -38,6 +39,7 @@ export const agents = new Hono<AppEnv>()
     const policy = outboundPolicy(c.env, c.req.url);
     assertEndpointAllowed(policy, definition.endpoint, "endpoint");
     assertEndpointAllowed(policy, definition.card_url, "card_url");
+    await assertSecretsKnown(c.env, c.get("tenant"), definition);
     // The tenant's router object admits it against the pattern budget, writes it and builds
     // the next router version; this isolate then loads that version (read your writes).
     const { created, agent } = unwrap(await routerRpc(c.env, c.get("tenant")).putAgent(c.get("tenant"), definition));

@@ -10,6 +10,7 @@ import type { McpToolListing } from "../schemas/tool";
 import { ToolDefinition, ToolName } from "../schemas/tool";
 import { assertEndpointAllowed, mcpOutbound, outboundPolicy } from "../services/outbound";
 import { invalidateTenant } from "../services/registry-cache";
+import { assertSecretsKnown } from "../services/secret-references";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
 import { parseWith, readJson, readQuery } from "./validate";
 
@@ -29,6 +30,7 @@ export const tools = new Hono<AppEnv>()
       });
     }
     assertEndpointAllowed(outboundPolicy(c.env, c.req.url), definition.url, "url");
+    await assertSecretsKnown(c.env, c.get("tenant"), definition);
     const { created, tool } = await putTool(c.env.DB, c.get("tenant"), definition);
     invalidateTenant(c.get("tenant"));
     return c.json(tool, created ? 201 : 200);
@@ -57,11 +59,8 @@ export const tools = new Hono<AppEnv>()
       throw new RelayError("VALIDATION_FAILED", `'${name}' is an ${server.kind} tool; only an mcp tool lists tools.`, {
         issues: [{ path: "kind", message: "must be mcp" }],
       });
-    const listed = await listMcpTools(server, {
-      ...mcpOutbound(c.env, server),
-      policy: outboundPolicy(c.env, c.req.url),
-    });
-    if (!listed.ok) throw new RelayError("MCP_ERROR", listed.message, { tool: name });
+    const listed = await listMcpTools(server, await mcpOutbound(c.env, c.get("tenant"), server, c.req.url));
+    if (!listed.ok) throw new RelayError(listed.code, listed.message, { tool: name });
     await bumpVersion(c.env.DB, c.get("tenant")).run();
     invalidateTenant(c.get("tenant"));
     const body: McpToolListing = {

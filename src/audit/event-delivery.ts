@@ -1,6 +1,6 @@
 import { deadline } from "../lib/deadline";
 import { webhookHeaders } from "../lib/standard-webhooks";
-import { outboundFetch } from "../outbound/fetch";
+import { deliveryTarget, outboundFetch } from "../outbound/fetch";
 import type { OutboundPolicy } from "../outbound/policy";
 import type { AuditRecord } from "./record";
 
@@ -8,15 +8,16 @@ import type { AuditRecord } from "./record";
  * One outbound lifecycle notification (webhooks out, docs/webhooks.md): a Standard Webhooks
  * delivery of an audit record to the tenant's events_url. `webhook-id` is the record's id,
  * the same on every retry, so a receiver drops repeats; the body is
- * `{ "type": "<action>", "timestamp", "data": { id, at, session_id, handoff_id, agent, actor, actor_type, details } }`.
+ * `{ "type": "<action>", "timestamp", "tenant", "target": "events", "data": { id, at, session_id, handoff_id, agent, actor, actor_type, details } }`
+ * (`tenant` and `target` signed with the rest: docs/security.md, What is signed).
  */
 
 /** A receiver gets this long to answer; a slower one counts as a failed attempt. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 
 export function deliveryBody(record: AuditRecord): string {
-  const { tenant: _tenant, action, ...data } = record;
-  return JSON.stringify({ type: action, timestamp: record.at, data });
+  const { tenant, action, ...data } = record;
+  return JSON.stringify({ type: action, timestamp: record.at, tenant, target: deliveryTarget.events, data });
 }
 
 export type DeliveryOutcome = { ok: true; status: number } | { ok: false; error: string };

@@ -73,7 +73,8 @@ export function turnMessage(input: {
   text: string;
   thread: RemoteThread;
   context: HandoffContext | null;
-  relay: { session_id: string; run_id: string; agent: string };
+  /** Relay's metadata: the tenant and target (signed with the message when the card asks), and where the turn comes from. */
+  relay: { tenant: string; target: string; session_id: string; run_id: string; agent: string };
   accepts_json: boolean;
 }): { message: Message; handoff_id: string | null } {
   const handoffId = input.context?.metadata.handoff_id ?? null;

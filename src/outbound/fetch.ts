@@ -1,3 +1,4 @@
+import type { ErrorCode } from "../errors/codes";
 import { readCapped } from "../lib/read-capped";
 import { isWebhookSecret, webhookHeaders } from "../lib/standard-webhooks";
 import { excerpt } from "../providers/failures";
@@ -14,14 +15,40 @@ export const ERROR_EXCERPT_CHARS = 200;
 /** How much of a failed call's body is read for that excerpt. */
 const ERROR_READ_BYTES = 1024;
 
-/** How one delivery is signed: its secrets, current first (none: unsigned), and what they are, for messages. */
-export type DeliverySigning = { ok: true; secrets: readonly string[]; by: string } | { ok: false; message: string };
+/** Why what a call needs could not be had (a secret missing from the vault, D1 down): a coded message. */
+export interface OutboundProblem {
+  ok: false;
+  code: ErrorCode;
+  message: string;
+}
 
-/** What a caller resolves before an outbound call: the policy in force and the delivery's signing. */
+/** How one delivery is signed: its secrets, current first (none: unsigned), and what they are, for messages. */
+export type DeliverySigning = { ok: true; secrets: readonly string[]; by: string } | OutboundProblem;
+
+/** Headers a definition sends, their values read from the tenant's vault. */
+export type SecretHeaderValues = { ok: true; values: Readonly<Record<string, string>> } | OutboundProblem;
+
+/**
+ * What a caller resolves before an outbound call: the tenant it acts for (a signed delivery
+ * names it), the policy in force, the delivery's signing and the headers it sends.
+ */
 export interface OutboundCall {
+  tenant: string;
   policy: OutboundPolicy;
   signing: DeliverySigning;
+  headers: SecretHeaderValues;
 }
+
+/**
+ * The target a signed delivery names beside the tenant that sent it (`agent:<name>`,
+ * `tool:<name>`, `events`). Both are inside the signed body, so a delivery replayed to
+ * another tenant's or another agent's endpoint says so (docs/security.md, What is signed).
+ */
+export const deliveryTarget = {
+  agent: (name: string) => `agent:${name}`,
+  tool: (name: string) => `tool:${name}`,
+  events: "events",
+} as const;
 
 export type OutboundResult =
   | { kind: "refused"; rule: OutboundRule; message: string }

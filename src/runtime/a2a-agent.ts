@@ -20,7 +20,7 @@ import {
 } from "../interop/a2a-remote";
 import { deadline } from "../lib/deadline";
 import { readCapped } from "../lib/read-capped";
-import { deliveryHeaders, type OutboundCall, outboundFetch, unusableSecret } from "../outbound/fetch";
+import { deliveryHeaders, deliveryTarget, type OutboundCall, outboundFetch, unusableSecret } from "../outbound/fetch";
 import type { OutboundPolicy } from "../outbound/policy";
 import { outboundCause, sdkFetch } from "../outbound/sdk-fetch";
 import { excerpt } from "../providers/failures";
@@ -46,7 +46,10 @@ export interface RemoteAgent {
 }
 
 export interface A2aCallOptions {
-  /** The address policy in force and how requests are signed when the card asks (AGENT_SECRET_<NAME>, else the tenant's). */
+  /**
+   * The tenant, the address policy in force, how requests are signed when the card asks (the
+   * agent's vault `signing_secret`, else the tenant's) and the headers sent (its credentials).
+   */
   outbound: OutboundCall;
   timeoutMs: number;
   /** The thread Relay keeps with the agent in this session. */
@@ -171,14 +174,16 @@ async function exchange(
   const loaded = await readCard(agent, options.outbound.policy, signal);
   if (!loaded.ok) return fail(signal.aborted ? timedOut(agent, options) : loaded);
   const { card } = loaded;
-  const signing = options.outbound.signing;
+  const { signing, headers } = options.outbound;
+  if (!headers.ok) return fail(failure(headers.code, `${agent.name}: ${headers.message}`));
   const sign = agent.signing !== "none" && (cardAsksSigning(card) || agent.signing === "signed");
-  if (sign && !signing.ok) return fail(failure("DEPENDENCY_UNAVAILABLE", `${agent.name}: ${signing.message}`));
+  if (sign && !signing.ok) return fail(failure(signing.code, `${agent.name}: ${signing.message}`));
   if (sign && signing.ok && unusableSecret(signing))
     return fail(failure("REMOTE_AGENT_ERROR", `${agent.name}: ${signing.by} is not a Standard Webhooks secret`));
   const fetch = sdkFetch({
     policy: options.outbound.policy,
     maxBodyBytes: MAX_REMOTE_REPLY_BYTES,
+    headers: headers.values,
     ...(sign && signing.ok
       ? {
           sign: async (body: string, headers: Headers) => {
@@ -198,7 +203,13 @@ async function exchange(
     text: newInput(turn.messages),
     thread: options.thread,
     context: turn.context,
-    relay: { session_id: turn.session_id, run_id: turn.run_id, agent: turn.agent },
+    relay: {
+      tenant: options.outbound.tenant,
+      target: deliveryTarget.agent(agent.name),
+      session_id: turn.session_id,
+      run_id: turn.run_id,
+      agent: turn.agent,
+    },
     accepts_json: acceptsJson(card),
   });
   const answer = new RemoteAnswer(options.onText);

@@ -5,14 +5,22 @@
  * otherwise), never a throw.
  *
  * The delivery body (JSON, UTF-8):
- *   { "type": "tool.call", "timestamp": "<ISO 8601>",
+ *   { "type": "tool.call", "timestamp": "<ISO 8601>", "tenant", "target": "tool:<name>",
  *     "data": { "session_id", "run_id", "agent", "tool", "tool_call_id", "arguments" } }
+ * `tenant` and `target` are signed with the rest (docs/security.md, What is signed).
  * The reply: any 2xx body, as text (JSON or not), at most the tool's `max_response_bytes`.
  * The delivery's `webhook-id` is the tool call id, so a receiver can de-duplicate.
  */
 import { deadline } from "../lib/deadline";
 import { readCapped } from "../lib/read-capped";
-import { deliveryHeaders, errorExcerpt, type OutboundCall, outboundFetch, unusableSecret } from "../outbound/fetch";
+import {
+  deliveryHeaders,
+  deliveryTarget,
+  errorExcerpt,
+  type OutboundCall,
+  outboundFetch,
+  unusableSecret,
+} from "../outbound/fetch";
 import type { PendingCall } from "../schemas/run";
 import type { ToolDefinition } from "../schemas/tool";
 
@@ -33,22 +41,10 @@ export interface HttpToolResult {
 }
 
 /**
- * The Worker secret holding a tool's signing secret: `TOOL_SECRET_` + the name upper-cased,
- * every character other than A–Z and 0–9 as `_` (`crm-lookup` → `TOOL_SECRET_CRM_LOOKUP`).
- */
-export function toolSecretName(tool: string): string {
-  return `TOOL_SECRET_${tool.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`;
-}
-
-export function toolSecret(env: Record<string, unknown>, tool: string): string | undefined {
-  const value = env[toolSecretName(tool)];
-  return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
-}
-
-/**
  * Calls the tool within its deadline (`timeout_s`), its reply capped at `max_response_bytes`.
- * `options.outbound`: the address policy in force and the delivery's signing (the caller
- * resolves `TOOL_SECRET_<NAME>`, else the tenant's signing secret, none for `signing: none`).
+ * `options.outbound`: the tenant, the address policy in force, the delivery's signing (the
+ * caller resolves the tool's vault `signing_secret`, else the tenant's signing secret, none
+ * for `signing: none`) and the headers it sends.
  * A URL the policy refuses is never called: the output says why.
  */
 export async function callHttpTool(
@@ -64,8 +60,10 @@ export async function callHttpTool(
     status,
     duration_ms: Math.max(0, now() - started),
   });
-  const { signing, policy } = options.outbound;
-  if (!signing.ok) return done(false, `Error: '${tool.name}' could not be called: ${signing.message}.`);
+  const { signing, policy, headers: sent } = options.outbound;
+  if (!signing.ok)
+    return done(false, `Error: '${tool.name}' could not be called (${signing.code}): ${signing.message}.`);
+  if (!sent.ok) return done(false, `Error: '${tool.name}' could not be called (${sent.code}): ${sent.message}.`);
   if (unusableSecret(signing))
     return done(false, `Error: '${tool.name}' could not be called: ${signing.by} is not a Standard Webhooks secret.`);
 
@@ -86,6 +84,8 @@ export async function callHttpTool(
     const body = JSON.stringify({
       type: "tool.call",
       timestamp: new Date(started).toISOString(),
+      tenant: options.outbound.tenant,
+      target: deliveryTarget.tool(tool.name),
       data: {
         session_id: input.session_id,
         run_id: input.run_id,
@@ -97,6 +97,7 @@ export async function callHttpTool(
     });
     const timestamp = Math.floor(started / 1000);
     const headers: Record<string, string> = {
+      ...sent.values,
       "content-type": "application/json",
       accept: "application/json, text/plain;q=0.9, */*;q=0.5",
       "user-agent": "Relay",

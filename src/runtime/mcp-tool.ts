@@ -8,17 +8,18 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
+import type { ErrorCode } from "../errors/codes";
 import { callOutput, type McpContent, type McpListedTool } from "../interop/mcp";
 import { deadline } from "../lib/deadline";
-import type { OutboundPolicy } from "../outbound/policy";
+import type { OutboundCall } from "../outbound/fetch";
 import { outboundCause, sdkFetch } from "../outbound/sdk-fetch";
 import { excerpt } from "../providers/failures";
 
-/** What a listing or call needs besides the server: the policy in force and the headers (secret values resolved). */
-export interface McpCallOptions {
-  policy: OutboundPolicy;
-  /** Header values, resolved from the Worker secrets the tool names; `error` when one is missing. */
-  headers: { ok: true; values: Record<string, string> } | { ok: false; message: string };
+/**
+ * What a listing or call needs besides the server: the policy in force and the headers, their
+ * values read from the tenant's vault (or why they could not be).
+ */
+export interface McpCallOptions extends Pick<OutboundCall, "policy" | "headers"> {
   now?: () => number;
 }
 
@@ -54,8 +55,9 @@ async function withSession<T>(
   signal: AbortSignal,
   work: (client: Client) => Promise<T>,
 ): Promise<T> {
-  if (!options.headers.ok) throw new Error(options.headers.message);
-  const fetch = sdkFetch({ policy: options.policy, maxBodyBytes: maxBytes, headers: options.headers.values });
+  // Callers answer a failed header read before they open a session.
+  const headers = options.headers.ok ? options.headers.values : {};
+  const fetch = sdkFetch({ policy: options.policy, maxBodyBytes: maxBytes, headers });
   const transport = new StreamableHTTPClientTransport(new URL(server.url ?? ""), {
     fetch,
     requestInit: { redirect: "manual", signal },
@@ -75,7 +77,13 @@ async function withSession<T>(
 export async function listMcpTools(
   server: McpServer,
   options: McpCallOptions,
-): Promise<{ ok: true; tools: McpListedTool[] } | { ok: false; message: string }> {
+): Promise<{ ok: true; tools: McpListedTool[] } | { ok: false; code: ErrorCode; message: string }> {
+  if (!options.headers.ok)
+    return {
+      ok: false,
+      code: options.headers.code,
+      message: `'${server.name}' could not list its tools: ${options.headers.message}`,
+    };
   const { signal, clear } = deadline(server.timeout_s * 2000);
   try {
     const tools = await withSession(
@@ -98,7 +106,7 @@ export async function listMcpTools(
     );
     return { ok: true, tools };
   } catch (error) {
-    return { ok: false, message: `'${server.name}' could not list its tools: ${describe(error)}` };
+    return { ok: false, code: "MCP_ERROR", message: `'${server.name}' could not list its tools: ${describe(error)}` };
   } finally {
     clear();
   }
@@ -114,6 +122,11 @@ export async function callMcpTool(
   const now = options.now ?? Date.now;
   const started = now();
   const done = (ok: boolean, output: string) => ({ ok, output, duration_ms: Math.max(0, now() - started) });
+  if (!options.headers.ok)
+    return done(
+      false,
+      `Error: '${tool.function_name}' could not be called (${options.headers.code}): ${options.headers.message}.`,
+    );
   const { signal, clear } = deadline(server.timeout_s * 2000);
   try {
     const result = await withSession(server, options, server.max_response_bytes, signal, (client) =>

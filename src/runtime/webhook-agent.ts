@@ -4,8 +4,10 @@
  * Every outcome is a value (never a throw), so the run loop records failures like any other.
  *
  * The delivery body (JSON, UTF-8):
- *   { "type": "agent.turn", "timestamp": "<ISO 8601>",
+ *   { "type": "agent.turn", "timestamp": "<ISO 8601>", "tenant", "target": "agent:<name>",
  *     "data": { "session_id", "run_id", "agent", "messages", "tools", "context" } }
+ * `tenant` and `target` are signed with the rest, so an endpoint can tell a delivery meant for
+ * another tenant or agent (docs/security.md, What is signed).
  * `messages` and `tools` are in the OpenAI Chat Completions wire shape, so an endpoint can
  * hand them straight to a model; `context` is the HandoffContext or null.
  * The reply (2xx, JSON): { "output"?: string, "tool_calls"?: [{ "id"?, "name", "arguments" }] }.
@@ -17,6 +19,7 @@ import { readCapped } from "../lib/read-capped";
 import { ulid } from "../lib/ulid";
 import {
   deliveryHeaders,
+  deliveryTarget,
   ERROR_EXCERPT_CHARS,
   errorExcerpt,
   type OutboundCall,
@@ -41,9 +44,9 @@ export interface WebhookAgent {
 
 export interface WebhookCallOptions {
   /**
-   * The address policy in force and how the delivery is signed (resolved by the caller:
-   * `AGENT_SECRET_<NAME>` when set, else the tenant's signing secret, none when the agent
-   * says `signing: none`). Each secret signs the delivery.
+   * The tenant, the address policy in force, how the delivery is signed (resolved by the
+   * caller: the agent's vault `signing_secret`, else the tenant's signing secret, none when
+   * the agent says `signing: none`; each secret signs) and the headers it sends.
    */
   outbound: OutboundCall;
   /** Deadline for the whole exchange, connection to last byte of the reply. */
@@ -59,20 +62,6 @@ export interface WebhookCallOptions {
 
 /** The `webhook-id` of a run's turn: one per turn number, so a turn resumed after a restart is the same delivery. */
 export const turnDeliveryId = (runId: string, turn: number): string => `turn_${turn}_${runId}`;
-
-/**
- * The Worker secret holding an agent's webhook secret: `AGENT_SECRET_` + the name upper-cased,
- * every character other than A–Z and 0–9 replaced by `_` (`billing-eu` → `AGENT_SECRET_BILLING_EU`).
- */
-export function agentSecretName(agent: string): string {
-  return `AGENT_SECRET_${agent.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`;
-}
-
-/** The agent's configured secret text, or undefined when the Worker has none (or an empty one). */
-export function agentSecret(env: Record<string, unknown>, agent: string): string | undefined {
-  const value = env[agentSecretName(agent)];
-  return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
-}
 
 /** A secret setting split for rotation: comma-separated, blanks ignored, order kept. */
 export function secretList(value: string | undefined): string[] {
@@ -125,8 +114,9 @@ export async function callWebhookAgent(
       : { ...outcome, duration_ms };
   };
 
-  const { signing } = options.outbound;
-  if (!signing.ok) return done(fail("DEPENDENCY_UNAVAILABLE", `${agent.name}: ${signing.message}`));
+  const { signing, headers } = options.outbound;
+  if (!signing.ok) return done(fail(signing.code, `${agent.name}: ${signing.message}`));
+  if (!headers.ok) return done(fail(headers.code, `${agent.name}: ${headers.message}`));
   if (unusableSecret(signing)) {
     return done(fail("WEBHOOK_ERROR", `${signing.by} is not a Standard Webhooks secret (expected whsec_ + base64)`));
   }
@@ -157,9 +147,10 @@ async function exchange(
   nowMs: number,
   signal: AbortSignal,
 ): Promise<Outcome> {
-  const body = JSON.stringify(deliveryBody(turn, nowMs));
+  const body = JSON.stringify(deliveryBody(turn, outbound.tenant, nowMs));
   const timestamp = Math.floor(nowMs / 1000);
   const headers: Record<string, string> = {
+    ...(outbound.headers.ok ? outbound.headers.values : {}),
     "content-type": "application/json",
     accept: "application/json",
     "user-agent": "Relay",
@@ -207,10 +198,12 @@ async function exchange(
   return interpret(agent, read.text);
 }
 
-function deliveryBody(turn: AgentTurnRequest, nowMs: number): Record<string, unknown> {
+function deliveryBody(turn: AgentTurnRequest, tenant: string, nowMs: number): Record<string, unknown> {
   return {
     type: "agent.turn",
     timestamp: new Date(nowMs).toISOString(),
+    tenant,
+    target: deliveryTarget.agent(turn.agent),
     data: {
       session_id: turn.session_id,
       run_id: turn.run_id,

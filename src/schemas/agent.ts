@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SecretHeaders, SecretName } from "./vault";
 
 /** Agent names are slugs: they appear in URLs, tool names and audit records. */
 export const AgentName = z
@@ -133,9 +134,9 @@ export const Guardrails = z.strictObject({
 
 /**
  * How Relay signs what it sends to a webhook agent's endpoint or an http tool's url
- * (Standard Webhooks). `signed` (the default when absent): with the operator's
- * `AGENT_SECRET_<NAME>` / `TOOL_SECRET_<NAME>` when set, else the tenant's signing secret
- * (`GET /v1/config/signing-secret`). `none`: unsigned, only when the definition says so.
+ * (Standard Webhooks). `signed` (the default when absent): with the definition's
+ * `signing_secret` from the tenant's vault when it names one, else the tenant's signing
+ * secret (`GET /v1/config/signing-secret`). `none`: unsigned, only when the definition says so.
  */
 export const Signing = z.enum(["signed", "none"]);
 export type Signing = z.infer<typeof Signing>;
@@ -156,6 +157,17 @@ export const AgentDefinition = z
     /** Webhook agents: where turns are POSTed. Relay's outbound address policy applies (docs/security.md). */
     endpoint: z.url({ protocol: /^https?$/ }).optional(),
     signing: Signing.optional(),
+    /**
+     * Webhook and a2a agents: the vault secret that signs what Relay sends the agent (a
+     * Standard Webhooks secret, `whsec_…`; several, comma-separated, while rotating). Absent:
+     * the tenant's signing secret.
+     */
+    signing_secret: SecretName.optional(),
+    /**
+     * Webhook and a2a agents: headers sent with every call, each taking its value from the
+     * tenant's vault secret named (`{ "Authorization": "billing-token" }`: docs/security.md).
+     */
+    headers: SecretHeaders.optional(),
     /**
      * Remote A2A agents (`kind: a2a`): the URL of the agent's card (A2A 1.0, docs/a2a.md). Read
      * through the outbound address policy, like every address a tenant names.
@@ -189,6 +201,17 @@ export const AgentDefinition = z
     if (agent.kind !== "a2a" && agent.card_url) {
       ctx.addIssue({ code: "custom", path: ["card_url"], message: "only an a2a agent has a card_url" });
     }
+    const remote = agent.kind === "webhook" || agent.kind === "a2a";
+    if (!remote && agent.signing_secret)
+      ctx.addIssue({ code: "custom", path: ["signing_secret"], message: "only a webhook or a2a agent is signed" });
+    if (!remote && agent.headers)
+      ctx.addIssue({ code: "custom", path: ["headers"], message: "only a webhook or a2a agent is sent headers" });
+    if (agent.signing === "none" && agent.signing_secret)
+      ctx.addIssue({
+        code: "custom",
+        path: ["signing_secret"],
+        message: "an agent with signing: none has no signing secret",
+      });
     const seen = new Set<string>();
     agent.handoffs.forEach((h, i) => {
       if (h.to === agent.name)

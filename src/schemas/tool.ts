@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Signing } from "./agent";
+import { SecretHeaders, SecretName } from "./vault";
 
 /**
  * Tools (docs/runs.md, Tools): a tenant's registry of functions its agents may call, next to
@@ -32,21 +33,6 @@ export const DEFAULT_TOOL_RESPONSE_BYTES = 64 * 1024;
 
 const EMPTY_PARAMETERS = { type: "object", properties: {} };
 
-/** A Worker secret's name: what an MCP server's header takes its value from (the value never goes through the API). */
-export const SecretName = z
-  .string()
-  .regex(/^[A-Z][A-Z0-9_]{0,127}$/, "must name a Worker secret: upper-case letters, digits and '_'");
-
-/** An HTTP header name an MCP server gets (not one Relay or the protocol sets itself). */
-const HeaderName = z
-  .string()
-  .regex(/^[A-Za-z0-9-]{1,100}$/, "must be an HTTP header name")
-  .refine(
-    (name) =>
-      !/^(content-type|content-length|accept|host|mcp-session-id|mcp-protocol-version|last-event-id)$/i.test(name),
-    "is set by Relay or the MCP transport",
-  );
-
 export const ToolDefinition = z
   .strictObject({
     name: ToolName,
@@ -62,12 +48,20 @@ export const ToolDefinition = z
      * Relay's outbound address policy applies (docs/security.md).
      */
     url: z.url({ protocol: /^https?$/ }).optional(),
-    /** `mcp` tools: headers sent to the server, each taking its value from the Worker secret named (`{ "Authorization": "MCP_GITHUB_AUTH" }`). */
-    headers: z.record(HeaderName, SecretName).optional(),
+    /**
+     * `http` and `mcp` tools: headers sent with every call, each taking its value from the
+     * tenant's vault secret named (`{ "Authorization": "github-token" }`: docs/security.md).
+     */
+    headers: SecretHeaders.optional(),
     /** `mcp` tools: which of the server's tools agents may be offered (absent: all of them). */
     tools: z.array(z.string().min(1).max(128)).max(200).optional(),
     /** `http` tools: how calls are signed (see Signing); absent: signed. */
     signing: Signing.optional(),
+    /**
+     * `http` tools: the vault secret that signs calls (a Standard Webhooks secret, `whsec_…`;
+     * several, comma-separated, while rotating). Absent: the tenant's signing secret.
+     */
+    signing_secret: SecretName.optional(),
     /** `http` tools: the deadline of one call, connection to last byte. */
     timeout_s: z.number().int().min(1).max(60).default(10),
     /** `http` tools: replies longer than this fail the call unread. */
@@ -76,15 +70,27 @@ export const ToolDefinition = z
   .superRefine((tool, ctx) => {
     if ((tool.kind === "http" || tool.kind === "mcp") && !tool.url)
       ctx.addIssue({ code: "custom", path: ["url"], message: `an ${tool.kind} tool needs a url` });
-    if (tool.kind !== "mcp" && tool.headers)
-      ctx.addIssue({ code: "custom", path: ["headers"], message: "only an mcp tool takes headers" });
+    if (tool.kind === "client" && tool.headers)
+      ctx.addIssue({
+        code: "custom",
+        path: ["headers"],
+        message: "a client tool is not called by Relay; it sends no headers",
+      });
+    if (tool.kind !== "http" && tool.signing_secret)
+      ctx.addIssue({ code: "custom", path: ["signing_secret"], message: "only an http tool is signed" });
+    if (tool.signing === "none" && tool.signing_secret)
+      ctx.addIssue({
+        code: "custom",
+        path: ["signing_secret"],
+        message: "a tool with signing: none has no signing secret",
+      });
     if (tool.kind !== "mcp" && tool.tools)
       ctx.addIssue({ code: "custom", path: ["tools"], message: "only an mcp tool lists its server's tools" });
     if (tool.kind === "mcp" && tool.signing)
       ctx.addIssue({
         code: "custom",
         path: ["signing"],
-        message: "an mcp tool authenticates with headers from Worker secrets; it is not signed",
+        message: "an mcp tool authenticates with headers from the vault; it is not signed",
       });
     if (tool.kind === "client" && tool.url)
       ctx.addIssue({ code: "custom", path: ["url"], message: "a client tool runs in the API client; it has no url" });

@@ -1,6 +1,6 @@
 import type { Env } from "../env";
 import { RelayError } from "../errors";
-import type { DeliverySigning, OutboundCall } from "../outbound/fetch";
+import type { DeliverySigning, OutboundCall, SecretHeaderValues } from "../outbound/fetch";
 import {
   checkOutboundUrl,
   type OutboundPolicy,
@@ -9,15 +9,18 @@ import {
   requestRelayHost,
 } from "../outbound/policy";
 import { activeSecrets, ensureSigningSecret } from "../registry/signing-secrets";
-import { toolSecret, toolSecretName } from "../runtime/http-tool";
-import { agentSecret, agentSecretName, secretList } from "../runtime/webhook-agent";
+import { secretList } from "../runtime/webhook-agent";
 import type { Signing } from "../schemas/agent";
 import type { SigningSecret } from "../schemas/signing";
+import { type NamesSecrets, secretReferences } from "../vault/references";
+import { readSecrets } from "../vault/secrets";
 
 /**
- * The outbound policy and signing as the deployment configures them: every caller that makes
- * a call on a tenant's behalf resolves what it needs here (the Worker at registration, the
- * SessionDO before each call), and src/outbound/ applies it.
+ * The outbound policy, signing and headers of a call a tenant's definition makes: every caller
+ * that makes a call on a tenant's behalf resolves what it needs here (the Worker at
+ * registration, the SessionDO before each call), and src/outbound/ applies it. Secrets come
+ * from the tenant's own vault only; no name a tenant wrote is ever looked up in the Worker's
+ * environment (docs/security.md).
  */
 
 type Vars = Pick<Env, "RELAY_ALLOW_LOCAL_ENDPOINTS" | "RELAY_HOSTS">;
@@ -74,65 +77,78 @@ export function forgetSigningSecret(tenant: string): void {
   signingCache.delete(tenant);
 }
 
-async function signing(
-  env: Env,
-  tenant: string,
-  own: { name: string; value: string | undefined },
-  choice: Signing | undefined,
-): Promise<DeliverySigning> {
-  if (choice === "none") return { ok: true, secrets: [], by: "none" };
-  if (own.value !== undefined) return { ok: true, secrets: secretList(own.value), by: own.name };
+/** A definition that Relay calls: what it names of the vault, and whether it is signed. */
+export interface CalledDefinition extends NamesSecrets {
+  signing?: Signing | undefined;
+}
+
+async function tenantSigning(env: Env, tenant: string): Promise<DeliverySigning> {
   try {
     const secret = await tenantSigningSecret(env.DB, tenant);
     return { ok: true, secrets: activeSecrets(secret, Date.now()), by: "the tenant's signing secret" };
   } catch {
-    return { ok: false, message: "the tenant's signing secret could not be read (D1 unavailable); nothing was sent" };
+    return {
+      ok: false,
+      code: "DEPENDENCY_UNAVAILABLE",
+      message: "the tenant's signing secret could not be read (D1 unavailable); nothing was sent",
+    };
   }
-}
-
-// Operator secrets are named per agent or tool (AGENT_SECRET_<NAME>), so env is read by name.
-const vars = (env: Env) => env as unknown as Record<string, unknown>;
-
-/** What a call to a webhook agent needs: the policy in force and its signing. */
-export async function agentOutbound(
-  env: Env,
-  tenant: string,
-  agent: { name: string; signing?: Signing | undefined },
-): Promise<OutboundCall> {
-  const own = { name: agentSecretName(agent.name), value: agentSecret(vars(env), agent.name) };
-  return { policy: outboundPolicy(env), signing: await signing(env, tenant, own, agent.signing) };
-}
-
-/** What a call to an http tool needs: the policy in force and its signing. */
-export async function toolOutbound(
-  env: Env,
-  tenant: string,
-  tool: { name: string; signing?: Signing | undefined },
-): Promise<OutboundCall> {
-  const own = { name: toolSecretName(tool.name), value: toolSecret(vars(env), tool.name) };
-  return { policy: outboundPolicy(env), signing: await signing(env, tenant, own, tool.signing) };
 }
 
 /**
- * What a call to an MCP server needs: the policy in force and its headers, each value read
- * from the Worker secret the tool names (a missing or empty secret fails the call, naming it).
+ * What a call `owner` makes for `tenant` needs: the policy in force, the delivery's signing
+ * (none; the vault secret `signing_secret` names; else the tenant's signing secret) and the
+ * headers, their values from the vault. `signed: false` for a call that is never signed (MCP).
+ */
+async function resolveCall(
+  env: Env,
+  tenant: string,
+  definition: CalledDefinition,
+  owner: string,
+  options: { signed: boolean; requestUrl?: string | undefined },
+): Promise<OutboundCall> {
+  const policy = outboundPolicy(env, options.requestUrl);
+  const read = await readSecrets(env, tenant, secretReferences(definition), owner);
+  const headers: SecretHeaderValues = read.ok
+    ? {
+        ok: true,
+        values: Object.fromEntries(
+          Object.entries(definition.headers ?? {}).map(([header, name]) => [header, read.values.get(name)!]),
+        ),
+      }
+    : read;
+  let signing: DeliverySigning;
+  if (!options.signed || definition.signing === "none") signing = { ok: true, secrets: [], by: "none" };
+  else if (definition.signing_secret === undefined) signing = await tenantSigning(env, tenant);
+  else if (!read.ok) signing = read;
+  else
+    signing = {
+      ok: true,
+      secrets: secretList(read.values.get(definition.signing_secret)),
+      by: `the vault secret '${definition.signing_secret}'`,
+    };
+  return { tenant, policy, signing, headers };
+}
+
+/** What a call to a webhook or remote A2A agent needs. */
+export function agentOutbound(env: Env, tenant: string, agent: CalledDefinition): Promise<OutboundCall> {
+  return resolveCall(env, tenant, agent, `agent '${agent.name}'`, { signed: true });
+}
+
+/** What a call to an http tool needs. */
+export function toolOutbound(env: Env, tenant: string, tool: CalledDefinition): Promise<OutboundCall> {
+  return resolveCall(env, tenant, tool, `tool '${tool.name}'`, { signed: true });
+}
+
+/**
+ * What a listing or call of an MCP server needs (never signed: the server authenticates
+ * Relay by the headers). `requestUrl`: the request being served, when there is one.
  */
 export function mcpOutbound(
   env: Env,
-  tool: { name: string; headers?: Record<string, string> | undefined },
-): {
-  policy: OutboundPolicy;
-  headers: { ok: true; values: Record<string, string> } | { ok: false; message: string };
-} {
-  const values: Record<string, string> = {};
-  for (const [header, secret] of Object.entries(tool.headers ?? {})) {
-    const value = vars(env)[secret];
-    if (typeof value !== "string" || value.trim() === "")
-      return {
-        policy: outboundPolicy(env),
-        headers: { ok: false, message: `the Worker secret ${secret} (header ${header} of '${tool.name}') is not set` },
-      };
-    values[header] = value.trim();
-  }
-  return { policy: outboundPolicy(env), headers: { ok: true, values } };
+  tenant: string,
+  server: NamesSecrets,
+  requestUrl?: string,
+): Promise<OutboundCall> {
+  return resolveCall(env, tenant, server, `mcp tool '${server.name}'`, { signed: false, requestUrl });
 }

@@ -93,7 +93,12 @@ describe("deliveries", () => {
       perId.set(d.headers["webhook-id"]!, (perId.get(d.headers["webhook-id"]!) ?? 0) + 1);
     expect([...perId.values()].some((n) => n > 1)).toBe(true);
     const completed = fake.deliveries.find((d) => (d.body as { type: string }).type === "handoff.completed")!;
-    expect(completed.body).toMatchObject({ type: "handoff.completed", data: { session_id: id, actor: "api" } });
+    expect(completed.body).toMatchObject({
+      type: "handoff.completed",
+      tenant: "alpha",
+      target: "events",
+      data: { session_id: id, actor: "api" },
+    });
     const count = fake.deliveries.length;
     await advanceClock(stub, 3_600_000);
     await drainDue(stub);

@@ -56,3 +56,9 @@ export async function newSession(agent: string): Promise<string> {
 /** A user message that runs the session's agent. */
 export const say = (id: string, content: string) =>
   call("POST", `/v1/sessions/${id}/messages`, { role: "user", content });
+
+/** Stores a secret in a tenant's vault (alpha's unless `key` says otherwise), failing the set-up on a refusal. */
+export async function putSecret(name: string, value: string, key: string = ALPHA_KEY): Promise<void> {
+  const res = await call("PUT", `/v1/secrets/${name}`, { value }, { key });
+  if (res.status >= 300) throw new Error(`PUT secret ${name}: ${JSON.stringify(res.json)}`);
+}

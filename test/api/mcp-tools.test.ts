@@ -39,19 +39,31 @@ const toolMessages = (req: RecordedRequest) =>
   req.body.messages.filter((m) => m.role === "tool").map((m) => String(m.content));
 
 describe("mcp tools in the registry", () => {
-  it("refuses an mcp tool without a url, with signing, or headers that are not secret names; headers on an http tool", async () => {
+  it("refuses an mcp tool without a url, with signing, or headers that are not secret names or are the protocol's", async () => {
     const cases: [string, unknown][] = [
       ["m1", { name: "m1", kind: "mcp" }],
       ["m2", { name: "m2", kind: "mcp", url: "https://mcp.test/x", signing: "none" }],
-      ["m3", { name: "m3", kind: "mcp", url: "https://mcp.test/x", headers: { Authorization: "lower-case" } }],
+      ["m3", { name: "m3", kind: "mcp", url: "https://mcp.test/x", headers: { Authorization: "not a name" } }],
       ["m4", { name: "m4", kind: "mcp", url: "https://mcp.test/x", headers: { "Mcp-Session-Id": "A" } }],
-      ["m5", { name: "m5", kind: "http", url: "https://t.test/x", headers: { Authorization: "A" } }],
+      ["m5", { name: "m5", kind: "client", headers: { Authorization: "A" } }],
     ];
     for (const [name, body] of cases) {
       const res = await call("PUT", `/v1/tools/${name}`, body);
       expect(res.status, name).toBe(400);
       expect(res.json.error.code, name).toBe("VALIDATION_FAILED");
     }
+    // A well-formed name the tenant's vault lacks is refused too, naming it.
+    const unknown = await call("PUT", "/v1/tools/m6", {
+      name: "m6",
+      kind: "mcp",
+      url: "https://mcp.test/x",
+      headers: { Authorization: "never-stored" },
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.json.error).toMatchObject({
+      code: "UNKNOWN_SECRET",
+      details: { secrets: [{ name: "never-stored" }] },
+    });
   });
 
   it("refresh lists the server's tools under the names agents allow and models call", async () => {

@@ -16,7 +16,7 @@ import {
   type WebhookReply,
 } from "../fakes/webhook-agent";
 import type { SessionDO } from "../worker";
-import { call } from "./helpers";
+import { call, putSecret } from "./helpers";
 import { agentOf, protocolErrors, script, toolNames } from "./run-fixtures";
 
 /**
@@ -47,11 +47,15 @@ const AGENTS = [
     name: "hook",
     kind: "webhook",
     endpoint: "https://hook.test/agent",
+    signing_secret: "hook-secret",
     description: "The customer's own agent",
     handoffs: ["middle"],
     timeout_s: 1,
   },
 ];
+
+/** The secret the `hook` agent's deliveries are signed with, from alpha's vault. */
+const HOOK_SECRET = "whsec_hAp7GYE+aOxthDBDkQL/nSf7u3leKSjPlh4ozCWztNA=";
 
 beforeAll(async () => {
   // The forms entry takes typed input: an order id.
@@ -70,6 +74,7 @@ beforeAll(async () => {
     "off",
     "person",
   ] as never;
+  await putSecret("hook-secret", HOOK_SECRET);
   for (const agent of AGENTS) {
     const res = await call("PUT", `/v1/agents/${agent.name}`, agent);
     if (res.status >= 300) throw new Error(`PUT ${agent.name}: ${JSON.stringify(res.json)}`);
@@ -355,11 +360,10 @@ describe("the turn loop", () => {
 });
 
 describe("webhook agents", () => {
-  const SECRET = "whsec_hAp7GYE+aOxthDBDkQL/nSf7u3leKSjPlh4ozCWztNA=";
   function hook(...replies: WebhookReply[]) {
     const fake = fakeWebhookAgent({
       url: "https://hook.test/agent",
-      secret: SECRET,
+      secret: HOOK_SECRET,
       respond: () => replies.shift() ?? replyText("no reply left", 500),
     });
     llmServer.use(fake.handler);

@@ -11,13 +11,14 @@ import {
   replyText,
   type WebhookDelivery,
 } from "../fakes/webhook-agent";
-import { BETA_KEY, call } from "./helpers";
+import { BETA_KEY, call, putSecret } from "./helpers";
 import { script } from "./run-fixtures";
 
 /**
- * Every outbound delivery is signed: with no AGENT_SECRET_<NAME> / TOOL_SECRET_<NAME>, Relay
- * signs with the tenant's own signing secret, which the tenant reads and rotates through the
- * API. Signatures are checked with the `standardwebhooks` reference library.
+ * Every outbound delivery is signed with a secret of the sending tenant: the vault secret the
+ * definition names (`signing_secret`), else the tenant's own signing secret, which the tenant
+ * reads and rotates through the API; the signed body names the tenant and the target.
+ * Signatures are checked with the `standardwebhooks` reference library.
  */
 
 const AGENT_URL = "https://remote.example.com/agent";
@@ -82,16 +83,38 @@ describe("the tenant's signing secret", () => {
     expect((await secretOf()).secret).toBe(first.json.secret);
   });
 
-  it("signs a webhook agent's turn when no AGENT_SECRET_<NAME> is set", async () => {
+  it("signs a webhook agent's turn that names no signing_secret, the body naming tenant and target", async () => {
     const { secret } = await secretOf();
     const delivery = await agentDelivery();
     expect(delivery.headers["webhook-signature"]).toMatch(/^v1,\S+$/);
     expect(verifies(delivery, secret)).toBe(true);
     expect(verifies(delivery, newWebhookSecret())).toBe(false);
     expect(verifies(delivery, (await secretOf(BETA_KEY)).secret)).toBe(false);
+    expect(delivery.body).toMatchObject({ type: "agent.turn", tenant: "alpha", target: "agent:remote" });
   });
 
-  it("signs an http tool's call when no TOOL_SECRET_<NAME> is set", async () => {
+  it("signs with the vault secret the agent names; a new value signs at once, and a list signs with each", async () => {
+    const first = newWebhookSecret();
+    const second = newWebhookSecret();
+    await putSecret("remote-signing", first);
+    const named = await call("PUT", "/v1/agents/vaulted", {
+      name: "vaulted",
+      kind: "webhook",
+      endpoint: AGENT_URL,
+      signing_secret: "remote-signing",
+    });
+    expect(named.status).toBe(201);
+    const before = await agentDelivery("vaulted");
+    expect(verifies(before, first)).toBe(true);
+    expect(verifies(before, (await secretOf()).secret)).toBe(false);
+    await putSecret("remote-signing", `${second}, ${first}`);
+    const during = await agentDelivery("vaulted");
+    expect(during.headers["webhook-signature"]!.split(" ")).toHaveLength(2);
+    expect(verifies(during, second)).toBe(true);
+    expect(verifies(during, first)).toBe(true);
+  });
+
+  it("signs an http tool's call that names no signing_secret, the body naming tenant and target", async () => {
     const { secret } = await secretOf();
     const tool = receiver(TOOL_URL, replyText('{"ok":true}'));
     script({ "tool-user": [callTools({ name: "remote_tool", arguments: { q: 1 } }), answer("Done.")] });
@@ -101,6 +124,7 @@ describe("the tenant's signing secret", () => {
     expect(tool.deliveries).toHaveLength(1);
     expect(verifies(tool.deliveries[0]!, secret)).toBe(true);
     expect(verifies(tool.deliveries[0]!, newWebhookSecret())).toBe(false);
+    expect(tool.deliveries[0]!.body).toMatchObject({ type: "tool.call", tenant: "alpha", target: "tool:remote_tool" });
   });
 
   it("leaves a delivery unsigned only when the definition says signing: none", async () => {

@@ -5,7 +5,7 @@ import { advanceClock, d1Audit, drainDue, flushOutbox, sessionStub } from "../du
 import { answer, callTool, callTools, type RecordedRequest } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import { delayed, fakeWebhookAgent, replyText, type WebhookDelivery, type WebhookReply } from "../fakes/webhook-agent";
-import { ALPHA_KEY, call } from "./helpers";
+import { ALPHA_KEY, call, putSecret } from "./helpers";
 import { protocolErrors, script, toolNames } from "./run-fixtures";
 
 /**
@@ -23,6 +23,7 @@ const TOOLS = [
     kind: "http",
     description: "Looks an order up",
     url: "https://tools.test/lookup",
+    signing_secret: "lookup-secret",
     parameters: {
       type: "object",
       properties: { order_id: { type: "string" } },
@@ -62,6 +63,7 @@ const AGENTS = [
 ];
 
 beforeAll(async () => {
+  await putSecret("lookup-secret", LOOKUP_SECRET);
   for (const tool of TOOLS) {
     const res = await call("PUT", `/v1/tools/${tool.name}`, tool);
     if (res.status !== 201) throw new Error(`PUT tool ${tool.name}: ${JSON.stringify(res.json)}`);

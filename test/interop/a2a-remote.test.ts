@@ -82,7 +82,11 @@ describe("newInput", () => {
 
 describe("turnMessage", () => {
   const context = { metadata: { handoff_id: "h1" }, from_agent: "a", to_agent: "b" } as never;
-  const base = { message_id: "turn_1_run", text: "hi", relay: { session_id: "s", run_id: "r", agent: "b" } };
+  const base = {
+    message_id: "turn_1_run",
+    text: "hi",
+    relay: { tenant: "alpha", target: "agent:b", session_id: "s", run_id: "r", agent: "b" },
+  };
   it("sends the handoff context once (a data part when the card takes JSON), and continues the thread's task", () => {
     const first = turnMessage({
       ...base,
@@ -92,6 +96,8 @@ describe("turnMessage", () => {
     });
     expect(first.message.parts).toHaveLength(2);
     expect(first.message.metadata?.relay.handoff).toBe(context);
+    // The tenant and target travel in the metadata, signed with the message when the card asks.
+    expect(first.message.metadata?.relay).toMatchObject({ tenant: "alpha", target: "agent:b" });
     expect(first.handoff_id).toBe("h1");
     const textOnly = turnMessage({
       ...base,

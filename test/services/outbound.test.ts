@@ -10,11 +10,13 @@ import {
   tenantSigningSecret,
   toolOutbound,
 } from "../../src/services/outbound";
+import { storeSecret } from "../../src/vault/secrets";
 
 /**
- * What callers resolve before an outbound call: the policy from the deployment's vars, and
- * the delivery's signing — the operator's per-agent or per-tool secret, else the tenant's
- * (read from D1 once per SIGNING_TTL_MS per isolate), none only when the definition says so.
+ * What callers resolve before an outbound call: the policy from the deployment's vars, the
+ * delivery's signing — the vault secret the definition names, else the tenant's signing
+ * secret (read from D1 once per SIGNING_TTL_MS per isolate), none only when the definition
+ * says so — and the headers, their values from the tenant's vault, never from the Worker's env.
  */
 
 const T = Date.UTC(2026, 0, 1);
@@ -78,41 +80,76 @@ describe("the tenant's signing secret, per isolate", () => {
   });
 });
 
-describe("a delivery's signing", () => {
-  const vars = { ...env, AGENT_SECRET_OWN: "whsec_a, whsec_b", TOOL_SECRET_OWN_TOOL: "whsec_t" };
+describe("a delivery's signing and headers", () => {
+  const SIGNING = "whsec_c2lnbmluZy1zZWNyZXQtZnJvbS10aGUtdmF1bHQ=";
 
-  it("uses the operator's secret when set, the tenant's otherwise, none only when the definition says so", async () => {
+  it("signs with the vault secret the definition names, the tenant's otherwise, none only when it says so", async () => {
     const tenant = freshTenant();
-    const own = await agentOutbound(vars, tenant, { name: "own" });
-    expect(own.signing).toEqual({ ok: true, secrets: ["whsec_a", "whsec_b"], by: "AGENT_SECRET_OWN" });
-    expect((await toolOutbound(vars, tenant, { name: "own-tool" })).signing).toEqual({
-      ok: true,
-      secrets: ["whsec_t"],
-      by: "TOOL_SECRET_OWN_TOOL",
+    await storeSecret(env, tenant, "own-signing", `${SIGNING}, whsec_b2xkLXNpZ25pbmc=`);
+    const own = await agentOutbound(env, tenant, { name: "own", signing_secret: "own-signing" });
+    expect(own).toMatchObject({
+      tenant,
+      signing: { ok: true, secrets: [SIGNING, "whsec_b2xkLXNpZ25pbmc="], by: "the vault secret 'own-signing'" },
+      headers: { ok: true, values: {} },
     });
     const { secret } = await ensureSigningSecret(env.DB, tenant);
     for (const resolved of [
-      await agentOutbound(vars, tenant, { name: "other" }),
-      await toolOutbound(vars, tenant, { name: "other", signing: "signed" }),
+      await agentOutbound(env, tenant, { name: "other" }),
+      await toolOutbound(env, tenant, { name: "other", signing: "signed" }),
     ])
       expect(resolved.signing).toEqual({ ok: true, secrets: [secret], by: "the tenant's signing secret" });
-    expect((await agentOutbound(vars, tenant, { name: "own", signing: "none" })).signing).toEqual({
+    expect((await agentOutbound(env, tenant, { name: "own", signing: "none" })).signing).toEqual({
       ok: true,
       secrets: [],
       by: "none",
     });
   });
 
+  it("never reads the Worker's environment: an agent named like an operator secret signs with the tenant's", async () => {
+    const tenant = freshTenant();
+    // The test Worker has AGENT_SECRET_HOOK and TOOL_SECRET_LOOKUP_ORDER (vitest.config.ts).
+    expect(env.AGENT_SECRET_HOOK).toMatch(/^whsec_/);
+    const { secret } = await ensureSigningSecret(env.DB, tenant);
+    expect((await agentOutbound(env, tenant, { name: "hook" })).signing).toMatchObject({ secrets: [secret] });
+    expect((await toolOutbound(env, tenant, { name: "lookup_order" })).signing).toMatchObject({ secrets: [secret] });
+    for (const name of ["RELAY_API_KEYS", "AGENT_SECRET_HOOK", "RELAY_VAULT_KEY"]) {
+      const resolved = await toolOutbound(env, tenant, { name: "leak", headers: { "X-Leak": name } });
+      expect(resolved.headers).toEqual({
+        ok: false,
+        code: "UNKNOWN_SECRET",
+        message: `tool 'leak': headers.X-Leak names the secret '${name}', which is not in this tenant's vault: store it with PUT /v1/secrets/${name}`,
+      });
+    }
+  });
+
+  it("sends the header values from the vault; a missing signing secret fails signing and headers alike", async () => {
+    const tenant = freshTenant();
+    await storeSecret(env, tenant, "token", "Bearer t-1");
+    const resolved = await toolOutbound(env, tenant, { name: "crm", headers: { Authorization: "token" } });
+    expect(resolved.headers).toEqual({ ok: true, values: { Authorization: "Bearer t-1" } });
+    const missing = await agentOutbound(env, tenant, {
+      name: "crm",
+      signing_secret: "gone",
+      headers: { Authorization: "token" },
+    });
+    expect(missing.signing).toMatchObject({ ok: false, code: "UNKNOWN_SECRET" });
+    expect(missing.headers).toMatchObject({ ok: false, code: "UNKNOWN_SECRET" });
+  });
+
   it("says so, and sends nothing, when D1 cannot give the tenant's secret", async () => {
     const tenant = freshTenant();
     await env.DB.exec("ALTER TABLE signing_secrets RENAME TO signing_secrets_offline");
     try {
-      const resolved = await agentOutbound(vars, tenant, { name: "other" });
-      expect(resolved.signing).toEqual({ ok: false, message: expect.stringContaining("could not be read") });
+      const resolved = await agentOutbound(env, tenant, { name: "other" });
+      expect(resolved.signing).toEqual({
+        ok: false,
+        code: "DEPENDENCY_UNAVAILABLE",
+        message: expect.stringContaining("could not be read"),
+      });
     } finally {
       await env.DB.exec("ALTER TABLE signing_secrets_offline RENAME TO signing_secrets");
     }
     // The failure is not cached.
-    expect((await agentOutbound(vars, tenant, { name: "other" })).signing.ok).toBe(true);
+    expect((await agentOutbound(env, tenant, { name: "other" })).signing.ok).toBe(true);
   });
 });

@@ -15,7 +15,7 @@ import type { AgentDirectory } from "../../../src/services/registry-cache";
  * its server. Approvals, guardrails, audit and trace are the run's, as for an http tool.
  */
 
-type Listing = { ok: true; tools: McpListedTool[] } | { ok: false; message: string };
+type Listing = Awaited<ReturnType<typeof listMcpTools>>;
 
 const listings = new Map<string, Promise<Listing>>();
 
@@ -24,7 +24,7 @@ function listing(env: Env, tenant: string, version: number, server: ToolDefiniti
   const key = `${tenant}:${server.name}@${version}`;
   let entry = listings.get(key);
   if (!entry) {
-    entry = listMcpTools(server, mcpOutbound(env, server));
+    entry = mcpOutbound(env, tenant, server).then((outbound) => listMcpTools(server, outbound));
     listings.set(key, entry);
     void entry.then((result) => {
       if (!result.ok) listings.delete(key);
@@ -38,7 +38,8 @@ function listing(env: Env, tenant: string, version: number, server: ToolDefiniti
 
 /**
  * The agent and directory a run's turn uses, with the MCP servers its allow list names
- * expanded into their tools; MCP_ERROR when a server could not list them.
+ * expanded into their tools; MCP_ERROR when a server could not list them (or the vault's code
+ * when a header's secret could not be read).
  */
 export async function withMcpTools(
   env: Env,
@@ -56,7 +57,7 @@ export async function withMcpTools(
     if (!result.ok)
       return {
         ok: false,
-        error: { code: "MCP_ERROR", message: result.message, details: { tool: server.name, agent: agent.name } },
+        error: { code: result.code, message: result.message, details: { tool: server.name, agent: agent.name } },
       };
     listed.set(server.name, result.tools);
   }
@@ -67,8 +68,9 @@ export async function withMcpTools(
 }
 
 /** One call of a server's tool. */
-export function runMcpCall(
+export async function runMcpCall(
   env: Env,
+  tenant: string,
   tool: McpFunctionTool,
   call: PendingCall,
 ): Promise<{ ok: boolean; output: string; duration_ms: number }> {
@@ -89,6 +91,6 @@ export function runMcpCall(
     server,
     { function_name: tool.name, name: tool.mcp.tool },
     args,
-    mcpOutbound(env, { name: tool.mcp.server, headers: tool.headers }),
+    await mcpOutbound(env, tenant, { name: tool.mcp.server, headers: tool.headers }),
   );
 }

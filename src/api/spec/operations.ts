@@ -54,6 +54,7 @@ import { PageQuery } from "../handoffs";
 import { InboxListQuery } from "../inbox";
 import { HistoryQuery, SessionAuditQuery, SessionListQuery, TraceQuery } from "../session-lists";
 import { ToolListQuery } from "../tools";
+import { vaultOperations } from "./vault-operations";
 
 /**
  * Every route the API serves, described once: what it takes (path parameters, query, body,
@@ -99,6 +100,7 @@ export const TAGS = {
   system: "Health and the API's own description.",
   agents: "The agent registry: definitions, blocking status and handoff history.",
   tools: "The tool registry agents call from their turns.",
+  secrets: "The tenant's vault: secrets its agents and tools name, stored sealed, never shown again.",
   routing: "Which agent should take an input: dry runs, statistics and configuration.",
   sessions: "Conversations, each in its own Durable Object: messages, runs, state, traces, audit.",
   handoffs: "Moving a session from one agent to another.",
@@ -115,6 +117,8 @@ export type Tag = keyof typeof TAGS;
 const AUTH: ErrorCode[] = ["UNAUTHORIZED", "AUTH_NOT_CONFIGURED", "DEPENDENCY_UNAVAILABLE", "INTERNAL"];
 const BODY: ErrorCode[] = ["INVALID_JSON", "VALIDATION_FAILED", "JSON_TOO_DEEP", "PAYLOAD_TOO_LARGE"];
 const LIST: ErrorCode[] = ["VALIDATION_FAILED", "INVALID_CURSOR"];
+/** A definition that names vault secrets: one its tenant lacks, or a vault without its key. */
+const SECRETS: ErrorCode[] = ["UNKNOWN_SECRET", "VAULT_UNAVAILABLE"];
 const SESSION: ErrorCode[] = ["SESSION_NOT_FOUND", "SESSION_EXPIRED"];
 /** What a run's start or resumption can be refused with; a run that fails still answers 200 with its error. */
 const RUN: ErrorCode[] = ["RUN_IN_PROGRESS", "RUN_INTERRUPTED"];
@@ -187,6 +191,7 @@ export const OPERATIONS: Operation[] = [
       "INVALID_CONDITION",
       "ENDPOINT_NOT_ALLOWED",
       "PATTERN_BUDGET_EXCEEDED",
+      ...SECRETS,
     ],
   },
   {
@@ -257,7 +262,7 @@ export const OPERATIONS: Operation[] = [
     params: ToolParam,
     body: ToolDefinition,
     answers: { 200: json("Replaced.", StoredTool), 201: json("Created.", StoredTool) },
-    errors: [...BODY, "ENDPOINT_NOT_ALLOWED"],
+    errors: [...BODY, "ENDPOINT_NOT_ALLOWED", ...SECRETS],
   },
   {
     method: "get",
@@ -286,7 +291,7 @@ export const OPERATIONS: Operation[] = [
       "Lists the server's tools (Streamable HTTP, docs/mcp.md) and moves the registry version, so every run lists them again. The names are what `tools.allow` may name and a model calls.",
     params: ToolParam,
     answers: { 200: json("The tools agents are offered.", McpToolListing) },
-    errors: ["VALIDATION_FAILED", "TOOL_NOT_FOUND", "MCP_ERROR"],
+    errors: ["VALIDATION_FAILED", "TOOL_NOT_FOUND", "MCP_ERROR", ...SECRETS],
   },
   {
     method: "delete",
@@ -297,6 +302,9 @@ export const OPERATIONS: Operation[] = [
     answers: { 204: noContent },
     errors: ["VALIDATION_FAILED", "TOOL_NOT_FOUND"],
   },
+
+  // The tenant vault
+  ...vaultOperations(BODY, LIST),
 
   // Routing
   {

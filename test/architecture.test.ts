@@ -89,9 +89,11 @@ describe("architecture", () => {
     expect(runtime).toEqual([]);
   });
 
-  it("src/registry does not import the HTTP layer", () => {
+  it("src/registry and src/vault do not import the HTTP layer", () => {
     const offending = [...graph].flatMap(([file, deps]) =>
-      area(file) === "src/registry" ? deps.filter((d) => area(d) === "src/api").map((d) => `${file} → ${d}`) : [],
+      area(file) === "src/registry" || area(file) === "src/vault"
+        ? deps.filter((d) => area(d) === "src/api").map((d) => `${file} → ${d}`)
+        : [],
     );
     expect(offending).toEqual([]);
   });

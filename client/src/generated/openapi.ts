@@ -291,6 +291,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/secrets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One secret's name, times and users (never its value) */
+        get: operations["getSecretsName"];
+        /**
+         * Store a secret (its value is never shown again)
+         * @description Sealed at rest (AES-256-GCM, bound to the tenant and the name). A second PUT replaces the value: agents and tools that name it use the new one within 10 s. The answer, like every answer of the API, holds no value.
+         */
+        put: operations["putSecretsName"];
+        post?: never;
+        /** Delete a secret no agent or tool names */
+        delete: operations["deleteSecretsName"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the vault's secrets in name order: names, times and who uses each */
+        get: operations["getSecrets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/route": {
         parameters: {
             query?: never;
@@ -1004,6 +1043,10 @@ export interface components {
                 endpoint?: string;
                 /** @enum {string} */
                 signing?: "signed" | "none";
+                signing_secret?: string;
+                headers?: {
+                    [key: string]: string;
+                };
                 /** Format: uri */
                 card_url?: string;
                 /**
@@ -1132,6 +1175,10 @@ export interface components {
             endpoint?: string;
             /** @enum {string} */
             signing?: "signed" | "none";
+            signing_secret?: string;
+            headers?: {
+                [key: string]: string;
+            };
             /** Format: uri */
             card_url?: string;
             /**
@@ -1471,7 +1518,7 @@ export interface components {
             } | null;
             error?: {
                 /** @enum {string} */
-                code: "INVALID_JSON" | "VALIDATION_FAILED" | "INVALID_PATTERN" | "PATTERN_BUDGET_EXCEEDED" | "INVALID_CONFIG" | "INVALID_AGENT_FILE" | "INVALID_CONDITION" | "INVALID_EXPRESSION" | "INVALID_CURSOR" | "JSON_TOO_DEEP" | "TOOL_OUTPUTS_MISMATCH" | "INBOX_ANSWER_MISMATCH" | "ENDPOINT_NOT_ALLOWED" | "UNAUTHORIZED" | "WEBHOOK_REJECTED" | "NOT_FOUND" | "AGENT_NOT_FOUND" | "SESSION_NOT_FOUND" | "HANDOFF_NOT_FOUND" | "RUN_NOT_FOUND" | "INBOX_ITEM_NOT_FOUND" | "TOOL_NOT_FOUND" | "WEBHOOK_SOURCE_NOT_FOUND" | "TRIGGER_NOT_FOUND" | "COLLABORATION_NOT_FOUND" | "ROUTING_DISABLED" | "HANDOFF_IN_PROGRESS" | "NOT_CURRENT_AGENT" | "HANDOFF_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_TRANSITION" | "RUN_IN_PROGRESS" | "INBOX_ITEM_CLOSED" | "RUN_NOT_AWAITING_OUTPUTS" | "RUN_NOT_CANCELLABLE" | "RUN_CANCELLED" | "SESSION_EXPIRED" | "PAYLOAD_TOO_LARGE" | "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN" | "NO_ROUTE" | "MAX_TURNS_EXCEEDED" | "GUARDRAIL_FAILED" | "INTERNAL" | "RUN_INTERRUPTED" | "MODEL_ERROR" | "WEBHOOK_ERROR" | "WEBHOOK_INVALID_REPLY" | "REMOTE_AGENT_CARD_INVALID" | "REMOTE_AGENT_ERROR" | "MCP_ERROR" | "MODEL_TIMEOUT" | "WEBHOOK_TIMEOUT" | "REMOTE_AGENT_TIMEOUT" | "INPUT_TIMEOUT" | "HUMAN_TIMEOUT" | "TOOL_OUTPUTS_TIMEOUT" | "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                code: "INVALID_JSON" | "VALIDATION_FAILED" | "INVALID_PATTERN" | "PATTERN_BUDGET_EXCEEDED" | "INVALID_CONFIG" | "INVALID_AGENT_FILE" | "INVALID_CONDITION" | "INVALID_EXPRESSION" | "INVALID_CURSOR" | "JSON_TOO_DEEP" | "TOOL_OUTPUTS_MISMATCH" | "INBOX_ANSWER_MISMATCH" | "ENDPOINT_NOT_ALLOWED" | "UNKNOWN_SECRET" | "UNAUTHORIZED" | "WEBHOOK_REJECTED" | "NOT_FOUND" | "AGENT_NOT_FOUND" | "SESSION_NOT_FOUND" | "HANDOFF_NOT_FOUND" | "RUN_NOT_FOUND" | "INBOX_ITEM_NOT_FOUND" | "TOOL_NOT_FOUND" | "WEBHOOK_SOURCE_NOT_FOUND" | "TRIGGER_NOT_FOUND" | "COLLABORATION_NOT_FOUND" | "SECRET_NOT_FOUND" | "ROUTING_DISABLED" | "HANDOFF_IN_PROGRESS" | "NOT_CURRENT_AGENT" | "HANDOFF_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_TRANSITION" | "RUN_IN_PROGRESS" | "INBOX_ITEM_CLOSED" | "RUN_NOT_AWAITING_OUTPUTS" | "RUN_NOT_CANCELLABLE" | "RUN_CANCELLED" | "SECRET_IN_USE" | "VAULT_FULL" | "SESSION_EXPIRED" | "PAYLOAD_TOO_LARGE" | "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN" | "NO_ROUTE" | "MAX_TURNS_EXCEEDED" | "GUARDRAIL_FAILED" | "INTERNAL" | "RUN_INTERRUPTED" | "MODEL_ERROR" | "WEBHOOK_ERROR" | "WEBHOOK_INVALID_REPLY" | "REMOTE_AGENT_CARD_INVALID" | "REMOTE_AGENT_ERROR" | "MCP_ERROR" | "MODEL_TIMEOUT" | "WEBHOOK_TIMEOUT" | "REMOTE_AGENT_TIMEOUT" | "INPUT_TIMEOUT" | "HUMAN_TIMEOUT" | "TOOL_OUTPUTS_TIMEOUT" | "AUTH_NOT_CONFIGURED" | "VAULT_UNAVAILABLE" | "DEPENDENCY_UNAVAILABLE";
                 message: string;
                 details?: unknown;
             };
@@ -1695,7 +1742,7 @@ export interface components {
             output_agent: string | null;
             error?: {
                 /** @enum {string} */
-                code: "INVALID_JSON" | "VALIDATION_FAILED" | "INVALID_PATTERN" | "PATTERN_BUDGET_EXCEEDED" | "INVALID_CONFIG" | "INVALID_AGENT_FILE" | "INVALID_CONDITION" | "INVALID_EXPRESSION" | "INVALID_CURSOR" | "JSON_TOO_DEEP" | "TOOL_OUTPUTS_MISMATCH" | "INBOX_ANSWER_MISMATCH" | "ENDPOINT_NOT_ALLOWED" | "UNAUTHORIZED" | "WEBHOOK_REJECTED" | "NOT_FOUND" | "AGENT_NOT_FOUND" | "SESSION_NOT_FOUND" | "HANDOFF_NOT_FOUND" | "RUN_NOT_FOUND" | "INBOX_ITEM_NOT_FOUND" | "TOOL_NOT_FOUND" | "WEBHOOK_SOURCE_NOT_FOUND" | "TRIGGER_NOT_FOUND" | "COLLABORATION_NOT_FOUND" | "ROUTING_DISABLED" | "HANDOFF_IN_PROGRESS" | "NOT_CURRENT_AGENT" | "HANDOFF_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_TRANSITION" | "RUN_IN_PROGRESS" | "INBOX_ITEM_CLOSED" | "RUN_NOT_AWAITING_OUTPUTS" | "RUN_NOT_CANCELLABLE" | "RUN_CANCELLED" | "SESSION_EXPIRED" | "PAYLOAD_TOO_LARGE" | "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN" | "NO_ROUTE" | "MAX_TURNS_EXCEEDED" | "GUARDRAIL_FAILED" | "INTERNAL" | "RUN_INTERRUPTED" | "MODEL_ERROR" | "WEBHOOK_ERROR" | "WEBHOOK_INVALID_REPLY" | "REMOTE_AGENT_CARD_INVALID" | "REMOTE_AGENT_ERROR" | "MCP_ERROR" | "MODEL_TIMEOUT" | "WEBHOOK_TIMEOUT" | "REMOTE_AGENT_TIMEOUT" | "INPUT_TIMEOUT" | "HUMAN_TIMEOUT" | "TOOL_OUTPUTS_TIMEOUT" | "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                code: "INVALID_JSON" | "VALIDATION_FAILED" | "INVALID_PATTERN" | "PATTERN_BUDGET_EXCEEDED" | "INVALID_CONFIG" | "INVALID_AGENT_FILE" | "INVALID_CONDITION" | "INVALID_EXPRESSION" | "INVALID_CURSOR" | "JSON_TOO_DEEP" | "TOOL_OUTPUTS_MISMATCH" | "INBOX_ANSWER_MISMATCH" | "ENDPOINT_NOT_ALLOWED" | "UNKNOWN_SECRET" | "UNAUTHORIZED" | "WEBHOOK_REJECTED" | "NOT_FOUND" | "AGENT_NOT_FOUND" | "SESSION_NOT_FOUND" | "HANDOFF_NOT_FOUND" | "RUN_NOT_FOUND" | "INBOX_ITEM_NOT_FOUND" | "TOOL_NOT_FOUND" | "WEBHOOK_SOURCE_NOT_FOUND" | "TRIGGER_NOT_FOUND" | "COLLABORATION_NOT_FOUND" | "SECRET_NOT_FOUND" | "ROUTING_DISABLED" | "HANDOFF_IN_PROGRESS" | "NOT_CURRENT_AGENT" | "HANDOFF_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_TRANSITION" | "RUN_IN_PROGRESS" | "INBOX_ITEM_CLOSED" | "RUN_NOT_AWAITING_OUTPUTS" | "RUN_NOT_CANCELLABLE" | "RUN_CANCELLED" | "SECRET_IN_USE" | "VAULT_FULL" | "SESSION_EXPIRED" | "PAYLOAD_TOO_LARGE" | "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN" | "NO_ROUTE" | "MAX_TURNS_EXCEEDED" | "GUARDRAIL_FAILED" | "INTERNAL" | "RUN_INTERRUPTED" | "MODEL_ERROR" | "WEBHOOK_ERROR" | "WEBHOOK_INVALID_REPLY" | "REMOTE_AGENT_CARD_INVALID" | "REMOTE_AGENT_ERROR" | "MCP_ERROR" | "MODEL_TIMEOUT" | "WEBHOOK_TIMEOUT" | "REMOTE_AGENT_TIMEOUT" | "INPUT_TIMEOUT" | "HUMAN_TIMEOUT" | "TOOL_OUTPUTS_TIMEOUT" | "AUTH_NOT_CONFIGURED" | "VAULT_UNAVAILABLE" | "DEPENDENCY_UNAVAILABLE";
                 message: string;
                 details?: unknown;
             };
@@ -1871,6 +1918,7 @@ export interface components {
                 tools?: string[];
                 /** @enum {string} */
                 signing?: "signed" | "none";
+                signing_secret?: string;
                 /** @default 10 */
                 timeout_s: number;
                 /** @default 65536 */
@@ -1902,6 +1950,7 @@ export interface components {
             tools?: string[];
             /** @enum {string} */
             signing?: "signed" | "none";
+            signing_secret?: string;
             /** @default 10 */
             timeout_s?: number;
             /** @default 65536 */
@@ -2800,7 +2849,7 @@ export interface operations {
                     "application/json": components["schemas"]["Agent"];
                 };
             };
-            /** @description Error: `INVALID_JSON`, `VALIDATION_FAILED`, `JSON_TOO_DEEP`, `INVALID_AGENT_FILE`, `INVALID_PATTERN`, `INVALID_EXPRESSION`, `INVALID_CONDITION`, `ENDPOINT_NOT_ALLOWED`, `PATTERN_BUDGET_EXCEEDED`. */
+            /** @description Error: `INVALID_JSON`, `VALIDATION_FAILED`, `JSON_TOO_DEEP`, `INVALID_AGENT_FILE`, `INVALID_PATTERN`, `INVALID_EXPRESSION`, `INVALID_CONDITION`, `ENDPOINT_NOT_ALLOWED`, `PATTERN_BUDGET_EXCEEDED`, `UNKNOWN_SECRET`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2809,7 +2858,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "INVALID_JSON" | "VALIDATION_FAILED" | "JSON_TOO_DEEP" | "INVALID_AGENT_FILE" | "INVALID_PATTERN" | "INVALID_EXPRESSION" | "INVALID_CONDITION" | "ENDPOINT_NOT_ALLOWED" | "PATTERN_BUDGET_EXCEEDED";
+                            code: "INVALID_JSON" | "VALIDATION_FAILED" | "JSON_TOO_DEEP" | "INVALID_AGENT_FILE" | "INVALID_PATTERN" | "INVALID_EXPRESSION" | "INVALID_CONDITION" | "ENDPOINT_NOT_ALLOWED" | "PATTERN_BUDGET_EXCEEDED" | "UNKNOWN_SECRET";
                             message: string;
                             details?: unknown;
                         };
@@ -2864,7 +2913,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`, `VAULT_UNAVAILABLE`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2873,7 +2922,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE" | "VAULT_UNAVAILABLE";
                             message: string;
                             details?: unknown;
                         };
@@ -3518,7 +3567,7 @@ export interface operations {
                     "application/json": components["schemas"]["Tool"];
                 };
             };
-            /** @description Error: `INVALID_JSON`, `VALIDATION_FAILED`, `JSON_TOO_DEEP`, `ENDPOINT_NOT_ALLOWED`. */
+            /** @description Error: `INVALID_JSON`, `VALIDATION_FAILED`, `JSON_TOO_DEEP`, `ENDPOINT_NOT_ALLOWED`, `UNKNOWN_SECRET`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3527,7 +3576,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "INVALID_JSON" | "VALIDATION_FAILED" | "JSON_TOO_DEEP" | "ENDPOINT_NOT_ALLOWED";
+                            code: "INVALID_JSON" | "VALIDATION_FAILED" | "JSON_TOO_DEEP" | "ENDPOINT_NOT_ALLOWED" | "UNKNOWN_SECRET";
                             message: string;
                             details?: unknown;
                         };
@@ -3582,7 +3631,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`, `VAULT_UNAVAILABLE`. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3591,7 +3640,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE" | "VAULT_UNAVAILABLE";
                             message: string;
                             details?: unknown;
                         };
@@ -3817,7 +3866,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `VALIDATION_FAILED`. */
+            /** @description Error: `VALIDATION_FAILED`, `UNKNOWN_SECRET`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3826,7 +3875,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_FAILED";
+                            code: "VALIDATION_FAILED" | "UNKNOWN_SECRET";
                             message: string;
                             details?: unknown;
                         };
@@ -3891,6 +3940,479 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "MCP_ERROR";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`, `VAULT_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE" | "VAULT_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getSecretsName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret, without its value. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        created_at: string;
+                        rotated_at: string | null;
+                        used_by: {
+                            agents: string[];
+                            tools: string[];
+                        };
+                    };
+                };
+            };
+            /** @description Error: `VALIDATION_FAILED`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `SECRET_NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "SECRET_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    putSecretsName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    value: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Replaced. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        created_at: string;
+                        rotated_at: string | null;
+                        used_by: {
+                            agents: string[];
+                            tools: string[];
+                        };
+                    };
+                };
+            };
+            /** @description Stored. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        created_at: string;
+                        rotated_at: string | null;
+                        used_by: {
+                            agents: string[];
+                            tools: string[];
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INVALID_JSON`, `VALIDATION_FAILED`, `JSON_TOO_DEEP`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_JSON" | "VALIDATION_FAILED" | "JSON_TOO_DEEP";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `VAULT_FULL`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VAULT_FULL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `PAYLOAD_TOO_LARGE`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`, `VAULT_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE" | "VAULT_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteSecretsName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error: `VALIDATION_FAILED`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `SECRET_NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "SECRET_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `SECRET_IN_USE`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "SECRET_IN_USE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getSecrets: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of secrets, without values. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            name: string;
+                            created_at: string;
+                            rotated_at: string | null;
+                            used_by: {
+                                agents: string[];
+                                tools: string[];
+                            };
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Error: `VALIDATION_FAILED`, `INVALID_CURSOR`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
                             message: string;
                             details?: unknown;
                         };

@@ -12,7 +12,8 @@ export const DEFAULT_TOLERANCE_S = 5 * 60;
 
 /**
  * Why a delivery was refused: headers missing, a timestamp that is not Unix seconds, one too
- * old or too far ahead, no signature that matches, or a secret that is not `whsec_` + base64.
+ * old or too far ahead, no signature that matches, a secret that is not `whsec_` + base64, or
+ * a signed body naming another tenant or target than the receiver expects.
  */
 export type WebhookRefusal =
   | "missing_headers"
@@ -20,7 +21,9 @@ export type WebhookRefusal =
   | "stale"
   | "future"
   | "bad_signature"
-  | "invalid_secret";
+  | "invalid_secret"
+  | "wrong_tenant"
+  | "wrong_target";
 
 export class WebhookVerificationError extends Error {
   override readonly name = "WebhookVerificationError";
@@ -32,15 +35,24 @@ export class WebhookVerificationError extends Error {
   }
 }
 
+/**
+ * Who a delivery is from and for, signed with the rest of it: the sending tenant, and the
+ * target (`agent:<name>`, `tool:<name>`, `events`). Docs/security.md, What is signed.
+ */
+export interface DeliveryAddress {
+  tenant: string;
+  target: string;
+}
+
 /** `PUT /v1/config/events` deliveries: an audit record (docs/webhooks.md, Out). */
-export interface EventNotification {
+export interface EventNotification extends DeliveryAddress {
   type: string;
   timestamp: string;
   data: AuditRecord;
 }
 
 /** A webhook agent's turn (docs/runs.md, Webhook agents). */
-export interface AgentTurnDelivery {
+export interface AgentTurnDelivery extends DeliveryAddress {
   type: "agent.turn";
   timestamp: string;
   data: {
@@ -54,7 +66,7 @@ export interface AgentTurnDelivery {
 }
 
 /** An http tool's call (docs/runs.md, Tools). */
-export interface ToolCallDelivery {
+export interface ToolCallDelivery extends DeliveryAddress {
   type: "tool.call";
   timestamp: string;
   data: { session_id: string; run_id: string; agent: string; tool: string; tool_call_id: string; arguments: unknown };
@@ -77,6 +89,10 @@ export interface VerifyOptions {
   toleranceS?: number;
   /** Now, in Unix seconds (default the clock). */
   nowS?: number;
+  /** The tenant the delivery must name (refused as `wrong_tenant` otherwise). */
+  tenant?: string;
+  /** The target the delivery must name, `agent:<name>`, `tool:<name>` or `events` (`wrong_target`). */
+  target?: string;
 }
 
 const PREFIX = "whsec_";
@@ -119,7 +135,8 @@ function secretList(secrets: string | readonly string[]): string[] {
 /**
  * Checks a delivery against `body` exactly as received (read it as text before parsing) and
  * returns its id, timestamp and parsed payload; throws a WebhookVerificationError otherwise.
- * Any of `secrets` may match any of the signatures (rotation).
+ * Any of `secrets` may match any of the signatures (rotation). Give `tenant` and `target` to
+ * refuse a delivery meant for another tenant or endpoint (one replayed to yours).
  */
 export async function verifyWebhook<T = EventNotification | AgentTurnDelivery | ToolCallDelivery>(
   secrets: string | readonly string[],
@@ -158,5 +175,12 @@ export async function verifyWebhook<T = EventNotification | AgentTurnDelivery | 
     for (const signature of offered) matched = sameBytes(signature, expected) || matched;
   }
   if (!matched) throw new WebhookVerificationError("bad_signature");
-  return { id, timestamp, payload: JSON.parse(body) as T };
+  const payload = JSON.parse(body) as T;
+  // A valid signature proves who sent it; the signed tenant and target say whom it was for.
+  const address = (payload ?? {}) as Partial<DeliveryAddress>;
+  if (options.tenant !== undefined && address.tenant !== options.tenant)
+    throw new WebhookVerificationError("wrong_tenant");
+  if (options.target !== undefined && address.target !== options.target)
+    throw new WebhookVerificationError("wrong_target");
+  return { id, timestamp, payload };
 }

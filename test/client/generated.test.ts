@@ -71,6 +71,8 @@ const DOCUMENT_PATHS = [
   "/a2a/{agent}",
   "/a2a/{agent}/.well-known/agent-card.json",
   "/v1/tools/{name}/refresh",
+  "/v1/secrets",
+  "/v1/secrets/{name}",
 ] as const satisfies readonly (keyof paths)[];
 
 describe("the generated client types", () => {

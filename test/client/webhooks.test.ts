@@ -60,6 +60,23 @@ describe("verifyWebhook", () => {
       "bad_signature",
     );
   });
+
+  it("with tenant and target given, refuses a delivery whose signed body names others", async () => {
+    const addressed = JSON.stringify({ type: "agent.turn", tenant: "acme", target: "agent:billing", data: {} });
+    const headers = {
+      "webhook-id": "msg_9",
+      "webhook-timestamp": String(now.nowS),
+      "webhook-signature": new Webhook(SECRET).sign("msg_9", at, addressed),
+    };
+    const mine = { ...now, tenant: "acme", target: "agent:billing" };
+    expect((await verifyWebhook(SECRET, headers, addressed, mine)).payload).toMatchObject({ tenant: "acme" });
+    expect(await refusal(verifyWebhook(SECRET, headers, addressed, { ...mine, tenant: "dev" }))).toBe("wrong_tenant");
+    expect(await refusal(verifyWebhook(SECRET, headers, addressed, { ...mine, target: "agent:sales" }))).toBe(
+      "wrong_target",
+    );
+    // A body naming nobody is refused when a receiver expects someone.
+    expect(await refusal(verifyWebhook(SECRET, signed(), body, { ...now, tenant: "acme" }))).toBe("wrong_tenant");
+  });
 });
 
 describe("verifyWebhook on Relay's own deliveries", () => {
@@ -90,6 +107,7 @@ describe("verifyWebhook on Relay's own deliveries", () => {
         subscription.secret,
         delivery.headers as Record<string, string>,
         delivery.body,
+        { tenant: "dev", target: "events" },
       );
       expect(verified.payload.type).toMatch(/^run\./);
       expect(verified.payload.data.session_id).toBe(session.id);

@@ -1,7 +1,7 @@
 import { Page } from "../../schemas/api";
 import { SecretName, SecretPut, SecretView } from "../../schemas/vault";
 import { SecretListQuery } from "../secrets";
-import type { Operation } from "./operations";
+import type { Operation } from "./operation";
 
 /** The tenant vault's routes (docs/security.md, The tenant vault): values go in, never out. */
 export function vaultOperations(body: Operation["errors"], list: Operation["errors"]): Operation[] {

@@ -1,7 +1,7 @@
 /**
  * Pure helpers for the local dev start-up (scripts/dev-setup.ts, scripts/dev.ts, and
- * scripts/lib/dev-vars.ts): what .dev.vars says and gets, what to run wrangler with, and what
- * to tell the user. No I/O here, so the tests run them in
+ * bench/lib/wrangler-dev.ts through scripts/lib/dev-vars.ts): what .dev.vars says and gets,
+ * what to run wrangler with, and what to tell the user. No I/O here, so the tests run them in
  * workerd.
  */
 type Env = Record<string, string | undefined>;
@@ -90,13 +90,73 @@ export function appliedMigrations(applyOutput: string, migrationFiles: readonly 
   return migrationFiles.filter((file) => applyOutput.includes(file));
 }
 
-/** The local URL `wrangler dev` serves, from wrangler.toml's [dev] table (wrangler's defaults otherwise). */
-export function devUrl(wranglerToml: string): string {
+/** Where `wrangler dev` listens. */
+export interface DevAddress {
+  protocol: "http" | "https";
+  /** The address or name it listens on, as given (`127.0.0.1`, `localhost`, `0.0.0.0`, `::1`). */
+  ip: string;
+  port: string;
+}
+
+/** The value of `--name value` or `--name=value` among wrangler's arguments, the last one winning. */
+function argValue(args: readonly string[], name: string): string | undefined {
+  let value: string | undefined;
+  args.forEach((arg, i) => {
+    if (arg === `--${name}`) value = args[i + 1];
+    else if (arg.startsWith(`--${name}=`)) value = arg.slice(name.length + 3);
+  });
+  return value;
+}
+
+/**
+ * Where `wrangler dev` listens: the `--ip`, `--port` and `--local-protocol` arguments given
+ * after `--`, else wrangler.toml's [dev] table, else wrangler's defaults (localhost:8787).
+ */
+export function devAddress(wranglerToml: string, args: readonly string[] = []): DevAddress {
   const dev = /^\[dev\][ \t]*\r?\n([\s\S]*?)(?=^\[|(?![\s\S]))/m.exec(wranglerToml)?.[1] ?? "";
-  const ip = /^\s*ip\s*=\s*"([^"]+)"/m.exec(dev)?.[1] ?? "localhost";
-  const port = /^\s*port\s*=\s*(\d+)/m.exec(dev)?.[1] ?? "8787";
-  const protocol = /^\s*local_protocol\s*=\s*"https"/m.test(dev) ? "https" : "http";
-  return `${protocol}://${ip}:${port}`;
+  const ip = argValue(args, "ip") ?? /^\s*ip\s*=\s*"([^"]+)"/m.exec(dev)?.[1] ?? "localhost";
+  const port = argValue(args, "port") ?? /^\s*port\s*=\s*(\d+)/m.exec(dev)?.[1] ?? "8787";
+  const protocol = argValue(args, "local-protocol") ?? /^\s*local_protocol\s*=\s*"(\w+)"/m.exec(dev)?.[1];
+  return { protocol: protocol === "https" ? "https" : "http", ip, port };
+}
+
+/**
+ * The host to call a listening address at: an address that listens everywhere (`0.0.0.0`,
+ * `::`, wrangler's `*`) is reached on loopback; an IPv6 address goes in brackets.
+ */
+function reachableHost(ip: string): string {
+  const bare = ip.replace(/^\[(.*)\]$/, "$1");
+  if (bare === "*" || bare === "0.0.0.0" || /^[0:]*::?[0:]*$/.test(bare)) return "127.0.0.1";
+  return bare.includes(":") ? `[${bare}]` : bare;
+}
+
+/** The local URL `wrangler dev` serves: see {@link devAddress}. */
+export function devUrl(wranglerToml: string, args: readonly string[] = []): string {
+  const address = devAddress(wranglerToml, args);
+  return `${address.protocol}://${reachableHost(address.ip)}:${address.port}`;
+}
+
+/**
+ * The RELAY_HOSTS a local Relay runs with: the address it serves on first (so Relay knows its
+ * own origin whatever port it was given), then the hosts the developer listed (.dev.vars,
+ * `--var RELAY_HOSTS:…`), each once. Loopback hosts are compared by meaning
+ * (docs/security.md), so `127.0.0.1:8797` covers `localhost:8797` and `[::1]:8797` too.
+ */
+export function devRelayHosts(address: DevAddress, listed: readonly (string | undefined)[] = []): string {
+  const served = `${reachableHost(address.ip)}:${address.port}`;
+  const entries = listed.flatMap((text) => (text ?? "").split(",")).map((entry) => entry.trim());
+  return [...new Set([served, ...entries.filter((entry) => entry !== "")])].join(",");
+}
+
+/** The RELAY_HOSTS values given on wrangler's command line (`--var RELAY_HOSTS:…`, `--var=RELAY_HOSTS:…`). */
+export function relayHostsInArgs(args: readonly string[]): string[] {
+  const vars: string[] = [];
+  args.forEach((arg, i) => {
+    if (arg.startsWith("--var=")) vars.push(arg.slice("--var=".length));
+    else if (arg === "--var")
+      for (let j = i + 1; j < args.length && !args[j]!.startsWith("-"); j++) vars.push(args[j]!);
+  });
+  return vars.filter((v) => v.startsWith("RELAY_HOSTS:")).map((v) => v.slice("RELAY_HOSTS:".length));
 }
 
 /** Joins names for a sentence: "a", "a and b", "a, b and c". */

@@ -1,12 +1,12 @@
 /**
- * .dev.vars on disk, for `npm run dev` and everything that starts `wrangler dev` after its
- * setup (bench/lib/wrangler-dev.ts, which the Node test suites use too). The file holds the
- * API keys and the vault key, so it is the owner's alone. The decisions are dev-env.ts's pure
+ * .dev.vars on disk, for `npm run dev` and everything that starts `wrangler dev` as it does
+ * (bench/lib/wrangler-dev.ts, which the Node test suites use too). The file holds the API
+ * keys and the vault key, so it is the owner's alone. The decisions are dev-env.ts's pure
  * helpers; this module only reads and writes.
  */
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { newVaultKey, withVaultKey } from "./dev-env";
+import { devAddress, devRelayHosts, devVar, newVaultKey, relayHostsInArgs, withVaultKey } from "./dev-env";
 
 /** Owner read and write, nobody else anything. */
 export const DEV_VARS_MODE = 0o600;
@@ -51,4 +51,17 @@ function tighten(file: string): number | null {
   if ((mode & 0o077) === 0) return null;
   chmodSync(file, mode & 0o700);
   return mode;
+}
+
+/**
+ * The RELAY_HOSTS `wrangler dev`, started in `root` with `args`, must run with: the address
+ * those arguments (or wrangler.toml's [dev]) make it serve on, then the hosts the developer
+ * listed in .dev.vars or with `--var RELAY_HOSTS:…`. Passed with `--var`, which wins over
+ * .dev.vars in wrangler dev.
+ */
+export function relayHostsForDev(root: string, args: readonly string[]): string {
+  const address = devAddress(readFileSync(join(root, "wrangler.toml"), "utf8"), args);
+  const devVars = join(root, ".dev.vars");
+  const listed = existsSync(devVars) ? devVar(readFileSync(devVars, "utf8"), "RELAY_HOSTS") : undefined;
+  return devRelayHosts(address, [listed, ...relayHostsInArgs(args)]);
 }

@@ -4,6 +4,8 @@ import devVarsExample from "../../.dev.vars.example?raw";
 import {
   apiKeysInDevVars,
   appliedMigrations,
+  devAddress,
+  devRelayHosts,
   devUrl,
   devVar,
   devWranglerEnv,
@@ -11,6 +13,7 @@ import {
   localEndpointsInDevVars,
   newVaultKey,
   octal,
+  relayHostsInArgs,
   setupSummary,
   tenantsOf,
   VAULT_KEY_VAR,
@@ -65,7 +68,8 @@ describe("what the dev setup reads", () => {
 
   it("lets npm run dev call local endpoints, with wrangler dev's own address still refused; wrangler.toml never switches it on", () => {
     expect(localEndpointsInDevVars(devVarsExample)).toBe(true);
-    const hosts = /^RELAY_HOSTS="([^"]*)"/m.exec(devVarsExample)?.[1];
+    const hosts = devRelayHosts(devAddress(wranglerToml), [devVar(devVarsExample, "RELAY_HOSTS")]);
+    expect(hosts).toBe("127.0.0.1:8787");
     expect(isRelayHost(new URL(`${devUrl(wranglerToml)}/health`), parseRelayHosts(hosts))).toBe(true);
     expect(isRelayHost(new URL("http://localhost:8787/v1/webhooks/demo"), parseRelayHosts(hosts))).toBe(true);
     expect(isRelayHost(new URL("http://127.0.0.1:9000/agent"), parseRelayHosts(hosts))).toBe(false);
@@ -104,6 +108,56 @@ describe("what the dev setup reads", () => {
     expect(devUrl('[dev]\nport = 9000\nlocal_protocol = "https"\n[vars]\nip = "10.0.0.1"\n')).toBe(
       "https://localhost:9000",
     );
+  });
+
+  it("takes the address from the arguments after -- first, in either spelling, the last one winning", () => {
+    expect(devAddress(wranglerToml, ["--port", "8797"])).toEqual({ protocol: "http", ip: "127.0.0.1", port: "8797" });
+    expect(devAddress(wranglerToml, ["--ip=localhost", "--port=8790", "--port", "8791"])).toEqual({
+      protocol: "http",
+      ip: "localhost",
+      port: "8791",
+    });
+    expect(devUrl(wranglerToml, ["--local-protocol", "https", "--ip", "::1"])).toBe("https://[::1]:8787");
+    expect(devUrl(wranglerToml, ["--ip", "0.0.0.0", "--port", "9000"])).toBe("http://127.0.0.1:9000");
+    expect(devUrl('name = "x"\n', ["--port", "8797"])).toBe("http://localhost:8797");
+  });
+});
+
+describe("RELAY_HOSTS under wrangler dev", () => {
+  const hostsFor = (args: string[], listed: (string | undefined)[] = []) =>
+    devRelayHosts(devAddress(wranglerToml, args), listed);
+
+  it("names the address wrangler dev serves on, wrangler.toml's or the one the arguments give", () => {
+    expect(hostsFor([])).toBe("127.0.0.1:8787");
+    expect(hostsFor(["--port", "8797"])).toBe("127.0.0.1:8797");
+    expect(hostsFor(["--ip", "localhost", "--port=8790"])).toBe("localhost:8790");
+    expect(hostsFor(["--ip", "::1", "--port", "8790"])).toBe("[::1]:8790");
+  });
+
+  it("names loopback when wrangler dev listens on every address", () => {
+    for (const ip of ["0.0.0.0", "*", "::", "[::]", "0:0:0:0:0:0:0:0"])
+      expect(hostsFor(["--ip", ip, "--port", "9000"]), ip).toBe("127.0.0.1:9000");
+  });
+
+  it("keeps the hosts the developer listed, each once, after the served address", () => {
+    expect(
+      hostsFor(["--port", "8797"], ["127.0.0.1:8787, relay.mybox.test ,", "relay.mybox.test,127.0.0.1:8797"]),
+    ).toBe("127.0.0.1:8797,127.0.0.1:8787,relay.mybox.test");
+    expect(hostsFor([], [undefined, ""])).toBe("127.0.0.1:8787");
+  });
+
+  it("makes a served port on another spelling of loopback Relay's own", () => {
+    const hosts = parseRelayHosts(hostsFor(["--port", "8797"], ["127.0.0.1:8787"]));
+    for (const url of ["http://127.0.0.1:8797/", "http://localhost:8797/v1/webhooks/demo", "http://[::1]:8797/"])
+      expect(isRelayHost(new URL(url), hosts), url).toBe(true);
+    expect(isRelayHost(new URL("http://127.0.0.1:9000/"), hosts)).toBe(false);
+  });
+
+  it("finds RELAY_HOSTS given with --var, in each of its spellings, and no other variable", () => {
+    expect(
+      relayHostsInArgs(["--port", "1", "--var", "A:1", "RELAY_HOSTS:a.test", "--var=RELAY_HOSTS:b.test:9"]),
+    ).toEqual(["a.test", "b.test:9"]);
+    expect(relayHostsInArgs(["--var", "OTHER:RELAY_HOSTS:x", "src/index.ts"])).toEqual([]);
   });
 });
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { devVar, VAULT_KEY_VAR } from "../../scripts/lib/dev-env";
-import { prepareDevVars } from "../../scripts/lib/dev-vars";
+import { prepareDevVars, relayHostsForDev } from "../../scripts/lib/dev-vars";
 
 /**
  * .dev.vars on a real file system (this file runs in Node: vitest.config.ts's `node` project),
@@ -89,5 +89,24 @@ describe("an existing .dev.vars", () => {
     expect(isVaultKey(devVar(text, VAULT_KEY_VAR))).toBe(true);
     expect(prepareDevVars(root).vaultKeyAdded).toBe(false);
     expect(readFileSync(devVars(), "utf8")).toBe(text);
+  });
+});
+
+describe("the RELAY_HOSTS wrangler dev is started with", () => {
+  it("names the port it serves on, from the arguments or wrangler.toml, and the hosts .dev.vars lists", () => {
+    expect(relayHostsForDev(root, [])).toBe("127.0.0.1:8787");
+    expect(relayHostsForDev(root, ["--port", "8797"])).toBe("127.0.0.1:8797");
+    // A .dev.vars from before npm run dev derived it still says 127.0.0.1:8787: kept, as listed.
+    writeFileSync(devVars(), 'RELAY_HOSTS="127.0.0.1:8787,relay.mybox.test"\n');
+    expect(relayHostsForDev(root, ["--port", "8797"])).toBe("127.0.0.1:8797,127.0.0.1:8787,relay.mybox.test");
+    expect(relayHostsForDev(root, ["--ip", "127.0.0.1", "--port", "8850", "--var", "RELAY_HOSTS:other.test"])).toBe(
+      "127.0.0.1:8850,127.0.0.1:8787,relay.mybox.test,other.test",
+    );
+  });
+
+  it("follows wrangler.toml's [dev] table when no argument says otherwise", () => {
+    writeFileSync(join(root, "wrangler.toml"), 'name = "relay"\n\n[dev]\nip = "localhost"\nport = 9100\n');
+    expect(relayHostsForDev(root, [])).toBe("localhost:9100");
+    expect(relayHostsForDev(root, ["--ip=0.0.0.0"])).toBe("127.0.0.1:9100");
   });
 });

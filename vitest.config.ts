@@ -64,6 +64,8 @@ const workerd = (vars: Record<string, string> = {}) => [
 ];
 
 const LOCAL = "test/**/*.local.test.ts";
+/** Scripts that work on real files (modes, a checkout's .dev.vars) run in Node, where the file system is the machine's. */
+const NODE = "test/scripts/**/*.node.test.ts";
 /** The interop suite runs in Node against wrangler dev: `npm run test:interop` (vitest.interop.config.ts). */
 const INTEROP = "test/**/*.interop.test.ts";
 
@@ -86,7 +88,7 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           // The browser tests run in Node against wrangler dev: `npm run test:browser` (vitest.browser.config.ts);
           // so do the client's and the CLI's (`npm run test:cli`) and the interop suite (`npm run test:interop`).
-          exclude: ["test/browser/**", "test/client/**", "test/cli/**", "**/node_modules/**", LOCAL, INTEROP],
+          exclude: ["test/browser/**", "test/client/**", "test/cli/**", "**/node_modules/**", LOCAL, INTEROP, NODE],
           setupFiles: ["./test/setup.ts"],
           testTimeout,
         },
@@ -96,6 +98,7 @@ export default defineConfig({
         plugins: workerd({ RELAY_ALLOW_LOCAL_ENDPOINTS: "true", RELAY_HOSTS: "relay.test,127.0.0.1:8787" }),
         test: { name: "local-endpoints", include: [LOCAL], setupFiles: ["./test/setup.ts"], testTimeout },
       },
+      { test: { name: "node", include: [NODE], environment: "node", testTimeout } },
     ],
   },
 });

@@ -1,6 +1,7 @@
 /**
  * `npm run dev` runs this first: it makes a fresh clone runnable offline with no keys.
- * 1. .dev.vars from .dev.vars.example when missing (the dev API keys, local endpoints allowed);
+ * 1. .dev.vars from .dev.vars.example when missing (the dev API keys, local endpoints allowed),
+ *    readable by its owner only, with a random RELAY_VAULT_KEY (scripts/lib/dev-vars.ts);
  * 2. local D1 migrations applied;
  * 3. the demo agents in agents/*.md upserted into local D1 for every dev tenant.
  * Wrangler's own output is captured and shown only when a step fails; the user reads a few
@@ -9,7 +10,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseApiKeys } from "../src/auth/api-keys";
@@ -26,6 +27,7 @@ import {
   setupSummary,
   tenantsOf,
 } from "./lib/dev-env";
+import { prepareDevVars } from "./lib/dev-vars";
 
 const root = join(import.meta.dirname, "..");
 const wrangler = join(root, "node_modules", ".bin", "wrangler");
@@ -62,10 +64,8 @@ function seedSql(tenants: readonly string[], agents: readonly AgentDefinition[])
 }
 
 await runCli(() => {
-  const devVars = join(root, ".dev.vars");
-  const createdDevVars = !existsSync(devVars);
-  if (createdDevVars) copyFileSync(join(root, ".dev.vars.example"), devVars);
-  const devVarsText = readFileSync(devVars, "utf8");
+  const devVars = prepareDevVars(root);
+  const devVarsText = devVars.text;
   const keys = parseApiKeys(apiKeysInDevVars(devVarsText));
   const tenants = tenantsOf(keys);
   if (tenants.length === 0) {
@@ -97,7 +97,9 @@ await runCli(() => {
 
   const url = devUrl(readFileSync(join(root, "wrangler.toml"), "utf8"));
   const summary = setupSummary({
-    createdDevVars,
+    createdDevVars: devVars.created,
+    tightenedFrom: devVars.tightenedFrom,
+    vaultKeyAdded: devVars.vaultKeyAdded,
     migrationFiles,
     applied,
     agents: agents.map((a) => a.name),

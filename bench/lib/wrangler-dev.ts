@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { relayHostsForDev } from "../../scripts/lib/dev-vars";
 
 /**
  * Starts `wrangler dev` on loopback for an HTTP benchmark, after the same setup as
@@ -18,8 +19,12 @@ export interface DevServer {
 
 const root = join(import.meta.dirname, "..", "..");
 
+/** The arguments that make `wrangler dev` listen on loopback at `port`. */
+const listenArgs = (port: number) => ["--port", String(port), "--ip", "127.0.0.1"];
+
 /**
- * `vars` are passed to the Worker with `--var` (e.g. a model endpoint on loopback).
+ * `vars` are passed to the Worker with `--var` (e.g. a model endpoint on loopback), after
+ * RELAY_HOSTS, which names the port this server listens on as `npm run dev` does.
  * `persistTo` puts the local state (DO SQLite, D1) in another folder, e.g. on tmpfs: on this
  * kind of machine every local storage commit waits about 1 ms for the disk, which is the
  * machine's cost, not the code's.
@@ -41,7 +46,11 @@ export async function startDevServer(
     stdio: ["ignore", "ignore", "inherit"],
   });
   const persist = persistTo ? ["--persist-to", persistTo] : [];
-  const extraVars = Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
+  const relayHosts = relayHostsForDev(root, listenArgs(port));
+  const extraVars = Object.entries({ RELAY_HOSTS: relayHosts, ...vars }).flatMap(([name, value]) => [
+    "--var",
+    `${name}:${value}`,
+  ]);
   return spawnWranglerDev(root, port, [...persist, ...extraVars], env);
 }
 
@@ -55,16 +64,12 @@ export async function spawnWranglerDev(
   args: string[],
   env: NodeJS.ProcessEnv,
 ): Promise<DevServer> {
-  const child = spawn(
-    join(root, "node_modules", ".bin", "wrangler"),
-    ["dev", "--port", String(port), "--ip", "127.0.0.1", ...args],
-    {
-      cwd,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-    },
-  );
+  const child = spawn(join(root, "node_modules", ".bin", "wrangler"), ["dev", ...listenArgs(port), ...args], {
+    cwd,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   let log = "";
   child.stdout?.on("data", (chunk) => (log += chunk));
   child.stderr?.on("data", (chunk) => (log += chunk));

@@ -31,19 +31,6 @@ export const OUTBOUND_RULES = [
 ] as const;
 export type OutboundRule = (typeof OUTBOUND_RULES)[number];
 
-/**
- * What the local switch (RELAY_ALLOW_LOCAL_ENDPOINTS) lets through besides `http:`: the
- * machine itself and the local network. Link-local (cloud metadata), `*.internal`, the
- * unspecified address and Relay's own host stay refused with it on.
- */
-const LOCAL_RULES: ReadonlySet<OutboundRule> = new Set([
-  "https_only",
-  "local_hostname",
-  "loopback_address",
-  "private_address",
-  "unique_local_address",
-]);
-
 /** One of Relay's own hosts: a host name or IP, and the port when only that port is Relay's. */
 export interface RelayHost {
   hostname: string;
@@ -52,15 +39,25 @@ export interface RelayHost {
 
 /** The policy in force for one call or registration. */
 export interface OutboundPolicy {
-  /** RELAY_ALLOW_LOCAL_ENDPOINTS: `http:`, loopback and private addresses allowed (local development). */
+  /**
+   * RELAY_ALLOW_LOCAL_ENDPOINTS: `http:` and loopback allowed for this machine, named by a
+   * loopback address or `localhost` (local development).
+   */
   allowLocal: boolean;
   /** Relay's own hosts: never called, whatever the switch says. */
   relayHosts: readonly RelayHost[];
 }
 
-export type OutboundVerdict = { ok: true; url: URL } | { ok: false; rule: OutboundRule; message: string };
+/** A refusal; `local` when the local switch would let the URL through (said in its message). */
+export type OutboundRefusal = { ok: false; rule: OutboundRule; message: string; local: boolean };
+export type OutboundVerdict = { ok: true; url: URL } | OutboundRefusal;
 
-const refuse = (rule: OutboundRule, message: string): OutboundVerdict => ({ ok: false, rule, message });
+const refuse = (rule: OutboundRule, message: string, local = false): OutboundRefusal => ({
+  ok: false,
+  rule,
+  message,
+  local,
+});
 
 /** The host name without the trailing dots DNS allows (`localhost.` is `localhost`). */
 const bareName = (hostname: string): string => hostname.replace(/\.+$/, "").toLowerCase();
@@ -140,6 +137,15 @@ function nameRule(name: string): OutboundRule | null {
 
 const isLoopbackName = (name: string) => name === "localhost" || name.endsWith(".localhost");
 
+/**
+ * True for the hosts the local switch opens: a loopback address in any spelling (127.0.0.0/8,
+ * ::1, IPv4-mapped 127/8) and the exact name `localhost`. Any other name may point anywhere
+ * (/etc/hosts, mDNS, the search domain): `*.local`, `*.localhost` and bare host names are
+ * judged as on a deployed Relay, and so are private-network addresses.
+ */
+const switchOpens = (name: string, ip: ipaddr.IPv4 | ipaddr.IPv6 | null): boolean =>
+  ip ? ip.range() === "loopback" : name === "localhost";
+
 /** A host name as compared: bare, and its address when it is an IP literal. */
 interface Host {
   name: string;
@@ -217,17 +223,22 @@ export function checkOutboundUrl(text: string, policy: OutboundPolicy): Outbound
     return refuse("relay_host", `${where} ${describeRule.relay_host}; Relay does not call itself`);
 
   const ip = ipOf(url.hostname);
-  const rule = ip ? addressRule(ip) : nameRule(bareName(url.hostname));
-  const allowed = (r: OutboundRule) => policy.allowLocal && LOCAL_RULES.has(r);
-  if (rule !== null && !allowed(rule)) return refuse(rule, `${url.hostname} ${describeRule[rule]}`);
-  if (url.protocol !== "https:" && !allowed("https_only"))
-    return refuse("https_only", `${url.protocol} ${describeRule.https_only}`);
+  const name = bareName(url.hostname);
+  const rule = ip ? addressRule(ip) : nameRule(name);
+  // The switch's exceptions (http:, loopback) hold for this machine alone; whatever else a
+  // host is refused for stands, switch or not.
+  const local = switchOpens(name, ip);
+  const excused = policy.allowLocal && local;
+  const onlyLoopback = policy.allowLocal ? "; RELAY_ALLOW_LOCAL_ENDPOINTS opens only loopback and localhost" : "";
+  if (rule !== null && !excused) return refuse(rule, `${url.hostname} ${describeRule[rule]}${onlyLoopback}`, local);
+  if (url.protocol !== "https:" && !excused)
+    return refuse("https_only", `${url.protocol} ${describeRule.https_only}${onlyLoopback}`, local);
   return { ok: true, url };
 }
 
 /** The sentence a refusal is reported with: what was refused, by which rule, and how local development gets past it. */
-export function refusalMessage(verdict: { rule: OutboundRule; message: string }): string {
-  const local = LOCAL_RULES.has(verdict.rule)
+export function refusalMessage(verdict: { message: string; local: boolean }): string {
+  const local = verdict.local
     ? " (a local Relay allows it with RELAY_ALLOW_LOCAL_ENDPOINTS=true; a deployed one never does)"
     : "";
   return `${verdict.message}${local}.`;

@@ -27,7 +27,10 @@ export type SigningSecretRotate = z.infer<typeof SigningSecretRotate>;
 /** What `GET /v1/config` shows of the deployment: the outbound policy's settings. */
 export const ConfigView = z.object({
   outbound: z.object({
-    /** RELAY_ALLOW_LOCAL_ENDPOINTS is on: `http:`, loopback and private addresses are called (local development). */
+    /**
+     * RELAY_ALLOW_LOCAL_ENDPOINTS is on: `http:` and loopback are called for this machine, named
+     * by a loopback address or `localhost` (local development).
+     */
     allow_local_endpoints: z.boolean(),
     /** Relay's own hosts, never called: RELAY_HOSTS and the host this request came in at. */
     relay_hosts: z.array(z.string()),

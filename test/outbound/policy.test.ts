@@ -200,47 +200,127 @@ describe("scheme, credentials and Relay's own host", () => {
 });
 
 describe("the local switch (RELAY_ALLOW_LOCAL_ENDPOINTS)", () => {
-  it("lets http:, this machine and the local network through", () => {
-    for (const url of [
-      "http://127.0.0.1:9000/agent",
-      "http://localhost:9000/",
-      "http://127.1:9000/",
-      "http://[::1]:9000/",
-      "http://10.0.0.1/",
-      "http://192.168.1.20:3000/",
-      "http://[fd00::1]/",
-      "http://printer.local/",
-      "http://example.com/",
-    ])
+  /** The deployed policy with the local one's own hosts: what the switch must not change. */
+  const deployedHere: OutboundPolicy = { ...local, allowLocal: false };
+
+  // This machine in every spelling the URL parser and ipaddr.js accept: 127.0.0.0/8, ::1,
+  // IPv4-mapped 127/8, and the exact name localhost (trailing dots, case and encodings included).
+  const thisMachine = [
+    "http://127.0.0.1:9000/agent",
+    "http://127.1:9000/",
+    "http://0x7f000001:9000/",
+    "http://0X7F000001:9000/",
+    "http://2130706433:9000/",
+    "http://017700000001:9000/",
+    "http://0177.0.0.1:9000/",
+    "http://0x7f.0.0.1:9000/",
+    "http://0x7f.1:9000/",
+    "http://127.0.0.1.:9000/",
+    "http://127.255.255.254:9000/",
+    "http://①②⑦.0.0.1:9000/",
+    "http://%31%32%37.0.0.1:9000/",
+    "http://[::1]:9000/",
+    "http://[0:0:0:0:0:0:0:1]:9000/",
+    "http://[::ffff:127.0.0.1]:9000/",
+    "http://[::ffff:7f00:1]:9000/",
+    "http://[0:0:0:0:0:ffff:7f00:1]:9000/",
+    "http://[::ffff:127.9.9.9]:9000/",
+    "http://localhost:9000/",
+    "http://localhost/",
+    "http://LOCALHOST.:9000/",
+    "http://%6cocalhost:9000/",
+    "http://ｌｏｃａｌｈｏｓｔ:9000/",
+    "https://localhost:9443/",
+    "https://127.0.0.1/",
+    "https://[::1]/",
+  ];
+  it.each(thisMachine)("lets %s through (this machine), which a deployed Relay refuses", (url) => {
+    expect(ruleOf(url, local)).toBe("allowed");
+    expect(["loopback_address", "local_hostname"]).toContain(ruleOf(url, deployedHere));
+  });
+
+  // Everything else is judged as on a deployed Relay: names that may point at this machine
+  // (/etc/hosts, mDNS, .localhost), the local network, and public names over http:.
+  const notThisMachine: [string, OutboundRule][] = [
+    ["http://10.0.0.1/", "private_address"],
+    ["http://172.16.0.1/", "private_address"],
+    ["http://192.168.1.20:3000/", "private_address"],
+    ["https://192.168.1.20/", "private_address"],
+    ["http://0xc0a80101/", "private_address"],
+    ["http://[::ffff:192.168.1.20]/", "private_address"],
+    ["http://[fd00::1]/", "unique_local_address"],
+    ["https://[fc00::1]:9000/", "unique_local_address"],
+    ["http://printer.local/", "local_hostname"],
+    ["https://printer.local/", "local_hostname"],
+    ["http://app.localhost:9000/", "local_hostname"],
+    ["https://app.localhost/", "local_hostname"],
+    ["http://localhost.localhost:9000/", "local_hostname"],
+    ["http://myhost:9000/", "https_only"],
+    ["http://localhost.localdomain:9000/", "https_only"],
+    ["http://localhost.example.com/", "https_only"],
+    ["http://example.com/", "https_only"],
+    ["http://[::127.0.0.1]:9000/", "reserved_address"],
+    ["http://[64:ff9b::7f00:1]/", "reserved_address"],
+    ["http://[2002:7f00:1::]/", "reserved_address"],
+    ["http://169.254.169.254/", "link_local_address"],
+    ["http://[fe80::1]/", "link_local_address"],
+    ["http://metadata.google.internal/", "internal_hostname"],
+    ["http://0.0.0.0:8787/", "unspecified_address"],
+    ["http://[::]/", "unspecified_address"],
+    ["http://224.0.0.1/", "multicast_address"],
+    ["http://240.0.0.1/", "reserved_address"],
+    ["http://100.64.0.1/", "shared_address"],
+    ["http://user:pass@127.0.0.1:9000/", "no_userinfo"],
+    ["ftp://127.0.0.1/", "https_only"],
+  ];
+  it.each(notThisMachine)("refuses %s (%s), as a deployed Relay does", (url, rule) => {
+    expect(ruleOf(url, local)).toBe(rule);
+    expect(ruleOf(url, deployedHere)).toBe(rule);
+  });
+
+  it("passes public names over https:, bare host names too, as a deployed Relay does", () => {
+    for (const url of ["https://example.com/hook", "https://myhost/", "https://localhost.localdomain/"]) {
       expect(ruleOf(url, local), url).toBe("allowed");
+      expect(ruleOf(url, deployedHere), url).toBe("allowed");
+    }
   });
 
-  it("still refuses link-local (cloud metadata), .internal, unspecified, multicast, reserved, credentials and Relay itself", () => {
-    const still: [string, OutboundRule][] = [
-      ["http://169.254.169.254/", "link_local_address"],
-      ["http://[fe80::1]/", "link_local_address"],
-      ["http://metadata.google.internal/", "internal_hostname"],
-      ["http://0.0.0.0:8787/", "unspecified_address"],
-      ["http://[::]/", "unspecified_address"],
-      ["http://224.0.0.1/", "multicast_address"],
-      ["http://240.0.0.1/", "reserved_address"],
-      ["http://100.64.0.1/", "shared_address"],
-      ["http://user:pass@127.0.0.1:9000/", "no_userinfo"],
-      ["http://127.0.0.1:8787/health", "relay_host"],
-      ["ftp://127.0.0.1/", "https_only"],
-    ];
-    for (const [url, rule] of still) expect(ruleOf(url, local), url).toBe(rule);
+  it("still refuses Relay's own port on this machine, in every spelling", () => {
+    for (const url of [
+      "http://127.0.0.1:8787/health",
+      "http://127.1:8787/",
+      "http://2130706433:8787/",
+      "http://[::1]:8787/",
+      "http://[::ffff:127.0.0.1]:8787/",
+      "http://[::ffff:7f00:1]:8787/",
+      "http://localhost:8787/v1/webhooks/demo",
+      "http://LOCALHOST.:8787/",
+      "https://localhost:8787/",
+    ])
+      expect(ruleOf(url, local), url).toBe("relay_host");
   });
 
-  it("names the switch in the message only for what it would let through", () => {
-    const refused = (url: string) => {
-      const verdict = checkOutboundUrl(url, deployed);
+  it("names the switch in the message only for what it would let through, and says what it opens when on", () => {
+    const refused = (url: string, policy = deployed) => {
+      const verdict = checkOutboundUrl(url, policy);
       if (verdict.ok) throw new Error(`${url} was allowed`);
       return refusalMessage(verdict);
     };
-    expect(refused("https://127.0.0.1/")).toBe(
-      "127.0.0.1 is a loopback address (a local Relay allows it with RELAY_ALLOW_LOCAL_ENDPOINTS=true; a deployed one never does).",
-    );
+    const hint = " (a local Relay allows it with RELAY_ALLOW_LOCAL_ENDPOINTS=true; a deployed one never does).";
+    expect(refused("https://127.0.0.1/")).toBe(`127.0.0.1 is a loopback address${hint}`);
+    expect(refused("http://localhost:9000/")).toBe(`localhost names this machine or the local network${hint}`);
     expect(refused("https://169.254.169.254/")).toBe("169.254.169.254 is a link-local address.");
+    expect(refused("http://192.168.1.20/")).toBe("192.168.1.20 is a private network address.");
+    expect(refused("https://printer.local/")).toBe("printer.local names this machine or the local network.");
+    expect(refused("http://example.com/")).toBe("http: is not https: (only https: endpoints are called).");
+    expect(refused("ftp://127.0.0.1/")).toBe("ftp: is not https: (only https: endpoints are called).");
+    const opens = "; RELAY_ALLOW_LOCAL_ENDPOINTS opens only loopback and localhost.";
+    expect(refused("http://192.168.1.20/", local)).toBe(`192.168.1.20 is a private network address${opens}`);
+    expect(refused("http://myhost:9000/", local)).toBe(
+      `http: is not https: (only https: endpoints are called)${opens}`,
+    );
+    expect(refused("http://127.0.0.1:8787/", local)).toBe(
+      "127.0.0.1:8787 is Relay's own host; Relay does not call itself.",
+    );
   });
 });

@@ -414,7 +414,7 @@ export interface paths {
         };
         /**
          * What this deployment lets Relay call
-         * @description The outbound address policy's settings: whether local endpoints (`http:`, loopback, private networks) are allowed, and Relay's own hosts, which it never calls.
+         * @description The outbound address policy's settings: whether local endpoints (`http:` and loopback, for this machine named by a loopback address or `localhost`) are allowed, and Relay's own hosts, which it never calls.
          */
         get: operations["getConfig"];
         put?: never;

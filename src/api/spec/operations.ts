@@ -337,7 +337,7 @@ export const OPERATIONS: Operation[] = [
     tag: "webhooks",
     summary: "What this deployment lets Relay call",
     description:
-      "The outbound address policy's settings: whether local endpoints (`http:`, loopback, private networks) are allowed, and Relay's own hosts, which it never calls.",
+      "The outbound address policy's settings: whether local endpoints (`http:` and loopback, for this machine named by a loopback address or `localhost`) are allowed, and Relay's own hosts, which it never calls.",
     answers: { 200: json("The settings.", ConfigView) },
     errors: [],
   },

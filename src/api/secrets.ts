@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
-import { RelayError } from "../errors";
+import { isRelayError, RelayError } from "../errors";
 import { SecretName, SecretPut, type SecretView } from "../schemas/vault";
 import { agentDirectory } from "../services/registry-cache";
 import { secretUsers } from "../vault/references";
@@ -44,11 +44,12 @@ const view = (meta: SecretMeta, users: Users): SecretView => ({
 async function readSecretBody(c: Parameters<typeof readText>[0]): Promise<SecretPut> {
   const text = await readText(c, SECRET_BODY_LIMIT);
   try {
-    JSON.parse(text);
-  } catch {
-    throw new RelayError("INVALID_JSON", 'Request body is not valid JSON: send { "value": "<the secret>" }.');
+    return parseJsonText(text, SecretPut);
+  } catch (error) {
+    if (isRelayError(error) && error.code === "INVALID_JSON")
+      throw new RelayError("INVALID_JSON", 'Request body is not valid JSON: send { "value": "<the secret>" }.');
+    throw error;
   }
-  return parseJsonText(text, SecretPut);
 }
 
 export const secrets = new Hono<AppEnv>()

@@ -224,7 +224,7 @@ export function preview(value: unknown): string {
 }
 
 /** Lone surrogates replaced (encodeURIComponent refuses them; raw bad bytes are in the constants). */
-const wellFormed = (s: string) =>
+export const wellFormed = (s: string) =>
   s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd");
 
 /** A path segment as a client could send it: odd text percent-encoded, and bytes no encoder makes. */

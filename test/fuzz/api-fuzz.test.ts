@@ -10,6 +10,7 @@ import { llmServer } from "../fakes/server";
 import { AIMED_BODIES, BASELINES, BODY_LIMITS, EXTRA_BODIES, paramArbitrary } from "./cases";
 import { createdSessions, type Fixtures, freshFixtures, MCP_URL } from "./fixtures";
 import { type BodyCase, bodyCases, garbageQueryValue } from "./inputs";
+import { watch } from "./leaks";
 import { snapshot, vaultRows } from "./snapshot";
 
 /**
@@ -18,7 +19,8 @@ import { snapshot, vaultRows } from "./snapshot";
  * surrogate strings, deep JSON, numbers out of range; ids of another tenant or of nothing;
  * no key or a wrong one). For every answer: never a 5xx; the status and error code are ones
  * the document lists for the operation, and the body fits its schema; a refused write changed
- * nothing (./snapshot.ts, before and after); no write changes beta's vault. A fixed seed and a
+ * nothing (./snapshot.ts, before and after); no answer, header or error holds a value stored in
+ * a vault or a Worker secret (./leaks.ts); no write changes beta's vault. A fixed seed and a
  * fixed number of cases per operation keep the run repeatable; a failing case found here is
  * kept as a plain test.
  */
@@ -191,6 +193,10 @@ async function check(template: string, method: string, op: Json, c: Case): Promi
   const fail = (why: string) => {
     throw new Error(`${label}\n  → ${response.status} ${text.slice(0, 400)}\n  ${why}`);
   };
+  const putSecret = template === "/v1/secrets/{name}" && method === "PUT";
+  const value = putSecret ? sentValue(c.body) : null;
+  const leak = watch.find(text, response.headers, `${url} ${sentText(c.body)}`, value);
+  if (leak) fail(`the answer holds ${leak}`);
   if (response.status >= 500) fail("a 5xx");
   const unauthenticated = c.auth !== "alpha" && op.security?.length !== 0;
   if (unauthenticated && response.status !== 401) fail("answered without a key");
@@ -205,6 +211,7 @@ async function check(template: string, method: string, op: Json, c: Case): Promi
   } catch (error) {
     fail(String((error as Error).message));
   }
+  if (value !== null && response.status < 300) watch.addSent(value);
   if (write && response.status < 400) {
     const beta = await vaultRows("beta");
     if (JSON.stringify(beta) !== JSON.stringify(betaVault)) fail(`beta's vault changed:\n${diff(betaVault, beta)}`);
@@ -217,6 +224,22 @@ async function check(template: string, method: string, op: Json, c: Case): Promi
     unchanged = after;
   }
   if (template === "/v1/sessions" && method === "POST" && response.status === 201) createdSessions.alpha.add(json!.id);
+}
+
+/** A request body as text (bytes decoded, bad ones replaced). */
+function sentText(body: BodyCase | null): string {
+  const sent = body?.body ?? "";
+  return typeof sent === "string" ? sent : new TextDecoder().decode(sent);
+}
+
+/** The value a PUT /v1/secrets body holds, when it is JSON holding a string value. */
+function sentValue(body: BodyCase | null): string | null {
+  try {
+    const value = JSON.parse(sentText(body))?.value;
+    return typeof value === "string" ? value : null;
+  } catch {
+    return null;
+  }
 }
 
 function diff(before: unknown, after: unknown): string {

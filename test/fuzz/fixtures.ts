@@ -100,8 +100,11 @@ export interface Fixtures {
 /** Every session id a 201 answered, per tenant: the tenant's session index must hold no other. */
 export const createdSessions = { alpha: new Set<string>(), beta: new Set<string>() };
 
-function must<T>(res: { status: number; json: T }, what: string): T {
+/** A fixture's answer: a success, holding no stored value (the suite checks its own answers too). */
+function must<T>(res: { status: number; json: T; headers: Headers }, what: string): T {
   if (res.status >= 300) throw new Error(`fixture ${what}: ${res.status} ${JSON.stringify(res.json)}`);
+  const leak = watch.find(JSON.stringify(res.json) ?? "", res.headers, "");
+  if (leak) throw new Error(`fixture ${what}: the answer holds ${leak}`);
   return res.json;
 }
 

@@ -2,14 +2,16 @@ import { exports } from "cloudflare:workers";
 import fc from "fast-check";
 import { HttpResponse, http } from "msw";
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { BETA_KEY, call } from "../api/helpers";
 import { checkResponse } from "../api/openapi-conformance";
+import { fakeMcpServer } from "../fakes/mcp-server";
 import { llmServer } from "../fakes/server";
-import { BASELINES, BODY_LIMITS, EXTRA_BODIES, paramArbitrary } from "./cases";
-import { createdSessions, type Fixtures, freshFixtures } from "./fixtures";
+import { AIMED_BODIES, BASELINES, BODY_LIMITS, EXTRA_BODIES, paramArbitrary } from "./cases";
+import { createdSessions, type Fixtures, freshFixtures, MCP_URL } from "./fixtures";
 import { type BodyCase, bodyCases, garbageQueryValue } from "./inputs";
-import { snapshot } from "./snapshot";
+import { watch } from "./leaks";
+import { snapshot, vaultRows } from "./snapshot";
 
 /**
  * Every operation in the served /openapi.json, sent generated invalid and boundary input
@@ -17,8 +19,10 @@ import { snapshot } from "./snapshot";
  * surrogate strings, deep JSON, numbers out of range; ids of another tenant or of nothing;
  * no key or a wrong one). For every answer: never a 5xx; the status and error code are ones
  * the document lists for the operation, and the body fits its schema; a refused write changed
- * nothing (./snapshot.ts, before and after). A fixed seed and a fixed number of cases per
- * operation keep the run repeatable; a failing case found here is kept as a plain test.
+ * nothing (./snapshot.ts, before and after); no answer, header or error holds a value stored in
+ * a vault or a Worker secret (./leaks.ts); no write changes beta's vault. A fixed seed and a
+ * fixed number of cases per operation keep the run repeatable; a failing case found here is
+ * kept as a plain test.
  */
 
 const SEED = 0x5eed_2026;
@@ -56,12 +60,19 @@ let fixtures: Fixtures;
 /** The snapshot after the last refused write, while nothing has been accepted since. */
 let unchanged: unknown = null;
 let cases = 0;
+/** Beta's vault as its fixtures left it: no case calls with beta's key, so no answer to alpha may change it. */
+let betaVault: unknown[] | null = null;
 /** Answers by status, for the closing line. */
 const statuses = new Map<number, number>();
 
-beforeAll(() => {
-  // Where an accepted events subscription sends its deliveries: answered, so nothing fails outside the request.
-  llmServer.use(http.all("https://hooks.fuzz.test/*", () => new HttpResponse(null, { status: 204 })));
+beforeEach(() => {
+  // Where an accepted events subscription sends its deliveries: answered, so nothing fails outside the
+  // request; and the MCP server the fixture tool lists (with a token from the vault). Each test's own,
+  // as the setup resets handlers after every test.
+  llmServer.use(
+    http.all("https://hooks.fuzz.test/*", () => new HttpResponse(null, { status: 204 })),
+    fakeMcpServer(MCP_URL).handler,
+  );
 });
 
 afterAll(() => {
@@ -83,6 +94,7 @@ function caseArbitrary(template: string, method: string, op: Json, f: Fixtures):
           components,
           BODY_LIMITS[op.operationId] ?? 1024 * 1024,
           EXTRA_BODIES[op.operationId],
+          AIMED_BODIES[op.operationId],
         );
   return fc.record({
     params: fc.tuple(...names.map((name) => paramArbitrary(template, method, name, f))),
@@ -181,6 +193,10 @@ async function check(template: string, method: string, op: Json, c: Case): Promi
   const fail = (why: string) => {
     throw new Error(`${label}\n  → ${response.status} ${text.slice(0, 400)}\n  ${why}`);
   };
+  const putSecret = template === "/v1/secrets/{name}" && method === "PUT";
+  const value = putSecret ? sentValue(c.body) : null;
+  const leak = watch.find(text, response.headers, `${url} ${sentText(c.body)}`, value);
+  if (leak) fail(`the answer holds ${leak}`);
   if (response.status >= 500) fail("a 5xx");
   const unauthenticated = c.auth !== "alpha" && op.security?.length !== 0;
   if (unauthenticated && response.status !== 401) fail("answered without a key");
@@ -195,6 +211,11 @@ async function check(template: string, method: string, op: Json, c: Case): Promi
   } catch (error) {
     fail(String((error as Error).message));
   }
+  if (value !== null && response.status < 300) watch.addSent(value);
+  if (write && response.status < 400) {
+    const beta = await vaultRows("beta");
+    if (JSON.stringify(beta) !== JSON.stringify(betaVault)) fail(`beta's vault changed:\n${diff(betaVault, beta)}`);
+  }
   if (write && response.status >= 400) {
     const after = await snapshot(fixtures);
     if (recordedRefusal(response.status, json)) return;
@@ -203,6 +224,22 @@ async function check(template: string, method: string, op: Json, c: Case): Promi
     unchanged = after;
   }
   if (template === "/v1/sessions" && method === "POST" && response.status === 201) createdSessions.alpha.add(json!.id);
+}
+
+/** A request body as text (bytes decoded, bad ones replaced). */
+function sentText(body: BodyCase | null): string {
+  const sent = body?.body ?? "";
+  return typeof sent === "string" ? sent : new TextDecoder().decode(sent);
+}
+
+/** The value a PUT /v1/secrets body holds, when it is JSON holding a string value. */
+function sentValue(body: BodyCase | null): string | null {
+  try {
+    const value = JSON.parse(sentText(body))?.value;
+    return typeof value === "string" ? value : null;
+  } catch {
+    return null;
+  }
 }
 
 function diff(before: unknown, after: unknown): string {
@@ -219,13 +256,23 @@ describe("every operation in /openapi.json, fuzzed", () => {
       .filter(({ op }) => op.requestBody && !BASELINES[op.operationId])
       .map(({ op }) => op.operationId);
     expect(missing, "operations with a body need a valid baseline body in ./cases.ts").toEqual([]);
+    const vault = operations.filter(({ template }) => template.startsWith("/v1/secrets"));
+    expect(vault.map(({ method, template }) => `${method} ${template}`).sort()).toEqual([
+      "DELETE /v1/secrets/{name}",
+      "GET /v1/secrets",
+      "GET /v1/secrets/{name}",
+      "PUT /v1/secrets/{name}",
+    ]);
   });
 
   for (const { template, method, op } of operations) {
     const runs = op.requestBody ? RUNS.body : RUNS.other;
     it(`${method} ${template}: ${runs} cases`, { timeout: 300_000 }, async () => {
-      // Reads change nothing, so they share the fixtures the last write operation was given.
-      if (method !== "GET" || fixtures === undefined) fixtures = await freshFixtures();
+      // Reads change nothing, so they share the fixtures the last write operation was given. A PUT of
+      // a secret meets a vault with room for one more: the rest of its new names are VAULT_FULL.
+      if (method !== "GET" || fixtures === undefined)
+        fixtures = await freshFixtures(op.operationId === "putSecretsName" ? { vaultFree: 1 } : {});
+      betaVault ??= await vaultRows("beta");
       unchanged = null;
       await fc.assert(
         fc.asyncProperty(caseArbitrary(template, method, op, fixtures), (c) => check(template, method, op, c)),

@@ -1,6 +1,8 @@
 import fc from "fast-check";
-import { type Fixtures, nothing } from "./fixtures";
-import { type BodyCase, garbageSegment } from "./inputs";
+import { MAX_SECRET_BYTES } from "../../src/schemas/vault";
+import { BETA_SECRETS, FIXTURE_HOOKED_AGENT, FIXTURE_MCP_TOOL, type Fixtures, nothing, SECRETS } from "./fixtures";
+import { type BodyCase, garbageSegment, json } from "./inputs";
+import { MARKER, markedValue } from "./leaks";
 
 /**
  * Per operation, by its operationId: a valid body the fuzzer takes apart, and the path
@@ -22,12 +24,17 @@ export const BASELINES: Record<string, (f: Fixtures) => unknown> = {
     max_concurrent_sessions: 3,
     timeout_s: 30,
   }),
+  // An http tool naming alpha's vault: a name taken apart is one the vault lacks (UNKNOWN_SECRET) or no name at all.
   putToolsName: () => ({
     name: "fz_tool",
-    description: "A client tool",
-    kind: "client",
+    description: "An http tool",
+    kind: "http",
+    url: "https://tools.fuzz.test/fz",
     parameters: { type: "object", properties: { q: { type: "string" } } },
+    headers: { Authorization: SECRETS.token },
+    signing_secret: SECRETS.hook,
   }),
+  putSecretsName: () => ({ value: markedValue("put") }),
   postRoute: () => ({ input: "is it going to rain tomorrow?", strategy: "rule", config: { threshold: 50 } }),
   putConfigRouting: () => ({ enabled: true, strategy: "rule", threshold: 60, default_agent: "w1" }),
   putConfigEvents: () => ({ url: "https://hooks.fuzz.test/relay", types: ["handoff.completed", "run.*"] }),
@@ -105,10 +112,82 @@ export const EXTRA_BODIES: Record<string, BodyCase[]> = {
   ],
 };
 
+const raw = (what: string, body: string, contentType = "application/json"): BodyCase => ({ what, body, contentType });
+
+/** A marked value of `bytes` UTF-8 bytes or, where `unit` does not divide the rest, the fewest more. */
+const sized = (bytes: number, unit: string) => {
+  const head = markedValue("sized");
+  return head + unit.repeat(Math.ceil((bytes - head.length) / new TextEncoder().encode(unit).length));
+};
+
+/**
+ * Bodies aimed at what an operation must get right, drawn as often as a whole body is: for the
+ * vault, values at its limits and bodies that hold a value but are no body at all (an answer
+ * quoting either would show it); for definitions, names of secrets the tenant's vault lacks —
+ * another tenant's, the Worker's own — and a signing secret that holds no Standard Webhooks secret.
+ */
+export const AIMED_BODIES: Record<string, BodyCase[]> = {
+  putSecretsName: [
+    json("value of the most bytes", { value: sized(MAX_SECRET_BYTES, "v") }),
+    json("value a byte over", { value: sized(MAX_SECRET_BYTES + 1, "v") }),
+    json("value of two-byte characters, the most bytes", { value: sized(MAX_SECRET_BYTES, "é") }),
+    json("value of two-byte characters, just over", { value: sized(MAX_SECRET_BYTES + 1, "é") }),
+    json("value with CR LF", { value: `${markedValue("crlf")}\r\nX-Injected: 1` }),
+    json("value with NUL", { value: `${markedValue("nul")}\u0000` }),
+    json("value with quotes and backslashes", { value: `${markedValue("quoted")}"'\\` }),
+    json("value in an array", { value: [markedValue("array")] }),
+    json("value in an object", { value: { v: markedValue("object") } }),
+    json("a second field", { value: markedValue("first"), also: markedValue("second") }),
+    raw("truncated", `{"value":"${markedValue("truncated")}`),
+    raw("trailing garbage", `{"value":"${markedValue("trailing")}"}x`),
+    raw("unquoted key", `{value:"${markedValue("unquoted")}"}`),
+    raw("single quotes", `{'value':'${markedValue("single")}'}`),
+    raw("raw control character", `{"value":"${markedValue("control")}\u0001"}`),
+    raw("__proto__ beside it", `{"value":"${markedValue("proto")}","__proto__":{"value":"${MARKER}x"}}`),
+    raw("deep beside it", `{"value":"${markedValue("deep")}","d":${"[".repeat(70)}${"]".repeat(70)}}`),
+    raw("text/plain", JSON.stringify({ value: markedValue("plain") }), "text/plain"),
+  ],
+  putToolsName: [
+    json("mcp tool naming the vault", { ...FIXTURE_MCP_TOOL, name: "fz_tool" }),
+    json("naming another tenant's secret", {
+      ...FIXTURE_MCP_TOOL,
+      name: "fz_tool",
+      headers: { "X-Key": BETA_SECRETS.kept },
+    }),
+    json("naming a Worker secret", { ...FIXTURE_MCP_TOOL, name: "fz_tool", headers: { "X-Key": "RELAY_VAULT_KEY" } }),
+    json("signing secret that is no whsec", {
+      name: "fz_tool",
+      kind: "http",
+      url: "https://tools.fuzz.test/fz",
+      signing_secret: SECRETS.token,
+    }),
+    json("21 headers", {
+      ...FIXTURE_MCP_TOOL,
+      name: "fz_tool",
+      headers: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`X-H${i}`, SECRETS.token])),
+    }),
+  ],
+  putAgentsName: [
+    json("webhook agent naming the vault", { ...FIXTURE_HOOKED_AGENT, name: "fz-new" }),
+    json("naming another tenant's secret", {
+      ...FIXTURE_HOOKED_AGENT,
+      name: "fz-new",
+      signing_secret: BETA_SECRETS.kept,
+    }),
+    json("naming a Worker secret", {
+      ...FIXTURE_HOOKED_AGENT,
+      name: "fz-new",
+      headers: { "X-Key": "AGENT_SECRET_HOOK" },
+    }),
+    json("signing secret that is no whsec", { ...FIXTURE_HOOKED_AGENT, name: "fz-new", signing_secret: SECRETS.spare }),
+  ],
+};
+
 /** Body limits the operations enforce, so the oversized case is just over each. */
 export const BODY_LIMITS: Record<string, number> = {
   putAgentsName: 4 * 1024 * 1024,
   postWebhooksSource: 256 * 1024,
+  putSecretsName: 16 * 1024,
 };
 
 /** Aimed values most of the time, garbage the rest. */
@@ -121,9 +200,25 @@ export function paramArbitrary(template: string, method: string, name: string, f
   const resource = template.split("/")[2];
   switch (`${resource} ${name}`) {
     case "agents name":
-      return method === "PUT" ? aim("fz-new", "fz-new", "w1", "beta-only") : aim("sup", "w3", "beta-only", "nobody");
+      return method === "PUT"
+        ? aim("fz-new", "fz-new", "w1", "beta-only")
+        : aim("sup", "w3", FIXTURE_HOOKED_AGENT.name, "beta-only", "nobody");
     case "tools name":
-      return method === "PUT" ? aim("fz_tool", "fz_tool", "lookup") : aim("lookup", "fz_tool", "nothing_here");
+      return method === "PUT"
+        ? aim("fz_tool", "fz_tool", "lookup")
+        : aim("lookup", "fz_tool", FIXTURE_MCP_TOOL.name, "nothing_here");
+    // Alpha's secrets (named by its agent and tool, or by nothing), beta's, a Worker secret's name, a name of nothing.
+    case "secrets name":
+      return method === "PUT"
+        ? aim(
+            BETA_SECRETS.shadowed,
+            "fz-new-secret",
+            SECRETS.spare,
+            SECRETS.token,
+            "fz-new-secret",
+            "AGENT_SECRET_HOOK",
+          )
+        : aim(SECRETS.token, SECRETS.hook, SECRETS.spare, BETA_SECRETS.kept, "RELAY_VAULT_KEY", nothing.secret());
     case "sessions id":
       return aim(a.session, a.session, a.session2, b.session, nothing.session());
     case "sessions run_id":

@@ -1,6 +1,9 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
-import { call } from "../api/helpers";
+import { HttpResponse, http } from "msw";
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, putSecret } from "../api/helpers";
+import { llmServer } from "../fakes/server";
+import { markedValue } from "./leaks";
 
 /** Cases the API fuzz suite (./api-fuzz.test.ts) found, kept as plain tests. */
 
@@ -25,5 +28,44 @@ describe("found by the API fuzz suite", () => {
     expect(refused.json.error.code).toBe("VALIDATION_FAILED");
     expect((await call("GET", "/v1/config/signing-secret")).json).toEqual(before);
     expect((await call("POST", "/v1/config/signing-secret/rotate")).status).toBe(200);
+  });
+});
+
+// Not fixed: an MCP server's error is passed on as the server wrote it (src/runtime/mcp-tool.ts), so a
+// server that echoes the credential Relay sent it gets a vault value into the answer (docs/security.md,
+// Bad input). The fuzz suite's MCP server does not echo; given one that does, its refresh cases fail on
+// this. The second test is `fails` while the value comes back; once it does not, it turns red and
+// becomes a plain `it`.
+describe("found by the API fuzz suite, not fixed: an MCP server that echoes its token", () => {
+  const value = markedValue("echoed");
+  let refresh: Awaited<ReturnType<typeof call>>;
+
+  beforeAll(async () => {
+    await putSecret("echoed-token", value);
+    const tool = {
+      name: "echoed",
+      kind: "mcp",
+      url: "https://mcp.echo.test/mcp",
+      headers: { Authorization: "echoed-token" },
+    };
+    expect((await call("PUT", "/v1/tools/echoed", tool)).status).toBe(201);
+    llmServer.use(
+      http.all("https://mcp.echo.test/mcp", async ({ request }) => {
+        const { id } = (await request.json()) as { id?: unknown };
+        const message = `token '${request.headers.get("Authorization")}' is not valid`;
+        return HttpResponse.json({ jsonrpc: "2.0", id: id ?? null, error: { code: -32001, message } });
+      }),
+    );
+    refresh = await call("POST", "/v1/tools/echoed/refresh");
+  });
+
+  it("the refresh is refused with MCP_ERROR, quoting the server", () => {
+    expect(refresh.status).toBe(502);
+    expect(refresh.json.error.code).toBe("MCP_ERROR");
+    expect(refresh.json.error.message).toContain("is not valid");
+  });
+
+  it.fails("its error does not hold the token's value", () => {
+    expect(JSON.stringify(refresh.json)).not.toContain(value);
   });
 });

@@ -136,7 +136,8 @@ export function setAt(value: unknown, path: Path, replace: unknown, remove = fal
   return copy;
 }
 
-const json = (what: string, value: unknown): BodyCase => ({
+/** A JSON body as sent. */
+export const json = (what: string, value: unknown): BodyCase => ({
   what,
   body: JSON.stringify(value),
   contentType: "application/json",
@@ -172,7 +173,8 @@ function wholeBodies(limitBytes: number): BodyCase[] {
 
 /**
  * Bodies for an operation whose valid body is `baseline`: the baseline itself, a site of it
- * replaced or removed, an unknown field added, or a whole body that is no such thing.
+ * replaced or removed, an unknown field added, a whole body that is no such thing, or (as
+ * often as a whole body) one of the bodies `aimed` at what the operation must get right.
  */
 export function bodyCases(
   baseline: unknown,
@@ -180,6 +182,7 @@ export function bodyCases(
   components: Record<string, Schema>,
   limitBytes: number,
   extra: BodyCase[] = [],
+  aimed: BodyCase[] = [],
 ): fc.Arbitrary<BodyCase> {
   const sites = sitesOf(baseline, resolve(schema, components, baseline), components);
   const arbitraries: { weight: number; arbitrary: fc.Arbitrary<BodyCase> }[] = [
@@ -195,6 +198,7 @@ export function bodyCases(
         .map(([path, key]) => json(`unknown field ${[...path, key].join(".")}`, setAt(baseline, [...path, key], 1))),
     },
   ];
+  if (aimed.length > 0) arbitraries.push({ weight: 2, arbitrary: fc.constantFrom(...aimed) });
   if (sites.length > 0) {
     arbitraries.push(
       {
@@ -224,7 +228,7 @@ export function preview(value: unknown): string {
 }
 
 /** Lone surrogates replaced (encodeURIComponent refuses them; raw bad bytes are in the constants). */
-const wellFormed = (s: string) =>
+export const wellFormed = (s: string) =>
   s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd");
 
 /** A path segment as a client could send it: odd text percent-encoded, and bytes no encoder makes. */

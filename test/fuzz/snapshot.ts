@@ -4,11 +4,12 @@ import type { Fixtures } from "./fixtures";
 
 /**
  * The tenants' observable state, for "a refused write changed nothing": the registry rows in
- * D1 (agents, tools, routing and events configuration — written synchronously), and every
- * fixture object as its own Durable Object reports it — each session's view, history, inbox
- * and full audit trail (flushed and pending: a session keeps its records), each
- * collaboration, and the capacity-limited agent's leases. Read straight from storage and
- * RPC: about ten calls, cheap enough to take before and after every refused write.
+ * D1 (agents, tools, routing and events configuration — written synchronously), each tenant's
+ * vault as sealed (a value stored again is sealed afresh, so its ciphertext moves even when the
+ * value is the same), and every fixture object as its own Durable Object reports it — each
+ * session's view, history, inbox and full audit trail (flushed and pending: a session keeps its
+ * records), each collaboration, and the capacity-limited agent's leases. Read straight from
+ * storage and RPC: about ten calls, cheap enough to take before and after every refused write.
  *
  * Not in it, by design: the D1 audit rows the session outboxes flush a moment after an
  * accepted write (they change on their own schedule; the sessions' trails above are the
@@ -17,6 +18,7 @@ import type { Fixtures } from "./fixtures";
  */
 export async function snapshot(f: Fixtures): Promise<unknown> {
   const registry = await env.DB.batch([
+    vaultQuery("alpha", "beta"),
     env.DB.prepare(
       "SELECT tenant, name, updated_at FROM agents WHERE tenant IN ('alpha', 'beta') ORDER BY tenant, name",
     ),
@@ -59,4 +61,15 @@ export async function snapshot(f: Fixtures): Promise<unknown> {
   );
   const load = await Promise.all(["alpha", "beta"].map((tenant) => agentRpc(env, tenant, "w3").load()));
   return { registry: registry.map((r) => r.results), sessions, collaborations, load };
+}
+
+const vaultQuery = (...tenants: string[]) =>
+  env.DB.prepare(
+    `SELECT tenant, name, format, key_id, wrapped_key, ciphertext, created_at, rotated_at FROM vault_secrets
+     WHERE tenant IN (${tenants.map((_, i) => `?${i + 1}`).join(", ")}) ORDER BY tenant, name`,
+  ).bind(...tenants);
+
+/** A tenant's vault rows as sealed, in name order. */
+export async function vaultRows(tenant: string): Promise<unknown[]> {
+  return (await vaultQuery(tenant).all()).results;
 }

@@ -22,12 +22,13 @@ import { deadline } from "../lib/deadline";
 import { readCapped } from "../lib/read-capped";
 import { deliveryHeaders, deliveryTarget, type OutboundCall, outboundFetch, unusableSecret } from "../outbound/fetch";
 import type { OutboundPolicy } from "../outbound/policy";
+import { secretRedactor } from "../outbound/redact";
 import { outboundCause, sdkFetch } from "../outbound/sdk-fetch";
 import { excerpt } from "../providers/failures";
 import type { OnText, ToolCall } from "../providers/types";
 import { transferToolName } from "../routing/llm/tool-names";
 import { returnToolName } from "./agent-tools";
-import type { AgentTurnRequest, AgentTurnResult } from "./agent-turn";
+import { type AgentTurnRequest, type AgentTurnResult, redactTurn } from "./agent-turn";
 
 /** The largest card Relay reads; a larger one fails the turn unread past it. */
 export const MAX_CARD_BYTES = 64 * 1024;
@@ -122,12 +123,23 @@ function transferCall(target: string, reason: string, offered: ReadonlySet<strin
   return { id, name, arguments: JSON.stringify({ reason: reason || `${target} should take over` }) };
 }
 
-/** Runs one turn on the remote agent, within `timeoutMs`. */
+/**
+ * Runs one turn on the remote agent, within `timeoutMs`. What it writes back passes through
+ * the redactor of the headers sent (src/outbound/redact.ts), streamed pieces one by one.
+ */
 export async function callA2aAgent(
   agent: RemoteAgent,
   turn: AgentTurnRequest,
   options: A2aCallOptions,
 ): Promise<A2aTurnResult> {
+  const { headers } = options.outbound;
+  const redact = secretRedactor(headers.ok ? Object.values(headers.values) : []);
+  const onText = options.onText;
+  const result = await runTurn(agent, turn, onText ? { ...options, onText: (text) => onText(redact(text)) } : options);
+  return redactTurn(result, redact);
+}
+
+async function runTurn(agent: RemoteAgent, turn: AgentTurnRequest, options: A2aCallOptions): Promise<A2aTurnResult> {
   const now = options.now ?? Date.now;
   const started = now();
   const took = () => Math.max(0, now() - started);

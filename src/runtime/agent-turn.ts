@@ -28,3 +28,21 @@ export interface AgentTurnRequest {
 export type AgentTurnResult =
   | { ok: true; response: ChatResponse; model: string; duration_ms: number; streamed?: boolean }
   | { ok: false; code: ErrorCode; message: string; duration_ms: number };
+
+/**
+ * The result with `redact` applied to every text a remote wrote into it — the answer, its
+ * tool calls' arguments, a failure's message — so a value Relay sent and the remote echoed
+ * (src/outbound/redact.ts) reaches no message, error or trace.
+ */
+export function redactTurn<T extends AgentTurnResult>(result: T, redact: (text: string) => string): T {
+  if (!result.ok) return { ...result, message: redact(result.message) };
+  const { content, tool_calls } = result.response;
+  return {
+    ...result,
+    response: {
+      ...result.response,
+      content: content === null ? null : redact(content),
+      tool_calls: tool_calls.map((call) => ({ ...call, arguments: redact(call.arguments) })),
+    },
+  };
+}

@@ -21,6 +21,7 @@ import {
   outboundFetch,
   unusableSecret,
 } from "../outbound/fetch";
+import { secretRedactor } from "../outbound/redact";
 import type { PendingCall } from "../schemas/run";
 import type { ToolDefinition } from "../schemas/tool";
 
@@ -54,13 +55,15 @@ export async function callHttpTool(
 ): Promise<HttpToolResult> {
   const now = options.now ?? Date.now;
   const started = now();
+  const { signing, policy, headers: sent } = options.outbound;
+  // The reply goes to the model and the run's history: never a header value it echoes.
+  const redact = secretRedactor(sent.ok ? Object.values(sent.values) : []);
   const done = (ok: boolean, output: string, status: number | null = null): HttpToolResult => ({
     ok,
-    output,
+    output: redact(output),
     status,
     duration_ms: Math.max(0, now() - started),
   });
-  const { signing, policy, headers: sent } = options.outbound;
   if (!signing.ok)
     return done(false, `Error: '${tool.name}' could not be called (${signing.code}): ${signing.message}.`);
   if (!sent.ok) return done(false, `Error: '${tool.name}' could not be called (${sent.code}): ${sent.message}.`);

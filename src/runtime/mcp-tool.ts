@@ -12,6 +12,7 @@ import type { ErrorCode } from "../errors/codes";
 import { callOutput, type McpContent, type McpListedTool } from "../interop/mcp";
 import { deadline } from "../lib/deadline";
 import type { OutboundCall } from "../outbound/fetch";
+import { secretRedactor } from "../outbound/redact";
 import { outboundCause, sdkFetch } from "../outbound/sdk-fetch";
 import { excerpt } from "../providers/failures";
 
@@ -84,6 +85,8 @@ export async function listMcpTools(
       code: options.headers.code,
       message: `'${server.name}' could not list its tools: ${options.headers.message}`,
     };
+  // Names and descriptions are shown to models and callers: never a header value they echo.
+  const redact = secretRedactor(Object.values(options.headers.values));
   const { signal, clear } = deadline(server.timeout_s * 2000);
   try {
     const tools = await withSession(
@@ -97,7 +100,11 @@ export async function listMcpTools(
         for (let page = 0; page < MAX_LIST_PAGES; page++) {
           const listed = await client.listTools(cursor ? { cursor } : {}, { signal, timeout: server.timeout_s * 1000 });
           for (const tool of listed.tools)
-            found.push({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema });
+            found.push({
+              name: tool.name,
+              description: tool.description === undefined ? undefined : redact(tool.description),
+              inputSchema: tool.inputSchema,
+            });
           cursor = listed.nextCursor;
           if (!cursor) break;
         }
@@ -106,7 +113,11 @@ export async function listMcpTools(
     );
     return { ok: true, tools };
   } catch (error) {
-    return { ok: false, code: "MCP_ERROR", message: `'${server.name}' could not list its tools: ${describe(error)}` };
+    return {
+      ok: false,
+      code: "MCP_ERROR",
+      message: redact(`'${server.name}' could not list its tools: ${describe(error)}`),
+    };
   } finally {
     clear();
   }
@@ -121,7 +132,13 @@ export async function callMcpTool(
 ): Promise<{ ok: boolean; output: string; duration_ms: number }> {
   const now = options.now ?? Date.now;
   const started = now();
-  const done = (ok: boolean, output: string) => ({ ok, output, duration_ms: Math.max(0, now() - started) });
+  // What the server says goes to the model and the run's history: never a header value it echoes.
+  const redact = secretRedactor(options.headers.ok ? Object.values(options.headers.values) : []);
+  const done = (ok: boolean, output: string) => ({
+    ok,
+    output: redact(output),
+    duration_ms: Math.max(0, now() - started),
+  });
   if (!options.headers.ok)
     return done(
       false,

@@ -26,10 +26,11 @@ import {
   outboundFetch,
   unusableSecret,
 } from "../outbound/fetch";
+import { secretRedactor } from "../outbound/redact";
 import { excerpt } from "../providers/failures";
 import type { ChatResponse, ToolCall } from "../providers/types";
 import { argumentsText, describeIssue, wireMessage } from "../providers/wire";
-import type { AgentTurnRequest, AgentTurnResult } from "./agent-turn";
+import { type AgentTurnRequest, type AgentTurnResult, redactTurn } from "./agent-turn";
 
 /** The most reply body Relay reads; a longer reply fails the turn unread past this. */
 export const MAX_REPLY_BYTES = 1024 * 1024;
@@ -107,11 +108,15 @@ export async function callWebhookAgent(
 ): Promise<AgentTurnResult> {
   const now = options.now ?? Date.now;
   const started = now();
+  const redact = secretRedactor(options.outbound.headers.ok ? Object.values(options.outbound.headers.values) : []);
   const done = (outcome: Outcome): AgentTurnResult => {
     const duration_ms = Math.max(0, now() - started);
-    return outcome.ok
-      ? { ok: true, response: outcome.response, model: "webhook", duration_ms }
-      : { ...outcome, duration_ms };
+    return redactTurn(
+      outcome.ok
+        ? { ok: true, response: outcome.response, model: "webhook", duration_ms }
+        : { ...outcome, duration_ms },
+      redact,
+    );
   };
 
   const { signing, headers } = options.outbound;

@@ -188,3 +188,75 @@ describe("a tenant's webhook agent named like another tenant's", () => {
     for (const value of operatorValues()) expect(JSON.stringify(hookDelivery)).not.toContain(value);
   });
 });
+
+describe("what a remote echoes of a vault value", () => {
+  const TOKEN = "Bearer echo-token-5c1b9e7d";
+
+  beforeAll(async () => {
+    await putSecret("echo-token", TOKEN, BETA_KEY);
+    const agent = await call(
+      "PUT",
+      "/v1/agents/echo-hook",
+      {
+        name: "echo-hook",
+        kind: "webhook",
+        endpoint: "https://beta-echo.test/agent",
+        headers: { "X-Api-Key": "echo-token" },
+      },
+      as,
+    );
+    expect(agent.status).toBe(201);
+    const tool = await call(
+      "PUT",
+      "/v1/tools/echo-tool",
+      { name: "echo-tool", kind: "http", url: "https://beta-echo.test/tool", headers: { Authorization: "echo-token" } },
+      as,
+    );
+    expect(tool.status).toBe(201);
+    const user = await call(
+      "PUT",
+      "/v1/agents/echo-user",
+      { name: "echo-user", description: "Calls echo-tool", tools: { allow: ["echo-tool"] } },
+      as,
+    );
+    expect(user.status).toBe(201);
+  });
+
+  it("is redacted from a webhook agent's failure and answer: the run shows [secret], never the value", async () => {
+    const replies = [
+      (key: string) => HttpResponse.text(`key ${key} is not valid`, { status: 401 }),
+      (key: string) => HttpResponse.json({ output: `you sent me ${key}` }),
+    ];
+    llmServer.use(
+      http.post("https://beta-echo.test/agent", ({ request }) => replies.shift()!(request.headers.get("x-api-key")!)),
+    );
+    const session = await call("POST", "/v1/sessions", { agent: "echo-hook" }, as);
+    const say = () => call("POST", `/v1/sessions/${session.json.id}/messages`, { role: "user", content: "hi" }, as);
+    const failed = await say();
+    expect(failed.json.run).toMatchObject({ status: "failed", error: { code: "WEBHOOK_ERROR" } });
+    expect(failed.json.run.error.message).toContain("key [secret] is not valid");
+    const answered = await say();
+    expect(answered.json.run).toMatchObject({ status: "completed", output: "you sent me [secret]" });
+    const history = await call("GET", `/v1/sessions/${session.json.id}/messages`, undefined, as);
+    const trace = await call("GET", `/v1/sessions/${session.json.id}/trace`, undefined, as);
+    for (const res of [failed, answered, history, trace]) {
+      expect(JSON.stringify(res.json)).not.toContain("echo-token-5c1b9e7d");
+    }
+  });
+
+  it("is redacted from an http tool's reply before the model or the history sees it", async () => {
+    llmServer.use(
+      http.post("https://beta-echo.test/tool", ({ request }) =>
+        HttpResponse.text(`authorized as ${request.headers.get("authorization")}`),
+      ),
+    );
+    const model = script({ "echo-user": [callTool("echo-tool", {}), answer("done")] });
+    const session = await call("POST", "/v1/sessions", { agent: "echo-user" }, as);
+    const run = await call("POST", `/v1/sessions/${session.json.id}/messages`, { role: "user", content: "go" }, as);
+    expect(run.json.run).toMatchObject({ status: "completed", output: "done" });
+    const toolMessage = model.requests[1]!.body.messages.find((m) => m.role === "tool");
+    expect(toolMessage?.content).toBe("authorized as [secret]");
+    const history = await call("GET", `/v1/sessions/${session.json.id}/messages`, undefined, as);
+    expect(JSON.stringify([run.json, history.json, model.requests])).not.toContain("echo-token-5c1b9e7d");
+  });
+});

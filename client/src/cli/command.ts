@@ -14,6 +14,8 @@ export interface Context {
   settings(): Settings;
   /** Lines typed on standard input (chat's messages and answers); null at its end. */
   readLine(prompt: string): Promise<string | null>;
+  /** A secret from standard input, never echoed: piped in, or typed at a silent prompt; null when none came. */
+  readSecret(prompt: string): Promise<string | null>;
   cwd: string;
   env: Record<string, string | undefined>;
   /** Aborted on Ctrl-C. */

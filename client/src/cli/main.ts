@@ -9,9 +9,11 @@ import { chat } from "./commands/chat.ts";
 import { config } from "./commands/config.ts";
 import { inbox } from "./commands/inbox.ts";
 import { route } from "./commands/route.ts";
+import { secrets } from "./commands/secrets.ts";
 import { tail } from "./commands/tail.ts";
 import { asCliError, EXIT, type ExitCode, usage } from "./exit.ts";
 import { Output } from "./output.ts";
+import { readSecret } from "./read-secret.ts";
 import { resolveSettings, type Settings } from "./settings.ts";
 
 /**
@@ -20,7 +22,7 @@ import { resolveSettings, type Settings } from "./settings.ts";
  * the tests can run it in-process too.
  */
 
-export const COMMANDS: readonly Command[] = [route, config, agents, chat, inbox, tail, audit];
+export const COMMANDS: readonly Command[] = [route, config, agents, secrets, chat, inbox, tail, audit];
 
 const GLOBAL_OPTIONS = {
   json: { type: "boolean" },
@@ -176,6 +178,7 @@ export async function main(argv: readonly string[], io: Io): Promise<ExitCode> {
         return client;
       },
       readLine: (prompt) => reader.read(prompt),
+      readSecret: (prompt) => readSecret({ stdin: io.stdin, prompt: io.stderr, signal: io.signal }, prompt),
     };
     return (await command.run(ctx)) ?? EXIT.OK;
   } catch (error) {

@@ -1797,6 +1797,15 @@ export interface components {
             ended_at: string | null;
             events: components["schemas"]["TraceEvent"][];
         };
+        Secret: {
+            name: string;
+            created_at: string;
+            rotated_at: string | null;
+            used_by: {
+                agents: string[];
+                tools: string[];
+            };
+        };
         Session: {
             id: string;
             /** @enum {string} */
@@ -3981,15 +3990,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        name: string;
-                        created_at: string;
-                        rotated_at: string | null;
-                        used_by: {
-                            agents: string[];
-                            tools: string[];
-                        };
-                    };
+                    "application/json": components["schemas"]["Secret"];
                 };
             };
             /** @description Error: `VALIDATION_FAILED`. */
@@ -4097,15 +4098,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        name: string;
-                        created_at: string;
-                        rotated_at: string | null;
-                        used_by: {
-                            agents: string[];
-                            tools: string[];
-                        };
-                    };
+                    "application/json": components["schemas"]["Secret"];
                 };
             };
             /** @description Stored. */
@@ -4114,15 +4107,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        name: string;
-                        created_at: string;
-                        rotated_at: string | null;
-                        used_by: {
-                            agents: string[];
-                            tools: string[];
-                        };
-                    };
+                    "application/json": components["schemas"]["Secret"];
                 };
             };
             /** @description Error: `INVALID_JSON`, `VALIDATION_FAILED`, `JSON_TOO_DEEP`. */
@@ -4358,15 +4343,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        items: {
-                            name: string;
-                            created_at: string;
-                            rotated_at: string | null;
-                            used_by: {
-                                agents: string[];
-                                tools: string[];
-                            };
-                        }[];
+                        items: components["schemas"]["Secret"][];
                         next_cursor: string | null;
                     };
                 };

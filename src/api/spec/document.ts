@@ -19,6 +19,7 @@ import { RouteDecision, RoutingConfig } from "../../schemas/routing";
 import { Run, TraceEvent } from "../../schemas/run";
 import { SessionCreate, SessionIndexRow, SessionMessage, SessionView } from "../../schemas/session";
 import { StoredTool, ToolDefinition } from "../../schemas/tool";
+import { SecretView } from "../../schemas/vault";
 import { errorsOf, OPERATIONS, type Operation, TAGS } from "./operations";
 
 /**
@@ -53,6 +54,7 @@ const NAMED: Record<Io, Record<string, z.ZodType>> = {
     AuditRecord,
     BlockingStatus,
     EventSubscription,
+    Secret: SecretView,
   },
   input: {
     AgentDefinition,

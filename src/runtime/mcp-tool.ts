@@ -123,11 +123,22 @@ export async function listMcpTools(
   }
 }
 
-/** One `tools/call`: what the model sees, and whether it went well. */
+/**
+ * Where a `tools/call` carries its idempotency id in `_meta` (a reverse-DNS prefix the MCP
+ * specification leaves to implementations): the same for every attempt at one call, so a
+ * server that keeps it can drop a repeat (docs/mcp.md, Calls and restarts).
+ */
+export const IDEMPOTENCY_META_KEY = "dev.relay/idempotency-key";
+
+/**
+ * One `tools/call`: what the model sees, and whether it went well. `idempotencyKey` names the
+ * call (the same on every attempt at it) and goes to the server in `_meta`.
+ */
 export async function callMcpTool(
   server: McpServer,
   tool: { function_name: string; name: string },
   args: Record<string, unknown>,
+  idempotencyKey: string,
   options: McpCallOptions,
 ): Promise<{ ok: boolean; output: string; duration_ms: number }> {
   const now = options.now ?? Date.now;
@@ -147,7 +158,11 @@ export async function callMcpTool(
   const { signal, clear } = deadline(server.timeout_s * 2000);
   try {
     const result = await withSession(server, options, server.max_response_bytes, signal, (client) =>
-      client.callTool({ name: tool.name, arguments: args }, undefined, { signal, timeout: server.timeout_s * 1000 }),
+      client.callTool(
+        { name: tool.name, arguments: args, _meta: { [IDEMPOTENCY_META_KEY]: idempotencyKey } },
+        undefined,
+        { signal, timeout: server.timeout_s * 1000 },
+      ),
     );
     const { ok, output } = callOutput(tool.function_name, {
       content: (result.content ?? []) as McpContent[],

@@ -1,16 +1,17 @@
 import type { HistoryItem } from "../schemas/handoff";
-import type { PendingCall, TurnWork } from "../schemas/run";
+import { CALL_RUNNER, type PendingCall, type Run, type TraceEvent, type TurnWork } from "../schemas/run";
 import { handoffOutput } from "./interpret";
-import type { RunStep } from "./run-record";
+import { type RunStep, traceArgs, traceEvent } from "./run-record";
 import { withCallsDone } from "./tool-work";
 
 /**
  * What a restart leaves of a run's step under way, pure (docs/runs.md, Running agents): the answers the
  * interrupted calls get, so the history stays well-formed, and the work that goes on.
  *
- * With work: http calls that may have run are answered "interrupted" (never repeated: they
- * may have had effects), and a handoff under way is answered by where the session is now;
- * the rest of the work goes on. Without (a run from before work was kept): every
+ * With work: every call Relay makes (CALL_RUNNER: http and MCP tools, messages to other
+ * agents, a fan-out) that may have run is answered "interrupted" — never made again, since
+ * it may have had effects — and a handoff under way is answered by where the session is
+ * now; the rest of the work goes on. Without (a run from before work was kept): every
  * unanswered call of the last response is answered.
  */
 /**
@@ -29,7 +30,7 @@ export function interruptedStep(input: {
   current_agent: string;
   /** The conversation, read only for a run that kept no work. */
   history: () => readonly HistoryItem[];
-}): { answers: HistoryItem[]; work: TurnWork | null } {
+}): { answers: HistoryItem[]; work: TurnWork | null; interrupted: { agent: string; call: PendingCall }[] } {
   const interrupted = (agent: string, call: PendingCall): HistoryItem => ({
     role: "tool",
     agent,
@@ -48,9 +49,10 @@ export function interruptedStep(input: {
   if (work) {
     const answers: HistoryItem[] = [];
     let next = work;
+    let ran: PendingCall[] = [];
     if (input.step === "tools") {
-      const ran = work.calls.filter(
-        (c) => c.kind === "http" && !c.done && (c.approval === "none" || c.approval === "approved"),
+      ran = work.calls.filter(
+        (c) => CALL_RUNNER[c.kind] === "relay" && !c.done && (c.approval === "none" || c.approval === "approved"),
       );
       answers.push(...ran.map((c) => interrupted(work.agent, c)));
       next = withCallsDone(work, new Set(ran.map((c) => c.id)));
@@ -59,12 +61,39 @@ export function interruptedStep(input: {
       answers.push(answer(work.agent, work.handoff));
       next = { ...next, handoff: null };
     }
-    return { answers, work: next };
+    return { answers, work: next, interrupted: ran.map((call) => ({ agent: work.agent, call })) };
   }
   const history = input.history();
   const answered = new Set(history.filter((i) => i.role === "tool").map((i) => i.tool_call_id));
   const last = history.findLast((i) => i.role === "assistant" && i.tool_calls?.length);
-  if (!last?.tool_calls || !last.agent) return { answers: [], work: null };
+  if (!last?.tool_calls || !last.agent) return { answers: [], work: null, interrupted: [] };
   const agent = last.agent;
-  return { answers: last.tool_calls.filter((c) => !answered.has(c.id)).map((call) => answer(agent, call)), work: null };
+  const open = last.tool_calls.filter((c) => !answered.has(c.id));
+  return {
+    answers: open.map((call) => answer(agent, call)),
+    work: null,
+    interrupted: open.filter((call) => !handedOver(agent, call)).map((call) => ({ agent, call })),
+  };
+}
+
+/**
+ * The trace of the calls a restart cut off: one `tool_call` each, outcome `interrupted`, so the
+ * trace says the call may have run and was not made again (not that it went well).
+ */
+export function interruptedTrace(
+  run: Pick<Run, "id" | "session_id">,
+  interrupted: readonly { agent: string; call: PendingCall }[],
+  now: number,
+): TraceEvent[] {
+  return interrupted.map(({ agent, call }) =>
+    traceEvent(
+      run,
+      "tool_call",
+      agent,
+      now,
+      { tool_name: call.name, tool_args: traceArgs(call.arguments), outcome: "interrupted" },
+      0,
+      "interrupted by a restart; not made again",
+    ),
+  );
 }

@@ -1,7 +1,14 @@
 import type { AgentDefinition } from "../schemas/agent";
 import type { HistoryItem } from "../schemas/handoff";
 import type { ApprovalDecision } from "../schemas/inbox";
-import type { PendingCall, RunPending, TurnWork, WorkCall, WorkHandoff } from "../schemas/run";
+import {
+  CALL_RUNNER,
+  type PendingCall,
+  type RunPending,
+  type TurnWork,
+  type WorkCall,
+  type WorkHandoff,
+} from "../schemas/run";
 import type { TurnDecision } from "./interpret";
 
 /**
@@ -78,9 +85,9 @@ export function nextEffect(work: TurnWork): WorkEffect {
   const unasked = gated.filter((g) => g.inbox_id === null);
   if (unasked.length > 0) return { type: "ask_approval", calls: unasked.map((g) => g.call) };
   if (gated.length > 0) return { type: "await_approval" };
-  const relay = work.calls.filter((c) => c.kind !== "client" && runnable(c));
+  const relay = work.calls.filter((c) => CALL_RUNNER[c.kind] === "relay" && runnable(c));
   if (relay.length > 0) return { type: "run_calls", calls: relay };
-  const client = work.calls.filter((c) => c.kind === "client" && runnable(c));
+  const client = work.calls.filter((c) => CALL_RUNNER[c.kind] === "client" && runnable(c));
   if (client.length > 0) return { type: "await_client", calls: client };
   if (work.handoff) return { type: "handoff", handoff: work.handoff };
   return { type: "done" };

@@ -141,6 +141,22 @@ export const WORK_CALL_KINDS = ["http", "mcp", "client", "ask", "notify", "broad
 export type WorkCallKind = (typeof WORK_CALL_KINDS)[number];
 
 /**
+ * Who runs each kind of call. `relay`: Relay makes it, reaching an outside system or another
+ * agent, so it may have had effects by the time a restart cuts it off, and is never made
+ * again silently (src/runtime/run-recovery.ts). `client`: the API client runs it and posts the
+ * output. A new kind must say which it is here before it compiles.
+ */
+export const CALL_RUNNER = {
+  http: "relay",
+  mcp: "relay",
+  client: "client",
+  ask: "relay",
+  notify: "relay",
+  broadcast: "relay",
+  fan_out: "relay",
+} as const satisfies Record<WorkCallKind, "relay" | "client">;
+
+/**
  * What is left of one model response's tool calls (stored with the run, so a pause or a
  * restart picks up where it was): the registry tools to run, and the handoff (or
  * escalation) to carry out after them. Calls answered at once (errors) are not here.

@@ -11,18 +11,37 @@ import { z } from "zod";
  */
 export interface FakeMcp {
   handler: HttpHandler;
-  calls: { tool: string; arguments: Record<string, unknown>; headers: Record<string, string> }[];
+  /** Every tools/call the server ran, with the request's headers and its `_meta`. */
+  calls: {
+    tool: string;
+    arguments: Record<string, unknown>;
+    headers: Record<string, string>;
+    meta: Record<string, unknown> | undefined;
+  }[];
   /** JSON-RPC requests by method, in order. */
   methods: string[];
 }
 
-export function fakeMcpServer(url: string, options: { failList?: boolean; failCall?: boolean } = {}): FakeMcp {
+export function fakeMcpServer(
+  url: string,
+  options: {
+    failList?: boolean;
+    failCall?: boolean /** A tools/call answers after this long (its work done at once). */;
+    callDelayMs?: number;
+  } = {},
+): FakeMcp {
   const calls: FakeMcp["calls"] = [];
   const methods: string[] = [];
   const handler = http.all(url, async ({ request }) => {
     const headers = Object.fromEntries(request.headers);
+    let meta: Record<string, unknown> | undefined;
     if (request.method === "POST") {
-      const body = (await request.clone().json()) as { method?: string; id?: unknown };
+      const body = (await request.clone().json()) as {
+        method?: string;
+        id?: unknown;
+        params?: { _meta?: Record<string, unknown> };
+      };
+      meta = body.params?._meta;
       if (body.method) methods.push(body.method);
       if (options.failCall && body.method === "tools/call")
         return HttpResponse.json({
@@ -42,12 +61,13 @@ export function fakeMcpServer(url: string, options: { failList?: boolean; failCa
       "lookup_order",
       { description: "Looks an order up by id", inputSchema: { order_id: z.string() } },
       async ({ order_id }) => {
-        calls.push({ tool: "lookup_order", arguments: { order_id }, headers });
+        calls.push({ tool: "lookup_order", arguments: { order_id }, headers, meta });
+        if (options.callDelayMs) await new Promise((resolve) => setTimeout(resolve, options.callDelayMs));
         return { content: [{ type: "text", text: `order ${order_id}: shipped` }] };
       },
     );
     server.registerTool("echo", { description: "Echoes", inputSchema: { text: z.string() } }, async ({ text }) => {
-      calls.push({ tool: "echo", arguments: { text }, headers });
+      calls.push({ tool: "echo", arguments: { text }, headers, meta });
       return { content: [{ type: "text", text }] };
     });
     const transport = new WebStandardStreamableHTTPServerTransport({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { interruptedStep } from "../../src/runtime/run-recovery";
+import { interruptedStep, interruptedTrace } from "../../src/runtime/run-recovery";
 import type { HistoryItem } from "../../src/schemas/handoff";
 import type { TurnWork, WorkCall } from "../../src/schemas/run";
 
@@ -33,6 +33,40 @@ const transfer = (target: string): NonNullable<TurnWork["handoff"]> => ({
 });
 
 describe("what a restart leaves of a run's step", () => {
+  it("in the tools step, answers every call Relay makes as interrupted — MCP, other agents, a fan-out — never the client's", () => {
+    const kinds: WorkCall["kind"][] = ["mcp", "ask", "notify", "broadcast", "fan_out", "http", "client"];
+    const w = work(kinds.map((kind) => call(kind, kind)));
+    const {
+      answers,
+      work: next,
+      interrupted,
+    } = interruptedStep({
+      work: w,
+      step: "tools",
+      current_agent: "desk",
+      history: () => [],
+    });
+    const relayRun = kinds.filter((k) => k !== "client");
+    expect(answers.map((a) => [a.tool_call_id, a.content])).toEqual(relayRun.map((k) => [k, INTERRUPTED]));
+    expect(interrupted.map((i) => [i.agent, i.call.id])).toEqual(relayRun.map((k) => ["desk", k]));
+    expect(next!.calls.filter((c) => !c.done).map((c) => c.id)).toEqual(["client"]);
+  });
+
+  it("puts each interrupted call on the trace as interrupted, not ok", () => {
+    const [event] = interruptedTrace(
+      { id: "run_1", session_id: "ses_1" },
+      [{ agent: "desk", call: call("m", "mcp") }],
+      0,
+    );
+    expect(event).toMatchObject({
+      event_type: "tool_call",
+      agent_name: "desk",
+      correlation_id: "run_1",
+      details: { tool_name: "tool_m", tool_args: {}, outcome: "interrupted" },
+      error: "interrupted by a restart; not made again",
+    });
+  });
+
   it("in the tools step, answers the http calls that may have run as interrupted (never repeats them) and marks them done", () => {
     const w = work([
       call("a", "http"),
@@ -79,10 +113,12 @@ describe("what a restart leaves of a run's step", () => {
     expect(interruptedStep({ work: w, step: "turn", current_agent: "desk", history: () => [] })).toEqual({
       answers: [],
       work: w,
+      interrupted: [],
     });
     expect(interruptedStep({ work: w, step: null, current_agent: "desk", history: () => [] })).toEqual({
       answers: [],
       work: w,
+      interrupted: [],
     });
   });
 
@@ -149,6 +185,7 @@ describe("what a restart leaves of a run's step", () => {
     expect(interruptedStep({ work: null, step: null, current_agent: "desk", history: () => history })).toEqual({
       answers: [],
       work: null,
+      interrupted: [],
     });
   });
 });

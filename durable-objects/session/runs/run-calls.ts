@@ -149,7 +149,7 @@ export class RunCalls {
               output: `Error: the tool '${call.name}' is no longer offered; it was not run.`,
               duration_ms: 0,
             };
-          return { call, ...(await runMcpCall(this.k.env, tenant, tool, call)) };
+          return { call, ...(await runMcpCall(this.k.env, tenant, row.run.session_id, tool, call)) };
         }
         if (call.kind !== "http") {
           return {

@@ -67,10 +67,11 @@ export async function withMcpTools(
   return { ok: true, agent: expanded.agent, directory: { ...directory, byName, tools: expanded.tools } };
 }
 
-/** One call of a server's tool. */
+/** One call of a server's tool; `<session id>:<call id>` is its idempotency id (the same on every attempt). */
 export async function runMcpCall(
   env: Env,
   tenant: string,
+  sessionId: string,
   tool: McpFunctionTool,
   call: PendingCall,
 ): Promise<{ ok: boolean; output: string; duration_ms: number }> {
@@ -91,6 +92,7 @@ export async function runMcpCall(
     server,
     { function_name: tool.name, name: tool.mcp.tool },
     args,
+    `${sessionId}:${call.id}`,
     await mcpOutbound(env, tenant, { name: tool.mcp.server, headers: tool.headers }),
   );
 }

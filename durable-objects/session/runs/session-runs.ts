@@ -4,7 +4,7 @@ import { err, ok, type Result } from "../../../src/errors";
 import { ulid } from "../../../src/lib/ulid";
 import type { MessageRun, ToolOutputsArgs } from "../../../src/rpc/session";
 import { isActiveRun, maxTurnsOf, newRun, newRunId, traceEvent } from "../../../src/runtime/run-record";
-import { interruptedStep, turnsTaken } from "../../../src/runtime/run-recovery";
+import { interruptedStep, interruptedTrace, turnsTaken } from "../../../src/runtime/run-recovery";
 import { withCallsDone } from "../../../src/runtime/tool-work";
 import type { HistoryItem } from "../../../src/schemas/handoff";
 import type { Run, TracePage } from "../../../src/schemas/run";
@@ -354,7 +354,7 @@ export class SessionRuns {
     if (!session) return "none";
     const now = this.k.now();
     // What the interrupted step left unanswered is answered first, so the history stays well-formed.
-    const { answers, work } = interruptedStep({
+    const { answers, work, interrupted } = interruptedStep({
       work: open.work ?? null,
       step: open.step,
       current_agent: session.current_agent,
@@ -370,6 +370,7 @@ export class SessionRuns {
         run: { ...open.run, agent: session.current_agent, turns: turnsTaken(open.run.turns, open.step) },
       });
       this.store.addEvents([
+        ...interruptedTrace(open.run, interrupted, now),
         traceEvent(open.run, "agent_start", session.current_agent, now, {
           outcome: `resumed after a restart (${open.step ?? "between steps"})`,
         }),

@@ -36,7 +36,12 @@ const app = {
     status.dataset.kind = kind;
   },
   fail(error) {
-    app.say(error.code ? `${error.code}: ${error.message}` : String(error.message ?? error), "error");
+    if (!error.code) return app.say(String(error.message ?? error), "error");
+    // A refused body says "Invalid request body."; the issues say which rule, which the user needs.
+    const issues = Array.isArray(error.details?.issues)
+      ? error.details.issues.map((i) => (i.path && i.path !== "(root)" ? `${i.path}: ${i.message}` : i.message))
+      : [];
+    app.say([`${error.code}: ${error.message}`, ...issues].join(" "), "error");
   },
   signedIn() {
     app.say("Signed in.");

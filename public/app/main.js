@@ -4,6 +4,7 @@ import * as agents from "./views/agents.js";
 import * as audit from "./views/audit.js";
 import * as inbox from "./views/inbox.js";
 import * as playground from "./views/playground.js";
+import * as secrets from "./views/secrets.js";
 import * as session from "./views/session.js";
 import * as sessions from "./views/sessions.js";
 import * as settings from "./views/settings.js";
@@ -20,6 +21,7 @@ const ROUTES = [
   [/^#\/inbox$/, inbox],
   [/^#\/audit$/, audit],
   [/^#\/playground$/, playground],
+  [/^#\/secrets$/, secrets],
   [/^#\/settings$/, settings],
 ];
 

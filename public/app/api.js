@@ -20,7 +20,12 @@ const unauthorized = new Set();
 export const onUnauthorized = (fn) => unauthorized.add(fn);
 
 /** Calls the API with the signed-in key; throws ApiError with the stable code on an error answer. */
-export async function api(method, path, body, { key = apiKey(), signal } = {}) {
+export async function api(method, path, body, options) {
+  return (await call(method, path, body, options)).body;
+}
+
+/** Like {@link api}, with the answer's status beside its body, for routes whose status means something (201 stored, 200 replaced). */
+export async function call(method, path, body, { key = apiKey(), signal } = {}) {
   const headers = { Authorization: `Bearer ${key}` };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const response = await fetch(path, {
@@ -41,7 +46,7 @@ export async function api(method, path, body, { key = apiKey(), signal } = {}) {
     if (response.status === 401 && key === apiKey()) for (const fn of unauthorized) fn(error);
     throw error;
   }
-  return json;
+  return { status: response.status, body: json };
 }
 
 /** A query string from the filled-in fields only. */

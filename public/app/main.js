@@ -4,6 +4,7 @@ import * as agents from "./views/agents.js";
 import * as audit from "./views/audit.js";
 import * as inbox from "./views/inbox.js";
 import * as playground from "./views/playground.js";
+import * as secrets from "./views/secrets.js";
 import * as session from "./views/session.js";
 import * as sessions from "./views/sessions.js";
 import * as settings from "./views/settings.js";
@@ -20,6 +21,7 @@ const ROUTES = [
   [/^#\/inbox$/, inbox],
   [/^#\/audit$/, audit],
   [/^#\/playground$/, playground],
+  [/^#\/secrets$/, secrets],
   [/^#\/settings$/, settings],
 ];
 
@@ -36,7 +38,12 @@ const app = {
     status.dataset.kind = kind;
   },
   fail(error) {
-    app.say(error.code ? `${error.code}: ${error.message}` : String(error.message ?? error), "error");
+    if (!error.code) return app.say(String(error.message ?? error), "error");
+    // A refused body says "Invalid request body."; the issues say which rule, which the user needs.
+    const issues = Array.isArray(error.details?.issues)
+      ? error.details.issues.map((i) => (i.path && i.path !== "(root)" ? `${i.path}: ${i.message}` : i.message))
+      : [];
+    app.say([`${error.code}: ${error.message}`, ...issues].join(" "), "error");
   },
   signedIn() {
     app.say("Signed in.");

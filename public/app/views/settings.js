@@ -84,7 +84,7 @@ export async function render(view, _params, app) {
             "p",
             { "data-testid": "local-endpoints" },
             outbound.allow_local_endpoints
-              ? "Local endpoints are allowed (RELAY_ALLOW_LOCAL_ENDPOINTS): http and addresses on this machine or its network are called. For local development only."
+              ? "Local endpoints are allowed (RELAY_ALLOW_LOCAL_ENDPOINTS): http: and this machine, named by a loopback address or localhost, are called. For local development only."
               : "Only public https addresses are called.",
           ),
           h("p", { class: "muted" }, `Relay's own hosts, never called: ${outbound.relay_hosts.join(", ") || "—"}.`),

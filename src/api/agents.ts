@@ -11,6 +11,7 @@ import { agentLoad } from "../services/agent-capacity";
 import { assertEndpointAllowed, outboundPolicy } from "../services/outbound";
 import { refreshRouter } from "../services/registry-cache";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
+import { AgentPosition } from "./positions";
 import { parseWith, readJson, readQuery, readText } from "./validate";
 
 /** Agent documents can be large (2,000 examples); 4 MiB leaves room for all limits at once. */
@@ -48,7 +49,7 @@ export const agents = new Hono<AppEnv>()
     const { limit, cursor } = readQuery(c, AgentListQuery);
     const page = await listAgents(c.env.DB, c.get("tenant"), {
       limit,
-      after: cursor ? decodeCursor(cursor) : undefined,
+      after: decodeCursor(cursor, AgentPosition),
     });
     return c.json(listPage(page.agents, page.next));
   })

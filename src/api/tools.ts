@@ -11,6 +11,7 @@ import { ToolDefinition, ToolName } from "../schemas/tool";
 import { assertEndpointAllowed, mcpOutbound, outboundPolicy } from "../services/outbound";
 import { invalidateTenant } from "../services/registry-cache";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
+import { ToolPosition } from "./positions";
 import { parseWith, readJson, readQuery } from "./validate";
 
 /** `/v1/tools`: the tenant's tool registry. Agents name the tools they may call in `tools.allow`. */
@@ -37,7 +38,7 @@ export const tools = new Hono<AppEnv>()
     const { limit, cursor } = readQuery(c, ToolListQuery);
     const page = await listTools(c.env.DB, c.get("tenant"), {
       limit,
-      after: cursor ? decodeCursor(cursor) : undefined,
+      after: decodeCursor(cursor, ToolPosition),
     });
     return c.json(listPage(page.tools, page.next));
   })

@@ -10,6 +10,7 @@ import { agentHandoffs, handoffs, sessionInbox } from "./api/handoffs";
 import { inbox } from "./api/inbox";
 import { route } from "./api/route";
 import { secrets } from "./api/secrets";
+import { securityHeaders } from "./api/security-headers";
 import { sessions } from "./api/sessions";
 import { openApiJson } from "./api/spec/document";
 import { tools } from "./api/tools";
@@ -19,7 +20,8 @@ import { apiKeyAuth } from "./auth/middleware";
 
 /**
  * The Hono app: public health check and API description, then everything under /v1 behind
- * tenant auth. The dashboard and /docs are static assets (public/), served before the Worker.
+ * tenant auth. The dashboard and /docs are static assets (public/, with their headers in
+ * public/_headers), served before the Worker.
  * Sub-apps are mounted per resource; errors meet HTTP only in `onError`.
  */
 export function createApp() {
@@ -42,6 +44,8 @@ export function createApp() {
 
   return (
     new Hono<AppEnv>()
+      // First, so every answer has them: errors and not-found included (docs/security.md).
+      .use(securityHeaders())
       .get("/health", (c) => c.json({ ok: true, service: "relay" }))
       // The API's description, public like the reference page (/docs) and dashboard (/) built on it.
       .get("/openapi.json", (c) =>

@@ -6,6 +6,8 @@ export function h(tag, attrs = {}, ...children) {
     if (value === undefined || value === null || value === false) continue;
     if (key.startsWith("on")) el.addEventListener(key.slice(2).toLowerCase(), value);
     else if (key === "class") el.className = value;
+    // Through the CSSOM, not the style attribute: the page's CSP allows no inline style (public/_headers).
+    else if (key === "style") el.style.cssText = value;
     else if (key in el && typeof value !== "string") el[key] = value;
     else el.setAttribute(key, value === true ? "" : String(value));
   }

@@ -6,6 +6,7 @@ import { runTask } from "../interop/a2a-task";
 import { sessionRpc } from "../rpc/stubs";
 import type { Run, RunStatus } from "../schemas/run";
 import { isSessionId } from "../sessions/ids";
+import { AuditRecordPosition, sessionRunPosition } from "./positions";
 
 /**
  * ListTasks (docs/a2a.md): with a contextId, that session's runs, newest first, read from
@@ -41,6 +42,18 @@ function keep(run: Run, statuses: RunStatus[] | null, request: ListTasksRequest)
   return !request.statusTimestampAfter || run.updated_at >= request.statusTimestampAfter;
 }
 
+/**
+ * A page token is the position the last page ended on, as the list writes it: a run id of
+ * the context's session, or an audit record id for the tenant's runs. Anything else is not
+ * a token this server gave (strict, like the API's cursors: docs/api.md).
+ */
+function checkPageToken(request: ListTasksRequest): void {
+  if (!request.pageToken) return;
+  const position = request.contextId ? sessionRunPosition(request.contextId) : AuditRecordPosition;
+  if (!position.safeParse(request.pageToken).success)
+    throw new RequestMalformedError({ message: "pageToken is not one this server gave for this list." });
+}
+
 export async function listA2aTasks(
   c: Context<AppEnv>,
   agent: string | null,
@@ -49,8 +62,7 @@ export async function listA2aTasks(
 ): Promise<ListTasksResponse> {
   const pageSize = pageSizeOf(request);
   const filter = request.status === TaskState.TASK_STATE_UNSPECIFIED ? null : statuses;
-  if (request.pageToken && !/^[A-Za-z0-9_]{1,120}$/.test(request.pageToken))
-    throw new RequestMalformedError({ message: "pageToken is not one this server gave." });
+  checkPageToken(request);
   let runs: Run[];
   let next = "";
   if (request.contextId) {

@@ -12,6 +12,7 @@ import { assertEndpointAllowed, outboundPolicy } from "../services/outbound";
 import { refreshRouter } from "../services/registry-cache";
 import { assertSecretsKnown } from "../services/secret-references";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
+import { AgentPosition } from "./positions";
 import { parseWith, readJson, readQuery, readText } from "./validate";
 
 /** Agent documents can be large (2,000 examples); 4 MiB leaves room for all limits at once. */
@@ -50,7 +51,7 @@ export const agents = new Hono<AppEnv>()
     const { limit, cursor } = readQuery(c, AgentListQuery);
     const page = await listAgents(c.env.DB, c.get("tenant"), {
       limit,
-      after: cursor ? decodeCursor(cursor) : undefined,
+      after: decodeCursor(cursor, AgentPosition),
     });
     return c.json(listPage(page.agents, page.next));
   })

@@ -8,6 +8,7 @@ import { archiveKey, archivePrefix } from "../audit/retention";
 import { AgentName } from "../schemas/agent";
 import { Page } from "../schemas/api";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
+import { AuditRecordPosition } from "./positions";
 import { readQuery } from "./validate";
 
 /** `GET /v1/audit`: the tenant's audit log from D1, newest first, cursor paging; where older records went. */
@@ -45,7 +46,7 @@ export const audit = new Hono<AppEnv>().get("/", async (c) => {
     queryAudit(c.env.DB, tenant, {
       ...filters,
       since: since === undefined ? undefined : Date.parse(since),
-      before: cursor === undefined ? undefined : decodeCursor(cursor),
+      before: decodeCursor(cursor, AuditRecordPosition),
     }),
     archiveSummary(c.env.DB, tenant),
   ]);

@@ -3,7 +3,8 @@ import { z } from "zod";
 import type { AppEnv } from "../app-env";
 import { matchCapabilities, normalizeRequired } from "../collaboration/capability-match";
 import { loadDefinitions } from "../registry/store";
-import { pageByOffset, pagingQuery } from "./cursor";
+import { decodeCursor, pageByOffset, pagingQuery } from "./cursor";
+import { OffsetPosition } from "./positions";
 import { readQuery } from "./validate";
 
 /**
@@ -34,11 +35,12 @@ export const CapabilityMatchQuery = z.strictObject({
 
 export const capabilities = new Hono<AppEnv>().get("/match", async (c) => {
   const query = readQuery(c, CapabilityMatchQuery);
+  const start = decodeCursor(query.cursor, OffsetPosition);
   const agents = await loadDefinitions(c.env.DB, c.get("tenant"));
   const matches = matchCapabilities(agents, query.capabilities, { exclude: query.exclude, min_score: query.min_score });
   const ranked = matches.map(({ agent, score, matched, missing, hits }) => ({ agent, score, matched, missing, hits }));
   return c.json({
-    ...pageByOffset(ranked, query),
+    ...pageByOffset(ranked, { limit: query.limit, start }),
     required: normalizeRequired(query.capabilities),
     exclude: query.exclude ?? [],
     min_score: query.min_score,

@@ -12,6 +12,7 @@ import { HandoffRequest } from "../schemas/handoff";
 import { isSessionId } from "../sessions/ids";
 import { compileConditionCached } from "../triggers/condition";
 import { decodeCursor, listPage, pageAfterId, pagingQuery } from "./cursor";
+import { HandoffPosition, sessionInboxPosition } from "./positions";
 import { sessionMissing, settle } from "./session-result";
 import { parseWith, readJson, readQuery } from "./validate";
 
@@ -78,7 +79,7 @@ export const agentHandoffs = new Hono<AppEnv>().get("/:name/handoffs", async (c)
   const { limit, cursor } = readQuery(c, PageQuery);
   const page = await queryAgentHandoffs(c.env.DB, c.get("tenant"), name, {
     limit,
-    before: cursor === undefined ? undefined : decodeCursor(cursor),
+    before: decodeCursor(cursor, HandoffPosition),
   });
   return c.json(listPage(page.handoffs, page.next));
 });
@@ -86,8 +87,10 @@ export const agentHandoffs = new Hono<AppEnv>().get("/:name/handoffs", async (c)
 /** Mounted at /sessions beside the session routes: the escalations of the session's handoffs. */
 export const sessionInbox = new Hono<AppEnv>().get("/:id/inbox", async (c) => {
   const id = c.req.param("id");
-  const query = readQuery(c, PageQuery);
+  const { limit, cursor } = readQuery(c, PageQuery);
   if (!isSessionId(id)) throw sessionMissing(id)();
+  const after = decodeCursor(cursor, sessionInboxPosition(id));
   // The object returns the whole inbox (escalations are few); the API pages it by item id.
-  return c.json(pageAfterId(await settle(c, id, await handoffRpc(c, id).inbox(), sessionMissing(id)), query));
+  const items = await settle(c, id, await handoffRpc(c, id).inbox(), sessionMissing(id));
+  return c.json(pageAfterId(items, { limit, after }));
 });

@@ -9,6 +9,7 @@ import { AgentName } from "../schemas/agent";
 import type { CollabMessage, Collaboration } from "../schemas/collaboration";
 import { type InboxAnswer, type InboxItem, InboxKind, InboxResolve, InboxStatus } from "../schemas/inbox";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
+import { InboxPosition } from "./positions";
 import { RUN_CALL_DEADLINE_MS, settle } from "./session-result";
 import { readJson, readQuery } from "./validate";
 
@@ -86,7 +87,7 @@ export const inbox = new Hono<AppEnv>()
     const { cursor, ...filters } = readQuery(c, InboxListQuery);
     const page = await queryInbox(c.env.DB, c.get("tenant"), {
       ...filters,
-      after: cursor === undefined ? undefined : decodeCursor(cursor),
+      after: decodeCursor(cursor, InboxPosition),
     });
     return c.json(listPage(page.items, page.next));
   })

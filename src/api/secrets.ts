@@ -8,6 +8,7 @@ import { secretUsers } from "../vault/references";
 import { removeSecret, storeSecret } from "../vault/secrets";
 import { listSecretMeta, type SecretMeta, secretMeta } from "../vault/vault-store";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
+import { SecretPosition } from "./positions";
 import { parseJsonText, parseWith, readText } from "./validate";
 
 /**
@@ -63,7 +64,7 @@ export const secrets = new Hono<AppEnv>()
     const { limit, cursor } = parseWith(SecretListQuery, c.req.query(), "query");
     const page = await listSecretMeta(c.env.DB, c.get("tenant"), {
       limit,
-      after: cursor === undefined ? undefined : decodeCursor(cursor),
+      after: decodeCursor(cursor, SecretPosition),
     });
     const users = await usersOf(c.env.DB, c.get("tenant"));
     return c.json(

@@ -6,7 +6,15 @@ import { RelayError, type Result } from "../errors";
 import { AgentName } from "../schemas/agent";
 import type { TracePage } from "../schemas/run";
 import { SessionIndexStatus } from "../schemas/session";
-import { decodeCursor, decodeIntCursor, listPage, pagingQuery } from "./cursor";
+import { decodeCursor, listPage, pagingQuery, readAfter } from "./cursor";
+import {
+  AUDIT_RECORD_ID,
+  AuditRecordPosition,
+  type Position,
+  SequencePosition,
+  SessionPosition,
+  TraceEventPosition,
+} from "./positions";
 import { settle } from "./session-result";
 import { readQuery } from "./validate";
 
@@ -15,7 +23,8 @@ import { readQuery } from "./validate";
  * from the D1 sessions index, and a session's messages and audit trail from its object.
  * The object pages by position (`next_after`: a sequence number, a record id); here those
  * positions become opaque cursors. `after` stays accepted beside `cursor` for callers that
- * know a position (a message's `seq`, a record's id); the two do not mix.
+ * know a position (a message's `seq`, a record's id); the two do not mix, and either is
+ * checked against the list's grammar (./positions.ts): a bad one is INVALID_CURSOR.
  */
 
 type Ctx = Context<AppEnv>;
@@ -35,17 +44,25 @@ export async function listSessions(c: Ctx) {
   const { cursor, ...filters } = readQuery(c, SessionListQuery);
   const page = await querySessions(c.env.DB, c.get("tenant"), {
     ...filters,
-    before: cursor === undefined ? undefined : decodeCursor(cursor),
+    before: decodeCursor(cursor, SessionPosition),
   });
   return c.json(listPage(page.sessions, page.next));
 }
 
-function notBoth(after: unknown, cursor: unknown): void {
+/**
+ * Where a page starts: after `after` or after the cursor's position, never both. Read
+ * from the raw query before the route's schema does, so that a malformed `after` is
+ * INVALID_CURSOR like a malformed cursor, and not the schema's VALIDATION_FAILED.
+ */
+function startAfter<T>(c: Ctx, position: Position<T>): T | undefined {
+  const after = c.req.query("after");
+  const cursor = c.req.query("cursor");
   if (after !== undefined && cursor !== undefined) {
     throw new RelayError("VALIDATION_FAILED", "Invalid query.", {
       issues: [{ path: "cursor", message: "give either after or cursor, not both" }],
     });
   }
+  return after === undefined ? decodeCursor(cursor, position) : readAfter(after, position);
 }
 
 export const HistoryQuery = z.strictObject({
@@ -59,18 +76,14 @@ export async function historyPage<T>(
   id: string,
   read: (query: { after: number; limit: number }) => Promise<Result<{ items: T[]; next_after: number | null }>>,
 ) {
-  const { after, cursor, limit } = readQuery(c, HistoryQuery);
-  notBoth(after, cursor);
-  const from = cursor === undefined ? (after ?? 0) : decodeIntCursor(cursor);
+  const from = startAfter(c, SequencePosition) ?? 0;
+  const { limit } = readQuery(c, HistoryQuery);
   const page = await settle(c, id, await read({ after: from, limit }));
   return c.json(listPage(page.items, page.next_after));
 }
 
-/** Audit record ids are ULIDs. */
-const RECORD_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
-
 export const SessionAuditQuery = z.strictObject({
-  after: z.string().max(40).optional(),
+  after: z.string().regex(AUDIT_RECORD_ID).optional(),
   ...pagingQuery(500, 100),
 });
 
@@ -83,11 +96,7 @@ export async function tracePage(
   read: (query: { after?: string; limit: number }) => Promise<Result<TracePage>>,
 ) {
   const { cursor, limit } = readQuery(c, TraceQuery);
-  const page = await settle(
-    c,
-    id,
-    await read({ after: cursor === undefined ? undefined : decodeCursor(cursor), limit }),
-  );
+  const page = await settle(c, id, await read({ after: decodeCursor(cursor, TraceEventPosition), limit }));
   return c.json(listPage(page.events, page.next_after));
 }
 
@@ -100,9 +109,8 @@ export async function sessionAuditPage<T>(
     limit: number;
   }) => Promise<Result<{ records: T[]; pending: number; next_after: string | null }>>,
 ) {
-  const { after, cursor, limit } = readQuery(c, SessionAuditQuery);
-  notBoth(after, cursor);
-  const from = cursor === undefined ? after : decodeCursor(cursor, RECORD_ID);
+  const from = startAfter(c, AuditRecordPosition);
+  const { limit } = readQuery(c, SessionAuditQuery);
   const page = await settle(c, id, await read({ after: from, limit }));
   return c.json({ ...listPage(page.records, page.next_after), pending: page.pending });
 }

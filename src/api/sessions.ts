@@ -18,6 +18,8 @@ import {
 import { agentDirectory } from "../services/registry-cache";
 import { routeInput } from "../services/routing";
 import { isSessionId, newSessionId } from "../sessions/ids";
+import { readAfter } from "./cursor";
+import { LiveEventPosition } from "./positions";
 import { historyPage, listSessions, sessionAuditPage, tracePage } from "./session-lists";
 import { RUN_CALL_DEADLINE_MS, settle } from "./session-result";
 import { readJson } from "./validate";
@@ -190,12 +192,8 @@ export const sessions = new Hono<AppEnv>()
         issues: [{ path: "Upgrade", message: "must be websocket" }],
       });
     }
-    const after = c.req.query("after");
-    if (after !== undefined && !/^evt_[0-9a-z]{26}$/.test(after)) {
-      throw new RelayError("VALIDATION_FAILED", "`after` must be a live event id (evt_…).", {
-        issues: [{ path: "after", message: "must be an event id" }],
-      });
-    }
+    const raw = c.req.query("after");
+    const after = raw === undefined ? undefined : readAfter(raw, LiveEventPosition);
     const forwarded = new Request(`https://session/ws${after ? `?after=${after}` : ""}`, {
       headers: c.req.raw.headers,
     });

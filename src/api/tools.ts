@@ -12,6 +12,7 @@ import { assertEndpointAllowed, mcpOutbound, outboundPolicy } from "../services/
 import { invalidateTenant } from "../services/registry-cache";
 import { assertSecretsKnown } from "../services/secret-references";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
+import { ToolPosition } from "./positions";
 import { parseWith, readJson, readQuery } from "./validate";
 
 /** `/v1/tools`: the tenant's tool registry. Agents name the tools they may call in `tools.allow`. */
@@ -39,7 +40,7 @@ export const tools = new Hono<AppEnv>()
     const { limit, cursor } = readQuery(c, ToolListQuery);
     const page = await listTools(c.env.DB, c.get("tenant"), {
       limit,
-      after: cursor ? decodeCursor(cursor) : undefined,
+      after: decodeCursor(cursor, ToolPosition),
     });
     return c.json(listPage(page.tools, page.next));
   })

@@ -192,6 +192,28 @@ describe("ListTasks across contexts", () => {
     );
     expect((await rpc("/a2a/slow", "ListTasks", { pageSize: 500 })).error?.code).toBe(-32602);
   });
+
+  it("takes back only a page token of the list's own shape; anything else is -32602", async () => {
+    script({ slow: [answer("a"), answer("b")] });
+    const tasks: { id: string; contextId: string }[] = [];
+    for (const text of ["one", "two"]) {
+      const task = (await rpc("/a2a/slow", "SendMessage", userMessage(text))).result.task;
+      tasks.push(task);
+      await flushOutbox(sessionStub("alpha", task.contextId).stub);
+    }
+    const token = (await rpc("/a2a/slow", "ListTasks", { pageSize: 1 })).result.nextPageToken as string;
+    expect((await rpc("/a2a/slow", "ListTasks", { pageSize: 1, pageToken: token })).result.tasks).toHaveLength(1);
+    for (const bad of ["fg", token.toLowerCase(), `${token}\u0000`, btoa(token), tasks[0]!.id]) {
+      expect((await rpc("/a2a/slow", "ListTasks", { pageToken: bad })).error?.code, bad).toBe(-32602);
+    }
+    // In a context, the token is a run of that context: not another's, nor an audit record id.
+    const [a, b] = tasks as [{ id: string; contextId: string }, { id: string; contextId: string }];
+    expect((await rpc("/a2a/slow", "ListTasks", { contextId: a.contextId, pageToken: a.id })).result.tasks).toEqual([]);
+    for (const bad of [b.id, token, `${a.id}\u0000`]) {
+      const listed = await rpc("/a2a/slow", "ListTasks", { contextId: a.contextId, pageToken: bad });
+      expect(listed.error?.code, bad).toBe(-32602);
+    }
+  });
 });
 
 describe("errors", () => {

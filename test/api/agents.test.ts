@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/app";
+import { expectForgedCursorsRefused } from "./forged-cursors";
 import { ALPHA_KEY, BETA_KEY, call } from "./helpers";
 
 const billing = {
@@ -55,6 +56,7 @@ describe("agent registry API", () => {
     }
     expect(seen.filter((n) => n.startsWith("page-"))).toEqual(["page-a", "page-b", "page-c"]);
     expect(new Set(seen).size).toBe(seen.length);
+    await expectForgedCursorsRefused("/v1/agents?limit=2", (await call("GET", "/v1/agents?limit=2")).json.next_cursor);
   });
 
   it("deletes an agent (204), then 404s it", async () => {

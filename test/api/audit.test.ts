@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { flushOutbox, sessionStub, setClock } from "../durable-objects/helpers";
+import { expectForgedCursorsRefused } from "./forged-cursors";
 import { BETA_KEY, call } from "./helpers";
 
 async function sessionWithActivity(key?: string): Promise<string> {
@@ -27,6 +28,7 @@ describe("audit API", () => {
       "session.created",
     ]);
     expect(second.json.next_cursor).toBeNull();
+    await expectForgedCursorsRefused(`/v1/audit?session_id=${id}&limit=2`, first.json.next_cursor);
   });
 
   it("filters by action, agent and time", async () => {

@@ -1,4 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { encodeCursor } from "../../src/api/cursor";
+import { expectForgedCursorsRefused } from "./forged-cursors";
 import { loadAgents } from "./handoff-fixtures";
 import { BETA_KEY, call } from "./helpers";
 
@@ -58,9 +60,16 @@ describe("GET /v1/capabilities/match", () => {
     );
     expect(second.json).toMatchObject({ required: ["refunds", "debugging"], next_cursor: null });
     expect([...first.json.items, ...second.json.items]).toEqual(whole.json.items);
-    const bad = await call("GET", "/v1/capabilities/match?capabilities=refunds&cursor=bm90LWEtbnVtYmVy");
-    expect(bad.status).toBe(400);
-    expect(bad.json.error.code).toBe("INVALID_CURSOR");
+    // An offset must be written as this list writes it: no sign, exponent or leading zero.
+    for (const position of ["not-a-number", "-1", "1e0", "01", " 1"]) {
+      const bad = await call("GET", `/v1/capabilities/match?capabilities=refunds&cursor=${encodeCursor(position)}`);
+      expect(bad.status, position).toBe(400);
+      expect(bad.json.error.code).toBe("INVALID_CURSOR");
+    }
+    await expectForgedCursorsRefused(
+      "/v1/capabilities/match?capabilities=refunds,debugging&limit=1",
+      first.json.next_cursor,
+    );
   });
 
   it("refuses a missing capability list and a score out of range", async () => {

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { encodeCursor } from "../../src/api/cursor";
 import {
   advanceClock,
   agentLoadOf,
@@ -10,6 +11,7 @@ import {
   sessionStub,
   setClock,
 } from "../durable-objects/helpers";
+import { expectForgedCursorsRefused } from "./forged-cursors";
 import { handoff, loadAgents, newSession } from "./handoff-fixtures";
 import { call } from "./helpers";
 
@@ -125,6 +127,16 @@ describe("graceful timeouts (the deadline timer on the session's alarm)", () => 
     const rest = await call("GET", `/v1/sessions/${session}/inbox?limit=1&cursor=${first.json.next_cursor}`);
     expect(rest.json.items.map((i: { handoff_id: string }) => i.handoff_id)).toEqual([second.json.id]);
     expect(rest.json.next_cursor).toBeNull();
+    await expectForgedCursorsRefused(`/v1/sessions/${session}/inbox?limit=1`, first.json.next_cursor);
+    // An item id of another session is no position in this one's inbox.
+    const other = await newSession("triage");
+    const foreign = encodeCursor(atob(first.json.next_cursor).replace(session, other));
+    expect((await call("GET", `/v1/sessions/${other}/inbox?cursor=${first.json.next_cursor}`)).json.error.code).toBe(
+      "INVALID_CURSOR",
+    );
+    expect((await call("GET", `/v1/sessions/${session}/inbox?cursor=${foreign}`)).json.error.code).toBe(
+      "INVALID_CURSOR",
+    );
     expect((await call("GET", `/v1/sessions/${session}/inbox`)).json.items).toEqual([
       ...first.json.items,
       ...rest.json.items,
@@ -276,6 +288,7 @@ describe("GET /v1/agents/:name/handoffs (the D1 index)", () => {
     expect(first.status).toBe(200);
     const second = await call("GET", `/v1/agents/clerk/handoffs?limit=4&cursor=${first.json.next_cursor}`);
     expect(second.json.next_cursor).toBeNull();
+    await expectForgedCursorsRefused("/v1/agents/clerk/handoffs?limit=4", first.json.next_cursor);
     const rows = [...first.json.items, ...second.json.items];
     expect(rows.map((r: { id: string }) => r.id)).toEqual([...ids].reverse());
     expect(rows[0]).toMatchObject({

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { flushOutbox, sessionStub } from "../durable-objects/helpers";
+import { expectForgedCursorsRefused } from "./forged-cursors";
 import { BETA_KEY, call } from "./helpers";
 
 /**
@@ -77,6 +78,8 @@ describe("the tenant-wide inbox", () => {
     } while (cursor !== null);
     expect(seen).toEqual([...seen].sort());
     expect(seen.slice(-3)).toEqual(items);
+    const first = await call("GET", "/v1/inbox?agent=nurse&limit=2");
+    await expectForgedCursorsRefused("/v1/inbox?agent=nurse&limit=2", first.json.next_cursor);
   });
 
   it("GET /v1/inbox/:id is the item live from its session, with the reply once answered", async () => {

@@ -234,8 +234,18 @@ describe("WebSockets", () => {
     expect(anonymous.response.status).toBe(401);
     const other = await subscribe(id, { key: BETA_KEY });
     expect(other.response.status).toBe(404);
-    const badAfter = await subscribe(id, { after: "not-an-id" });
-    expect(badAfter.response.status).toBe(400);
+    // `after` is a live event id as the socket sends it, or the position is refused.
+    for (const after of [
+      "not-an-id",
+      "%00%ff",
+      "fg",
+      "EVT_01JABCDEFGHJKMNPQRSTVWXYZ0",
+      "evt_01jabcdefghjkmnpqrstvwxyz0%00",
+    ]) {
+      const badAfter = await subscribe(id, { after });
+      expect(badAfter.response.status, after).toBe(400);
+      expect(((await badAfter.response.json()) as any).error.code, after).toBe("INVALID_CURSOR");
+    }
     const plain = await call("GET", `/v1/sessions/${id}/ws`);
     expect(plain.status).toBe(400);
   });

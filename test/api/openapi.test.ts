@@ -65,6 +65,18 @@ describe("GET /openapi.json", () => {
     }
   });
 
+  it("lists 400 INVALID_CURSOR on every operation that takes a cursor or an after position", () => {
+    const paged = operations.filter(({ operation }) =>
+      (operation.parameters ?? []).some((p: any) => p.in === "query" && (p.name === "cursor" || p.name === "after")),
+    );
+    expect(paged.length).toBeGreaterThanOrEqual(12);
+    for (const { key, operation } of paged) {
+      const codes: string[] =
+        operation.responses[400]?.content["application/json"].schema.properties.error.properties.code.enum ?? [];
+      expect(codes, key).toContain("INVALID_CURSOR");
+    }
+  });
+
   it("resolves every reference to a component it has", () => {
     const text = JSON.stringify(openApiDocument);
     const refs = new Set([...text.matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!));

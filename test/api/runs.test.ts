@@ -16,6 +16,7 @@ import {
   type WebhookReply,
 } from "../fakes/webhook-agent";
 import type { SessionDO } from "../worker";
+import { expectForgedCursorsRefused } from "./forged-cursors";
 import { call, putSecret } from "./helpers";
 import { agentOf, protocolErrors, script, toolNames } from "./run-fixtures";
 
@@ -356,6 +357,8 @@ describe("the turn loop", () => {
     } while (cursor !== null);
     expect(pages).toEqual(trace.items.map((e: { event_id: string }) => e.event_id));
     expect(trace.next_cursor).toBeNull();
+    const firstPage = await call("GET", `/v1/sessions/${id}/trace?limit=2`);
+    await expectForgedCursorsRefused(`/v1/sessions/${id}/trace?limit=2`, firstPage.json.next_cursor);
   });
 });
 

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { expectForgedCursorsRefused } from "./forged-cursors";
 import { BETA_KEY, call, putSecret } from "./helpers";
 
 /**
@@ -185,6 +186,12 @@ describe("tenants' vaults", () => {
       cursor = page.json.next_cursor;
     } while (cursor !== null);
     expect(names).toEqual(["page-a", "page-b", "page-c", "same-name"]);
+  });
+
+  it("refuse a cursor the list did not hand out", async () => {
+    const first = await call("GET", "/v1/secrets?limit=1");
+    expect(first.json.next_cursor).toEqual(expect.any(String));
+    await expectForgedCursorsRefused("/v1/secrets?limit=1", first.json.next_cursor);
   });
 
   it("need an API key to read or write", async () => {

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { writeAuditBatch } from "../../src/audit/d1-store";
 import type { AuditRecord } from "../../src/audit/record";
 import { drainDue, flushOutbox, sessionStub, setClock } from "../durable-objects/helpers";
+import { expectForgedCursorsRefused } from "./forged-cursors";
 import { BETA_KEY, call } from "./helpers";
 
 /**
@@ -68,6 +69,7 @@ describe("GET /v1/sessions", () => {
       handoff_count: 0,
     });
     expect(first.json.next_cursor).toEqual(expect.any(String));
+    await expectForgedCursorsRefused("/v1/sessions?limit=1", first.json.next_cursor);
   });
 
   it("counts messages and handoffs, and follows the current agent", async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AuditRecord } from "../../src/audit/record";
 import { drainDue, sessionStub } from "../durable-objects/helpers";
+import { expectForgedCursorsRefused } from "./forged-cursors";
 import { BETA_KEY, call } from "./helpers";
 
 const support = {
@@ -173,6 +174,32 @@ describe("sessions API", () => {
       const res = await call("GET", `${path}/${query}`);
       expect(res.status, query).toBe(400);
       expect(res.json.error.code).toBe("INVALID_CURSOR");
+    }
+    const messages = await call("GET", `${path}/messages?limit=2`);
+    await expectForgedCursorsRefused(`${path}/messages?limit=2`, messages.json.next_cursor);
+    await expectForgedCursorsRefused(`${path}/audit?limit=2`, first.json.next_cursor);
+    // `after` is held to the same grammar: a position written as the list writes it.
+    const record = first.json.items[1].id as string;
+    for (const query of [
+      "messages?after=%00%ff",
+      "messages?after=fg",
+      "messages?after=",
+      "messages?after=-1",
+      "messages?after=1e0",
+      "messages?after=01",
+      "messages?after=%201",
+      "messages?after=0x1",
+      "audit?after=%00%ff",
+      "audit?after=fg",
+      "audit?after=",
+      `audit?after=${record.toLowerCase()}`,
+      `audit?after=${record}%00`,
+      `audit?after=${record.slice(1)}`,
+    ]) {
+      const res = await call("GET", `${path}/${query}`);
+      expect(res.status, query).toBe(400);
+      expect(res.json.error.code, query).toBe("INVALID_CURSOR");
+      expect(res.json.error.message, query).toMatch(/^`after` must be (a sequence number|an audit record id)/);
     }
   });
 

@@ -5,6 +5,7 @@ import { advanceClock, d1Audit, drainDue, flushOutbox, sessionStub } from "../du
 import { answer, callTool, callTools, type RecordedRequest } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import { delayed, fakeWebhookAgent, replyText, type WebhookDelivery, type WebhookReply } from "../fakes/webhook-agent";
+import { expectForgedCursorsRefused } from "./forged-cursors";
 import { ALPHA_KEY, call, putSecret } from "./helpers";
 import { protocolErrors, script, toolNames } from "./run-fixtures";
 
@@ -124,6 +125,11 @@ describe("the tool registry", () => {
       "pick_date",
     ]);
     expect(list.json.next_cursor).toEqual(expect.any(String));
+    const rest = await call("GET", `/v1/tools?limit=50&cursor=${list.json.next_cursor}`);
+    const after = rest.json.items.map((t: { definition: { name: string } }) => t.definition.name);
+    expect(after).toContain("scratch");
+    expect(after.every((name: string) => name > "pick_date")).toBe(true);
+    await expectForgedCursorsRefused("/v1/tools?limit=2", list.json.next_cursor);
     expect((await call("DELETE", "/v1/tools/scratch")).status).toBe(204);
     const gone = await call("GET", "/v1/tools/scratch");
     expect(gone.status).toBe(404);

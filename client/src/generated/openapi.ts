@@ -7259,7 +7259,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Error: `VALIDATION_FAILED`. */
+            /** @description Error: `VALIDATION_FAILED`, `INVALID_CURSOR`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7268,7 +7268,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "VALIDATION_FAILED";
+                            code: "VALIDATION_FAILED" | "INVALID_CURSOR";
                             message: string;
                             details?: unknown;
                         };

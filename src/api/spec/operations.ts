@@ -52,6 +52,7 @@ import { AuditPage, AuditQuery } from "../audit";
 import { CapabilityMatchQuery } from "../capabilities";
 import { PageQuery } from "../handoffs";
 import { InboxListQuery } from "../inbox";
+import { EVENT_ID } from "../positions";
 import { HistoryQuery, SessionAuditQuery, SessionListQuery, TraceQuery } from "../session-lists";
 import { ToolListQuery } from "../tools";
 import type { Answer, Operation } from "./operation";
@@ -537,13 +538,10 @@ export const OPERATIONS: Operation[] = [
       "An upgrade. Browsers authenticate with the subprotocols `relay.v1` and `bearer.<key>`. `after` replays the events after that id first.",
     params: SessionParam,
     query: z.strictObject({
-      after: z
-        .string()
-        .regex(/^evt_[0-9a-z]{26}$/)
-        .optional(),
+      after: z.string().regex(EVENT_ID).optional(),
     }),
     answers: { 101: { description: "Switching protocols: one JSON frame per live event." } },
-    errors: ["VALIDATION_FAILED", ...SESSION],
+    errors: ["VALIDATION_FAILED", "INVALID_CURSOR", ...SESSION],
   },
   {
     method: "patch",

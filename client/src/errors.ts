@@ -36,20 +36,6 @@ export class RelayConnectionError extends Error {
   }
 }
 
-/**
- * Relay answered 2xx with something that is not what the API documents: not JSON, or not the
- * shape of the answer (the URL may not be a Relay, or a proxy answered in its stead).
- */
-export class RelayReplyError extends Error {
-  override readonly name = "RelayReplyError";
-  readonly url: string;
-
-  constructor(url: string, expected: string) {
-    super(`${url} answered with something that is not ${expected}: is it a Relay?`);
-    this.url = url;
-  }
-}
-
 /** `ECONNREFUSED`, `ENOTFOUND`…: the part of a failed fetch a person can act on. */
 function reasonOf(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } } | null)?.cause;

@@ -1,8 +1,8 @@
-import { RelayApiError, RelayConnectionError, RelayReplyError } from "../errors.ts";
+import { RelayApiError, RelayConnectionError } from "../errors.ts";
 
 /**
- * The exit codes scripts can rely on (docs/cli.md, Exit codes). Every failure is one line on
- * stderr (one JSON object under --json) and one of these; none shows a stack.
+ * The exit codes scripts can rely on (docs/cli.md, Exit codes). Every failure the user can act
+ * on is one line on stderr and one of these; only a bug in the command shows a stack.
  */
 export const EXIT = {
   /** Done. */
@@ -56,11 +56,8 @@ function issuesOf(details: unknown): string {
   return ` (${shown.join("; ")}${issues.length > 3 ? `; ${issues.length - 3} more` : ""})`;
 }
 
-/**
- * Any thrown value as a CliError. What is none of Relay's answers nor the command's own refusals
- * (a reply the command did not expect, a bug) is `UNEXPECTED`, its message on one line.
- */
-export function asCliError(error: unknown): CliError {
+/** Any thrown value as a CliError, or null for a bug (which keeps its stack). */
+export function asCliError(error: unknown): CliError | null {
   if (error instanceof CliError) return error;
   if (error instanceof RelayApiError)
     return new CliError(
@@ -70,11 +67,5 @@ export function asCliError(error: unknown): CliError {
       error.details,
     );
   if (error instanceof RelayConnectionError) return new CliError(error.message, EXIT.UNAVAILABLE, "UNREACHABLE");
-  if (error instanceof RelayReplyError) return new CliError(error.message, EXIT.UNAVAILABLE, "BAD_REPLY");
-  const message = (error instanceof Error ? error.message : String(error)).split("\n")[0]!.slice(0, 300);
-  return new CliError(
-    `relay could not finish: ${message} (an answer it did not expect, or a bug in relay)`,
-    EXIT.FAILED,
-    "UNEXPECTED",
-  );
+  return null;
 }

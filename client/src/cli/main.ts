@@ -184,6 +184,7 @@ export async function main(argv: readonly string[], io: Io): Promise<ExitCode> {
   } catch (error) {
     if (io.signal.aborted) return EXIT.OK;
     const cli = asCliError(error);
+    if (!cli) throw error;
     if (out.json) {
       // The API's own message, as its error answer has it; the one-line form adds the code and status.
       const message = error instanceof RelayApiError ? error.message : cli.message;

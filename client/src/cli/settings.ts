@@ -10,8 +10,6 @@ import { usage } from "./exit.ts";
  * 3. the config file's default profile;
  * 4. `http://127.0.0.1:8787`, and for a Relay on this machine the first key in the
  *    `.dev.vars` of the folder the command runs in or one above it (`npm run dev` writes it).
- * A profile's key goes only to that profile's URL (the default URL when it names none): a URL
- * from elsewhere needs its own key, so a changed RELAY_URL or --url never carries it away.
  */
 
 export const DEFAULT_URL = "http://127.0.0.1:8787";
@@ -67,11 +65,6 @@ function profileKey(profile: Profile, env: SettingsInput["env"]): string | undef
   return profile.api_key || undefined;
 }
 
-/** Same scheme, host and port (`https://a/` and `https://a:443` are one). */
-function sameOrigin(a: string, b: string): boolean {
-  return URL.canParse(a) && URL.canParse(b) && new URL(a).origin === new URL(b).origin;
-}
-
 function isLoopback(url: string): boolean {
   const host = new URL(url).hostname;
   return host === "127.0.0.1" || host === "localhost" || host === "[::1]";
@@ -103,42 +96,19 @@ export function resolveSettings({ flags, env, cwd }: SettingsInput): Settings {
   const explicit = named === undefined ? undefined : profiles[named];
   const fallback = fallbackName === undefined ? undefined : profiles[fallbackName];
 
-  // A named profile is whole: without a url of its own it is the default URL's, not another layer's.
-  const url =
-    flags.url ??
-    (explicit ? (explicit.url ?? DEFAULT_URL) : undefined) ??
-    env.RELAY_URL ??
-    fallback?.url ??
-    DEFAULT_URL;
+  const url = flags.url ?? explicit?.url ?? env.RELAY_URL ?? fallback?.url ?? DEFAULT_URL;
   if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
     throw usage(`not an http(s) URL: ${JSON.stringify(url)} (set --url or RELAY_URL)`);
 
-  // A profile's key, where the URL in force is the profile's own; else why it was not sent.
-  const held: string[] = [];
-  const keyOf = (profile: Profile | undefined, name: string | undefined): string | undefined => {
-    if (!profile) return undefined;
-    const key = profileKey(profile, env);
-    if (!key) return undefined;
-    const home = profile.url ?? DEFAULT_URL;
-    if (sameOrigin(url, home)) return key;
-    held.push(`profile "${name}"'s key is sent only to ${home}`);
-    return undefined;
-  };
-  const candidates: [() => string | undefined, string][] = [
-    [() => keyOf(explicit, named), `profile "${named}"`],
-    [() => env.RELAY_API_KEY || undefined, "RELAY_API_KEY"],
-    [() => (named === undefined ? keyOf(fallback, fallbackName) : undefined), `profile "${fallbackName}"`],
+  const candidates: [string | undefined, string][] = [
+    [explicit ? profileKey(explicit, env) : undefined, `profile "${named}"`],
+    [env.RELAY_API_KEY || undefined, "RELAY_API_KEY"],
+    [fallback && named === undefined ? profileKey(fallback, env) : undefined, `profile "${fallbackName}"`],
   ];
-  for (const [read, source] of candidates) {
-    const key = read();
-    if (key) return { url, apiKey: key, keySource: source };
-  }
+  for (const [key, source] of candidates) if (key) return { url, apiKey: key, keySource: source };
   if (isLoopback(url)) {
     const dev = devVarsKey(cwd);
     if (dev) return { url, apiKey: dev.key, keySource: dev.path };
   }
-  const why = held.length > 0 ? ` (${held.join("; ")})` : "";
-  throw usage(
-    `no API key for ${url}${why}: set RELAY_API_KEY, or name a profile with that url and an api_key in ${path} (docs/cli.md)`,
-  );
+  throw usage(`no API key for ${url}: set RELAY_API_KEY, or name a profile with an api_key in ${path} (docs/cli.md)`);
 }

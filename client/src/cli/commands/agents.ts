@@ -131,9 +131,9 @@ export async function pushAgentFiles(
       if (!(error instanceof RelayApiError)) {
         const cli = asCliError(error);
         throw new CliError(
-          `${file.name}: ${cli.message}; stopped with ${outcomes.length} of ${files.length} sent`,
-          cli.exitCode,
-          cli.code,
+          `${file.name}: ${cli?.message ?? String(error)}; stopped with ${outcomes.length} of ${files.length} sent`,
+          cli?.exitCode ?? EXIT.UNAVAILABLE,
+          cli?.code ?? "UNREACHABLE",
         );
       }
       outcome = {
@@ -234,7 +234,7 @@ export const agents: Command = {
         if (!ctx.out.json) ctx.out.line(`${name}: deleted`);
       } catch (error) {
         const cli = asCliError(error);
-        if (cli.exitCode === EXIT.UNAVAILABLE || cli.code === "UNEXPECTED") throw error;
+        if (!cli || cli.exitCode === EXIT.UNAVAILABLE) throw error;
         ctx.out.error(`${name}: ${cli.message}`);
         worst ??= cli.exitCode;
       }

@@ -316,7 +316,7 @@ export const chat: Command = {
         if (ctx.signal.aborted) break;
         const cli = asCliError(error);
         // No answer at all ends the chat; a refusal is said and the conversation goes on.
-        if (cli.exitCode === EXIT.UNAVAILABLE || !(error instanceof RelayApiError)) throw error;
+        if (!cli || cli.exitCode === EXIT.UNAVAILABLE || !(error instanceof RelayApiError)) throw error;
         if (ctx.out.json) ctx.out.data({ type: "error", error: { code: error.code, message: error.message } }, true);
         else ctx.out.error(ctx.out.paint("red", `relay: ${cli.message}`));
         conversation.exitCode = cli.exitCode;

@@ -1,4 +1,5 @@
 import { unwrap } from "../../client.ts";
+import { paginate } from "../../pagination.ts";
 import type { Secret } from "../../types.ts";
 import type { Command, Context } from "../command.ts";
 import { CliError, EXIT, usage } from "../exit.ts";
@@ -20,7 +21,10 @@ function users(secret: Secret): string {
 async function list(ctx: Context): Promise<void> {
   const relay = ctx.relay();
   const secrets: Secret[] = [];
-  for await (const secret of relay.list("/v1/secrets", { query: { limit: 200 } })) secrets.push(secret);
+  for await (const secret of paginate((cursor) =>
+    unwrap(relay.api.GET("/v1/secrets", { params: { query: { limit: 200, cursor } } }), relay.url),
+  ))
+    secrets.push(secret);
   if (ctx.out.json) return ctx.out.data(secrets);
   if (secrets.length === 0) return ctx.out.note("The vault holds no secrets: relay secrets set <name> stores one.");
   table(

@@ -40,7 +40,9 @@ describe("relay: bad input", () => {
     // A folder with no .dev.vars above it, and neither RELAY_API_KEY nor a config file.
     const ran = await relay(["agents", "ls"], { env: { RELAY_API_KEY: undefined }, cwd: tempDir() });
     expect(ran.code).toBe(2);
-    expect(oneLine(ran.stderr)).toMatch(/^relay: USAGE: no API key for http:\/\/127\.0\.0\.1:\d+: set RELAY_API_KEY/);
+    expect(oneLine(ran.stderr)).toMatch(
+      /^relay: NO_API_KEY: no API key for http:\/\/127\.0\.0\.1:\d+: set RELAY_API_KEY/,
+    );
   });
 
   it("a wrong key: the API's code and message, exit 1", async () => {

@@ -29,6 +29,8 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
  */
 export const CODE = {
   USAGE: "USAGE",
+  NO_API_KEY: "NO_API_KEY",
+  KEY_NOT_FOR_URL: "KEY_NOT_FOR_URL",
   UNREACHABLE: "UNREACHABLE",
   BAD_REPLY: "BAD_REPLY",
   INVALID_AGENT_FILES: "INVALID_AGENT_FILES",

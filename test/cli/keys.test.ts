@@ -74,6 +74,21 @@ describe("which key goes where", () => {
     ]);
   });
 
+  it("a redirect to another origin does not carry the key there", async () => {
+    const redirecting = await fakeServer((_req, res) =>
+      res.writeHead(307, { Location: `${other.url}/v1/agents?limit=200` }).end(),
+    );
+    try {
+      const before = other.seen.length;
+      const ran = await ls({ RELAY_URL: redirecting.url, RELAY_API_KEY: "redirecting-key" });
+      expect(ran.code).toBe(0);
+      expect(redirecting.seen.map((s) => s.authorization)).toEqual(["Bearer redirecting-key"]);
+      expect(other.seen.slice(before).map((s) => s.authorization)).toEqual([undefined]);
+    } finally {
+      await redirecting.close();
+    }
+  });
+
   it("RELAY_API_KEY given for one RELAY_URL does not follow --url to another", async () => {
     const before = other.seen.length;
     const ran = await ls({ RELAY_URL: inject("relayUrl"), RELAY_API_KEY: inject("relayKey") }, ["--url", other.url]);

@@ -4,15 +4,33 @@
 // first on the PATH.
 const [major, minor] = process.versions.node.split(".").map(Number);
 if (major < 22 || (major === 22 && minor < 18)) {
+  // Said here, as main.ts says every failure: this Node cannot load main.ts to say it.
+  const message = `relay needs Node 22.18 or later (this is ${process.versions.node}); run it as npx relay in the repository.`;
   console.error(
-    `relay needs Node 22.18 or later (this is ${process.versions.node}); run it as npx relay in the repository.`,
+    process.argv.includes("--json")
+      ? JSON.stringify({ error: { code: "NODE_TOO_OLD", message } })
+      : `relay: NODE_TOO_OLD: ${message}`,
   );
   process.exit(2);
 }
-const { main } = await import("../src/cli/main.ts");
+const { fail, main } = await import("../src/cli/main.ts");
+const argv = process.argv.slice(2);
+// What escapes main (an error thrown in an event listener, a promise nobody awaited) is still
+// one coded line, never a stack (docs/cli.md, Errors).
+const last = (error) => {
+  let code = 6;
+  try {
+    code = fail(error, argv, process.stderr);
+  } catch {
+    // stderr itself failed: the exit code is all that is left
+  }
+  process.exit(code);
+};
+process.on("uncaughtException", last);
+process.on("unhandledRejection", last);
 const controller = new AbortController();
 process.once("SIGINT", () => controller.abort());
-const code = await main(process.argv.slice(2), {
+const code = await main(argv, {
   stdin: process.stdin,
   stdout: process.stdout,
   stderr: process.stderr,

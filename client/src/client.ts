@@ -1,9 +1,10 @@
 import createClient, { type Client } from "openapi-fetch";
-import { apiErrorOf, errorBodyOf, RelayApiError, RelayConnectionError } from "./errors.ts";
+import { apiErrorOf, errorBodyOf, RelayApiError, RelayConnectionError, RelayReplyError } from "./errors.ts";
 import type { paths } from "./generated/openapi.ts";
 import { type LiveSubscription, type SubscribeOptions, subscribeSession, type WebSocketConstructor } from "./live.ts";
 import { type Page, paginate } from "./pagination.ts";
 import { type RunStream, runStreamOf } from "./run-stream.ts";
+import { arrayOf, checked, nullable, object, string, unknownValue } from "./shape.ts";
 
 /**
  * The typed client: openapi-fetch over the generated `paths`, with the key set once, plus
@@ -25,7 +26,7 @@ export interface RelayClientOptions {
 }
 
 /** A generated-client answer, as openapi-fetch returns it. */
-interface Answer<D> {
+export interface Answer<D> {
   data?: D;
   error?: unknown;
   response: Response;
@@ -63,16 +64,24 @@ export interface RelayClient {
   ): AsyncGenerator<ListItem<P>, void, undefined>;
 }
 
+/** What every list answers; its items are the caller's to check. */
+const PAGE = object({ items: arrayOf(unknownValue), next_cursor: nullable(string) });
+
 /**
- * The answer's data, or a RelayApiError with the API's code and message, or a
- * RelayConnectionError when no answer came: `const agent = await unwrap(relay.api.GET(…))`.
+ * The answer's data, or a RelayApiError with the API's code and message, a RelayReplyError
+ * when a 2xx body is not JSON, or a RelayConnectionError when no answer came:
+ * `const agent = await unwrap(relay.api.GET(…))`. `request` (`GET /v1/agents`) is for messages.
  */
-export async function unwrap<D>(call: Promise<Answer<D>>, url = "Relay"): Promise<D> {
+export async function unwrap<D>(call: Promise<Answer<D>>, url = "Relay", request = ""): Promise<D> {
   let answer: Answer<D>;
   try {
     answer = await call;
   } catch (error) {
-    if (error instanceof RelayApiError || error instanceof RelayConnectionError) throw error;
+    if (error instanceof RelayApiError || error instanceof RelayConnectionError || error instanceof RelayReplyError)
+      throw error;
+    // openapi-fetch parses a 2xx body with JSON.parse: a SyntaxError is an answer, not a lost connection.
+    if (error instanceof SyntaxError)
+      throw new RelayReplyError(url, request, `a body that is not JSON (${error.message})`, error);
     throw new RelayConnectionError(url, error);
   }
   if (!answer.response.ok || answer.error !== undefined)
@@ -113,11 +122,14 @@ export function createRelayClient(options: RelayClientOptions): RelayClient {
         throw new RelayConnectionError(url, error);
       }
       if (!response.ok) throw await apiErrorOf(response);
-      if (!response.body || !(response.headers.get("Content-Type") ?? "").startsWith("text/event-stream"))
-        throw new RelayConnectionError(
+      if (!response.body || !(response.headers.get("Content-Type") ?? "").startsWith("text/event-stream")) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new RelayReplyError(
           url,
-          new Error(`expected an event stream, got ${response.headers.get("Content-Type")}`),
+          "POST /v1/sessions/{id}/messages",
+          `${response.headers.get("Content-Type") ?? "no content type"} where an event stream was asked for`,
         );
+      }
       return runStreamOf(response.body, url);
     },
 
@@ -130,19 +142,20 @@ export function createRelayClient(options: RelayClientOptions): RelayClient {
     list(path, params = {}, listOptions = {}) {
       // biome-ignore lint/suspicious/noExplicitAny: a generic path's init is beyond what openapi-fetch can infer here.
       const get = api.GET as (path: string, init: unknown) => Promise<Answer<any>>;
-      return paginate(
-        (cursor) =>
-          unwrap(
-            get(path, {
-              params: {
-                ...(params.path ? { path: params.path } : {}),
-                query: { ...(params.query ?? {}), ...(cursor ? { cursor } : {}) },
-              },
-            }),
-            url,
-          ) as Promise<Page<ListItem<typeof path>>>,
-        listOptions,
-      );
+      return paginate(async (cursor) => {
+        const data = await unwrap(
+          get(path, {
+            params: {
+              ...(params.path ? { path: params.path } : {}),
+              query: { ...(params.query ?? {}), ...(cursor ? { cursor } : {}) },
+            },
+          }),
+          url,
+          `GET ${path}`,
+        );
+        // A page without items or cursor would end the loop in a TypeError, or repeat the first page forever.
+        return checked<Page<ListItem<typeof path>>>(data, PAGE, url, `GET ${path}`);
+      }, listOptions);
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
  * What a call can fail with, as values a caller can branch on: the API's own error answer
- * (its stable code, docs/api.md#errors), or no answer at all.
+ * (its stable code, docs/api.md#errors), an answer this client cannot read, or no answer at all.
  */
 
 /** The body of every error answer: `{ error: { code, message, details? } }`. */
@@ -36,6 +36,26 @@ export class RelayConnectionError extends Error {
   }
 }
 
+/**
+ * An answer came, but not one this client can read: a 2xx body that is not JSON, or JSON of
+ * another shape than the part the caller reads (a URL that is not Relay, a proxy's page, a
+ * Relay of another version). `problem` says what was wrong, naming the first field that was off.
+ */
+export class RelayReplyError extends Error {
+  override readonly name = "RelayReplyError";
+  readonly url: string;
+  /** The request, e.g. `GET /v1/agents`, or "" when the caller did not say. */
+  readonly request: string;
+  readonly problem: string;
+
+  constructor(url: string, request: string, problem: string, cause?: unknown) {
+    super(`${url} answered ${request ? `${request} ` : ""}with ${problem}`, cause === undefined ? {} : { cause });
+    this.url = url;
+    this.request = request;
+    this.problem = problem;
+  }
+}
+
 /** `ECONNREFUSED`, `ENOTFOUND`…: the part of a failed fetch a person can act on. */
 function reasonOf(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } } | null)?.cause;
@@ -51,7 +71,9 @@ export function errorBodyOf(status: number, body: unknown): ErrorBody {
       message: error.message,
       ...(error.details === undefined ? {} : { details: error.details }),
     };
-  const text = typeof body === "string" && body.trim() !== "" ? `: ${body.trim().slice(0, 200)}` : "";
+  // A proxy's HTML page: its first words, on one line.
+  const words = typeof body === "string" ? body.replace(/\s+/g, " ").trim() : "";
+  const text = words === "" ? "" : `: ${words.slice(0, 200)}`;
   return { code: `HTTP_${status}`, message: `Relay answered ${status} without an error body${text}` };
 }
 

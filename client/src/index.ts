@@ -10,7 +10,7 @@ export {
   type RelayClientOptions,
   unwrap,
 } from "./client.ts";
-export { type ErrorBody, RelayApiError, RelayConnectionError } from "./errors.ts";
+export { type ErrorBody, RelayApiError, RelayConnectionError, RelayReplyError } from "./errors.ts";
 export type { LiveSubscription, SubscribeOptions, WebSocketConstructor } from "./live.ts";
 export { type Page, paginate } from "./pagination.ts";
 export type { RunStream } from "./run-stream.ts";

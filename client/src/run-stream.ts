@@ -1,5 +1,6 @@
 import { EventSourceParserStream } from "eventsource-parser/stream";
-import { RelayConnectionError } from "./errors.ts";
+import { RelayConnectionError, RelayReplyError } from "./errors.ts";
+import { checked, object, string } from "./shape.ts";
 import type { LiveEvent, MessageRun } from "./types.ts";
 
 /**
@@ -18,6 +19,20 @@ export interface RunStream extends AsyncIterable<LiveEvent> {
 
 /** The frame name of the stream's last event: the JSON answer. */
 const RESULT = "result";
+const REQUEST = "POST /v1/sessions/{id}/messages";
+/** What `result()` promises its caller: the run, with its id and status. */
+const MESSAGE_RUN = object({ run: object({ id: string, status: string }) });
+
+/** The result frame's answer, or a RelayReplyError when it is not JSON or has no run. */
+function resultOf(data: string, url: string): MessageRun {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch (error) {
+    throw new RelayReplyError(url, REQUEST, `a result event that is not JSON (${(error as Error).message})`, error);
+  }
+  return checked<MessageRun>(parsed, MESSAGE_RUN, url, REQUEST);
+}
 
 /**
  * One SSE message as a live event. Relay's frames carry the whole event as data; a frame
@@ -70,9 +85,9 @@ export function runStreamOf(body: ReadableStream<Uint8Array>, url: string): RunS
       }
       const frame = chunk.value;
       if (frame.event === RESULT) {
-        final = JSON.parse(frame.data) as MessageRun;
         done = true;
         await reader.cancel().catch(() => undefined);
+        final = resultOf(frame.data, url);
         break;
       }
       const event = liveEventOf(frame);

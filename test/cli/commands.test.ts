@@ -48,7 +48,7 @@ describe("relay route", () => {
   it("a strategy that is none of rule, llm, hybrid: exit 2", async () => {
     const ran = await relay(["route", "hello", "--strategy", "magic"]);
     expect(ran.code).toBe(2);
-    expect(ran.stderr).toBe('relay: --strategy must be one of rule, llm, hybrid (got "magic")\n');
+    expect(ran.stderr).toBe('relay: USAGE: --strategy must be one of rule, llm, hybrid (got "magic")\n');
   });
 });
 
@@ -92,7 +92,7 @@ describe("relay config", () => {
   it("an unknown setting: exit 2", async () => {
     const ran = await relay(["config", "routing.speed", "11"]);
     expect(ran.code).toBe(2);
-    expect(ran.stderr).toMatch(/^relay: unknown setting "routing.speed": one of routing.enabled, /);
+    expect(ran.stderr).toMatch(/^relay: USAGE: unknown setting "routing.speed": one of routing.enabled, /);
   });
 });
 
@@ -152,7 +152,9 @@ describe("relay agents", () => {
     writeFileSync(join(bad, "b.md"), "no front matter here\n");
     const ran = await relay(["agents", "push", bad]);
     expect(ran.code).toBe(1);
-    expect(ran.stderr).toBe("relay: Nothing sent:\n  b.md: no agent name (front matter name:)\n");
+    expect(ran.stderr).toBe(
+      "relay: INVALID_AGENT_FILES: nothing sent: a file cannot be used\n  b.md: no agent name (front matter name:)\n",
+    );
     expect((await relay(["agents", "get", "cli-never-sent"])).code).toBe(4);
   });
 
@@ -210,7 +212,9 @@ describe("relay inbox", () => {
   });
 
   it("a reply with no text, or a reason with a reply: exit 2", async () => {
-    expect((await relay(["inbox", "reply", "inb_x"])).stderr).toBe("relay: inbox reply needs the reply's text\n");
+    expect((await relay(["inbox", "reply", "inb_x"])).stderr).toBe(
+      "relay: USAGE: inbox reply needs the reply's text\n",
+    );
     expect((await relay(["inbox", "reply", "inb_x", "hi", "--reason", "r"])).code).toBe(2);
   });
 });
@@ -255,7 +259,7 @@ describe("relay tail", () => {
   it("an --after that is no event id: exit 2", async () => {
     const ran = await relay(["tail", "ses_x", "--after", "evt_0"]);
     expect(ran.code).toBe(2);
-    expect(ran.stderr).toMatch(/^relay: --after takes an event id/);
+    expect(ran.stderr).toMatch(/^relay: USAGE: --after takes an event id/);
   });
 
   it("a session that does not exist: the API's code, exit 4", async () => {
@@ -295,6 +299,6 @@ describe("relay audit", () => {
   it("a --since that is no time: exit 2", async () => {
     const ran = await relay(["audit", "--since", "last tuesday"]);
     expect(ran.code).toBe(2);
-    expect(ran.stderr).toMatch(/^relay: --since is an ISO time or a span/);
+    expect(ran.stderr).toMatch(/^relay: USAGE: --since is an ISO time or a span/);
   });
 });

@@ -6,6 +6,7 @@ import {
   paginate,
   RelayApiError,
   RelayConnectionError,
+  RelayReplyError,
   unwrap,
 } from "../../client/src/index.ts";
 import { runStreamOf } from "../../client/src/run-stream.ts";
@@ -77,7 +78,7 @@ describe("streamMessage: a run's Server-Sent Events as an async iterator", () =>
       'id: evt_1\nevent: run_started\ndata: {"id":"evt_1","type":"run_started","session_id":"s","run_id":"r","at":"t","data":{}}\n\n' +
       ": keep-alive\n\n" +
       'id: evt_2\nevent: message.delta\ndata: {"delta":"Hel"}\n\n' +
-      'event: result\ndata: {"message":{"role":"user","content":"x"},"run":{"id":"r"}}\n\n';
+      'event: result\ndata: {"message":{"role":"user","content":"x"},"run":{"id":"r","status":"completed"}}\n\n';
     const bytes = new TextEncoder().encode(text);
     for (const size of [1, 2, 7, 64, bytes.length]) {
       const body = new ReadableStream<Uint8Array>({
@@ -153,5 +154,74 @@ describe("list and paginate: every item, page by page", () => {
     const seen: number[] = [];
     for await (const n of paginate(async (cursor) => pages[cursor === "a" ? 1 : 0]!)) seen.push(n);
     expect(seen).toEqual([1, 2, 3]);
+  });
+});
+
+describe("answers this client cannot read: a RelayReplyError, or an error on one line", () => {
+  /** A client whose every request gets `answer` (a server that is not Relay, or not this version of it). */
+  const answering = (answer: () => Response) =>
+    createRelayClient({ url: "http://relay.test", apiKey: "k", fetch: async () => answer() });
+  const sse = (text: string) =>
+    answering(() => new Response(text, { headers: { "Content-Type": "text/event-stream" } })).streamMessage("s", "hi");
+
+  it("a 2xx body that is not JSON", async () => {
+    const html = answering(() => new Response("<html>\n<p>Sign in</p>", { headers: { "Content-Type": "text/html" } }));
+    const failed = unwrap(html.api.GET("/v1/agents/{name}", { params: { path: { name: "x" } } }), html.url, "GET x");
+    await expect(failed).rejects.toBeInstanceOf(RelayReplyError);
+    await expect(failed).rejects.toThrow(/^http:\/\/relay\.test answered GET x with a body that is not JSON \(/);
+  });
+
+  it("a list page without items, or without next_cursor (which would repeat the first page forever)", async () => {
+    for (const [page, problem] of [
+      [{ items: 5 }, "items: expected an array, got a number"],
+      [{ items: [{ definition: {} }] }, "next_cursor: expected a string, got undefined"],
+      [[], "the body: expected an object, got an array"],
+    ] as const) {
+      const wrong = answering(() => Response.json(page));
+      const names: unknown[] = [];
+      const failed = (async () => {
+        for await (const agent of wrong.list("/v1/agents")) names.push(agent);
+      })();
+      await expect(failed).rejects.toBeInstanceOf(RelayReplyError);
+      await expect(failed).rejects.toThrow(
+        `http://relay.test answered GET /v1/agents with JSON of another shape than this client reads (${problem})`,
+      );
+      expect(names).toEqual([]);
+    }
+  });
+
+  it("a message answered with JSON where an event stream was asked for", async () => {
+    const json = answering(() => Response.json({ ok: true }));
+    await expect(json.streamMessage("s", "hi")).rejects.toThrow(
+      "http://relay.test answered POST /v1/sessions/{id}/messages with application/json where an event stream was asked for",
+    );
+  });
+
+  it("a stream whose result is not JSON, or has no run", async () => {
+    const notJson = await sse("event: result\ndata: <oops>\n\n");
+    await expect(notJson.result()).rejects.toBeInstanceOf(RelayReplyError);
+    await expect((await sse("event: result\ndata: <oops>\n\n")).result()).rejects.toThrow(
+      /answered POST \/v1\/sessions\/\{id\}\/messages with a result event that is not JSON/,
+    );
+    await expect((await sse('event: result\ndata: {"message":{}}\n\n')).result()).rejects.toThrow(
+      "(run: expected an object, got undefined)",
+    );
+  });
+
+  it("an error answer that is a proxy's HTML page: its first words, on one line", async () => {
+    const proxy = answering(
+      () =>
+        new Response("<html>\n  <h1>502 Bad Gateway</h1>\n</html>\n", {
+          status: 502,
+          headers: { "Content-Type": "text/html" },
+        }),
+    );
+    const failed = await unwrap(proxy.api.GET("/health")).catch((e: RelayApiError) => e);
+    expect(failed).toBeInstanceOf(RelayApiError);
+    expect(failed).toMatchObject({
+      status: 502,
+      code: "HTTP_502",
+      message: "Relay answered 502 without an error body: <html> <h1>502 Bad Gateway</h1> </html>",
+    });
   });
 });

@@ -1,7 +1,6 @@
 import { createInterface, type Interface } from "node:readline";
 import { type ParseArgsOptionsConfig, parseArgs } from "node:util";
 import { createRelayClient, type RelayClient } from "../client.ts";
-import { RelayApiError } from "../errors.ts";
 import type { Command, Context } from "./command.ts";
 import { agents } from "./commands/agents.ts";
 import { audit } from "./commands/audit.ts";
@@ -11,7 +10,7 @@ import { inbox } from "./commands/inbox.ts";
 import { route } from "./commands/route.ts";
 import { secrets } from "./commands/secrets.ts";
 import { tail } from "./commands/tail.ts";
-import { asCliError, EXIT, type ExitCode, usage } from "./exit.ts";
+import { cliErrorOf, EXIT, type ExitCode, failureOutput, usage } from "./exit.ts";
 import { Output } from "./output.ts";
 import { readSecret } from "./read-secret.ts";
 import { resolveSettings, type Settings } from "./settings.ts";
@@ -57,7 +56,8 @@ function help(): string {
     "",
     "relay help <command> shows a command's usage. Relay's URL and key come from --url or --profile,",
     "RELAY_URL and RELAY_API_KEY, or the config file's default profile (docs/cli.md, Connecting).",
-    "Exit codes: 0 done, 1 refused or failed, 2 usage, 3 Relay unreachable or 5xx, 4 not found.",
+    "Exit codes: 0 done, 1 refused or failed, 2 usage, 3 Relay unreachable or 5xx, 4 not found,",
+    "5 an answer relay cannot read, 6 a bug in relay.",
   ].join("\n");
 }
 
@@ -149,7 +149,7 @@ export async function main(argv: readonly string[], io: Io): Promise<ExitCode> {
         strict: true,
       });
     } catch (error) {
-      throw usage(`${(error as Error).message.split("\n")[0]}; usage:\n${command.usage}`);
+      throw usage((error as Error).message.split("\n")[0]!, `usage:\n${command.usage}`);
     }
     if (parsed.values.help) {
       out.line(`${command.summary}\n\n${command.usage}`);
@@ -183,16 +183,19 @@ export async function main(argv: readonly string[], io: Io): Promise<ExitCode> {
     return (await command.run(ctx)) ?? EXIT.OK;
   } catch (error) {
     if (io.signal.aborted) return EXIT.OK;
-    const cli = asCliError(error);
-    if (!cli) throw error;
-    if (out.json) {
-      // The API's own message, as its error answer has it; the one-line form adds the code and status.
-      const message = error instanceof RelayApiError ? error.message : cli.message;
-      const details = cli.details === undefined ? {} : { details: cli.details };
-      io.stderr.write(`${JSON.stringify({ error: { code: cli.code, message, ...details } })}\n`);
-    } else io.stderr.write(`relay: ${cli.message}\n`);
-    return cli.exitCode;
+    return fail(error, argv, io.stderr);
   } finally {
     reader.close();
   }
+}
+
+/**
+ * Says a failure on stderr, as a coded line or (when the command line has `--json`) one JSON
+ * object, and answers its exit code. `main` ends with it; client/bin/relay.js also calls it
+ * for whatever escapes `main` (an error thrown in an event listener), so no stack is printed.
+ */
+export function fail(error: unknown, argv: readonly string[], stderr: Io["stderr"]): ExitCode {
+  const cli = cliErrorOf(error);
+  stderr.write(failureOutput(cli, argv.includes("--json")));
+  return cli.exitCode;
 }

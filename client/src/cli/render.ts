@@ -4,7 +4,9 @@ import type { Style } from "./output.ts";
 /**
  * Live events as the lines `relay chat` and `relay tail` print (docs/runs.md, Live events).
  * Pure: an event in, a line and its style out, or null for what the mode leaves out. An
- * event type this client does not know is shown by its name rather than dropped.
+ * event type this client does not know is shown by its name rather than dropped. The
+ * commands check each event before it gets here (checkedEvent in replies.ts): the casts of
+ * `data` below stand on those checks.
  */
 
 export type RenderMode = "chat" | "tail";

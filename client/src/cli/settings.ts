@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
-import { usage } from "./exit.ts";
+import { CliError, CODE, EXIT, usage } from "./exit.ts";
 
 /**
  * Where the command finds Relay and its key (docs/cli.md, Connecting):
@@ -10,6 +10,7 @@ import { usage } from "./exit.ts";
  * 3. the config file's default profile;
  * 4. `http://127.0.0.1:8787`, and for a Relay on this machine the first key in the
  *    `.dev.vars` of the folder the command runs in or one above it (`npm run dev` writes it).
+ * Each key goes only to the URL it was given for (resolveSettings).
  */
 
 export const DEFAULT_URL = "http://127.0.0.1:8787";
@@ -83,6 +84,26 @@ export function devVarsKey(cwd: string): { key: string; path: string } | null {
   }
 }
 
+/** Two URLs of one Relay: the same scheme, host and port (`https://a` and `https://a:443/` are one). */
+export function sameOrigin(a: string, b: string): boolean {
+  if (!URL.canParse(a) || !URL.canParse(b)) return false;
+  const origin = new URL(a).origin;
+  // An origin "null" (a scheme without hosts) is no Relay's.
+  return origin !== "null" && origin === new URL(b).origin;
+}
+
+/** The URL a profile's key is for: its `url`, or the default one when it names none. */
+function profileUrl(profile: Profile): string {
+  return profile.url ?? DEFAULT_URL;
+}
+
+/**
+ * The URL in force and its key. The URL comes from the first layer that names one; a key goes
+ * only to the URL it was given for: a profile's to its own `url` (by origin), `RELAY_API_KEY`
+ * to `RELAY_URL` when that is set (to the URL in force when it is not), `.dev.vars`'s to a
+ * Relay on this machine. A key held back for another URL is said, never sent (docs/cli.md,
+ * Which key goes where).
+ */
 export function resolveSettings({ flags, env, cwd }: SettingsInput): Settings {
   const path = configPath(env);
   const file = readConfigFile(path);
@@ -94,21 +115,48 @@ export function resolveSettings({ flags, env, cwd }: SettingsInput): Settings {
   }
   const fallbackName = file?.default_profile;
   const explicit = named === undefined ? undefined : profiles[named];
-  const fallback = fallbackName === undefined ? undefined : profiles[fallbackName];
+  // The default profile counts only when no profile is named.
+  const fallback = fallbackName === undefined || named !== undefined ? undefined : profiles[fallbackName];
 
   const url = flags.url ?? explicit?.url ?? env.RELAY_URL ?? fallback?.url ?? DEFAULT_URL;
   if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
     throw usage(`not an http(s) URL: ${JSON.stringify(url)} (set --url or RELAY_URL)`);
 
-  const candidates: [string | undefined, string][] = [
-    [explicit ? profileKey(explicit, env) : undefined, `profile "${named}"`],
-    [env.RELAY_API_KEY || undefined, "RELAY_API_KEY"],
-    [fallback && named === undefined ? profileKey(fallback, env) : undefined, `profile "${fallbackName}"`],
+  const envKey = env.RELAY_API_KEY || undefined;
+  const candidates: { key: string | undefined; source: string; forUrl: string | undefined }[] = [
+    {
+      key: explicit && profileKey(explicit, env),
+      source: `profile "${named}"`,
+      forUrl: explicit && profileUrl(explicit),
+    },
+    { key: envKey, source: "RELAY_API_KEY", forUrl: env.RELAY_URL },
+    {
+      key: fallback && profileKey(fallback, env),
+      source: `profile "${fallbackName}"`,
+      forUrl: fallback && profileUrl(fallback),
+    },
   ];
-  for (const [key, source] of candidates) if (key) return { url, apiKey: key, keySource: source };
+  const heldBack: string[] = [];
+  for (const { key, source, forUrl } of candidates) {
+    if (!key) continue;
+    if (forUrl === undefined || sameOrigin(url, forUrl)) return { url, apiKey: key, keySource: source };
+    heldBack.push(
+      `${source === "RELAY_API_KEY" ? "RELAY_API_KEY is for RELAY_URL" : `${source}'s key is for`} ${forUrl}`,
+    );
+  }
   if (isLoopback(url)) {
     const dev = devVarsKey(cwd);
     if (dev) return { url, apiKey: dev.key, keySource: dev.path };
   }
-  throw usage(`no API key for ${url}: set RELAY_API_KEY, or name a profile with an api_key in ${path} (docs/cli.md)`);
+  if (heldBack.length > 0)
+    throw new CliError(
+      `no API key for ${url}, and no other is sent there: ${heldBack.join("; ")}. Give ${url} its own key: RELAY_API_KEY (with RELAY_URL unset or set to it), or a profile whose url it is (docs/cli.md, Which key goes where)`,
+      EXIT.USAGE,
+      CODE.KEY_NOT_FOR_URL,
+    );
+  throw new CliError(
+    `no API key for ${url}: set RELAY_API_KEY, or name a profile with an api_key in ${path} (docs/cli.md, Connecting)`,
+    EXIT.USAGE,
+    CODE.NO_API_KEY,
+  );
 }

@@ -4,8 +4,9 @@ import { unwrap } from "../../client.ts";
 import { RelayApiError } from "../../errors.ts";
 import type { Agent } from "../../types.ts";
 import type { Command, Context } from "../command.ts";
-import { asCliError, CliError, EXIT, type ExitCode, usage } from "../exit.ts";
+import { CliError, CODE, cliErrorOf, EXIT, type ExitCode, oneLine, usage } from "../exit.ts";
 import { table } from "../output.ts";
+import { AGENT, checked, reply } from "../replies.ts";
 
 /** One agent file to push: Markdown with YAML front matter, or JSON (docs/agents.md, Agent files). */
 export interface AgentFile {
@@ -82,9 +83,10 @@ export function readAgentFiles(paths: readonly string[], cwd: string): AgentFile
   }
   if (problems.length > 0)
     throw new CliError(
-      ["Nothing sent:", ...problems.map((p) => `  ${p}`)].join("\n"),
+      `nothing sent: ${problems.length === 1 ? "a file" : `${problems.length} files`} cannot be used`,
       EXIT.FAILED,
-      "INVALID_AGENT_FILES",
+      CODE.INVALID_AGENT_FILES,
+      { details: { problems }, more: problems.map((p) => `  ${p}`).join("\n") },
     );
   return agents;
 }
@@ -119,21 +121,22 @@ export async function pushAgentFiles(
     });
     let outcome: PushOutcome;
     try {
-      const answer = await call;
-      if (answer.error !== undefined || !answer.response.ok) await unwrap(Promise.resolve(answer), relay.url);
-      outcome = {
-        file: file.path,
-        name: file.name,
-        outcome: answer.response.status === 201 ? "created" : "replaced",
-        status: answer.response.status,
-      };
+      let status = 0;
+      await unwrap(
+        call.then((answer) => {
+          status = answer.response.status;
+          return answer;
+        }),
+        relay.url,
+      );
+      outcome = { file: file.path, name: file.name, outcome: status === 201 ? "created" : "replaced", status };
     } catch (error) {
       if (!(error instanceof RelayApiError)) {
-        const cli = asCliError(error);
+        const cli = cliErrorOf(error);
         throw new CliError(
-          `${file.name}: ${cli?.message ?? String(error)}; stopped with ${outcomes.length} of ${files.length} sent`,
-          cli?.exitCode ?? EXIT.UNAVAILABLE,
-          cli?.code ?? "UNREACHABLE",
+          `${file.name}: ${cli.message}; stopped with ${outcomes.length} of ${files.length} sent`,
+          cli.exitCode,
+          cli.code,
         );
       }
       outcome = {
@@ -188,7 +191,8 @@ export const agents: Command = {
     if (sub === "ls") {
       if (args.length > 0) throw usage("agents ls takes no arguments");
       const all: Agent[] = [];
-      for await (const agent of relay.list("/v1/agents", { query: { limit: 200 } })) all.push(agent as Agent);
+      for await (const agent of relay.list("/v1/agents", { query: { limit: 200 } }))
+        all.push(checked<Agent>(agent, AGENT, relay.url, "GET /v1/agents", `item ${all.length + 1}`));
       if (ctx.out.json) ctx.out.data(all);
       else
         table(
@@ -205,9 +209,11 @@ export const agents: Command = {
     }
     if (sub === "get") {
       if (args.length !== 1) throw usage("agents get takes one name");
-      const agent = await unwrap(
+      const agent = await reply(
+        relay,
         relay.api.GET("/v1/agents/{name}", { params: { path: { name: args[0]! } } }),
-        relay.url,
+        AGENT,
+        "GET /v1/agents/{name}",
       );
       if (ctx.out.json) ctx.out.data(agent);
       else printAgent(ctx, agent);
@@ -218,7 +224,8 @@ export const agents: Command = {
       const files = readAgentFiles(args, ctx.cwd);
       const outcomes = await pushAgentFiles(ctx, files, (o) => {
         if (ctx.out.json) return;
-        if (o.error) ctx.out.error(`${o.name}: ${o.error.code}: ${o.error.message} (HTTP ${o.status})`);
+        if (o.error)
+          ctx.out.error(`${o.name}: ${oneLine(o.error.code)}: ${oneLine(o.error.message)} (HTTP ${o.status})`);
         else ctx.out.line(`${o.name}: ${o.outcome}`);
       });
       if (ctx.out.json) ctx.out.data(outcomes);
@@ -233,9 +240,10 @@ export const agents: Command = {
         removed.push(name);
         if (!ctx.out.json) ctx.out.line(`${name}: deleted`);
       } catch (error) {
-        const cli = asCliError(error);
-        if (!cli || cli.exitCode === EXIT.UNAVAILABLE) throw error;
-        ctx.out.error(`${name}: ${cli.message}`);
+        // A refusal is this name's; anything else (no answer, one that cannot be read) stops the rest.
+        if (!(error instanceof RelayApiError) || error.status >= 500) throw error;
+        const cli = cliErrorOf(error);
+        ctx.out.error(`${name}: ${oneLine(cli.code)}: ${oneLine(cli.message)}`);
         worst ??= cli.exitCode;
       }
     }

@@ -3,6 +3,7 @@ import type { Command, Context } from "../command.ts";
 import { text } from "../command.ts";
 import { usage } from "../exit.ts";
 import { table } from "../output.ts";
+import { AUDIT_RECORD, checked } from "../replies.ts";
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
 
@@ -58,7 +59,9 @@ export const audit: Command = {
     const relay = ctx.relay();
     const records: AuditRecord[] = [];
     for await (const record of relay.list("/v1/audit", { query: { ...query, limit: Math.min(limit, 200) } }, { limit }))
-      records.push(record as AuditRecord);
+      records.push(
+        checked<AuditRecord>(record, AUDIT_RECORD, relay.url, "GET /v1/audit", `item ${records.length + 1}`),
+      );
     if (ctx.out.json) {
       ctx.out.data(records);
       return undefined;

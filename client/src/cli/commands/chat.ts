@@ -1,12 +1,21 @@
-import { unwrap } from "../../client.ts";
 import { RelayApiError } from "../../errors.ts";
 import type { RunStream } from "../../run-stream.ts";
-import type { LiveEvent, Run, RunPending } from "../../types.ts";
+import type { LiveEvent, MessageRun, Run, RunPending } from "../../types.ts";
 import { isLiveEvent } from "../../types.ts";
 import type { Command, Context } from "../command.ts";
 import { text } from "../command.ts";
-import { asCliError, EXIT, type ExitCode } from "../exit.ts";
+import { cliErrorOf, EXIT, type ExitCode, failureLine } from "../exit.ts";
 import { eventLine } from "../render.ts";
+import {
+  checked,
+  checkedEvent,
+  INBOX_ITEM,
+  INBOX_RESOLVED,
+  ROUTE_DECISION,
+  reply,
+  SESSION,
+  WITH_RUN,
+} from "../replies.ts";
 import { routingLine } from "./route.ts";
 
 /**
@@ -21,6 +30,9 @@ type RunView = Omit<Run, "events">;
 
 const PAUSED = new Set(["awaiting_human", "awaiting_approval", "requires_action"]);
 const ENDS = new Set(["run_completed", "run_failed", "run_cancelled", "run_paused"]);
+/** Where chat's live events come from, for a BAD_REPLY's message. */
+const STREAM = "POST /v1/sessions/{id}/messages";
+const SOCKET = "GET /v1/sessions/{id}/ws";
 
 class Chat {
   private sessionId: string | null;
@@ -46,7 +58,14 @@ class Chat {
     return this.ctx.relay();
   }
 
-  private print(event: LiveEvent): void {
+  /** Prints an event once it is one chat can read (`from`: the request it came on). */
+  private print(received: LiveEvent, from: string): LiveEvent {
+    const event = checkedEvent(received, this.relay.url, from);
+    this.show(event);
+    return event;
+  }
+
+  private show(event: LiveEvent): void {
     if (event.id) this.lastEventId = event.id;
     if (this.ctx.out.json) {
       this.ctx.out.data(event, true);
@@ -101,7 +120,7 @@ class Chat {
     if (!agent) {
       const decision = await out.spin(
         "routing",
-        unwrap(this.relay.api.POST("/v1/route", { body: { input } }), this.relay.url),
+        reply(this.relay, this.relay.api.POST("/v1/route", { body: { input } }), ROUTE_DECISION, "POST /v1/route"),
       );
       if (out.json) out.data({ type: "route", decision }, true);
       else out.line(out.paint("cyan", routingLine(decision)));
@@ -119,11 +138,13 @@ class Chat {
         route = { method: "user", confidence: 100 };
       }
     }
-    const session = await unwrap(
+    const session = await reply(
+      this.relay,
       this.relay.api.POST("/v1/sessions", {
         body: { agent, metadata: { client: "relay chat", ...(route ? { route } : {}) } },
       }),
-      this.relay.url,
+      SESSION,
+      "POST /v1/sessions",
     );
     this.sessionId = session.id;
     if (out.json) out.data({ type: "session", session }, true);
@@ -154,8 +175,8 @@ class Chat {
   async send(content: string): Promise<RunView | null> {
     if (!(await this.ensureSession(content))) return null;
     const stream: RunStream = await this.relay.streamMessage(this.sessionId!, content, { signal: this.ctx.signal });
-    for await (const event of stream) this.print(event);
-    const result = await stream.result();
+    for await (const event of stream) this.print(event, STREAM);
+    const result = checked<MessageRun>(await stream.result(), WITH_RUN, this.relay.url, STREAM);
     if (this.ctx.out.json) this.ctx.out.data({ type: "result", ...result }, true);
     this.lastEventId = stream.lastEventId ?? this.lastEventId;
     return this.finish(result.run);
@@ -164,9 +185,11 @@ class Chat {
   /** The question a pause asks, and its inbox item's reason when it has one. */
   private async reasonOf(inboxId: string): Promise<string> {
     try {
-      const item = await unwrap(
+      const item = await reply(
+        this.relay,
         this.relay.api.GET("/v1/inbox/{id}", { params: { path: { id: inboxId } } }),
-        this.relay.url,
+        INBOX_ITEM,
+        "GET /v1/inbox/{id}",
       );
       return item.reason;
     } catch {
@@ -189,8 +212,8 @@ class Chat {
       if (answered === null || answered.status === "awaiting_approval") return answered;
       for await (const event of sub) {
         if (event.run_id !== run.id) continue;
-        this.print(event);
-        if (ENDS.has(event.type)) return this.finish(event.data as RunView);
+        // Run events' data were checked as runs by print.
+        if (ENDS.has(this.print(event, SOCKET).type)) return this.finish(event.data as RunView);
       }
       return answered;
     } finally {
@@ -199,11 +222,13 @@ class Chat {
   }
 
   private async resolve(id: string, body: { reply: string } | { decision: "approve" | "deny"; reason?: string }) {
-    const { run } = await unwrap(
+    const { run } = await reply(
+      this.relay,
       this.relay.api.POST("/v1/inbox/{id}/resolve", { params: { path: { id } }, body: { ...body, by: "relay chat" } }),
-      this.relay.url,
+      INBOX_RESOLVED,
+      "POST /v1/inbox/{id}/resolve",
     );
-    return run as RunView | null;
+    return run;
   }
 
   /** Answers the run's pauses one after another; false when input ended with the run still waiting. */
@@ -267,12 +292,14 @@ class Chat {
           outputs.push({ tool_call_id: call.id, output });
         }
         run = await this.resume(current, async () => {
-          const answer = await unwrap(
+          const answer = await reply(
+            this.relay,
             this.relay.api.POST("/v1/sessions/{id}/tool-outputs", {
               params: { path: { id: this.sessionId! } },
               body: { run_id: current.id, outputs },
             }),
-            this.relay.url,
+            WITH_RUN,
+            "POST /v1/sessions/{id}/tool-outputs",
           );
           return answer.run;
         });
@@ -314,11 +341,11 @@ export const chat: Command = {
         if (run && !(await conversation.answerPauses(run))) break;
       } catch (error) {
         if (ctx.signal.aborted) break;
-        const cli = asCliError(error);
-        // No answer at all ends the chat; a refusal is said and the conversation goes on.
-        if (!cli || cli.exitCode === EXIT.UNAVAILABLE || !(error instanceof RelayApiError)) throw error;
+        // A refusal is said and the conversation goes on; anything else (no answer, one that cannot be read) ends it.
+        if (!(error instanceof RelayApiError) || error.status >= 500) throw error;
+        const cli = cliErrorOf(error);
         if (ctx.out.json) ctx.out.data({ type: "error", error: { code: error.code, message: error.message } }, true);
-        else ctx.out.error(ctx.out.paint("red", `relay: ${cli.message}`));
+        else ctx.out.error(ctx.out.paint("red", failureLine(cli)));
         conversation.exitCode = cli.exitCode;
       }
     }

@@ -1,9 +1,9 @@
-import { unwrap } from "../../client.ts";
 import type { RoutingConfigView } from "../../types.ts";
 import type { Command } from "../command.ts";
 import { flag } from "../command.ts";
 import { usage } from "../exit.ts";
 import { table } from "../output.ts";
+import { ROUTING_CONFIG_VIEW, reply } from "../replies.ts";
 
 /** Every routing setting (docs/configuration.md), as `relay config` names them. */
 const KEYS = [
@@ -87,14 +87,24 @@ export const config: Command = {
 
     let view: RoutingConfigView;
     if (flag(ctx, "reset")) {
-      view = await unwrap(relay.api.DELETE("/v1/config/routing"), relay.url);
+      view = await reply(
+        relay,
+        relay.api.DELETE("/v1/config/routing"),
+        ROUTING_CONFIG_VIEW,
+        "DELETE /v1/config/routing",
+      );
     } else {
-      view = await unwrap(relay.api.GET("/v1/config/routing"), relay.url);
+      view = await reply(relay, relay.api.GET("/v1/config/routing"), ROUTING_CONFIG_VIEW, "GET /v1/config/routing");
       if (key && (typedValue !== undefined || flag(ctx, "unset"))) {
         const value = flag(ctx, "unset") ? undefined : parseValue(key, typedValue!);
         const body = withValue((view.stored ?? {}) as Record<string, unknown>, key, value);
-        // biome-ignore lint/suspicious/noExplicitAny: the API validates the setting's type and says which is wrong.
-        view = await unwrap(relay.api.PUT("/v1/config/routing", { body: body as any }), relay.url);
+        view = await reply(
+          relay,
+          // biome-ignore lint/suspicious/noExplicitAny: the API validates the setting's type and says which is wrong.
+          relay.api.PUT("/v1/config/routing", { body: body as any }),
+          ROUTING_CONFIG_VIEW,
+          "PUT /v1/config/routing",
+        );
       }
     }
     if (ctx.out.json) {

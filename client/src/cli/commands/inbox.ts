@@ -1,9 +1,9 @@
-import { unwrap } from "../../client.ts";
 import type { InboxListItem } from "../../types.ts";
 import type { Command, Context } from "../command.ts";
 import { text } from "../command.ts";
 import { usage } from "../exit.ts";
 import { table } from "../output.ts";
+import { checked, INBOX_ITEM, INBOX_LIST_ITEM, INBOX_RESOLVED, reply } from "../replies.ts";
 
 const STATUSES = ["open", "resolved", "expired", "cancelled", "all"] as const;
 const KINDS = ["handoff_escalation", "human_turn", "escalation", "approval"] as const;
@@ -37,7 +37,7 @@ async function list(ctx: Context): Promise<undefined> {
   };
   const items: InboxListItem[] = [];
   for await (const item of relay.list("/v1/inbox", { query }, { limit: positiveInt(ctx, "limit") ?? 100 }))
-    items.push(item as InboxListItem);
+    items.push(checked<InboxListItem>(item, INBOX_LIST_ITEM, relay.url, "GET /v1/inbox", `item ${items.length + 1}`));
   if (ctx.out.json) {
     ctx.out.data(items);
     return undefined;
@@ -70,9 +70,11 @@ async function resolve(ctx: Context, verb: "approve" | "deny" | "reply", args: s
     body = { decision: verb, ...(reason ? { reason } : {}) };
   }
   const relay = ctx.relay();
-  const answer = await unwrap(
+  const answer = await reply(
+    relay,
     relay.api.POST("/v1/inbox/{id}/resolve", { params: { path: { id } }, body: { ...body, ...(by ? { by } : {}) } }),
-    relay.url,
+    INBOX_RESOLVED,
+    "POST /v1/inbox/{id}/resolve",
   );
   if (ctx.out.json) {
     ctx.out.data(answer);
@@ -96,7 +98,12 @@ async function resolve(ctx: Context, verb: "approve" | "deny" | "reply", args: s
 async function show(ctx: Context, args: string[]): Promise<undefined> {
   if (args.length !== 1) throw usage("inbox show takes one id");
   const relay = ctx.relay();
-  const item = await unwrap(relay.api.GET("/v1/inbox/{id}", { params: { path: { id: args[0]! } } }), relay.url);
+  const item = await reply(
+    relay,
+    relay.api.GET("/v1/inbox/{id}", { params: { path: { id: args[0]! } } }),
+    INBOX_ITEM,
+    "GET /v1/inbox/{id}",
+  );
   if (ctx.out.json) {
     ctx.out.data(item);
     return undefined;

@@ -1,9 +1,9 @@
-import { unwrap } from "../../client.ts";
 import type { RouteDecision } from "../../types.ts";
 import type { Command } from "../command.ts";
 import { text } from "../command.ts";
 import { usage } from "../exit.ts";
 import type { Output } from "../output.ts";
+import { ROUTE_DECISION, reply } from "../replies.ts";
 
 const STRATEGIES = ["rule", "llm", "hybrid"] as const;
 type Strategy = (typeof STRATEGIES)[number];
@@ -77,9 +77,11 @@ export const route: Command = {
     const relay = ctx.relay();
     const decision = await ctx.out.spin(
       "routing",
-      unwrap(
+      reply(
+        relay,
         relay.api.POST("/v1/route", { body: { input, ...(strategy ? { strategy: strategy as Strategy } : {}) } }),
-        relay.url,
+        ROUTE_DECISION,
+        "POST /v1/route",
       ),
     );
     if (ctx.out.json) ctx.out.data(decision);

@@ -1,8 +1,8 @@
-import { unwrap } from "../../client.ts";
 import type { Command } from "../command.ts";
 import { text } from "../command.ts";
 import { usage } from "../exit.ts";
 import { eventLine } from "../render.ts";
+import { checkedEvent, reply, SESSION } from "../replies.ts";
 
 /**
  * `relay tail <session>`: the session's live events as they happen, over its WebSocket,
@@ -22,7 +22,12 @@ export const tail: Command = {
       throw usage(`--after takes an event id (evt_ and 26 letters or digits; got ${JSON.stringify(after)})`);
     const relay = ctx.relay();
     // A wrong id or key is an answer with a code; a WebSocket handshake would only say "closed".
-    const session = await unwrap(relay.api.GET("/v1/sessions/{id}", { params: { path: { id } } }), relay.url);
+    const session = await reply(
+      relay,
+      relay.api.GET("/v1/sessions/{id}", { params: { path: { id } } }),
+      SESSION,
+      "GET /v1/sessions/{id}",
+    );
     const { out } = ctx;
     const sub = relay.subscribe(id, {
       ...(after ? { after } : {}),
@@ -33,7 +38,8 @@ export const tail: Command = {
         if (state === "reconnecting") out.note(out.paint("yellow", "connection lost; reconnecting"));
       },
     });
-    for await (const event of sub) {
+    for await (const received of sub) {
+      const event = checkedEvent(received, relay.url, "GET /v1/sessions/{id}/ws");
       if (out.json) {
         out.data(event, true);
         continue;

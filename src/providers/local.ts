@@ -6,6 +6,7 @@
  */
 import { abortError } from "./failures";
 import type { ChatProvider, ChatRequest, ChatResponse, OnText, ToolSpec } from "./types";
+import { fallbackCallId } from "./wire";
 
 // Han, Hiragana, Katakana and Hangul have no reliable word boundaries without a
 // dictionary, so each character is its own token.
@@ -147,7 +148,7 @@ function bestTool(query: string, tools: readonly ToolSpec[]): LexicalScore | nul
 function callOf(best: LexicalScore): ChatResponse {
   const reason = `local lexical match: ${best.terms.slice(0, REASON_TERMS).join(", ")}`;
   return {
-    tool_calls: [{ id: "call_local_0", name: best.tool, arguments: JSON.stringify({ reason }) }],
+    tool_calls: [{ id: fallbackCallId("local", 0), name: best.tool, arguments: JSON.stringify({ reason }) }],
     content: null,
   };
 }

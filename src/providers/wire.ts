@@ -4,6 +4,7 @@
  * outgoing assistant messages carry calls in the OpenAI nested shape every provider accepts.
  */
 import { z } from "zod";
+import { ulid } from "../lib/ulid";
 import type { ChatMessage, ToolCall } from "./types";
 
 /** Arguments as JSON text: strings pass through untouched (even invalid JSON), objects are serialised. */
@@ -12,9 +13,12 @@ export function argumentsText(value: unknown): string {
   return JSON.stringify(value ?? {});
 }
 
-/** A stable id for a call the upstream did not name, by its position in the answer. */
+/**
+ * An id for a call the upstream did not name: its position in the answer, made unique, since
+ * a session keeps every turn's calls and an MCP server or tool endpoint drops repeats by it.
+ */
 export function fallbackCallId(provider: string, index: number): string {
-  return `call_${provider.replace(/[^a-z0-9]/gi, "_")}_${index}`;
+  return `call_${provider.replace(/[^a-z0-9]/gi, "_")}_${index}_${ulid().toLowerCase()}`;
 }
 
 /** A message in the Chat Completions wire shape (assistant tool calls nested under `function`). */

@@ -77,12 +77,19 @@ describe("LocalProvider (not an LLM)", () => {
     expect(response.tool_calls[0]?.name).toBe("transfer_to_billing");
   });
 
-  it("is deterministic: the same request gives the same answer", async () => {
+  it("is deterministic: the same request gives the same answer (each call with an id of its own)", async () => {
     const provider = new LocalProvider();
-    const first = await provider.complete(request("pricing for the upgrade plans"), signal());
-    for (let i = 0; i < 5; i++)
-      expect(await provider.complete(request("pricing for the upgrade plans"), signal())).toEqual(first);
-    expect(first.tool_calls[0]?.name).toBe("transfer_to_sales");
+    const answer = async () => {
+      const { tool_calls, ...rest } = await provider.complete(request("pricing for the upgrade plans"), signal());
+      return { ...rest, calls: tool_calls.map(({ id: _, ...call }) => call), ids: tool_calls.map((c) => c.id) };
+    };
+    const first = await answer();
+    for (let i = 0; i < 5; i++) {
+      const again = await answer();
+      expect({ ...again, ids: [] }).toEqual({ ...first, ids: [] });
+      expect(again.ids[0]).not.toBe(first.ids[0]);
+    }
+    expect(first.calls[0]?.name).toBe("transfer_to_sales");
   });
 
   it("breaks ties by tool order", async () => {

@@ -226,7 +226,11 @@ describe("OpenAIProvider against the OpenAI-compatible fake", () => {
     );
     const response = await provider().complete(request(), signal());
     expect(response.tool_calls).toEqual([
-      { id: "call_openai_0", name: "transfer_to_tech", arguments: '{"reason":"r"}' },
+      {
+        id: expect.stringMatching(/^call_openai_0_[0-9a-z]{26}$/),
+        name: "transfer_to_tech",
+        arguments: '{"reason":"r"}',
+      },
     ]);
     expect(response.content).toBeNull();
     expect(response.usage).toBeUndefined();

@@ -67,6 +67,14 @@ describe("WorkersAIProvider with a fake AI binding", () => {
     expect(ai.calls[0]?.inputs).not.toHaveProperty("tools");
   });
 
+  it("names calls the model left unnamed uniquely, so a later turn's call is never taken for an earlier one", async () => {
+    const ai = fakeAi({ response: null, tool_calls: [{ name: "transfer_to_tech", arguments: "{}" }] });
+    const provider = new WorkersAIProvider(ai);
+    const first = await provider.complete(request(), signal());
+    const second = await provider.complete(request(), signal());
+    expect(first.tool_calls[0]!.id).not.toBe(second.tool_calls[0]!.id);
+  });
+
   it("normalises object arguments (legacy flat calls) to JSON text", async () => {
     const ai = fakeAi({
       response: null,
@@ -75,7 +83,13 @@ describe("WorkersAIProvider with a fake AI binding", () => {
     });
     const response = await new WorkersAIProvider(ai).complete(request(), signal());
     expect(response).toEqual({
-      tool_calls: [{ id: "call_workers_ai_0", name: "transfer_to_tech", arguments: '{"reason":"build"}' }],
+      tool_calls: [
+        {
+          id: expect.stringMatching(/^call_workers_ai_0_[0-9a-z]{26}$/),
+          name: "transfer_to_tech",
+          arguments: '{"reason":"build"}',
+        },
+      ],
       content: null,
       usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
     });

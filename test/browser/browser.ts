@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import puppeteer, { type Browser, type HTTPResponse, type Page } from "puppeteer-core";
+import { inject } from "vitest";
 
 /**
  * The browser side of the browser tests: Debian's Chromium (never a downloaded one),
@@ -83,3 +84,25 @@ export async function textOf(page: Page, testId: string, timeout = 15_000): Prom
 }
 
 export const byTestId = (id: string) => `[data-testid="${id}"]`;
+
+/** Calls the suite's Relay as its tenant: the status and the parsed body (null when not JSON). */
+export async function relayCall(
+  method: string,
+  path: string,
+  body?: unknown,
+  type = "application/json",
+): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${inject("relayUrl")}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${inject("relayKey")}`, ...(body === undefined ? {} : { "Content-Type": type }) },
+    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json().catch(() => null) };
+}
+
+/** {@link relayCall}, the body of a 2xx answer; any other is a thrown error naming the call (a test's set-up failed). */
+export async function api(method: string, path: string, body?: unknown, type?: string): Promise<any> {
+  const answer = await relayCall(method, path, body, type);
+  if (answer.status >= 400) throw new Error(`${method} ${path} → ${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer.body;
+}

@@ -1,6 +1,6 @@
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { byTestId, launch } from "./browser";
+import { api, byTestId, launch } from "./browser";
 
 /**
  * The pages under their Content-Security-Policy (public/_headers), in headless Chromium
@@ -13,17 +13,6 @@ import { byTestId, launch } from "./browser";
 
 const url = inject("relayUrl");
 const key = inject("relayKey");
-
-async function api(method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await response.json().catch(() => null);
-  if (!response.ok) throw new Error(`${method} ${path} → ${response.status} ${JSON.stringify(json)}`);
-  return json;
-}
 
 declare global {
   interface Window {

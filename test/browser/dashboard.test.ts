@@ -1,6 +1,6 @@
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { byTestId, launch, screenshot, textOf, type Watched, watchedPage } from "./browser";
+import { api, byTestId, launch, screenshot, textOf, type Watched, watchedPage } from "./browser";
 
 /**
  * The dashboard and the API reference in headless Chromium against `wrangler dev`, as a
@@ -11,17 +11,6 @@ import { byTestId, launch, screenshot, textOf, type Watched, watchedPage } from 
 
 const url = inject("relayUrl");
 const key = inject("relayKey");
-
-async function api(method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await response.json().catch(() => null);
-  if (!response.ok) throw new Error(`${method} ${path} → ${response.status} ${JSON.stringify(json)}`);
-  return json;
-}
 
 let browser: Browser;
 let watched: Watched;

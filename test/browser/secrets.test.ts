@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { byTestId, launch, screenshot, textOf, type Watched, watchedPage } from "./browser";
+import { api, byTestId, launch, relayCall, screenshot, textOf, type Watched, watchedPage } from "./browser";
 
 /**
  * The Secrets page in headless Chromium against `wrangler dev`, served under a policy that
@@ -23,21 +23,6 @@ const VALUE = `whsec_${randomBytes(32).toString("base64")}`;
 const REPLACEMENT = `whsec_${randomBytes(32).toString("base64")}`;
 const AGENT = "vault-user";
 const TOOL = "vault-tool";
-
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.json().catch(() => null) };
-}
-
-async function api(method: string, path: string, body?: unknown): Promise<any> {
-  const answer = await call(method, path, body);
-  if (answer.status >= 400) throw new Error(`${method} ${path} → ${answer.status} ${JSON.stringify(answer.body)}`);
-  return answer.body;
-}
 
 /** Serves every page the tab opens with {@link POLICY} added to its headers. */
 async function underPolicy(page: Page): Promise<void> {
@@ -88,9 +73,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await call("DELETE", `/v1/agents/${AGENT}`);
-  await call("DELETE", `/v1/tools/${TOOL}`);
-  for (const name of [NAME, ...pageNames]) await call("DELETE", `/v1/secrets/${name}`);
+  await relayCall("DELETE", `/v1/agents/${AGENT}`);
+  await relayCall("DELETE", `/v1/tools/${TOOL}`);
+  for (const name of [NAME, ...pageNames]) await relayCall("DELETE", `/v1/secrets/${name}`);
   await browser?.close();
 });
 
@@ -273,7 +258,7 @@ describe("the secrets page", () => {
     expect(await page.$eval(`${row(NAME)} ${byTestId("secret-used-by")}`, (el) => el.textContent)).toBe(
       `agent ${AGENT}tool ${TOOL}`,
     );
-    expect((await call("GET", `/v1/secrets/${NAME}`)).status).toBe(200);
+    expect((await relayCall("GET", `/v1/secrets/${NAME}`)).status).toBe(200);
     await screenshot(page, "secret-in-use");
 
     await page.click(`${byTestId("secret-in-use")} a[href="#/agents/${AGENT}"]`);
@@ -292,7 +277,7 @@ describe("the secrets page", () => {
     expect(await waitForStatus("deleted")).toBe(`Secret '${NAME}' deleted.`);
     await page.waitForFunction((selector) => !document.querySelector(selector), {}, row(NAME));
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Stored secrets");
-    expect((await call("GET", `/v1/secrets/${NAME}`)).status).toBe(404);
+    expect((await relayCall("GET", `/v1/secrets/${NAME}`)).status).toBe(404);
   });
 
   it("pages a long list as the other lists do: Load more until the end", async () => {

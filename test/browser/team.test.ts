@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { byTestId, launch, SCREENSHOTS, screenshot, textOf, type Watched, watchedPage } from "./browser";
+import { api, byTestId, launch, SCREENSHOTS, screenshot, textOf, type Watched, watchedPage } from "./browser";
 
 /**
  * The team pages in headless Chromium against `wrangler dev`: the handoff graph of the demo
@@ -13,17 +13,6 @@ import { byTestId, launch, SCREENSHOTS, screenshot, textOf, type Watched, watche
 
 const url = inject("relayUrl");
 const key = inject("relayKey");
-
-async function api(method: string, path: string, body?: unknown, type = "application/json"): Promise<any> {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "Content-Type": type }) },
-    body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-  });
-  const json = await response.json().catch(() => null);
-  if (!response.ok) throw new Error(`${method} ${path} → ${response.status} ${JSON.stringify(json)}`);
-  return json;
-}
 
 let browser: Browser;
 let watched: Watched;

@@ -55,15 +55,17 @@ beforeAll(async () => {
   remote = await startRemoteAgent(PORTS.remote);
   mcp = await startMcpServers(PORTS.mcp);
   bad = await startBadAgents(PORTS.bad);
-  // The MCP server's token is a Worker secret (a --var here); the tool names it, never holds it.
-  relay = await startRelay({ MCP_PARCELS_TOKEN: "Bearer parcel-secret" });
+  relay = await startRelay();
+  // The MCP server's token is in the tenant's vault; the tool names it, never holds it.
+  const secret = await relay.api("PUT", "/v1/secrets/parcels-token", { value: "Bearer parcel-secret" });
+  if (secret.status >= 300) throw new Error(`PUT secret: ${JSON.stringify(secret.json)}`);
   for (const tool of [
     {
       name: "parcels",
       kind: "mcp",
       description: "Parcel tracking",
       url: `${mcp.url}/mcp`,
-      headers: { Authorization: "MCP_PARCELS_TOKEN" },
+      headers: { Authorization: "parcels-token" },
       timeout_s: 10,
     },
     { name: "empty", kind: "mcp", url: `${mcp.url}/empty` },

@@ -84,6 +84,9 @@ export const ERROR_STATUS = {
   MAX_TURNS_EXCEEDED: 422,
   /** An agent's final output failed its output_schema (on_failure: reject, or a repair that failed too). */
   GUARDRAIL_FAILED: 422,
+  // 429 — a tenant's quota (docs/operations.md, Quotas)
+  /** Over one of the tenant's limits: details name it, its value, its window and `retry_after_s`. */
+  QUOTA_EXCEEDED: 429,
   // 5xx
   INTERNAL: 500,
   /** A run a restart interrupted more often than it may be resumed. */

@@ -127,6 +127,15 @@ function parameters(operation: Operation, writer: SchemaWriter): JsonSchema[] {
   return out;
 }
 
+/** A quota's refusal says how long to wait (src/api/error-handler.ts); a count limit's does not. */
+const RETRY_AFTER = {
+  "Retry-After": {
+    description:
+      "Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools).",
+    schema: { type: "integer", minimum: 1 },
+  },
+};
+
 /** Error answers grouped by status, each listing exactly the codes the route may answer with. */
 function errorAnswers(operation: Operation, writer: SchemaWriter): Record<string, JsonSchema> {
   const byStatus = new Map<number, ErrorCode[]>();
@@ -136,6 +145,7 @@ function errorAnswers(operation: Operation, writer: SchemaWriter): Record<string
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     out[String(status)] = {
       description: `Error: ${codes.map((code) => `\`${code}\``).join(", ")}.`,
+      ...(status === 429 ? { headers: RETRY_AFTER } : {}),
       content: { "application/json": { schema: writer.write(ErrorResponse(codes), "output") } },
     };
   }

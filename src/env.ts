@@ -1,3 +1,4 @@
+import type { QuotaVars } from "./quotas/limits";
 import type { RoutingVars } from "./routing/config";
 
 /**
@@ -5,13 +6,15 @@ import type { RoutingVars } from "./routing/config";
  * are reached through src/rpc/stubs.ts, typed by the contracts the classes implement, so
  * nothing here imports a Durable Object.
  */
-export interface Env extends RoutingVars {
+export interface Env extends RoutingVars, QuotaVars {
   DB: D1Database;
   SESSIONS: DurableObjectNamespace;
   AGENTS: DurableObjectNamespace;
   COLLABORATIONS: DurableObjectNamespace;
   /** One RouterDO per tenant: agent writes and the compiled router (durable-objects/router/). */
   ROUTERS: DurableObjectNamespace;
+  /** One TenantDO per tenant: quota admissions, usage by the hour, the operator's overrides (durable-objects/tenant/). */
+  TENANTS: DurableObjectNamespace;
   /** The static dashboard and API reference (public/); the platform serves them before the Worker runs. */
   ASSETS: Fetcher;
   /** Workers AI binding; declared only when the `workers-ai` provider is used. */

@@ -3,6 +3,7 @@ import { CollaborationDO as RelayCollaborationDO } from "../durable-objects/coll
 import { SessionDO as RelaySessionDO } from "../durable-objects/session/session";
 import type { FlowCheckpoint } from "../durable-objects/session/session-kernel";
 import type { Sql } from "../durable-objects/shared/sql";
+import { TenantDO as RelayTenantDO } from "../durable-objects/tenant/tenant";
 import type { Actor } from "../src/audit/record";
 import { err, type Result } from "../src/errors";
 import type { Lease } from "../src/rpc/agent";
@@ -111,6 +112,14 @@ export class AgentDO extends RelayAgentDO {
 }
 
 export class CollaborationDO extends RelayCollaborationDO {
+  readonly clock = new TestClock();
+
+  protected override now(): number {
+    return this.clock.now();
+  }
+}
+
+export class TenantDO extends RelayTenantDO {
   readonly clock = new TestClock();
 
   protected override now(): number {

@@ -28,8 +28,10 @@ const standardWebhooksWithoutSourceMap: Plugin = {
  */
 const bindings = {
   TEST_MIGRATIONS: migrations,
-  // Two tenants so isolation can be tested; never used outside tests.
-  RELAY_API_KEYS: "alpha:alpha-test-key,beta:beta-test-key",
+  // Two tenants so isolation can be tested, and two the quota tests give low limits (delta with
+  // two keys: its request limit is per key); never used outside tests.
+  RELAY_API_KEYS:
+    "alpha:alpha-test-key,beta:beta-test-key,gamma:gamma-test-key,delta:delta-test-key,delta:delta-other-key",
   // An OpenAI-compatible endpoint the tests fake with msw (test/fakes/openai.ts). The
   // local provider stays the default; a tenant (or a request) picks "openai" to use it.
   OPENAI_API_KEY: "sk-test-key",
@@ -50,6 +52,20 @@ const bindings = {
   // The tests call the Worker at http://relay.test; calls made later (from a session) know it from here.
   RELAY_HOSTS: "relay.test",
   RELAY_ALLOW_LOCAL_ENDPOINTS: "false",
+  // Quotas high enough that no test meets one by accident; test/api/quotas.test.ts gives its
+  // tenants low overrides.
+  QUOTA_REQUESTS_PER_MINUTE: "1000000",
+  QUOTA_SESSIONS_PER_DAY: "1000000",
+  QUOTA_RUNS_PER_MINUTE: "1000000",
+  QUOTA_MODEL_TOKENS_PER_DAY: "1000000000",
+  QUOTA_AGENTS: "1000000",
+  QUOTA_TOOLS: "1000000",
+};
+
+/** Request tiers for tests (beside wrangler.toml's): the default above, and a low one to meet. */
+const ratelimits = {
+  REQUESTS_PER_MINUTE_1000000: { namespace_id: "9001", simple: { limit: 1_000_000, period: 60 as const } },
+  REQUESTS_PER_MINUTE_3: { namespace_id: "9002", simple: { limit: 3, period: 60 as const } },
 };
 
 /** The production Worker with test subclasses of its Durable Objects (clock, crash points), with `vars` on top. */
@@ -59,7 +75,7 @@ const workerd = (vars: Record<string, string> = {}) => [
     main: "./test/worker.ts",
     wrangler: { configPath: "./wrangler.toml" },
     remoteBindings: false,
-    miniflare: { bindings: { ...bindings, ...vars } },
+    miniflare: { bindings: { ...bindings, ...vars }, ratelimits },
   }),
 ];
 

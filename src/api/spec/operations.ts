@@ -69,7 +69,13 @@ import { vaultOperations } from "./vault-operations";
 export { type Answer, type Method, type Operation, TAGS, type Tag } from "./operation";
 
 // Error codes shared by kinds of route.
-const AUTH: ErrorCode[] = ["UNAUTHORIZED", "AUTH_NOT_CONFIGURED", "DEPENDENCY_UNAVAILABLE", "INTERNAL"];
+const AUTH: ErrorCode[] = [
+  "UNAUTHORIZED",
+  "AUTH_NOT_CONFIGURED",
+  "QUOTA_EXCEEDED",
+  "DEPENDENCY_UNAVAILABLE",
+  "INTERNAL",
+];
 const BODY: ErrorCode[] = ["INVALID_JSON", "VALIDATION_FAILED", "JSON_TOO_DEEP", "PAYLOAD_TOO_LARGE"];
 const LIST: ErrorCode[] = ["VALIDATION_FAILED", "INVALID_CURSOR"];
 /** A definition that names vault secrets: one its tenant lacks, or a vault without its key. */

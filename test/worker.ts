@@ -33,6 +33,10 @@ class TestClock {
   pin(ms: number): void {
     this.pinned = ms;
   }
+  /** Back to the real clock (plus any offset). */
+  unpin(): void {
+    this.pinned = null;
+  }
 }
 
 /** What a flow throws at an armed checkpoint. */

@@ -23,8 +23,8 @@ export class SessionMessages {
 
   async send(content: string, actor: Actor, task: MessageTask, options: MessageOptions): Promise<Result<MessageRun>> {
     await this.capabilityPoint(task);
-    if (!options.background) return this.runs.userMessage(content, actor);
-    const started = await this.runs.startRun(content, actor);
+    if (!options.background) return this.runs.userMessage(content, actor, options.admitted);
+    const started = await this.runs.startRun(content, actor, options.admitted);
     if (started.ok) this.runs.driveInBackground(started.value.run.id);
     return started;
   }
@@ -40,7 +40,7 @@ export class SessionMessages {
     // A message that continues a paused run streams that run from here on, not from its start.
     const paused = this.schema.ready() ? this.runs.store.active()?.run.id : undefined;
     const from = paused ? this.liveEvents.latest() : "";
-    const started = await this.runs.startRun(content, actor);
+    const started = await this.runs.startRun(content, actor, options.admitted);
     if (!started.ok) return started;
     const { message, run } = started.value;
     // A client that goes away mid-run, with nobody else listening, cancels the run (and its model

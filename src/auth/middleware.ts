@@ -4,7 +4,7 @@ import { RelayError } from "../errors";
 import { quotaExceeded } from "../quotas/admission";
 import { requestRefusal } from "../services/request-rate";
 import { tenantLimits } from "../services/tenant-limits";
-import { countRefusal, usageMeter } from "../services/usage-meter";
+import { countRefused, usageMeter } from "../services/usage-meter";
 import { counted } from "../usage/counts";
 import { identifyKey, type KeyIdentity, keyEntries } from "./api-keys";
 
@@ -45,7 +45,7 @@ async function admitRequest(c: Context<AppEnv>, who: KeyIdentity): Promise<void>
   const { limits } = await tenantLimits(c.env, who.tenant);
   const refusal = await requestRefusal(c.env, `${who.tenant}:${who.key_id}`, limits.requests_per_minute);
   if (refusal) {
-    countRefusal(c.env, who.tenant, refusal.limit, background);
+    countRefused(c.env, who.tenant, refusal.limit, background);
     throw RelayError.fromBody(quotaExceeded(refusal));
   }
   usageMeter.add(c.env, who.tenant, counted({ requests: 1 }), background);

@@ -3,7 +3,7 @@ import type { Result } from "../errors";
 import type { Ask } from "../quotas/admission";
 import { tenantRpc } from "../rpc/stubs";
 import type { Admission } from "../rpc/tenant";
-import { countRefusal } from "./usage-meter";
+import { countRefused } from "./usage-meter";
 
 /**
  * Admitting a session or a run against the tenant's quotas (docs/operations.md, Quotas): asked
@@ -23,7 +23,7 @@ export async function admit(
   const admitted = await tenantRpc(env, tenant).admit(tenant, ask);
   if (!admitted.ok && admitted.error.code === "QUOTA_EXCEEDED") {
     const limit = (admitted.error.details as { limit?: unknown } | undefined)?.limit;
-    countRefusal(env, tenant, typeof limit === "string" ? limit : "unknown", background);
+    countRefused(env, tenant, typeof limit === "string" ? limit : "unknown", background);
   }
   return admitted;
 }

@@ -63,8 +63,8 @@ export class UsageMeter {
 /** The isolate's one meter: the Worker's requests and the objects' model calls and flushes share it. */
 export const usageMeter = new UsageMeter();
 
-/** Counts a quota refusal (the limit it was). */
-export function countRefusal(env: Pick<Env, "TENANTS">, tenant: string, limit: string, background?: Background): void {
+/** Counts a quota refusal in the tenant's usage (the limit it met). */
+export function countRefused(env: Pick<Env, "TENANTS">, tenant: string, limit: string, background?: Background): void {
   usageMeter.add(env, tenant, refusedFor(limit), background);
 }
 

@@ -183,6 +183,48 @@ describe("model tokens a day", () => {
   });
 });
 
+describe("agents and tools", () => {
+  it("refuses a new agent past the count, with no Retry-After (no wait frees one); a replacement still goes", async () => {
+    const held = (await gamma("GET", "/v1/agents")).json.items.length;
+    await limit({ agents: held });
+    const version = (await gamma("GET", "/v1/route/stats")).json.registry_version;
+    const refused = await gamma("PUT", "/v1/agents/extra", { name: "extra", description: "One too many" });
+    expectRefusal(refused, "agents", null);
+    expect(refused.json.error.details).toEqual({
+      limit: "agents",
+      value: held,
+      used: held,
+      window: null,
+      retry_after_s: null,
+      resets_at: null,
+    });
+    expect((await gamma("GET", "/v1/agents/extra")).status).toBe(404);
+    expect((await gamma("GET", "/v1/route/stats")).json.registry_version).toBe(version);
+    expect((await gamma("PUT", "/v1/agents/desk", { name: "desk", description: "Front desk, again" })).status).toBe(
+      200,
+    );
+    // Lowered below what it holds: still refused, and `used` says how many there are.
+    await limit({ agents: held - 1 });
+    expect(
+      (await gamma("PUT", "/v1/agents/extra", { name: "extra", description: "d" })).json.error.details,
+    ).toMatchObject({ value: held - 1, used: held });
+  });
+
+  it("refuses a new tool past the count, and stores nothing", async () => {
+    await limit({ tools: 0 });
+    const tool = { name: "lookup", kind: "client", description: "Looks things up", parameters: { type: "object" } };
+    expectRefusal(await gamma("PUT", "/v1/tools/lookup", tool), "tools", null);
+    expect((await gamma("GET", "/v1/tools/lookup")).status).toBe(404);
+    await limit({ tools: 1 });
+    expect((await gamma("PUT", "/v1/tools/lookup", tool)).status).toBe(201);
+    expect((await gamma("PUT", "/v1/tools/lookup", { ...tool, description: "Looks up" })).status).toBe(200);
+    const counted = await eventually(usage, (u) => (u.refused.tools ?? 0) >= 1 && (u.refused.agents ?? 0) >= 2, {
+      what: "the refusals counted",
+    });
+    expect(counted.refused).toMatchObject({ tools: 1, agents: 2 });
+  });
+});
+
 describe("A2A", () => {
   async function rpc(params: unknown) {
     const response = await (exports as any).default.fetch(

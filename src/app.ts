@@ -14,6 +14,7 @@ import { securityHeaders } from "./api/security-headers";
 import { sessions } from "./api/sessions";
 import { openApiJson } from "./api/spec/document";
 import { tools } from "./api/tools";
+import { usage } from "./api/usage";
 import { webhookStats, webhooks } from "./api/webhooks";
 import type { AppEnv } from "./app-env";
 import { apiKeyAuth } from "./auth/middleware";
@@ -40,6 +41,7 @@ export function createApp() {
     .route("/capabilities", capabilities)
     .route("/collaborations", collaborations)
     .route("/audit", audit)
+    .route("/usage", usage)
     .route("/webhooks", webhookStats);
 
   return (

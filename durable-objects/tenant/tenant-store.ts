@@ -109,6 +109,13 @@ export class TenantStore {
     );
   }
 
+  /** D1 bytes written in the hours from `from` on. */
+  bytesSince(from: number): number {
+    return (
+      this.sql<{ n: number | null }>`SELECT SUM(d1_bytes_written) AS n FROM usage WHERE hour >= ${from}`[0]?.n ?? 0
+    );
+  }
+
   /** Drops the hours before `hour`: usage is kept for USAGE_RETENTION_DAYS. */
   prune(hour: number): void {
     this.sql`DELETE FROM usage WHERE hour < ${hour}`;

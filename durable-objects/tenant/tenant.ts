@@ -7,11 +7,9 @@ import { DAY_MS, hourOf, MINUTE_MS, windowStart } from "../../src/quotas/windows
 import type { Admission, TenantLimits, TenantRpc, TenantUsage, WindowUse } from "../../src/rpc/tenant";
 import type { QuotaOverrides } from "../../src/schemas/quotas";
 import { addUsage, emptyUsage, type Usage } from "../../src/usage/counts";
+import { USAGE_RETENTION_DAYS } from "../../src/usage/report";
 import { createSql, SchemaGate, type Sql } from "../shared/sql";
 import { type HourRow, TENANT_MIGRATIONS, TENANT_SCHEMA, TenantStore } from "./tenant-store";
-
-/** Days of usage kept, hour by hour (a report reaches back this far at most). */
-export const USAGE_RETENTION_DAYS = 100;
 
 /**
  * One tenant's quotas and usage (docs/operations.md, Quotas and Usage). A session or a run is
@@ -83,19 +81,21 @@ export class TenantDO extends DurableObject<Env> implements TenantRpc {
     return ok(this.currentLimits());
   }
 
-  async usage(_tenant: string, fromHour: number, toHour: number): Promise<Result<TenantUsage>> {
+  async usage(
+    _tenant: string,
+    fromHour: number,
+    toHour: number,
+    storedFromHour = fromHour,
+  ): Promise<Result<TenantUsage>> {
     const now = this.now();
     const limits = this.currentLimits();
-    if (!this.schema.ready())
-      return ok({
-        ...limits,
-        hours: [],
-        windows: { sessions_today: 0, runs_this_minute: 0, tokens_today: 0 },
-        at: now,
-      });
+    if (!this.schema.ready()) {
+      const windows = { sessions_today: 0, runs_this_minute: 0, tokens_today: 0 };
+      return ok({ ...limits, hours: [], windows, d1_bytes_since: 0, at: now });
+    }
     const hours = this.store.hours(fromHour, toHour).map(({ hour, usage }) => ({ hour, usage }));
     const windows = this.windowUse(now, this.store.hour(hourOf(now)) ?? blankHour(hourOf(now)));
-    return ok({ ...limits, hours, windows, at: now });
+    return ok({ ...limits, hours, windows, d1_bytes_since: this.store.bytesSince(storedFromHour), at: now });
   }
 
   async setOverrides(_tenant: string, overrides: QuotaOverrides | null): Promise<Result<TenantLimits>> {

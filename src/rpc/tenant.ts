@@ -37,6 +37,8 @@ export interface WindowUse {
 export interface TenantUsage extends TenantLimits {
   hours: { hour: number; usage: Usage }[];
   windows: WindowUse;
+  /** D1 bytes written since the hour asked for (what D1 still holds of the tenant, as an estimate). */
+  d1_bytes_since: number;
   /** The time the windows were read at (ms since the epoch). */
   at: number;
 }
@@ -52,8 +54,8 @@ export interface TenantRpc {
   /** Adds what isolates counted; answers the limits, so a caller's cache of them stays fresh. */
   record(tenant: string, hours: { hour: number; usage: Usage }[]): Promise<Result<TenantLimits>>;
   limits(tenant: string): Promise<Result<TenantLimits>>;
-  /** The hours in [fromHour, toHour) and the window uses now. */
-  usage(tenant: string, fromHour: number, toHour: number): Promise<Result<TenantUsage>>;
+  /** The hours in [fromHour, toHour), the window uses now, and the D1 bytes written since `storedFromHour`. */
+  usage(tenant: string, fromHour: number, toHour: number, storedFromHour?: number): Promise<Result<TenantUsage>>;
   /** Replaces the operator's overrides (null: none, the defaults apply). */
   setOverrides(tenant: string, overrides: QuotaOverrides | null): Promise<Result<TenantLimits>>;
 }

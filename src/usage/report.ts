@@ -4,6 +4,9 @@ import { addUsage, emptyUsage, toCounts, type Usage } from "./counts";
 
 /** A tenant's hours summed into the buckets of a period (`GET /v1/usage`). Pure. */
 
+/** Days of usage the tenant's object keeps, hour by hour (a report reaches back this far at most). */
+export const USAGE_RETENTION_DAYS = 100;
+
 /** The most buckets one report holds. */
 export const MAX_BUCKETS = { hour: 24 * 31, day: 366 } as const;
 
@@ -37,4 +40,36 @@ export function usageBuckets(
     buckets: starts.map((start) => ({ start: new Date(start).toISOString(), ...toCounts(sums.get(start)!) })),
     total,
   };
+}
+
+/** A report's period: [from, to), in buckets of `granularity`. */
+export interface UsagePeriod {
+  from: number;
+  to: number;
+  granularity: Granularity;
+}
+
+/**
+ * The period a query names (ISO 8601 times), or why it names none. By default: the last 30 UTC
+ * days by day (today included), the last 24 hours by hour, up to now. `from` is moved back to
+ * the start of its bucket.
+ */
+export function usagePeriod(
+  query: { from?: string; to?: string; granularity: Granularity },
+  now: number,
+): UsagePeriod | { problem: string; path: string } {
+  const size = query.granularity === "hour" ? HOUR_MS : DAY_MS;
+  const to = query.to === undefined ? now : Date.parse(query.to);
+  const back = query.granularity === "hour" ? 24 * HOUR_MS : 30 * DAY_MS;
+  const start =
+    query.from === undefined ? to - back + (query.granularity === "day" ? DAY_MS : 0) : Date.parse(query.from);
+  const from = Math.floor(start / size) * size;
+  if (!(to > from)) return { problem: "must be after from", path: "to" };
+  const buckets = Math.ceil((to - from) / size);
+  if (buckets > MAX_BUCKETS[query.granularity])
+    return {
+      problem: `asks for ${buckets} buckets; at most ${MAX_BUCKETS[query.granularity]} by ${query.granularity}`,
+      path: "from",
+    };
+  return { from, to, granularity: query.granularity };
 }

@@ -73,6 +73,7 @@ const DOCUMENT_PATHS = [
   "/v1/tools/{name}/refresh",
   "/v1/secrets",
   "/v1/secrets/{name}",
+  "/v1/usage",
 ] as const satisfies readonly (keyof paths)[];
 
 describe("the generated client types", () => {

@@ -9,7 +9,7 @@ import {
   refusedFor,
   toCounts,
 } from "../../src/usage/counts";
-import { usageBuckets } from "../../src/usage/report";
+import { usageBuckets, usagePeriod } from "../../src/usage/report";
 import { UsageTally } from "../../src/usage/tally";
 
 const HOUR = 3_600_000;
@@ -110,5 +110,30 @@ describe("usageBuckets", () => {
       ["2026-03-04T00:00:00.000Z", 0],
       ["2026-03-04T01:00:00.000Z", 2],
     ]);
+  });
+});
+
+describe("usagePeriod", () => {
+  const now = Date.parse("2026-03-04T10:20:30Z");
+
+  it("defaults to the last 30 UTC days by day, today included, and the last 24 hours by hour", () => {
+    expect(usagePeriod({ granularity: "day" }, now)).toEqual({
+      from: Date.parse("2026-02-03T00:00:00Z"),
+      to: now,
+      granularity: "day",
+    });
+    expect(usagePeriod({ granularity: "hour" }, now)).toEqual({
+      from: Date.parse("2026-03-03T10:00:00Z"),
+      to: now,
+      granularity: "hour",
+    });
+  });
+
+  it("refuses a period that ends before it starts, or has too many buckets", () => {
+    expect(usagePeriod({ granularity: "day", from: "2026-03-05T00:00:00Z" }, now)).toEqual({
+      problem: "must be after from",
+      path: "to",
+    });
+    expect(usagePeriod({ granularity: "day", from: "2024-01-01T00:00:00Z" }, now)).toMatchObject({ path: "from" });
   });
 });

@@ -999,6 +999,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the tenant used, by hour or UTC day, and its quotas now
+         * @description Requests, sessions, runs, handoffs, tool calls, model calls and tokens (by provider and model), D1 rows and bytes, refusals by limit; each bucket of the period, empty ones included. Counted in memory and in the tenant's object, so it follows use by about a second.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit": {
         parameters: {
             query?: never;
@@ -1994,6 +2014,69 @@ export interface components {
             };
             duration_ms: number;
             error: string | null;
+        };
+        UsageReport: {
+            tenant: string;
+            from: string;
+            to: string;
+            /** @enum {string} */
+            granularity: "hour" | "day";
+            buckets: {
+                requests: number;
+                sessions: number;
+                runs: number;
+                handoffs: number;
+                tool_calls: number;
+                model_calls: number;
+                input_tokens: number;
+                output_tokens: number;
+                d1_rows_written: number;
+                d1_bytes_written: number;
+                refused: {
+                    [key: string]: number;
+                };
+                models: {
+                    provider: string;
+                    model: string;
+                    calls: number;
+                    input_tokens: number;
+                    output_tokens: number;
+                }[];
+                start: string;
+            }[];
+            totals: {
+                requests: number;
+                sessions: number;
+                runs: number;
+                handoffs: number;
+                tool_calls: number;
+                model_calls: number;
+                input_tokens: number;
+                output_tokens: number;
+                d1_rows_written: number;
+                d1_bytes_written: number;
+                refused: {
+                    [key: string]: number;
+                };
+                models: {
+                    provider: string;
+                    model: string;
+                    calls: number;
+                    input_tokens: number;
+                    output_tokens: number;
+                }[];
+            };
+            d1_bytes_stored_estimate: number;
+            quotas: {
+                /** @enum {string} */
+                limit: "requests_per_minute" | "sessions_per_day" | "runs_per_minute" | "model_tokens_per_day" | "agents" | "tools";
+                value: number | null;
+                /** @enum {string} */
+                source: "default" | "override";
+                window: ("minute" | "day") | null;
+                used: number | null;
+                resets_at: string | null;
+            }[];
         };
     };
     responses: never;
@@ -11109,6 +11192,112 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                granularity?: "hour" | "day";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            /** @description Error: `VALIDATION_FAILED`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
                             message: string;
                             details?: unknown;
                         };

@@ -19,6 +19,7 @@ import { RouteDecision, RoutingConfig } from "../../schemas/routing";
 import { Run, TraceEvent } from "../../schemas/run";
 import { SessionCreate, SessionIndexRow, SessionMessage, SessionView } from "../../schemas/session";
 import { StoredTool, ToolDefinition } from "../../schemas/tool";
+import { UsageReport } from "../../schemas/usage";
 import { SecretView } from "../../schemas/vault";
 import { errorsOf, OPERATIONS, type Operation, TAGS } from "./operations";
 
@@ -55,6 +56,7 @@ const NAMED: Record<Io, Record<string, z.ZodType>> = {
     BlockingStatus,
     EventSubscription,
     Secret: SecretView,
+    UsageReport,
   },
   input: {
     AgentDefinition,

@@ -50,6 +50,7 @@ export const TAGS = {
   inbox: "What waits for a person: human turns, escalations and approvals.",
   collaborations: "Agents talking to each other: messages, queries, negotiation, escalation.",
   audit: "The tenant's audit trail in D1.",
+  usage: "What the tenant used, hour by hour, and its quotas (docs/operations.md, Quotas and Usage).",
   webhooks:
     "Signed deliveries from other systems; where Relay sends its own, the secret that signs them, and which addresses it calls.",
   a2a: "Relay's agents as A2A 1.0 agents (JSON-RPC binding), and the tenant's front door that routes (docs/a2a.md).",

@@ -46,6 +46,7 @@ import {
 } from "../../schemas/session";
 import { ConfigView, SigningSecret, SigningSecretRotate } from "../../schemas/signing";
 import { McpToolListing, StoredTool, ToolDefinition, ToolName } from "../../schemas/tool";
+import { UsageReport } from "../../schemas/usage";
 import { WebhookPayload, WebhookStats } from "../../schemas/webhook";
 import { AgentListQuery } from "../agents";
 import { AuditPage, AuditQuery } from "../audit";
@@ -55,6 +56,7 @@ import { InboxListQuery } from "../inbox";
 import { EVENT_ID } from "../positions";
 import { HistoryQuery, SessionAuditQuery, SessionListQuery, TraceQuery } from "../session-lists";
 import { ToolListQuery } from "../tools";
+import { UsageQuery } from "../usage";
 import type { Answer, Operation } from "./operation";
 import { vaultOperations } from "./vault-operations";
 
@@ -771,6 +773,18 @@ export const OPERATIONS: Operation[] = [
   },
 
   // Audit
+  // Usage
+  {
+    method: "get",
+    path: "/v1/usage",
+    tag: "usage",
+    summary: "What the tenant used, by hour or UTC day, and its quotas now",
+    description:
+      "Requests, sessions, runs, handoffs, tool calls, model calls and tokens (by provider and model), D1 rows and bytes, refusals by limit; each bucket of the period, empty ones included. Counted in memory and in the tenant's object, so it follows use by about a second.",
+    query: UsageQuery,
+    answers: { 200: json("The report.", UsageReport) },
+    errors: ["VALIDATION_FAILED"],
+  },
   {
     method: "get",
     path: "/v1/audit",

@@ -37,6 +37,8 @@ const bindings = {
   OPENAI_API_KEY: "sk-test-key",
   OPENAI_BASE_URL: "https://llm.test/v1",
   ROUTING_LLM_PROVIDER: "local",
+  // The operator's key for /v1/operator (a test value, never deployed).
+  RELAY_OPERATOR_KEY: "operator-test-key-0123456789",
   // The tenant vault's deployment key (a test value, never deployed).
   RELAY_VAULT_KEY: "bavgWhEcdWB2LJzJhu7KSiyvoLpMPwxkf/waXRcXjgc=",
   // Worker secrets named like the ones a tenant could try to reach: no tenant's definition

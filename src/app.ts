@@ -8,6 +8,7 @@ import { config } from "./api/config";
 import { onError, onNotFound } from "./api/error-handler";
 import { agentHandoffs, handoffs, sessionInbox } from "./api/handoffs";
 import { inbox } from "./api/inbox";
+import { operator } from "./api/operator";
 import { route } from "./api/route";
 import { secrets } from "./api/secrets";
 import { securityHeaders } from "./api/security-headers";
@@ -61,6 +62,8 @@ export function createApp() {
       .get("/.well-known/agent-card.json", rootAgentCard)
       // Signed by their source, not by an API key: mounted before /v1's key check.
       .route("/v1/webhooks", webhooks)
+      // The operator's key, not a tenant's (docs/operations.md, Quotas): mounted before /v1's key check.
+      .route("/v1/operator", operator)
       .route("/v1", v1)
       .onError(onError)
       .notFound(onNotFound)

@@ -22,6 +22,8 @@ export interface Env extends RoutingVars, QuotaVars {
 
   /** `tenant:key` entries, comma-separated. No keys → every /v1 call is refused (503). */
   RELAY_API_KEYS?: string;
+  /** The operator's key for /v1/operator (every tenant's quotas and usage). Unset → those routes answer 503. */
+  RELAY_OPERATOR_KEY?: string;
   /**
    * The tenant vault's deployment keys: one or more comma-separated keys of at least 32 bytes
    * in base64, the first sealing (src/vault/keyring.ts). Without it the vault is unavailable.

@@ -49,6 +49,8 @@ export const ERROR_STATUS = {
   COLLABORATION_NOT_FOUND: 404,
   /** No secret of that name in the tenant's vault. */
   SECRET_NOT_FOUND: 404,
+  /** The operator named a tenant RELAY_API_KEYS does not list. */
+  TENANT_NOT_FOUND: 404,
   // 409 — conflicts with current state
   ROUTING_DISABLED: 409,
   HANDOFF_IN_PROGRESS: 409,

@@ -71,5 +71,7 @@ export const TenantQuotas = z.strictObject({
   overrides: QuotaOverrides,
   /** Request tiers the deployment has (the values `requests_per_minute` may take besides null). */
   request_tiers: z.array(z.number().int().min(1)),
+  /** Quota vars that did not parse (their built-in default stands). */
+  warnings: z.array(z.string()),
 });
 export type TenantQuotas = z.infer<typeof TenantQuotas>;

@@ -8,7 +8,7 @@ import { eventually } from "../eventually";
 import { answer, fakeOpenAI } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import type { TenantDO } from "../worker";
-import { call } from "./helpers";
+import { call, OPERATOR_KEY } from "./helpers";
 
 /**
  * Each quota's refusal (docs/operations.md, Quotas): 429 QUOTA_EXCEEDED naming the limit, with
@@ -22,9 +22,10 @@ const TENANT = "gamma";
 const gamma = (method: string, path: string, body?: unknown) => call(method, path, body, { key: KEY });
 const tenantObject = () => env.TENANTS.get(env.TENANTS.idFromName(TENANT)) as unknown as DurableObjectStub<TenantDO>;
 
+/** The operator sets gamma's overrides (PUT /v1/operator/tenants/gamma/quotas). */
 async function limit(overrides: QuotaOverrides): Promise<void> {
-  const set = await tenantRpc(env, TENANT).setOverrides(TENANT, overrides);
-  if (!set.ok) throw new Error(set.error.message);
+  const set = await call("PUT", `/v1/operator/tenants/${TENANT}/quotas`, overrides, { key: OPERATOR_KEY });
+  if (set.status !== 200) throw new Error(JSON.stringify(set.json));
 }
 
 /** Gamma's D1 rows: its sessions index and its session.created audit records (once flushed). */

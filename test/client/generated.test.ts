@@ -74,6 +74,9 @@ const DOCUMENT_PATHS = [
   "/v1/secrets",
   "/v1/secrets/{name}",
   "/v1/usage",
+  "/v1/operator/usage",
+  "/v1/operator/tenants/{tenant}/usage",
+  "/v1/operator/tenants/{tenant}/quotas",
 ] as const satisfies readonly (keyof paths)[];
 
 describe("the generated client types", () => {

@@ -1019,6 +1019,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/operator/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every tenant's usage over a period, and their quotas now */
+        get: operations["getOperatorUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/tenants/{tenant}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One tenant's usage report (what GET /v1/usage answers the tenant) */
+        get: operations["getOperatorTenantsTenantUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/tenants/{tenant}/quotas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One tenant's limits: the deployment's defaults under its overrides */
+        get: operations["getOperatorTenantsTenantQuotas"];
+        /**
+         * Replace one tenant's overrides
+         * @description Each limit named replaces the default (null: no limit); one left out keeps it. `requests_per_minute` must be one of the deployment's request tiers. Admissions see it at once; the request limit within 30 s in every isolate.
+         */
+        put: operations["putOperatorTenantsTenantQuotas"];
+        post?: never;
+        /** Clear one tenant's overrides: the defaults apply */
+        delete: operations["deleteOperatorTenantsTenantQuotas"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit": {
         parameters: {
             query?: never;
@@ -1538,7 +1594,7 @@ export interface components {
             } | null;
             error?: {
                 /** @enum {string} */
-                code: "INVALID_JSON" | "VALIDATION_FAILED" | "INVALID_PATTERN" | "PATTERN_BUDGET_EXCEEDED" | "INVALID_CONFIG" | "INVALID_AGENT_FILE" | "INVALID_CONDITION" | "INVALID_EXPRESSION" | "INVALID_CURSOR" | "JSON_TOO_DEEP" | "TOOL_OUTPUTS_MISMATCH" | "INBOX_ANSWER_MISMATCH" | "ENDPOINT_NOT_ALLOWED" | "UNKNOWN_SECRET" | "UNAUTHORIZED" | "WEBHOOK_REJECTED" | "NOT_FOUND" | "AGENT_NOT_FOUND" | "SESSION_NOT_FOUND" | "HANDOFF_NOT_FOUND" | "RUN_NOT_FOUND" | "INBOX_ITEM_NOT_FOUND" | "TOOL_NOT_FOUND" | "WEBHOOK_SOURCE_NOT_FOUND" | "TRIGGER_NOT_FOUND" | "COLLABORATION_NOT_FOUND" | "SECRET_NOT_FOUND" | "ROUTING_DISABLED" | "HANDOFF_IN_PROGRESS" | "NOT_CURRENT_AGENT" | "HANDOFF_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_TRANSITION" | "RUN_IN_PROGRESS" | "INBOX_ITEM_CLOSED" | "RUN_NOT_AWAITING_OUTPUTS" | "RUN_NOT_CANCELLABLE" | "RUN_CANCELLED" | "SECRET_IN_USE" | "VAULT_FULL" | "SESSION_EXPIRED" | "PAYLOAD_TOO_LARGE" | "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN" | "NO_ROUTE" | "MAX_TURNS_EXCEEDED" | "GUARDRAIL_FAILED" | "QUOTA_EXCEEDED" | "INTERNAL" | "RUN_INTERRUPTED" | "MODEL_ERROR" | "WEBHOOK_ERROR" | "WEBHOOK_INVALID_REPLY" | "REMOTE_AGENT_CARD_INVALID" | "REMOTE_AGENT_ERROR" | "MCP_ERROR" | "MODEL_TIMEOUT" | "WEBHOOK_TIMEOUT" | "REMOTE_AGENT_TIMEOUT" | "INPUT_TIMEOUT" | "HUMAN_TIMEOUT" | "TOOL_OUTPUTS_TIMEOUT" | "AUTH_NOT_CONFIGURED" | "VAULT_UNAVAILABLE" | "DEPENDENCY_UNAVAILABLE";
+                code: "INVALID_JSON" | "VALIDATION_FAILED" | "INVALID_PATTERN" | "PATTERN_BUDGET_EXCEEDED" | "INVALID_CONFIG" | "INVALID_AGENT_FILE" | "INVALID_CONDITION" | "INVALID_EXPRESSION" | "INVALID_CURSOR" | "JSON_TOO_DEEP" | "TOOL_OUTPUTS_MISMATCH" | "INBOX_ANSWER_MISMATCH" | "ENDPOINT_NOT_ALLOWED" | "UNKNOWN_SECRET" | "UNAUTHORIZED" | "WEBHOOK_REJECTED" | "NOT_FOUND" | "AGENT_NOT_FOUND" | "SESSION_NOT_FOUND" | "HANDOFF_NOT_FOUND" | "RUN_NOT_FOUND" | "INBOX_ITEM_NOT_FOUND" | "TOOL_NOT_FOUND" | "WEBHOOK_SOURCE_NOT_FOUND" | "TRIGGER_NOT_FOUND" | "COLLABORATION_NOT_FOUND" | "SECRET_NOT_FOUND" | "TENANT_NOT_FOUND" | "ROUTING_DISABLED" | "HANDOFF_IN_PROGRESS" | "NOT_CURRENT_AGENT" | "HANDOFF_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_TRANSITION" | "RUN_IN_PROGRESS" | "INBOX_ITEM_CLOSED" | "RUN_NOT_AWAITING_OUTPUTS" | "RUN_NOT_CANCELLABLE" | "RUN_CANCELLED" | "SECRET_IN_USE" | "VAULT_FULL" | "SESSION_EXPIRED" | "PAYLOAD_TOO_LARGE" | "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN" | "NO_ROUTE" | "MAX_TURNS_EXCEEDED" | "GUARDRAIL_FAILED" | "QUOTA_EXCEEDED" | "INTERNAL" | "RUN_INTERRUPTED" | "MODEL_ERROR" | "WEBHOOK_ERROR" | "WEBHOOK_INVALID_REPLY" | "REMOTE_AGENT_CARD_INVALID" | "REMOTE_AGENT_ERROR" | "MCP_ERROR" | "MODEL_TIMEOUT" | "WEBHOOK_TIMEOUT" | "REMOTE_AGENT_TIMEOUT" | "INPUT_TIMEOUT" | "HUMAN_TIMEOUT" | "TOOL_OUTPUTS_TIMEOUT" | "AUTH_NOT_CONFIGURED" | "VAULT_UNAVAILABLE" | "DEPENDENCY_UNAVAILABLE";
                 message: string;
                 details?: unknown;
             };
@@ -1762,7 +1818,7 @@ export interface components {
             output_agent: string | null;
             error?: {
                 /** @enum {string} */
-                code: "INVALID_JSON" | "VALIDATION_FAILED" | "INVALID_PATTERN" | "PATTERN_BUDGET_EXCEEDED" | "INVALID_CONFIG" | "INVALID_AGENT_FILE" | "INVALID_CONDITION" | "INVALID_EXPRESSION" | "INVALID_CURSOR" | "JSON_TOO_DEEP" | "TOOL_OUTPUTS_MISMATCH" | "INBOX_ANSWER_MISMATCH" | "ENDPOINT_NOT_ALLOWED" | "UNKNOWN_SECRET" | "UNAUTHORIZED" | "WEBHOOK_REJECTED" | "NOT_FOUND" | "AGENT_NOT_FOUND" | "SESSION_NOT_FOUND" | "HANDOFF_NOT_FOUND" | "RUN_NOT_FOUND" | "INBOX_ITEM_NOT_FOUND" | "TOOL_NOT_FOUND" | "WEBHOOK_SOURCE_NOT_FOUND" | "TRIGGER_NOT_FOUND" | "COLLABORATION_NOT_FOUND" | "SECRET_NOT_FOUND" | "ROUTING_DISABLED" | "HANDOFF_IN_PROGRESS" | "NOT_CURRENT_AGENT" | "HANDOFF_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_TRANSITION" | "RUN_IN_PROGRESS" | "INBOX_ITEM_CLOSED" | "RUN_NOT_AWAITING_OUTPUTS" | "RUN_NOT_CANCELLABLE" | "RUN_CANCELLED" | "SECRET_IN_USE" | "VAULT_FULL" | "SESSION_EXPIRED" | "PAYLOAD_TOO_LARGE" | "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN" | "NO_ROUTE" | "MAX_TURNS_EXCEEDED" | "GUARDRAIL_FAILED" | "QUOTA_EXCEEDED" | "INTERNAL" | "RUN_INTERRUPTED" | "MODEL_ERROR" | "WEBHOOK_ERROR" | "WEBHOOK_INVALID_REPLY" | "REMOTE_AGENT_CARD_INVALID" | "REMOTE_AGENT_ERROR" | "MCP_ERROR" | "MODEL_TIMEOUT" | "WEBHOOK_TIMEOUT" | "REMOTE_AGENT_TIMEOUT" | "INPUT_TIMEOUT" | "HUMAN_TIMEOUT" | "TOOL_OUTPUTS_TIMEOUT" | "AUTH_NOT_CONFIGURED" | "VAULT_UNAVAILABLE" | "DEPENDENCY_UNAVAILABLE";
+                code: "INVALID_JSON" | "VALIDATION_FAILED" | "INVALID_PATTERN" | "PATTERN_BUDGET_EXCEEDED" | "INVALID_CONFIG" | "INVALID_AGENT_FILE" | "INVALID_CONDITION" | "INVALID_EXPRESSION" | "INVALID_CURSOR" | "JSON_TOO_DEEP" | "TOOL_OUTPUTS_MISMATCH" | "INBOX_ANSWER_MISMATCH" | "ENDPOINT_NOT_ALLOWED" | "UNKNOWN_SECRET" | "UNAUTHORIZED" | "WEBHOOK_REJECTED" | "NOT_FOUND" | "AGENT_NOT_FOUND" | "SESSION_NOT_FOUND" | "HANDOFF_NOT_FOUND" | "RUN_NOT_FOUND" | "INBOX_ITEM_NOT_FOUND" | "TOOL_NOT_FOUND" | "WEBHOOK_SOURCE_NOT_FOUND" | "TRIGGER_NOT_FOUND" | "COLLABORATION_NOT_FOUND" | "SECRET_NOT_FOUND" | "TENANT_NOT_FOUND" | "ROUTING_DISABLED" | "HANDOFF_IN_PROGRESS" | "NOT_CURRENT_AGENT" | "HANDOFF_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_TRANSITION" | "RUN_IN_PROGRESS" | "INBOX_ITEM_CLOSED" | "RUN_NOT_AWAITING_OUTPUTS" | "RUN_NOT_CANCELLABLE" | "RUN_CANCELLED" | "SECRET_IN_USE" | "VAULT_FULL" | "SESSION_EXPIRED" | "PAYLOAD_TOO_LARGE" | "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN" | "NO_ROUTE" | "MAX_TURNS_EXCEEDED" | "GUARDRAIL_FAILED" | "QUOTA_EXCEEDED" | "INTERNAL" | "RUN_INTERRUPTED" | "MODEL_ERROR" | "WEBHOOK_ERROR" | "WEBHOOK_INVALID_REPLY" | "REMOTE_AGENT_CARD_INVALID" | "REMOTE_AGENT_ERROR" | "MCP_ERROR" | "MODEL_TIMEOUT" | "WEBHOOK_TIMEOUT" | "REMOTE_AGENT_TIMEOUT" | "INPUT_TIMEOUT" | "HUMAN_TIMEOUT" | "TOOL_OUTPUTS_TIMEOUT" | "AUTH_NOT_CONFIGURED" | "VAULT_UNAVAILABLE" | "DEPENDENCY_UNAVAILABLE";
                 message: string;
                 details?: unknown;
             };
@@ -11332,6 +11388,613 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getOperatorUsage: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                granularity?: "hour" | "day";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Each tenant's totals. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        from: string;
+                        to: string;
+                        tenants: {
+                            tenant: string;
+                            totals: {
+                                requests: number;
+                                sessions: number;
+                                runs: number;
+                                handoffs: number;
+                                tool_calls: number;
+                                model_calls: number;
+                                input_tokens: number;
+                                output_tokens: number;
+                                d1_rows_written: number;
+                                d1_bytes_written: number;
+                                refused: {
+                                    [key: string]: number;
+                                };
+                                models: {
+                                    provider: string;
+                                    model: string;
+                                    calls: number;
+                                    input_tokens: number;
+                                    output_tokens: number;
+                                }[];
+                            };
+                            d1_bytes_stored_estimate: number;
+                            quotas: {
+                                /** @enum {string} */
+                                limit: "requests_per_minute" | "sessions_per_day" | "runs_per_minute" | "model_tokens_per_day" | "agents" | "tools";
+                                value: number | null;
+                                /** @enum {string} */
+                                source: "default" | "override";
+                                window: ("minute" | "day") | null;
+                                used: number | null;
+                                resets_at: string | null;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description Error: `VALIDATION_FAILED`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getOperatorTenantsTenantUsage: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                granularity?: "hour" | "day";
+            };
+            header?: never;
+            path: {
+                /** @description A tenant RELAY_API_KEYS lists. */
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            /** @description Error: `VALIDATION_FAILED`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `TENANT_NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "TENANT_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getOperatorTenantsTenantQuotas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A tenant RELAY_API_KEYS lists. */
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant's limits, each with its source, and the overrides stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tenant: string;
+                        limits: {
+                            requests_per_minute: number | null;
+                            sessions_per_day: number | null;
+                            runs_per_minute: number | null;
+                            model_tokens_per_day: number | null;
+                            agents: number | null;
+                            tools: number | null;
+                        };
+                        sources: {
+                            [key: string]: "default" | "override";
+                        };
+                        overrides: {
+                            requests_per_minute?: number | null;
+                            sessions_per_day?: number | null;
+                            runs_per_minute?: number | null;
+                            model_tokens_per_day?: number | null;
+                            agents?: number | null;
+                            tools?: number | null;
+                        };
+                        request_tiers: number[];
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `TENANT_NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "TENANT_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    putOperatorTenantsTenantQuotas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A tenant RELAY_API_KEYS lists. */
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    requests_per_minute?: number | null;
+                    sessions_per_day?: number | null;
+                    runs_per_minute?: number | null;
+                    model_tokens_per_day?: number | null;
+                    agents?: number | null;
+                    tools?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The tenant's limits, each with its source, and the overrides stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tenant: string;
+                        limits: {
+                            requests_per_minute: number | null;
+                            sessions_per_day: number | null;
+                            runs_per_minute: number | null;
+                            model_tokens_per_day: number | null;
+                            agents: number | null;
+                            tools: number | null;
+                        };
+                        sources: {
+                            [key: string]: "default" | "override";
+                        };
+                        overrides: {
+                            requests_per_minute?: number | null;
+                            sessions_per_day?: number | null;
+                            runs_per_minute?: number | null;
+                            model_tokens_per_day?: number | null;
+                            agents?: number | null;
+                            tools?: number | null;
+                        };
+                        request_tiers: number[];
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description Error: `INVALID_JSON`, `VALIDATION_FAILED`, `JSON_TOO_DEEP`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_JSON" | "VALIDATION_FAILED" | "JSON_TOO_DEEP";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `TENANT_NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "TENANT_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `PAYLOAD_TOO_LARGE`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteOperatorTenantsTenantQuotas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A tenant RELAY_API_KEYS lists. */
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant's limits, each with its source, and the overrides stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tenant: string;
+                        limits: {
+                            requests_per_minute: number | null;
+                            sessions_per_day: number | null;
+                            runs_per_minute: number | null;
+                            model_tokens_per_day: number | null;
+                            agents: number | null;
+                            tools: number | null;
+                        };
+                        sources: {
+                            [key: string]: "default" | "override";
+                        };
+                        overrides: {
+                            requests_per_minute?: number | null;
+                            sessions_per_day?: number | null;
+                            runs_per_minute?: number | null;
+                            model_tokens_per_day?: number | null;
+                            agents?: number | null;
+                            tools?: number | null;
+                        };
+                        request_tiers: number[];
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `TENANT_NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "TENANT_NOT_FOUND";
                             message: string;
                             details?: unknown;
                         };

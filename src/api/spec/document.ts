@@ -189,7 +189,11 @@ function operationObject(operation: Operation, writer: SchemaWriter): JsonSchema
     tags: [operation.tag],
     summary: operation.summary,
     ...(operation.description ? { description: operation.description } : {}),
-    ...(operation.auth === false ? { security: [] } : {}),
+    ...(operation.auth === false
+      ? { security: [] }
+      : operation.auth === "operator"
+        ? { security: [{ operator: [] }] }
+        : {}),
     ...(params.length > 0 ? { parameters: params } : {}),
     ...body,
     responses,
@@ -227,6 +231,12 @@ export function buildOpenApiDocument(): JsonSchema {
           type: "http",
           scheme: "bearer",
           description: "An API key; it names the tenant everything is scoped to.",
+        },
+        operator: {
+          type: "http",
+          scheme: "bearer",
+          description:
+            "The operator's key (RELAY_OPERATOR_KEY), for /v1/operator only; no tenant key reaches those routes.",
         },
       },
       schemas: Object.fromEntries(Object.entries(writer.components).sort(([a], [b]) => a.localeCompare(b))),

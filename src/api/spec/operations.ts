@@ -58,6 +58,7 @@ import { HistoryQuery, SessionAuditQuery, SessionListQuery, TraceQuery } from ".
 import { ToolListQuery } from "../tools";
 import { UsageQuery } from "../usage";
 import type { Answer, Operation } from "./operation";
+import { operatorOperations } from "./operator-operations";
 import { vaultOperations } from "./vault-operations";
 
 /**
@@ -785,6 +786,7 @@ export const OPERATIONS: Operation[] = [
     answers: { 200: json("The report.", UsageReport) },
     errors: ["VALIDATION_FAILED"],
   },
+  ...operatorOperations(),
   {
     method: "get",
     path: "/v1/audit",
@@ -798,9 +800,13 @@ export const OPERATIONS: Operation[] = [
   },
 ];
 
+/** The operator key's errors: missing, wrong, or not configured (no tenant quota applies). */
+const OPERATOR_AUTH: ErrorCode[] = ["UNAUTHORIZED", "AUTH_NOT_CONFIGURED", "DEPENDENCY_UNAVAILABLE", "INTERNAL"];
+
 /** The auth errors every keyed route may answer with, added to each operation's own. */
 export function errorsOf(operation: Operation): ErrorCode[] {
-  return [...new Set([...(operation.auth === false ? [] : AUTH), ...operation.errors])];
+  const auth = operation.auth === false ? [] : operation.auth === "operator" ? OPERATOR_AUTH : AUTH;
+  return [...new Set([...auth, ...operation.errors])];
 }
 
 /** The A2A routes: a card and a JSON-RPC endpoint for the front door and for each agent. */

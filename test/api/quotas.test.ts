@@ -70,6 +70,12 @@ beforeAll(async () => {
   for (const agent of [
     { name: "desk", description: "Front desk", triggers: { keywords: ["desk"] } },
     { name: "thinker", description: "Answers with a model" },
+    { name: "legal", description: "Legal", capabilities: [{ name: "contracts", proficiency: 0.9 }] },
+    {
+      name: "counter",
+      description: "Counter",
+      handoffs: [{ to: "legal", when: "auto", trigger: { type: "capability" } }],
+    },
   ]) {
     const res = await gamma("PUT", `/v1/agents/${agent.name}`, agent);
     if (res.status >= 300) throw new Error(JSON.stringify(res.json));
@@ -142,6 +148,21 @@ describe("runs a minute", () => {
     ).toBe(201);
     const counted = await eventually(usage, (u) => u.refused.runs_per_minute === 2, { what: "two refusals counted" });
     expect(counted.counts.runs).toBe((counts.runs ?? 0) + 1);
+  });
+
+  it("refuses a message needing capabilities before its capability trigger hands the session on", async () => {
+    const session = (await gamma("POST", "/v1/sessions", { agent: "counter" })).json.id;
+    await limit({ runs_per_minute: 0 });
+    const refused = await gamma("POST", `/v1/sessions/${session}/messages`, {
+      role: "user",
+      content: "review my contract",
+      required_capabilities: ["contracts"],
+    });
+    expectRefusal(refused, "runs_per_minute", "minute");
+    const after = (await gamma("GET", `/v1/sessions/${session}`)).json;
+    expect(after.current_agent).toBe("counter");
+    const actions = (await gamma("GET", `/v1/sessions/${session}/audit`)).json.items.map((r: any) => r.action);
+    expect(actions).toEqual(["session.created"]);
   });
 
   it("gives a run's admission back when another run of the session started while it was asked", async () => {

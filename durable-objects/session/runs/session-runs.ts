@@ -8,7 +8,6 @@ import { interruptedStep, interruptedTrace, turnsTaken } from "../../../src/runt
 import { withCallsDone } from "../../../src/runtime/tool-work";
 import type { HistoryItem } from "../../../src/schemas/handoff";
 import type { Run, TracePage } from "../../../src/schemas/run";
-import { admit, release } from "../../../src/services/admissions";
 import { type SessionRecord, toHistoryItem, touch } from "../../../src/sessions/model";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import type { SessionHandoffs } from "../handoffs/session-handoffs";
@@ -46,7 +45,7 @@ import { cutMessage, RunStreams } from "./run-streams";
 const MAX_RESUMES = 2;
 
 /** A new message while a run is open. */
-const inProgress = (open: RunRow) =>
+export const inProgress = (open: RunRow) =>
   err("RUN_IN_PROGRESS", `Run ${open.run.id} is ${open.run.status}; send the next message when it has ended.`, {
     run_id: open.run.id,
     status: open.run.status,
@@ -90,8 +89,8 @@ export class SessionRuns {
    * A user message: stored, and it starts a run of the current agent; answered when the run ends or
    * pauses (or after RUN_WAIT_MS).
    */
-  async userMessage(content: string, actor: Actor, admitted = false): Promise<Result<MessageRun>> {
-    const started = await this.startRun(content, actor, admitted);
+  async userMessage(content: string, actor: Actor): Promise<Result<MessageRun>> {
+    const started = await this.startRun(content, actor);
     if (!started.ok) return started;
     await this.loop.waitFor(started.value.run.id);
     return ok({ message: started.value.message, run: this.steps.view(started.value.run.id)! });
@@ -127,32 +126,15 @@ export class SessionRuns {
     return !row || row.run.status === "running" ? null : { message, run: this.store.withEvents(row.run) };
   }
 
-  /**
-   * A user message stored and its run recorded (not yet driven). A new run is first admitted
-   * against the tenant's quotas (unless `admitted` already), before anything is written: a
-   * refused run stores no message.
-   */
-  async startRun(content: string, actor: Actor, admitted = false): Promise<Result<MessageRun>> {
-    let loaded = this.k.live();
+  /** A user message stored and its run recorded (not yet driven); admitted first (SessionMessages). */
+  async startRun(content: string, actor: Actor): Promise<Result<MessageRun>> {
+    const loaded = this.k.live();
     if (!loaded.ok) return loaded;
     await this.resumeOrphan();
     const open = this.store.active();
     if (open?.run.status === "awaiting_human" && open.run.pending?.kind === "input")
       return this.continueWithInput(open, loaded.value, content, actor);
     if (open) return inProgress(open);
-    if (!admitted) {
-      const tenant = loaded.value.tenant;
-      const admission = await admit(this.k.env, tenant, { runs: true });
-      if (!admission.ok) return admission;
-      // Other calls ran while the tenant's object answered: the checks again, with no await from
-      // here to the commit; a run that may not start after all gives its admission back.
-      loaded = this.k.live();
-      const raced = loaded.ok ? this.store.active() : null;
-      if (!loaded.ok || raced) {
-        void release(this.k.env, tenant, admission.value);
-        return loaded.ok ? inProgress(raced!) : loaded;
-      }
-    }
     const now = this.k.now();
     const session = touch(loaded.value, now);
     const scope = auditScope(session);

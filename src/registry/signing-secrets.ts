@@ -2,7 +2,7 @@ import type { SigningSecret } from "../schemas/signing";
 
 /**
  * A tenant's signing secret in D1 (migration 0010): what Relay signs deliveries to webhook
- * agents and http tools with when the operator set no secret of their own. Made by Relay the
+ * agents and http tools with when their definition names no `signing_secret` of the vault. Made by Relay the
  * first time it is needed; a rotation keeps the previous one signing until its expiry.
  */
 

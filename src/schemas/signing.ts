@@ -2,8 +2,8 @@ import { z } from "zod";
 
 /**
  * The tenant's signing secret (src/registry/signing-secrets.ts): Relay signs deliveries to the
- * tenant's webhook agents and http tools with it (Standard Webhooks), unless the operator set
- * the agent's or tool's own secret or its definition says `signing: none`.
+ * tenant's webhook agents and http tools with it (Standard Webhooks), unless a definition
+ * names its own `signing_secret` from the tenant's vault or says `signing: none`.
  */
 export const SigningSecret = z.object({
   /** `whsec_…`: verify deliveries with it (the standardwebhooks libraries take it as is). */

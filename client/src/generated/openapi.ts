@@ -434,7 +434,7 @@ export interface paths {
         };
         /**
          * The secret Relay signs deliveries to your webhook agents and http tools with
-         * @description Standard Webhooks. Made by Relay on first use. Used unless the operator set the agent's or tool's own secret (`AGENT_SECRET_<NAME>`, `TOOL_SECRET_<NAME>`), or its definition says `signing: none`.
+         * @description Standard Webhooks. Made by Relay on first use. Signs deliveries to the tenant's webhook agents, http tools and signed A2A agents unless a definition names its own `signing_secret` from the vault, or says `signing: none`.
          */
         get: operations["getConfigSigningSecret"];
         put?: never;

@@ -357,7 +357,7 @@ export const OPERATIONS: Operation[] = [
     tag: "webhooks",
     summary: "The secret Relay signs deliveries to your webhook agents and http tools with",
     description:
-      "Standard Webhooks. Made by Relay on first use. Used unless the operator set the agent's or tool's own secret (`AGENT_SECRET_<NAME>`, `TOOL_SECRET_<NAME>`), or its definition says `signing: none`.",
+      "Standard Webhooks. Made by Relay on first use. Signs deliveries to the tenant's webhook agents, http tools and signed A2A agents unless a definition names its own `signing_secret` from the vault, or says `signing: none`.",
     answers: { 200: json("The secret, and the one a rotation replaced while it still signs.", SigningSecret) },
     errors: [],
   },

@@ -28,13 +28,17 @@ const standardWebhooksWithoutSourceMap: Plugin = {
  */
 const bindings = {
   TEST_MIGRATIONS: migrations,
-  // Two tenants so isolation can be tested; never used outside tests.
-  RELAY_API_KEYS: "alpha:alpha-test-key,beta:beta-test-key",
+  // Two tenants so isolation can be tested, and two the quota tests give low limits (delta with
+  // two keys: its request limit is per key); never used outside tests.
+  RELAY_API_KEYS:
+    "alpha:alpha-test-key,beta:beta-test-key,gamma:gamma-test-key,delta:delta-test-key,delta:delta-other-key",
   // An OpenAI-compatible endpoint the tests fake with msw (test/fakes/openai.ts). The
   // local provider stays the default; a tenant (or a request) picks "openai" to use it.
   OPENAI_API_KEY: "sk-test-key",
   OPENAI_BASE_URL: "https://llm.test/v1",
   ROUTING_LLM_PROVIDER: "local",
+  // The operator's key for /v1/operator (a test value, never deployed).
+  RELAY_OPERATOR_KEY: "operator-test-key-0123456789",
   // The tenant vault's deployment key (a test value, never deployed).
   RELAY_VAULT_KEY: "bavgWhEcdWB2LJzJhu7KSiyvoLpMPwxkf/waXRcXjgc=",
   // Worker secrets named like the ones a tenant could try to reach: no tenant's definition
@@ -50,6 +54,20 @@ const bindings = {
   // The tests call the Worker at http://relay.test; calls made later (from a session) know it from here.
   RELAY_HOSTS: "relay.test",
   RELAY_ALLOW_LOCAL_ENDPOINTS: "false",
+  // Quotas high enough that no test meets one by accident; test/api/quotas.test.ts gives its
+  // tenants low overrides.
+  QUOTA_REQUESTS_PER_MINUTE: "1000000",
+  QUOTA_SESSIONS_PER_DAY: "1000000",
+  QUOTA_RUNS_PER_MINUTE: "1000000",
+  QUOTA_MODEL_TOKENS_PER_DAY: "1000000000",
+  QUOTA_AGENTS: "1000000",
+  QUOTA_TOOLS: "1000000",
+};
+
+/** Request tiers for tests (beside wrangler.toml's): the default above, and a low one to meet. */
+const ratelimits = {
+  REQUESTS_PER_MINUTE_1000000: { namespace_id: "9001", simple: { limit: 1_000_000, period: 60 as const } },
+  REQUESTS_PER_MINUTE_3: { namespace_id: "9002", simple: { limit: 3, period: 60 as const } },
 };
 
 /** The production Worker with test subclasses of its Durable Objects (clock, crash points), with `vars` on top. */
@@ -59,7 +77,7 @@ const workerd = (vars: Record<string, string> = {}) => [
     main: "./test/worker.ts",
     wrangler: { configPath: "./wrangler.toml" },
     remoteBindings: false,
-    miniflare: { bindings: { ...bindings, ...vars } },
+    miniflare: { bindings: { ...bindings, ...vars }, ratelimits },
   }),
 ];
 

@@ -8,12 +8,14 @@ import { config } from "./api/config";
 import { onError, onNotFound } from "./api/error-handler";
 import { agentHandoffs, handoffs, sessionInbox } from "./api/handoffs";
 import { inbox } from "./api/inbox";
+import { operator } from "./api/operator";
 import { route } from "./api/route";
 import { secrets } from "./api/secrets";
 import { securityHeaders } from "./api/security-headers";
 import { sessions } from "./api/sessions";
 import { openApiJson } from "./api/spec/document";
 import { tools } from "./api/tools";
+import { usage } from "./api/usage";
 import { webhookStats, webhooks } from "./api/webhooks";
 import type { AppEnv } from "./app-env";
 import { apiKeyAuth } from "./auth/middleware";
@@ -40,6 +42,7 @@ export function createApp() {
     .route("/capabilities", capabilities)
     .route("/collaborations", collaborations)
     .route("/audit", audit)
+    .route("/usage", usage)
     .route("/webhooks", webhookStats);
 
   return (
@@ -59,6 +62,8 @@ export function createApp() {
       .get("/.well-known/agent-card.json", rootAgentCard)
       // Signed by their source, not by an API key: mounted before /v1's key check.
       .route("/v1/webhooks", webhooks)
+      // The operator's key, not a tenant's (docs/operations.md, Quotas): mounted before /v1's key check.
+      .route("/v1/operator", operator)
       .route("/v1", v1)
       .onError(onError)
       .notFound(onNotFound)

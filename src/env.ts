@@ -1,3 +1,4 @@
+import type { QuotaVars } from "./quotas/limits";
 import type { RoutingVars } from "./routing/config";
 
 /**
@@ -5,13 +6,15 @@ import type { RoutingVars } from "./routing/config";
  * are reached through src/rpc/stubs.ts, typed by the contracts the classes implement, so
  * nothing here imports a Durable Object.
  */
-export interface Env extends RoutingVars {
+export interface Env extends RoutingVars, QuotaVars {
   DB: D1Database;
   SESSIONS: DurableObjectNamespace;
   AGENTS: DurableObjectNamespace;
   COLLABORATIONS: DurableObjectNamespace;
   /** One RouterDO per tenant: agent writes and the compiled router (durable-objects/router/). */
   ROUTERS: DurableObjectNamespace;
+  /** One TenantDO per tenant: quota admissions, usage by the hour, the operator's overrides (durable-objects/tenant/). */
+  TENANTS: DurableObjectNamespace;
   /** The static dashboard and API reference (public/); the platform serves them before the Worker runs. */
   ASSETS: Fetcher;
   /** Workers AI binding; declared only when the `workers-ai` provider is used. */
@@ -19,6 +22,8 @@ export interface Env extends RoutingVars {
 
   /** `tenant:key` entries, comma-separated. No keys → every /v1 call is refused (503). */
   RELAY_API_KEYS?: string;
+  /** The operator's key for /v1/operator (every tenant's quotas and usage). Unset → those routes answer 503. */
+  RELAY_OPERATOR_KEY?: string;
   /**
    * The tenant vault's deployment keys: one or more comma-separated keys of at least 32 bytes
    * in base64, the first sealing (src/vault/keyring.ts). Without it the vault is unavailable.

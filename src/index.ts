@@ -7,6 +7,7 @@ export { AgentDO } from "../durable-objects/agent/agent";
 export { CollaborationDO } from "../durable-objects/collaboration/collaboration";
 export { RouterDO } from "../durable-objects/router/router";
 export { SessionDO } from "../durable-objects/session/session";
+export { TenantDO } from "../durable-objects/tenant/tenant";
 
 /** Vault rows a cron run reseals at most (a rotation of a large vault takes several hours). */
 const REWRAP_PASSES = 10;

@@ -3,10 +3,13 @@ import { CollaborationDO as RelayCollaborationDO } from "../durable-objects/coll
 import { SessionDO as RelaySessionDO } from "../durable-objects/session/session";
 import type { FlowCheckpoint } from "../durable-objects/session/session-kernel";
 import type { Sql } from "../durable-objects/shared/sql";
+import { TenantDO as RelayTenantDO } from "../durable-objects/tenant/tenant";
 import type { Actor } from "../src/audit/record";
 import { err, type Result } from "../src/errors";
 import type { Lease } from "../src/rpc/agent";
 import type { HandoffAccepted, StartHandoffArgs } from "../src/rpc/session";
+import type { Admission, TenantLimits } from "../src/rpc/tenant";
+import type { Usage } from "../src/usage/counts";
 
 /**
  * The Worker the tests run (vitest.config.ts `main`): the production Worker, with its
@@ -31,6 +34,10 @@ class TestClock {
   }
   pin(ms: number): void {
     this.pinned = ms;
+  }
+  /** Back to the real clock (plus any offset). */
+  unpin(): void {
+    this.pinned = null;
   }
 }
 
@@ -116,4 +123,42 @@ export class CollaborationDO extends RelayCollaborationDO {
   protected override now(): number {
     return this.clock.now();
   }
+}
+
+export class TenantDO extends RelayTenantDO {
+  readonly clock = new TestClock();
+  /** While set, `limits` answers as a caller sees an object that did not answer in time. */
+  private unreachable = false;
+  /** How many times `limits` was asked. */
+  limitReads = 0;
+
+  protected override now(): number {
+    return this.clock.now();
+  }
+
+  async setUnreachable(on: boolean): Promise<void> {
+    this.unreachable = on;
+  }
+
+  override async limits(tenant: string): Promise<Result<TenantLimits>> {
+    this.limitReads++;
+    return this.unreachable ? missed("limits") : super.limits(tenant);
+  }
+
+  override async record(tenant: string, hours: { hour: number; usage: Usage }[]): Promise<Result<TenantLimits>> {
+    return this.unreachable ? missed("record") : super.record(tenant, hours);
+  }
+
+  override async release(tenant: string, admission: Admission): Promise<Result<{ released: boolean }>> {
+    return this.unreachable ? missed("release") : super.release(tenant, admission);
+  }
+}
+
+/** What a caller sees of a call an object did not answer in time. */
+function missed(call: string): Result<never> {
+  return err("DEPENDENCY_UNAVAILABLE", "The quotas of the tenant did not answer within 5000 ms.", {
+    reason: "deadline",
+    deadline_ms: 5000,
+    call,
+  });
 }

@@ -5,7 +5,7 @@ import { basename, join } from "node:path";
 import { convertV4MiniflareOptions, Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
 import { FLUSH_WINDOW_MS } from "../../src/audit/outbox-policy";
-import { type DevServer, workerdCpu, workerdRss } from "./wrangler-dev";
+import { type DevServer, UNLIMITED_QUOTAS, workerdCpu, workerdRss } from "./wrangler-dev";
 
 /**
  * Relay on workerd through Miniflare's API, without `wrangler dev`'s proxy in front: the
@@ -86,7 +86,12 @@ export async function startWorkerdServer(
     compatibilityDate: config.compatibility_date!,
     compatibilityFlags: config.compatibility_flags,
     d1Databases: { DB: "relay" },
-    bindings: { ...(config.vars as Record<string, string>), RELAY_API_KEYS: `dev:${key}`, ...vars },
+    bindings: {
+      ...(config.vars as Record<string, string>),
+      RELAY_API_KEYS: `dev:${key}`,
+      ...UNLIMITED_QUOTAS,
+      ...vars,
+    },
   };
   const own = Object.fromEntries(bindings.map((b) => [b.name, { className: b.class_name, useSQLite: true }]));
   // The main Worker is named only when probes need to name its classes (a name is part of the

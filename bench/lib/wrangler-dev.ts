@@ -23,8 +23,22 @@ const root = join(import.meta.dirname, "..", "..");
 const listenArgs = (port: number) => ["--port", String(port), "--ip", "127.0.0.1"];
 
 /**
+ * Every tenant quota off (docs/operations.md, Quotas): the benchmarks and the Node suites measure
+ * and test Relay, not one tenant's limits; admissions still go through each tenant's object. A
+ * caller's `vars` may set one.
+ */
+export const UNLIMITED_QUOTAS: Record<string, string> = {
+  QUOTA_REQUESTS_PER_MINUTE: "unlimited",
+  QUOTA_SESSIONS_PER_DAY: "unlimited",
+  QUOTA_RUNS_PER_MINUTE: "unlimited",
+  QUOTA_MODEL_TOKENS_PER_DAY: "unlimited",
+  QUOTA_AGENTS: "unlimited",
+  QUOTA_TOOLS: "unlimited",
+};
+
+/**
  * `vars` are passed to the Worker with `--var` (e.g. a model endpoint on loopback), after
- * RELAY_HOSTS, which names the port this server listens on as `npm run dev` does.
+ * UNLIMITED_QUOTAS and RELAY_HOSTS, which names the port this server listens on as `npm run dev` does.
  * `persistTo` puts the local state (DO SQLite, D1) in another folder, e.g. on tmpfs: on this
  * kind of machine every local storage commit waits about 1 ms for the disk, which is the
  * machine's cost, not the code's.
@@ -47,10 +61,9 @@ export async function startDevServer(
   });
   const persist = persistTo ? ["--persist-to", persistTo] : [];
   const relayHosts = relayHostsForDev(root, listenArgs(port));
-  const extraVars = Object.entries({ RELAY_HOSTS: relayHosts, ...vars }).flatMap(([name, value]) => [
-    "--var",
-    `${name}:${value}`,
-  ]);
+  const extraVars = Object.entries({ RELAY_HOSTS: relayHosts, ...UNLIMITED_QUOTAS, ...vars }).flatMap(
+    ([name, value]) => ["--var", `${name}:${value}`],
+  );
   return spawnWranglerDev(root, port, [...persist, ...extraVars], env);
 }
 

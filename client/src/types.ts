@@ -23,6 +23,8 @@ export type RoutingConfig = Schemas["RoutingConfig"];
 export type AuditRecord = Schemas["AuditRecord"];
 /** A vault secret as the API shows it: its name, times and users, never its value. */
 export type Secret = Schemas["Secret"];
+/** `GET /v1/usage`: what the tenant used, bucket by bucket, and its quotas now. */
+export type UsageReport = Schemas["UsageReport"];
 
 /** The answer of `POST /v1/sessions/:id/messages` for a user message: the message and its run. */
 export type MessageRun = operations["postSessionsIdMessages"]["responses"][200]["content"]["application/json"];

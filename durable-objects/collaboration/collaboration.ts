@@ -23,6 +23,7 @@ import {
   REPLY_TYPES,
 } from "../../src/schemas/collaboration";
 import { agentDirectory } from "../../src/services/registry-cache";
+import { meteredAuditDb } from "../../src/services/usage-meter";
 import { Outbox } from "../shared/outbox";
 import { createSql, SchemaGate, type Sql } from "../shared/sql";
 import { TIMER_KEYS } from "../shared/timer-kinds";
@@ -324,7 +325,9 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
 
   private async flush(timer: TimerRow, now: number): Promise<TimerOutcome> {
     try {
-      const { remaining } = await this.outbox.flush((records) => writeAuditBatch(this.env.DB, records));
+      const { remaining } = await this.outbox.flush((r) =>
+        writeAuditBatch(meteredAuditDb(this.env, this.env.DB, r), r),
+      );
       return remaining > 0 ? { type: "again", at: this.now() } : { type: "done" };
     } catch (error) {
       return { type: "retry", at: now + flushBackoffMs(timer.attempts + 1), error: String(error) };

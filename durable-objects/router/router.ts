@@ -1,8 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../src/env";
 import { err, isRelayError, ok, type Result } from "../../src/errors";
+import { countRefusal, quotaExceeded } from "../../src/quotas/admission";
 import { patternBudgetError } from "../../src/registry/check-agent";
 import {
+  agentCount,
   definitionText,
   deleteAgent,
   loadDefinitionTexts,
@@ -208,6 +210,7 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
   async putAgent(
     tenant: string,
     definition: AgentDefinition,
+    maxAgents: number | null = null,
   ): Promise<Result<{ created: boolean; agent: StoredAgent }>> {
     return this.inTurn(async () => {
       const before = await registryHead(this.env.DB, tenant);
@@ -219,7 +222,11 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
       for (const [name, held] of this.parts) if (name !== definition.name) others += held.part.cost;
       const refused = patternBudgetError(definition.name, part.cost, others);
       if (refused) return err(refused.code, refused.message, refused.details);
-      const written = await putAgent(this.env.DB, tenant, definition);
+      const written = await putAgent(this.env.DB, tenant, definition, maxAgents);
+      if (!written) {
+        const refused = quotaExceeded(countRefusal("agents", maxAgents!, await agentCount(this.env.DB, tenant)));
+        return err(refused.code, refused.message, refused.details);
+      }
       await this.applied(tenant, before, { name: definition.name, text: compiled.text }, compiled);
       return ok(written);
     }).catch(failure);

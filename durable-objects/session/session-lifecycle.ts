@@ -7,6 +7,7 @@ import { ulid } from "../../src/lib/ulid";
 import type { SessionCreateArgs } from "../../src/rpc/session";
 import { routeTraceEvent } from "../../src/runtime/run-record";
 import type { SessionView } from "../../src/schemas/session";
+import { meteredAuditDb } from "../../src/services/usage-meter";
 import { end, isIdleExpired, newSession, type SessionRecord, summarize, toHistoryItem } from "../../src/sessions/model";
 import { writeSessionSummary } from "../../src/sessions/summary-store";
 import type { SchemaGate } from "../shared/sql";
@@ -170,7 +171,9 @@ async function flushOutbox(
   now: number,
 ): Promise<TimerOutcome> {
   try {
-    const { remaining } = await k.outbox.flush((records) => writeAuditBatch(k.env.DB, records));
+    const { remaining } = await k.outbox.flush((records) =>
+      writeAuditBatch(meteredAuditDb(k.env, k.env.DB, records), records),
+    );
     return remaining > 0 ? { type: "again", at: nextFlushAt(k.now()) } : { type: "done" };
   } catch (error) {
     return retry(timer, now, error);
@@ -238,7 +241,9 @@ async function finalize(
   const session = k.store.load();
   if (!session) return { type: "done" };
   try {
-    const { remaining } = await k.outbox.flush((records) => writeAuditBatch(k.env.DB, records));
+    const { remaining } = await k.outbox.flush((records) =>
+      writeAuditBatch(meteredAuditDb(k.env, k.env.DB, records), records),
+    );
     if (remaining > 0) return { type: "again", at: k.now() };
     if (archive)
       await writeSessionSummary(k.env.DB, summarize(session, k.store.historyLength(), k.store.agentStatus()));

@@ -1,19 +1,30 @@
 import type { Actor } from "../../src/audit/record";
 import { ok, type Result } from "../../src/errors";
 import type { MessageOptions, MessageRun, MessageTask } from "../../src/rpc/session";
+import type { Admission } from "../../src/rpc/tenant";
+import { admit, release } from "../../src/services/admissions";
 import type { SchemaGate } from "../shared/sql";
 import type { LiveHub } from "./live/live-hub";
 import type { LiveStore } from "./live/live-store";
-import type { SessionRuns } from "./runs/session-runs";
+import { inProgress, type SessionRuns } from "./runs/session-runs";
+import type { SessionKernel } from "./session-kernel";
 import type { SessionTriggers } from "./triggers/session-triggers";
+
+/** A run's admission, with the tenant it was counted for. */
+interface Admitted {
+  tenant: string;
+  admission: Admission;
+}
 
 /**
  * A user message that runs the current agent (docs/runs.md): answered when the run settles,
- * started in the background, or streamed as Server-Sent Events. A message that needs
- * capabilities the current agent lacks is first offered to the capability triggers.
+ * started in the background, or streamed as Server-Sent Events. Its run is first admitted
+ * against the tenant's quotas; then a message that needs capabilities the current agent lacks
+ * is offered to the capability triggers.
  */
 export class SessionMessages {
   constructor(
+    private readonly k: Pick<SessionKernel, "env" | "live">,
     private readonly runs: SessionRuns,
     private readonly triggers: SessionTriggers,
     private readonly schema: Pick<SchemaGate, "ready">,
@@ -22,10 +33,15 @@ export class SessionMessages {
   ) {}
 
   async send(content: string, actor: Actor, task: MessageTask, options: MessageOptions): Promise<Result<MessageRun>> {
+    // The run is admitted against the tenant's quotas before anything, triggers included, is done.
+    const admitted = await this.admitRun(!!options.admitted);
+    if (!admitted.ok) return admitted;
     await this.capabilityPoint(task);
-    if (!options.background) return this.runs.userMessage(content, actor);
-    const started = await this.runs.startRun(content, actor);
-    if (started.ok) this.runs.driveInBackground(started.value.run.id);
+    const started = options.background
+      ? await this.runs.startRun(content, actor)
+      : await this.runs.userMessage(content, actor);
+    if (!started.ok) this.giveBack(admitted.value);
+    else if (options.background) this.runs.driveInBackground(started.value.run.id);
     return started;
   }
 
@@ -36,12 +52,17 @@ export class SessionMessages {
     task: MessageTask,
     options: MessageOptions,
   ): Promise<Result<{ stream: ReadableStream<Uint8Array> }>> {
+    const admitted = await this.admitRun(!!options.admitted);
+    if (!admitted.ok) return admitted;
     await this.capabilityPoint(task);
     // A message that continues a paused run streams that run from here on, not from its start.
     const paused = this.schema.ready() ? this.runs.store.active()?.run.id : undefined;
     const from = paused ? this.liveEvents.latest() : "";
     const started = await this.runs.startRun(content, actor);
-    if (!started.ok) return started;
+    if (!started.ok) {
+      this.giveBack(admitted.value);
+      return started;
+    }
     const { message, run } = started.value;
     // A client that goes away mid-run, with nobody else listening, cancels the run (and its model
     // call) — unless the run is detached from its stream.
@@ -56,6 +77,27 @@ export class SessionMessages {
     );
     this.runs.driveInBackground(run.id);
     return ok({ stream });
+  }
+
+  /**
+   * The tenant's admission of the run the message would start (docs/operations.md, Quotas), asked
+   * before anything of the message is done: null when it starts none (it continues a run waiting
+   * for input) or was admitted already; RUN_IN_PROGRESS without asking when a run is open. An
+   * admission whose run then does not start is given back.
+   */
+  private async admitRun(admitted: boolean): Promise<Result<Admitted | null>> {
+    const loaded = this.k.live();
+    if (!loaded.ok) return loaded;
+    const open = this.runs.store.active();
+    if (admitted || (open?.run.status === "awaiting_human" && open.run.pending?.kind === "input")) return ok(null);
+    if (open && !this.runs.orphaned()) return inProgress(open);
+    const tenant = loaded.value.tenant;
+    const admission = await admit(this.k.env, tenant, { runs: true });
+    return admission.ok ? ok({ tenant, admission: admission.value }) : admission;
+  }
+
+  private giveBack(admitted: Admitted | null): void {
+    if (admitted) void release(this.k.env, admitted.tenant, admitted.admission);
   }
 
   /** A message that needs capabilities the current agent lacks: capability triggers hand it on before it runs. */

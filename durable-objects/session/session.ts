@@ -117,7 +117,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     this.views = new RunViews(this.kernel, this.runs, this.hub);
     this.triggers = new SessionTriggers(this.kernel, this.handoffs, runStore, points);
     this.conversation = new SessionConversation(this.kernel, this.triggers, this.handoffs);
-    this.messages = new SessionMessages(this.runs, this.triggers, this.schema, this.liveEvents, this.hub);
+    this.messages = new SessionMessages(this.kernel, this.runs, this.triggers, this.schema, this.liveEvents, this.hub);
     // Answered by the runtime without waking a hibernated object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     this.deliveries = new SessionDeliveries(this.kernel, this.sql);

@@ -9,6 +9,7 @@ import * as session from "./views/session.js";
 import * as sessions from "./views/sessions.js";
 import * as settings from "./views/settings.js";
 import * as signin from "./views/signin.js";
+import * as usage from "./views/usage.js";
 
 // The dashboard: hash routes to views; each view renders into <main> and may return a
 // cleanup (a socket to close, a timer to stop) run when the user leaves it.
@@ -22,6 +23,7 @@ const ROUTES = [
   [/^#\/audit$/, audit],
   [/^#\/playground$/, playground],
   [/^#\/secrets$/, secrets],
+  [/^#\/usage$/, usage],
   [/^#\/settings$/, settings],
 ];
 

@@ -22,16 +22,19 @@ import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env";
 import type { Actor } from "../audit/record";
+import { backgroundOf } from "../auth/middleware";
 import type { ErrorBody, Result } from "../errors";
 import { isFinalState, partsText, RunStreamMapper, runStatusesOf, runTask, TASK_STATE_OF } from "../interop/a2a-task";
 import { readSse } from "../lib/sse";
 import type { SessionRpc } from "../rpc/session";
 import { sessionRpc } from "../rpc/stubs";
+import type { Admission } from "../rpc/tenant";
 import { sessionOfRun } from "../runtime/run-record";
 import type { AgentDefinition } from "../schemas/agent";
 import type { LiveDelta, LiveEvent } from "../schemas/live";
 import type { Run } from "../schemas/run";
 import { DEFAULT_TTL_S } from "../schemas/session";
+import { admit, release } from "../services/admissions";
 import { routeInput } from "../services/routing";
 import { isSessionId, newSessionId } from "../sessions/ids";
 import { listA2aTasks } from "./a2a-list";
@@ -54,10 +57,46 @@ const POLL_MS = 500;
 
 export const A2A_ACTOR: Actor = { actor: "a2a", actor_type: "user" };
 
+/**
+ * The JSON-RPC code of a quota refusal (docs/a2a.md, Errors): A2A 1.0 gives back-pressure no
+ * code, and its own codes say the operation is not supported here, which a client would not
+ * retry; so one from JSON-RPC's implementation-defined server errors, 429 in it.
+ */
+export const A2A_QUOTA_EXCEEDED = -32029;
+
+/** A quota refusal as a JSON-RPC error: code A2A_QUOTA_EXCEEDED, its details as google.rpc ErrorInfo and RetryInfo. */
+export class QuotaExceededError extends A2AError {
+  readonly transport = "jsonrpc";
+  readonly envelopeCode = A2A_QUOTA_EXCEEDED;
+  constructor(readonly body: ErrorBody) {
+    super({ message: body.message, metadata: { relay_code: body.code } });
+    this.name = "QuotaExceededError";
+  }
+
+  /** The JSON-RPC `error.data`: what the limit is and when to come back. */
+  data(): Record<string, unknown>[] {
+    const details = (this.body.details ?? {}) as Record<string, unknown>;
+    const metadata = Object.fromEntries(
+      Object.entries({ relay_code: this.body.code, ...details })
+        .filter(([, v]) => v !== null && v !== undefined)
+        .map(([k, v]) => [k, String(v)]),
+    );
+    const retry = details.retry_after_s;
+    return [
+      { "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "QUOTA_EXCEEDED", domain: "relay", metadata },
+      ...(typeof retry === "number"
+        ? [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${retry}s` }]
+        : []),
+    ];
+  }
+}
+
 /** A Relay error as the A2A error a client can act on. */
 export function a2aError(error: ErrorBody, task?: boolean): Error {
   const metadata = { relay_code: error.code };
   switch (error.code) {
+    case "QUOTA_EXCEEDED":
+      return new QuotaExceededError(error);
     case "SESSION_NOT_FOUND":
     case "SESSION_EXPIRED":
     case "RUN_NOT_FOUND":
@@ -82,11 +121,6 @@ export function a2aError(error: ErrorBody, task?: boolean): Error {
   }
 }
 
-const unwrap = <T>(result: Result<T>, task?: boolean): T => {
-  if (!result.ok) throw a2aError(result.error, task);
-  return result.value;
-};
-
 /** The session a task id names, or TaskNotFound. */
 function sessionOfTask(taskId: string): string {
   const id = sessionOfRun(taskId);
@@ -97,6 +131,8 @@ function sessionOfTask(taskId: string): string {
 export class RelayA2aHandler implements A2ARequestHandler {
   /** Live event ids of the stream responses yielded, in order (null: not a stored event): the SSE frames' `id:`. */
   readonly eventIds: (string | null)[] = [];
+  /** The quota refusal this request met, if any: the transport writes its code, the endpoint its data. */
+  refusal: QuotaExceededError | null = null;
 
   constructor(
     private readonly c: Context<AppEnv>,
@@ -106,6 +142,13 @@ export class RelayA2aHandler implements A2ARequestHandler {
 
   private get tenant(): string {
     return this.c.get("tenant");
+  }
+
+  private unwrap<T>(result: Result<T>, task?: boolean): T {
+    if (result.ok) return result.value;
+    const error = a2aError(result.error, task);
+    if (error instanceof QuotaExceededError) this.refusal = error;
+    throw error;
   }
 
   private rpc(sessionId: string, deadlineMs?: number): SessionRpc {
@@ -131,12 +174,12 @@ export class RelayA2aHandler implements A2ARequestHandler {
    * The session a message goes to: its task's (a message continuing an input-required task),
    * its context's, or a new one — with the endpoint's agent, or the router's pick.
    */
-  private async sessionFor(message: Message, text: string): Promise<string> {
+  private async sessionFor(message: Message, text: string): Promise<{ id: string; admission: Admission | null }> {
     if (message.taskId) {
       const id = sessionOfTask(message.taskId);
       if (message.contextId && message.contextId !== id)
         throw new RequestMalformedError({ message: "contextId is not the context of taskId." });
-      const { run } = unwrap(await this.rpc(id).runTask(message.taskId), true);
+      const { run } = this.unwrap(await this.rpc(id).runTask(message.taskId), true);
       const state = TASK_STATE_OF[run.status];
       if (isFinalState(state))
         throw new UnsupportedOperationError({
@@ -149,19 +192,34 @@ export class RelayA2aHandler implements A2ARequestHandler {
               ? `Task '${run.id}' is working; wait for it, or cancel it.`
               : `Task '${run.id}' waits for ${run.pending?.kind === "approval" ? "an approval" : run.pending?.kind === "client_tools" ? "the client's tool outputs" : "a person"} in Relay, not for a message.`,
         });
-      return id;
+      return { id, admission: null };
     }
     if (message.contextId) {
       if (!isSessionId(message.contextId))
         throw new RequestMalformedError({
           message: `No context '${message.contextId}': leave contextId out to start a new one.`,
         });
-      return message.contextId;
+      return { id: message.contextId, admission: null };
     }
     return this.newSession(text);
   }
 
-  private async newSession(text: string): Promise<string> {
+  /**
+   * A new conversation: its session and first run admitted together against the tenant's quotas
+   * before anything is routed or made (a session with no run would be half of what was asked),
+   * then the session. Its run then starts without asking again.
+   */
+  private async newSession(text: string): Promise<{ id: string; admission: Admission }> {
+    const admission = this.unwrap(await admit(this.c.env, this.tenant, { sessions: true, runs: true }));
+    try {
+      return { id: await this.makeSession(text), admission };
+    } catch (error) {
+      backgroundOf(this.c)(release(this.c.env, this.tenant, admission));
+      throw error;
+    }
+  }
+
+  private async makeSession(text: string): Promise<string> {
     const id = newSessionId();
     let agent: string;
     let capacity: number | null;
@@ -185,7 +243,7 @@ export class RelayA2aHandler implements A2ARequestHandler {
       agent = route.agent;
       capacity = routed.registry.byName.get(agent)?.max_concurrent_sessions ?? null;
     }
-    unwrap(
+    this.unwrap(
       await this.rpc(id).create(
         this.tenant,
         id,
@@ -198,7 +256,7 @@ export class RelayA2aHandler implements A2ARequestHandler {
 
   /** The run as a task, with at most `historyLength` messages. */
   private async task(sessionId: string, runId: string, historyLength?: number): Promise<Task> {
-    const { run, items } = unwrap(await this.rpc(sessionId).runTask(runId), true);
+    const { run, items } = this.unwrap(await this.rpc(sessionId).runTask(runId), true);
     return runTask(run, items, historyLength);
   }
 
@@ -208,16 +266,23 @@ export class RelayA2aHandler implements A2ARequestHandler {
     let current = run;
     while (current.status === "running" && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-      current = unwrap(await this.rpc(sessionId).getRun(run.id), true);
+      current = this.unwrap(await this.rpc(sessionId).getRun(run.id), true);
     }
   }
 
   async sendMessage(params: SendMessageRequest, _context: ServerCallContext): Promise<Message | Task> {
     const text = this.text(params.message);
-    const sessionId = await this.sessionFor(params.message!, text);
+    const { id: sessionId, admission } = await this.sessionFor(params.message!, text);
     const background = params.configuration?.returnImmediately === true;
-    const started = unwrap(
-      await this.rpc(sessionId, RUN_CALL_DEADLINE_MS).sendMessage(text, A2A_ACTOR, {}, { background }),
+    // A new conversation's run was admitted with its session: on a fresh session nothing but the
+    // platform refuses it, and then it may have started, so the admission stands.
+    const started = this.unwrap(
+      await this.rpc(sessionId, RUN_CALL_DEADLINE_MS).sendMessage(
+        text,
+        A2A_ACTOR,
+        {},
+        { background, admitted: admission !== null },
+      ),
       !!params.message?.taskId,
     );
     if (!background) await this.settled(sessionId, started.run);
@@ -226,9 +291,9 @@ export class RelayA2aHandler implements A2ARequestHandler {
 
   async *sendMessageStream(params: SendMessageRequest, _context: ServerCallContext): AsyncGenerator<StreamResponse> {
     const text = this.text(params.message);
-    const sessionId = await this.sessionFor(params.message!, text);
-    const { stream } = unwrap(
-      await this.rpc(sessionId).streamMessage(text, A2A_ACTOR, {}, { detached: true }),
+    const { id: sessionId, admission } = await this.sessionFor(params.message!, text);
+    const { stream } = this.unwrap(
+      await this.rpc(sessionId).streamMessage(text, A2A_ACTOR, {}, { detached: true, admitted: admission !== null }),
       !!params.message?.taskId,
     );
     const taskId = params.message?.taskId;
@@ -238,7 +303,7 @@ export class RelayA2aHandler implements A2ARequestHandler {
   async *resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse> {
     const sessionId = sessionOfTask(params.id);
     const after = this.lastEventId(context);
-    const { run, stream } = unwrap(await this.rpc(sessionId).subscribeRun(params.id, after), true);
+    const { run, stream } = this.unwrap(await this.rpc(sessionId).subscribeRun(params.id, after), true);
     if (!stream || isFinalState(TASK_STATE_OF[run.status]))
       throw new UnsupportedOperationError({ message: `Task '${run.id}' has ended (${run.status}).` });
     const task = await this.task(sessionId, params.id);
@@ -294,7 +359,7 @@ export class RelayA2aHandler implements A2ARequestHandler {
 
   async cancelTask(params: CancelTaskRequest): Promise<Task> {
     const sessionId = sessionOfTask(params.id);
-    unwrap(await this.rpc(sessionId).cancelRun(params.id, A2A_ACTOR), true);
+    this.unwrap(await this.rpc(sessionId).cancelRun(params.id, A2A_ACTOR), true);
     return this.task(sessionId, params.id);
   }
 

@@ -9,7 +9,8 @@ import { RelayError } from "../errors";
 import { agentCard, frontDoorCard, publicCard } from "../interop/a2a-card";
 import { AgentName } from "../schemas/agent";
 import { agentDirectory } from "../services/registry-cache";
-import { type A2aTarget, RelayA2aHandler } from "./a2a-handler";
+import { A2A_QUOTA_EXCEEDED, type A2aTarget, type QuotaExceededError, RelayA2aHandler } from "./a2a-handler";
+import { retryAfterOf } from "./error-handler";
 import { parseWith, readText } from "./validate";
 
 /**
@@ -74,6 +75,19 @@ const jsonRpcError = (id: unknown, error: unknown) => ({
   error: toJsonRpcError(error),
 });
 
+/**
+ * A JSON-RPC answer as JSON. A quota refusal's error (docs/a2a.md, Errors) gets its `data` — the
+ * transport writes only the code and message — and the answer gets `Retry-After`, as the HTTP
+ * API's 429 does.
+ */
+function answerJson(c: Ctx, answer: unknown, refusal: QuotaExceededError | null): Response {
+  const error = (answer as { error?: { code?: unknown; data?: unknown } }).error;
+  if (!refusal || error?.code !== A2A_QUOTA_EXCEEDED) return c.json(answer);
+  error.data = refusal.data();
+  const retryAfter = retryAfterOf(refusal.body);
+  return c.json(answer, 200, retryAfter ? { "Retry-After": retryAfter } : {});
+}
+
 /** The id of a JSON-RPC request text, for errors answered before the handler runs. */
 function requestId(text: string): unknown {
   try {
@@ -101,14 +115,14 @@ async function rpc(c: Ctx, name: string | null): Promise<Response> {
   const context = new ServerCallContext({ requestedVersion: version, requestedExtensions: extensions });
   const handler = new RelayA2aHandler(c, target, card);
   const answer = await new JsonRpcTransportHandler(handler).handle(text, context);
-  if (!(Symbol.asyncIterator in (answer as object))) return c.json(answer);
+  if (!(Symbol.asyncIterator in (answer as object))) return answerJson(c, answer, handler.refusal);
   const events = (answer as AsyncGenerator<{ id: unknown }>)[Symbol.asyncIterator]();
   // An error before the first event (a task not found, a refused message) is a plain JSON-RPC answer.
   let first: IteratorResult<{ id: unknown }>;
   try {
     first = await events.next();
   } catch (error) {
-    return c.json(jsonRpcError(requestId(text), error));
+    return answerJson(c, jsonRpcError(requestId(text), error), handler.refusal);
   }
   const encoder = new TextEncoder();
   let sent = 0;

@@ -1,16 +1,18 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
+import { backgroundOf } from "../auth/middleware";
 import { RelayError, unwrap } from "../errors";
 import { parseAgentFile } from "../registry/agent-file";
 import { checkAgent } from "../registry/check-agent";
 import { getAgent, listAgents } from "../registry/store";
-import { agentRpc, routerRpc } from "../rpc/stubs";
+import { agentRpc, routerRpc, tenantRpc } from "../rpc/stubs";
 import { AgentDefinition, AgentName } from "../schemas/agent";
 import { agentLoad } from "../services/agent-capacity";
 import { assertEndpointAllowed, outboundPolicy } from "../services/outbound";
 import { refreshRouter } from "../services/registry-cache";
 import { assertSecretsKnown } from "../services/secret-references";
+import { countRefused } from "../services/usage-meter";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
 import { AgentPosition } from "./positions";
 import { parseWith, readJson, readQuery, readText } from "./validate";
@@ -43,8 +45,13 @@ export const agents = new Hono<AppEnv>()
     await assertSecretsKnown(c.env, c.get("tenant"), definition);
     // The tenant's router object admits it against the pattern budget, writes it and builds
     // the next router version; this isolate then loads that version (read your writes).
-    const { created, agent } = unwrap(await routerRpc(c.env, c.get("tenant")).putAgent(c.get("tenant"), definition));
-    await refreshRouter(c.env, c.get("tenant"));
+    // ...and, when it is new, against the tenant's agents quota (read now: an override applies at once).
+    const tenant = c.get("tenant");
+    const { limits } = unwrap(await tenantRpc(c.env, tenant).limits(tenant));
+    const written = await routerRpc(c.env, tenant).putAgent(tenant, definition, limits.agents);
+    if (!written.ok && written.error.code === "QUOTA_EXCEEDED") countRefused(c.env, tenant, "agents", backgroundOf(c));
+    const { created, agent } = unwrap(written);
+    await refreshRouter(c.env, tenant);
     return c.json(agent, created ? 201 : 200);
   })
   .get("/", async (c) => {

@@ -1,6 +1,8 @@
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../app-env";
-import { RelayError } from "../errors";
+import { backgroundOf } from "../auth/middleware";
+import { RelayError, unwrap } from "../errors";
+import type { Ask } from "../quotas/admission";
 import type { MessageTask, SessionRpc } from "../rpc/session";
 import { sessionFetch, sessionRpc } from "../rpc/stubs";
 import { sessionOfRun } from "../runtime/run-record";
@@ -15,6 +17,7 @@ import {
   SessionStatePatch,
   TriggerFire,
 } from "../schemas/session";
+import { admit, release } from "../services/admissions";
 import { agentDirectory } from "../services/registry-cache";
 import { routeInput } from "../services/routing";
 import { isSessionId, newSessionId } from "../sessions/ids";
@@ -71,6 +74,22 @@ async function startingAgent(
   };
 }
 
+/**
+ * `make`, once the tenant's object admitted `ask` (else its QUOTA_EXCEEDED, and nothing is
+ * done); when `make` fails, the admission is taken back.
+ */
+async function admitted<T>(c: Ctx, ask: Ask, make: () => Promise<T>): Promise<T> {
+  const tenant = c.get("tenant");
+  const background = backgroundOf(c);
+  const admission = unwrap(await admit(c.env, tenant, ask, background));
+  try {
+    return await make();
+  } catch (error) {
+    background(release(c.env, tenant, admission));
+    throw error;
+  }
+}
+
 /** The caller's metadata with the run settings the session keeps there. */
 function sessionMetadata(body: SessionCreate): Record<string, unknown> {
   const metadata: Record<string, unknown> = { ...body.metadata };
@@ -93,20 +112,24 @@ export const sessions = new Hono<AppEnv>()
   .get("/", listSessions)
   .post("/", async (c) => {
     const body = await readJson(c, SessionCreate);
-    const { agent, route, capacity } = await startingAgent(c, body);
-    const id = newSessionId();
-    const view = await settle(
-      c,
-      id,
-      await sessionStub(c, id).create(c.get("tenant"), id, {
-        agent,
-        metadata: sessionMetadata(body),
-        ttl_s: body.ttl_s,
-        input: body.input,
-        route,
-        capacity,
-      }),
-    );
+    // Admitted against the tenant's sessions a day before anything is routed or made.
+    const { view, id, route } = await admitted(c, { sessions: true }, async () => {
+      const { agent, route, capacity } = await startingAgent(c, body);
+      const id = newSessionId();
+      const view = await settle(
+        c,
+        id,
+        await sessionStub(c, id).create(c.get("tenant"), id, {
+          agent,
+          metadata: sessionMetadata(body),
+          ttl_s: body.ttl_s,
+          input: body.input,
+          route,
+          capacity,
+        }),
+      );
+      return { view, id, route };
+    });
     c.header("Location", `/v1/sessions/${id}`);
     return c.json(route ? { ...view, route } : view, 201);
   })

@@ -1,16 +1,20 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "../app-env";
-import { RelayError } from "../errors";
+import { backgroundOf } from "../auth/middleware";
+import { RelayError, unwrap } from "../errors";
 import { functionTool, offeredTools } from "../interop/mcp";
+import { countRefusal, quotaExceeded } from "../quotas/admission";
 import { bumpVersion } from "../registry/store";
-import { deleteTool, getTool, listTools, putTool } from "../registry/tool-store";
+import { deleteTool, getTool, listTools, putTool, toolCount } from "../registry/tool-store";
+import { tenantRpc } from "../rpc/stubs";
 import { listMcpTools } from "../runtime/mcp-tool";
 import type { McpToolListing } from "../schemas/tool";
 import { ToolDefinition, ToolName } from "../schemas/tool";
 import { assertEndpointAllowed, mcpOutbound, outboundPolicy } from "../services/outbound";
 import { invalidateTenant } from "../services/registry-cache";
 import { assertSecretsKnown } from "../services/secret-references";
+import { countRefused } from "../services/usage-meter";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
 import { ToolPosition } from "./positions";
 import { parseWith, readJson, readQuery } from "./validate";
@@ -32,8 +36,16 @@ export const tools = new Hono<AppEnv>()
     }
     assertEndpointAllowed(outboundPolicy(c.env, c.req.url), definition.url, "url");
     await assertSecretsKnown(c.env, c.get("tenant"), definition);
-    const { created, tool } = await putTool(c.env.DB, c.get("tenant"), definition);
-    invalidateTenant(c.get("tenant"));
+    // A new tool counts against the tenant's tools quota (read now: an override applies at once).
+    const tenant = c.get("tenant");
+    const { limits } = unwrap(await tenantRpc(c.env, tenant).limits(tenant));
+    const written = await putTool(c.env.DB, tenant, definition, limits.tools);
+    if (!written) {
+      countRefused(c.env, tenant, "tools", backgroundOf(c));
+      throw RelayError.fromBody(quotaExceeded(countRefusal("tools", limits.tools!, await toolCount(c.env.DB, tenant))));
+    }
+    const { created, tool } = written;
+    invalidateTenant(tenant);
     return c.json(tool, created ? 201 : 200);
   })
   .get("/", async (c) => {

@@ -54,12 +54,26 @@ async function presentedDigest(presented: string): Promise<ArrayBuffer> {
   return digest;
 }
 
-/** The tenant the presented key belongs to, or null. Every entry is compared: no early exit. */
-export async function tenantForKey(entries: ApiKeyEntry[], presented: string): Promise<string | null> {
+/** Who a presented key is: its tenant, and an id of the key that says nothing of it (a digest prefix). */
+export interface KeyIdentity {
+  tenant: string;
+  /** 16 hex digits of the key's SHA-256: which of the tenant's keys, for the per-key request limit. */
+  key_id: string;
+}
+
+/** The tenant and key id of the presented key, or null. Every entry is compared: no early exit. */
+export async function identifyKey(entries: ApiKeyEntry[], presented: string): Promise<KeyIdentity | null> {
   const digest = await presentedDigest(presented);
   let tenant: string | null = null;
   for (const entry of entries) {
     if (crypto.subtle.timingSafeEqual(entry.digest, digest) && tenant === null) tenant = entry.tenant;
   }
-  return tenant;
+  if (tenant === null) return null;
+  const key_id = [...new Uint8Array(digest, 0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return { tenant, key_id };
+}
+
+/** The tenant the presented key belongs to, or null. */
+export async function tenantForKey(entries: ApiKeyEntry[], presented: string): Promise<string | null> {
+  return (await identifyKey(entries, presented))?.tenant ?? null;
 }

@@ -49,6 +49,8 @@ export const ERROR_STATUS = {
   COLLABORATION_NOT_FOUND: 404,
   /** No secret of that name in the tenant's vault. */
   SECRET_NOT_FOUND: 404,
+  /** The operator named a tenant RELAY_API_KEYS does not list. */
+  TENANT_NOT_FOUND: 404,
   // 409 — conflicts with current state
   ROUTING_DISABLED: 409,
   HANDOFF_IN_PROGRESS: 409,
@@ -84,6 +86,9 @@ export const ERROR_STATUS = {
   MAX_TURNS_EXCEEDED: 422,
   /** An agent's final output failed its output_schema (on_failure: reject, or a repair that failed too). */
   GUARDRAIL_FAILED: 422,
+  // 429 — a tenant's quota (docs/operations.md, Quotas)
+  /** Over one of the tenant's limits: details name it, its value, its window and `retry_after_s`. */
+  QUOTA_EXCEEDED: 429,
   // 5xx
   INTERNAL: 500,
   /** A run a restart interrupted more often than it may be resumed. */

@@ -43,26 +43,39 @@ export function bumpVersionIfChanged(db: D1Database, tenant: string): D1Prepared
     .bind(tenant, crypto.randomUUID());
 }
 
-/** Creates or replaces an agent; `created` tells which. */
+/**
+ * Creates or replaces an agent; `created` tells which. Null when the tenant holds `limit` agents
+ * and `name` is new (its quota, docs/operations.md) — decided in the one statement that writes,
+ * so concurrent writes cannot pass the limit together; the version then does not move.
+ */
 export async function putAgent(
   db: D1Database,
   tenant: string,
   definition: AgentDefinition,
-): Promise<{ created: boolean; agent: StoredAgent }> {
+  limit: number | null = null,
+): Promise<{ created: boolean; agent: StoredAgent } | null> {
   const now = new Date().toISOString();
   const [upsert] = await db.batch<AgentRow & { created: number }>([
     db
       .prepare(
-        `INSERT INTO agents (tenant, name, definition, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)
+        `INSERT INTO agents (tenant, name, definition, created_at, updated_at)
+         SELECT ?1, ?2, ?3, ?4, ?4
+         WHERE ?5 IS NULL
+            OR EXISTS (SELECT 1 FROM agents WHERE tenant = ?1 AND name = ?2)
+            OR (SELECT COUNT(*) FROM agents WHERE tenant = ?1) < ?5
          ON CONFLICT (tenant, name) DO UPDATE SET definition = excluded.definition, updated_at = excluded.updated_at
          RETURNING name, definition, created_at, updated_at, (created_at = ?4 AND updated_at = ?4) AS created`,
       )
-      .bind(tenant, definition.name, definitionText(definition), now),
-    bumpVersion(db, tenant),
+      .bind(tenant, definition.name, definitionText(definition), now, limit),
+    bumpVersionIfChanged(db, tenant),
   ]);
   const row = upsert?.results[0];
-  if (!row) throw new Error("agent upsert returned no row");
-  return { created: row.created === 1, agent: toStored(row) };
+  return row ? { created: row.created === 1, agent: toStored(row) } : null;
+}
+
+/** How many agents the tenant holds. */
+export async function agentCount(db: D1Database, tenant: string): Promise<number> {
+  return (await db.prepare("SELECT COUNT(*) AS n FROM agents WHERE tenant = ?1").bind(tenant).first<number>("n")) ?? 0;
 }
 
 export async function getAgent(db: D1Database, tenant: string, name: string): Promise<StoredAgent | null> {

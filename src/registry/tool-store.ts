@@ -1,5 +1,5 @@
 import { type StoredTool, ToolDefinition } from "../schemas/tool";
-import { bumpVersion, bumpVersionIfChanged } from "./store";
+import { bumpVersionIfChanged } from "./store";
 
 /**
  * The tool registry in D1, scoped by tenant, beside the agents: every write bumps the
@@ -21,26 +21,39 @@ function toStored(row: ToolRow): StoredTool {
   };
 }
 
-/** Creates or replaces a tool; `created` tells which. */
+/**
+ * Creates or replaces a tool; `created` tells which. Null when the tenant holds `limit` tools and
+ * `name` is new (its quota, docs/operations.md) — decided in the one statement that writes, so
+ * concurrent writes cannot pass the limit together; the version then does not move.
+ */
 export async function putTool(
   db: D1Database,
   tenant: string,
   definition: ToolDefinition,
-): Promise<{ created: boolean; tool: StoredTool }> {
+  limit: number | null = null,
+): Promise<{ created: boolean; tool: StoredTool } | null> {
   const now = new Date().toISOString();
   const [upsert] = await db.batch<ToolRow & { created: number }>([
     db
       .prepare(
-        `INSERT INTO tools (tenant, name, definition, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)
+        `INSERT INTO tools (tenant, name, definition, created_at, updated_at)
+         SELECT ?1, ?2, ?3, ?4, ?4
+         WHERE ?5 IS NULL
+            OR EXISTS (SELECT 1 FROM tools WHERE tenant = ?1 AND name = ?2)
+            OR (SELECT COUNT(*) FROM tools WHERE tenant = ?1) < ?5
          ON CONFLICT (tenant, name) DO UPDATE SET definition = excluded.definition, updated_at = excluded.updated_at
          RETURNING name, definition, created_at, updated_at, (created_at = ?4 AND updated_at = ?4) AS created`,
       )
-      .bind(tenant, definition.name, JSON.stringify(definition), now),
-    bumpVersion(db, tenant),
+      .bind(tenant, definition.name, JSON.stringify(definition), now, limit),
+    bumpVersionIfChanged(db, tenant),
   ]);
   const row = upsert?.results[0];
-  if (!row) throw new Error("tool upsert returned no row");
-  return { created: row.created === 1, tool: toStored(row) };
+  return row ? { created: row.created === 1, tool: toStored(row) } : null;
+}
+
+/** How many tools the tenant holds. */
+export async function toolCount(db: D1Database, tenant: string): Promise<number> {
+  return (await db.prepare("SELECT COUNT(*) AS n FROM tools WHERE tenant = ?1").bind(tenant).first<number>("n")) ?? 0;
 }
 
 export async function getTool(db: D1Database, tenant: string, name: string): Promise<StoredTool | null> {

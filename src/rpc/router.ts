@@ -73,8 +73,16 @@ export interface RoutedByObject {
 }
 
 export interface RouterRpc {
-  /** Creates or replaces an agent, refusing one that would pass the pattern budget (PATTERN_BUDGET_EXCEEDED). */
-  putAgent(tenant: string, definition: AgentDefinition): Promise<Result<{ created: boolean; agent: StoredAgent }>>;
+  /**
+   * Creates or replaces an agent, refusing one that would pass the pattern budget
+   * (PATTERN_BUDGET_EXCEEDED) or, when it is new, the tenant's `maxAgents` (QUOTA_EXCEEDED;
+   * null or left out: no limit).
+   */
+  putAgent(
+    tenant: string,
+    definition: AgentDefinition,
+    maxAgents?: number | null,
+  ): Promise<Result<{ created: boolean; agent: StoredAgent }>>;
   deleteAgent(tenant: string, name: string): Promise<Result<{ deleted: boolean }>>;
   /**
    * The router at the registry's current version (built first if needed), without the shards

@@ -65,6 +65,11 @@ export interface MessageOptions {
   background?: boolean;
   /** A streamed run goes on when its stream's client goes away (A2A: a task outlives its streams). */
   detached?: boolean;
+  /**
+   * The run was admitted against the tenant's quotas already (a new A2A conversation admits its
+   * session and first run together), so the session does not ask again.
+   */
+  admitted?: boolean;
 }
 
 /** A run and the conversation items of its time (from its start to its end, or now): what an A2A task shows. */

@@ -5,6 +5,7 @@ import type { AgentRpc } from "./agent";
 import type { CollaborationRpc } from "./collaboration";
 import type { RouterRpc } from "./router";
 import type { SessionRpc } from "./session";
+import type { TenantRpc } from "./tenant";
 
 /**
  * Typed handles on the Durable Objects, with a deadline on every call. The one place a
@@ -123,6 +124,15 @@ export const ROUTER_CALL_DEADLINE_MS = 60_000;
 export function routerRpc(env: Pick<Env, "ROUTERS">, tenant: string, ms = ROUTER_CALL_DEADLINE_MS): RouterRpc {
   const stub = env.ROUTERS.get(env.ROUTERS.idFromName(tenant));
   return withDeadline<RouterRpc>(stub, `The router of tenant '${tenant}'`, ms) as RouterRpc;
+}
+
+/** The wait for the tenant object: an admission or a usage write is a few SQL statements. */
+export const TENANT_CALL_DEADLINE_MS = 5_000;
+
+/** The tenant's object (durable-objects/tenant/tenant.ts): quota admissions, usage, the operator's overrides. */
+export function tenantRpc(env: Pick<Env, "TENANTS">, tenant: string, ms = TENANT_CALL_DEADLINE_MS): TenantRpc {
+  const stub = env.TENANTS.get(env.TENANTS.idFromName(tenant));
+  return withDeadline<TenantRpc>(stub, `The quotas of tenant '${tenant}'`, ms) as TenantRpc;
 }
 
 /** A collaboration's object, named by tenant and id like a session's. */

@@ -8,6 +8,7 @@ import { routeWithLlm } from "../routing/llm/route-with-llm";
 import type { RouteNeeds } from "../rpc/router";
 import type { RouteDecision, RoutingConfig, RoutingConfigPatch, RoutingStrategy } from "../schemas/routing";
 import { type CompiledRegistry, type RoutingRegistry, routerAt, routerFor, tenantHead } from "./registry-cache";
+import { meteredProvider } from "./usage-meter";
 
 /**
  * Routing as the Worker runs it: the registry head and the tenant's config (cached per
@@ -90,7 +91,7 @@ export async function routeInput(
     // A provider that is not set up (no key, no binding) is one more reason to fall back.
     if (!provider.ok)
       return { ok: false, reason: "provider_unavailable", message: provider.error.message, duration_ms: 0 };
-    const outcome = await routeWithLlm(provider.value, registry.agents, text, {
+    const outcome = await routeWithLlm(meteredProvider(env, tenant, provider.value), registry.agents, text, {
       model: config.llm.model,
       timeoutMs: config.llm.timeout_ms,
     });

@@ -3,6 +3,8 @@ import { checkResponse } from "./openapi-conformance";
 
 export const ALPHA_KEY = "alpha-test-key";
 export const BETA_KEY = "beta-test-key";
+/** The operator's key for /v1/operator (vitest.config.ts). */
+export const OPERATOR_KEY = "operator-test-key-0123456789";
 
 /**
  * Calls the Worker as a client would, with the alpha tenant's key unless told otherwise.

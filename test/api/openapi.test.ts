@@ -18,17 +18,23 @@ const operations = Object.entries(openApiDocument.paths as Record<string, Record
 );
 
 describe("GET /openapi.json", () => {
-  it("is OpenAPI 3.1, public, with the bearer scheme on every /v1 route but the signed webhooks", async () => {
+  it("is OpenAPI 3.1, public, with the bearer scheme on every /v1 route but the signed webhooks and the operator's", async () => {
     const { status, json, headers } = await call("GET", "/openapi.json", undefined, { key: null });
     expect(status).toBe(200);
     expect(headers.get("Content-Type")).toMatch(/^application\/json/);
     expect(json.openapi).toBe("3.1.0");
     expect(json.components.securitySchemes.bearer).toEqual(expect.objectContaining({ type: "http", scheme: "bearer" }));
     expect(json.security).toEqual([{ bearer: [] }]);
+    expect(json.components.securitySchemes.operator).toEqual(
+      expect.objectContaining({ type: "http", scheme: "bearer" }),
+    );
     for (const { key, operation } of operations) {
       const open = operation.security?.length === 0;
       const keyed = key.includes(" /v1/") || key.startsWith("POST /a2a");
       expect(open, key).toBe(!keyed || key.startsWith("POST /v1/webhooks/"));
+      // The operator's routes take the operator's key, and only they do.
+      const operator = JSON.stringify(operation.security) === JSON.stringify([{ operator: [] }]);
+      expect(operator, key).toBe(key.includes(" /v1/operator/"));
     }
     // The served document is the one the conformance check reads.
     expect(json).toEqual(openApiDocument);

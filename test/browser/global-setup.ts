@@ -22,8 +22,10 @@ let state: string | undefined;
 export async function setup(project: TestProject) {
   state = mkdtempSync(join(tmpdir(), "relay-browser-"));
   // Local endpoints allowed, as .dev.vars.example sets them: the tests stand up webhook agents on this machine.
+  // One quota set, so the Usage page has a limit to show (usage.test.ts); the others are off.
   server = await startDevServer(Number(process.env.RELAY_BROWSER_PORT ?? 8799), state, {
     RELAY_ALLOW_LOCAL_ENDPOINTS: "true",
+    QUOTA_SESSIONS_PER_DAY: "5000",
   });
   project.provide("relayUrl", server.url);
   project.provide("relayKey", devKey());

@@ -73,6 +73,10 @@ const DOCUMENT_PATHS = [
   "/v1/tools/{name}/refresh",
   "/v1/secrets",
   "/v1/secrets/{name}",
+  "/v1/usage",
+  "/v1/operator/usage",
+  "/v1/operator/tenants/{tenant}/usage",
+  "/v1/operator/tenants/{tenant}/quotas",
 ] as const satisfies readonly (keyof paths)[];
 
 describe("the generated client types", () => {

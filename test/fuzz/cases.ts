@@ -35,6 +35,8 @@ export const BASELINES: Record<string, (f: Fixtures) => unknown> = {
     signing_secret: SECRETS.hook,
   }),
   putSecretsName: () => ({ value: markedValue("put") }),
+  // The fuzz calls with tenant keys: the operator's routes answer 401 to every case.
+  putOperatorTenantsTenantQuotas: () => ({ runs_per_minute: 5, tools: null }),
   postRoute: () => ({ input: "is it going to rain tomorrow?", strategy: "rule", config: { threshold: 50 } }),
   putConfigRouting: () => ({ enabled: true, strategy: "rule", threshold: 60, default_agent: "w1" }),
   putConfigEvents: () => ({ url: "https://hooks.fuzz.test/relay", types: ["handoff.completed", "run.*"] }),
@@ -237,6 +239,8 @@ export function paramArbitrary(template: string, method: string, name: string, f
       return aim("w1", "sup", "beta-only", "nobody");
     case "webhooks source":
       return aim("crm", "crm", "desk", "nobody");
+    case "operator tenant":
+      return aim("alpha", "beta", "zeta");
     default:
       return aim("x");
   }

@@ -21,8 +21,9 @@ export const markedValue = (what: string): string => `${MARKER}${what}-${hex(12)
 export const signingValue = (): string =>
   `whsec_${btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))}`;
 
-/** The Worker's settings that hold secrets: API keys, the vault key, the operator's webhook and model secrets. */
-const WORKER_SECRET = /^(RELAY_API_KEYS|RELAY_VAULT_KEY|OPENAI_API_KEY|(AGENT|TOOL|WEBHOOK)_SECRET_.+)$/;
+/** The Worker's settings that hold secrets: API keys, the operator's key, the vault key, webhook and model secrets. */
+const WORKER_SECRET =
+  /^(RELAY_API_KEYS|RELAY_OPERATOR_KEY|RELAY_VAULT_KEY|OPENAI_API_KEY|(AGENT|TOOL|WEBHOOK)_SECRET_.+)$/;
 
 /** The Worker's secrets in the test env, one value each (a key list split; an API key without its tenant). */
 export function workerSecrets(): string[] {

@@ -10,6 +10,7 @@ import { inbox } from "./commands/inbox.ts";
 import { route } from "./commands/route.ts";
 import { secrets } from "./commands/secrets.ts";
 import { tail } from "./commands/tail.ts";
+import { usage as usageCommand } from "./commands/usage.ts";
 import { cliErrorOf, EXIT, type ExitCode, failureOutput, usage } from "./exit.ts";
 import { Output } from "./output.ts";
 import { readSecret } from "./read-secret.ts";
@@ -21,7 +22,7 @@ import { resolveSettings, type Settings } from "./settings.ts";
  * the tests can run it in-process too.
  */
 
-export const COMMANDS: readonly Command[] = [route, config, agents, secrets, chat, inbox, tail, audit];
+export const COMMANDS: readonly Command[] = [route, config, agents, secrets, chat, inbox, tail, audit, usageCommand];
 
 const GLOBAL_OPTIONS = {
   json: { type: "boolean" },

@@ -138,6 +138,44 @@ export const AUDIT_RECORD = object({
   details: maybe(recordOf(unknownValue)),
 });
 
+const COUNTS = {
+  requests: number,
+  sessions: number,
+  runs: number,
+  handoffs: number,
+  tool_calls: number,
+  model_calls: number,
+  input_tokens: number,
+  output_tokens: number,
+  d1_rows_written: number,
+  d1_bytes_written: number,
+  refused: recordOf(number),
+};
+
+/** `GET /v1/usage`: the buckets, totals, models and quotas `relay usage` prints. */
+export const USAGE_REPORT = object({
+  from: string,
+  to: string,
+  granularity: string,
+  buckets: arrayOf(object({ start: string, ...COUNTS })),
+  totals: object({
+    ...COUNTS,
+    models: arrayOf(
+      object({ provider: string, model: string, calls: number, input_tokens: number, output_tokens: number }),
+    ),
+  }),
+  d1_bytes_stored_estimate: number,
+  quotas: arrayOf(
+    object({
+      limit: string,
+      value: maybe(number),
+      used: maybe(number),
+      window: maybe(string),
+      resets_at: maybe(string),
+    }),
+  ),
+});
+
 const TRACE = object({
   agent_name: string,
   error: maybe(string),

@@ -999,6 +999,82 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the tenant used, by hour or UTC day, and its quotas now
+         * @description Requests, sessions, runs, handoffs, tool calls, model calls and tokens (by provider and model), D1 rows and bytes, refusals by limit; each bucket of the period, empty ones included. Counted in memory and in the tenant's object, so it follows use by about a second.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every tenant's usage over a period, and their quotas now */
+        get: operations["getOperatorUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/tenants/{tenant}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One tenant's usage report (what GET /v1/usage answers the tenant) */
+        get: operations["getOperatorTenantsTenantUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/tenants/{tenant}/quotas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One tenant's limits: the deployment's defaults under its overrides */
+        get: operations["getOperatorTenantsTenantQuotas"];
+        /**
+         * Replace one tenant's overrides
+         * @description Each limit named replaces the default (null: no limit); one left out keeps it. `requests_per_minute` must be one of the deployment's request tiers. Admissions see it at once; the request limit within 30 s in every isolate.
+         */
+        put: operations["putOperatorTenantsTenantQuotas"];
+        post?: never;
+        /** Clear one tenant's overrides: the defaults apply */
+        delete: operations["deleteOperatorTenantsTenantQuotas"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/audit": {
         parameters: {
             query?: never;
@@ -1518,7 +1594,7 @@ export interface components {
             } | null;
             error?: {
                 /** @enum {string} */
-                code: "INVALID_JSON" | "VALIDATION_FAILED" | "INVALID_PATTERN" | "PATTERN_BUDGET_EXCEEDED" | "INVALID_CONFIG" | "INVALID_AGENT_FILE" | "INVALID_CONDITION" | "INVALID_EXPRESSION" | "INVALID_CURSOR" | "JSON_TOO_DEEP" | "TOOL_OUTPUTS_MISMATCH" | "INBOX_ANSWER_MISMATCH" | "ENDPOINT_NOT_ALLOWED" | "UNKNOWN_SECRET" | "UNAUTHORIZED" | "WEBHOOK_REJECTED" | "NOT_FOUND" | "AGENT_NOT_FOUND" | "SESSION_NOT_FOUND" | "HANDOFF_NOT_FOUND" | "RUN_NOT_FOUND" | "INBOX_ITEM_NOT_FOUND" | "TOOL_NOT_FOUND" | "WEBHOOK_SOURCE_NOT_FOUND" | "TRIGGER_NOT_FOUND" | "COLLABORATION_NOT_FOUND" | "SECRET_NOT_FOUND" | "ROUTING_DISABLED" | "HANDOFF_IN_PROGRESS" | "NOT_CURRENT_AGENT" | "HANDOFF_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_TRANSITION" | "RUN_IN_PROGRESS" | "INBOX_ITEM_CLOSED" | "RUN_NOT_AWAITING_OUTPUTS" | "RUN_NOT_CANCELLABLE" | "RUN_CANCELLED" | "SECRET_IN_USE" | "VAULT_FULL" | "SESSION_EXPIRED" | "PAYLOAD_TOO_LARGE" | "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN" | "NO_ROUTE" | "MAX_TURNS_EXCEEDED" | "GUARDRAIL_FAILED" | "INTERNAL" | "RUN_INTERRUPTED" | "MODEL_ERROR" | "WEBHOOK_ERROR" | "WEBHOOK_INVALID_REPLY" | "REMOTE_AGENT_CARD_INVALID" | "REMOTE_AGENT_ERROR" | "MCP_ERROR" | "MODEL_TIMEOUT" | "WEBHOOK_TIMEOUT" | "REMOTE_AGENT_TIMEOUT" | "INPUT_TIMEOUT" | "HUMAN_TIMEOUT" | "TOOL_OUTPUTS_TIMEOUT" | "AUTH_NOT_CONFIGURED" | "VAULT_UNAVAILABLE" | "DEPENDENCY_UNAVAILABLE";
+                code: "INVALID_JSON" | "VALIDATION_FAILED" | "INVALID_PATTERN" | "PATTERN_BUDGET_EXCEEDED" | "INVALID_CONFIG" | "INVALID_AGENT_FILE" | "INVALID_CONDITION" | "INVALID_EXPRESSION" | "INVALID_CURSOR" | "JSON_TOO_DEEP" | "TOOL_OUTPUTS_MISMATCH" | "INBOX_ANSWER_MISMATCH" | "ENDPOINT_NOT_ALLOWED" | "UNKNOWN_SECRET" | "UNAUTHORIZED" | "WEBHOOK_REJECTED" | "NOT_FOUND" | "AGENT_NOT_FOUND" | "SESSION_NOT_FOUND" | "HANDOFF_NOT_FOUND" | "RUN_NOT_FOUND" | "INBOX_ITEM_NOT_FOUND" | "TOOL_NOT_FOUND" | "WEBHOOK_SOURCE_NOT_FOUND" | "TRIGGER_NOT_FOUND" | "COLLABORATION_NOT_FOUND" | "SECRET_NOT_FOUND" | "TENANT_NOT_FOUND" | "ROUTING_DISABLED" | "HANDOFF_IN_PROGRESS" | "NOT_CURRENT_AGENT" | "HANDOFF_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_TRANSITION" | "RUN_IN_PROGRESS" | "INBOX_ITEM_CLOSED" | "RUN_NOT_AWAITING_OUTPUTS" | "RUN_NOT_CANCELLABLE" | "RUN_CANCELLED" | "SECRET_IN_USE" | "VAULT_FULL" | "SESSION_EXPIRED" | "PAYLOAD_TOO_LARGE" | "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN" | "NO_ROUTE" | "MAX_TURNS_EXCEEDED" | "GUARDRAIL_FAILED" | "QUOTA_EXCEEDED" | "INTERNAL" | "RUN_INTERRUPTED" | "MODEL_ERROR" | "WEBHOOK_ERROR" | "WEBHOOK_INVALID_REPLY" | "REMOTE_AGENT_CARD_INVALID" | "REMOTE_AGENT_ERROR" | "MCP_ERROR" | "MODEL_TIMEOUT" | "WEBHOOK_TIMEOUT" | "REMOTE_AGENT_TIMEOUT" | "INPUT_TIMEOUT" | "HUMAN_TIMEOUT" | "TOOL_OUTPUTS_TIMEOUT" | "AUTH_NOT_CONFIGURED" | "VAULT_UNAVAILABLE" | "DEPENDENCY_UNAVAILABLE";
                 message: string;
                 details?: unknown;
             };
@@ -1742,7 +1818,7 @@ export interface components {
             output_agent: string | null;
             error?: {
                 /** @enum {string} */
-                code: "INVALID_JSON" | "VALIDATION_FAILED" | "INVALID_PATTERN" | "PATTERN_BUDGET_EXCEEDED" | "INVALID_CONFIG" | "INVALID_AGENT_FILE" | "INVALID_CONDITION" | "INVALID_EXPRESSION" | "INVALID_CURSOR" | "JSON_TOO_DEEP" | "TOOL_OUTPUTS_MISMATCH" | "INBOX_ANSWER_MISMATCH" | "ENDPOINT_NOT_ALLOWED" | "UNKNOWN_SECRET" | "UNAUTHORIZED" | "WEBHOOK_REJECTED" | "NOT_FOUND" | "AGENT_NOT_FOUND" | "SESSION_NOT_FOUND" | "HANDOFF_NOT_FOUND" | "RUN_NOT_FOUND" | "INBOX_ITEM_NOT_FOUND" | "TOOL_NOT_FOUND" | "WEBHOOK_SOURCE_NOT_FOUND" | "TRIGGER_NOT_FOUND" | "COLLABORATION_NOT_FOUND" | "SECRET_NOT_FOUND" | "ROUTING_DISABLED" | "HANDOFF_IN_PROGRESS" | "NOT_CURRENT_AGENT" | "HANDOFF_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_TRANSITION" | "RUN_IN_PROGRESS" | "INBOX_ITEM_CLOSED" | "RUN_NOT_AWAITING_OUTPUTS" | "RUN_NOT_CANCELLABLE" | "RUN_CANCELLED" | "SECRET_IN_USE" | "VAULT_FULL" | "SESSION_EXPIRED" | "PAYLOAD_TOO_LARGE" | "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN" | "NO_ROUTE" | "MAX_TURNS_EXCEEDED" | "GUARDRAIL_FAILED" | "INTERNAL" | "RUN_INTERRUPTED" | "MODEL_ERROR" | "WEBHOOK_ERROR" | "WEBHOOK_INVALID_REPLY" | "REMOTE_AGENT_CARD_INVALID" | "REMOTE_AGENT_ERROR" | "MCP_ERROR" | "MODEL_TIMEOUT" | "WEBHOOK_TIMEOUT" | "REMOTE_AGENT_TIMEOUT" | "INPUT_TIMEOUT" | "HUMAN_TIMEOUT" | "TOOL_OUTPUTS_TIMEOUT" | "AUTH_NOT_CONFIGURED" | "VAULT_UNAVAILABLE" | "DEPENDENCY_UNAVAILABLE";
+                code: "INVALID_JSON" | "VALIDATION_FAILED" | "INVALID_PATTERN" | "PATTERN_BUDGET_EXCEEDED" | "INVALID_CONFIG" | "INVALID_AGENT_FILE" | "INVALID_CONDITION" | "INVALID_EXPRESSION" | "INVALID_CURSOR" | "JSON_TOO_DEEP" | "TOOL_OUTPUTS_MISMATCH" | "INBOX_ANSWER_MISMATCH" | "ENDPOINT_NOT_ALLOWED" | "UNKNOWN_SECRET" | "UNAUTHORIZED" | "WEBHOOK_REJECTED" | "NOT_FOUND" | "AGENT_NOT_FOUND" | "SESSION_NOT_FOUND" | "HANDOFF_NOT_FOUND" | "RUN_NOT_FOUND" | "INBOX_ITEM_NOT_FOUND" | "TOOL_NOT_FOUND" | "WEBHOOK_SOURCE_NOT_FOUND" | "TRIGGER_NOT_FOUND" | "COLLABORATION_NOT_FOUND" | "SECRET_NOT_FOUND" | "TENANT_NOT_FOUND" | "ROUTING_DISABLED" | "HANDOFF_IN_PROGRESS" | "NOT_CURRENT_AGENT" | "HANDOFF_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_TRANSITION" | "RUN_IN_PROGRESS" | "INBOX_ITEM_CLOSED" | "RUN_NOT_AWAITING_OUTPUTS" | "RUN_NOT_CANCELLABLE" | "RUN_CANCELLED" | "SECRET_IN_USE" | "VAULT_FULL" | "SESSION_EXPIRED" | "PAYLOAD_TOO_LARGE" | "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN" | "NO_ROUTE" | "MAX_TURNS_EXCEEDED" | "GUARDRAIL_FAILED" | "QUOTA_EXCEEDED" | "INTERNAL" | "RUN_INTERRUPTED" | "MODEL_ERROR" | "WEBHOOK_ERROR" | "WEBHOOK_INVALID_REPLY" | "REMOTE_AGENT_CARD_INVALID" | "REMOTE_AGENT_ERROR" | "MCP_ERROR" | "MODEL_TIMEOUT" | "WEBHOOK_TIMEOUT" | "REMOTE_AGENT_TIMEOUT" | "INPUT_TIMEOUT" | "HUMAN_TIMEOUT" | "TOOL_OUTPUTS_TIMEOUT" | "AUTH_NOT_CONFIGURED" | "VAULT_UNAVAILABLE" | "DEPENDENCY_UNAVAILABLE";
                 message: string;
                 details?: unknown;
             };
@@ -1994,6 +2070,69 @@ export interface components {
             };
             duration_ms: number;
             error: string | null;
+        };
+        UsageReport: {
+            tenant: string;
+            from: string;
+            to: string;
+            /** @enum {string} */
+            granularity: "hour" | "day";
+            buckets: {
+                requests: number;
+                sessions: number;
+                runs: number;
+                handoffs: number;
+                tool_calls: number;
+                model_calls: number;
+                input_tokens: number;
+                output_tokens: number;
+                d1_rows_written: number;
+                d1_bytes_written: number;
+                refused: {
+                    [key: string]: number;
+                };
+                models: {
+                    provider: string;
+                    model: string;
+                    calls: number;
+                    input_tokens: number;
+                    output_tokens: number;
+                }[];
+                start: string;
+            }[];
+            totals: {
+                requests: number;
+                sessions: number;
+                runs: number;
+                handoffs: number;
+                tool_calls: number;
+                model_calls: number;
+                input_tokens: number;
+                output_tokens: number;
+                d1_rows_written: number;
+                d1_bytes_written: number;
+                refused: {
+                    [key: string]: number;
+                };
+                models: {
+                    provider: string;
+                    model: string;
+                    calls: number;
+                    input_tokens: number;
+                    output_tokens: number;
+                }[];
+            };
+            d1_bytes_stored_estimate: number;
+            quotas: {
+                /** @enum {string} */
+                limit: "requests_per_minute" | "sessions_per_day" | "runs_per_minute" | "model_tokens_per_day" | "agents" | "tools";
+                value: number | null;
+                /** @enum {string} */
+                source: "default" | "override";
+                window: ("minute" | "day") | null;
+                used: number | null;
+                resets_at: string | null;
+            }[];
         };
     };
     responses: never;
@@ -2410,6 +2549,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -2688,6 +2845,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -2784,6 +2959,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "AGENT_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -2906,6 +3099,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -3006,6 +3217,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -3090,6 +3319,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -3192,6 +3439,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "AGENT_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -3315,6 +3580,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -3401,6 +3684,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -3503,6 +3804,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "TOOL_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -3624,6 +3943,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -3724,6 +4061,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -3808,6 +4163,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -3917,6 +4290,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "TOOL_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -4035,6 +4426,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "SECRET_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -4174,6 +4583,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -4290,6 +4717,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -4374,6 +4819,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -4519,6 +4982,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -4637,6 +5118,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -4720,6 +5219,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -4865,6 +5382,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -4954,6 +5489,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -5032,6 +5585,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -5156,6 +5727,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -5238,6 +5827,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -5305,6 +5912,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -5381,6 +6006,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -5496,6 +6139,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PAYLOAD_TOO_LARGE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -5797,6 +6458,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -5883,6 +6562,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -6103,6 +6800,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -6238,6 +6953,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -6349,6 +7082,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "SESSION_EXPIRED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -6475,6 +7226,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "SESSION_EXPIRED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -6681,6 +7450,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`, `RUN_INTERRUPTED`. */
             500: {
                 headers: {
@@ -6855,6 +7642,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`, `RUN_INTERRUPTED`. */
             500: {
                 headers: {
@@ -6953,6 +7758,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "SESSION_EXPIRED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -7073,6 +7896,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "SESSION_EXPIRED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -7204,6 +8045,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -7317,6 +8176,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "SESSION_EXPIRED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -7467,6 +8344,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -7604,6 +8499,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PAYLOAD_TOO_LARGE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -7799,6 +8712,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`, `RUN_INTERRUPTED`. */
             500: {
                 headers: {
@@ -7966,6 +8897,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -8152,6 +9101,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`, `RUN_INTERRUPTED`. */
             500: {
                 headers: {
@@ -8282,6 +9249,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "SESSION_EXPIRED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -8431,6 +9416,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -8550,6 +9553,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "SESSION_EXPIRED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -8736,6 +9757,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -8833,6 +9872,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "SESSION_EXPIRED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -8958,6 +10015,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -9046,6 +10121,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -9149,6 +10242,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "SESSION_EXPIRED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -9313,6 +10424,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`, `RUN_INTERRUPTED`. */
             500: {
                 headers: {
@@ -9440,6 +10569,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -9521,6 +10668,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "COLLABORATION_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -9663,6 +10828,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PAYLOAD_TOO_LARGE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };
@@ -9812,6 +10995,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -9955,6 +11156,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
             /** @description Error: `INTERNAL`. */
             500: {
                 headers: {
@@ -10045,6 +11264,737 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                granularity?: "hour" | "day";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            /** @description Error: `VALIDATION_FAILED`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getOperatorUsage: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                granularity?: "hour" | "day";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Each tenant's totals. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        from: string;
+                        to: string;
+                        tenants: {
+                            tenant: string;
+                            totals: {
+                                requests: number;
+                                sessions: number;
+                                runs: number;
+                                handoffs: number;
+                                tool_calls: number;
+                                model_calls: number;
+                                input_tokens: number;
+                                output_tokens: number;
+                                d1_rows_written: number;
+                                d1_bytes_written: number;
+                                refused: {
+                                    [key: string]: number;
+                                };
+                                models: {
+                                    provider: string;
+                                    model: string;
+                                    calls: number;
+                                    input_tokens: number;
+                                    output_tokens: number;
+                                }[];
+                            };
+                            d1_bytes_stored_estimate: number;
+                            quotas: {
+                                /** @enum {string} */
+                                limit: "requests_per_minute" | "sessions_per_day" | "runs_per_minute" | "model_tokens_per_day" | "agents" | "tools";
+                                value: number | null;
+                                /** @enum {string} */
+                                source: "default" | "override";
+                                window: ("minute" | "day") | null;
+                                used: number | null;
+                                resets_at: string | null;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            /** @description Error: `VALIDATION_FAILED`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getOperatorTenantsTenantUsage: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                granularity?: "hour" | "day";
+            };
+            header?: never;
+            path: {
+                /** @description A tenant RELAY_API_KEYS lists. */
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            /** @description Error: `VALIDATION_FAILED`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `TENANT_NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "TENANT_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getOperatorTenantsTenantQuotas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A tenant RELAY_API_KEYS lists. */
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant's limits, each with its source, and the overrides stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tenant: string;
+                        limits: {
+                            requests_per_minute: number | null;
+                            sessions_per_day: number | null;
+                            runs_per_minute: number | null;
+                            model_tokens_per_day: number | null;
+                            agents: number | null;
+                            tools: number | null;
+                        };
+                        sources: {
+                            [key: string]: "default" | "override";
+                        };
+                        overrides: {
+                            requests_per_minute?: number | null;
+                            sessions_per_day?: number | null;
+                            runs_per_minute?: number | null;
+                            model_tokens_per_day?: number | null;
+                            agents?: number | null;
+                            tools?: number | null;
+                        };
+                        request_tiers: number[];
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `TENANT_NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "TENANT_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    putOperatorTenantsTenantQuotas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A tenant RELAY_API_KEYS lists. */
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    requests_per_minute?: number | null;
+                    sessions_per_day?: number | null;
+                    runs_per_minute?: number | null;
+                    model_tokens_per_day?: number | null;
+                    agents?: number | null;
+                    tools?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The tenant's limits, each with its source, and the overrides stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tenant: string;
+                        limits: {
+                            requests_per_minute: number | null;
+                            sessions_per_day: number | null;
+                            runs_per_minute: number | null;
+                            model_tokens_per_day: number | null;
+                            agents: number | null;
+                            tools: number | null;
+                        };
+                        sources: {
+                            [key: string]: "default" | "override";
+                        };
+                        overrides: {
+                            requests_per_minute?: number | null;
+                            sessions_per_day?: number | null;
+                            runs_per_minute?: number | null;
+                            model_tokens_per_day?: number | null;
+                            agents?: number | null;
+                            tools?: number | null;
+                        };
+                        request_tiers: number[];
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description Error: `INVALID_JSON`, `VALIDATION_FAILED`, `JSON_TOO_DEEP`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_JSON" | "VALIDATION_FAILED" | "JSON_TOO_DEEP";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `TENANT_NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "TENANT_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `PAYLOAD_TOO_LARGE`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteOperatorTenantsTenantQuotas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A tenant RELAY_API_KEYS lists. */
+                tenant: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant's limits, each with its source, and the overrides stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tenant: string;
+                        limits: {
+                            requests_per_minute: number | null;
+                            sessions_per_day: number | null;
+                            runs_per_minute: number | null;
+                            model_tokens_per_day: number | null;
+                            agents: number | null;
+                            tools: number | null;
+                        };
+                        sources: {
+                            [key: string]: "default" | "override";
+                        };
+                        overrides: {
+                            requests_per_minute?: number | null;
+                            sessions_per_day?: number | null;
+                            runs_per_minute?: number | null;
+                            model_tokens_per_day?: number | null;
+                            agents?: number | null;
+                            tools?: number | null;
+                        };
+                        request_tiers: number[];
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `TENANT_NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "TENANT_NOT_FOUND";
                             message: string;
                             details?: unknown;
                         };
@@ -10148,6 +12098,24 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };

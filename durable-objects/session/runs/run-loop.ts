@@ -9,6 +9,7 @@ import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { TraceEvent } from "../../../src/schemas/run";
 import { agentModels } from "../../../src/services/agent-models";
 import { type AgentDirectory, agentDirectory } from "../../../src/services/registry-cache";
+import { countToolCalls } from "../../../src/services/usage-meter";
 import type { SessionRecord } from "../../../src/sessions/model";
 import type { SessionKernel } from "../session-kernel";
 import type { RemoteThreads } from "./remote-threads";
@@ -208,6 +209,7 @@ export class RunLoop {
       return false;
     }
     const decision = interpretTurn(agent.name, result.response, plan.tools);
+    countToolCalls(this.k.env, session.tenant, decision.calls.length);
     // The stored answer has the id its streamed pieces had.
     if (writing) decision.assistant.id = writing.message_id;
     const usage = result.response.usage;

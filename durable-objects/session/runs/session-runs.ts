@@ -44,6 +44,13 @@ import { cutMessage, RunStreams } from "./run-streams";
 /** Restarts a run survives before it fails with RUN_INTERRUPTED. */
 const MAX_RESUMES = 2;
 
+/** A new message while a run is open. */
+export const inProgress = (open: RunRow) =>
+  err("RUN_IN_PROGRESS", `Run ${open.run.id} is ${open.run.status}; send the next message when it has ended.`, {
+    run_id: open.run.id,
+    status: open.run.status,
+  });
+
 export class SessionRuns {
   private readonly steps: RunSteps;
   private readonly loop: RunLoop;
@@ -119,7 +126,7 @@ export class SessionRuns {
     return !row || row.run.status === "running" ? null : { message, run: this.store.withEvents(row.run) };
   }
 
-  /** A user message stored and its run recorded (not yet driven). */
+  /** A user message stored and its run recorded (not yet driven); admitted first (SessionMessages). */
   async startRun(content: string, actor: Actor): Promise<Result<MessageRun>> {
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;
@@ -127,16 +134,7 @@ export class SessionRuns {
     const open = this.store.active();
     if (open?.run.status === "awaiting_human" && open.run.pending?.kind === "input")
       return this.continueWithInput(open, loaded.value, content, actor);
-    if (open) {
-      return err(
-        "RUN_IN_PROGRESS",
-        `Run ${open.run.id} is ${open.run.status}; send the next message when it has ended.`,
-        {
-          run_id: open.run.id,
-          status: open.run.status,
-        },
-      );
-    }
+    if (open) return inProgress(open);
     const now = this.k.now();
     const session = touch(loaded.value, now);
     const scope = auditScope(session);

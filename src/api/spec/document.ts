@@ -19,6 +19,7 @@ import { RouteDecision, RoutingConfig } from "../../schemas/routing";
 import { Run, TraceEvent } from "../../schemas/run";
 import { SessionCreate, SessionIndexRow, SessionMessage, SessionView } from "../../schemas/session";
 import { StoredTool, ToolDefinition } from "../../schemas/tool";
+import { UsageReport } from "../../schemas/usage";
 import { SecretView } from "../../schemas/vault";
 import { errorsOf, OPERATIONS, type Operation, TAGS } from "./operations";
 
@@ -55,6 +56,7 @@ const NAMED: Record<Io, Record<string, z.ZodType>> = {
     BlockingStatus,
     EventSubscription,
     Secret: SecretView,
+    UsageReport,
   },
   input: {
     AgentDefinition,
@@ -127,6 +129,15 @@ function parameters(operation: Operation, writer: SchemaWriter): JsonSchema[] {
   return out;
 }
 
+/** A quota's refusal says how long to wait (src/api/error-handler.ts); a count limit's does not. */
+const RETRY_AFTER = {
+  "Retry-After": {
+    description:
+      "Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools).",
+    schema: { type: "integer", minimum: 1 },
+  },
+};
+
 /** Error answers grouped by status, each listing exactly the codes the route may answer with. */
 function errorAnswers(operation: Operation, writer: SchemaWriter): Record<string, JsonSchema> {
   const byStatus = new Map<number, ErrorCode[]>();
@@ -136,6 +147,7 @@ function errorAnswers(operation: Operation, writer: SchemaWriter): Record<string
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     out[String(status)] = {
       description: `Error: ${codes.map((code) => `\`${code}\``).join(", ")}.`,
+      ...(status === 429 ? { headers: RETRY_AFTER } : {}),
       content: { "application/json": { schema: writer.write(ErrorResponse(codes), "output") } },
     };
   }
@@ -177,7 +189,11 @@ function operationObject(operation: Operation, writer: SchemaWriter): JsonSchema
     tags: [operation.tag],
     summary: operation.summary,
     ...(operation.description ? { description: operation.description } : {}),
-    ...(operation.auth === false ? { security: [] } : {}),
+    ...(operation.auth === false
+      ? { security: [] }
+      : operation.auth === "operator"
+        ? { security: [{ operator: [] }] }
+        : {}),
     ...(params.length > 0 ? { parameters: params } : {}),
     ...body,
     responses,
@@ -215,6 +231,12 @@ export function buildOpenApiDocument(): JsonSchema {
           type: "http",
           scheme: "bearer",
           description: "An API key; it names the tenant everything is scoped to.",
+        },
+        operator: {
+          type: "http",
+          scheme: "bearer",
+          description:
+            "The operator's key (RELAY_OPERATOR_KEY), for /v1/operator only; no tenant key reaches those routes.",
         },
       },
       schemas: Object.fromEntries(Object.entries(writer.components).sort(([a], [b]) => a.localeCompare(b))),

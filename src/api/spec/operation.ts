@@ -24,8 +24,8 @@ export interface Operation {
   tag: Tag;
   summary: string;
   description?: string;
-  /** False for the routes that need no API key. */
-  auth?: boolean;
+  /** False for the routes that need no API key; "operator" for those that need the operator's key. */
+  auth?: boolean | "operator";
   params?: Record<string, z.ZodType>;
   query?: z.ZodObject;
   body?: z.ZodType;
@@ -50,6 +50,9 @@ export const TAGS = {
   inbox: "What waits for a person: human turns, escalations and approvals.",
   collaborations: "Agents talking to each other: messages, queries, negotiation, escalation.",
   audit: "The tenant's audit trail in D1.",
+  usage: "What the tenant used, hour by hour, and its quotas (docs/operations.md, Quotas and Usage).",
+  operator:
+    "The operator's routes, with RELAY_OPERATOR_KEY and never a tenant's key: quotas and usage of every tenant.",
   webhooks:
     "Signed deliveries from other systems; where Relay sends its own, the secret that signs them, and which addresses it calls.",
   a2a: "Relay's agents as A2A 1.0 agents (JSON-RPC binding), and the tenant's front door that routes (docs/a2a.md).",

@@ -46,6 +46,7 @@ import {
 } from "../../schemas/session";
 import { ConfigView, SigningSecret, SigningSecretRotate } from "../../schemas/signing";
 import { McpToolListing, StoredTool, ToolDefinition, ToolName } from "../../schemas/tool";
+import { UsageReport } from "../../schemas/usage";
 import { WebhookPayload, WebhookStats } from "../../schemas/webhook";
 import { AgentListQuery } from "../agents";
 import { AuditPage, AuditQuery } from "../audit";
@@ -55,7 +56,9 @@ import { InboxListQuery } from "../inbox";
 import { EVENT_ID } from "../positions";
 import { HistoryQuery, SessionAuditQuery, SessionListQuery, TraceQuery } from "../session-lists";
 import { ToolListQuery } from "../tools";
+import { UsageQuery } from "../usage";
 import type { Answer, Operation } from "./operation";
+import { operatorOperations } from "./operator-operations";
 import { vaultOperations } from "./vault-operations";
 
 /**
@@ -69,7 +72,13 @@ import { vaultOperations } from "./vault-operations";
 export { type Answer, type Method, type Operation, TAGS, type Tag } from "./operation";
 
 // Error codes shared by kinds of route.
-const AUTH: ErrorCode[] = ["UNAUTHORIZED", "AUTH_NOT_CONFIGURED", "DEPENDENCY_UNAVAILABLE", "INTERNAL"];
+const AUTH: ErrorCode[] = [
+  "UNAUTHORIZED",
+  "AUTH_NOT_CONFIGURED",
+  "QUOTA_EXCEEDED",
+  "DEPENDENCY_UNAVAILABLE",
+  "INTERNAL",
+];
 const BODY: ErrorCode[] = ["INVALID_JSON", "VALIDATION_FAILED", "JSON_TOO_DEEP", "PAYLOAD_TOO_LARGE"];
 const LIST: ErrorCode[] = ["VALIDATION_FAILED", "INVALID_CURSOR"];
 /** A definition that names vault secrets: one its tenant lacks, or a vault without its key. */
@@ -765,6 +774,19 @@ export const OPERATIONS: Operation[] = [
   },
 
   // Audit
+  // Usage
+  {
+    method: "get",
+    path: "/v1/usage",
+    tag: "usage",
+    summary: "What the tenant used, by hour or UTC day, and its quotas now",
+    description:
+      "Requests, sessions, runs, handoffs, tool calls, model calls and tokens (by provider and model), D1 rows and bytes, refusals by limit; each bucket of the period, empty ones included. Counted in memory and in the tenant's object, so it follows use by about a second.",
+    query: UsageQuery,
+    answers: { 200: json("The report.", UsageReport) },
+    errors: ["VALIDATION_FAILED"],
+  },
+  ...operatorOperations(),
   {
     method: "get",
     path: "/v1/audit",
@@ -778,9 +800,13 @@ export const OPERATIONS: Operation[] = [
   },
 ];
 
+/** The operator key's errors: missing, wrong, or not configured (no tenant quota applies). */
+const OPERATOR_AUTH: ErrorCode[] = ["UNAUTHORIZED", "AUTH_NOT_CONFIGURED", "DEPENDENCY_UNAVAILABLE", "INTERNAL"];
+
 /** The auth errors every keyed route may answer with, added to each operation's own. */
 export function errorsOf(operation: Operation): ErrorCode[] {
-  return [...new Set([...(operation.auth === false ? [] : AUTH), ...operation.errors])];
+  const auth = operation.auth === false ? [] : operation.auth === "operator" ? OPERATOR_AUTH : AUTH;
+  return [...new Set([...auth, ...operation.errors])];
 }
 
 /** The A2A routes: a card and a JSON-RPC endpoint for the front door and for each agent. */

@@ -1,0 +1,140 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../../src/env";
+import { ok, type Result } from "../../src/errors";
+import { type Ask, quotaExceeded, refusalOf } from "../../src/quotas/admission";
+import { effectiveLimits, limitsFromVars } from "../../src/quotas/limits";
+import { DAY_MS, hourOf, MINUTE_MS, windowStart } from "../../src/quotas/windows";
+import type { Admission, TenantLimits, TenantRpc, TenantUsage, WindowUse } from "../../src/rpc/tenant";
+import type { QuotaOverrides } from "../../src/schemas/quotas";
+import { addUsage, emptyUsage, type Usage } from "../../src/usage/counts";
+import { USAGE_RETENTION_DAYS } from "../../src/usage/report";
+import { createSql, SchemaGate, type Sql } from "../shared/sql";
+import { type HourRow, TENANT_MIGRATIONS, TENANT_SCHEMA, TenantStore } from "./tenant-store";
+
+/**
+ * One tenant's quotas and usage (docs/operations.md, Quotas and Usage). A session or a run is
+ * admitted in one synchronous step — read the windows' use, decide (src/quotas), count — with
+ * no await between the read and the write, so two admissions never pass a limit together and
+ * a refusal writes nothing. Usage that isolates counted arrives at most once a second from each.
+ * Admissions are counted here too: a session's or a run's count is its admission.
+ */
+export class TenantDO extends DurableObject<Env> implements TenantRpc {
+  protected readonly sql: Sql;
+  private readonly schema: SchemaGate;
+  private readonly store: TenantStore;
+  /** The day (since the epoch) usage was last pruned to USAGE_RETENTION_DAYS by this instance. */
+  private prunedDay = -1;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = createSql(ctx.storage);
+    this.schema = new SchemaGate(ctx.storage, this.sql, TENANT_MIGRATIONS, TENANT_SCHEMA);
+    this.store = new TenantStore(this.sql);
+  }
+
+  async admit(_tenant: string, ask: Ask): Promise<Result<Admission>> {
+    this.schema.ensure();
+    const now = this.now();
+    const limits = this.currentLimits().limits;
+    return this.ctx.storage.transactionSync(() => {
+      const hour = this.store.hour(hourOf(now)) ?? blankHour(hourOf(now));
+      const refusal = refusalOf(ask, limits, this.windowUse(now, hour), now);
+      // Refused: nothing is written (the caller counts the refusal with its usage).
+      if (refusal) return { ok: false as const, error: quotaExceeded(refusal) };
+      const minute = Math.floor(now / MINUTE_MS);
+      const usage = emptyUsage();
+      if (ask.sessions) usage.counts.sessions = 1;
+      if (ask.runs) usage.counts.runs = 1;
+      const runs = ask.runs ? (hour.run_minute === minute ? hour.minute_runs : 0) + 1 : null;
+      this.count(runs === null ? hour : { ...hour, run_minute: minute, minute_runs: runs }, usage);
+      return ok({ hour: hour.hour, minute, sessions: !!ask.sessions, runs: !!ask.runs });
+    });
+  }
+
+  async release(_tenant: string, admission: Admission): Promise<Result<{ released: boolean }>> {
+    if (!this.schema.ready()) return ok({ released: false });
+    return this.ctx.storage.transactionSync(() => {
+      const row = this.store.hour(admission.hour);
+      if (!row) return ok({ released: false });
+      const counts = { ...row.usage.counts };
+      if (admission.sessions) counts.sessions = Math.max(0, (counts.sessions ?? 0) - 1);
+      if (admission.runs) counts.runs = Math.max(0, (counts.runs ?? 0) - 1);
+      const sameMinute = admission.runs && row.run_minute === admission.minute;
+      this.store.save({
+        ...row,
+        usage: { ...row.usage, counts },
+        minute_runs: sameMinute ? Math.max(0, row.minute_runs - 1) : row.minute_runs,
+      });
+      return ok({ released: true });
+    });
+  }
+
+  async record(_tenant: string, hours: { hour: number; usage: Usage }[]): Promise<Result<TenantLimits>> {
+    this.schema.ensure();
+    this.ctx.storage.transactionSync(() => {
+      for (const { hour, usage } of hours) this.count(this.store.hour(hour) ?? blankHour(hour), usage);
+    });
+    return ok(this.currentLimits());
+  }
+
+  async limits(_tenant: string): Promise<Result<TenantLimits>> {
+    return ok(this.currentLimits());
+  }
+
+  async usage(
+    _tenant: string,
+    fromHour: number,
+    toHour: number,
+    storedFromHour = fromHour,
+  ): Promise<Result<TenantUsage>> {
+    const now = this.now();
+    const limits = this.currentLimits();
+    if (!this.schema.ready()) {
+      const windows = { sessions_today: 0, runs_this_minute: 0, tokens_today: 0 };
+      return ok({ ...limits, hours: [], windows, d1_bytes_since: 0, at: now });
+    }
+    const hours = this.store.hours(fromHour, toHour).map(({ hour, usage }) => ({ hour, usage }));
+    const windows = this.windowUse(now, this.store.hour(hourOf(now)) ?? blankHour(hourOf(now)));
+    return ok({ ...limits, hours, windows, d1_bytes_since: this.store.bytesSince(storedFromHour), at: now });
+  }
+
+  async setOverrides(_tenant: string, overrides: QuotaOverrides | null): Promise<Result<TenantLimits>> {
+    this.schema.ensure();
+    this.store.setOverrides(overrides, this.now());
+    return ok(this.currentLimits());
+  }
+
+  /** The object's clock. */
+  protected now(): number {
+    return Date.now();
+  }
+
+  private currentLimits(): TenantLimits {
+    const defaults = limitsFromVars(this.env);
+    const overrides = this.schema.ready() ? this.store.overrides() : {};
+    return { ...effectiveLimits(defaults.limits, overrides), overrides, warnings: defaults.warnings };
+  }
+
+  /** The window limits' use at `now`; `current` is the row of now's hour. */
+  private windowUse(now: number, current: HourRow): WindowUse {
+    const day = this.store.sums(hourOf(windowStart("day", now)), current.hour);
+    const minute = Math.floor(now / MINUTE_MS);
+    return {
+      sessions_today: day.sessions + (current.usage.counts.sessions ?? 0),
+      runs_this_minute: current.run_minute === minute ? current.minute_runs : 0,
+      tokens_today: day.tokens + (current.usage.counts.input_tokens ?? 0) + (current.usage.counts.output_tokens ?? 0),
+    };
+  }
+
+  /** Adds `usage` to the hour's row and writes it; prunes old hours once a day. Inside a transaction. */
+  private count(row: HourRow, usage: Usage): void {
+    this.store.save({ ...row, usage: addUsage(structuredClone(row.usage), usage) });
+    const day = Math.floor(this.now() / DAY_MS);
+    if (day !== this.prunedDay) {
+      this.store.prune(hourOf(this.now() - USAGE_RETENTION_DAYS * DAY_MS));
+      this.prunedDay = day;
+    }
+  }
+}
+
+const blankHour = (hour: number): HourRow => ({ hour, usage: emptyUsage(), run_minute: 0, minute_runs: 0 });

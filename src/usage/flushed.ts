@@ -1,0 +1,42 @@
+import type { AuditRecord } from "../audit/record";
+import { counted, type Usage } from "./counts";
+
+/**
+ * What an audit flush to D1 tells about a tenant's use: the handoffs its records complete, the
+ * rows D1 says the batch wrote, and an estimate of the bytes they added. Pure.
+ */
+
+const encoder = new TextEncoder();
+
+/**
+ * The bytes of the values an audit row holds (its columns as written, details as JSON text):
+ * a lower bound of what the row adds to D1, which also keeps each indexed column again in
+ * its index, and page space (docs/operations.md, Usage).
+ */
+export function recordBytes(record: AuditRecord): number {
+  let text = JSON.stringify(record.details);
+  for (const value of [
+    record.id,
+    record.at,
+    record.tenant,
+    record.session_id,
+    record.handoff_id,
+    record.action,
+    record.agent,
+    record.actor,
+    record.actor_type,
+  ])
+    if (value !== null) text += value;
+  return encoder.encode(text).length;
+}
+
+/** The usage of one flushed batch (all of one tenant: a batch comes from one object). */
+export function flushedUsage(records: readonly AuditRecord[], rowsWritten: number): Usage {
+  let handoffs = 0;
+  let bytes = 0;
+  for (const record of records) {
+    if (record.action === "handoff.completed") handoffs++;
+    bytes += recordBytes(record);
+  }
+  return counted({ handoffs, d1_rows_written: rowsWritten, d1_bytes_written: bytes });
+}

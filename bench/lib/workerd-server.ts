@@ -72,7 +72,7 @@ export async function startWorkerdServer(
   entry?: string,
   probes = 0,
   shards = 2,
-): Promise<DevServer & { probeUrls: string[] }> {
+): Promise<DevServer & { probeUrls: string[]; shardDatabases: () => Promise<D1Database[]> }> {
   const build = mkdtempSync(join(tmpdir(), "relay-bundle-"));
   const script = entry === undefined ? [] : [entry];
   execFileSync(join(root, "node_modules", ".bin", "wrangler"), ["deploy", ...script, "--dry-run", "--outdir", build], {
@@ -148,6 +148,14 @@ export async function startWorkerdServer(
     return {
       url,
       probeUrls: probePorts.map((p) => `http://127.0.0.1:${p}`),
+      /** The shards' D1 databases, read from Node (a bench counts what reached them). */
+      shardDatabases: () =>
+        Promise.all(
+          Array.from(
+            { length: shards },
+            async (_, i) => (await mf.getD1Database(`AUDIT_DB_${i}`)) as unknown as D1Database,
+          ),
+        ),
       process: undefined as never,
       workerdRssMiB: () => workerdRss(process.pid),
       workerdCpuMs: () => workerdCpu(process.pid),

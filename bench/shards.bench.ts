@@ -81,12 +81,19 @@ async function run(shards: number): Promise<Result> {
           const session = mine[n % mine.length]!;
           const target = session.holder === "desk" ? "clerk" : "desk";
           const at = performance.now();
-          await session.client.ok("POST", "/v1/handoffs", {
-            session_id: session.id,
-            source_agent: session.holder,
-            target_agent: target,
-            reason: "bench: across the desk",
-          });
+          // To the clerk, then a return to the desk: a chain never grows.
+          await session.client.ok(
+            "POST",
+            "/v1/handoffs",
+            target === "clerk"
+              ? {
+                  session_id: session.id,
+                  source_agent: "desk",
+                  target_agent: "clerk",
+                  reason: "bench: to the back office",
+                }
+              : { session_id: session.id, source_agent: "clerk", mode: "return", reason: "bench: back to the desk" },
+          );
           durations.push(performance.now() - at);
           session.holder = target;
         }

@@ -25,6 +25,7 @@ import {
   devWranglerEnv,
   localEndpointsInDevVars,
   setupSummary,
+  shardBindings,
   tenantsOf,
 } from "./lib/dev-env";
 import { prepareDevVars } from "./lib/dev-vars";
@@ -81,10 +82,24 @@ await runCli(() => {
   const migrationFiles = readdirSync(join(root, "migrations"))
     .filter((f) => f.endsWith(".sql"))
     .sort();
-  const applied = appliedMigrations(
-    wranglerRun("applying the local D1 migrations", ["d1", "migrations", "apply", "DB", "--local"]),
-    migrationFiles,
-  );
+  // The registry first, then each shard (docs/scaling.md, Shards): the same migrations on every database.
+  const databases = ["DB", ...shardBindings(readFileSync(join(root, "wrangler.toml"), "utf8"))];
+  const applied = [
+    ...new Set(
+      databases.flatMap((binding) =>
+        appliedMigrations(
+          wranglerRun(`applying the local D1 migrations to ${binding}`, [
+            "d1",
+            "migrations",
+            "apply",
+            binding,
+            "--local",
+          ]),
+          migrationFiles,
+        ),
+      ),
+    ),
+  ];
 
   const sqlDir = mkdtempSync(join(tmpdir(), "relay-"));
   try {

@@ -7,7 +7,13 @@ import type { RoutingVars } from "./routing/config";
  * nothing here imports a Durable Object.
  */
 export interface Env extends RoutingVars, QuotaVars {
+  /** The registry: agents, tools, the vault, subscriptions, signing secrets, which shard each tenant is on. */
   DB: D1Database;
+  /**
+   * The shards (docs/scaling.md, Shards): each tenant's audit trail, lists and handoff index
+   * are on one of AUDIT_DB_0 … AUDIT_DB_<N-1>. None bound: DB is the one shard.
+   */
+  [shard: `AUDIT_DB_${number}`]: D1Database | undefined;
   SESSIONS: DurableObjectNamespace;
   AGENTS: DurableObjectNamespace;
   COLLABORATIONS: DurableObjectNamespace;

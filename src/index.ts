@@ -1,6 +1,8 @@
 import { app } from "./app";
 import { runRetention } from "./audit/archive";
 import type { Env } from "./env";
+import { driveMoves } from "./services/shard-moves";
+import { shardDatabases } from "./services/tenant-shards";
 import { type RewrapReport, rewrapVault } from "./vault/secrets";
 
 export { AgentDO } from "../durable-objects/agent/agent";
@@ -27,11 +29,12 @@ export default {
   fetch: app.fetch,
   /**
    * The cron trigger (wrangler.toml): audit records past AUDIT_RETENTION_DAYS move to the R2
-   * archive, and vault secrets sealed under an older key move to the current one.
+   * archive, shard by shard; vault secrets sealed under an older key move to the current one;
+   * a tenant's move to another shard that its operator left goes on.
    */
   scheduled(controller, env, ctx) {
     ctx.waitUntil(
-      runRetention(env, controller.scheduledTime).catch((error: unknown) => {
+      runRetention(env, shardDatabases(env), controller.scheduledTime).catch((error: unknown) => {
         // Nothing left D1 unarchived; the next run does the day again.
         console.error("audit retention run failed", error);
       }),
@@ -40,6 +43,12 @@ export default {
       rewrapOlderSecrets(env).catch((error: unknown) => {
         // Every row is resealed in one statement or not at all; the next run goes on.
         console.error("vault rewrap failed", error);
+      }),
+    );
+    ctx.waitUntil(
+      driveMoves(env).catch((error: unknown) => {
+        // Each step is stored before the next: the next run (or the operator) goes on from there.
+        console.error("shard moves could not go on", error);
       }),
     );
   },

@@ -185,7 +185,9 @@ function meteredEnv(env: Env): Env {
     wrapped = new Proxy(env, {
       get(target, key) {
         const value = Reflect.get(target, key);
-        if (key === "DB") return meteredDatabase(value as D1Database);
+        // The registry and every shard: a conversation writes both.
+        if (key === "DB" || (typeof key === "string" && /^AUDIT_DB_\d+$/.test(key)))
+          return meteredDatabase(value as D1Database);
         return typeof key === "string" && isNamespace(value) ? meteredNamespace(value, key) : value;
       },
     });

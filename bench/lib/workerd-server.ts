@@ -58,6 +58,8 @@ export function memoryStateFolder(prefix: string): string {
  * module state (the routers an isolate holds) starts empty; its Durable Object bindings name
  * the main Worker's classes and its D1 is the main Worker's database, so a probe reaches the
  * same objects and data as the main Worker does — a fresh isolate beside running objects.
+ * `shards`: how many D1 shards (AUDIT_DB_0 on) the Worker has, each migrated like DB; wrangler.toml's
+ * two by default.
  */
 export async function startWorkerdServer(
   port: number,
@@ -69,7 +71,8 @@ export async function startWorkerdServer(
   migrate = true,
   entry?: string,
   probes = 0,
-): Promise<DevServer & { probeUrls: string[] }> {
+  shards = 2,
+): Promise<DevServer & { probeUrls: string[]; shardDatabases: () => Promise<D1Database[]> }> {
   const build = mkdtempSync(join(tmpdir(), "relay-bundle-"));
   const script = entry === undefined ? [] : [entry];
   execFileSync(join(root, "node_modules", ".bin", "wrangler"), ["deploy", ...script, "--dry-run", "--outdir", build], {
@@ -85,7 +88,10 @@ export async function startWorkerdServer(
     scriptPath: join(build, entry === undefined ? "index.js" : `${basename(entry).replace(/\.ts$/, "")}.js`),
     compatibilityDate: config.compatibility_date!,
     compatibilityFlags: config.compatibility_flags,
-    d1Databases: { DB: "relay" },
+    d1Databases: {
+      DB: "relay",
+      ...Object.fromEntries(Array.from({ length: shards }, (_, i) => [`AUDIT_DB_${i}`, `relay-shard-${i}`])),
+    },
     bindings: {
       ...(config.vars as Record<string, string>),
       RELAY_API_KEYS: `dev:${key}`,
@@ -124,7 +130,11 @@ export async function startWorkerdServer(
   try {
     const url = (await mf.ready).toString().replace(/\/$/, "");
     const db = await mf.getD1Database("DB");
-    if (migrate) for (const statement of migrationStatements()) await db.prepare(statement).run();
+    if (migrate)
+      for (const binding of ["DB", ...Array.from({ length: shards }, (_, i) => `AUDIT_DB_${i}`)]) {
+        const each = await mf.getD1Database(binding);
+        for (const statement of migrationStatements()) await each.prepare(statement).run();
+      }
     await seed?.(db as unknown as D1Database);
     for (const file of readdirSync(join(root, "agents")).filter((f) => f.endsWith(".md"))) {
       const name = file.slice(0, -3);
@@ -138,6 +148,14 @@ export async function startWorkerdServer(
     return {
       url,
       probeUrls: probePorts.map((p) => `http://127.0.0.1:${p}`),
+      /** The shards' D1 databases, read from Node (a bench counts what reached them). */
+      shardDatabases: () =>
+        Promise.all(
+          Array.from(
+            { length: shards },
+            async (_, i) => (await mf.getD1Database(`AUDIT_DB_${i}`)) as unknown as D1Database,
+          ),
+        ),
       process: undefined as never,
       workerdRssMiB: () => workerdRss(process.pid),
       workerdCpuMs: () => workerdCpu(process.pid),

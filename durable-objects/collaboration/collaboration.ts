@@ -1,6 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
 import { collaborationEvent } from "../../src/audit/collaboration-events";
-import { writeAuditBatch } from "../../src/audit/d1-store";
 import { flushBackoffMs } from "../../src/audit/outbox-policy";
 import type { Actor, AuditRecord } from "../../src/audit/record";
 import { matchCapabilities } from "../../src/collaboration/capability-match";
@@ -22,8 +21,8 @@ import {
   type EscalationResolve,
   REPLY_TYPES,
 } from "../../src/schemas/collaboration";
+import { flushAuditRecords } from "../../src/services/audit-writes";
 import { agentDirectory } from "../../src/services/registry-cache";
-import { meteredAuditDb } from "../../src/services/usage-meter";
 import { Outbox } from "../shared/outbox";
 import { createSql, SchemaGate, type Sql } from "../shared/sql";
 import { TIMER_KEYS } from "../shared/timer-kinds";
@@ -325,9 +324,7 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
 
   private async flush(timer: TimerRow, now: number): Promise<TimerOutcome> {
     try {
-      const { remaining } = await this.outbox.flush((r) =>
-        writeAuditBatch(meteredAuditDb(this.env, this.env.DB, r), r),
-      );
+      const { remaining } = await this.outbox.flush((r) => flushAuditRecords(this.env, r));
       return remaining > 0 ? { type: "again", at: this.now() } : { type: "done" };
     } catch (error) {
       return { type: "retry", at: now + flushBackoffMs(timer.attempts + 1), error: String(error) };

@@ -1,4 +1,3 @@
-import { writeAuditBatch } from "../../src/audit/d1-store";
 import * as events from "../../src/audit/events";
 import { flushBackoffMs, nextFlushAt } from "../../src/audit/outbox-policy";
 import { type Actor, API_ACTOR, type AuditRecord, SYSTEM_ACTOR } from "../../src/audit/record";
@@ -7,7 +6,8 @@ import { ulid } from "../../src/lib/ulid";
 import type { SessionCreateArgs } from "../../src/rpc/session";
 import { routeTraceEvent } from "../../src/runtime/run-record";
 import type { SessionView } from "../../src/schemas/session";
-import { meteredAuditDb } from "../../src/services/usage-meter";
+import { flushAuditRecords } from "../../src/services/audit-writes";
+import { writeDatabase } from "../../src/services/tenant-shards";
 import { end, isIdleExpired, newSession, type SessionRecord, summarize, toHistoryItem } from "../../src/sessions/model";
 import { writeSessionSummary } from "../../src/sessions/summary-store";
 import type { SchemaGate } from "../shared/sql";
@@ -171,9 +171,7 @@ async function flushOutbox(
   now: number,
 ): Promise<TimerOutcome> {
   try {
-    const { remaining } = await k.outbox.flush((records) =>
-      writeAuditBatch(meteredAuditDb(k.env, k.env.DB, records), records),
-    );
+    const { remaining } = await k.outbox.flush((records) => flushAuditRecords(k.env, records));
     return remaining > 0 ? { type: "again", at: nextFlushAt(k.now()) } : { type: "done" };
   } catch (error) {
     return retry(timer, now, error);
@@ -241,12 +239,13 @@ async function finalize(
   const session = k.store.load();
   if (!session) return { type: "done" };
   try {
-    const { remaining } = await k.outbox.flush((records) =>
-      writeAuditBatch(meteredAuditDb(k.env, k.env.DB, records), records),
-    );
+    const { remaining } = await k.outbox.flush((records) => flushAuditRecords(k.env, records));
     if (remaining > 0) return { type: "again", at: k.now() };
     if (archive)
-      await writeSessionSummary(k.env.DB, summarize(session, k.store.historyLength(), k.store.agentStatus()));
+      await writeSessionSummary(
+        await writeDatabase(k.env, session.tenant),
+        summarize(session, k.store.historyLength(), k.store.agentStatus()),
+      );
   } catch (error) {
     return retry(timer, now, error);
   }

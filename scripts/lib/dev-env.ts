@@ -85,6 +85,11 @@ export function withVaultKey(devVars: string, key: string): string | null {
   return `${devVars}${separator}\n# The tenant vault's key, made by npm run dev (32 random bytes, base64). Keep it: what the\n# local vault holds cannot be read without it.\n${line}\n`;
 }
 
+/** The shard bindings wrangler.toml declares (AUDIT_DB_0 on), in order. */
+export function shardBindings(toml: string): string[] {
+  return [...toml.matchAll(/^binding\s*=\s*"(AUDIT_DB_\d+)"/gm)].map((m) => m[1]!);
+}
+
 /** The migration files whose names appear in `wrangler d1 migrations apply` output: the ones it applied. */
 export function appliedMigrations(applyOutput: string, migrationFiles: readonly string[]): string[] {
   return migrationFiles.filter((file) => applyOutput.includes(file));

@@ -5,6 +5,7 @@ import type { AppEnv } from "../app-env";
 import { runTask } from "../interop/a2a-task";
 import { sessionRpc } from "../rpc/stubs";
 import type { Run, RunStatus } from "../schemas/run";
+import { readDatabase } from "../services/tenant-shards";
 import { isSessionId } from "../sessions/ids";
 import { AuditRecordPosition, sessionRunPosition } from "./positions";
 
@@ -75,11 +76,12 @@ export async function listA2aTasks(
     runs = page.value.slice(0, pageSize);
     if (page.value.length > pageSize) next = runs.at(-1)!.id;
   } else {
-    const { results } = await c.env.DB.prepare(
-      `SELECT id, session_id, details FROM audit_log
+    const { results } = await (await readDatabase(c.env, c.get("tenant")))
+      .prepare(
+        `SELECT id, session_id, details FROM audit_log
         WHERE tenant = ?1 AND action = 'run.started' AND (?2 IS NULL OR agent = ?2) AND id < ?3
         ORDER BY id DESC LIMIT ?4`,
-    )
+      )
       .bind(c.get("tenant"), agent, request.pageToken || "~", pageSize + 1)
       .all<{ id: string; session_id: string; details: string }>();
     const page = results.slice(0, pageSize);

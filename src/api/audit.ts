@@ -7,6 +7,7 @@ import { AuditRecord } from "../audit/record";
 import { archiveKey, archivePrefix } from "../audit/retention";
 import { AgentName } from "../schemas/agent";
 import { Page } from "../schemas/api";
+import { readDatabase } from "../services/tenant-shards";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
 import { AuditRecordPosition } from "./positions";
 import { readQuery } from "./validate";
@@ -42,13 +43,14 @@ export const AuditPage = Page(AuditRecord).extend({ archive: AuditArchive.nullab
 export const audit = new Hono<AppEnv>().get("/", async (c) => {
   const { cursor, since, ...filters } = readQuery(c, AuditQuery);
   const tenant = c.get("tenant");
+  const db = await readDatabase(c.env, tenant);
   const [page, archived] = await Promise.all([
-    queryAudit(c.env.DB, tenant, {
+    queryAudit(db, tenant, {
       ...filters,
       since: since === undefined ? undefined : Date.parse(since),
       before: decodeCursor(cursor, AuditRecordPosition),
     }),
-    archiveSummary(c.env.DB, tenant),
+    archiveSummary(db, tenant),
   ]);
   const archive: z.infer<typeof AuditArchive> | null = archived && {
     bucket: c.env.AUDIT_ARCHIVE_BUCKET ?? null,

@@ -9,6 +9,7 @@ import type { SessionRpc, StartHandoffArgs } from "../rpc/session";
 import { sessionRpc } from "../rpc/stubs";
 import { AgentName } from "../schemas/agent";
 import { HandoffRequest } from "../schemas/handoff";
+import { readDatabase } from "../services/tenant-shards";
 import { isSessionId } from "../sessions/ids";
 import { compileConditionCached } from "../triggers/condition";
 import { decodeCursor, listPage, pageAfterId, pagingQuery } from "./cursor";
@@ -77,7 +78,7 @@ export const PageQuery = z.strictObject(pagingQuery(200, 50));
 export const agentHandoffs = new Hono<AppEnv>().get("/:name/handoffs", async (c) => {
   const name = parseWith(AgentName, c.req.param("name"), "agent name");
   const { limit, cursor } = readQuery(c, PageQuery);
-  const page = await queryAgentHandoffs(c.env.DB, c.get("tenant"), name, {
+  const page = await queryAgentHandoffs(await readDatabase(c.env, c.get("tenant")), c.get("tenant"), name, {
     limit,
     before: decodeCursor(cursor, HandoffPosition),
   });

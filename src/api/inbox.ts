@@ -8,6 +8,7 @@ import { escalationOfInboxItem, sessionOfInboxItem } from "../runtime/inbox";
 import { AgentName } from "../schemas/agent";
 import type { CollabMessage, Collaboration } from "../schemas/collaboration";
 import { type InboxAnswer, type InboxItem, InboxKind, InboxResolve, InboxStatus } from "../schemas/inbox";
+import { readDatabase } from "../services/tenant-shards";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
 import { InboxPosition } from "./positions";
 import { RUN_CALL_DEADLINE_MS, settle } from "./session-result";
@@ -85,7 +86,7 @@ export const InboxListQuery = z.strictObject({
 export const inbox = new Hono<AppEnv>()
   .get("/", async (c) => {
     const { cursor, ...filters } = readQuery(c, InboxListQuery);
-    const page = await queryInbox(c.env.DB, c.get("tenant"), {
+    const page = await queryInbox(await readDatabase(c.env, c.get("tenant")), c.get("tenant"), {
       ...filters,
       after: decodeCursor(cursor, InboxPosition),
     });

@@ -10,13 +10,14 @@ import type { TenantsUsage } from "../schemas/usage";
 import { requestTiers, tierBinding } from "../services/request-rate";
 import { freshLimits } from "../services/tenant-limits";
 import { usageReport } from "../services/usage-report";
+import { operatorShards } from "./operator-shards";
 import { periodOf, UsageQuery } from "./usage";
 import { readJson, readQuery } from "./validate";
 
 /**
  * `/v1/operator/…` (docs/operations.md, Quotas): the operator's routes, behind RELAY_OPERATOR_KEY
  * and never a tenant's key — each tenant's quota overrides, its usage, and every tenant's usage
- * at once. The tenants are those RELAY_API_KEYS lists.
+ * at once, and the tenants' shards (./operator-shards.ts). The tenants are those RELAY_API_KEYS lists.
  */
 
 type Ctx = Context<AppEnv>;
@@ -99,4 +100,5 @@ export const operator = new Hono<AppEnv>()
     checkTier(c, overrides);
     return setOverrides(c, overrides);
   })
-  .delete("/tenants/:tenant/quotas", (c) => setOverrides(c, null));
+  .delete("/tenants/:tenant/quotas", (c) => setOverrides(c, null))
+  .route("/", operatorShards(tenantOf));

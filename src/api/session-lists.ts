@@ -6,6 +6,7 @@ import { RelayError, type Result } from "../errors";
 import { AgentName } from "../schemas/agent";
 import type { TracePage } from "../schemas/run";
 import { SessionIndexStatus } from "../schemas/session";
+import { readDatabase } from "../services/tenant-shards";
 import { decodeCursor, listPage, pagingQuery, readAfter } from "./cursor";
 import {
   AUDIT_RECORD_ID,
@@ -42,7 +43,7 @@ export const SessionListQuery = z.strictObject({
  */
 export async function listSessions(c: Ctx) {
   const { cursor, ...filters } = readQuery(c, SessionListQuery);
-  const page = await querySessions(c.env.DB, c.get("tenant"), {
+  const page = await querySessions(await readDatabase(c.env, c.get("tenant")), c.get("tenant"), {
     ...filters,
     before: decodeCursor(cursor, SessionPosition),
   });

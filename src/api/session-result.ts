@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env";
 import { RelayError, type Result } from "../errors";
+import { readDatabase } from "../services/tenant-shards";
 import { findExpiry } from "../sessions/summary-store";
 
 /** 404 for a session id that names no session of this tenant. */
@@ -20,7 +21,7 @@ export async function settle<T>(
 ): Promise<T> {
   if (result.ok) return result.value;
   if (result.error.code === "SESSION_NOT_FOUND") {
-    const expired_at = await findExpiry(c.env.DB, c.get("tenant"), sessionId);
+    const expired_at = await findExpiry(await readDatabase(c.env, c.get("tenant")), c.get("tenant"), sessionId);
     if (expired_at)
       throw new RelayError("SESSION_EXPIRED", `Session '${sessionId}' expired at ${expired_at}.`, {
         session_id: sessionId,

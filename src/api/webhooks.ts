@@ -15,6 +15,7 @@ import { keyPaths } from "../schemas/reserved-keys";
 import { MAX_WEBHOOK_BYTES, WebhookPayload, WebhookSourceName } from "../schemas/webhook";
 import { setAgentStatus } from "../services/agent-capacity";
 import { agentDirectory } from "../services/registry-cache";
+import { readDatabase, writeDatabase } from "../services/tenant-shards";
 import { type WebhookSource, webhookSource } from "../services/webhook-sources";
 import { isSessionId } from "../sessions/ids";
 import { readBody } from "./body";
@@ -51,7 +52,7 @@ function waitUntilOf(c: Ctx): (work: Promise<unknown>) => void {
 /** Counts a refusal of an unauthenticated delivery; no write of its own. */
 function countRefusal(c: Ctx, source: WebhookSource | null, attempted: string, reason: string): void {
   refusals.record(
-    c.env.DB,
+    (tenant) => writeDatabase(c.env, tenant),
     {
       tenant: source?.tenant ?? UNKNOWN_SOURCE_TENANT,
       source: source?.name ?? UNKNOWN_SOURCE,
@@ -81,9 +82,9 @@ async function recordInvalidPayload(c: Ctx, source: WebhookSource, issues: unkno
     Date.now(),
   );
   // The refusal is answered whatever D1 says; a lost rejection record is logged, never thrown.
-  await writeAuditBatch(c.env.DB, [record]).catch((error: unknown) =>
-    console.error("webhook.rejected could not be recorded", error),
-  );
+  await writeDatabase(c.env, source.tenant)
+    .then((db) => writeAuditBatch(db, [record]))
+    .catch((error: unknown) => console.error("webhook.rejected could not be recorded", error));
 }
 
 function fromResult<T>(result: Result<T>, ok: (value: T) => Receipt): Receipt {
@@ -275,5 +276,5 @@ function parsePayload(
  * (about a second behind).
  */
 export const webhookStats = new Hono<AppEnv>().get("/stats", async (c) =>
-  c.json({ sources: await rejectionStats(c.env.DB, c.get("tenant")) }),
+  c.json({ sources: await rejectionStats(await readDatabase(c.env, c.get("tenant")), c.get("tenant")) }),
 );

@@ -299,33 +299,43 @@ export async function archiveSummary(db: D1Database, tenant: string): Promise<Ar
 
 /** The bindings a retention run needs. */
 export interface RetentionEnv {
-  DB: D1Database;
   AUDIT_ARCHIVE?: R2Bucket;
   AUDIT_RETENTION_DAYS?: string;
 }
 
 /**
- * The cron's retention run (src/index.ts `scheduled`): nothing without a retention age;
- * with one but no archive bucket, nothing either — records never leave D1 unarchived.
+ * The cron's retention run (src/index.ts `scheduled`), over each shard in turn: nothing without
+ * a retention age; with one but no archive bucket, nothing either — records never leave D1
+ * unarchived. A tenant being moved may be archived from both shards; the merge by id keeps
+ * its day's object whole.
  */
-export async function runRetention(env: RetentionEnv, now: number): Promise<ArchiveReport | null> {
+export async function runRetention(
+  env: RetentionEnv,
+  shards: readonly D1Database[],
+  now: number,
+): Promise<ArchiveReport[] | null> {
   const days = retentionDays(env.AUDIT_RETENTION_DAYS);
   if (days === null) return null;
   if (!env.AUDIT_ARCHIVE) {
     console.error("AUDIT_RETENTION_DAYS is set but there is no AUDIT_ARCHIVE bucket: audit records stay in D1");
     return null;
   }
-  const report = await archiveAuditLog(env.DB, env.AUDIT_ARCHIVE, { now, days });
-  const moved = report.archived.reduce((sum, day) => sum + day.moved, 0);
-  console.log(
-    JSON.stringify({
-      event: "audit.retention",
-      before: report.before,
-      days_archived: report.archived.length,
-      records_moved: moved,
-      failed: report.failed,
-      more: report.more,
-    }),
-  );
-  return report;
+  const reports: ArchiveReport[] = [];
+  for (const [shard, db] of shards.entries()) {
+    const report = await archiveAuditLog(db, env.AUDIT_ARCHIVE, { now, days });
+    const moved = report.archived.reduce((sum, day) => sum + day.moved, 0);
+    console.log(
+      JSON.stringify({
+        event: "audit.retention",
+        shard,
+        before: report.before,
+        days_archived: report.archived.length,
+        records_moved: moved,
+        failed: report.failed,
+        more: report.more,
+      }),
+    );
+    reports.push(report);
+  }
+  return reports;
 }

@@ -94,14 +94,15 @@ export class RejectionLog {
 
   constructor(private readonly intervalMs = REJECTION_FLUSH_MS) {}
 
-  record(db: D1Database, rejection: Rejection, waitUntil: (work: Promise<unknown>) => void): void {
+  /** Counts `rejection`; `databaseOf` names the database each tenant's counts go to (its shard). */
+  record(databaseOf: DatabaseOf, rejection: Rejection, waitUntil: (work: Promise<unknown>) => void): void {
     this.counter.add(rejection);
     if (this.flushPending) return;
     this.flushPending = true;
-    waitUntil(this.flushSoon(db));
+    waitUntil(this.flushSoon(databaseOf));
   }
 
-  private async flushSoon(db: D1Database): Promise<void> {
+  private async flushSoon(databaseOf: DatabaseOf): Promise<void> {
     const wait = this.lastFlush + this.intervalMs - Date.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     // From here a new refusal schedules the next flush (an interval after this one starts).
@@ -109,14 +110,38 @@ export class RejectionLog {
     this.lastFlush = Date.now();
     const batch = this.counter.take();
     if (!batch) return;
-    try {
-      await db.batch(rejectionStatements(db, batch));
-      this.counter.written(batch);
-    } catch (error) {
-      this.counter.putBack(batch);
-      console.error("webhook refusal counts could not be written; they wait for the next flush", error);
-    }
+    // Each tenant's part in one batch on its own database; a part that fails waits alone.
+    await Promise.all(
+      byTenant(batch).map(async ([tenant, part]) => {
+        try {
+          const db = await databaseOf(tenant);
+          await db.batch(rejectionStatements(db, part));
+          this.counter.written(part);
+        } catch (error) {
+          this.counter.putBack(part);
+          console.error(
+            `webhook refusal counts of '${tenant}' could not be written; they wait for the next flush`,
+            error,
+          );
+        }
+      }),
+    );
   }
+}
+
+/** The database a tenant's rejection counts are written to. */
+export type DatabaseOf = (tenant: string) => Promise<D1Database>;
+
+function byTenant(batch: RejectionBatch): [string, RejectionBatch][] {
+  const parts = new Map<string, RejectionBatch>();
+  const part = (tenant: string) => {
+    const found = parts.get(tenant) ?? { counts: [], samples: [] };
+    parts.set(tenant, found);
+    return found;
+  };
+  for (const count of batch.counts) part(count.tenant).counts.push(count);
+  for (const sample of batch.samples) part(sample.tenant).samples.push(sample);
+  return [...parts];
 }
 
 export interface SourceRejections {

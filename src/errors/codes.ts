@@ -15,6 +15,8 @@ export const ERROR_STATUS = {
   /** A handoff condition or trigger expression in an agent definition does not parse. */
   INVALID_EXPRESSION: 400,
   INVALID_CURSOR: 400,
+  /** A shard number the deployment does not bind (docs/operations.md, Shards). */
+  UNKNOWN_SHARD: 400,
   JSON_TOO_DEEP: 400,
   /** Tool outputs that do not answer exactly the calls the run waits for. */
   TOOL_OUTPUTS_MISMATCH: 400,
@@ -54,6 +56,8 @@ export const ERROR_STATUS = {
   // 409 — conflicts with current state
   ROUTING_DISABLED: 409,
   HANDOFF_IN_PROGRESS: 409,
+  /** The tenant is being moved to another shard than the one asked for; that move finishes first. */
+  SHARD_MOVE_IN_PROGRESS: 409,
   NOT_CURRENT_AGENT: 409,
   HANDOFF_NOT_CANCELLABLE: 409,
   IDEMPOTENCY_KEY_REUSED: 409,

@@ -1,6 +1,7 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { shardOf } from "../shards";
 import type { CollaborationDO } from "../worker";
 import { call } from "./helpers";
 
@@ -215,9 +216,8 @@ describe("queries", () => {
     await advance(id, 2_000);
     expect(await messageOf(id, query.id)).toMatchObject({ status: "timed_out", error: "QUERY_TIMEOUT" });
     expect(await blocking("c1")).toMatchObject({ status: "none" });
-    const { results } = await env.DB.prepare(
-      "SELECT action FROM audit_log WHERE tenant = 'alpha' AND json_extract(details, '$.message_id') = ?1",
-    )
+    const { results } = await (await shardOf("alpha"))
+      .prepare("SELECT action FROM audit_log WHERE tenant = 'alpha' AND json_extract(details, '$.message_id') = ?1")
       .bind(query.id)
       .all<{ action: string }>();
     expect(results.map((r) => r.action)).toEqual(["collaboration.message_sent", "collaboration.query_timed_out"]);
@@ -242,9 +242,10 @@ describe("queries", () => {
     await advance(id, 11_000);
     expect((await messageOf(id, notice.id)).status).toBe("expired");
     expect((await messageOf(id, lasting.id)).status).toBe("sent");
-    const { results } = await env.DB.prepare(
-      "SELECT action FROM audit_log WHERE action = 'collaboration.message_expired' AND json_extract(details, '$.message_id') = ?1",
-    )
+    const { results } = await (await shardOf("alpha"))
+      .prepare(
+        "SELECT action FROM audit_log WHERE action = 'collaboration.message_expired' AND json_extract(details, '$.message_id') = ?1",
+      )
       .bind(notice.id)
       .all();
     expect(results).toHaveLength(1);
@@ -373,17 +374,21 @@ describe("deadlocks across agents", () => {
         expect((await messageOf(id, messageId)).status).toBe("sent");
         expect(await blocking(agents[i + 1]!)).toMatchObject({ status: "internal", message_id: messageId });
       }
-      const { results } = await env.DB.prepare(
-        "SELECT details FROM audit_log WHERE action = 'deadlock.resolved' AND json_extract(details, '$.message_id') = ?1",
-      )
+      const { results } = await (await shardOf("alpha"))
+        .prepare(
+          "SELECT details FROM audit_log WHERE action = 'deadlock.resolved' AND json_extract(details, '$.message_id') = ?1",
+        )
         .bind(ids[0])
         .all<{ details: string }>();
       // The record reaches D1 once its outbox flushes (the alarm, run here).
       if (results.length === 0) await advance(id, 0);
       const recorded = (
-        await env.DB.prepare(
-          "SELECT details FROM audit_log WHERE action = 'deadlock.resolved' AND json_extract(details, '$.message_id') = ?1",
+        await (
+          await shardOf("alpha")
         )
+          .prepare(
+            "SELECT details FROM audit_log WHERE action = 'deadlock.resolved' AND json_extract(details, '$.message_id') = ?1",
+          )
           .bind(ids[0])
           .all<{ details: string }>()
       ).results;

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { encodeCursor } from "../../src/api/cursor";
 import {
@@ -11,6 +10,7 @@ import {
   sessionStub,
   setClock,
 } from "../durable-objects/helpers";
+import { shardOf } from "../shards";
 import { expectForgedCursorsRefused } from "./forged-cursors";
 import { handoff, loadAgents, newSession } from "./handoff-fixtures";
 import { call } from "./helpers";
@@ -251,7 +251,8 @@ describe("leases follow the current agent", () => {
     await drainDue(stub);
     const trail = await d1Audit(session);
     expect(trail.map((r) => r.action)).toContain("handoff.cancelled");
-    const index = await env.DB.prepare("SELECT status FROM handoffs WHERE id = ?1")
+    const index = await (await shardOf("alpha"))
+      .prepare("SELECT status FROM handoffs WHERE id = ?1")
       .bind(res.json.id)
       .first<{ status: string }>();
     expect(index?.status).toBe("cancelled");
@@ -320,18 +321,19 @@ describe("GET /v1/agents/:name/handoffs (the D1 index)", () => {
     const session = await newSession("desk");
     const { stub } = sessionStub("alpha", session);
     await flushOutbox(stub);
-    await env.DB.exec("ALTER TABLE handoffs RENAME TO handoffs_offline");
+    await (await shardOf("alpha")).exec("ALTER TABLE handoffs RENAME TO handoffs_offline");
     let id: string;
     try {
       id = (await handoff({ session_id: session, source_agent: "desk", target_agent: "clerk" })).json.id;
       await flushOutbox(stub);
       expect((await d1Audit(session)).map((r) => r.action)).toEqual(["session.created"]);
     } finally {
-      await env.DB.exec("ALTER TABLE handoffs_offline RENAME TO handoffs");
+      await (await shardOf("alpha")).exec("ALTER TABLE handoffs_offline RENAME TO handoffs");
     }
     await advanceClock(stub, 120_000);
     await drainDue(stub);
-    const index = await env.DB.prepare("SELECT status, source_agent, target_agent FROM handoffs WHERE id = ?1")
+    const index = await (await shardOf("alpha"))
+      .prepare("SELECT status, source_agent, target_agent FROM handoffs WHERE id = ?1")
       .bind(id)
       .first();
     expect(index).toEqual({ status: "completed", source_agent: "desk", target_agent: "clerk" });

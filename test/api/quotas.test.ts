@@ -7,6 +7,7 @@ import type { QuotaOverrides } from "../../src/schemas/quotas";
 import { eventually } from "../eventually";
 import { answer, fakeOpenAI } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
+import { shardOf } from "../shards";
 import type { TenantDO } from "../worker";
 import { call, OPERATOR_KEY } from "./helpers";
 
@@ -30,9 +31,10 @@ async function limit(overrides: QuotaOverrides): Promise<void> {
 
 /** Gamma's D1 rows: its sessions index and its session.created audit records (once flushed). */
 async function d1Rows(): Promise<{ sessions: number; created: number }> {
-  const [sessions, created] = await env.DB.batch<{ n: number }>([
-    env.DB.prepare("SELECT COUNT(*) AS n FROM sessions WHERE tenant = ?1").bind(TENANT),
-    env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE tenant = ?1 AND action = 'session.created'").bind(TENANT),
+  const db = await shardOf(TENANT);
+  const [sessions, created] = await db.batch<{ n: number }>([
+    db.prepare("SELECT COUNT(*) AS n FROM sessions WHERE tenant = ?1").bind(TENANT),
+    db.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE tenant = ?1 AND action = 'session.created'").bind(TENANT),
   ]);
   return { sessions: sessions!.results[0]!.n, created: created!.results[0]!.n };
 }

@@ -6,6 +6,7 @@ import type { RouterRpc } from "../../src/rpc/router";
 import { AgentDefinition } from "../../src/schemas/agent";
 import { answer, callTool, callTools, delayed, type FakeReply, fakeOpenAI, garbage, httpError } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
+import { shardOf } from "../shards";
 import { BETA_KEY, call } from "./helpers";
 
 const LLM_URL = "https://llm.test/v1";
@@ -107,7 +108,7 @@ describe("POST /v1/route — rule tier", () => {
     const count = async () =>
       Promise.all([
         env.DB.prepare("SELECT version FROM registry_versions WHERE tenant = 'alpha'").first("version"),
-        env.DB.prepare("SELECT count(*) AS n FROM audit_log").first("n"),
+        (await shardOf("alpha")).prepare("SELECT count(*) AS n FROM audit_log").first("n"),
         env.DB.prepare("SELECT max(updated_at) AS t FROM agents").first("t"),
       ]);
     const before = await count();

@@ -15,6 +15,7 @@ import {
   replyToolCalls,
   type WebhookReply,
 } from "../fakes/webhook-agent";
+import { shardOf } from "../shards";
 import type { SessionDO } from "../worker";
 import { expectForgedCursorsRefused } from "./forged-cursors";
 import { call, putSecret } from "./helpers";
@@ -333,7 +334,8 @@ describe("the turn loop", () => {
     const id = await session();
     await say(id, "my secret question");
     await flushOutbox(sessionStub("alpha", id).stub);
-    const { results } = await env.DB.prepare("SELECT details FROM audit_log WHERE session_id = ?1")
+    const { results } = await (await shardOf("alpha"))
+      .prepare("SELECT details FROM audit_log WHERE session_id = ?1")
       .bind(id)
       .all<{ details: string }>();
     expect(results.length).toBeGreaterThan(5);

@@ -1,8 +1,8 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { writeAuditBatch } from "../../src/audit/d1-store";
 import type { AuditRecord } from "../../src/audit/record";
 import { drainDue, flushOutbox, sessionStub, setClock } from "../durable-objects/helpers";
+import { shardOf } from "../shards";
 import { expectForgedCursorsRefused } from "./forged-cursors";
 import { BETA_KEY, call } from "./helpers";
 
@@ -139,8 +139,8 @@ describe("GET /v1/sessions", () => {
       ({ flushed: _flushed, ...record }: AuditRecord & { flushed: boolean }) => record,
     );
     expect(records.length).toBeGreaterThan(5);
-    await writeAuditBatch(env.DB, records);
-    await writeAuditBatch(env.DB, records.slice(2));
+    await writeAuditBatch(await shardOf("alpha"), records);
+    await writeAuditBatch(await shardOf("alpha"), records.slice(2));
     const after = (await call("GET", "/v1/sessions?agent=taker&limit=200")).json.items.find(
       (s: { id: string }) => s.id === id,
     );

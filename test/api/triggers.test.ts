@@ -1,8 +1,8 @@
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { advanceClock, drainDue, flushOutbox, sessionStub } from "../durable-objects/helpers";
 import { answer, fakeOpenAI, httpError } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
+import { shardOf } from "../shards";
 import { call } from "./helpers";
 import { agentOf, script } from "./run-fixtures";
 
@@ -99,9 +99,8 @@ describe("trigger evaluation points", () => {
     expect(record.request.reason).toBe("trigger (condition): refund > 500");
     // The audit reaches D1 with the new actor type.
     await flushOutbox(sessionStub("alpha", id).stub);
-    const { results } = await env.DB.prepare(
-      "SELECT actor_type FROM audit_log WHERE session_id = ?1 AND actor = 'trigger:condition'",
-    )
+    const { results } = await (await shardOf("alpha"))
+      .prepare("SELECT actor_type FROM audit_log WHERE session_id = ?1 AND actor = 'trigger:condition'")
       .bind(id)
       .all();
     expect(results.length).toBeGreaterThan(0);

@@ -6,6 +6,7 @@ import { tenantRpc } from "../../src/rpc/stubs";
 import { recordBytes } from "../../src/usage/flushed";
 import { eventually } from "../eventually";
 import { answer, callTool } from "../fakes/openai";
+import { shardOf } from "../shards";
 import { call } from "./helpers";
 import { script } from "./run-fixtures";
 
@@ -29,9 +30,9 @@ async function counted(): Promise<Record<string, number>> {
 
 /** Alpha's audit records as D1 holds them. */
 async function d1Records(): Promise<AuditRecord[]> {
-  const { results } = await env.DB.prepare("SELECT * FROM audit_log WHERE tenant = 'alpha' ORDER BY id").all<
-    AuditRecord & { details: string }
-  >();
+  const { results } = await (await shardOf("alpha"))
+    .prepare("SELECT * FROM audit_log WHERE tenant = 'alpha' ORDER BY id")
+    .all<AuditRecord & { details: string }>();
   return results.map((row) => ({ ...row, details: JSON.parse(row.details) }));
 }
 

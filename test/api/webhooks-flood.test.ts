@@ -1,9 +1,10 @@
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { SAMPLE_WINDOW_MS } from "../../src/audit/rejection-counter";
 import { UNKNOWN_SOURCE, UNKNOWN_SOURCE_TENANT } from "../../src/audit/webhook-rejections";
 import { MAX_WEBHOOK_BYTES } from "../../src/schemas/webhook";
+import { shardOf } from "../shards";
 import { call } from "./helpers";
 
 /**
@@ -42,9 +43,8 @@ const stats = async (source: string) =>
   (await call("GET", "/v1/webhooks/stats")).json.sources.find((s: { source: string }) => s.source === source);
 
 async function samples(tenant: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT at, details FROM audit_log WHERE tenant = ?1 AND action = 'webhook.rejected' ORDER BY id",
-  )
+  const { results } = await (await shardOf(tenant))
+    .prepare("SELECT at, details FROM audit_log WHERE tenant = ?1 AND action = 'webhook.rejected' ORDER BY id")
     .bind(tenant)
     .all<{ at: string; details: string }>();
   return results.map((r) => ({ at: r.at, ...JSON.parse(r.details) }));
@@ -100,8 +100,9 @@ describe("unauthenticated deliveries", () => {
       Array.from({ length: 60 }, (_, i) => post(`nobody-${i}`, { body: "{}", headers: { "webhook-id": `m${i}` } })),
     );
     expect(new Set(answers.map((a) => a.status))).toEqual(new Set([404]));
-    const bucket = () =>
-      env.DB.prepare("SELECT count FROM webhook_rejections WHERE tenant = ?1 AND source = ?2 AND reason = ?3")
+    const bucket = async () =>
+      (await shardOf(UNKNOWN_SOURCE_TENANT))
+        .prepare("SELECT count FROM webhook_rejections WHERE tenant = ?1 AND source = ?2 AND reason = ?3")
         .bind(UNKNOWN_SOURCE_TENANT, UNKNOWN_SOURCE, "unknown_source")
         .first<number>("count");
     await until(bucket, (count) => count === 60);

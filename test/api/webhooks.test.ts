@@ -3,6 +3,7 @@ import { Webhook } from "standardwebhooks";
 import { beforeAll, describe, expect, it } from "vitest";
 import { shardObjectName } from "../../src/handoff/capacity-shards";
 import { agentRpc, agentRpcByName } from "../../src/rpc/stubs";
+import { shardOf } from "../shards";
 import { call } from "./helpers";
 
 /**
@@ -74,9 +75,10 @@ async function session(): Promise<string> {
 
 /** `webhook.rejected` records in D1, newest last. */
 async function rejections(tenant: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT details, actor, actor_type FROM audit_log WHERE tenant = ?1 AND action = 'webhook.rejected' ORDER BY id",
-  )
+  const { results } = await (await shardOf(tenant))
+    .prepare(
+      "SELECT details, actor, actor_type FROM audit_log WHERE tenant = ?1 AND action = 'webhook.rejected' ORDER BY id",
+    )
     .bind(tenant)
     .all<{ details: string; actor: string; actor_type: string }>();
   return results.map((r) => ({ ...r, details: JSON.parse(r.details) }));
@@ -173,7 +175,10 @@ describe("verification", () => {
     expect(res.status).toBe(404);
     expect(res.json.error.code).toBe("WEBHOOK_SOURCE_NOT_FOUND");
     await until(
-      () => env.DB.prepare("SELECT count FROM webhook_rejections WHERE tenant = '_webhooks'").first<number>("count"),
+      async () =>
+        (await shardOf("_webhooks"))
+          .prepare("SELECT count FROM webhook_rejections WHERE tenant = '_webhooks'")
+          .first<number>("count"),
       (count) => count === 1,
     );
     expect((await rejections("_webhooks")).at(-1)!.details).toMatchObject({

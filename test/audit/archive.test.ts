@@ -7,6 +7,7 @@ import type { AuditRecord } from "../../src/audit/record";
 import { archiveKey } from "../../src/audit/retention";
 import worker from "../../src/index";
 import { call } from "../api/helpers";
+import { shardOf } from "../shards";
 
 /**
  * Audit retention on local D1 and R2: records older than the retention age move to the
@@ -41,32 +42,35 @@ function record(tenant: string, ms: number, details: Record<string, unknown> = {
 }
 
 /** Straight into audit_log, ten rows a statement. */
-async function seed(records: AuditRecord[]): Promise<void> {
+/** Writes `records` straight into `db` (the registry database by default: the archive takes any). */
+async function seed(records: AuditRecord[], db: D1Database = env.DB): Promise<void> {
   const statements: D1PreparedStatement[] = [];
   for (let at = 0; at < records.length; at += 10) {
     const rows = records.slice(at, at + 10);
     statements.push(
-      env.DB.prepare(
-        `INSERT INTO audit_log (id, at, tenant, session_id, handoff_id, action, agent, actor, actor_type, details) VALUES ${rows
-          .map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-          .join(", ")}`,
-      ).bind(
-        ...rows.flatMap((r) => [
-          r.id,
-          r.at,
-          r.tenant,
-          r.session_id,
-          r.handoff_id,
-          r.action,
-          r.agent,
-          r.actor,
-          r.actor_type,
-          JSON.stringify(r.details),
-        ]),
-      ),
+      db
+        .prepare(
+          `INSERT INTO audit_log (id, at, tenant, session_id, handoff_id, action, agent, actor, actor_type, details) VALUES ${rows
+            .map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            .join(", ")}`,
+        )
+        .bind(
+          ...rows.flatMap((r) => [
+            r.id,
+            r.at,
+            r.tenant,
+            r.session_id,
+            r.handoff_id,
+            r.action,
+            r.agent,
+            r.actor,
+            r.actor_type,
+            JSON.stringify(r.details),
+          ]),
+        ),
     );
   }
-  for (let at = 0; at < statements.length; at += 50) await env.DB.batch(statements.slice(at, at + 50));
+  for (let at = 0; at < statements.length; at += 50) await db.batch(statements.slice(at, at + 50));
 }
 
 /** `n` records of `tenant` spread over the day of `ms`. */
@@ -220,7 +224,8 @@ describe("the retention cron and GET /v1/audit", () => {
     const now = Date.now();
     const old = day("alpha", now - (days + 3) * DAY, 2);
     const recent = [record("alpha", now - DAY)];
-    await seed([...old, ...recent]);
+    // On alpha's shard: the cron goes over every shard, the API reads alpha's.
+    await seed([...old, ...recent], await shardOf("alpha"));
 
     const ctx = createExecutionContext();
     await worker.scheduled(createScheduledController({ scheduledTime: now, cron: "17 * * * *" }), env, ctx);

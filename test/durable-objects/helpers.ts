@@ -8,6 +8,7 @@ import type { AgentDefinition, AgentDefinitionInput } from "../../src/schemas/ag
 import { agentLoad } from "../../src/services/agent-capacity";
 import { agentDirectory } from "../../src/services/registry-cache";
 import { agentObjectName, newSessionId, sessionObjectName } from "../../src/sessions/ids";
+import { allShards, shardOf } from "../shards";
 import type { AgentDO, SessionDO } from "../worker";
 
 /** A fresh session object (ids are unique per test: storage is shared across a file). */
@@ -78,8 +79,9 @@ export async function flushOutbox(stub: DurableObjectStub<SessionDO>): Promise<v
 }
 
 /** The audit_log rows D1 holds for one session, oldest first. */
-export async function d1Audit(sessionId: string): Promise<{ id: string; action: string }[]> {
-  const { results } = await env.DB.prepare("SELECT id, action FROM audit_log WHERE session_id = ?1 ORDER BY id")
+export async function d1Audit(sessionId: string, tenant = "alpha"): Promise<{ id: string; action: string }[]> {
+  const { results } = await (await shardOf(tenant))
+    .prepare("SELECT id, action FROM audit_log WHERE session_id = ?1 ORDER BY id")
     .bind(sessionId)
     .all<{ id: string; action: string }>();
   return results;
@@ -116,11 +118,12 @@ export async function timersOf(
   });
 }
 
-/** Makes D1's audit_log fail for real (the table disappears), or brings it back. */
+/** Makes D1's audit_log fail for real on every shard (the table disappears), or brings it back. */
 export async function auditTableDown(down: boolean): Promise<void> {
-  await env.DB.exec(
-    down ? "ALTER TABLE audit_log RENAME TO audit_log_offline" : "ALTER TABLE audit_log_offline RENAME TO audit_log",
-  );
+  for (const db of allShards())
+    await db.exec(
+      down ? "ALTER TABLE audit_log RENAME TO audit_log_offline" : "ALTER TABLE audit_log_offline RENAME TO audit_log",
+    );
 }
 
 /**

@@ -37,6 +37,7 @@ export const BASELINES: Record<string, (f: Fixtures) => unknown> = {
   putSecretsName: () => ({ value: markedValue("put") }),
   // The fuzz calls with tenant keys: the operator's routes answer 401 to every case.
   putOperatorTenantsTenantQuotas: () => ({ runs_per_minute: 5, tools: null }),
+  putOperatorTenantsTenantShard: () => ({ shard: 0 }),
   postRoute: () => ({ input: "is it going to rain tomorrow?", strategy: "rule", config: { threshold: 50 } }),
   putConfigRouting: () => ({ enabled: true, strategy: "rule", threshold: 60, default_agent: "w1" }),
   putConfigEvents: () => ({ url: "https://hooks.fuzz.test/relay", types: ["handoff.completed", "run.*"] }),

@@ -1,6 +1,8 @@
 import { z } from "zod";
+import { ShardAssignmentView } from "../../audit/shard-assignment";
 import { QuotaOverrides, TenantQuotas } from "../../schemas/quotas";
 import { TenantsUsage, UsageReport } from "../../schemas/usage";
+import { ShardMoveBody, ShardsView } from "../operator-shards";
 import { UsageQuery } from "../usage";
 import type { Operation } from "./operation";
 
@@ -68,6 +70,50 @@ export function operatorOperations(): Operation[] {
       params,
       answers: { 200: quotas },
       errors: ["TENANT_NOT_FOUND"],
+    },
+    {
+      method: "get",
+      path: "/v1/operator/shards",
+      tag: "operator",
+      auth: "operator",
+      summary: "The shards and how many tenants each holds",
+      answers: { 200: { description: "One entry per shard bound.", schema: ShardsView } },
+      errors: [],
+    },
+    {
+      method: "get",
+      path: "/v1/operator/tenants/{tenant}/shard",
+      tag: "operator",
+      auth: "operator",
+      summary: "One tenant's shard, and the move under way if any",
+      description: "A tenant with no shard yet is given its home shard, as its first write would.",
+      params,
+      answers: { 200: { description: "The tenant's shard.", schema: ShardAssignmentView } },
+      errors: ["TENANT_NOT_FOUND"],
+    },
+    {
+      method: "put",
+      path: "/v1/operator/tenants/{tenant}/shard",
+      tag: "operator",
+      auth: "operator",
+      summary: "Move one tenant to a shard (restartable)",
+      description:
+        "Starts the move, or takes up the one going there, and does the work that is due: 200 when the tenant is settled on the shard, 202 with `Retry-After` while the move waits for every isolate or has rows left. Call again until 200; the hourly cron also drives moves on. While rows are copied the tenant's audit records wait in their outboxes; nothing is lost or doubled (docs/operations.md, Shards).",
+      params,
+      body: ShardMoveBody,
+      answers: {
+        200: { description: "The tenant is on the shard.", schema: ShardAssignmentView },
+        202: { description: "The move goes on; ask again after `Retry-After` seconds.", schema: ShardAssignmentView },
+      },
+      errors: [
+        "INVALID_JSON",
+        "VALIDATION_FAILED",
+        "JSON_TOO_DEEP",
+        "PAYLOAD_TOO_LARGE",
+        "TENANT_NOT_FOUND",
+        "UNKNOWN_SHARD",
+        "SHARD_MOVE_IN_PROGRESS",
+      ],
     },
   ];
 }

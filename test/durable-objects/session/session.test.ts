@@ -1,10 +1,10 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { FLUSH_BACKOFF_MS, FLUSH_WINDOW_MS } from "../../../src/audit/outbox-policy";
 import type { SessionCreateArgs, SessionRpc } from "../../../src/rpc/session";
 import { call } from "../../api/helpers";
 import { spyOnConsoleError } from "../../console-spy";
+import { shardOf } from "../../shards";
 import type { SessionDO } from "../../worker";
 import { auditTableDown, d1Audit, drainDue, flushOutbox, sessionStub, setClock, timersOf } from "../helpers";
 
@@ -200,7 +200,8 @@ describe("SessionDO TTL", () => {
       "session.message_added",
       "session.expired",
     ]);
-    const summary = await env.DB.prepare("SELECT * FROM session_summaries WHERE tenant = 'alpha' AND session_id = ?1")
+    const summary = await (await shardOf("alpha"))
+      .prepare("SELECT * FROM session_summaries WHERE tenant = 'alpha' AND session_id = ?1")
       .bind(id)
       .first<Record<string, unknown>>();
     expect(summary).toMatchObject({

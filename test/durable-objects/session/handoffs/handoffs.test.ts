@@ -2,6 +2,7 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { HandoffRequest } from "../../../../src/schemas/handoff";
+import { shardOf } from "../../../shards";
 import { agentLoadOf, agentStub, d1Audit, drainDue, registerAgents, sessionStub, setClock } from "../../helpers";
 
 let counter = 0;
@@ -100,7 +101,10 @@ describe("SessionDO handoffs", () => {
       "session.expired",
     ]);
     expect(await leases(desk.name, id)).toEqual([]);
-    const index = await env.DB.prepare("SELECT status FROM handoffs WHERE session_id = ?1").bind(id).first();
+    const index = await (await shardOf("alpha"))
+      .prepare("SELECT status FROM handoffs WHERE session_id = ?1")
+      .bind(id)
+      .first();
     expect(index).toEqual({ status: "cancelled" });
   });
 });

@@ -24,6 +24,14 @@ function parse(row: { event: string; format: number }): LiveEvent {
   return LiveEvent.parse(JSON.parse(row.event));
 }
 
+/**
+ * Session v20: no index by run. It was a row written with every event for one kind of read,
+ * a run's replay, which reads on in id order from where its subscriber left off: what it
+ * reads past is the few events of other runs published since, and rows read cost a
+ * thousandth of rows written (docs/benchmarks.md, The cost of a conversation).
+ */
+export const LIVE_NO_RUN_INDEX_DDL = "DROP INDEX IF EXISTS live_events_run";
+
 /** Three columns a row: 33 rows stay within a statement's 100 bound parameters. */
 const APPEND_ROWS = 33;
 

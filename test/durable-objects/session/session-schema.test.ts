@@ -98,7 +98,7 @@ describe("the session object's schema", () => {
     expect(names).toEqual(
       [
         ...SESSION_TABLES_DEFERRED.eager.map((t) => `table ${t}`),
-        "index audit_pending",
+        "index audit_sent",
         "table runs",
         "index runs_active",
         "table handoffs",
@@ -178,6 +178,33 @@ describe("the session object's schema", () => {
       version: LATEST,
       absent: ["live_events", "run_events", "runs"],
       rowless: ["audit", "live_events", "timers"],
+    });
+  });
+
+  it("v19: an object's records sent stay sent behind one mark, and one pending below a sent one is sent again", async () => {
+    const found = await madeAt(18, (sql, storage) => {
+      for (const [id, flushed] of [
+        ["01AAAAAAAAAAAAAAAAAAAAAAAA", 1],
+        ["01BBBBBBBBBBBBBBBBBBBBBBBB", 1],
+        ["01CCCCCCCCCCCCCCCCCCCCCCCC", 0],
+        ["01DDDDDDDDDDDDDDDDDDDDDDDD", 1],
+      ] as const)
+        sql`INSERT INTO audit (id, at, tenant, action, actor, actor_type, details, flushed)
+            VALUES (${id}, '2026-01-01T00:00:00.000Z', 'alpha', 'session.created', 'api', 'user', '{}', ${flushed})`;
+      const version = migrate(storage, sql, SESSION_MIGRATIONS);
+      const outbox = new Outbox(sql);
+      return {
+        version,
+        marks: sql<{ id: string }>`SELECT id FROM audit WHERE flushed = 1`.map((r) => r.id),
+        pending: outbox.pendingCount(),
+        all: outbox.list({ limit: 10 }).map((r) => r.flushed),
+      };
+    });
+    expect(found).toEqual({
+      version: LATEST,
+      marks: ["01BBBBBBBBBBBBBBBBBBBBBBBB"],
+      pending: 2,
+      all: [true, true, false, false],
     });
   });
 

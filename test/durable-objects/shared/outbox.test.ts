@@ -17,7 +17,7 @@ const record = (ms: number): AuditRecord =>
   auditEvent({ tenant: "alpha", session_id: "s" }, { action: "session.message_added", actor: API_ACTOR }, ms);
 
 /** `fn` over a scratch object holding the outbox, with a Sql that counts the rows its statements wrote. */
-function withOutbox<R>(fn: (outbox: Outbox, written: () => number) => Promise<R>): Promise<R> {
+async function withOutbox<R>(fn: (outbox: Outbox, written: () => number) => Promise<R>): Promise<R> {
   return onScratchObject("outbox-tests", async (_sql, storage) => {
     migrate(storage, _sql, [COLLABORATION_SCHEMA], COLLABORATION_SCHEMA);
     let written = 0;

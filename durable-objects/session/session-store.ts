@@ -23,7 +23,7 @@ import {
 import { INBOX_APPROVAL_DDL, INBOX_DDL, INBOX_SCHEMA } from "./inbox-store";
 import { LIVE_DDL, LIVE_NO_RUN_INDEX_DDL } from "./live/live-store";
 import { REMOTE_THREADS_DDL } from "./runs/remote-threads";
-import { RUN_CANCEL_DDL, RUN_DDL, RUN_SCHEMA, RUN_WORK_DDL } from "./runs/run-store";
+import { RUN_CANCEL_DDL, RUN_DDL, RUN_EVENTS_NO_RUN_INDEX_DDL, RUN_SCHEMA, RUN_WORK_DDL } from "./runs/run-store";
 import { TRIGGER_QUEUE_DDL } from "./triggers/trigger-queue";
 
 /**
@@ -123,6 +123,7 @@ const SESSION_STATEMENTS = withoutAutoincrement(
       ...TIMERS_NO_DUE_INDEX_DDL,
       ...OUTBOX_WATERMARK_DDL,
       LIVE_NO_RUN_INDEX_DDL,
+      RUN_EVENTS_NO_RUN_INDEX_DDL,
     ]),
     KEYED_BY_ID,
   ),
@@ -177,6 +178,8 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 19, statements: OUTBOX_WATERMARK_MIGRATION },
   // Fewer rows written: live events lose their index by run (a run's replay reads on from its start).
   { version: 20, statements: [LIVE_NO_RUN_INDEX_DDL], table: "live_events" },
+  // Fewer rows written: a trace event is kept once, in run_events (the live events read it there), without an index by run.
+  { version: 21, statements: [RUN_EVENTS_NO_RUN_INDEX_DDL], table: "run_events" },
 ];
 
 /** The newest schema, made directly in one step (see SESSION_STATEMENTS). */

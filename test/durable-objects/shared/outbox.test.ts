@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { COLLABORATION_SCHEMA } from "../../../durable-objects/collaboration/collaboration-store";
 import { Outbox } from "../../../durable-objects/shared/outbox";
-import { migrate, type Sql, type SqlValue } from "../../../durable-objects/shared/sql";
+import { migrate } from "../../../durable-objects/shared/sql";
 import { auditEvent } from "../../../src/audit/events";
 import { API_ACTOR, type AuditRecord } from "../../../src/audit/record";
-import { onScratchObject } from "../schema-shape";
+import { meteredSql, onScratchObject } from "../schema-shape";
 
 /**
  * The outbox over a real object's SQLite (the collaboration schema's outbox, the same DDL a
@@ -18,25 +18,10 @@ const record = (ms: number): AuditRecord =>
 
 /** `fn` over a scratch object holding the outbox, with a Sql that counts the rows its statements wrote. */
 async function withOutbox<R>(fn: (outbox: Outbox, written: () => number) => Promise<R>): Promise<R> {
-  return onScratchObject("outbox-tests", async (_sql, storage) => {
-    migrate(storage, _sql, [COLLABORATION_SCHEMA], COLLABORATION_SCHEMA);
-    let written = 0;
-    const exec = <T>(query: string, ...binds: SqlValue[]): T[] => {
-      const cursor = storage.sql.exec(query, ...binds);
-      const rows = cursor.toArray() as T[];
-      written += cursor.rowsWritten;
-      return rows;
-    };
-    const sql = Object.assign(
-      <T>(strings: TemplateStringsArray, ...values: SqlValue[]) => exec<T>(strings.join("?"), ...values),
-      { exec },
-    ) as Sql;
-    const count = () => {
-      const n = written;
-      written = 0;
-      return n;
-    };
-    return fn(new Outbox(sql), count);
+  return onScratchObject("outbox-tests", async (plain, storage) => {
+    migrate(storage, plain, [COLLABORATION_SCHEMA], COLLABORATION_SCHEMA);
+    const { sql, written } = meteredSql(storage);
+    return fn(new Outbox(sql), written);
   });
 }
 

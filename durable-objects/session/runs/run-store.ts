@@ -148,12 +148,20 @@ export class RunStore {
 
   save(row: RunRow): void {
     const { events: _events, ...run } = row.run;
+    const before = this.sql<{ status: RunStatus }>`SELECT status FROM runs WHERE id = ${run.id}`[0]?.status ?? null;
     if (this.live) {
-      const before = this.sql<{ status: RunStatus }>`SELECT status FROM runs WHERE id = ${run.id}`[0]?.status ?? null;
       const change = liveRunChange(row.run, before, Date.parse(run.updated_at));
       if (change) this.live.append([change]);
     }
     const work = row.work ? JSON.stringify(row.work) : null;
+    // A step that keeps the status leaves `status` out: setting the column, even to the
+    // value it holds, rewrites its entry in `runs_active` too (two rows written, not one).
+    if (before === run.status) {
+      this
+        .sql`UPDATE runs SET step = ${row.step}, resumes = ${row.resumes}, record = ${JSON.stringify({ ...run, events: [] })}, work = ${work}
+               WHERE id = ${run.id}`;
+      return;
+    }
     this
       .sql`INSERT INTO runs (id, status, step, resumes, record, work) VALUES (${run.id}, ${run.status}, ${row.step}, ${row.resumes}, ${JSON.stringify({ ...run, events: [] })}, ${work})
              ON CONFLICT (id) DO UPDATE SET status = excluded.status, step = excluded.step, resumes = excluded.resumes, record = excluded.record, work = excluded.work`;

@@ -101,8 +101,12 @@ export interface FlushResult {
 export class Outbox {
   /** Counts appends, so a flush knows whether any landed while it waited on D1. */
   private appends = 0;
-  /** The smallest id appended since the current flush read its batch (undefined: none). */
-  private lowestAppended: string | undefined = undefined;
+  /**
+   * The smallest id of each append (by its count in `appends`) while a flush is waiting on
+   * D1, so each flush, however many overlap, knows what landed below its batch meanwhile.
+   */
+  private lows: { at: number; lowest: string }[] = [];
+  private flushing = 0;
 
   constructor(
     private readonly sql: Sql,
@@ -118,7 +122,6 @@ export class Outbox {
     if (records.length === 0) return;
     const lowest = records.map((r) => r.id).sort()[0]!;
     if (lowest <= this.watermark()) this.sql`UPDATE audit SET flushed = 0 WHERE flushed = 1 AND id >= ${lowest}`;
-    if (this.lowestAppended === undefined || lowest < this.lowestAppended) this.lowestAppended = lowest;
     for (let start = 0; start < records.length; start += APPEND_ROWS) {
       const chunk = records.slice(start, start + APPEND_ROWS);
       const binds = chunk.flatMap((r) => [
@@ -139,6 +142,7 @@ export class Outbox {
       );
     }
     this.appends += 1;
+    if (this.flushing > 0) this.lows.push({ at: this.appends, lowest });
     this.appended(records);
   }
 
@@ -178,11 +182,18 @@ export class Outbox {
         const { flushed: _flushed, ...record } = toRecord(row);
         return record;
       });
-      this.lowestAppended = undefined;
-      await write(records);
+      this.flushing += 1;
+      try {
+        await write(records);
+      } finally {
+        this.flushing -= 1;
+      }
       // A record appended while D1 was written, below this batch's newest, is not in it:
       // the watermark stops short of it (and of the batch, when it sorts first).
-      const below = this.lowestAppended as string | undefined; // set by append() during the await
+      const below = this.lows
+        .filter((l) => l.at > seen)
+        .reduce<string | undefined>((min, l) => (min === undefined || l.lowest < min ? l.lowest : min), undefined);
+      if (this.flushing === 0) this.lows = [];
       const newest = records.findLast((r) => below === undefined || r.id < below);
       if (newest) this.sql`UPDATE audit SET flushed = 1 WHERE id = ${newest.id}`;
       flushed += records.length;

@@ -99,4 +99,22 @@ describe("the audit outbox", () => {
     expect(seen.sent.at(-1)).toEqual([b!.id, c!.id]);
     expect(seen).toMatchObject({ pending: 0, flags: [true, true, true] });
   });
+  it("keeps a record appended below a batch pending when another flush, overlapping, fails to send it", async () => {
+    const [a, b, c] = [record(T), record(T + 1), record(T + 2)];
+    const seen = await withOutbox(async (outbox) => {
+      outbox.append([a!, c!]);
+      let release: () => void = () => undefined;
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      // One batch: what this run marks is what its one write sent.
+      const first = outbox.flush(() => gate, 1);
+      outbox.append([b!]);
+      const second = await outbox.flush(() => Promise.reject(new Error("D1_ERROR"))).catch((e: Error) => e.message);
+      release();
+      await first;
+      return { second, pending: outbox.pendingCount(), flags: outbox.list({ limit: 10 }).map((r) => r.flushed) };
+    });
+    expect(seen).toEqual({ second: "D1_ERROR", pending: 2, flags: [true, false, false] });
+  });
 });

@@ -16,8 +16,14 @@
  * beside as many with none: the rows one handoff writes in D1 and in the objects, by table;
  * then the same handoffs to an agent with a capacity limit (a lease each).
  *
- * Prices: PRICES below (Workers Paid, published prices; the date is printed) applied past
- * each included monthly allowance — the cost of one more million conversations.
+ * Prices: PRICES in bench/lib/cost-report.ts (Workers Paid, published prices; the date is
+ * printed) applied past each included monthly allowance — the cost of one more million
+ * conversations.
+ *
+ * D1 bytes a conversation: the growth of each D1 database's size over the conversations
+ * and what they left, divided by CONVERSATIONS. The size is D1's own figure, `meta.size_after`
+ * of a query (the database file: whole 4 KB pages, free pages included), read through the
+ * metered Worker when the meter is reset and when it is read.
  */
 
 import { spawn } from "node:child_process";
@@ -25,6 +31,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { join } from "node:path";
 import { apiClient } from "./lib/api-client";
 import { chatCompletion, type FakeMessage } from "./lib/chat-completion";
+import { type Meter, printHandoff, report } from "./lib/cost-report";
 import { startWorkerdServer } from "./lib/workerd-server";
 
 const KEY = "bench-cost-key";
@@ -37,20 +44,6 @@ const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 20);
 const HANDOFF_SESSIONS = 10;
 const HANDOFFS = 10;
 const root = join(import.meta.dirname, "..");
-
-/** Workers Paid, as published on developers.cloudflare.com (Workers, Durable Objects, D1 pricing pages). */
-const PRICES = {
-  read: "2026-11-26",
-  workerRequests: { perMillion: 0.3, note: "10 M a month included" },
-  workerCpuMs: { perMillion: 0.02, note: "30 M CPU-ms a month included" },
-  doRequests: { perMillion: 0.15, note: "1 M a month included; RPC calls, alarms, HTTP requests" },
-  doGbSeconds: { perMillion: 12.5, note: "400,000 GB-s a month included; 128 MB an object" },
-  rowsRead: { perMillion: 0.001, note: "25 billion a month included (Durable Object SQLite and D1 alike)" },
-  rowsWritten: {
-    perMillion: 1.0,
-    note: "50 M a month included (Durable Object SQLite and D1 alike); a setAlarm is one",
-  },
-};
 
 // ── The fake model and tool endpoint (a process of its own: BENCH_ROLE=model) ──
 
@@ -129,25 +122,6 @@ async function startModel(): Promise<{ stats(): Promise<{ modelCalls: number; to
 
 // ── The bench ─────────────────────────────────────────────────────────────────
 
-interface Meter {
-  workerRequests: number;
-  doRequests: Record<string, number>;
-  alarms: Record<string, number>;
-  doActiveMs: Record<string, number>;
-  objects: Record<string, number>;
-  sqlRowsRead: number;
-  sqlRowsWritten: number;
-  sqlRowsWrittenByTable: Record<string, number>;
-  setAlarms: number;
-  d1Queries: number;
-  d1RowsRead: number;
-  d1RowsWritten: number;
-  d1RowsWrittenByTable: Record<string, number>;
-  subrequests: Record<string, number>;
-}
-
-const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
-
 async function main(): Promise<void> {
   const model = await startModel();
   try {
@@ -196,6 +170,7 @@ async function measure(model: Awaited<ReturnType<typeof startModel>>): Promise<v
     await quiet();
 
     await reset();
+    const before = await meter();
     const cpu0 = server.workerdCpuMs();
     const models0 = await model.stats();
     const started = performance.now();
@@ -205,7 +180,13 @@ async function measure(model: Awaited<ReturnType<typeof startModel>>): Promise<v
     const played = await meter();
     const cpuMs = (server.workerdCpuMs() - cpu0) / CONVERSATIONS;
     const models = await model.stats();
-    report(played, cpuMs, playedMs / CONVERSATIONS, {
+    const p = {
+      conversations: CONVERSATIONS,
+      modelMs: MODEL_MS,
+      handoffSessions: HANDOFF_SESSIONS,
+      handoffs: HANDOFFS,
+    };
+    report(p, before, played, cpuMs, playedMs / CONVERSATIONS, {
       modelCalls: (models.modelCalls - models0.modelCalls) / CONVERSATIONS,
       toolCalls: (models.toolCalls - models0.toolCalls) / CONVERSATIONS,
     });
@@ -229,39 +210,14 @@ async function measure(model: Awaited<ReturnType<typeof startModel>>): Promise<v
     };
     const none = await handoffRows(0);
     const some = await handoffRows(HANDOFFS);
-    printHandoff("no capacity limit", none, some);
+    printHandoff("no capacity limit", none, some, p);
     // The same handoffs to an agent with a capacity limit: a lease taken, confirmed and released in its AgentDO.
     await api.ok("PUT", "/v1/agents/cost-billing", { ...BILLING, max_concurrent_sessions: 1_000 });
     const leased = await handoffRows(HANDOFFS);
-    printHandoff("cost-billing limited to 1,000 sessions: a lease each", none, leased);
+    printHandoff("cost-billing limited to 1,000 sessions: a lease each", none, leased, p);
   } finally {
     await server.stop();
   }
-}
-
-/** What one handoff writes and reads: `some`'s counts less `none`'s, per handoff. */
-function printHandoff(what: string, none: Meter, some: Meter): void {
-  const per = (f: (m: Meter) => number) => (f(some) - f(none)) / (HANDOFF_SESSIONS * HANDOFFS);
-  const keys = (f: (m: Meter) => Record<string, number>) =>
-    [...new Set([...Object.keys(f(some)), ...Object.keys(f(none))])].sort();
-  console.log(
-    `\nOne immediate API handoff (${what}), from ${HANDOFF_SESSIONS} sessions × ${HANDOFFS} handoffs beside ${HANDOFF_SESSIONS} sessions with none`,
-  );
-  console.log("| per handoff | count |\n| --- | --- |");
-  console.log(`| D1 rows written | ${per((m) => m.d1RowsWritten).toFixed(1)} |`);
-  for (const table of keys((m) => m.d1RowsWrittenByTable))
-    console.log(`| … of which \`${table}\` | ${per((m) => m.d1RowsWrittenByTable[table] ?? 0).toFixed(1)} |`);
-  console.log(`| D1 rows read | ${per((m) => m.d1RowsRead).toFixed(1)} |`);
-  console.log(`| D1 queries | ${per((m) => m.d1Queries).toFixed(2)} |`);
-  console.log(
-    `| Durable Object SQLite rows written (a setAlarm counted as one) | ${per((m) => m.sqlRowsWritten + m.setAlarms).toFixed(1)} |`,
-  );
-  for (const table of keys((m) => m.sqlRowsWrittenByTable))
-    console.log(`| … of which \`${table}\` | ${per((m) => m.sqlRowsWrittenByTable[table] ?? 0).toFixed(1)} |`);
-  console.log(`| Durable Object SQLite rows read | ${per((m) => m.sqlRowsRead).toFixed(1)} |`);
-  console.log(
-    `| Durable Object requests (the handoff's RPC, lease calls, its share of flush alarms) | ${per((m) => sum(m.doRequests) + sum(m.alarms)).toFixed(2)} |`,
-  );
 }
 
 /** The bench's billing agent, as set up (a capacity limit is added for the leased handoffs). */
@@ -314,81 +270,6 @@ async function conversation(api: ReturnType<typeof apiClient>): Promise<void> {
   await say("take me back please", { status: "completed", agent: "cost-front" });
   const ended = await api.call("DELETE", `/v1/sessions/${id}`);
   if (ended.status !== 204) throw new Error(`delete: ${ended.status}`);
-}
-
-function report(m: Meter, cpuMs: number, wallMs: number, outside: { modelCalls: number; toolCalls: number }): void {
-  const n = CONVERSATIONS;
-  const doRequests = (sum(m.doRequests) + sum(m.alarms)) / n;
-  const activeS = sum(m.doActiveMs) / 1000 / n;
-  const gbS = activeS * 0.125;
-  const sqlWritten = (m.sqlRowsWritten + m.setAlarms) / n;
-  const rows: [string, string, number][] = [
-    ["Worker requests", (m.workerRequests / n).toFixed(1), (m.workerRequests / n) * PRICES.workerRequests.perMillion],
-    [
-      "workerd CPU, all of it (Worker, objects, local D1): an upper bound of the Worker's billed CPU",
-      `${cpuMs.toFixed(0)} ms`,
-      cpuMs * PRICES.workerCpuMs.perMillion,
-    ],
-    [
-      `Durable Object requests (${Object.entries(m.doRequests)
-        .map(([k, v]) => `${k} ${(v / n).toFixed(1)}`)
-        .join(", ")}; alarms ${(sum(m.alarms) / n).toFixed(1)})`,
-      doRequests.toFixed(1),
-      doRequests * PRICES.doRequests.perMillion,
-    ],
-    [
-      `Durable Object wall time while running (${Object.entries(m.doActiveMs)
-        .map(([k, v]) => `${k} ${(v / n).toFixed(0)} ms`)
-        .join(", ")}), at 128 MB`,
-      `${(activeS * 1000).toFixed(0)} ms = ${gbS.toFixed(4)} GB-s`,
-      gbS * PRICES.doGbSeconds.perMillion,
-    ],
-    [
-      `SQLite rows written in the objects (${(m.setAlarms / n).toFixed(0)} setAlarm, ${Object.entries(
-        m.sqlRowsWrittenByTable,
-      )
-        .sort((a, b) => b[1] - a[1])
-        .map(([k, v]) => `${k} ${(v / n).toFixed(0)}`)
-        .join(", ")})`,
-      sqlWritten.toFixed(0),
-      sqlWritten * PRICES.rowsWritten.perMillion,
-    ],
-    [
-      "SQLite rows read in the objects",
-      (m.sqlRowsRead / n).toFixed(0),
-      (m.sqlRowsRead / n) * PRICES.rowsRead.perMillion,
-    ],
-    [
-      `D1 rows written (${Object.entries(m.d1RowsWrittenByTable)
-        .sort((a, b) => b[1] - a[1])
-        .map(([k, v]) => `${k} ${(v / n).toFixed(0)}`)
-        .join(", ")})`,
-      (m.d1RowsWritten / n).toFixed(0),
-      (m.d1RowsWritten / n) * PRICES.rowsWritten.perMillion,
-    ],
-    ["D1 rows read", (m.d1RowsRead / n).toFixed(0), (m.d1RowsRead / n) * PRICES.rowsRead.perMillion],
-  ];
-  console.log(
-    `\nOne conversation (created with routing, 5 messages with runs, 2 handoffs, 1 approval, ended), mean of ${n}; the model answering in ${MODEL_MS} ms; prices read ${PRICES.read}, beyond the included usage`,
-  );
-  console.log("| what Cloudflare bills | per conversation | a million conversations |\n| --- | --- | --- |");
-  for (const [what, count, dollars] of rows) console.log(`| ${what} | ${count} | $${dollars.toFixed(2)} |`);
-  const total = rows.reduce((a, r) => a + r[2], 0);
-  console.log(`| **total** | | **$${total.toFixed(2)}** |`);
-  console.log(`\n| not billed by Cloudflare, counted | per conversation |\n| --- | --- |`);
-  console.log(
-    `| subrequests (fetch) | ${Object.entries(m.subrequests)
-      .map(([k, v]) => `${k} ${(v / n).toFixed(1)}`)
-      .join(", ")} |`,
-  );
-  console.log(`| model calls / tool calls the fakes answered | ${outside.modelCalls} / ${outside.toolCalls} |`);
-  console.log(`| D1 queries | ${(m.d1Queries / n).toFixed(1)} |`);
-  console.log(
-    `| objects that ran | ${Object.entries(m.objects)
-      .map(([k, v]) => `${k} ${(v / n).toFixed(1)}`)
-      .join(", ")} |`,
-  );
-  console.log(`| the conversation's wall time at the client, one at a time | ${wallMs.toFixed(0)} ms |`);
 }
 
 // The fake model is this file run again as a process of its own.

@@ -23,7 +23,11 @@ import {
  * - SQLite rows read and written in the objects, from each `ctx.storage.sql.exec` cursor's
  *   `rowsRead`/`rowsWritten`, and each `setAlarm` (billed as one row written);
  * - D1 rows read and written, from each result's `meta` (`first()` is answered from
- *   `all()`, which carries it), by table written;
+ *   `all()`, which carries it), by table written, for every D1 database bound (`DB` and
+ *   any `AUDIT_DB_<n>`);
+ * - D1 bytes: each database's size, `meta.size_after` of the last query it answered
+ *   (what D1 bills storage on); `/__meter` first asks each one a `SELECT 1`, so the size
+ *   is the database's now, not as of its last query;
  * - subrequests: the Worker's and the objects' own `fetch` calls (model, tools, webhooks).
  *
  * `GET /__meter` answers the counts; `POST /__meter/reset` zeroes them.
@@ -32,7 +36,11 @@ import {
 interface D1Meta {
   rows_read?: number;
   rows_written?: number;
+  size_after?: number;
 }
+
+/** The D1 bindings a Worker of Relay's may have: the main database and the audit shards. */
+const isD1Binding = (key: string | symbol) => typeof key === "string" && /^(DB|AUDIT_DB_\d+)$/.test(key);
 
 function emptyMeter() {
   return {
@@ -52,6 +60,8 @@ function emptyMeter() {
     d1RowsRead: 0,
     d1RowsWritten: 0,
     d1RowsWrittenByTable: {} as Record<string, number>,
+    /** Bytes each D1 database holds, by binding, as of the last query it answered. */
+    d1Bytes: {} as Record<string, number>,
     subrequests: {} as Record<string, number>,
   };
 }
@@ -78,31 +88,32 @@ function tableOf(query: string): string {
   return m ? m[1]! : (/^\s*(\w+)/.exec(query)?.[1]?.toUpperCase() ?? "?");
 }
 
-function record(query: string, meta: D1Meta | undefined): void {
+function recordOn(binding: string, query: string, meta: D1Meta | undefined): void {
   meter.d1Queries++;
+  if (meta?.size_after !== undefined) meter.d1Bytes[binding] = meta.size_after;
   meter.d1RowsRead += meta?.rows_read ?? 0;
   meter.d1RowsWritten += meta?.rows_written ?? 0;
   if (meta?.rows_written) add(meter.d1RowsWrittenByTable, tableOf(query), meta.rows_written);
 }
 
-function meteredStatement(real: D1PreparedStatement, query: string): Metered {
+function meteredStatement(binding: string, real: D1PreparedStatement, query: string): Metered {
   const statement = {
     [REAL]: real,
     query,
-    bind: (...values: unknown[]) => meteredStatement(real.bind(...values), query),
+    bind: (...values: unknown[]) => meteredStatement(binding, real.bind(...values), query),
     async run() {
       const result = await real.run();
-      record(query, result.meta);
+      recordOn(binding, query, result.meta);
       return result;
     },
     async all() {
       const result = await real.all();
-      record(query, result.meta);
+      recordOn(binding, query, result.meta);
       return result;
     },
     async first(column?: string) {
       const result = await real.all<Record<string, unknown>>();
-      record(query, result.meta);
+      recordOn(binding, query, result.meta);
       const row = result.results[0];
       if (row === undefined) return null;
       return column === undefined ? row : (row[column] ?? null);
@@ -116,16 +127,16 @@ function meteredStatement(real: D1PreparedStatement, query: string): Metered {
 }
 
 const databases = new WeakMap<D1Database, D1Database>();
-function meteredDatabase(db: D1Database): D1Database {
+function meteredDatabase(db: D1Database, binding: string): D1Database {
   let wrapped = databases.get(db);
   if (!wrapped) {
     wrapped = new Proxy(db, {
       get(target, key) {
-        if (key === "prepare") return (query: string) => meteredStatement(target.prepare(query), query);
+        if (key === "prepare") return (query: string) => meteredStatement(binding, target.prepare(query), query);
         if (key === "batch")
           return async (statements: Metered[]) => {
             const results = await target.batch(statements.map((s) => s[REAL]));
-            for (const [i, result] of results.entries()) record(statements[i]!.query, result.meta);
+            for (const [i, result] of results.entries()) recordOn(binding, statements[i]!.query, result.meta);
             return results;
           };
         const value = Reflect.get(target, key);
@@ -185,9 +196,7 @@ function meteredEnv(env: Env): Env {
     wrapped = new Proxy(env, {
       get(target, key) {
         const value = Reflect.get(target, key);
-        // The registry and every shard: a conversation writes both.
-        if (key === "DB" || (typeof key === "string" && /^AUDIT_DB_\d+$/.test(key)))
-          return meteredDatabase(value as D1Database);
+        if (isD1Binding(key)) return meteredDatabase(value as D1Database, key as string);
         return typeof key === "string" && isNamespace(value) ? meteredNamespace(value, key) : value;
       },
     });
@@ -302,16 +311,32 @@ export const AgentDO = metered(RelayAgentDO, "AgentDO");
 export const CollaborationDO = metered(RelayCollaborationDO, "CollaborationDO");
 export const RouterDO = metered(RelayRouterDO, "RouterDO");
 
+/** The D1 bindings `env` has; probed by name, as the runtime's env lists none of its bindings. */
+const d1Bindings = (env: Env) =>
+  ["DB", ...Array.from({ length: 256 }, (_, i) => `AUDIT_DB_${i}`)].filter(
+    (key) => Reflect.get(env, key) !== undefined,
+  );
+
+/** Each D1 database's size now: any query's `meta.size_after` carries it (not counted as a query). */
+async function measureD1(env: Env): Promise<void> {
+  for (const key of d1Bindings(env)) {
+    const result = await (Reflect.get(env, key) as D1Database).prepare("SELECT 1").run();
+    if (result.meta.size_after !== undefined) meter.d1Bytes[key] = result.meta.size_after;
+  }
+}
+
 export default {
   async fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname === "/__meter") {
       settleCursors();
+      await measureD1(env);
       return Response.json(meter);
     }
     if (url.pathname === "/__meter/reset") {
       settleCursors();
       meter = emptyMeter();
+      await measureD1(env);
       return Response.json({ reset: true });
     }
     meter.workerRequests++;

@@ -1,5 +1,10 @@
 import { CollabMessage, Collaboration } from "../../src/schemas/collaboration";
-import { OUTBOX_DDL, OUTBOX_PENDING_ONLY_DDL } from "../shared/outbox";
+import {
+  OUTBOX_DDL,
+  OUTBOX_PENDING_ONLY_DDL,
+  OUTBOX_WATERMARK_DDL,
+  OUTBOX_WATERMARK_MIGRATION,
+} from "../shared/outbox";
 import { foldSchemaChanges, rebuildTable, withoutAutoincrement, withoutRowid } from "../shared/schema-text";
 import type { SchemaGate, SchemaMigration, Sql } from "../shared/sql";
 import { TIMERS_DDL, TIMERS_NO_DUE_INDEX_DDL } from "../shared/timers";
@@ -36,6 +41,7 @@ const COLLABORATION_STATEMENTS = withoutAutoincrement(
       ...TIMERS_DDL,
       ...OUTBOX_PENDING_ONLY_DDL,
       ...TIMERS_NO_DUE_INDEX_DDL,
+      ...OUTBOX_WATERMARK_DDL,
     ]),
     KEYED_BY_ID,
   ),
@@ -50,6 +56,8 @@ export const COLLABORATION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 1, statements: [...COLLABORATION_V1_DDL, ...OUTBOX_DDL, ...TIMERS_DDL] },
   // Fewer rows written per message: each table made again as it is now, its old indexes dropped with it.
   { version: 2, statements: [...rebuilt("audit"), ...rebuilt("timers"), ...rebuilt("messages")] },
+  // Fewer rows written: a flush marks the newest record it sent, not each one (a watermark).
+  { version: 3, statements: OUTBOX_WATERMARK_MIGRATION },
 ];
 
 /** The newest schema, made directly in one step by a new collaboration object. */

@@ -1,7 +1,13 @@
 import type { HistoryItem } from "../../src/schemas/handoff";
 import type { AgentTurnStatus } from "../../src/schemas/session";
 import { SESSION_FORMAT, SessionRecord } from "../../src/sessions/model";
-import { OUTBOX_ACTOR_DDL, OUTBOX_DDL, OUTBOX_PENDING_ONLY_DDL } from "../shared/outbox";
+import {
+  OUTBOX_ACTOR_DDL,
+  OUTBOX_DDL,
+  OUTBOX_PENDING_ONLY_DDL,
+  OUTBOX_WATERMARK_DDL,
+  OUTBOX_WATERMARK_MIGRATION,
+} from "../shared/outbox";
 import { foldSchemaChanges, rebuildTable, withoutAutoincrement, withoutRowid } from "../shared/schema-text";
 import { ALL_TABLES, type DeferredTables, type SchemaMigration, type Sql, type TablesHeld } from "../shared/sql";
 import { TIMERS_DDL, TIMERS_FORMAT_DDL, TIMERS_NO_DUE_INDEX_DDL } from "../shared/timers";
@@ -15,9 +21,9 @@ import {
   HANDOFF_TABLES,
 } from "./handoffs/handoff-store";
 import { INBOX_APPROVAL_DDL, INBOX_DDL, INBOX_SCHEMA } from "./inbox-store";
-import { LIVE_DDL } from "./live/live-store";
+import { LIVE_DDL, LIVE_NO_RUN_INDEX_DDL } from "./live/live-store";
 import { REMOTE_THREADS_DDL } from "./runs/remote-threads";
-import { RUN_CANCEL_DDL, RUN_DDL, RUN_SCHEMA, RUN_WORK_DDL } from "./runs/run-store";
+import { RUN_CANCEL_DDL, RUN_DDL, RUN_EVENTS_NO_RUN_INDEX_DDL, RUN_SCHEMA, RUN_WORK_DDL } from "./runs/run-store";
 import { TRIGGER_QUEUE_DDL } from "./triggers/trigger-queue";
 
 /**
@@ -115,6 +121,9 @@ const SESSION_STATEMENTS = withoutAutoincrement(
       ...REMOTE_THREADS_DDL,
       ...OUTBOX_PENDING_ONLY_DDL,
       ...TIMERS_NO_DUE_INDEX_DDL,
+      ...OUTBOX_WATERMARK_DDL,
+      LIVE_NO_RUN_INDEX_DDL,
+      RUN_EVENTS_NO_RUN_INDEX_DDL,
     ]),
     KEYED_BY_ID,
   ),
@@ -165,6 +174,12 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 17, statements: keyedById("runs"), table: "runs" },
   // The history's seq needs no AUTOINCREMENT: one row fewer written a message.
   { version: 18, statements: rebuildTable(SESSION_STATEMENTS, "messages", "messages_v17"), table: "messages" },
+  // Fewer rows written: a flush marks the newest record it sent, not each one (a watermark).
+  { version: 19, statements: OUTBOX_WATERMARK_MIGRATION },
+  // Fewer rows written: live events lose their index by run (a run's replay reads on from its start).
+  { version: 20, statements: [LIVE_NO_RUN_INDEX_DDL], table: "live_events" },
+  // Fewer rows written: a trace event is kept once, in run_events (the live events read it there), without an index by run.
+  { version: 21, statements: [RUN_EVENTS_NO_RUN_INDEX_DDL], table: "run_events" },
 ];
 
 /** The newest schema, made directly in one step (see SESSION_STATEMENTS). */

@@ -131,6 +131,8 @@ export class Timers {
   private armed: number | null | undefined = undefined;
   /** The table's earliest due time as this instance last knew it (null: empty), or undefined when unknown. */
   private earliest: number | null | undefined = undefined;
+  /** The keys of the timers whose handlers are running now (in this instance: the only one). */
+  private readonly runningKeys = new Set<string>();
   /**
    * Keyed timers this instance knows are in the table, with their due time (null: not
    * read). Only presence is remembered, so the map never outgrows the table; a key not
@@ -205,7 +207,22 @@ export class Timers {
         previous = due ?? null;
       }
     }
-    // A replaced timer gets a new id, so a handler still running for the old one cannot delete it.
+    // A timer no handler is running keeps its id and is rewritten in place: one row written,
+    // where a new id moves the row and its key's index entry (four). One whose handler is
+    // running gets a new id, so that handler's outcome (by id) cannot touch its replacement.
+    const maybeThere = previous !== null && known !== null && !(known === undefined && this.complete);
+    if (maybeThere && !this.runningKeys.has(key)) {
+      const kept = this.sql<{ id: string }>`UPDATE timers SET kind = ${kind}, due_at = ${dueAt},
+        payload = ${JSON.stringify(payload ?? null)}, attempts = 0, last_error = NULL WHERE key = ${key} RETURNING id`[0];
+      if (kept) {
+        if (previous === undefined) this.earliest = undefined;
+        else if (previous !== null) this.removed(previous);
+        this.known.set(key, dueAt);
+        this.added(dueAt);
+        return kept.id;
+      }
+      previous = null;
+    }
     const id = timerId(now);
     this
       .sql`INSERT INTO timers (id, key, kind, due_at, payload) VALUES (${id}, ${key}, ${kind}, ${dueAt}, ${JSON.stringify(payload ?? null)})
@@ -313,10 +330,17 @@ export class Timers {
     for (const [i, listed] of due.entries()) {
       // The first row is as read; before a later one, an earlier handler's await let other
       // calls in, so it may be cancelled or replaced: read it again.
-      const row = i === 0 ? listed : this.sql<StoredTimer>`SELECT * FROM timers WHERE id = ${listed.id}`[0];
+      // A timer rewritten in place keeps its id: it runs only if still due.
+      const row =
+        i === 0
+          ? listed
+          : this.sql<StoredTimer>`SELECT * FROM timers WHERE id = ${listed.id} AND due_at <= ${this.clock()}`[0];
       if (!row) continue;
       const timer = toRow(row);
-      const outcome = await this.invoke(handlers, timer, this.clock());
+      if (timer.key !== null) this.runningKeys.add(timer.key);
+      const outcome = await this.invoke(handlers, timer, this.clock()).finally(() => {
+        if (timer.key !== null) this.runningKeys.delete(timer.key);
+      });
       report.ran++;
       if (outcome.type === "destroyed") {
         report.destroyed = true;

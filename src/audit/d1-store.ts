@@ -91,20 +91,19 @@ export function ulidFloor(ms: number): string {
   return prefix + "0".repeat(16);
 }
 
-/** One page of a tenant's audit log, newest first; `next` is the cursor position or null. */
-export async function queryAudit(
-  db: D1Database,
-  tenant: string,
-  query: AuditQuery,
-): Promise<{ records: AuditRecord[]; next: string | null }> {
+/**
+ * The statement of one page of a tenant's audit log: every filter of `GET /v1/audit`
+ * (docs/api.md) selects an index of migration 0014 (test/audit/d1-store.test.ts reads the plans).
+ */
+export function auditPageQuery(tenant: string, query: AuditQuery): { sql: string; binds: (string | number)[] } {
   const where = ["tenant = ?1"];
   const binds: (string | number)[] = [tenant];
   const bind = (clause: (n: string) => string, value: string | number) => {
     binds.push(value);
     where.push(clause(`?${binds.length}`));
   };
-  if (query.session_id) bind((n) => `session_id = ${n}`, query.session_id);
-  if (query.agent) bind((n) => `(agent = ${n} OR actor = ${n})`, query.agent);
+  // `IS NOT NULL` is implied by the equality, but SQLite picks a partial index only when it sees its condition.
+  if (query.session_id) bind((n) => `session_id = ${n} AND session_id IS NOT NULL`, query.session_id);
   if (query.action) bind((n) => `action = ${n}`, query.action);
   if (query.since !== undefined) {
     // `at` is the truth; the id bound (ids never sort before their time) lets the index stop early.
@@ -112,9 +111,29 @@ export async function queryAudit(
     bind((n) => `id >= ${n}`, ulidFloor(query.since));
   }
   if (query.before) bind((n) => `id < ${n}`, query.before);
+  const select = (terms: string[]) => `SELECT ${COLUMNS} FROM audit_log WHERE ${terms.join(" AND ")}`;
+  let from = select(where);
+  if (query.agent) {
+    binds.push(query.agent);
+    const n = `?${binds.length}`;
+    // About the agent, or made by it about another: two disjoint halves, each read through
+    // its own index in id order and merged (an OR in one WHERE is read through the tenant's).
+    // The actor index holds only records an agent made about another agent; these terms select it.
+    from = `${select([...where, `agent = ${n}`, "agent IS NOT NULL"])} UNION ALL ${select([...where, `actor = ${n}`, "actor_type = 'agent'", "actor IS NOT agent"])}`;
+  }
   binds.push(query.limit + 1);
+  return { sql: `${from} ORDER BY id DESC LIMIT ?${binds.length}`, binds };
+}
+
+/** One page of a tenant's audit log, newest first; `next` is the cursor position or null. */
+export async function queryAudit(
+  db: D1Database,
+  tenant: string,
+  query: AuditQuery,
+): Promise<{ records: AuditRecord[]; next: string | null }> {
+  const { sql, binds } = auditPageQuery(tenant, query);
   const { results } = await db
-    .prepare(`SELECT ${COLUMNS} FROM audit_log WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT ?${binds.length}`)
+    .prepare(sql)
     .bind(...binds)
     .all<AuditRow>();
   const page = results.slice(0, query.limit);

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { queryAudit, ulidFloor, writeAuditBatch } from "../../src/audit/d1-store";
+import { type AuditQuery, auditPageQuery, queryAudit, ulidFloor, writeAuditBatch } from "../../src/audit/d1-store";
 import { auditEvent } from "../../src/audit/events";
 import { API_ACTOR, type AuditRecord } from "../../src/audit/record";
 import { ulidTime } from "../lib/decode-ulid";
@@ -89,6 +89,75 @@ describe("D1 audit query", () => {
     );
     await writeAuditBatch(env.DB, [record]);
     expect((await queryAudit(env.DB, "epsilon", { limit: 5, agent: "writer" })).records).toEqual([record]);
+  });
+
+  it("does not match an agent's name when a person or Relay made the record", async () => {
+    const byApi = auditEvent(
+      { tenant: "zeta", session_id: "s" },
+      { action: "session.message_added", actor: { actor: "writer", actor_type: "user" } },
+      Date.UTC(2026, 5, 2),
+    );
+    const byAgentAboutItself = auditEvent(
+      { tenant: "zeta", session_id: "s" },
+      { action: "session.message_added", actor: { actor: "writer", actor_type: "agent" }, agent: "writer" },
+      Date.UTC(2026, 5, 3),
+    );
+    await writeAuditBatch(env.DB, [byApi, byAgentAboutItself]);
+    expect((await queryAudit(env.DB, "zeta", { limit: 5, agent: "writer" })).records).toEqual([byAgentAboutItself]);
+  });
+
+  // Every index is b-tree rows written with every record: each one must serve a filter, and
+  // each documented filter (docs/api.md, GET /v1/audit) must be served by one, never a scan.
+  it.each<[string, Omit<AuditQuery, "limit">, string[]]>([
+    ["no filter", {}, ["audit_log_tenant"]],
+    ["session_id", { session_id: "s" }, ["audit_log_session"]],
+    ["agent (about it or made by it)", { agent: "writer" }, ["audit_log_actor", "audit_log_agent"]],
+    ["action", { action: "session.created" }, ["audit_log_action"]],
+    ["since", { since: Date.UTC(2026, 5, 1) }, ["audit_log_tenant"]],
+    ["a cursor", { before: "01JX0000000000000000000000" }, ["audit_log_tenant"]],
+  ])("reads %s through an index", async (_, filter, expected) => {
+    const { sql, binds } = auditPageQuery("alpha", { limit: 10, ...filter });
+    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+      .bind(...binds)
+      .all<{ detail: string }>();
+    const details = plan.results.map((step) => step.detail);
+    expect(details.filter((d) => /^SCAN audit_log\b/.test(d) && !/INDEX/.test(d))).toEqual([]);
+    const used = details.flatMap((d) => /USING (?:COVERING )?INDEX (\w+)/.exec(d)?.[1] ?? []);
+    expect([...new Set(used)].sort()).toEqual(expected);
+  });
+
+  it("writes five b-tree rows a record: the row, and the tenant, session, action and agent entries", async () => {
+    const [about] = records(1, { tenant: "eta" });
+    expect(
+      (
+        await env.DB.prepare(
+          "INSERT INTO audit_log (id, at, tenant, session_id, handoff_id, action, agent, actor, actor_type, details) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        )
+          .bind(
+            about!.id,
+            about!.at,
+            about!.tenant,
+            about!.session_id,
+            null,
+            about!.action,
+            about!.agent,
+            about!.actor,
+            about!.actor_type,
+            "{}",
+          )
+          .run()
+      ).meta.rows_written,
+    ).toBe(5);
+    const indexes = await env.DB.prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'audit_log' AND sql IS NOT NULL ORDER BY name",
+    ).all<{ name: string }>();
+    expect(indexes.results.map((i) => i.name)).toEqual([
+      "audit_log_action",
+      "audit_log_actor",
+      "audit_log_agent",
+      "audit_log_session",
+      "audit_log_tenant",
+    ]);
   });
 
   it("floors a time to the smallest ULID of its millisecond", () => {

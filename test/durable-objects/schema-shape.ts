@@ -1,5 +1,5 @@
 import { runInDurableObject } from "cloudflare:test";
-import { createSql, type Sql, schemaVersion } from "../../durable-objects/shared/sql";
+import { createSql, type Sql, type SqlValue, schemaVersion } from "../../durable-objects/shared/sql";
 import { agentStub } from "./helpers";
 
 /** What an object's schema is: its version, tables and indexes (their text), and each table's columns. */
@@ -50,4 +50,28 @@ export function onScratchObject<R>(tenant: string, fn: (sql: Sql, storage: Durab
   return runInDurableObject(agentStub(tenant, `scratch-${++scratchCount}`).stub, (_instance, state) =>
     fn(createSql(state.storage), state.storage),
   );
+}
+
+/**
+ * A Sql over `storage` that counts the rows its statements wrote (each cursor's
+ * `rowsWritten`, as billed); `written()` answers the count since it was last asked.
+ */
+export function meteredSql(storage: DurableObjectStorage): { sql: Sql; written: () => number } {
+  let count = 0;
+  const exec = <T>(query: string, ...binds: SqlValue[]): T[] => {
+    const cursor = storage.sql.exec(query, ...binds);
+    const rows = cursor.toArray() as T[];
+    count += cursor.rowsWritten;
+    return rows;
+  };
+  const sql = Object.assign(
+    <T>(strings: TemplateStringsArray, ...values: SqlValue[]) => exec<T>(strings.join("?"), ...values),
+    { exec },
+  ) as Sql;
+  const written = () => {
+    const n = count;
+    count = 0;
+    return n;
+  };
+  return { sql, written };
 }

@@ -1,4 +1,6 @@
+import { liveFromTrace } from "../../../src/runtime/live-events";
 import { LiveEvent } from "../../../src/schemas/live";
+import { TraceEvent } from "../../../src/schemas/run";
 import { ALL_TABLES, type Sql, type TablesHeld } from "../../shared/sql";
 
 /**
@@ -24,6 +26,14 @@ function parse(row: { event: string; format: number }): LiveEvent {
   return LiveEvent.parse(JSON.parse(row.event));
 }
 
+/**
+ * Session v20: no index by run. It was a row written with every event for one kind of read,
+ * a run's replay, which reads on in id order from where its subscriber left off: what it
+ * reads past is the few events of other runs published since, and rows read cost a
+ * thousandth of rows written (docs/benchmarks.md, The cost of a conversation).
+ */
+export const LIVE_NO_RUN_INDEX_DDL = "DROP INDEX IF EXISTS live_events_run";
+
 /** Three columns a row: 33 rows stay within a statement's 100 bound parameters. */
 const APPEND_ROWS = 33;
 
@@ -45,25 +55,61 @@ export class LiveStore {
     }
   }
 
-  /** Events after `after` in order, at most `limit`; only `runId`'s when given. */
+  /**
+   * Events after `after` in order, at most `limit`; only `runId`'s when given. A run's trace
+   * events are kept once, in `run_events`, and read from there as the live events they are
+   * (session v21): a session's live events are its own rows and its trace, merged by id.
+   * An object from before v21 holds a trace event in both: it is answered once.
+   */
   after(after: string, limit: number, runId?: string): LiveEvent[] {
-    if (!this.tables.has("live_events")) return [];
-    const rows =
-      runId === undefined
-        ? this.sql<{
-            event: string;
-            format: number;
-          }>`SELECT event, format FROM live_events WHERE id > ${after} ORDER BY id LIMIT ${limit}`
-        : this.sql<{
-            event: string;
-            format: number;
-          }>`SELECT event, format FROM live_events WHERE run_id = ${runId} AND id > ${after} ORDER BY id LIMIT ${limit}`;
-    return rows.map(parse);
+    const own = this.tables.has("live_events")
+      ? runId === undefined
+        ? this.sql<StoredLive>`SELECT id, event, format FROM live_events WHERE id > ${after} ORDER BY id LIMIT ${limit}`
+        : this
+            .sql<StoredLive>`SELECT id, event, format FROM live_events WHERE run_id = ${runId} AND id > ${after} ORDER BY id LIMIT ${limit}`
+      : [];
+    const trace = this.tables.has("run_events")
+      ? runId === undefined
+        ? this.sql<StoredTrace>`SELECT id, event FROM run_events WHERE id > ${after} ORDER BY id LIMIT ${limit}`
+        : this
+            .sql<StoredTrace>`SELECT id, event FROM run_events WHERE run_id = ${runId} AND id > ${after} ORDER BY id LIMIT ${limit}`
+      : [];
+    const merged: LiveEvent[] = [];
+    let [i, j] = [0, 0];
+    while (merged.length < limit && (i < own.length || j < trace.length)) {
+      const a = own[i];
+      const b = trace[j];
+      if (b === undefined || (a !== undefined && a.id <= b.id)) {
+        if (b?.id === a!.id) j++;
+        merged.push(parse(a!));
+        i++;
+      } else {
+        merged.push(liveFromTrace(TraceEvent.parse(JSON.parse(b.event))));
+        j++;
+      }
+    }
+    return merged;
   }
 
   /** The newest event's id ("" when there is none). */
   latest(): string {
-    if (!this.tables.has("live_events")) return "";
-    return this.sql<{ id: string | null }>`SELECT MAX(id) AS id FROM live_events`[0]?.id ?? "";
+    const own = this.tables.has("live_events")
+      ? (this.sql<{ id: string | null }>`SELECT MAX(id) AS id FROM live_events`[0]?.id ?? "")
+      : "";
+    const trace = this.tables.has("run_events")
+      ? (this.sql<{ id: string | null }>`SELECT MAX(id) AS id FROM run_events`[0]?.id ?? "")
+      : "";
+    return [own, trace].sort().at(-1)!;
   }
+}
+
+interface StoredLive {
+  id: string;
+  event: string;
+  format: number;
+}
+
+interface StoredTrace {
+  id: string;
+  event: string;
 }

@@ -1,4 +1,4 @@
-import { liveFromTrace, liveRunChange } from "../../../src/runtime/live-events";
+import { liveRunChange } from "../../../src/runtime/live-events";
 import { ACTIVE_RUN_STATUSES, RUN_STEPS, type RunStep } from "../../../src/runtime/run-record";
 import { RUN_STATUSES, Run, type RunStatus, TraceEvent, TurnWork } from "../../../src/schemas/run";
 import { ALL_TABLES, type Sql, type TablesHeld } from "../../shared/sql";
@@ -25,6 +25,13 @@ export const RUN_EVENTS_DDL = [
    )`,
   `CREATE INDEX run_events_run ON run_events (run_id, id)`,
 ] as const;
+
+/**
+ * Session v21: no index by run. A run's events are read with the run, a scan of the
+ * session's few (rows read cost a thousandth of rows written), and the live events read
+ * the session's trace from here in id order (see LiveStore.after).
+ */
+export const RUN_EVENTS_NO_RUN_INDEX_DDL = "DROP INDEX IF EXISTS run_events_run";
 
 export const RUN_DDL = [
   `CREATE TABLE runs (
@@ -112,7 +119,10 @@ function toRow(row: StoredRun): RunRow {
 
 const ACTIVE = list(ACTIVE_RUN_STATUSES);
 
-/** Every trace event and status change is also a live event, written in the same transaction. */
+/**
+ * A status change is also a live event, written in the same transaction; a trace event is
+ * one as it is stored here (LiveStore reads it).
+ */
 export class RunStore {
   constructor(
     private readonly sql: Sql,
@@ -138,12 +148,20 @@ export class RunStore {
 
   save(row: RunRow): void {
     const { events: _events, ...run } = row.run;
+    const before = this.sql<{ status: RunStatus }>`SELECT status FROM runs WHERE id = ${run.id}`[0]?.status ?? null;
     if (this.live) {
-      const before = this.sql<{ status: RunStatus }>`SELECT status FROM runs WHERE id = ${run.id}`[0]?.status ?? null;
       const change = liveRunChange(row.run, before, Date.parse(run.updated_at));
       if (change) this.live.append([change]);
     }
     const work = row.work ? JSON.stringify(row.work) : null;
+    // A step that keeps the status leaves `status` out: setting the column, even to the
+    // value it holds, rewrites its entry in `runs_active` too (two rows written, not one).
+    if (before === run.status) {
+      this
+        .sql`UPDATE runs SET step = ${row.step}, resumes = ${row.resumes}, record = ${JSON.stringify({ ...run, events: [] })}, work = ${work}
+               WHERE id = ${run.id}`;
+      return;
+    }
     this
       .sql`INSERT INTO runs (id, status, step, resumes, record, work) VALUES (${run.id}, ${run.status}, ${row.step}, ${row.resumes}, ${JSON.stringify({ ...run, events: [] })}, ${work})
              ON CONFLICT (id) DO UPDATE SET status = excluded.status, step = excluded.step, resumes = excluded.resumes, record = excluded.record, work = excluded.work`;
@@ -153,7 +171,6 @@ export class RunStore {
     for (const event of events)
       this
         .sql`INSERT INTO run_events (id, run_id, event) VALUES (${event.event_id}, ${event.correlation_id}, ${JSON.stringify(event)})`;
-    this.live?.append(events.map(liveFromTrace));
   }
 
   /** A run's events in order; every run's when `runId` is left out. */

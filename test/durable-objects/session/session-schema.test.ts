@@ -1,5 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { LiveStore } from "../../../durable-objects/session/live/live-store";
 import {
   SESSION_MIGRATIONS,
   SESSION_SCHEMA,
@@ -15,6 +16,9 @@ import {
   type Sql,
   schemaVersion,
 } from "../../../durable-objects/shared/sql";
+import { liveFromTrace } from "../../../src/runtime/live-events";
+import { traceEvent } from "../../../src/runtime/run-record";
+import type { LiveEvent } from "../../../src/schemas/live";
 import { agentStub } from "../helpers";
 import { rowlessTables, type Shape, shapeOf } from "../schema-shape";
 
@@ -98,7 +102,7 @@ describe("the session object's schema", () => {
     expect(names).toEqual(
       [
         ...SESSION_TABLES_DEFERRED.eager.map((t) => `table ${t}`),
-        "index audit_pending",
+        "index audit_sent",
         "table runs",
         "index runs_active",
         "table handoffs",
@@ -179,6 +183,57 @@ describe("the session object's schema", () => {
       absent: ["live_events", "run_events", "runs"],
       rowless: ["audit", "live_events", "timers"],
     });
+  });
+
+  it("v19: an object's records sent stay sent behind one mark, and one pending below a sent one is sent again", async () => {
+    const found = await madeAt(18, (sql, storage) => {
+      for (const [id, flushed] of [
+        ["01AAAAAAAAAAAAAAAAAAAAAAAA", 1],
+        ["01BBBBBBBBBBBBBBBBBBBBBBBB", 1],
+        ["01CCCCCCCCCCCCCCCCCCCCCCCC", 0],
+        ["01DDDDDDDDDDDDDDDDDDDDDDDD", 1],
+      ] as const)
+        sql`INSERT INTO audit (id, at, tenant, action, actor, actor_type, details, flushed)
+            VALUES (${id}, '2026-01-01T00:00:00.000Z', 'alpha', 'session.created', 'api', 'user', '{}', ${flushed})`;
+      const version = migrate(storage, sql, SESSION_MIGRATIONS);
+      const outbox = new Outbox(sql);
+      return {
+        version,
+        marks: sql<{ id: string }>`SELECT id FROM audit WHERE flushed = 1`.map((r) => r.id),
+        pending: outbox.pendingCount(),
+        all: outbox.list({ limit: 10 }).map((r) => r.flushed),
+      };
+    });
+    expect(found).toEqual({
+      version: LATEST,
+      marks: ["01BBBBBBBBBBBBBBBBBBBBBBBB"],
+      pending: 2,
+      all: [true, true, false, false],
+    });
+  });
+
+  it("v20–v21: live events and a run's trace, kept before in both, are answered once each and in order", async () => {
+    const trace = traceEvent({ id: "run_1", session_id: "ses_1" }, "agent_start", "support", Date.UTC(2026, 0, 1), {});
+    const later = Date.UTC(2026, 0, 2);
+    const change: LiveEvent = {
+      ...{ id: traceEvent({ id: "run_1", session_id: "ses_1" }, "agent_complete", "support", later, {}).event_id },
+      ...{ type: "run_completed", session_id: "ses_1", run_id: "run_1", at: new Date(later).toISOString(), data: {} },
+    };
+    const replay = await madeAt(19, (sql, storage) => {
+      sql`INSERT INTO run_events (id, run_id, event) VALUES (${trace.event_id}, 'run_1', ${JSON.stringify(trace)})`;
+      for (const event of [liveFromTrace(trace), change])
+        sql`INSERT INTO live_events (id, run_id, event) VALUES (${event.id}, ${event.run_id}, ${JSON.stringify(event)})`;
+      migrate(storage, sql, SESSION_MIGRATIONS);
+      const live = new LiveStore(sql);
+      const indexes = sql<{
+        name: string;
+      }>`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('live_events', 'run_events')`;
+      return { all: live.after("", 10), run: live.after("", 10, "run_1"), latest: live.latest(), indexes };
+    });
+    expect(replay.all).toEqual([liveFromTrace(trace), change]);
+    expect(replay.run).toEqual([liveFromTrace(trace), change]);
+    expect(replay.latest).toBe(change.id);
+    expect(replay.indexes).toEqual([]);
   });
 
   it("v18: the history keeps its seqs without AUTOINCREMENT, and the next message follows the last", async () => {

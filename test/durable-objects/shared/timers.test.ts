@@ -75,6 +75,27 @@ describe("Timers", () => {
     expect(result).toEqual({ replaced: T + 9_000, kept: T + 9_000, count: 1 });
   });
 
+  it("rewrites a keyed timer in place, keeping its id, unless its handler is running", async () => {
+    const result = await withTimers(async (timers, clock) => {
+      const first = timers.schedule("session.expire", T + 1_000, null, { key: "k" });
+      const rewritten = timers.schedule("session.expire", T + 9_000, null, { key: "k" });
+      timers.schedule("session.purge", T, null, { key: "p" });
+      clock.now = T;
+      let during: string | null = null;
+      await timers.run({
+        "session.purge": () => {
+          during = timers.schedule("session.purge", T + 5_000, null, { key: "p" });
+          return { type: "done" };
+        },
+      });
+      return { first, rewritten, during, ran: timers.get("p")?.id, count: timers.list().length };
+    });
+    expect(result.rewritten).toBe(result.first);
+    // The purge handler's own key got a new id, which its "done" (by the old id) left standing.
+    expect(result.during).not.toBeNull();
+    expect(result).toMatchObject({ ran: result.during, count: 2 });
+  });
+
   it("with ifExists: earliest, keeps an earlier timer not yet due and moves any other", async () => {
     const result = await withTimers((timers, clock) => {
       timers.schedule("session.expire", T + 1_000, null, { key: "e" });

@@ -74,9 +74,13 @@ export async function copyPage(
 /** Deletes the next page of the tenant's rows from `db`: the table still to do, or null when it holds none. */
 export async function deletePage(db: D1Database, tenant: string, table: number): Promise<number | null> {
   for (let at = table; at < SHARD_TABLES.length; at++) {
-    const name = SHARD_TABLES[at]!.name;
+    const table = SHARD_TABLES[at]!;
+    // By key, not rowid: audit_log is a table WITHOUT ROWID (migration 0014).
+    const keys = `(tenant, ${keyList(table)})`;
     const { meta } = await db
-      .prepare(`DELETE FROM ${name} WHERE rowid IN (SELECT rowid FROM ${name} WHERE tenant = ?1 LIMIT ${MOVE_PAGE})`)
+      .prepare(
+        `DELETE FROM ${table.name} WHERE ${keys} IN (SELECT ${keys.slice(1, -1)} FROM ${table.name} WHERE tenant = ?1 LIMIT ${MOVE_PAGE})`,
+      )
       .bind(tenant)
       .run();
     if (meta.changes > 0) return at;

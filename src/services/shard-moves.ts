@@ -10,7 +10,7 @@ import {
   unsettledTenants,
 } from "../audit/shard-store";
 import { err, ok, type Result } from "../errors";
-import { heldAssignment, shardDatabase, shardDatabases } from "./tenant-shards";
+import { heldAssignment, type ShardEnv, shardDatabase, shardDatabases } from "./tenant-shards";
 
 /**
  * Moving a tenant to another shard (docs/operations.md, Shards): `startMove` enters the copy
@@ -19,8 +19,6 @@ import { heldAssignment, shardDatabase, shardDatabases } from "./tenant-shards";
  * call or the cron, from where the row says, and neither loses nor doubles a row. The phases
  * are ../audit/shard-assignment.ts.
  */
-
-type ShardEnv = Parameters<typeof shardDatabases>[0];
 
 /** Pages one `advanceMove` does at most (each a D1 read and write); the next call goes on. */
 export const MOVE_PAGES_PER_CALL = 50;

@@ -1,5 +1,5 @@
-import { ASSIGNMENT_TTL_MS, readShard, type ShardAssignment, writeShard } from "../audit/shard-assignment";
-import { ensureAssignment } from "../audit/shard-store";
+import { ASSIGNMENT_TTL_MS, homeShard, readShard, type ShardAssignment, writeShard } from "../audit/shard-assignment";
+import { ensureAssignment, findAssignment } from "../audit/shard-store";
 import type { Env } from "../env";
 
 /**
@@ -8,9 +8,13 @@ import type { Env } from "../env";
  * tenant in an isolate; a move waits longer than that between its phases.
  */
 
-type ShardEnv = Pick<Env, "DB"> & Partial<Record<`AUDIT_DB_${number}`, D1Database | undefined>>;
+/** The bindings shard lookups need: the registry and the shards. */
+export type ShardEnv = Pick<Env, "DB"> & Partial<Record<`AUDIT_DB_${number}`, D1Database | undefined>>;
 
-/** The shards bound, AUDIT_DB_0 on without a gap; none bound: DB alone. */
+/**
+ * The shards bound, AUDIT_DB_0 on without a gap; none bound: DB alone. Only this counter
+ * names a binding: a shard number from a request or a row indexes this list, never `env`.
+ */
 export function shardDatabases(env: ShardEnv): D1Database[] {
   const shards: D1Database[] = [];
   for (let i = 0; ; i++) {
@@ -37,22 +41,23 @@ export class TenantMoving extends Error {
 }
 
 interface Cached {
-  assignment: ShardAssignment;
+  /** null: the registry holds no row for the tenant yet (it has written nothing). */
+  assignment: ShardAssignment | null;
   until: number;
 }
 
 const cache = new Map<string, Cached>();
-const loading = new Map<string, Promise<ShardAssignment>>();
+const loading = new Map<string, Promise<ShardAssignment | null>>();
 
-/** The tenant's assignment: this isolate's copy while fresh, else the registry's (made on first use). */
-export async function tenantAssignment(env: ShardEnv, tenant: string): Promise<ShardAssignment> {
+/** The tenant's stored assignment, or null: this isolate's copy while fresh, else the registry's. Never writes. */
+async function storedAssignment(env: ShardEnv, tenant: string): Promise<ShardAssignment | null> {
   const held = cache.get(tenant);
   if (held && Date.now() < held.until) return held.assignment;
   let load = loading.get(tenant);
   if (!load) {
-    load = ensureAssignment(env.DB, tenant, shardDatabases(env).length, Date.now())
+    load = findAssignment(env.DB, tenant)
       .then((assignment) => {
-        heldAssignment(assignment);
+        hold(tenant, assignment);
         return assignment;
       })
       .finally(() => loading.delete(tenant));
@@ -61,15 +66,32 @@ export async function tenantAssignment(env: ShardEnv, tenant: string): Promise<S
   return load;
 }
 
-/** An assignment just read or written (a move's step): this isolate follows it at once. */
-export function heldAssignment(assignment: ShardAssignment): void {
-  if (cache.size > 10_000) cache.clear();
-  cache.set(assignment.tenant, { assignment, until: Date.now() + ASSIGNMENT_TTL_MS });
+/** The tenant's assignment, stored now (on its home shard) if it had none: for writes, off the request path. */
+export async function tenantAssignment(env: ShardEnv, tenant: string): Promise<ShardAssignment> {
+  const stored = await storedAssignment(env, tenant);
+  if (stored) return stored;
+  const made = await ensureAssignment(env.DB, tenant, shardDatabases(env).length, Date.now());
+  heldAssignment(made);
+  return made;
 }
 
-/** The database a tenant's lists, audit and handoff history are read from. */
+function hold(tenant: string, assignment: ShardAssignment | null): void {
+  if (cache.size > 10_000) cache.clear();
+  cache.set(tenant, { assignment, until: Date.now() + ASSIGNMENT_TTL_MS });
+}
+
+/** An assignment just read or written (a move's step): this isolate follows it at once. */
+export function heldAssignment(assignment: ShardAssignment): void {
+  hold(assignment.tenant, assignment);
+}
+
+/**
+ * The database a tenant's lists, audit and handoff history are read from. A tenant with no
+ * stored shard has written nothing: its home shard is read, and nothing is written for it.
+ */
 export async function readDatabase(env: ShardEnv, tenant: string): Promise<D1Database> {
-  return shardDatabase(env, readShard(await tenantAssignment(env, tenant)));
+  const stored = await storedAssignment(env, tenant);
+  return shardDatabase(env, stored ? readShard(stored) : homeShard(tenant, shardDatabases(env).length));
 }
 
 /** The database a tenant's records are written to; throws TenantMoving while its rows are copied. */

@@ -4,6 +4,7 @@ import { writeAuditBatch } from "../audit/d1-store";
 import { auditEvent } from "../audit/events";
 import { claimReceipt, completeReceipt, type Receipt, releaseReceipt } from "../audit/webhook-receipts";
 import { RejectionLog, rejectionStats, UNKNOWN_SOURCE, UNKNOWN_SOURCE_TENANT } from "../audit/webhook-rejections";
+import { backgroundOf } from "../auth/middleware";
 import { RelayError, type Result, statusOf } from "../errors";
 import { issuesOf } from "../errors/issues";
 import { requestFingerprint } from "../handoff/fingerprint";
@@ -39,16 +40,6 @@ type Ctx = Context<AppEnv>;
 /** One per isolate: refusals from every request it serves are counted together. */
 const refusals = new RejectionLog();
 
-/** The request's `waitUntil`, or a detached promise where there is no execution context (app.request). */
-function waitUntilOf(c: Ctx): (work: Promise<unknown>) => void {
-  try {
-    const ctx = c.executionCtx;
-    return (work) => ctx.waitUntil(work);
-  } catch {
-    return (work) => void work.catch(() => undefined);
-  }
-}
-
 /** Counts a refusal of an unauthenticated delivery; no write of its own. */
 function countRefusal(c: Ctx, source: WebhookSource | null, attempted: string, reason: string): void {
   refusals.record(
@@ -61,7 +52,7 @@ function countRefusal(c: Ctx, source: WebhookSource | null, attempted: string, r
       attempted: source ? null : attempted.slice(0, 64),
       at: Date.now(),
     },
-    waitUntilOf(c),
+    backgroundOf(c),
   );
 }
 

@@ -77,6 +77,8 @@ const DOCUMENT_PATHS = [
   "/v1/operator/usage",
   "/v1/operator/tenants/{tenant}/usage",
   "/v1/operator/tenants/{tenant}/quotas",
+  "/v1/operator/shards",
+  "/v1/operator/tenants/{tenant}/shard",
 ] as const satisfies readonly (keyof paths)[];
 
 describe("the generated client types", () => {

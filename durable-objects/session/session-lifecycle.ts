@@ -171,7 +171,8 @@ async function flushOutbox(
 ): Promise<TimerOutcome> {
   try {
     const { remaining } = await k.outbox.flush((records) => writeAuditBatch(k.env.DB, records));
-    return remaining > 0 ? { type: "again", at: nextFlushAt(k.now()) } : { type: "done" };
+    // Parked, not deleted: the next record's schedule rewrites it in place.
+    return remaining > 0 ? { type: "again", at: nextFlushAt(k.now()) } : { type: "park" };
   } catch (error) {
     return retry(timer, now, error);
   }

@@ -172,7 +172,8 @@ async function flushOutbox(
 ): Promise<TimerOutcome> {
   try {
     const { remaining } = await k.outbox.flush((records) => flushAuditRecords(k.env, records));
-    return remaining > 0 ? { type: "again", at: nextFlushAt(k.now()) } : { type: "done" };
+    // Parked, not deleted: the next record's schedule rewrites it in place.
+    return remaining > 0 ? { type: "again", at: nextFlushAt(k.now()) } : { type: "park" };
   } catch (error) {
     return retry(timer, now, error);
   }

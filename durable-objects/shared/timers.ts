@@ -17,12 +17,21 @@ export const TIMER_FORMAT = 1;
 export type TimerOutcome =
   /** Finished: the timer is deleted. */
   | { type: "done" }
+  /**
+   * Finished, for a keyed timer scheduled again and again (a flush): the row stays, due
+   * never (PARKED), so the next schedule rewrites it in place (one row written) where a
+   * delete and an insert write four (the row and its key's entry, twice).
+   */
+  | { type: "park" }
   /** More to do later (not a failure): due again at `at`, attempts reset. */
   | { type: "again"; at: number }
   /** Failed: due again at `at`, attempts + 1, the error kept for inspection. */
   | { type: "retry"; at: number; error: string }
   /** The handler wiped the object's storage: stop at once, touch nothing. */
   | { type: "destroyed" };
+
+/** The due time of a parked timer: never reached, left out of the alarm. */
+export const PARKED = Number.MAX_SAFE_INTEGER;
 
 /** A stored timer; `payload` is the kind's payload, parsed (raw when read for inspection). */
 export interface TimerRow<P = unknown> {
@@ -182,11 +191,13 @@ export class Timers {
     // The due time of the timer this call replaces: null when there is none, undefined when unknown.
     let previous: number | null | undefined = known ?? undefined;
     if (options.ifExists === "keep") {
-      if (known !== undefined) return null;
-      // One statement: the insert happens only when no timer has the key.
+      if (known !== undefined && known !== PARKED) return null;
+      // One statement: an insert when no timer has the key, a parked one rewritten in place.
       const id = timerId(now);
       const inserted = this.sql<{ id: string }>`INSERT INTO timers (id, key, kind, due_at, payload)
-        VALUES (${id}, ${key}, ${kind}, ${dueAt}, ${JSON.stringify(payload ?? null)}) ON CONFLICT (key) DO NOTHING RETURNING id`[0];
+        VALUES (${id}, ${key}, ${kind}, ${dueAt}, ${JSON.stringify(payload ?? null)})
+        ON CONFLICT (key) DO UPDATE SET kind = excluded.kind, due_at = excluded.due_at, payload = excluded.payload,
+          attempts = 0, last_error = NULL WHERE timers.due_at = ${PARKED} RETURNING id`[0];
       if (!inserted) {
         this.known.set(key, null);
         return null;
@@ -258,7 +269,9 @@ export class Timers {
 
   /** The earliest due time, or null when no timer is left. */
   nextDueAt(): number | null {
-    return this.sql<{ due: number | null }>`SELECT MIN(due_at) AS due FROM timers`[0]?.due ?? null;
+    return (
+      this.sql<{ due: number | null }>`SELECT MIN(due_at) AS due FROM timers WHERE due_at < ${PARKED}`[0]?.due ?? null
+    );
   }
 
   /**
@@ -383,6 +396,12 @@ export class Timers {
           this.known.delete(row.key);
           this.markAbsent(row.key);
         }
+        break;
+      case "park":
+        row = this.sql<{
+          key: string | null;
+        }>`UPDATE timers SET due_at = ${PARKED}, attempts = 0, last_error = NULL WHERE id = ${timer.id} RETURNING key`[0];
+        if (row?.key != null) this.known.set(row.key, PARKED);
         break;
       case "again":
         row = this.sql<{

@@ -1,4 +1,5 @@
 import { ulid } from "../lib/ulid";
+import type { RouteDecision } from "../schemas/routing";
 import type { Actor, AuditRecord } from "./record";
 
 /**
@@ -20,9 +21,16 @@ export interface AuditEventInput {
   details?: Record<string, unknown>;
 }
 
-/** Builds one record; the id is a ULID of `now`, so ids sort in time order. */
+/** Columns of a record its details may name too (a builder's input often carries them). */
+const COLUMNS = ["session_id", "handoff_id", "agent"] as const;
+
+/**
+ * Builds one record; the id is a ULID of `now`, so ids sort in time order. A detail that
+ * repeats one of the record's columns is left out: D1 keeps every record for good, and
+ * the column already says it.
+ */
 export function auditEvent(scope: AuditScope, event: AuditEventInput, now: number): AuditRecord {
-  return {
+  const record: AuditRecord = {
     id: ulid(now),
     at: new Date(now).toISOString(),
     tenant: scope.tenant,
@@ -34,6 +42,12 @@ export function auditEvent(scope: AuditScope, event: AuditEventInput, now: numbe
     actor_type: event.actor.actor_type,
     details: event.details ?? {},
   };
+  if (COLUMNS.some((column) => column in record.details)) {
+    const details = { ...record.details };
+    for (const column of COLUMNS) if (column in details && details[column] === record[column]) delete details[column];
+    record.details = details;
+  }
+  return record;
 }
 
 export function sessionCreated(
@@ -45,20 +59,30 @@ export function sessionCreated(
   return auditEvent(scope, { action: "session.created", actor, agent: details.agent, details }, now);
 }
 
-/** The router's decision, recorded as the system's act (the router chose, not the caller). */
+/**
+ * The router's decision, recorded as the system's act (the router chose, not the caller).
+ * The record keeps what was decided and how sure the router was; the session's trace keeps
+ * the whole decision (docs/sessions.md). Left out here: the explanation (the terms and
+ * examples that weighed, a long text), each candidate's matched terms (the chosen one's
+ * are the decision's own), and the agents a fallback listed (their titles and descriptions
+ * are the registry's).
+ */
 export function routeDecided(
   scope: AuditScope,
   now: number,
-  decision: Record<string, unknown> & { agent: string | null },
+  decision: Partial<RouteDecision> & Pick<RouteDecision, "agent">,
 ): AuditRecord {
+  const {
+    explanation: _explanation,
+    candidates,
+    fallback,
+    ...details
+  } = decision as Partial<RouteDecision> & Record<string, unknown>;
+  if (candidates) details.candidates = candidates.map(({ agent, score, confidence }) => ({ agent, score, confidence }));
+  if (fallback) details.fallback = { strategy: fallback.strategy, reason: fallback.reason };
   return auditEvent(
     scope,
-    {
-      action: "route.decided",
-      actor: { actor: "router", actor_type: "system" },
-      agent: decision.agent,
-      details: decision,
-    },
+    { action: "route.decided", actor: { actor: "router", actor_type: "system" }, agent: decision.agent, details },
     now,
   );
 }

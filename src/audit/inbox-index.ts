@@ -68,9 +68,10 @@ function project(records: readonly AuditRecord[]): Projection[] {
       const d = record.details;
       p.created = {
         kind: String(d.kind),
-        agent: str(d.agent),
+        // The record's columns: its details leave them out (older records repeat them).
+        agent: record.agent ?? str(d.agent),
         run_id: str(d.run_id),
-        handoff_id: str(d.handoff_id),
+        handoff_id: record.handoff_id ?? str(d.handoff_id),
         reason: typeof d.reason === "string" ? d.reason : "",
         at: record.at,
         expires_at: str(d.expires_at),

@@ -99,17 +99,35 @@ export async function agentDirectory(db: D1Database, tenant: string): Promise<Ag
   return directoryAt(db, tenant, head);
 }
 
+/** Per tenant: the newest directory this isolate loaded, and the head it was loaded at. */
+const loadedDirectories = new Map<string, { head: RegistryHead; directory: AgentDirectory }>();
+
 function directoryAt(db: D1Database, tenant: string, head: RegistryHead): Promise<AgentDirectory> {
   return cached(directories, tenant, head, async () => {
     const [agents, tools] = await Promise.all([loadDefinitions(db, tenant), loadTools(db, tenant)]);
-    return {
+    const directory = {
       tenant,
       version: head.version,
       agents,
       byName: new Map(agents.map((a) => [a.name, a])),
       tools: new Map(tools.map((t) => [t.name, t])),
     };
+    const held = loadedDirectories.get(tenant);
+    if (!held || held.head.version <= head.version) loadedDirectories.set(tenant, { head, directory });
+    return directory;
   });
+}
+
+/**
+ * The tenant's agent directory, only when this isolate holds it at the head it read within
+ * HEAD_TTL_MS: a synchronous answer for code inside a storage transaction (null: unknown).
+ */
+export function knownDirectory(tenant: string, now = Date.now()): AgentDirectory | null {
+  const head = heads.get(tenant);
+  const held = loadedDirectories.get(tenant);
+  if (head?.settled === undefined || head.expires <= now || !held) return null;
+  const { version, stamp } = head.settled.head;
+  return held.head.version === version && held.head.stamp === stamp ? held.directory : null;
 }
 
 /** Per tenant: the router this isolate holds, and the load of a newer one under way. */

@@ -46,6 +46,14 @@ function triggered(input: TriggerInput): { entry: HandoffSpec; trigger: HandoffT
   });
 }
 
+/**
+ * Whether any trigger of the agent answers points of `point`'s type, whatever the state:
+ * false means no evaluation of the point could fire, so there is nothing to evaluate.
+ */
+export function mayFire(point: TriggerPoint, input: Omit<TriggerInput, "state">): boolean {
+  return triggered({ ...input, state: {} }).some((c) => c.trigger.type === point.type);
+}
+
 export function firedTrigger(point: TriggerPoint, input: TriggerInput): FiredTrigger | null {
   const candidates = triggered(input).filter((c) => c.trigger.type === point.type);
   const fire = (c: (typeof candidates)[number], why: string): FiredTrigger => ({

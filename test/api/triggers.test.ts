@@ -1,5 +1,7 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { advanceClock, drainDue, flushOutbox, sessionStub } from "../durable-objects/helpers";
+import { advanceClock, drainDue, flushOutbox, sessionStub, timersOf } from "../durable-objects/helpers";
 import { answer, fakeOpenAI, httpError } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import { shardOf } from "../shards";
@@ -221,6 +223,33 @@ describe("while the session is busy", () => {
     expect(refused.json.error.code).toBe("RUN_IN_PROGRESS");
     model.release();
     await running;
+    expect(await current(id)).toBe("desk");
+  });
+});
+
+describe("a run's end", () => {
+  /** Whether the session ever queued a point: its queue table is made with the first one. */
+  const everQueued = (id: string) =>
+    runInDurableObject(sessionStub("alpha", id).stub, (_instance, state) => {
+      return state.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'trigger_queue'").toArray().length > 0;
+    });
+
+  it("is not queued when the agent has no trigger that could answer it", async () => {
+    script({ boss: [answer("done")] });
+    const id = (await call("POST", "/v1/sessions", { agent: "boss" })).json.id;
+    const res = await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "hello" });
+    expect(res.json.run.status).toBe("completed");
+    expect(await everQueued(id)).toBe(false);
+    expect((await timersOf(sessionStub("alpha", id).stub)).timers.map((t) => t.kind)).not.toContain("triggers.drain");
+  });
+
+  it("is queued and evaluated when the agent has a trigger of its type", async () => {
+    script({ desk: [answer("done")] });
+    const id = await session();
+    const res = await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "hello" });
+    expect(res.json.run.status).toBe("completed");
+    expect(await everQueued(id)).toBe(true);
+    await drainDue(sessionStub("alpha", id).stub);
     expect(await current(id)).toBe("desk");
   });
 });

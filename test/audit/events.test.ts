@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import * as events from "../../src/audit/events";
+import { turnInterrupted } from "../../src/audit/handoff-events";
 import { API_ACTOR, AuditAction, AuditRecord, SYSTEM_ACTOR } from "../../src/audit/record";
 import { ulidTime } from "../lib/decode-ulid";
 
@@ -36,6 +37,56 @@ describe("audit events", () => {
       actor_type: "system",
       agent: "billing",
       details: { method: "rule" },
+    });
+  });
+
+  it("leaves out of the details what the record's columns hold", () => {
+    const created = events.sessionCreated(scope, API_ACTOR, now, {
+      agent: "support",
+      ttl_s: 60,
+      metadata: {},
+      routed: true,
+    });
+    expect(created.details).toEqual({ ttl_s: 60, metadata: {}, routed: true });
+    const interrupted = turnInterrupted(scope, API_ACTOR, now, { agent: "front", handoff_id: "hof_1" });
+    expect(interrupted).toMatchObject({ agent: "front", handoff_id: "hof_1", details: {} });
+    // A detail that differs from its column is a fact of its own and stays.
+    const other = events.auditEvent(
+      scope,
+      { action: "session.noted", actor: API_ACTOR, details: { session_id: "ses_2" } },
+      now,
+    );
+    expect(other.details).toEqual({ session_id: "ses_2" });
+  });
+
+  it("keeps the route decision's outcome and leaves its explanation to the trace", () => {
+    const candidate = { score: 3, confidence: 80, matched_keywords: ["refund"], matched_patterns: [] };
+    const record = events.routeDecided(scope, now, {
+      agent: "billing",
+      method: "rule",
+      confidence: 80,
+      matched_keywords: ["refund"],
+      candidates: [
+        { agent: "billing", ...candidate },
+        { agent: "front", ...candidate, score: 1 },
+      ],
+      explanation: { terms: ["a long text"] },
+      fallback: {
+        strategy: "default_agent",
+        reason: "below threshold",
+        agents: [{ name: "front", title: "F", description: "…" }],
+      },
+    });
+    expect(record.agent).toBe("billing");
+    expect(record.details).toEqual({
+      method: "rule",
+      confidence: 80,
+      matched_keywords: ["refund"],
+      candidates: [
+        { agent: "billing", score: 3, confidence: 80 },
+        { agent: "front", score: 1, confidence: 80 },
+      ],
+      fallback: { strategy: "default_agent", reason: "below threshold" },
     });
   });
 

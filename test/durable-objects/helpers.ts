@@ -1,5 +1,6 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
+import { PARKED } from "../../durable-objects/shared/timers";
 import { FLUSH_WINDOW_MS } from "../../src/audit/outbox-policy";
 import type { AgentLoad, AgentRpc } from "../../src/rpc/agent";
 import type { SessionRpc } from "../../src/rpc/session";
@@ -103,18 +104,22 @@ export interface TimerState {
   last_error: string | null;
 }
 
-/** The object's timers and its alarm, read from inside it. */
+/** The object's timers that will fire, the kinds of those parked (never due), and its alarm, read from inside it. */
 export async function timersOf(
   stub: DurableObjectStub<SessionDO> | DurableObjectStub<AgentDO>,
-): Promise<{ timers: TimerState[]; alarm: number | null }> {
+): Promise<{ timers: TimerState[]; parked: string[]; alarm: number | null }> {
   return runInDurableObject(stub, async (_instance, state) => {
     const present = state.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'timers'").toArray().length > 0;
-    const timers = present
+    const all = present
       ? (state.storage.sql
           .exec("SELECT kind, key, due_at, attempts, last_error FROM timers ORDER BY due_at")
           .toArray() as unknown as TimerState[])
       : [];
-    return { timers, alarm: await state.storage.getAlarm() };
+    return {
+      timers: all.filter((t) => t.due_at < PARKED),
+      parked: all.filter((t) => t.due_at === PARKED).map((t) => t.kind),
+      alarm: await state.storage.getAlarm(),
+    };
   });
 }
 

@@ -2,7 +2,14 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { unwrap } from "../../src/errors";
 import { routerRpc } from "../../src/rpc/stubs";
-import { HEAD_TTL_MS, invalidateTenant, routerFor, tenantHead } from "../../src/services/registry-cache";
+import {
+  agentDirectory,
+  HEAD_TTL_MS,
+  invalidateTenant,
+  knownDirectory,
+  routerFor,
+  tenantHead,
+} from "../../src/services/registry-cache";
 import { routeInput } from "../../src/services/routing";
 import { team } from "../routing/router-fixtures";
 
@@ -42,6 +49,21 @@ describe("registry head cache", () => {
 
   it("answers version 0 for a tenant that never wrote", async () => {
     expect((await tenantHead(env.DB, "cache-never-wrote", T)).head).toEqual({ version: 0, stamp: "" });
+  });
+});
+
+describe("the directory known without a read", () => {
+  it("is the one loaded at the head read within the TTL; unknown before, after the TTL, and at a newer head", async () => {
+    const { tenant, bump } = await tenantAtVersion1();
+    const now = Date.now();
+    expect(knownDirectory(tenant, now)).toBeNull();
+    const loaded = await agentDirectory(env.DB, tenant);
+    expect(knownDirectory(tenant, now)).toBe(loaded);
+    expect(knownDirectory(tenant, now + 10 * HEAD_TTL_MS)).toBeNull();
+    await bump();
+    invalidateTenant(tenant);
+    await tenantHead(env.DB, tenant);
+    expect(knownDirectory(tenant)).toBeNull();
   });
 });
 

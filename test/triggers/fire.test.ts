@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AgentDefinition, type AgentDefinitionInput } from "../../src/schemas/agent";
-import { firedTrigger, nextTimeoutMs, pointAfterRun } from "../../src/triggers/fire";
+import { firedTrigger, mayFire, nextTimeoutMs, pointAfterRun } from "../../src/triggers/fire";
 
 /** Each trigger type firing and not firing, pure (docs/triggers.md). */
 
@@ -123,5 +123,21 @@ describe("pointAfterRun", () => {
   it("a failed run raises an error point with its code; any other end a condition point", () => {
     expect(pointAfterRun("WEBHOOK_TIMEOUT")).toEqual({ type: "error", code: "WEBHOOK_TIMEOUT" });
     expect(pointAfterRun(null)).toEqual({ type: "condition" });
+  });
+});
+
+describe("mayFire", () => {
+  it("is true when the agent has a trigger of the point's type, whatever the state", () => {
+    expect(mayFire({ type: "condition" }, { agent: desk, directory })).toBe(true);
+    expect(mayFire({ type: "error", code: "TOOL_ERROR" }, { agent: desk, directory })).toBe(true);
+  });
+
+  it("is false for an agent without triggers, and for a trigger whose target is disabled", () => {
+    expect(mayFire({ type: "condition" }, { agent: directory.get("boss")!, directory })).toBe(false);
+    const onlyOff = AgentDefinition.parse({
+      name: "lone",
+      handoffs: [{ to: "off", when: "auto", trigger: { type: "event", event: "outage" } }],
+    });
+    expect(mayFire({ type: "event", name: "outage", data: {} }, { agent: onlyOff, directory })).toBe(false);
   });
 });

@@ -9,6 +9,7 @@ import { isActiveRun, mayContinue, moveRun, type RunChange } from "../../../src/
 import type { HistoryItem } from "../../../src/schemas/handoff";
 import type { InboxItem } from "../../../src/schemas/inbox";
 import type { Run, RunStatus, TraceEvent } from "../../../src/schemas/run";
+import { agentDirectory } from "../../../src/services/registry-cache";
 import { type SessionRecord, touch } from "../../../src/sessions/model";
 import { pointAfterRun } from "../../../src/triggers/fire";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
@@ -26,11 +27,11 @@ export class RunSteps {
   constructor(
     private readonly k: Pick<
       SessionKernel,
-      "commit" | "inbox" | "liveEvents" | "now" | "outbox" | "store" | "timers" | "transaction"
+      "commit" | "env" | "inbox" | "liveEvents" | "now" | "outbox" | "store" | "timers" | "transaction"
     >,
     readonly store: RunStore,
     /** A run's end is an evaluation point of the session's triggers. */
-    private readonly points: Pick<TriggerPoints, "enqueue">,
+    private readonly points: Pick<TriggerPoints, "afterRun">,
   ) {}
 
   /** Records the step about to be taken, which may take `stepMs`, and moves the watchdog past it, before taking it. */
@@ -81,6 +82,10 @@ export class RunSteps {
     items: HistoryItem[] = [],
     base?: RunRow,
   ): Promise<void> {
+    // The registry of now, read before the run is, so the run's end point can be left out
+    // when no trigger could answer it (TriggerPoints.afterRun); a failed read only queues it.
+    const tenant = this.k.store.load()?.tenant;
+    if (tenant) await agentDirectory(this.k.env.DB, tenant).catch(() => null);
     const stored = this.store.get(runId);
     const session = this.k.store.load();
     if (!stored || !isActiveRun(stored.run.status) || !session) return;
@@ -104,7 +109,7 @@ export class RunSteps {
       this.k.timers.cancel(TIMER_KEYS.runResume);
       this.k.timers.cancel(TIMER_KEYS.toolOutputs);
       if (session.status === "active")
-        this.points.enqueue(pointAfterRun(to === "failed" ? (change.error?.code ?? "INTERNAL") : null));
+        this.points.afterRun(session, pointAfterRun(to === "failed" ? (change.error?.code ?? "INTERNAL") : null));
     });
   }
 

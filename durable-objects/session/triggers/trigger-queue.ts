@@ -1,4 +1,7 @@
 import { TriggerPoint } from "../../../src/schemas/trigger";
+import { knownDirectory } from "../../../src/services/registry-cache";
+import type { SessionRecord } from "../../../src/sessions/model";
+import { mayFire } from "../../../src/triggers/fire";
 import { ALL_TABLES, type Sql, type TablesHeld } from "../../shared/sql";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import type { Timers } from "../../shared/timers";
@@ -69,6 +72,21 @@ export class TriggerPoints {
   enqueue(point: TriggerPoint): void {
     this.queue.push(point);
     this.timers.schedule("triggers.drain", this.now(), null, { key: TIMER_KEYS.triggerDrain, ifExists: "earliest" });
+  }
+
+  /**
+   * A run's end: queued as any point, unless this isolate knows the session's agent, at the
+   * registry version of now, has no trigger that answers it — then its evaluation could
+   * fire nothing, and the queue row and drain timer (three rows written and deleted) are
+   * left out. A handoff in flight may change the agent before the drain: then it is queued.
+   */
+  afterRun(session: SessionRecord, point: TriggerPoint): void {
+    if (session.in_flight_handoff === null) {
+      const directory = knownDirectory(session.tenant);
+      const agent = directory?.byName.get(session.current_agent);
+      if (directory && (!agent || !mayFire(point, { agent, directory: directory.byName }))) return;
+    }
+    this.enqueue(point);
   }
 
   /** The oldest point, removed. */

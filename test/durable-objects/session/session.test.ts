@@ -63,6 +63,29 @@ describe("SessionDO audit outbox", () => {
     );
   });
 
+  it("parks the flush's timer after a flush, and the next record's flush rewrites it in place", async () => {
+    const { id, stub, rpc } = sessionStub();
+    await rpc.create("alpha", id, args);
+    await flushOutbox(stub);
+    const flushId = () =>
+      runInDurableObject(stub, (_instance, state) => {
+        return state.storage.sql.exec("SELECT id FROM timers WHERE key = 'outbox.flush'").one().id;
+      });
+    const parked = await timersOf(stub);
+    expect(parked.parked).toEqual(["outbox.flush"]);
+    expect(parked.timers.map((t) => t.kind)).toEqual(["session.expire"]);
+    expect(parked.alarm).toBe(parked.timers[0]!.due_at);
+    const first = await flushId();
+    await rpc.addMessage({ role: "user", content: "one" });
+    const again = await timersOf(stub);
+    expect(again.parked).toEqual([]);
+    expect(again.timers.map((t) => t.kind)).toContain("outbox.flush");
+    expect(await flushId()).toBe(first);
+    await flushOutbox(stub);
+    expect((await d1Audit(id)).map((r) => r.action)).toEqual(["session.created", "session.message_added"]);
+    expect((await timersOf(stub)).parked).toEqual(["outbox.flush"]);
+  });
+
   it("flushing the same rows twice makes no duplicates (INSERT OR IGNORE by id)", async () => {
     const { id, stub, rpc } = sessionStub();
     await rpc.create("alpha", id, args);
@@ -72,7 +95,8 @@ describe("SessionDO audit outbox", () => {
     await runInDurableObject(stub, async (instance: SessionDO, state) => {
       state.storage.sql.exec("UPDATE audit SET flushed = 0");
       state.storage.sql.exec(
-        "INSERT INTO timers (id, key, kind, due_at) VALUES ('again', 'outbox.flush', 'outbox.flush', 0)",
+        // The flush's timer is parked after the first flush: due again at once.
+        "INSERT INTO timers (id, key, kind, due_at) VALUES ('again', 'outbox.flush', 'outbox.flush', 0) ON CONFLICT (key) DO UPDATE SET due_at = 0",
       );
       await instance.alarm();
     });

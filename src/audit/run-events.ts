@@ -62,7 +62,9 @@ export function inboxItemCreated(
     agent: string | null;
     run_id: string | null;
     handoff_id: string | null;
+    /** Never a tool call's arguments (docs/sessions.md, Audit). */
     reason: string;
+    tool_name?: string;
     expires_at: string | null;
   },
 ): AuditRecord {

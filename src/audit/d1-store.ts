@@ -38,11 +38,15 @@ function insertStatement(db: D1Database, rows: readonly AuditRecord[]): D1Prepar
  * counts add only records audit_log does not hold yet, so it must look before the
  * inserts. Throws what D1 throws; the caller keeps the rows and retries.
  */
-export async function writeAuditBatch(db: D1Database, records: readonly AuditRecord[]): Promise<void> {
+export async function writeAuditBatch(
+  db: D1Database,
+  records: readonly AuditRecord[],
+  historyLengths?: ReadonlyMap<string, number>,
+): Promise<void> {
   if (records.length === 0) return;
   if (records.length > FLUSH_BATCH_ROWS) throw new RangeError(`at most ${FLUSH_BATCH_ROWS} audit rows per batch`);
   await db.batch([
-    ...sessionIndexStatements(db, records),
+    ...sessionIndexStatements(db, records, historyLengths),
     ...chunk(records, ROWS_PER_STATEMENT).map((rows) => insertStatement(db, rows)),
     ...handoffIndexStatements(db, records),
     ...inboxIndexStatements(db, records),

@@ -362,6 +362,21 @@ describe("the turn loop", () => {
     const firstPage = await call("GET", `/v1/sessions/${id}/trace?limit=2`);
     await expectForgedCursorsRefused(`/v1/sessions/${id}/trace?limit=2`, firstPage.json.next_cursor);
   });
+
+  it("records a run, not each of its messages; the sessions list counts the whole history", async () => {
+    script({ front: [callTool("transfer_to_middle", { reason: "billing" })], middle: [answer("done")] });
+    const id = await session();
+    await say(id, "hello");
+    const history = (await call("GET", `/v1/sessions/${id}/messages?limit=200`)).json.items;
+    expect(history.length).toBeGreaterThanOrEqual(3);
+    await flushOutbox(sessionStub("alpha", id).stub);
+    const actions = (await d1Audit(id)).map((r) => r.action);
+    expect(actions).toContain("run.started");
+    expect(actions).toContain("run.completed");
+    expect(actions).not.toContain("session.message_added");
+    const listed = (await call("GET", "/v1/sessions?limit=200")).json.items.find((s: { id: string }) => s.id === id);
+    expect(listed).toMatchObject({ message_count: history.length, handoff_count: 1 });
+  });
 });
 
 describe("webhook agents", () => {

@@ -83,15 +83,7 @@ export class RunCalls {
       case "handoff":
         if (effect.handoff.type === "escalate") {
           const session = this.k.store.load()!;
-          await this.steps.commitStep(
-            session,
-            { ...row, step: "turn", work: null },
-            [],
-            [],
-            [],
-            agentActor(agent.name),
-            this.k.now(),
-          );
+          await this.steps.commitStep(session, { ...row, step: "turn", work: null }, [], [], [], this.k.now());
           await this.pauses.awaitHuman(
             this.store.get(row.run.id)!,
             this.k.store.load()!,
@@ -109,7 +101,6 @@ export class RunCalls {
           [],
           [],
           [],
-          agentActor(agent.name),
           this.k.now(),
         );
         return true;
@@ -212,7 +203,6 @@ export class RunCalls {
       items,
       events,
       [],
-      agentActor(work.agent),
       now,
     );
   }
@@ -234,7 +224,7 @@ export class RunCalls {
   private async handoff(row: RunRow, work: TurnWork, call: WorkHandoff, agent: AgentDefinition): Promise<boolean> {
     const actor = agentActor(agent.name);
     let session = this.k.store.load()!;
-    await this.steps.commitStep(session, { ...row, step: "handoff" }, [], [], [], actor, this.k.now(), HANDOFF_STEP_MS);
+    await this.steps.commitStep(session, { ...row, step: "handoff" }, [], [], [], this.k.now(), HANDOFF_STEP_MS);
     const target = call.target;
     const started = await this.handoffs.start(
       {
@@ -308,7 +298,7 @@ export class RunCalls {
           }),
         ]
       : [event];
-    await this.steps.commitStep(session, next, [output], events, [audit], actor, now);
+    await this.steps.commitStep(session, next, [output], events, [audit], now);
     return true;
   }
 }

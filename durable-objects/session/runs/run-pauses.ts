@@ -150,7 +150,7 @@ export class RunPauses {
       records,
     );
     await this.k.commit(session, records, () => {
-      this.steps.append(session, [question], agentActor(agent.name), now, row.run.id);
+      this.steps.append(session, [question], now, row.run.id);
       this.store.save({ ...next, step: null, work: null });
       this.store.addEvents(events);
       this.k.timers.cancel(TIMER_KEYS.runResume);

@@ -11,6 +11,7 @@ import {
   retentionDays,
   toLine,
 } from "./retention";
+import { fullId, readDetails } from "./stored-record";
 
 /**
  * The audit archive: D1's records older than the retention age move to R2, one NDJSON
@@ -184,7 +185,10 @@ async function* dayRecords(
       )
       .bind(tenant, range.from, range.to, after)
       .all<AuditRow>();
-    for (const row of results) yield { ...row, details: JSON.parse(row.details) as Record<string, unknown> };
+    for (const row of results) {
+      const handoffId = fullId(row.handoff_id, row.session_id);
+      yield { ...row, handoff_id: handoffId, details: readDetails(row.details, row.session_id, handoffId) };
+    }
     if (results.length < PAGE) return;
     after = results.at(-1)!.id;
   }

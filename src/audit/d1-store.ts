@@ -3,6 +3,7 @@ import { inboxIndexStatements } from "./inbox-index";
 import { chunk, FLUSH_BATCH_ROWS, ROWS_PER_STATEMENT } from "./outbox-policy";
 import type { AuditRecord } from "./record";
 import { sessionIndexStatements } from "./session-index";
+import { fullId, readDetails, shortId, storedDetails } from "./stored-record";
 
 /**
  * The audit log in D1. Writes ignore a row whose id is already there, so a batch retried
@@ -20,12 +21,12 @@ function insertStatement(db: D1Database, rows: readonly AuditRecord[]): D1Prepar
     row.at,
     row.tenant,
     row.session_id,
-    row.handoff_id,
+    shortId(row.handoff_id, row.session_id),
     row.action,
     row.agent,
     row.actor,
     row.actor_type,
-    JSON.stringify(row.details),
+    storedDetails(row.details, row.session_id, row.handoff_id),
   ]);
   return db
     .prepare(`INSERT INTO audit_log (${COLUMNS}) VALUES ${placeholders.join(", ")} ON CONFLICT (id) DO NOTHING`)
@@ -79,7 +80,8 @@ interface AuditRow {
 }
 
 function toRecord(row: AuditRow): AuditRecord {
-  return { ...row, details: JSON.parse(row.details) as Record<string, unknown> };
+  const handoffId = fullId(row.handoff_id, row.session_id);
+  return { ...row, handoff_id: handoffId, details: readDetails(row.details, row.session_id, handoffId) };
 }
 
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";

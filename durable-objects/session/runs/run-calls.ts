@@ -240,6 +240,7 @@ export class RunCalls {
           on_timeout: "fail",
         },
         hidden_calls: work.hidden_calls,
+        requested_by: { run_id: row.run.id, tool_name: call.name },
       },
       actor,
     );
@@ -271,14 +272,17 @@ export class RunCalls {
       0,
       started.ok ? null : started.error.code,
     );
-    const audit = handoffToolCalled(auditScope(session), actor, now, {
-      run_id: row.run.id,
-      agent: agent.name,
-      tool_name: call.name,
-      target,
-      accepted: started.ok,
-      ...(started.ok ? {} : { error_code: started.error.code }),
-    });
+    // An accepted call is on the handoff's own initiated record (run and tool); a refused one has this.
+    const audit = started.ok
+      ? null
+      : handoffToolCalled(auditScope(session), actor, now, {
+          run_id: row.run.id,
+          agent: agent.name,
+          tool_name: call.name,
+          target,
+          accepted: false,
+          error_code: started.error.code,
+        });
     const next: RunRow = {
       ...fresh,
       step: "turn",
@@ -298,7 +302,7 @@ export class RunCalls {
           }),
         ]
       : [event];
-    await this.steps.commitStep(session, next, [output], events, [audit], now);
+    await this.steps.commitStep(session, next, [output], events, audit ? [audit] : [], now);
     return true;
   }
 }

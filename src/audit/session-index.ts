@@ -94,7 +94,7 @@ function project(records: readonly AuditRecord[]): Projection[] {
 
 /** Counts the ids of a JSON array that audit_log does not hold yet. */
 const NEW_IDS = (n: number) =>
-  `(SELECT COUNT(*) FROM json_each(?${n}) AS j WHERE NOT EXISTS (SELECT 1 FROM audit_log AS a WHERE a.id = j.value))`;
+  `(SELECT COUNT(*) FROM json_each(?${n}) AS j WHERE NOT EXISTS (SELECT 1 FROM audit_log AS a WHERE a.tenant = ?1 AND a.id = j.value))`;
 
 /**
  * The upserts that bring the index up to date with `records`, one per session. They must

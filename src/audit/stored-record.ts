@@ -2,13 +2,26 @@
  * How a record's ids are kept in D1. Run, inbox and handoff ids embed their session's id
  * (`run_<ulid>_<session id>`); in a record that has that session in its own column, the
  * copy is left out on write and put back on read, so readers never see the short form.
- * A handoff transition's `created_at` is left out too when it is its handoff id's own time
+ * A record's `at` is stored only when it is not its id's time (migration 0016), and a
+ * handoff transition's `created_at` is left out too when it is its handoff id's own time
  * (the id is a ULID of the creation), and derived again on read. Together about a tenth of a
  * conversation's D1 bytes (docs/benchmarks.md, The cost of a conversation). Rows written
  * before keep their full form, which reads back unchanged.
  */
 
 import { idTime } from "./retention";
+
+/** A record's time as stored: null when it is its id's own time (nearly always), which readers derive. */
+export function storedAt(id: string, at: string): string | null {
+  return at === idTimeIso(id) ? null : at;
+}
+
+/** A stored time as readers know it. */
+export function readAt(id: string, at: string | null): string {
+  return at ?? idTimeIso(id);
+}
+
+const idTimeIso = (id: string) => new Date(idTime(id)).toISOString();
 
 /** The detail keys that may hold a session-scoped id. */
 const SCOPED_KEYS = ["run_id", "inbox_id", "handoff_id"] as const;

@@ -4,7 +4,7 @@ import { queryAudit, writeAuditBatch } from "../../src/audit/d1-store";
 import { auditEvent } from "../../src/audit/events";
 import { handoffTransitioned } from "../../src/audit/handoff-events";
 import { API_ACTOR } from "../../src/audit/record";
-import { fullId, readDetails, shortId, storedDetails } from "../../src/audit/stored-record";
+import { fullId, readAt, readDetails, shortId, storedAt, storedDetails } from "../../src/audit/stored-record";
 import { ulid } from "../../src/lib/ulid";
 
 const SESSION = "ses_01m8jb63d0kx9r74aab0pn1caa7sxjmfh84gmepkagf0ym5km5v8";
@@ -79,6 +79,29 @@ describe("a record's ids as D1 keeps them", () => {
       limit: 10,
     });
     expect(records).toEqual([record]);
+  });
+
+  it("keeps a record's time only when its id does not say it; `since` still finds it by its own time", async () => {
+    const at = Date.UTC(2026, 6, 1, 10, 0, 0, 500);
+    const plain = auditEvent({ tenant: "stored-at", session_id: null }, { action: "x.plain", actor: API_ACTOR }, at);
+    expect(storedAt(plain.id, plain.at)).toBeNull();
+    expect(readAt(plain.id, null)).toBe(plain.at);
+    // A writer whose clock stepped back: its id is a later time than the record's own.
+    const stepped = { ...plain, id: ulid(at + 2_000), at: new Date(at + 1_000).toISOString(), action: "x.stepped" };
+    expect(storedAt(stepped.id, stepped.at)).toBe(stepped.at);
+    await writeAuditBatch(env.DB, [plain, stepped]);
+    const rows = await env.DB.prepare("SELECT action, at FROM audit_log WHERE tenant = 'stored-at' ORDER BY id").all();
+    expect(rows.results).toEqual([
+      { action: "x.plain", at: null },
+      { action: "x.stepped", at: stepped.at },
+    ]);
+    const since = async (ms: number) =>
+      (await queryAudit(env.DB, "stored-at", { since: ms, limit: 10 })).records.map((r) => r.action);
+    expect(await since(at)).toEqual(["x.stepped", "x.plain"]);
+    expect(await since(at + 1_000)).toEqual(["x.stepped"]);
+    // Its id says a later time, but its own time is what `since` compares.
+    expect(await since(at + 1_500)).toEqual([]);
+    expect((await queryAudit(env.DB, "stored-at", { limit: 10 })).records).toEqual([stepped, plain]);
   });
 
   it("is stored short in audit_log and read back whole through the query the API uses", async () => {

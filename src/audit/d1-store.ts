@@ -3,7 +3,7 @@ import { inboxIndexStatements } from "./inbox-index";
 import { chunk, FLUSH_BATCH_ROWS, ROWS_PER_STATEMENT } from "./outbox-policy";
 import type { AuditRecord } from "./record";
 import { sessionIndexStatements } from "./session-index";
-import { fullId, readAt, readDetails, shortId, storedAt, storedDetails } from "./stored-record";
+import { fullId, readAt, readDetails, storedRow } from "./stored-record";
 
 /**
  * The audit log in D1. Writes ignore a row whose id is already there, so a batch retried
@@ -16,18 +16,21 @@ const COLUMNS = "id, at, tenant, session_id, handoff_id, action, agent, actor, a
 
 function insertStatement(db: D1Database, rows: readonly AuditRecord[]): D1PreparedStatement {
   const placeholders = rows.map((_, r) => `(${Array.from({ length: 10 }, (_, c) => `?${r * 10 + c + 1}`).join(", ")})`);
-  const binds = rows.flatMap((row) => [
-    row.id,
-    storedAt(row.id, row.at),
-    row.tenant,
-    row.session_id,
-    shortId(row.handoff_id, row.session_id),
-    row.action,
-    row.agent,
-    row.actor,
-    row.actor_type,
-    storedDetails(row.details, row.session_id, row.handoff_id),
-  ]);
+  const binds = rows.flatMap((record) => {
+    const row = storedRow(record);
+    return [
+      row.id,
+      row.at,
+      row.tenant,
+      row.session_id,
+      row.handoff_id,
+      row.action,
+      row.agent,
+      row.actor,
+      row.actor_type,
+      row.details,
+    ];
+  });
   return db
     .prepare(`INSERT INTO audit_log (${COLUMNS}) VALUES ${placeholders.join(", ")} ON CONFLICT (tenant, id) DO NOTHING`)
     .bind(...binds);

@@ -9,10 +9,41 @@
  * before keep their full form, which reads back unchanged.
  */
 
+import type { AuditRecord } from "./record";
 import { idTime } from "./retention";
 
+/** An audit_log row as written: the record's columns in their stored form. */
+export interface StoredRow {
+  id: string;
+  at: string | null;
+  tenant: string;
+  session_id: string | null;
+  handoff_id: string | null;
+  action: string;
+  agent: string | null;
+  actor: string;
+  actor_type: AuditRecord["actor_type"];
+  details: string;
+}
+
+/** The row D1 keeps for `record` (a row read back as it is stored comes out the same). */
+export function storedRow(record: Omit<AuditRecord, "at"> & { at: string | null }): StoredRow {
+  return {
+    id: record.id,
+    at: storedAt(record.id, record.at),
+    tenant: record.tenant,
+    session_id: record.session_id,
+    handoff_id: shortId(record.handoff_id, record.session_id),
+    action: record.action,
+    agent: record.agent,
+    actor: record.actor,
+    actor_type: record.actor_type,
+    details: storedDetails(record.details, record.session_id, fullId(record.handoff_id, record.session_id)),
+  };
+}
+
 /** A record's time as stored: null when it is its id's own time (nearly always), which readers derive. */
-export function storedAt(id: string, at: string): string | null {
+export function storedAt(id: string, at: string | null): string | null {
   return at === idTimeIso(id) ? null : at;
 }
 

@@ -46,7 +46,7 @@ const stats = async (source: string) =>
 /** The tenant's rejection samples in D1, oldest first, as the audit's reader gives them. */
 async function samples(tenant: string) {
   const { records } = await queryAudit(await shardOf(tenant), tenant, { action: "webhook.rejected", limit: 1000 });
-  return records.reverse().map((r) => ({ at: r.at, ...r.details }));
+  return records.reverse().map((r): { at: string; [detail: string]: unknown } => ({ ...r.details, at: r.at }));
 }
 
 const minuteOf = (ms: number) => Math.floor(ms / SAMPLE_WINDOW_MS);

@@ -196,7 +196,8 @@ function meteredEnv(env: Env): Env {
     wrapped = new Proxy(env, {
       get(target, key) {
         const value = Reflect.get(target, key);
-        if (isD1Binding(key)) return meteredDatabase(value as D1Database, key as string);
+        // A shard past the last bound is undefined: the code counts shards by probing for it.
+        if (isD1Binding(key) && value !== undefined) return meteredDatabase(value as D1Database, key as string);
         return typeof key === "string" && isNamespace(value) ? meteredNamespace(value, key) : value;
       },
     });

@@ -162,6 +162,12 @@ const retry = (timer: TimerRow, now: number, error: unknown): TimerOutcome => ({
   error: String(error),
 });
 
+/** The session's history length, for the sessions index's message count (a run's messages have no record each). */
+function historyLengths(k: Pick<SessionKernel, "store">): ReadonlyMap<string, number> {
+  const session = k.store.load();
+  return session ? new Map([[session.id, k.store.historyLength()]]) : new Map();
+}
+
 async function flushOutbox(
   k: Pick<
     SessionKernel,
@@ -171,7 +177,7 @@ async function flushOutbox(
   now: number,
 ): Promise<TimerOutcome> {
   try {
-    const { remaining } = await k.outbox.flush((records) => flushAuditRecords(k.env, records));
+    const { remaining } = await k.outbox.flush((records) => flushAuditRecords(k.env, records, historyLengths(k)));
     // Parked, not deleted: the next record's schedule rewrites it in place.
     return remaining > 0 ? { type: "again", at: nextFlushAt(k.now()) } : { type: "park" };
   } catch (error) {
@@ -240,7 +246,7 @@ async function finalize(
   const session = k.store.load();
   if (!session) return { type: "done" };
   try {
-    const { remaining } = await k.outbox.flush((records) => flushAuditRecords(k.env, records));
+    const { remaining } = await k.outbox.flush((records) => flushAuditRecords(k.env, records, historyLengths(k)));
     if (remaining > 0) return { type: "again", at: k.now() };
     if (archive)
       await writeSessionSummary(

@@ -2,6 +2,7 @@ import { type ListTasksRequest, type ListTasksResponse, type Task, TaskState } f
 import { RequestMalformedError } from "@a2a-js/sdk/errors";
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env";
+import { readDetails } from "../audit/stored-record";
 import { runTask } from "../interop/a2a-task";
 import { sessionRpc } from "../rpc/stubs";
 import type { Run, RunStatus } from "../schemas/run";
@@ -88,7 +89,7 @@ export async function listA2aTasks(
     if (results.length > pageSize) next = page.at(-1)!.id;
     const read = await Promise.all(
       page.map(async (row) => {
-        const runId = (JSON.parse(row.details) as { run_id?: string }).run_id;
+        const runId = readDetails(row.details, row.session_id).run_id as string | undefined;
         if (!runId) return null;
         const found = await sessionRpc(c.env, c.get("tenant"), row.session_id).getRun(runId);
         return found.ok ? found.value : null;

@@ -11,6 +11,7 @@ import {
   retentionDays,
   toLine,
 } from "./retention";
+import { fullId, readAt, readDetails } from "./stored-record";
 
 /**
  * The audit archive: D1's records older than the retention age move to R2, one NDJSON
@@ -64,7 +65,11 @@ export interface ArchiveReport {
   more: boolean;
 }
 
-/** Moves every tenant's records older than `days` whole days to `bucket`, day by day, oldest first. */
+/**
+ * Moves every tenant's records older than `days` whole days to `bucket`, day by day, oldest
+ * first (within a day, tenants in name order). audit_log is keyed by (tenant, id), so each
+ * tenant's oldest day is one seek; tenants are found by seeking past the last one.
+ */
 export async function archiveAuditLog(
   db: D1Database,
   bucket: R2Bucket,
@@ -74,22 +79,19 @@ export async function archiveAuditLog(
   const end = ulidFloor(dayStart(before));
   const budget = options.budget ?? ARCHIVE_RUN_BUDGET;
   const report: ArchiveReport = { before, archived: [], failed: [], more: false };
+  // Each tenant's oldest day left to archive.
+  const pending = new Map<string, string>();
+  for (let tenant = await nextTenant(db, ""); tenant !== null; tenant = await nextTenant(db, tenant)) {
+    const day = await oldestDay(db, tenant, "", end);
+    if (day !== null) pending.set(tenant, day);
+  }
   let moved = 0;
-  let from = "";
-  for (;;) {
-    // The oldest record left from `from` on: the day to do next (a day that failed is passed over).
-    const oldest = await db
-      .prepare("SELECT id FROM audit_log WHERE id >= ?1 AND id < ?2 ORDER BY id LIMIT 1")
-      .bind(from, end)
-      .first<{ id: string }>();
-    if (!oldest) return report;
-    const day = dayOf(idTime(oldest.id));
+  while (pending.size > 0) {
+    const day = [...pending.values()].sort()[0]!;
     const range = { from: ulidFloor(dayStart(day)), to: ulidFloor(dayStart(nextDay(day))) };
-    const { results: tenants } = await db
-      .prepare("SELECT tenant, COUNT(*) AS n FROM audit_log WHERE id >= ?1 AND id < ?2 GROUP BY tenant ORDER BY tenant")
-      .bind(range.from, range.to)
-      .all<{ tenant: string; n: number }>();
-    for (const { tenant, n } of tenants) {
+    const tenants = [...pending].filter(([, d]) => d === day).map(([tenant]) => tenant);
+    for (const tenant of tenants.sort()) {
+      const n = await countIn(db, tenant, range);
       if (moved > 0 && moved + n > budget) {
         report.more = true;
         return report;
@@ -101,9 +103,39 @@ export async function archiveAuditLog(
       } catch (error) {
         report.failed.push({ tenant, day, error: error instanceof Error ? error.message : String(error) });
       }
+      // The tenant's next day (a day that failed is passed over until the next run).
+      const next = await oldestDay(db, tenant, range.to, end);
+      if (next === null) pending.delete(tenant);
+      else pending.set(tenant, next);
     }
-    from = range.to;
   }
+  return report;
+}
+
+/** The first tenant after `after` that has records, by name. */
+async function nextTenant(db: D1Database, after: string): Promise<string | null> {
+  const row = await db
+    .prepare("SELECT tenant FROM audit_log WHERE tenant > ?1 ORDER BY tenant LIMIT 1")
+    .bind(after)
+    .first<{ tenant: string }>();
+  return row?.tenant ?? null;
+}
+
+/** The day of the tenant's oldest record with an id in [from, end), or null. */
+async function oldestDay(db: D1Database, tenant: string, from: string, end: string): Promise<string | null> {
+  const row = await db
+    .prepare("SELECT id FROM audit_log WHERE tenant = ?1 AND id >= ?2 AND id < ?3 ORDER BY id LIMIT 1")
+    .bind(tenant, from, end)
+    .first<{ id: string }>();
+  return row ? dayOf(idTime(row.id)) : null;
+}
+
+async function countIn(db: D1Database, tenant: string, range: { from: string; to: string }): Promise<number> {
+  const row = await db
+    .prepare("SELECT COUNT(*) AS n FROM audit_log WHERE tenant = ?1 AND id >= ?2 AND id < ?3")
+    .bind(tenant, range.from, range.to)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
 }
 
 async function archiveDay(
@@ -165,7 +197,8 @@ async function archiveDay(
   return { tenant, day, key, records: writer.records, moved: ids.length };
 }
 
-interface AuditRow extends Omit<AuditRecord, "details"> {
+interface AuditRow extends Omit<AuditRecord, "at" | "details"> {
+  at: string | null;
   details: string;
 }
 
@@ -184,7 +217,15 @@ async function* dayRecords(
       )
       .bind(tenant, range.from, range.to, after)
       .all<AuditRow>();
-    for (const row of results) yield { ...row, details: JSON.parse(row.details) as Record<string, unknown> };
+    for (const row of results) {
+      const handoffId = fullId(row.handoff_id, row.session_id);
+      yield {
+        ...row,
+        at: readAt(row.id, row.at),
+        handoff_id: handoffId,
+        details: readDetails(row.details, row.session_id, handoffId),
+      };
+    }
     if (results.length < PAGE) return;
     after = results.at(-1)!.id;
   }

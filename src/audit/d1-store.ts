@@ -3,10 +3,11 @@ import { inboxIndexStatements } from "./inbox-index";
 import { chunk, FLUSH_BATCH_ROWS, ROWS_PER_STATEMENT } from "./outbox-policy";
 import type { AuditRecord } from "./record";
 import { sessionIndexStatements } from "./session-index";
+import { fullId, readAt, readDetails, storedRow } from "./stored-record";
 
 /**
  * The audit log in D1. Writes ignore a row whose id is already there, so a batch retried
- * after a timeout, or flushed twice, never makes a duplicate. `ON CONFLICT (id) DO NOTHING`
+ * after a timeout, or flushed twice, never makes a duplicate. `ON CONFLICT (tenant, id) DO NOTHING`
  * rather than `INSERT OR IGNORE`: OR IGNORE would also silently skip a row that breaks a
  * CHECK constraint, and the outbox would then count a lost record as delivered.
  */
@@ -15,20 +16,23 @@ const COLUMNS = "id, at, tenant, session_id, handoff_id, action, agent, actor, a
 
 function insertStatement(db: D1Database, rows: readonly AuditRecord[]): D1PreparedStatement {
   const placeholders = rows.map((_, r) => `(${Array.from({ length: 10 }, (_, c) => `?${r * 10 + c + 1}`).join(", ")})`);
-  const binds = rows.flatMap((row) => [
-    row.id,
-    row.at,
-    row.tenant,
-    row.session_id,
-    row.handoff_id,
-    row.action,
-    row.agent,
-    row.actor,
-    row.actor_type,
-    JSON.stringify(row.details),
-  ]);
+  const binds = rows.flatMap((record) => {
+    const row = storedRow(record);
+    return [
+      row.id,
+      row.at,
+      row.tenant,
+      row.session_id,
+      row.handoff_id,
+      row.action,
+      row.agent,
+      row.actor,
+      row.actor_type,
+      row.details,
+    ];
+  });
   return db
-    .prepare(`INSERT INTO audit_log (${COLUMNS}) VALUES ${placeholders.join(", ")} ON CONFLICT (id) DO NOTHING`)
+    .prepare(`INSERT INTO audit_log (${COLUMNS}) VALUES ${placeholders.join(", ")} ON CONFLICT (tenant, id) DO NOTHING`)
     .bind(...binds);
 }
 
@@ -38,11 +42,15 @@ function insertStatement(db: D1Database, rows: readonly AuditRecord[]): D1Prepar
  * counts add only records audit_log does not hold yet, so it must look before the
  * inserts. Throws what D1 throws; the caller keeps the rows and retries.
  */
-export async function writeAuditBatch(db: D1Database, records: readonly AuditRecord[]): Promise<void> {
+export async function writeAuditBatch(
+  db: D1Database,
+  records: readonly AuditRecord[],
+  historyLengths?: ReadonlyMap<string, number>,
+): Promise<void> {
   if (records.length === 0) return;
   if (records.length > FLUSH_BATCH_ROWS) throw new RangeError(`at most ${FLUSH_BATCH_ROWS} audit rows per batch`);
   await db.batch([
-    ...sessionIndexStatements(db, records),
+    ...sessionIndexStatements(db, records, historyLengths),
     ...chunk(records, ROWS_PER_STATEMENT).map((rows) => insertStatement(db, rows)),
     ...handoffIndexStatements(db, records),
     ...inboxIndexStatements(db, records),
@@ -63,7 +71,7 @@ export interface AuditQuery {
 
 interface AuditRow {
   id: string;
-  at: string;
+  at: string | null;
   tenant: string;
   session_id: string | null;
   handoff_id: string | null;
@@ -75,7 +83,13 @@ interface AuditRow {
 }
 
 function toRecord(row: AuditRow): AuditRecord {
-  return { ...row, details: JSON.parse(row.details) as Record<string, unknown> };
+  const handoffId = fullId(row.handoff_id, row.session_id);
+  return {
+    ...row,
+    at: readAt(row.id, row.at),
+    handoff_id: handoffId,
+    details: readDetails(row.details, row.session_id, handoffId),
+  };
 }
 
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -93,7 +107,8 @@ export function ulidFloor(ms: number): string {
 
 /**
  * The statement of one page of a tenant's audit log: every filter of `GET /v1/audit`
- * (docs/api.md) selects an index of migration 0014 (test/audit/d1-store.test.ts reads the plans).
+ * (docs/api.md) reads through the table's (tenant, id) key or an index of migration 0016
+ * (test/audit/d1-store.test.ts reads the plans).
  */
 export function auditPageQuery(tenant: string, query: AuditQuery): { sql: string; binds: (string | number)[] } {
   const where = ["tenant = ?1"];
@@ -106,20 +121,24 @@ export function auditPageQuery(tenant: string, query: AuditQuery): { sql: string
   if (query.session_id) bind((n) => `session_id = ${n} AND session_id IS NOT NULL`, query.session_id);
   if (query.action) bind((n) => `action = ${n}`, query.action);
   if (query.since !== undefined) {
-    // `at` is the truth; the id bound (ids never sort before their time) lets the index stop early.
-    bind((n) => `at >= ${n}`, new Date(query.since).toISOString());
+    // An id never sorts before its record's time, so the id bound keeps every match; a stored
+    // `at` (one that is not the id's time) is the truth for its record.
     bind((n) => `id >= ${n}`, ulidFloor(query.since));
+    bind((n) => `(at IS NULL OR at >= ${n})`, new Date(query.since).toISOString());
   }
   if (query.before) bind((n) => `id < ${n}`, query.before);
-  const select = (terms: string[]) => `SELECT ${COLUMNS} FROM audit_log WHERE ${terms.join(" AND ")}`;
-  let from = select(where);
+  // Named, not left to the planner: without statistics it prefers the key's (tenant, id) order,
+  // which reads the whole tenant to find one session's records.
+  const select = (terms: string[], index: string | null) =>
+    `SELECT ${COLUMNS} FROM audit_log${index ? ` INDEXED BY ${index}` : ""} WHERE ${terms.join(" AND ")}`;
+  let from = select(where, query.session_id ? "audit_log_session" : query.action ? "audit_log_action" : null);
   if (query.agent) {
     binds.push(query.agent);
     const n = `?${binds.length}`;
     // About the agent, or made by it about another: two disjoint halves, each read through
     // its own index in id order and merged (an OR in one WHERE is read through the tenant's).
     // The actor index holds only records an agent made about another agent; these terms select it.
-    from = `${select([...where, `agent = ${n}`, "agent IS NOT NULL"])} UNION ALL ${select([...where, `actor = ${n}`, "actor_type = 'agent'", "actor IS NOT agent"])}`;
+    from = `${select([...where, `agent = ${n}`, "agent IS NOT NULL"], "audit_log_agent")} UNION ALL ${select([...where, `actor = ${n}`, "actor_type = 'agent'", "actor IS NOT agent"], "audit_log_actor")}`;
   }
   binds.push(query.limit + 1);
   return { sql: `${from} ORDER BY id DESC LIMIT ?${binds.length}`, binds };

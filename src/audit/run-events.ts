@@ -34,7 +34,10 @@ export function runStatusChanged(
   return auditEvent(scope, { action, actor, agent: details.agent, details }, now);
 }
 
-/** An agent asked for a handoff through a tool call (the handoff's own records follow). */
+/**
+ * An agent's handoff tool call that was refused (an accepted one is named on the handoff's
+ * `handoff.initiated` record: its run and tool).
+ */
 export function handoffToolCalled(
   scope: AuditScope,
   actor: Actor,
@@ -62,7 +65,9 @@ export function inboxItemCreated(
     agent: string | null;
     run_id: string | null;
     handoff_id: string | null;
+    /** Never a tool call's arguments (docs/sessions.md, Audit). */
     reason: string;
+    tool_name?: string;
     expires_at: string | null;
   },
 ): AuditRecord {

@@ -12,9 +12,11 @@ import type { AuditRecord } from "./record";
  * - `current_agent` and `status` carry the id of the record that set them and only move
  *   to a newer record's value;
  * - `created_at`/`updated_at` are the min/max of the records' times;
- * - the message and handoff counts add only records that audit_log does not hold yet. The
- *   upsert runs in the batch *before* the audit rows are inserted, so a record already
- *   delivered once (the outbox resending a batch whose success it never heard of) counts 0.
+ * - the handoff count adds only records that audit_log does not hold yet. The upsert runs
+ *   in the batch *before* the audit rows are inserted, so a record already delivered once
+ *   (the outbox resending a batch whose success it never heard of) counts 0;
+ * - the message count is the history's length as the session told it at the flush (a run's
+ *   messages have no record each), and only grows.
  */
 
 const ENDINGS: Record<string, SessionIndexStatus> = { "session.expired": "expired", "session.deleted": "deleted" };
@@ -31,7 +33,6 @@ interface Projection {
   agentAuditId: string;
   createdAt: string;
   updatedAt: string;
-  messages: Set<string>;
   handoffs: Set<string>;
 }
 
@@ -53,8 +54,6 @@ function fold(p: Projection, record: AuditRecord): void {
   } else if (record.action === "handoff.completed") {
     setAgent(str(record.details.target));
     p.handoffs.add(record.id);
-  } else if (record.action === "session.message_added") {
-    p.messages.add(record.id);
   }
   const ending = ENDINGS[record.action];
   if (ending && record.id > p.statusAuditId) {
@@ -84,7 +83,6 @@ function project(records: readonly AuditRecord[]): Projection[] {
         agentAuditId: "",
         createdAt: record.at,
         updatedAt: record.at,
-        messages: new Set(),
         handoffs: new Set(),
       };
       sessions.set(key, p);
@@ -96,19 +94,24 @@ function project(records: readonly AuditRecord[]): Projection[] {
 
 /** Counts the ids of a JSON array that audit_log does not hold yet. */
 const NEW_IDS = (n: number) =>
-  `(SELECT COUNT(*) FROM json_each(?${n}) AS j WHERE NOT EXISTS (SELECT 1 FROM audit_log AS a WHERE a.id = j.value))`;
+  `(SELECT COUNT(*) FROM json_each(?${n}) AS j WHERE NOT EXISTS (SELECT 1 FROM audit_log AS a WHERE a.tenant = ?1 AND a.id = j.value))`;
 
 /**
  * The upserts that bring the index up to date with `records`, one per session. They must
  * run in the batch before the audit rows of `records` are inserted (see the counts above).
+ * `historyLengths` is each flushing session's history length (a session's flush names its own).
  */
-export function sessionIndexStatements(db: D1Database, records: readonly AuditRecord[]): D1PreparedStatement[] {
+export function sessionIndexStatements(
+  db: D1Database,
+  records: readonly AuditRecord[],
+  historyLengths: ReadonlyMap<string, number> = new Map(),
+): D1PreparedStatement[] {
   return project(records).map((p) =>
     db
       .prepare(
         `INSERT INTO sessions (tenant, id, status, initial_agent, current_agent, created_at, updated_at, ended_at,
                                message_count, handoff_count, agent_audit_id, status_audit_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ${NEW_IDS(9)}, ${NEW_IDS(10)}, ?11, ?12)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ${NEW_IDS(10)}, ?11, ?12)
          ON CONFLICT (tenant, id) DO UPDATE SET
            initial_agent = COALESCE(sessions.initial_agent, excluded.initial_agent),
            current_agent = CASE WHEN excluded.agent_audit_id > sessions.agent_audit_id THEN excluded.current_agent ELSE sessions.current_agent END,
@@ -118,7 +121,7 @@ export function sessionIndexStatements(db: D1Database, records: readonly AuditRe
            status_audit_id = MAX(sessions.status_audit_id, excluded.status_audit_id),
            created_at = MIN(sessions.created_at, excluded.created_at),
            updated_at = MAX(sessions.updated_at, excluded.updated_at),
-           message_count = sessions.message_count + excluded.message_count,
+           message_count = MAX(sessions.message_count, excluded.message_count),
            handoff_count = sessions.handoff_count + excluded.handoff_count`,
       )
       .bind(
@@ -130,7 +133,7 @@ export function sessionIndexStatements(db: D1Database, records: readonly AuditRe
         p.createdAt,
         p.updatedAt,
         p.endedAt,
-        JSON.stringify([...p.messages]),
+        historyLengths.get(p.id) ?? 0,
         JSON.stringify([...p.handoffs]),
         p.agentAuditId,
         p.statusAuditId,

@@ -7,6 +7,7 @@ import {
   type RejectionSample,
   SAMPLE_WINDOW_MS,
 } from "./rejection-counter";
+import { storedAt } from "./stored-record";
 
 /**
  * Refused webhook deliveries in D1 (migration 0011): the counts the isolates flush, at most one
@@ -48,7 +49,7 @@ function sampleStatements(db: D1Database, sample: RejectionSample): D1PreparedSt
       )
       .bind(
         record.id,
-        record.at,
+        storedAt(record.id, record.at),
         record.tenant,
         record.action,
         record.actor,

@@ -83,6 +83,7 @@ export function newHandoff(
   request: HandoffRequest,
   ctx: StepContext,
   idempotencyKey?: string,
+  requestedBy?: { run_id: string; tool_name: string },
 ): { row: HandoffRow; records: AuditRecord[] } {
   const at = new Date(ctx.now).toISOString();
   const record: Handoff = {
@@ -107,6 +108,7 @@ export function newHandoff(
       ? [
           handoffTransitioned(ctx.scope, ctx.actor, ctx.now, subjectOf(record), audit, {
             request_reason: request.reason,
+            ...requestedBy,
           }),
         ]
       : [];

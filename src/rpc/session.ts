@@ -46,6 +46,14 @@ export interface StartHandoffArgs {
   idempotency?: { key: string; fingerprint: string };
   /** Tool calls the target must not see (a run's ignored handoff calls): left out of its history with their outputs. */
   hidden_calls?: string[];
+  /** The run and tool call that asked for it: its `handoff.initiated` record names them. */
+  requested_by?: HandoffOrigin;
+}
+
+/** A run's tool call that asked for a handoff. */
+export interface HandoffOrigin {
+  run_id: string;
+  tool_name: string;
 }
 
 /** A handoff the request started: `accepted` (202) while it waits for the source. */

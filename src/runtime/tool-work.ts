@@ -183,6 +183,14 @@ export function approvalPending(work: TurnWork, expires_at: string): Extract<Run
   };
 }
 
+/**
+ * What an approval asks, as the audit trail and the tenant-wide inbox list keep it: the agent and
+ * the tool, never the call's arguments (the item itself, live in its session, has the whole prompt).
+ */
+export function approvalSummary(agent: string, tool: string): string {
+  return `'${agent}' wants to call '${tool}'.`;
+}
+
 /** Fills `{{agent}}`, `{{tool}}`, `{{arguments}}` and `{{arguments.<path>}}` (unknown paths stay empty). */
 export function approvalPrompt(agent: AgentDefinition, call: PendingCall): string {
   let args: unknown;

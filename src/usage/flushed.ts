@@ -1,4 +1,5 @@
 import type { AuditRecord } from "../audit/record";
+import { storedRow } from "../audit/stored-record";
 import { counted, type Usage } from "./counts";
 
 /**
@@ -9,22 +10,23 @@ import { counted, type Usage } from "./counts";
 const encoder = new TextEncoder();
 
 /**
- * The bytes of the values an audit row holds (its columns as written, details as JSON text):
+ * The bytes of the values an audit row holds, as D1 keeps them (src/audit/stored-record.ts):
  * a lower bound of what the row adds to D1, which also keeps each indexed column again in
  * its index, and page space (docs/operations.md, Usage).
  */
-export function recordBytes(record: AuditRecord): number {
-  let text = JSON.stringify(record.details);
+export function recordBytes(record: Omit<AuditRecord, "at"> & { at: string | null }): number {
+  const row = storedRow(record);
+  let text = row.details;
   for (const value of [
-    record.id,
-    record.at,
-    record.tenant,
-    record.session_id,
-    record.handoff_id,
-    record.action,
-    record.agent,
-    record.actor,
-    record.actor_type,
+    row.id,
+    row.at,
+    row.tenant,
+    row.session_id,
+    row.handoff_id,
+    row.action,
+    row.agent,
+    row.actor,
+    row.actor_type,
   ])
     if (value !== null) text += value;
   return encoder.encode(text).length;

@@ -222,6 +222,28 @@ describe("the turn loop", () => {
     expect((await call("GET", `/v1/sessions/${id}`)).json.current_agent).toBe("front");
   });
 
+  it("a handoff the target refuses (at capacity) is on record as the run's refused call, with its code", async () => {
+    await call("PUT", "/v1/agents/cap-target", {
+      name: "cap-target",
+      description: "One at a time",
+      max_concurrent_sessions: 1,
+    });
+    await call("PUT", "/v1/agents/cap-front", { name: "cap-front", description: "Asks", handoffs: ["cap-target"] });
+    await session("cap-target");
+    script({ "cap-front": [callTool("transfer_to_cap_target", { reason: "busy?" }), answer("Staying with you.")] });
+    const id = await session("cap-front");
+    expect((await say(id, "hello")).json.run).toMatchObject({ status: "completed", output_agent: "cap-front" });
+    const audit = (await call("GET", `/v1/sessions/${id}/audit?limit=200`)).json.items;
+    const refused = audit.filter((r: { action: string }) => r.action === "run.handoff_requested");
+    expect(refused).toHaveLength(1);
+    expect(refused[0].details).toMatchObject({
+      tool_name: "transfer_to_cap_target",
+      target: "cap-target",
+      accepted: false,
+      error_code: expect.any(String),
+    });
+  });
+
   it("invalid typed input is an error the model can correct; the valid input reaches the target's context", async () => {
     script({
       front: [
@@ -361,6 +383,31 @@ describe("the turn loop", () => {
     expect(trace.next_cursor).toBeNull();
     const firstPage = await call("GET", `/v1/sessions/${id}/trace?limit=2`);
     await expectForgedCursorsRefused(`/v1/sessions/${id}/trace?limit=2`, firstPage.json.next_cursor);
+  });
+
+  it("records a run, not each of its messages; the sessions list counts the whole history", async () => {
+    script({ front: [callTool("transfer_to_middle", { reason: "billing" })], middle: [answer("done")] });
+    const id = await session();
+    await say(id, "hello");
+    const history = (await call("GET", `/v1/sessions/${id}/messages?limit=200`)).json.items;
+    expect(history.length).toBeGreaterThanOrEqual(3);
+    await flushOutbox(sessionStub("alpha", id).stub);
+    const actions = (await d1Audit(id)).map((r) => r.action);
+    expect(actions).toContain("run.started");
+    expect(actions).toContain("run.completed");
+    expect(actions).not.toContain("session.message_added");
+    // The handoff the run's tool call started names the run and the tool; there is no second record of the call.
+    expect(actions).not.toContain("run.handoff_requested");
+    const live = (await call("GET", `/v1/sessions/${id}/audit?limit=200`)).json.items;
+    const runId = live.find((r: { action: string }) => r.action === "run.started").details.run_id;
+    expect(live.find((r: { action: string }) => r.action === "handoff.initiated").details).toMatchObject({
+      run_id: runId,
+      tool_name: "transfer_to_middle",
+    });
+    const stored = (await call("GET", `/v1/audit?session_id=${id}&action=handoff.initiated`)).json.items;
+    expect(stored[0].details).toMatchObject({ run_id: runId, tool_name: "transfer_to_middle" });
+    const listed = (await call("GET", "/v1/sessions?limit=200")).json.items.find((s: { id: string }) => s.id === id);
+    expect(listed).toMatchObject({ message_count: history.length, handoff_count: 1 });
   });
 });
 

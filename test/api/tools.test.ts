@@ -5,6 +5,7 @@ import { advanceClock, d1Audit, drainDue, flushOutbox, sessionStub } from "../du
 import { answer, callTool, callTools, type RecordedRequest } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import { delayed, fakeWebhookAgent, replyText, type WebhookDelivery, type WebhookReply } from "../fakes/webhook-agent";
+import { shardOf } from "../shards";
 import { expectForgedCursorsRefused } from "./forged-cursors";
 import { ALPHA_KEY, call, putSecret } from "./helpers";
 import { protocolErrors, script, toolNames } from "./run-fixtures";
@@ -384,6 +385,29 @@ describe("approvals", () => {
     expect(listed).toEqual([
       expect.objectContaining({ id: item.id, kind: "approval", status: "resolved", resolved_by: "ops@example.com" }),
     ]);
+  });
+
+  it("keeps the call's arguments out of the audit trail and the inbox list; the item itself has them", async () => {
+    toolEndpoint("https://tools.test/refund", () => replyText("refunded"));
+    script({ desk: [callTool("refund", { order_id: "o-secret-7731", amount: 40 }), answer("Done.")] });
+    const id = await session();
+    const { item } = await pausedOnRefund(id);
+    expect(item.reason).toBe("Refund 40 on o-secret-7731 for desk?");
+    const live = (await call("GET", `/v1/sessions/${id}/audit?limit=200`)).json.items;
+    await flushOutbox(sessionStub("alpha", id).stub);
+    const { results: stored } = await (await shardOf("alpha"))
+      .prepare("SELECT action, details FROM audit_log WHERE session_id = ?1")
+      .bind(id)
+      .all<{ action: string; details: string }>();
+    const created = stored.find((r) => r.action === "inbox.item_created");
+    expect(JSON.parse(created!.details)).toMatchObject({
+      reason: "'desk' wants to call 'refund'.",
+      tool_name: "refund",
+    });
+    expect(JSON.stringify(live)).not.toContain("o-secret-7731");
+    expect(JSON.stringify(stored)).not.toContain("o-secret-7731");
+    const listed = (await call("GET", `/v1/inbox?kind=approval&session_id=${id}`)).json.items;
+    expect(listed).toEqual([expect.objectContaining({ id: item.id, reason: "'desk' wants to call 'refund'." })]);
   });
 
   it("streamed, the run's pause shows as approval_required and the stream ends with the paused run", async () => {

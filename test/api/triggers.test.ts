@@ -1,5 +1,4 @@
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { advanceClock, drainDue, flushOutbox, sessionStub, timersOf } from "../durable-objects/helpers";
 import { answer, fakeOpenAI, httpError } from "../fakes/openai";

@@ -1,6 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
+import { queryAudit } from "../../src/audit/d1-store";
 import { SAMPLE_WINDOW_MS } from "../../src/audit/rejection-counter";
 import { UNKNOWN_SOURCE, UNKNOWN_SOURCE_TENANT } from "../../src/audit/webhook-rejections";
 import { MAX_WEBHOOK_BYTES } from "../../src/schemas/webhook";
@@ -42,12 +43,10 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Pr
 const stats = async (source: string) =>
   (await call("GET", "/v1/webhooks/stats")).json.sources.find((s: { source: string }) => s.source === source);
 
+/** The tenant's rejection samples in D1, oldest first, as the audit's reader gives them. */
 async function samples(tenant: string) {
-  const { results } = await (await shardOf(tenant))
-    .prepare("SELECT at, details FROM audit_log WHERE tenant = ?1 AND action = 'webhook.rejected' ORDER BY id")
-    .bind(tenant)
-    .all<{ at: string; details: string }>();
-  return results.map((r) => ({ at: r.at, ...JSON.parse(r.details) }));
+  const { records } = await queryAudit(await shardOf(tenant), tenant, { action: "webhook.rejected", limit: 1000 });
+  return records.reverse().map((r): { at: string; [detail: string]: unknown } => ({ ...r.details, at: r.at }));
 }
 
 const minuteOf = (ms: number) => Math.floor(ms / SAMPLE_WINDOW_MS);

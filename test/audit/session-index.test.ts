@@ -11,7 +11,8 @@ let counter = 0;
 
 /**
  * A session's life as its object would audit it: created with `triage`, two messages, a
- * completed handoff to `billing`, one more message, then (optionally) an ending.
+ * completed handoff to `billing`, one more message, then (optionally) an ending. Each flush
+ * names the session's history length at that moment (`flushed`).
  */
 function life(ending?: "expired" | "deleted", tenant = "alpha"): { id: string; records: AuditRecord[] } {
   const id = `ses_index_${String(++counter).padStart(4, "0")}`;
@@ -56,6 +57,13 @@ function life(ending?: "expired" | "deleted", tenant = "alpha"): { id: string; r
   return { id, records };
 }
 
+/** A batch as a session flushes it: its records, with its history's length then. */
+const flushed = (id: string, records: AuditRecord[], historyLength: number) =>
+  writeAuditBatch(env.DB, records, new Map([[id, historyLength]]));
+
+/** The message records in a batch: what the sessions index counted before runs stopped writing them. */
+const messagesIn = (records: AuditRecord[]) => records.filter((r) => r.action === "session.message_added").length;
+
 async function row(id: string) {
   return env.DB.prepare(
     "SELECT status, initial_agent, current_agent, created_at, updated_at, ended_at, message_count, handoff_count FROM sessions WHERE id = ?1",
@@ -79,37 +87,46 @@ const COMPLETE = {
 describe("the D1 sessions index", () => {
   it("projects a session's records into one row", async () => {
     const { id, records } = life();
-    await writeAuditBatch(env.DB, records);
+    await flushed(id, records, 3);
     expect(await row(id)).toEqual(COMPLETE);
   });
 
-  it("counts each record once however batches are replayed or overlap", async () => {
+  it("counts each handoff once however batches are replayed or overlap; the message count only grows", async () => {
     const { id, records } = life();
-    await writeAuditBatch(env.DB, records.slice(0, 3));
-    await writeAuditBatch(env.DB, records.slice(0, 3));
-    await writeAuditBatch(env.DB, records.slice(1, 5));
-    await writeAuditBatch(env.DB, records);
-    await writeAuditBatch(env.DB, records.slice(4));
+    await flushed(id, records.slice(0, 3), 2);
+    await flushed(id, records.slice(0, 3), 2);
+    expect(await row(id)).toMatchObject({ message_count: 2, handoff_count: 0 });
+    await flushed(id, records.slice(1, 5), 2);
+    await flushed(id, records, 3);
+    await flushed(id, records.slice(4), 3);
+    // An older flush landing last says less than D1 already has.
+    await flushed(id, records.slice(0, 3), 2);
     expect(await row(id)).toEqual(COMPLETE);
+  });
+
+  it("counts no messages from records alone: the session's flush says how long its history is", async () => {
+    const { id, records } = life();
+    await writeAuditBatch(env.DB, records);
+    expect(await row(id)).toEqual({ ...COMPLETE, message_count: 0 });
   });
 
   it("reaches the same row when batches arrive out of order", async () => {
     const { id, records } = life("expired");
-    await writeAuditBatch(env.DB, records.slice(4));
+    await flushed(id, records.slice(4), 3);
     expect(await row(id)).toMatchObject({
       status: "expired",
       current_agent: "billing",
-      message_count: 1,
+      message_count: 3,
       handoff_count: 1,
     });
-    await writeAuditBatch(env.DB, records.slice(0, 4));
+    await flushed(id, records.slice(0, 4), 2);
     expect(await row(id)).toEqual({ ...COMPLETE, status: "expired", updated_at: at(6), ended_at: at(6) });
   });
 
   it("keeps an ending when an older batch comes again", async () => {
     const { id, records } = life("deleted");
-    await writeAuditBatch(env.DB, records);
-    await writeAuditBatch(env.DB, records.slice(0, 3));
+    await flushed(id, records, 3);
+    await flushed(id, records.slice(0, 3), 2);
     expect(await row(id)).toEqual({ ...COMPLETE, status: "deleted", updated_at: at(6), ended_at: at(6) });
   });
 
@@ -136,29 +153,38 @@ describe("the D1 sessions index", () => {
     const lives = [life(undefined, "mu"), life("expired", "mu"), life("deleted", "mu")];
     // A session whose object had not flushed its first records yet: only later ones reached D1.
     const partial = life(undefined, "mu");
+    // The backfill counts message records, as sessions did when each message had one.
     for (const s of [...lives, { ...partial, records: partial.records.slice(3) }])
-      await writeAuditBatch(env.DB, s.records);
+      await flushed(s.id, s.records, messagesIn(s.records));
     const snapshot = async () =>
       (await env.DB.prepare("SELECT * FROM sessions WHERE tenant = 'mu' ORDER BY id").all()).results;
     const projected = await snapshot();
     expect(projected).toHaveLength(4);
 
+    // 0004 ran when every row had its `at` (migration 0016 keeps it only when it is not the
+    // id's time): it runs here on a copy of this tenant's rows with their times filled in.
+    await env.DB.prepare("DROP TABLE IF EXISTS audit_log_0004").run();
+    await env.DB.prepare("CREATE TABLE audit_log_0004 AS SELECT * FROM audit_log WHERE tenant = 'mu'").run();
+    for (const s of [...lives, partial])
+      for (const r of s.records)
+        await env.DB.prepare("UPDATE audit_log_0004 SET at = ?1 WHERE id = ?2").bind(r.at, r.id).run();
     const migration = env.TEST_MIGRATIONS.find((m) => m.name.startsWith("0004_"))!;
     const backfill = migration.queries.find((q) => q.includes("INSERT INTO sessions"))!;
     await env.DB.prepare("DELETE FROM sessions WHERE tenant = 'mu'").run();
-    await env.DB.prepare(backfill).run();
+    await env.DB.prepare(backfill.replaceAll("audit_log", "audit_log_0004")).run();
+    await env.DB.prepare("DROP TABLE audit_log_0004").run();
     expect(await snapshot()).toEqual(projected);
 
     // Batches after the backfill add only what audit_log lacked.
-    await writeAuditBatch(env.DB, lives[0]!.records);
-    await writeAuditBatch(env.DB, partial.records);
+    await flushed(lives[0]!.id, lives[0]!.records, 3);
+    await flushed(partial.id, partial.records, 3);
     expect(await row(lives[0]!.id)).toEqual(COMPLETE);
     expect(await row(partial.id)).toEqual(COMPLETE);
   });
 
   it("pages a tenant's sessions newest first and filters by status and current agent", async () => {
     const mine = [life(undefined, "kappa"), life("expired", "kappa"), life(undefined, "kappa")];
-    for (const s of mine) await writeAuditBatch(env.DB, s.records);
+    for (const s of mine) await flushed(s.id, s.records, 3);
     await writeAuditBatch(env.DB, life(undefined, "lambda").records);
 
     const first = await querySessions(env.DB, "kappa", { limit: 2 });

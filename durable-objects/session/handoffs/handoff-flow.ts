@@ -56,7 +56,7 @@ export class HandoffFlow {
     agents: ReadonlyMap<string, AgentDefinition>,
     ctx: StepContext,
   ): Promise<Outcome> {
-    const created = newHandoff(id, session.id, args.request, ctx, args.idempotency?.key);
+    const created = newHandoff(id, session.id, args.request, ctx, args.idempotency?.key, args.requested_by);
     if (args.hidden_calls?.length) created.row.hidden_calls = [...args.hidden_calls];
     const validating = must(advance(created.row, { type: "validate" }, ctx));
     const step = { ...validating, records: [...created.records, ...validating.records] };

@@ -83,15 +83,7 @@ export class RunCalls {
       case "handoff":
         if (effect.handoff.type === "escalate") {
           const session = this.k.store.load()!;
-          await this.steps.commitStep(
-            session,
-            { ...row, step: "turn", work: null },
-            [],
-            [],
-            [],
-            agentActor(agent.name),
-            this.k.now(),
-          );
+          await this.steps.commitStep(session, { ...row, step: "turn", work: null }, [], [], [], this.k.now());
           await this.pauses.awaitHuman(
             this.store.get(row.run.id)!,
             this.k.store.load()!,
@@ -109,7 +101,6 @@ export class RunCalls {
           [],
           [],
           [],
-          agentActor(agent.name),
           this.k.now(),
         );
         return true;
@@ -212,7 +203,6 @@ export class RunCalls {
       items,
       events,
       [],
-      agentActor(work.agent),
       now,
     );
   }
@@ -234,7 +224,7 @@ export class RunCalls {
   private async handoff(row: RunRow, work: TurnWork, call: WorkHandoff, agent: AgentDefinition): Promise<boolean> {
     const actor = agentActor(agent.name);
     let session = this.k.store.load()!;
-    await this.steps.commitStep(session, { ...row, step: "handoff" }, [], [], [], actor, this.k.now(), HANDOFF_STEP_MS);
+    await this.steps.commitStep(session, { ...row, step: "handoff" }, [], [], [], this.k.now(), HANDOFF_STEP_MS);
     const target = call.target;
     const started = await this.handoffs.start(
       {
@@ -250,6 +240,7 @@ export class RunCalls {
           on_timeout: "fail",
         },
         hidden_calls: work.hidden_calls,
+        requested_by: { run_id: row.run.id, tool_name: call.name },
       },
       actor,
     );
@@ -281,14 +272,17 @@ export class RunCalls {
       0,
       started.ok ? null : started.error.code,
     );
-    const audit = handoffToolCalled(auditScope(session), actor, now, {
-      run_id: row.run.id,
-      agent: agent.name,
-      tool_name: call.name,
-      target,
-      accepted: started.ok,
-      ...(started.ok ? {} : { error_code: started.error.code }),
-    });
+    // An accepted call is on the handoff's own initiated record (run and tool); a refused one has this.
+    const audit = started.ok
+      ? null
+      : handoffToolCalled(auditScope(session), actor, now, {
+          run_id: row.run.id,
+          agent: agent.name,
+          tool_name: call.name,
+          target,
+          accepted: false,
+          error_code: started.error.code,
+        });
     const next: RunRow = {
       ...fresh,
       step: "turn",
@@ -308,7 +302,7 @@ export class RunCalls {
           }),
         ]
       : [event];
-    await this.steps.commitStep(session, next, [output], events, [audit], actor, now);
+    await this.steps.commitStep(session, next, [output], events, audit ? [audit] : [], now);
     return true;
   }
 }

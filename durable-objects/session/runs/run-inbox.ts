@@ -1,4 +1,4 @@
-import { type Actor, type AuditRecord, agentActor, SYSTEM_ACTOR } from "../../../src/audit/record";
+import { type Actor, type AuditRecord, SYSTEM_ACTOR } from "../../../src/audit/record";
 import { inboxItemClosed } from "../../../src/audit/run-events";
 import { err, ok, type Result } from "../../../src/errors";
 import { closeItem } from "../../../src/runtime/inbox";
@@ -107,7 +107,7 @@ export class RunInbox {
     }
     await this.k.commit(session, records, () => {
       this.k.inbox.save(closed);
-      this.steps.append(session, items, actor, now, paused?.run.id ?? null);
+      this.steps.append(session, items, now, paused?.run.id ?? null);
       if (next) {
         this.store.save({ ...next, work: null });
         this.store.addEvents([
@@ -183,7 +183,7 @@ export class RunInbox {
     }
     await this.k.commit(session, records, () => {
       this.k.inbox.save(closed);
-      this.steps.append(session, items, agentActor(item.agent ?? "system"), now, paused?.run.id ?? null);
+      this.steps.append(session, items, now, paused?.run.id ?? null);
       this.k.timers.cancel(TIMER_KEYS.inbox(item.id));
       if (next) {
         this.store.save(next);
@@ -257,7 +257,7 @@ export class RunInbox {
     }
     await this.k.commit(session, records, () => {
       this.k.inbox.save(closed);
-      this.steps.append(session, items, SYSTEM_ACTOR, now, paused?.run.id ?? null);
+      this.steps.append(session, items, now, paused?.run.id ?? null);
       if (next) {
         this.store.save(next);
         if (next.run.status === "running") this.steps.watch(next.run.id, now);

@@ -1,4 +1,4 @@
-import { agentActor, SYSTEM_ACTOR } from "../../../src/audit/record";
+import { SYSTEM_ACTOR } from "../../../src/audit/record";
 import type { ErrorBody } from "../../../src/errors";
 import { interpretTurn } from "../../../src/runtime/interpret";
 import { RUN_WAIT_MS, turnStepMs } from "../../../src/runtime/run-deadlines";
@@ -264,7 +264,6 @@ export class RunLoop {
       [decision.assistant, ...decision.outputs],
       events,
       [],
-      agentActor(agent.name),
       this.k.now(),
     );
     return true;

@@ -4,7 +4,7 @@ import { openItem } from "../../../src/runtime/inbox";
 import { liveApproval } from "../../../src/runtime/live-events";
 import { ESCALATION_TIMEOUT_MS } from "../../../src/runtime/run-deadlines";
 import { traceArgs, traceEvent } from "../../../src/runtime/run-record";
-import { approvalPending, approvalPrompt, withApprovalsAsked } from "../../../src/runtime/tool-work";
+import { approvalPending, approvalPrompt, approvalSummary, withApprovalsAsked } from "../../../src/runtime/tool-work";
 import { turnTimeoutMs } from "../../../src/runtime/turn";
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { HistoryItem } from "../../../src/schemas/handoff";
@@ -70,14 +70,16 @@ export class RunPauses {
       }),
     );
     const asked = withApprovalsAsked(work, new Map(items.map((item, i) => [calls[i]!.id, item.id])));
-    const records: AuditRecord[] = items.map((item) =>
+    // The prompt quotes the call's arguments: the audit keeps the tool's name only.
+    const records: AuditRecord[] = items.map((item, i) =>
       inboxItemCreated(scope, actor, now, {
         inbox_id: item.id,
         kind: "approval",
         agent: agent.name,
         run_id: row.run.id,
         handoff_id: null,
-        reason: item.reason,
+        reason: approvalSummary(agent.name, calls[i]!.name),
+        tool_name: calls[i]!.name,
         expires_at: item.expires_at,
       }),
     );
@@ -148,7 +150,7 @@ export class RunPauses {
       records,
     );
     await this.k.commit(session, records, () => {
-      this.steps.append(session, [question], agentActor(agent.name), now, row.run.id);
+      this.steps.append(session, [question], now, row.run.id);
       this.store.save({ ...next, step: null, work: null });
       this.store.addEvents(events);
       this.k.timers.cancel(TIMER_KEYS.runResume);

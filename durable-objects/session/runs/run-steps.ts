@@ -1,4 +1,4 @@
-import { type AuditScope, messageAdded } from "../../../src/audit/events";
+import type { AuditScope } from "../../../src/audit/events";
 import { type Actor, type AuditRecord, SYSTEM_ACTOR } from "../../../src/audit/record";
 import { inboxItemClosed } from "../../../src/audit/run-events";
 import { ulid } from "../../../src/lib/ulid";
@@ -55,13 +55,12 @@ export class RunSteps {
     items: HistoryItem[],
     events: TraceEvent[],
     records: AuditRecord[],
-    actor: Actor,
     now: number,
     stepMs = 0,
   ): Promise<void> {
     const next = { ...row, run: { ...row.run, updated_at: new Date(now).toISOString() } };
     await this.k.commit(touch(session, now), records, () => {
-      this.append(session, items, actor, now, row.run.id);
+      this.append(session, items, now, row.run.id);
       this.store.save(next);
       this.store.addEvents(events);
       this.watch(row.run.id, now, stepMs);
@@ -103,7 +102,7 @@ export class RunSteps {
       records,
     );
     await this.k.commit(session.status === "active" ? touch(session, now) : session, records, () => {
-      this.append(session, items, actor, now, runId);
+      this.append(session, items, now, runId);
       this.store.save({ ...next, step: null, work: null });
       this.store.addEvents(events);
       this.k.timers.cancel(TIMER_KEYS.runResume);
@@ -129,35 +128,20 @@ export class RunSteps {
     return { ...row, run: moved.run };
   }
 
-  /** Appends items to the conversation, each with its audit record (content stays here) and its live event. */
-  append(session: SessionRecord, items: readonly HistoryItem[], actor: Actor, now: number, runId: string | null): void {
-    const scope = auditScope(session);
+  /**
+   * Appends a run's items to the conversation, each with its live event. No audit record each:
+   * the run's own records say what it did, and the sessions index counts the history when the
+   * outbox flushes (docs/sessions.md, Audit).
+   */
+  append(session: SessionRecord, items: readonly HistoryItem[], now: number, runId: string | null): void {
     for (const raw of items) {
       const item = {
         ...raw,
         id: raw.id ?? `msg_${ulid(now)}`,
         created_at: raw.created_at ?? new Date(now).toISOString(),
       };
-      const seq = this.k.store.appendMessage(item as HistoryItem & { id: string }, now);
+      this.k.store.appendMessage(item as HistoryItem & { id: string }, now);
       this.k.liveEvents.append([liveMessage(session.id, runId, item, now)]);
-      const author = item.agent ?? null;
-      this.k.outbox.append([
-        messageAdded(
-          scope,
-          item.role === "user"
-            ? actor
-            : { actor: author ?? actor.actor, actor_type: author ? "agent" : actor.actor_type },
-          now,
-          author ?? session.current_agent,
-          {
-            message_id: item.id,
-            seq,
-            role: item.role,
-            author,
-            chars: item.content.length,
-          },
-        ),
-      ]);
     }
   }
 
@@ -240,7 +224,7 @@ export class RunSteps {
     );
     const closed = this.closingItems(scope, now, records, row.run.id);
     await this.k.commit(session.status === "active" ? touch(session, now) : session, records, () => {
-      this.append(session, items, actor, now, row.run.id);
+      this.append(session, items, now, row.run.id);
       this.closeItems(closed);
       this.store.save({ ...next, step: null, work: null });
       this.k.timers.cancel(TIMER_KEYS.runResume);

@@ -151,7 +151,7 @@ export class SessionRuns {
       [runStarted(scope, actor, now, { run_id: run.id, agent: run.agent, message_id: item.id! })],
       () => {
         this.store.save({ run, step: null, resumes: 0, work: null });
-        this.steps.append(session, [item], actor, now, run.id);
+        this.steps.append(session, [item], now, run.id);
         // Made here, after the run's own event, so live subscribers see the run start first.
         this.store.addEvents([traceEvent(run, "agent_start", run.agent, now, { outcome: "run started" })]);
         this.steps.watch(run.id, now);
@@ -179,7 +179,7 @@ export class SessionRuns {
       work: null,
     };
     await this.k.commit(session, records, () => {
-      this.steps.append(session, [item], actor, now, paused.run.id);
+      this.steps.append(session, [item], now, paused.run.id);
       this.store.save(next);
       this.k.timers.cancel(TIMER_KEYS.toolOutputs);
       this.steps.watch(next.run.id, now);
@@ -266,7 +266,7 @@ export class SessionRuns {
       step: "tools",
     };
     await this.k.commit(session, records, () => {
-      this.steps.append(session, items, actor, now, next.run.id);
+      this.steps.append(session, items, now, next.run.id);
       this.store.save(next);
       this.store.addEvents(events);
       this.k.timers.cancel(TIMER_KEYS.toolOutputs);
@@ -359,7 +359,7 @@ export class SessionRuns {
       history: () => this.k.store.history().map((h) => h.item),
     });
     await this.k.commit(session, [], () => {
-      this.steps.append(session, answers, SYSTEM_ACTOR, now, open.run.id);
+      this.steps.append(session, answers, now, open.run.id);
       this.store.save({
         ...open,
         resumes: open.resumes + 1,

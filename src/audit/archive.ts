@@ -11,7 +11,7 @@ import {
   retentionDays,
   toLine,
 } from "./retention";
-import { fullId, readAt, readDetails } from "./stored-record";
+import { readRow, STORED_COLUMNS, type StoredRow } from "./stored-record";
 
 /**
  * The audit archive: D1's records older than the retention age move to R2, one NDJSON
@@ -197,11 +197,6 @@ async function archiveDay(
   return { tenant, day, key, records: writer.records, moved: ids.length };
 }
 
-interface AuditRow extends Omit<AuditRecord, "at" | "details"> {
-  at: string | null;
-  details: string;
-}
-
 /** A tenant's records of one day from D1, in id order, a page at a time. */
 async function* dayRecords(
   db: D1Database,
@@ -212,20 +207,12 @@ async function* dayRecords(
   for (;;) {
     const { results } = await db
       .prepare(
-        `SELECT id, at, tenant, session_id, handoff_id, action, agent, actor, actor_type, details FROM audit_log
+        `SELECT ${STORED_COLUMNS.join(", ")} FROM audit_log
          WHERE tenant = ?1 AND id >= ?2 AND id < ?3 AND id > ?4 ORDER BY id LIMIT ${PAGE}`,
       )
       .bind(tenant, range.from, range.to, after)
-      .all<AuditRow>();
-    for (const row of results) {
-      const handoffId = fullId(row.handoff_id, row.session_id);
-      yield {
-        ...row,
-        at: readAt(row.id, row.at),
-        handoff_id: handoffId,
-        details: readDetails(row.details, row.session_id, handoffId),
-      };
-    }
+      .all<StoredRow>();
+    for (const row of results) yield readRow(row);
     if (results.length < PAGE) return;
     after = results.at(-1)!.id;
   }

@@ -3,7 +3,7 @@ import { inboxIndexStatements } from "./inbox-index";
 import { chunk, FLUSH_BATCH_ROWS, ROWS_PER_STATEMENT } from "./outbox-policy";
 import type { AuditRecord } from "./record";
 import { sessionIndexStatements } from "./session-index";
-import { fullId, readAt, readDetails, storedRow } from "./stored-record";
+import { readRow, STORED_COLUMNS, type StoredRow, storedRow, storedValues } from "./stored-record";
 
 /**
  * The audit log in D1. Writes ignore a row whose id is already there, so a batch retried
@@ -12,25 +12,14 @@ import { fullId, readAt, readDetails, storedRow } from "./stored-record";
  * CHECK constraint, and the outbox would then count a lost record as delivered.
  */
 
-const COLUMNS = "id, at, tenant, session_id, handoff_id, action, agent, actor, actor_type, details";
+const COLUMNS = STORED_COLUMNS.join(", ");
+const WIDTH = STORED_COLUMNS.length;
 
 function insertStatement(db: D1Database, rows: readonly AuditRecord[]): D1PreparedStatement {
-  const placeholders = rows.map((_, r) => `(${Array.from({ length: 10 }, (_, c) => `?${r * 10 + c + 1}`).join(", ")})`);
-  const binds = rows.flatMap((record) => {
-    const row = storedRow(record);
-    return [
-      row.id,
-      row.at,
-      row.tenant,
-      row.session_id,
-      row.handoff_id,
-      row.action,
-      row.agent,
-      row.actor,
-      row.actor_type,
-      row.details,
-    ];
-  });
+  const placeholders = rows.map(
+    (_, r) => `(${Array.from({ length: WIDTH }, (_, c) => `?${r * WIDTH + c + 1}`).join(", ")})`,
+  );
+  const binds = rows.flatMap((record) => storedValues(storedRow(record)));
   return db
     .prepare(`INSERT INTO audit_log (${COLUMNS}) VALUES ${placeholders.join(", ")} ON CONFLICT (tenant, id) DO NOTHING`)
     .bind(...binds);
@@ -67,29 +56,6 @@ export interface AuditQuery {
   limit: number;
   /** The id of the last record of the previous page (exclusive). */
   before?: string;
-}
-
-interface AuditRow {
-  id: string;
-  at: string | null;
-  tenant: string;
-  session_id: string | null;
-  handoff_id: string | null;
-  action: string;
-  agent: string | null;
-  actor: string;
-  actor_type: AuditRecord["actor_type"];
-  details: string;
-}
-
-function toRecord(row: AuditRow): AuditRecord {
-  const handoffId = fullId(row.handoff_id, row.session_id);
-  return {
-    ...row,
-    at: readAt(row.id, row.at),
-    handoff_id: handoffId,
-    details: readDetails(row.details, row.session_id, handoffId),
-  };
 }
 
 const CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -154,8 +120,8 @@ export async function queryAudit(
   const { results } = await db
     .prepare(sql)
     .bind(...binds)
-    .all<AuditRow>();
+    .all<StoredRow>();
   const page = results.slice(0, query.limit);
   const next = results.length > query.limit ? (page.at(-1)?.id ?? null) : null;
-  return { records: page.map(toRecord), next };
+  return { records: page.map(readRow), next };
 }

@@ -12,6 +12,20 @@
 import type { AuditRecord } from "./record";
 import { idTime } from "./retention";
 
+/** audit_log's columns, in the order statements name them. */
+export const STORED_COLUMNS = [
+  "id",
+  "at",
+  "tenant",
+  "session_id",
+  "handoff_id",
+  "action",
+  "agent",
+  "actor",
+  "actor_type",
+  "details",
+] as const;
+
 /** An audit_log row as written: the record's columns in their stored form. */
 export interface StoredRow {
   id: string;
@@ -39,6 +53,22 @@ export function storedRow(record: Omit<AuditRecord, "at"> & { at: string | null 
     actor: record.actor,
     actor_type: record.actor_type,
     details: storedDetails(record.details, record.session_id, fullId(record.handoff_id, record.session_id)),
+  };
+}
+
+/** A row's values in STORED_COLUMNS order. */
+export function storedValues(row: StoredRow): (string | null)[] {
+  return STORED_COLUMNS.map((column) => row[column]);
+}
+
+/** The record a stored row holds, as readers know it. */
+export function readRow(row: StoredRow): AuditRecord {
+  const handoffId = fullId(row.handoff_id, row.session_id);
+  return {
+    ...row,
+    at: readAt(row.id, row.at),
+    handoff_id: handoffId,
+    details: readDetails(row.details, row.session_id, handoffId),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { AuditRecord } from "../audit/record";
-import { storedRow } from "../audit/stored-record";
+import { storedRow, storedValues } from "../audit/stored-record";
 import { counted, type Usage } from "./counts";
 
 /**
@@ -15,21 +15,7 @@ const encoder = new TextEncoder();
  * its index, and page space (docs/operations.md, Usage).
  */
 export function recordBytes(record: Omit<AuditRecord, "at"> & { at: string | null }): number {
-  const row = storedRow(record);
-  let text = row.details;
-  for (const value of [
-    row.id,
-    row.at,
-    row.tenant,
-    row.session_id,
-    row.handoff_id,
-    row.action,
-    row.agent,
-    row.actor,
-    row.actor_type,
-  ])
-    if (value !== null) text += value;
-  return encoder.encode(text).length;
+  return encoder.encode(storedValues(storedRow(record)).join("")).length;
 }
 
 /** The usage of one flushed batch (all of one tenant: a batch comes from one object). */

@@ -26,22 +26,14 @@ export const STORED_COLUMNS = [
   "details",
 ] as const;
 
+/** A record, or a row read back as stored, whose `at` may be left to its id. */
+export type RecordOrRow = Omit<AuditRecord, "at"> & { at: string | null };
+
 /** An audit_log row as written: the record's columns in their stored form. */
-export interface StoredRow {
-  id: string;
-  at: string | null;
-  tenant: string;
-  session_id: string | null;
-  handoff_id: string | null;
-  action: string;
-  agent: string | null;
-  actor: string;
-  actor_type: AuditRecord["actor_type"];
-  details: string;
-}
+export type StoredRow = Omit<RecordOrRow, "details"> & { details: string };
 
 /** The row D1 keeps for `record` (a row read back as it is stored comes out the same). */
-export function storedRow(record: Omit<AuditRecord, "at"> & { at: string | null }): StoredRow {
+export function storedRow(record: RecordOrRow): StoredRow {
   return {
     id: record.id,
     at: storedAt(record.id, record.at),
@@ -107,7 +99,7 @@ const isHandoffSubject = (details: Record<string, unknown>) =>
   typeof details.source === "string" && typeof details.mode === "string" && typeof details.policy === "string";
 
 /** The creation time a handoff id says (`hof_<ulid>_…`), as ISO 8601. */
-const handoffIdTime = (handoffId: string) => new Date(idTime(handoffId.slice("hof_".length))).toISOString();
+const handoffIdTime = (handoffId: string) => idTimeIso(handoffId.slice("hof_".length));
 
 /** The details as stored: JSON, session-scoped ids short, a creation time its handoff id says left out. */
 export function storedDetails(

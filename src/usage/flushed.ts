@@ -1,5 +1,5 @@
 import type { AuditRecord } from "../audit/record";
-import { storedRow, storedValues } from "../audit/stored-record";
+import { type RecordOrRow, storedRow, storedValues } from "../audit/stored-record";
 import { counted, type Usage } from "./counts";
 
 /**
@@ -14,7 +14,7 @@ const encoder = new TextEncoder();
  * a lower bound of what the row adds to D1, which also keeps each indexed column again in
  * its index, and page space (docs/operations.md, Usage).
  */
-export function recordBytes(record: Omit<AuditRecord, "at"> & { at: string | null }): number {
+export function recordBytes(record: RecordOrRow): number {
   return encoder.encode(storedValues(storedRow(record)).join("")).length;
 }
 

@@ -22,6 +22,8 @@ import {
 } from "./handoffs/handoff-store";
 import { INBOX_APPROVAL_DDL, INBOX_DDL, INBOX_SCHEMA } from "./inbox-store";
 import { LIVE_DDL, LIVE_NO_RUN_INDEX_DDL } from "./live/live-store";
+import { COMPACTIONS_DDL, MESSAGE_TOKENS_DDL } from "./memory/compaction-store";
+import { MEMORY_DDL } from "./memory/memory-store";
 import { REMOTE_THREADS_DDL } from "./runs/remote-threads";
 import { RUN_CANCEL_DDL, RUN_DDL, RUN_EVENTS_NO_RUN_INDEX_DDL, RUN_SCHEMA, RUN_WORK_DDL } from "./runs/run-store";
 import { TRIGGER_QUEUE_DDL } from "./triggers/trigger-queue";
@@ -101,35 +103,39 @@ const KEYED_BY_ID = ["audit", "timers", "live_events", "run_events", "runs"] as 
  * (SESSION_TABLES_DEFERRED) names it in `SchemaMigration.table`, since an object may not
  * hold that table yet.
  */
-const SESSION_STATEMENTS = withoutAutoincrement(
-  withoutRowid(
-    foldSchemaChanges([
-      ...SESSION_V1_DDL,
-      ...OUTBOX_DDL,
-      ...TIMERS_DDL,
-      ...HANDOFF_DDL,
-      ...FORMAT_DDL,
-      ...HANDOFF_HIDDEN_CALLS_DDL,
-      ...RUN_SCHEMA,
-      ...INBOX_SCHEMA,
-      ...LIVE_DDL,
-      ...TRIGGER_QUEUE_DDL,
-      ...DELIVERIES_DDL,
-      ...FANOUT_DDL,
-      LAST_HANDOFF_ID_DDL,
-      DROP_CONTEXT_COPY_DDL,
-      ...REMOTE_THREADS_DDL,
-      ...OUTBOX_PENDING_ONLY_DDL,
-      ...TIMERS_NO_DUE_INDEX_DDL,
-      ...OUTBOX_WATERMARK_DDL,
-      LIVE_NO_RUN_INDEX_DDL,
-      RUN_EVENTS_NO_RUN_INDEX_DDL,
-    ]),
-    KEYED_BY_ID,
-  ),
-  // v18: the history's `seq` without AUTOINCREMENT (a row of `sqlite_sequence` with every message).
-  ["messages"],
-);
+/** The schema's text from `statements`: changes folded in, tables keyed by id without a rowid, `seq` without AUTOINCREMENT. */
+const madeDirectly = (statements: readonly string[]) =>
+  withoutAutoincrement(
+    withoutRowid(foldSchemaChanges(statements), KEYED_BY_ID),
+    // v18: the history's `seq` without AUTOINCREMENT (a row of `sqlite_sequence` with every message).
+    ["messages"],
+  );
+
+/** Every statement through v21, before messages counted their tokens (v18 rebuilds the history as it was then). */
+const THROUGH_V21 = [
+  ...SESSION_V1_DDL,
+  ...OUTBOX_DDL,
+  ...TIMERS_DDL,
+  ...HANDOFF_DDL,
+  ...FORMAT_DDL,
+  ...HANDOFF_HIDDEN_CALLS_DDL,
+  ...RUN_SCHEMA,
+  ...INBOX_SCHEMA,
+  ...LIVE_DDL,
+  ...TRIGGER_QUEUE_DDL,
+  ...DELIVERIES_DDL,
+  ...FANOUT_DDL,
+  LAST_HANDOFF_ID_DDL,
+  DROP_CONTEXT_COPY_DDL,
+  ...REMOTE_THREADS_DDL,
+  ...OUTBOX_PENDING_ONLY_DDL,
+  ...TIMERS_NO_DUE_INDEX_DDL,
+  ...OUTBOX_WATERMARK_DDL,
+  LIVE_NO_RUN_INDEX_DDL,
+  RUN_EVENTS_NO_RUN_INDEX_DDL,
+];
+
+const SESSION_STATEMENTS = madeDirectly([...THROUGH_V21, MESSAGE_TOKENS_DDL, ...COMPACTIONS_DDL, ...MEMORY_DDL]);
 
 /** A table keyed by id made again without a rowid, its rows kept. */
 const keyedById = (table: (typeof KEYED_BY_ID)[number]) => rebuildTable(SESSION_STATEMENTS, table, `${table}_v13`);
@@ -173,13 +179,20 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 16, statements: keyedById("run_events"), table: "run_events" },
   { version: 17, statements: keyedById("runs"), table: "runs" },
   // The history's seq needs no AUTOINCREMENT: one row fewer written a message.
-  { version: 18, statements: rebuildTable(SESSION_STATEMENTS, "messages", "messages_v17"), table: "messages" },
+  {
+    version: 18,
+    statements: rebuildTable(madeDirectly(THROUGH_V21), "messages", "messages_v17"),
+    table: "messages",
+  },
   // Fewer rows written: a flush marks the newest record it sent, not each one (a watermark).
   { version: 19, statements: OUTBOX_WATERMARK_MIGRATION },
   // Fewer rows written: live events lose their index by run (a run's replay reads on from its start).
   { version: 20, statements: [LIVE_NO_RUN_INDEX_DDL], table: "live_events" },
   // Fewer rows written: a trace event is kept once, in run_events (the live events read it there), without an index by run.
   { version: 21, statements: [RUN_EVENTS_NO_RUN_INDEX_DDL], table: "run_events" },
+  // Long conversations: messages keep their token count; compactions; the memory of facts.
+  { version: 22, statements: [MESSAGE_TOKENS_DDL], table: "messages" },
+  { version: 23, statements: [...COMPACTIONS_DDL, ...MEMORY_DDL] },
 ];
 
 /** The newest schema, made directly in one step (see SESSION_STATEMENTS). */

@@ -74,6 +74,8 @@ export const ERROR_STATUS = {
   SECRET_IN_USE: 409,
   /** The tenant's vault holds as many secrets as it may. */
   VAULT_FULL: 409,
+  /** A session's memory holds as many facts, or characters, as it may (docs/memory.md, Facts). */
+  MEMORY_FULL: 409,
   // 410 — it was here, it expired
   SESSION_EXPIRED: 410,
   // 413 — too large
@@ -88,6 +90,11 @@ export const ERROR_STATUS = {
   NOTHING_TO_RETURN: 422,
   NO_ROUTE: 422,
   MAX_TURNS_EXCEEDED: 422,
+  /**
+   * A turn's input would not fit the agent's budget even compacted as far as it goes, or the
+   * agent's memory strategy is `none` (docs/memory.md, Budgets).
+   */
+  CONTEXT_TOO_LARGE: 422,
   /** An agent's final output failed its output_schema (on_failure: reject, or a repair that failed too). */
   GUARDRAIL_FAILED: 422,
   // 429 — a tenant's quota (docs/operations.md, Quotas)

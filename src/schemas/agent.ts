@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MemoryPolicy } from "./memory";
 import { SecretHeaders, SecretName } from "./vault";
 
 /** Agent names are slugs: they appear in URLs, tool names and audit records. */
@@ -41,9 +42,10 @@ export const HandoffFilter = z.strictObject({
   remove_tool_items: z.boolean().default(false),
   /**
    * What the target sees of the conversation: `full` (after the other filters), `nested`
-   * (one summary message, so long chains do not blow up the context), or `none`.
+   * (one summary message, so long chains do not blow up the context), `summary` (the source's
+   * latest compaction and what followed it, in one message: docs/memory.md), or `none`.
    */
-  history: z.enum(["full", "nested", "none"]).default("full"),
+  history: z.enum(["full", "nested", "summary", "none"]).default("full"),
 });
 export type HandoffFilter = z.infer<typeof HandoffFilter>;
 
@@ -188,6 +190,8 @@ export const AgentDefinition = z
       .min(1)
       .max(7 * 86_400)
       .optional(),
+    /** How its turns stay within the model's context (docs/memory.md); absent: the defaults. */
+    memory: MemoryPolicy.optional(),
     /** Sessions the agent may hold at once; absent: no limit (and no capacity lease). */
     max_concurrent_sessions: z.number().int().min(1).max(1_000_000).optional(),
   })

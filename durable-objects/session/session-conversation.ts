@@ -58,7 +58,10 @@ export class SessionConversation {
     if (!loaded.ok) return loaded;
     const rows = this.k.store.history({ after, limit: limit + 1 });
     const page = rows.slice(0, limit);
-    return ok({ items: page.map((r) => r.item), next_after: rows.length > limit ? (page.at(-1)?.seq ?? null) : null });
+    return ok({
+      items: page.map((r) => ({ ...r.item, tokens: r.tokens })),
+      next_after: rows.length > limit ? (page.at(-1)?.seq ?? null) : null,
+    });
   }
 
   async patchState(patch: SessionStatePatch, actor: Actor = API_ACTOR): Promise<Result<SessionView>> {

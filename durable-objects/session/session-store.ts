@@ -214,6 +214,13 @@ export const SESSION_TABLES_DEFERRED: DeferredTables = {
   together: [HANDOFF_TABLES],
 };
 
+/** A stored history item: its sequence number, the item, and its tokens (null: not counted yet). */
+export interface StoredMessage {
+  seq: number;
+  item: HistoryItem;
+  tokens: number | null;
+}
+
 interface SessionRow {
   session_id: string;
   tenant: string;
@@ -312,10 +319,10 @@ export class SessionStore {
     this.cached = s;
   }
 
-  /** Appends one history item; returns its sequence number (1-based, gap-free per session). */
-  appendMessage(item: HistoryItem & { id: string }, now: number): number {
-    const row = this.sql<{ seq: number }>`INSERT INTO messages (id, role, agent, item, created_at)
-      VALUES (${item.id}, ${item.role}, ${item.agent ?? null}, ${JSON.stringify(item)}, ${now}) RETURNING seq`[0];
+  /** Appends one history item, with its tokens when known; returns its sequence number (1-based, gap-free per session). */
+  appendMessage(item: HistoryItem & { id: string }, now: number, tokens: number | null = null): number {
+    const row = this.sql<{ seq: number }>`INSERT INTO messages (id, role, agent, item, created_at, tokens)
+      VALUES (${item.id}, ${item.role}, ${item.agent ?? null}, ${JSON.stringify(item)}, ${now}, ${tokens}) RETURNING seq`[0];
     if (!row) throw new Error("message insert returned no row");
     if (this.length !== undefined) this.length += 1;
     return row.seq;
@@ -329,16 +336,35 @@ export class SessionStore {
     return this.length;
   }
 
-  /** History items in order, after sequence `after` (exclusive); all of them without a limit. */
-  history({ after = 0, limit = -1 }: { after?: number; limit?: number } = {}): { seq: number; item: HistoryItem }[] {
+  /**
+   * History items in order, after sequence `after` (exclusive), each with its tokens (null: not
+   * counted yet, docs/memory.md); all of them without a limit.
+   */
+  history({ after = 0, limit = -1 }: { after?: number; limit?: number } = {}): StoredMessage[] {
     if (!this.tables.has("messages")) return [];
     return this.sql<{
       seq: number;
       item: string;
-    }>`SELECT seq, item FROM messages WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`.map((row) => ({
+      tokens: number | null;
+    }>`SELECT seq, item, tokens FROM messages WHERE seq > ${after} ORDER BY seq LIMIT ${limit}`.map((row) => ({
       seq: row.seq,
       item: JSON.parse(row.item) as HistoryItem,
+      tokens: row.tokens,
     }));
+  }
+
+  /** One message by the tool call it answers (the latest, if several), or undefined. */
+  toolOutput(callId: string): HistoryItem | undefined {
+    if (!this.tables.has("messages")) return undefined;
+    const row = this.sql<{ item: string }>`SELECT item FROM messages
+      WHERE role = 'tool' AND json_extract(item, '$.tool_call_id') = ${callId} ORDER BY seq DESC LIMIT 1`[0];
+    return row ? (JSON.parse(row.item) as HistoryItem) : undefined;
+  }
+
+  /** Records counted tokens of messages stored without them (inside the caller's transaction). */
+  setTokens(counts: ReadonlyMap<number, number>): void {
+    for (const [seq, tokens] of counts)
+      this.sql`UPDATE messages SET tokens = ${tokens} WHERE seq = ${seq} AND tokens IS NULL`;
   }
 
   /** History items added from `fromMs` to `toMs` (milliseconds, inclusive), in order, at most `limit`. */

@@ -21,6 +21,7 @@ import { liveHandoffStatus } from "../../src/runtime/live-events";
 import type { Fanout, FanoutStart } from "../../src/schemas/collaboration";
 import type { Handoff } from "../../src/schemas/handoff";
 import type { InboxAnswer, InboxItem } from "../../src/schemas/inbox";
+import type { CompactionList } from "../../src/schemas/memory";
 import type { Run, TracePage } from "../../src/schemas/run";
 import type { AgentTurnStatus, SessionMessage, SessionStatePatch, SessionView } from "../../src/schemas/session";
 import { type SessionRecord, toView } from "../../src/sessions/model";
@@ -36,6 +37,7 @@ import { SessionHandoffs } from "./handoffs/session-handoffs";
 import { InboxStore } from "./inbox-store";
 import { LiveHub } from "./live/live-hub";
 import { LiveStore } from "./live/live-store";
+import { CompactionStore } from "./memory/compaction-store";
 import { RemoteThreads } from "./runs/remote-threads";
 import { RunStore } from "./runs/run-store";
 import { runEndHook, runTimers } from "./runs/run-timers";
@@ -63,6 +65,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   private readonly kernel: SessionKernel;
   private readonly handoffs: SessionHandoffs;
   private readonly runs: SessionRuns;
+  private readonly compactionStore: CompactionStore;
   private readonly views: RunViews;
   private readonly triggers: SessionTriggers;
   private readonly deliveries: SessionDeliveries;
@@ -113,7 +116,16 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     this.handoffs = new SessionHandoffs(this.kernel, this.sql);
     this.fanout = new SessionFanout(this.kernel, runStore, new FanoutStore(this.sql, this.schema));
     const threads = new RemoteThreads(this.sql, this.schema);
-    this.runs = new SessionRuns(this.kernel, runStore, this.handoffs, points, this.fanout, threads);
+    this.compactionStore = new CompactionStore(this.sql, this.schema);
+    this.runs = new SessionRuns(
+      this.kernel,
+      runStore,
+      this.handoffs,
+      points,
+      this.fanout,
+      threads,
+      this.compactionStore,
+    );
     this.views = new RunViews(this.kernel, this.runs, this.hub);
     this.triggers = new SessionTriggers(this.kernel, this.handoffs, runStore, points);
     this.conversation = new SessionConversation(this.kernel, this.triggers, this.handoffs);
@@ -157,6 +169,13 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   /** The conversation in order, `limit` items after sequence number `after`. */
   async history(page: { after?: number; limit?: number } = {}): Promise<Result<HistoryPage>> {
     return this.conversation.history(page);
+  }
+
+  /** Every compaction of the session's views, oldest first (docs/memory.md). */
+  async compactions(): Promise<Result<CompactionList>> {
+    const loaded = this.kernel.live();
+    if (!loaded.ok) return loaded;
+    return ok({ compactions: this.compactionStore.list() });
   }
 
   patchState(patch: SessionStatePatch, actor: Actor = API_ACTOR): Promise<Result<SessionView>> {

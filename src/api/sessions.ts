@@ -141,6 +141,10 @@ export const sessions = new Hono<AppEnv>()
     const id = c.req.param("id");
     return historyPage(c, id, (query) => sessionStub(c, id).history(query));
   })
+  .get("/:id/compactions", async (c) => {
+    const id = c.req.param("id");
+    return c.json(await settle(c, id, await sessionStub(c, id).compactions()));
+  })
   .post("/:id/messages", async (c) => {
     const id = c.req.param("id");
     const message = await readJson(c, SessionMessage);

@@ -54,6 +54,7 @@ function json(value: unknown): string {
 
 const FILTER_WORDS: Record<string, string> = {
   "history:nested": "nested into one summary message",
+  "history:summary": "the handing agent's latest summary and what followed it, in one message",
   remove_tool_items: "tool calls and outputs removed",
   redact_pii: "personal data (cards, SSNs, e-mails, phone numbers) masked",
 };

@@ -96,8 +96,10 @@ export function historyFilters(spec: FilterSpec | undefined, includeContext = tr
   if (spec?.max_history !== undefined)
     filters.push({ name: `max_history:${spec.max_history}`, filter: keepHistory(spec.max_history) });
   if (spec?.redact_pii) filters.push({ name: "redact_pii", filter: redactPiiItems });
-  // Last: what is nested is what the other filters kept, masked.
-  if (spec?.history === "nested") filters.push({ name: "history:nested", filter: nestHistory });
+  // Last: what is nested is what the other filters kept, masked. `summary` nests what the
+  // session chose for it (the source's compaction and what followed: docs/memory.md).
+  if (spec?.history === "nested" || spec?.history === "summary")
+    filters.push({ name: `history:${spec.history}`, filter: nestHistory });
   return filters;
 }
 

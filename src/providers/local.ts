@@ -5,6 +5,7 @@
  * machine). It understands nothing: synonyms, negation and paraphrase all escape it.
  */
 import { abortError } from "./failures";
+import { extractiveDigest } from "./local-digest";
 import type { ChatProvider, ChatRequest, ChatResponse, OnText, ToolSpec } from "./types";
 import { fallbackCallId } from "./wire";
 
@@ -168,8 +169,9 @@ function quote(text: string): string {
  * `tool_choice: "auto"` (an agent's turn): the same choice among the tools not yet called
  * since the last user message — so an agent handed a conversation can pass it on once more
  * but two agents never bounce the same message back and forth — and a plain answer that
- * quotes the message when no tool matches (or none is offered). `"none"`, or no tools
- * otherwise: content only.
+ * quotes the message when no tool matches (or none is offered). `"none"`: an extractive
+ * digest of the last user message (a summary request's transcript). No tools otherwise:
+ * content only.
  */
 export class LocalProvider implements ChatProvider {
   readonly name = "local" as const;
@@ -193,7 +195,12 @@ export class LocalProvider implements ChatProvider {
     if (signal.aborted) throw abortError(signal, this.name);
     // An agent's turn answers even with no tools to offer (a fan-out task): it quotes the message.
     if (req.tool_choice === "auto") return agentTurn(req);
-    if (req.tool_choice === "none" || req.tools.length === 0) {
+    // No tools to choose from: what a summary request asks (docs/memory.md), a digest of the message.
+    if (req.tool_choice === "none") {
+      const last = req.messages.findLast((message) => message.role === "user");
+      return { tool_calls: [], content: last ? extractiveDigest(last.content) : "" };
+    }
+    if (req.tools.length === 0) {
       return { tool_calls: [], content: "local provider: no tools offered" };
     }
     const last = req.messages.findLast((message) => message.role === "user");

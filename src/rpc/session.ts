@@ -4,9 +4,16 @@ import type { AddedMessage, LocalAuditRecord, MessageRun } from "../schemas/api"
 import type { Fanout, FanoutStart } from "../schemas/collaboration";
 import type { Handoff, HandoffRequest, HistoryItem } from "../schemas/handoff";
 import type { InboxAnswer, InboxItem } from "../schemas/inbox";
+import type { CompactionList } from "../schemas/memory";
 import type { RouteDecision } from "../schemas/routing";
 import type { Run, ToolOutputs, TracePage } from "../schemas/run";
-import type { AgentTurnStatus, SessionMessage, SessionStatePatch, SessionView } from "../schemas/session";
+import type {
+  AgentTurnStatus,
+  SessionMessage,
+  SessionStatePatch,
+  SessionView,
+  StoredHistoryItem,
+} from "../schemas/session";
 
 export type { AddedMessage, LocalAuditRecord, MessageRun };
 
@@ -36,7 +43,7 @@ export interface SessionAuditPage {
 }
 
 export interface HistoryPage {
-  items: HistoryItem[];
+  items: StoredHistoryItem[];
   next_after: number | null;
 }
 
@@ -95,6 +102,8 @@ export interface SessionRpc {
   get(): Promise<Result<SessionView>>;
   addMessage(message: SessionMessage, caller?: Actor): Promise<Result<AddedMessage>>;
   history(page?: { after?: number; limit?: number }): Promise<Result<HistoryPage>>;
+  /** Every compaction of the session's views, oldest first (docs/memory.md). */
+  compactions(): Promise<Result<CompactionList>>;
   patchState(patch: SessionStatePatch, actor?: Actor): Promise<Result<SessionView>>;
   setAgentStatus(agent: string, status: AgentTurnStatus, actor?: Actor): Promise<Result<SessionView>>;
   delete(actor?: Actor): Promise<Result<{ deleted: true }>>;

@@ -27,7 +27,9 @@ export type ToolBinding =
   /** A registry tool: run over HTTP by Relay, or by the API client. */
   | { kind: "function"; tool: ToolDefinition }
   /** Talking to another agent (docs/collaboration.md): ask (a query it answers), notify, broadcast. */
-  | { kind: "peer"; action: "ask" | "notify" | "broadcast" | "fan_out"; parameters: Record<string, unknown> };
+  | { kind: "peer"; action: "ask" | "notify" | "broadcast" | "fan_out"; parameters: Record<string, unknown> }
+  /** The memory's own tools (docs/memory.md), answered by the session at once. */
+  | { kind: "memory"; parameters: Record<string, unknown> };
 
 export interface AgentTools {
   tools: ToolSpec[];
@@ -171,6 +173,18 @@ export function agentTools(input: AgentToolsInput): AgentTools {
       ...tools.filter((t) => bindings.get(t.function.name)?.kind === "peer").map((t) => t.function.name),
     ],
   };
+}
+
+/**
+ * The tools with the memory's own added (`read_tool_output`, `remember`, `forget`), when a
+ * registry tool of the agent's does not already take the name.
+ */
+export function withMemoryTools(tools: AgentTools, memory: readonly ToolSpec[]): AgentTools {
+  const added = memory.filter((spec) => !tools.bindings.has(spec.function.name));
+  if (added.length === 0) return tools;
+  const bindings = new Map(tools.bindings);
+  for (const spec of added) bindings.set(spec.function.name, { kind: "memory", parameters: spec.function.parameters });
+  return { ...tools, tools: [...tools.tools, ...added], bindings };
 }
 
 /** Names of the agent-to-agent tools (a registry tool may not take them). */

@@ -47,9 +47,12 @@ export interface TurnDecision {
   ignored_call_ids: string[];
   /** Registry tool calls to run, in call order. */
   calls: FunctionCall[];
+  /** Calls to the memory's own tools with valid arguments, answered by the session before the step is written. */
+  memory_calls: ToolCall[];
 }
 
-function toolOutput(agent: string, call: ToolCall, content: string): HistoryItem {
+/** A tool call's output item. */
+export function toolOutput(agent: string, call: ToolCall, content: string): HistoryItem {
   return { role: "tool", agent, type: "tool_output", tool_name: call.name, tool_call_id: call.id, content };
 }
 
@@ -132,10 +135,12 @@ export function interpretTurn(agent: string, response: ChatResponse, tools: Agen
       action: { type: "final", output: response.content ?? "" },
       ignored_call_ids: [],
       calls: [],
+      memory_calls: [],
     };
 
   const outputs: HistoryItem[] = [];
   const functions: FunctionCall[] = [];
+  const memory: ToolCall[] = [];
   const ignored: string[] = [];
   let action: TurnAction = { type: "continue" };
   let first: ToolCall | null = null;
@@ -143,6 +148,12 @@ export function interpretTurn(agent: string, response: ChatResponse, tools: Agen
     const binding = tools.bindings.get(call.name);
     if (!binding) {
       outputs.push(toolOutput(agent, call, unknownCall(call, tools)));
+      continue;
+    }
+    if (binding.kind === "memory") {
+      const refused = checkFunctionCall(call, binding.parameters);
+      if (refused === null) memory.push(call);
+      else outputs.push(toolOutput(agent, call, refused));
       continue;
     }
     if (binding.kind === "function" || binding.kind === "peer") {
@@ -177,7 +188,7 @@ export function interpretTurn(agent: string, response: ChatResponse, tools: Agen
         ? { type: "escalate", call, reason: checked.reason }
         : { type: "handoff", call, binding, reason: checked.reason, input: checked.input };
   }
-  return { assistant, outputs, action, ignored_call_ids: ignored, calls: functions };
+  return { assistant, outputs, action, ignored_call_ids: ignored, calls: functions, memory_calls: memory };
 }
 
 /** The output the run gives a handoff call once the engine has answered. */

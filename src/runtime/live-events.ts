@@ -15,6 +15,7 @@ const TRACE_TYPES: Record<TraceEvent["event_type"], LiveEventType> = {
   guardrail: "guardrail",
   agent_complete: "agent_completed",
   agent_error: "agent_error",
+  compaction: "compaction",
 };
 
 /** A trace event as a live event (same id, so trace and live positions agree). */

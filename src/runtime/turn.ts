@@ -1,13 +1,13 @@
 import { deadline } from "../lib/deadline";
 import { raceAbort } from "../providers/failures";
-import type { ChatProvider, OnText } from "../providers/types";
+import type { ChatProvider, OnText, ToolSpec } from "../providers/types";
 import { isProviderError } from "../providers/types";
 import type { AgentDefinition } from "../schemas/agent";
-import type { HandoffContext } from "../schemas/handoff";
+import type { HandoffContext, HistoryItem } from "../schemas/handoff";
 import type { ToolDefinition } from "../schemas/tool";
-import { type AgentTools, agentTools } from "./agent-tools";
+import { type AgentTools, agentTools, withMemoryTools } from "./agent-tools";
 import type { AgentTurnRequest, AgentTurnResult } from "./agent-turn";
-import { agentView, type SequencedItem, systemPrompt, toChatMessages } from "./messages";
+import { systemPrompt, toChatMessages } from "./messages";
 
 /** Building one agent turn, and carrying it to a model. */
 
@@ -29,9 +29,17 @@ export interface TurnInput {
     state: Record<string, unknown>;
     last_handoff_context: HandoffContext | null;
   };
-  history: readonly SequencedItem[];
+  /**
+   * The conversation as the agent's turn sends it: its view (messages.ts, `agentView`), after
+   * its compaction and with large tool outputs cut (docs/memory.md).
+   */
+  view: readonly HistoryItem[];
   /** The model when the agent names none. */
   default_model: string;
+  /** The session memory's prompt section, when it holds facts. */
+  facts?: string | null;
+  /** The memory's own tools this turn: `read_tool_output` (an output in view was cut), `remember` and `forget`. */
+  memory_tools?: readonly ToolSpec[];
 }
 
 export interface TurnPlan {
@@ -39,18 +47,26 @@ export interface TurnPlan {
   tools: AgentTools;
 }
 
+/** The handoff context the agent holds the session through, if any. */
+export function heldContext(agent: string, session: TurnInput["session"]): HandoffContext | null {
+  return session.last_handoff_context?.to_agent === agent ? session.last_handoff_context : null;
+}
+
 /** The request for the agent's next turn and the tools it is offered. */
 export function planTurn(input: TurnInput): TurnPlan {
   const { agent, session } = input;
-  const tools = agentTools({
-    agent,
-    directory: input.directory,
-    stack: session.handoff_stack,
-    state: session.state,
-    registry_tools: input.registry_tools,
-  });
-  const context = session.last_handoff_context?.to_agent === agent.name ? session.last_handoff_context : null;
-  const view = agentView(agent.name, input.history, context);
+  const tools = withMemoryTools(
+    agentTools({
+      agent,
+      directory: input.directory,
+      stack: session.handoff_stack,
+      state: session.state,
+      registry_tools: input.registry_tools,
+    }),
+    input.memory_tools ?? [],
+  );
+  const context = heldContext(agent.name, session);
+  const system = [systemPrompt(agent, context), input.facts].filter(Boolean).join("\n\n");
   return {
     tools,
     request: {
@@ -58,7 +74,7 @@ export function planTurn(input: TurnInput): TurnPlan {
       run_id: input.run_id,
       agent: agent.name,
       model: agent.model ?? input.default_model,
-      messages: [{ role: "system", content: systemPrompt(agent, context) }, ...toChatMessages(view)],
+      messages: [{ role: "system", content: system }, ...toChatMessages(input.view)],
       tools: tools.tools,
       context,
     },

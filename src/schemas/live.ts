@@ -18,6 +18,7 @@ export const LIVE_EVENT_TYPES = [
   "guardrail",
   "agent_completed",
   "agent_error",
+  "compaction",
   "approval_required",
   "message",
   "run_started",

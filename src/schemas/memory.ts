@@ -109,3 +109,7 @@ export const MemoryView = z.strictObject({
   }),
 });
 export type MemoryView = z.infer<typeof MemoryView>;
+
+/** `GET /v1/sessions/:id/compactions`: every compaction of the session, oldest first. */
+export const CompactionList = z.strictObject({ compactions: z.array(Compaction) });
+export type CompactionList = z.infer<typeof CompactionList>;

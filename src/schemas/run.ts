@@ -41,6 +41,8 @@ export const TraceEventType = z.enum([
   "agent_start",
   "agent_complete",
   "agent_error",
+  /** The agent's view was compacted before its turn (docs/memory.md). */
+  "compaction",
 ]);
 export type TraceEventType = z.infer<typeof TraceEventType>;
 
@@ -59,6 +61,16 @@ export const TraceDetails = z.object({
   outcome: z.string().optional(),
   /** A model call asked to stream: whether its text came in pieces (false: the provider or model answered whole). */
   streamed: z.boolean().optional(),
+  /** A compaction: its id and strategy, the items it covers, the view's tokens before and after. */
+  compaction: z
+    .object({
+      id: z.string(),
+      strategy: z.enum(["summarize", "trim"]),
+      items: z.number(),
+      tokens_before: z.number(),
+      tokens_after: z.number(),
+    })
+    .optional(),
 });
 export type TraceDetails = z.infer<typeof TraceDetails>;
 

@@ -1,6 +1,14 @@
 import { z } from "zod";
 import { AgentName } from "./agent";
-import { ContentText, HandoffContext, HandoffMode, HandoffPolicy, HandoffStatus, HistoryItemType } from "./handoff";
+import {
+  ContentText,
+  HandoffContext,
+  HandoffMode,
+  HandoffPolicy,
+  HandoffStatus,
+  HistoryItem,
+  HistoryItemType,
+} from "./handoff";
 import { isReservedKey, RESERVED_KEYS, withoutReservedKeys } from "./reserved-keys";
 
 /** Session schemas: the bodies of the `/v1/sessions` routes and the view `GET /v1/sessions/:id` returns. */
@@ -179,3 +187,7 @@ export const SessionIndexRow = z.strictObject({
   handoff_count: z.number().int().min(0),
 });
 export type SessionIndexRow = z.infer<typeof SessionIndexRow>;
+
+/** A history item as `GET /v1/sessions/:id/messages` lists it: with its tokens (null: not counted yet, docs/memory.md). */
+export const StoredHistoryItem = HistoryItem.extend({ tokens: z.number().int().min(0).nullable() });
+export type StoredHistoryItem = z.infer<typeof StoredHistoryItem>;

@@ -82,7 +82,12 @@ export interface FakeOpenAIOptions {
   baseUrl?: string;
   /** Decides the answer from the request; default: call the first offered tool. */
   respond?: (req: RecordedRequest) => FakeReply | Promise<FakeReply>;
+  /** The `completion_tokens` the usage reports for an answer; default 7 (with 42 prompt tokens). */
+  completionTokens?: (reply: Extract<FakeReply, { kind: "tools" | "content" }>) => number;
 }
+
+type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+const FIXED_USAGE: Usage = { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 };
 
 export interface FakeOpenAI {
   handler: HttpHandler;
@@ -100,7 +105,11 @@ const ERROR_TYPES: Record<number, string> = {
 
 let completionSeq = 0;
 
-function completion(model: string, reply: Extract<FakeReply, { kind: "tools" | "content" }>): Record<string, unknown> {
+function completion(
+  model: string,
+  reply: Extract<FakeReply, { kind: "tools" | "content" }>,
+  usage: Usage = FIXED_USAGE,
+): Record<string, unknown> {
   completionSeq += 1;
   const message =
     reply.kind === "tools"
@@ -127,7 +136,7 @@ function completion(model: string, reply: Extract<FakeReply, { kind: "tools" | "
     created: 1_767_225_600,
     model,
     choices: [{ index: 0, message, logprobs: null, finish_reason: reply.kind === "tools" ? "tool_calls" : "stop" }],
-    usage: { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 },
+    usage,
     system_fingerprint: "fp_fake",
   };
 }
@@ -188,6 +197,8 @@ export function streamChunks(
   return out;
 }
 
+type UsageOf = (reply: Extract<FakeReply, { kind: "tools" | "content" }>) => Usage;
+
 let cancelled = 0;
 
 /** A `text/event-stream` of `data` payloads, `gapMs` apart. */
@@ -211,18 +222,18 @@ function sse(data: string[], gapMs = 0): Response {
   return new HttpResponse(body, { status: 200, headers: { "content-type": "text/event-stream" } });
 }
 
-async function toResponse(model: string, reply: FakeReply, stream = false): Promise<Response> {
+async function toResponse(model: string, reply: FakeReply, stream = false, usage?: UsageOf): Promise<Response> {
   switch (reply.kind) {
     case "delay":
       await delay(reply.ms);
-      return toResponse(model, reply.reply, stream);
+      return toResponse(model, reply.reply, stream, usage);
     case "whole":
-      return toResponse(model, reply.reply, false);
+      return toResponse(model, reply.reply, false, usage);
     case "raw-stream":
       return sse(reply.data, reply.gapMs);
     case "paced":
       if (!stream || (reply.reply.kind !== "tools" && reply.reply.kind !== "content"))
-        return toResponse(model, reply.reply, stream);
+        return toResponse(model, reply.reply, stream, usage);
       return sse(streamChunks(model, reply.reply, reply.pieceChars), reply.gapMs);
     case "garbage":
       return new HttpResponse(reply.text, { status: 200, headers: { "content-type": "application/json" } });
@@ -240,7 +251,7 @@ async function toResponse(model: string, reply: FakeReply, stream = false): Prom
       );
     case "tools":
     case "content":
-      return stream ? sse(streamChunks(model, reply)) : HttpResponse.json(completion(model, reply));
+      return stream ? sse(streamChunks(model, reply)) : HttpResponse.json(completion(model, reply, usage?.(reply)));
   }
 }
 
@@ -266,7 +277,13 @@ export function fakeOpenAI(options: FakeOpenAIOptions = {}): FakeOpenAI {
       body,
     };
     requests.push(recorded);
-    return toResponse(body.model, await respond(recorded), body.stream === true);
+    const usage: UsageOf | undefined = options.completionTokens
+      ? (reply) => {
+          const completion_tokens = options.completionTokens!(reply);
+          return { prompt_tokens: 42, completion_tokens, total_tokens: 42 + completion_tokens };
+        }
+      : undefined;
+    return toResponse(body.model, await respond(recorded), body.stream === true, usage);
   });
   let abortedRequests = 0;
   const baseline = cancelled;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { agentTools } from "../../src/runtime/agent-tools";
+import { READ_TOOL_OUTPUT_SPEC } from "../../src/memory/tool-output";
+import { agentTools, withMemoryTools } from "../../src/runtime/agent-tools";
 import { escalationOutput, handoffOutput, interpretTurn, schemaErrors } from "../../src/runtime/interpret";
 import { AgentDefinition } from "../../src/schemas/agent";
 
@@ -31,6 +32,7 @@ describe("what an agent's response means", () => {
       action: { type: "final", output: "Hello" },
       ignored_call_ids: [],
       calls: [],
+      memory_calls: [],
     });
   });
 
@@ -114,5 +116,20 @@ describe("what an agent's response means", () => {
       tool_call_id: "h",
       content: "A person answered: yes",
     });
+  });
+
+  it("a memory tool: answered by the session when its arguments fit, an error the model sees when not", () => {
+    const withMemory = withMemoryTools(tools, [READ_TOOL_OUTPUT_SPEC]);
+    const good = call("m1", "read_tool_output", { call_id: "c9", offset: 100 });
+    const bad = call("m2", "read_tool_output", { call_id: "c9", offset: -1 });
+    const d = interpretTurn("desk", { content: null, tool_calls: [good, bad] }, withMemory);
+    expect(d.memory_calls).toEqual([good]);
+    expect(d.calls).toEqual([]);
+    expect(d.outputs).toEqual([
+      expect.objectContaining({ tool_call_id: "m2", content: expect.stringMatching(/^Error: /) }),
+    ]);
+    expect(d.action).toEqual({ type: "continue" });
+    // Offered only when added: without it, the same call is one the agent may not make.
+    expect(interpretTurn("desk", { content: null, tool_calls: [good] }, tools).memory_calls).toEqual([]);
   });
 });

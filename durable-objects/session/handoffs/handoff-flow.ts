@@ -14,6 +14,7 @@ import {
   type StepContext,
   stored,
 } from "../../../src/handoff/record";
+import { summaryItem } from "../../../src/memory/summary";
 import type { Lease } from "../../../src/rpc/agent";
 import type { HandoffAccepted, StartHandoffArgs } from "../../../src/rpc/session";
 import { withoutCalls } from "../../../src/runtime/messages";
@@ -22,6 +23,7 @@ import type { HandoffContext, HistoryItem } from "../../../src/schemas/handoff";
 import { agentCapacity } from "../../../src/services/agent-capacity";
 import type { SessionRecord } from "../../../src/sessions/model";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
+import type { CompactionStore } from "../memory/compaction-store";
 import { auditScope, type SessionKernel } from "../session-kernel";
 import { type CommitKernel, commitStep, type StepOptions } from "./handoff-commit";
 import { type HandoffLeases, LEASE_TTL_MS } from "./handoff-leases";
@@ -46,6 +48,7 @@ export class HandoffFlow {
     private readonly k: Pick<SessionKernel, "env" | "live" | "now"> & CommitKernel,
     readonly store: HandoffStore,
     readonly leases: HandoffLeases,
+    private readonly compactions: Pick<CompactionStore, "latest">,
   ) {}
 
   /** initiated → validating, then the decision, with the agents validation reads. */
@@ -167,10 +170,13 @@ export class HandoffFlow {
 
   /** transferring → completed, with the context the target receives (from the session's history as it is now). */
   completeStep(row: HandoffRow, ctx: StepContext): { step: Advanced; context: HandoffContext } {
+    const hidden = new Set(row.hidden_calls);
     const history =
-      row.record.request.conversation_history === undefined
-        ? withoutCalls(this.sessionHistory(), new Set(row.hidden_calls))
-        : undefined;
+      row.record.request.conversation_history !== undefined
+        ? undefined
+        : row.plan!.filter?.history === "summary"
+          ? withoutCalls(this.sinceSummary(row.plan!.source), hidden)
+          : withoutCalls(this.sessionHistory(), hidden);
     const context = buildHandoffContext({
       request: row.record.request,
       validated: row.plan!,
@@ -180,6 +186,20 @@ export class HandoffFlow {
       history_length: this.k.store.historyLength(),
     });
     return { step: must(advance(row, { type: "complete" }, ctx, { context })), context };
+  }
+
+  /**
+   * What `history: summary` passes on (docs/memory.md, Across handoffs): the source's latest
+   * compaction and the messages after it; with no compaction yet, the whole conversation (the
+   * filter nests it into one message either way).
+   */
+  sinceSummary(source: string): HistoryItem[] {
+    const held = this.k.store.load()?.last_handoff_context;
+    const handoffId = held?.to_agent === source ? held.metadata.handoff_id : null;
+    const compaction = this.compactions.latest(source, handoffId);
+    if (!compaction) return this.sessionHistory();
+    const after = Math.max(compaction.through_seq, handoffId ? (held?.metadata.history_length ?? 0) : 0);
+    return [summaryItem(compaction), ...this.k.store.history({ after }).map((r) => r.item)];
   }
 
   /** The conversation so far (no read when the kept length says it is empty). */

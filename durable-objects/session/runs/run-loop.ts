@@ -1,16 +1,19 @@
 import { SYSTEM_ACTOR } from "../../../src/audit/record";
 import type { ErrorBody } from "../../../src/errors";
+import { type CountedItem, MESSAGE_OVERHEAD } from "../../../src/memory/tokens";
+import type { TokenUsage } from "../../../src/providers/types";
 import { interpretTurn } from "../../../src/runtime/interpret";
 import { RUN_WAIT_MS, turnStepMs } from "../../../src/runtime/run-deadlines";
 import { traceArgs, traceEvent } from "../../../src/runtime/run-record";
 import { planWork } from "../../../src/runtime/tool-work";
-import { planTurn } from "../../../src/runtime/turn";
 import type { AgentDefinition } from "../../../src/schemas/agent";
+import type { HistoryItem } from "../../../src/schemas/handoff";
 import type { TraceEvent } from "../../../src/schemas/run";
 import { agentModels } from "../../../src/services/agent-models";
 import { type AgentDirectory, agentDirectory } from "../../../src/services/registry-cache";
 import { countToolCalls } from "../../../src/services/usage-meter";
 import type { SessionRecord } from "../../../src/sessions/model";
+import type { ConversationMemory } from "../memory/conversation-memory";
 import type { SessionKernel } from "../session-kernel";
 import type { RemoteThreads } from "./remote-threads";
 import type { RunAnswer } from "./run-answer";
@@ -21,6 +24,11 @@ import type { RunPauses } from "./run-pauses";
 import type { RunSteps } from "./run-steps";
 import type { RunRow } from "./run-store";
 import { cutMessage, type RunStreams } from "./run-streams";
+
+/** The model's answer as stored: with the provider's count of it, when it gave one (docs/memory.md). */
+function assistantItem(item: HistoryItem, usage: TokenUsage | undefined): CountedItem {
+  return usage ? { ...item, tokens: usage.completion_tokens + MESSAGE_OVERHEAD } : item;
+}
 
 /**
  * The loop that drives a run: the current agent's turn, repeated while it calls tools and
@@ -42,6 +50,7 @@ export class RunLoop {
     private readonly answer: RunAnswer,
     private readonly streams: RunStreams,
     private readonly threads: RemoteThreads,
+    private readonly memory: ConversationMemory,
   ) {}
 
   private get store() {
@@ -154,17 +163,26 @@ export class RunLoop {
     agent: AgentDefinition,
     directory: AgentDirectory,
   ): Promise<boolean> {
-    const now = this.k.now();
     const models = await agentModels(this.k.env, session.tenant);
-    const plan = planTurn({
-      run_id: row.run.id,
-      agent,
-      directory: directory.byName,
-      registry_tools: directory.tools,
+    // The view within the agent's budget, compacted first when it must be (docs/memory.md).
+    const prepared = await this.memory.prepare({
+      row,
       session,
-      history: this.k.store.history(),
-      default_model: models.default_model,
+      agent,
+      directory,
+      models,
+      facts: null,
+      tools: [],
+      beforeSummary: (ms) => this.steps.record(row, this.k.now(), ms).then(() => undefined),
+      continuing: () => this.steps.continuing(row.run.id) !== null,
     });
+    if (!prepared.ok || prepared.value === null) {
+      if (!prepared.ok && this.steps.continuing(row.run.id))
+        await this.steps.finish(row.run.id, "failed", { error: prepared.error }, undefined, agent.name);
+      return false;
+    }
+    const { plan } = prepared.value;
+    const now = this.k.now();
     const started = await this.steps.record(
       { ...row, run: { ...row.run, agent: agent.name, turns: row.run.turns + 1 }, step: "turn" },
       now,
@@ -258,13 +276,16 @@ export class RunLoop {
     const current = this.steps.continuing(row.run.id);
     if (!current) return false;
     const work = planWork(agent, decision);
+    const memory = await this.memory.answer(agent, plan.request.model, decision.memory_calls);
     await this.steps.commitStep(
       current,
       { ...started, step: work ? "tools" : "turn", work },
-      [decision.assistant, ...decision.outputs],
+      [assistantItem(decision.assistant, usage), ...decision.outputs, ...memory.outputs],
       events,
       [],
       this.k.now(),
+      0,
+      memory.write,
     );
     return true;
   }

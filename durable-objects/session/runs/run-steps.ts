@@ -2,6 +2,7 @@ import type { AuditScope } from "../../../src/audit/events";
 import { type Actor, type AuditRecord, SYSTEM_ACTOR } from "../../../src/audit/record";
 import { inboxItemClosed } from "../../../src/audit/run-events";
 import { ulid } from "../../../src/lib/ulid";
+import { type CountedItem, itemTokens, loadedTokenizer } from "../../../src/memory/tokens";
 import { closeItem } from "../../../src/runtime/inbox";
 import { liveMessage } from "../../../src/runtime/live-events";
 import { resumeAt } from "../../../src/runtime/run-deadlines";
@@ -47,19 +48,22 @@ export class RunSteps {
 
   /**
    * One step: history items, the run row, its events and audit records, in one transaction;
-   * the watchdog past `stepMs`, what the next step (recorded in `row`) may take.
+   * the watchdog past `stepMs`, what the next step (recorded in `row`) may take; `extra`, other
+   * writes of the step (the memory's).
    */
   async commitStep(
     session: SessionRecord,
     row: RunRow,
-    items: HistoryItem[],
+    items: CountedItem[],
     events: TraceEvent[],
     records: AuditRecord[],
     now: number,
     stepMs = 0,
+    extra?: () => void,
   ): Promise<void> {
     const next = { ...row, run: { ...row.run, updated_at: new Date(now).toISOString() } };
     await this.k.commit(touch(session, now), records, () => {
+      extra?.();
       this.append(session, items, now, row.run.id);
       this.store.save(next);
       this.store.addEvents(events);
@@ -133,14 +137,17 @@ export class RunSteps {
    * the run's own records say what it did, and the sessions index counts the history when the
    * outbox flushes (docs/sessions.md, Audit).
    */
-  append(session: SessionRecord, items: readonly HistoryItem[], now: number, runId: string | null): void {
-    for (const raw of items) {
+  append(session: SessionRecord, items: readonly CountedItem[], now: number, runId: string | null): void {
+    const count = loadedTokenizer();
+    for (const { tokens, ...raw } of items) {
       const item = {
         ...raw,
         id: raw.id ?? `msg_${ulid(now)}`,
         created_at: raw.created_at ?? new Date(now).toISOString(),
       };
-      this.k.store.appendMessage(item as HistoryItem & { id: string }, now);
+      // The provider's count when it gave one; else counted when this isolate has the tokenizer (docs/memory.md).
+      const counted = tokens ?? (count ? itemTokens(item, count) : null);
+      this.k.store.appendMessage(item as HistoryItem & { id: string }, now, counted);
       this.k.liveEvents.append([liveMessage(session.id, runId, item, now)]);
     }
   }

@@ -30,8 +30,9 @@ import {
   FanoutStart,
 } from "../../schemas/collaboration";
 import { EventSubscription, EventSubscriptionInput } from "../../schemas/events";
-import { Handoff, HandoffIndexRow, HandoffRequest, HistoryItem } from "../../schemas/handoff";
+import { Handoff, HandoffIndexRow, HandoffRequest } from "../../schemas/handoff";
 import { InboxIndexRow, InboxItem, InboxResolve } from "../../schemas/inbox";
+import { CompactionList } from "../../schemas/memory";
 import { RouteDecision, RouteRequest, RoutingConfigPatch } from "../../schemas/routing";
 import { Run, ToolOutputs, TraceEvent } from "../../schemas/run";
 import {
@@ -42,6 +43,7 @@ import {
   SessionMessage,
   SessionStatePatch,
   SessionView,
+  StoredHistoryItem,
   TriggerFire,
 } from "../../schemas/session";
 import { ConfigView, SigningSecret, SigningSecretRotate } from "../../schemas/signing";
@@ -473,8 +475,21 @@ export const OPERATIONS: Operation[] = [
     summary: "The conversation, in order",
     params: SessionParam,
     query: HistoryQuery,
-    answers: { 200: json("A page of history items.", Page(HistoryItem)) },
+    answers: {
+      200: json("A page of history items, each with its tokens (null: not counted yet).", Page(StoredHistoryItem)),
+    },
     errors: [...LIST, ...SESSION],
+  },
+  {
+    method: "get",
+    path: "/v1/sessions/{id}/compactions",
+    tag: "sessions",
+    summary: "The compactions of the session's views, oldest first",
+    description:
+      "What stands in each agent's view for the older conversation it covers (docs/memory.md). The history itself stays whole.",
+    params: SessionParam,
+    answers: { 200: json("The compactions.", CompactionList) },
+    errors: [...SESSION],
   },
   {
     method: "post",

@@ -1,0 +1,313 @@
+import { memoryCompacted } from "../../../src/audit/compaction-events";
+import { SYSTEM_ACTOR } from "../../../src/audit/record";
+import { type ErrorBody, err, ok, type Result } from "../../../src/errors";
+import { ulid } from "../../../src/lib/ulid";
+import { type TurnBudget, turnBudget } from "../../../src/memory/budget";
+import { summaryItem, summaryRequest, trimNote } from "../../../src/memory/summary";
+import {
+  type CountTokens,
+  itemTokens,
+  loadTokenizer,
+  MESSAGE_OVERHEAD,
+  REPLY_OVERHEAD,
+  toolsTokens,
+  utf8Length,
+} from "../../../src/memory/tokens";
+import {
+  fitTokens,
+  READ_TOOL_OUTPUT,
+  READ_TOOL_OUTPUT_SPEC,
+  readToolOutput,
+  viewOutput,
+} from "../../../src/memory/tool-output";
+import { coveredRange, planView, type ViewEntry } from "../../../src/memory/view";
+import type { ToolCall, ToolSpec } from "../../../src/providers/types";
+import { toolOutput } from "../../../src/runtime/interpret";
+import { traceEvent } from "../../../src/runtime/run-record";
+import { callSummary } from "../../../src/runtime/summary-call";
+import { heldContext, planTurn, type TurnPlan, turnTimeoutMs } from "../../../src/runtime/turn";
+import type { AgentDefinition } from "../../../src/schemas/agent";
+import type { HandoffContext, HistoryItem } from "../../../src/schemas/handoff";
+import { COMPACTION_FORMAT, type Compaction } from "../../../src/schemas/memory";
+import type { TraceEvent } from "../../../src/schemas/run";
+import type { AgentModels } from "../../../src/services/agent-models";
+import type { AgentDirectory } from "../../../src/services/registry-cache";
+import { type SessionRecord, touch } from "../../../src/sessions/model";
+import type { RunRow, RunStore } from "../runs/run-store";
+import { auditScope, type SessionKernel } from "../session-kernel";
+import type { CompactionStore } from "./compaction-store";
+
+/**
+ * What an agent's turn sends of its conversation (docs/memory.md): its view read from where
+ * its latest compaction ends, counted against its budget — by a cheap upper bound first, by
+ * the tokenizer only when that bound does not fit — large tool outputs cut, and, past the
+ * threshold, a new compaction made (a summary by a model call, or a trim) and written in one
+ * transaction before the turn goes out. A crash before that commit leaves the old view.
+ */
+
+export interface PrepareInput {
+  row: RunRow;
+  session: SessionRecord;
+  agent: AgentDefinition;
+  directory: AgentDirectory;
+  models: AgentModels;
+  /** The session memory's prompt section, if it holds facts. */
+  facts: string | null;
+  /** The memory tools the agent is offered whatever its view (`remember`, `forget`). */
+  tools: readonly ToolSpec[];
+  /** Moves the run's watchdog past a summary call about to be made (it may take `ms`). */
+  beforeSummary: (ms: number) => Promise<void>;
+  /** Whether the run may still carry on (after the summary call). */
+  continuing: () => boolean;
+}
+
+/** What the memory's tools answered: their outputs, and the writes to make with the step. */
+export interface MemoryAnswers {
+  outputs: HistoryItem[];
+  write: () => void;
+}
+
+/** A turn ready to go: its plan, and the compaction made for it (already written), if any. */
+export interface PreparedTurn {
+  plan: TurnPlan;
+  compaction: Compaction | null;
+  /** Input tokens as counted (an upper bound when the tokenizer was not needed). */
+  tokens: number;
+}
+
+/** Where an agent's view starts: the handoff it holds the session through, and the items that came with it. */
+interface ViewStart {
+  context: HandoffContext | null;
+  handoffId: string | null;
+  /** The session messages before this are not in the view (the context stands for them). */
+  since: number;
+}
+
+function viewStart(agent: string, session: SessionRecord): ViewStart {
+  const context = heldContext(agent, session);
+  const since = context?.metadata.history_length;
+  if (!context || since === undefined) return { context: null, handoffId: null, since: 0 };
+  return { context, handoffId: context.metadata.handoff_id, since };
+}
+
+export class ConversationMemory {
+  constructor(
+    private readonly k: Pick<SessionKernel, "commit" | "now" | "store">,
+    private readonly compactions: CompactionStore,
+    private readonly runs: Pick<RunStore, "addEvents">,
+  ) {}
+
+  /** The agent's turn, within its budget; CONTEXT_TOO_LARGE when it cannot be, or the summary's failure. */
+  async prepare(input: PrepareInput): Promise<Result<PreparedTurn | null>> {
+    const { agent, session, models } = input;
+    const model = agent.model ?? models.default_model;
+    const budget = turnBudget(agent, model);
+    const start = viewStart(agent.name, session);
+    // Only a model agent's view is compacted: a webhook or remote agent keeps its own context.
+    const compacting = agent.kind === "llm";
+    const previous = compacting ? this.compactions.latest(agent.name, start.handoffId) : null;
+    const stored = this.k.store.history({ after: Math.max(start.since, previous?.through_seq ?? 0) });
+    const context = (start.context?.conversation_history ?? []).slice(previous?.context_items ?? 0);
+    const raw: { item: HistoryItem; seq: number | null; tokens: number | null }[] = [
+      ...context.map((item) => ({ item, seq: null, tokens: null })),
+      ...stored,
+    ];
+    const plan = (view: readonly HistoryItem[], cut: boolean) =>
+      planTurn({
+        run_id: input.row.run.id,
+        agent,
+        directory: input.directory.byName,
+        registry_tools: input.directory.tools,
+        session,
+        view,
+        default_model: models.default_model,
+        facts: input.facts,
+        memory_tools: cut ? [READ_TOOL_OUTPUT_SPEC, ...input.tools] : input.tools,
+      });
+    if (!compacting) {
+      const view = raw.map((r) => r.item);
+      return ok({ plan: plan(view, false), compaction: null, tokens: 0 });
+    }
+    const measure = (count: CountTokens, exact: boolean) => {
+      const counted = new Map<number, number>();
+      let cut = false;
+      const entries: ViewEntry[] = raw.map((r) => {
+        let tokens = r.tokens ?? itemTokens(r.item, count);
+        if (exact && r.tokens === null && r.seq !== null) counted.set(r.seq, tokens);
+        let item = r.item;
+        if (exact && item.role === "tool" && tokens > budget.max_tool_output_tokens) {
+          const shown = viewOutput(item, budget.max_tool_output_tokens, count);
+          if (shown.cut) {
+            cut = true;
+            item = shown.item;
+            tokens = itemTokens(item, count);
+          }
+        }
+        return { item, seq: r.seq, tokens };
+      });
+      const summary = previous ? summaryItem(previous) : null;
+      const turn = plan([], cut);
+      const fixed =
+        count(turn.request.messages[0]!.content ?? "") +
+        MESSAGE_OVERHEAD +
+        toolsTokens(turn.request.tools, count) +
+        REPLY_OVERHEAD;
+      return { entries, counted, cut, fixed, summary, summaryTokens: summary ? itemTokens(summary, count) : 0 };
+    };
+    // The upper bound first: a view that fits by it needs no tokenizer, and has no output to cut.
+    const bound = measure(utf8Length, false);
+    const rough = planView({ fixed: bound.fixed, summary: bound.summaryTokens, entries: bound.entries, budget });
+    const outputsFit = bound.entries.every((e) => e.item.role !== "tool" || e.tokens <= budget.max_tool_output_tokens);
+    const measured = rough.kind === "fits" && outputsFit ? bound : measure(await loadTokenizer(), true);
+    const view = planView({
+      fixed: measured.fixed,
+      summary: measured.summaryTokens,
+      entries: measured.entries,
+      budget,
+    });
+    const items = (entries: readonly ViewEntry[], summary: HistoryItem | null) =>
+      summary ? [summary, ...entries.map((e) => e.item)] : entries.map((e) => e.item);
+    if (view.kind === "fits")
+      return ok({
+        plan: plan(items(measured.entries, measured.summary), measured.cut),
+        compaction: null,
+        tokens: view.tokens,
+      });
+    if (view.kind === "too_large") return tooLarge(view.tokens, budget);
+    const count = await loadTokenizer();
+    const covered = measured.entries.slice(0, view.cut);
+    const kept = measured.entries.slice(view.cut);
+    const made = await this.compact(input, budget, previous, covered, count);
+    if (!made.ok) {
+      // The summary failed: a view that still fits the budget goes out as it is, and is compacted next turn.
+      if (view.tokens <= budget.max_input_tokens)
+        return ok({
+          plan: plan(items(measured.entries, measured.summary), measured.cut),
+          compaction: null,
+          tokens: view.tokens,
+        });
+      return made;
+    }
+    if (!input.continuing()) return ok(null);
+    const summary = summaryItem(made.value.compaction);
+    const tokensAfter = kept.reduce((sum, e) => sum + e.tokens, measured.fixed + itemTokens(summary, count));
+    if (tokensAfter > budget.max_input_tokens) return tooLarge(tokensAfter, budget);
+    const compaction: Compaction = { ...made.value.compaction, tokens_before: view.tokens, tokens_after: tokensAfter };
+    await this.record(input, compaction, measured.counted, made.value.duration_ms);
+    return ok({ plan: plan(items(kept, summary), measured.cut), compaction, tokens: tokensAfter });
+  }
+
+  /** The new compaction's record (its tokens after are filled in by the caller), or the summary's failure. */
+  private async compact(
+    input: PrepareInput,
+    budget: TurnBudget,
+    previous: Compaction | null,
+    covered: readonly ViewEntry[],
+    count: CountTokens,
+  ): Promise<Result<{ compaction: Compaction; duration_ms: number }>> {
+    const now = this.k.now();
+    const range = coveredRange(previous, covered);
+    const base = {
+      format: COMPACTION_FORMAT,
+      id: `cmp_${ulid(now).toLowerCase()}`,
+      agent: input.agent.name,
+      view: viewStart(input.agent.name, input.session).handoffId,
+      ...range,
+      tokens_before: 0,
+      tokens_after: 0,
+      run_id: input.row.run.id,
+      created_at: new Date(now).toISOString(),
+    } as const;
+    if (budget.strategy === "trim") {
+      const content = trimNote(range.items);
+      return ok({
+        compaction: { ...base, strategy: "trim", content, tokens: count(content), model: null },
+        duration_ms: 0,
+      });
+    }
+    const provider = input.models.provider;
+    if (!provider.ok) return provider;
+    const timeout = turnTimeoutMs(input.agent);
+    await input.beforeSummary(timeout);
+    const messages = summaryRequest(
+      previous?.content ?? null,
+      covered.map((e) => e.item),
+      budget.summary_tokens,
+    );
+    const result = await callSummary(provider.value, budget.summary_model, messages, timeout);
+    if (!result.ok) return err(result.code, result.message, { during: "compaction" });
+    // The model is asked for a length; what it writes past the summary's share is cut.
+    const content = result.content.slice(0, fitTokens(result.content, budget.summary_tokens, count));
+    return ok({
+      compaction: { ...base, strategy: "summarize", content, tokens: count(content), model: budget.summary_model },
+      duration_ms: result.duration_ms,
+    });
+  }
+
+  /**
+   * The outputs of a turn's calls to the memory's own tools, in call order, and the writes
+   * they make (run inside the step's transaction). Arguments were checked against the tools'
+   * parameters when the turn was read.
+   */
+  async answer(agent: AgentDefinition, model: string, calls: readonly ToolCall[]): Promise<MemoryAnswers> {
+    const outputs: HistoryItem[] = [];
+    const budget = turnBudget(agent, model);
+    for (const call of calls) {
+      if (call.name === READ_TOOL_OUTPUT) {
+        const args = JSON.parse(call.arguments) as { call_id: string; offset: number };
+        const text = readToolOutput(
+          args,
+          this.k.store.toolOutput(args.call_id),
+          budget.max_tool_output_tokens,
+          await loadTokenizer(),
+        );
+        outputs.push(toolOutput(agent.name, call, text));
+      }
+    }
+    return { outputs, write: () => undefined };
+  }
+
+  /** The compaction, its trace event and audit record, and the counts made on the way, in one transaction. */
+  private async record(
+    input: PrepareInput,
+    compaction: Compaction,
+    counted: ReadonlyMap<number, number>,
+    duration_ms: number,
+  ): Promise<void> {
+    const now = this.k.now();
+    const session = this.k.store.load() ?? input.session;
+    const event: TraceEvent = traceEvent(
+      input.row.run,
+      "compaction",
+      compaction.agent,
+      now,
+      {
+        ...(compaction.model ? { model: compaction.model } : {}),
+        compaction: {
+          id: compaction.id,
+          strategy: compaction.strategy,
+          items: compaction.items,
+          tokens_before: compaction.tokens_before,
+          tokens_after: compaction.tokens_after,
+        },
+      },
+      duration_ms,
+    );
+    const record = memoryCompacted(auditScope(session), SYSTEM_ACTOR, now, compaction);
+    await this.k.commit(touch(session, now), [record], () => {
+      this.compactions.insert(compaction);
+      this.runs.addEvents([event]);
+      this.k.store.setTokens(counted);
+    });
+  }
+}
+
+function tooLarge(tokens: number, budget: TurnBudget): { ok: false; error: ErrorBody } {
+  return err(
+    "CONTEXT_TOO_LARGE",
+    budget.strategy === "none"
+      ? `The turn's input is ${tokens} tokens, past the agent's budget of ${budget.max_input_tokens}, and its memory strategy is none.`
+      : `The turn's input is ${tokens} tokens even compacted, past the agent's budget of ${budget.max_input_tokens}.`,
+    { tokens, max_input_tokens: budget.max_input_tokens, strategy: budget.strategy },
+  );
+}

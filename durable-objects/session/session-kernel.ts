@@ -60,9 +60,17 @@ export interface SessionKernel {
 
 /**
  * Points between a handoff flow's recorded steps: after its intent is committed, after the
- * lease is granted, before the switch's commit, inside the switch's transaction, after it.
+ * lease is granted, before the switch's commit, inside the switch's transaction, after it;
+ * and inside a compaction's transaction (docs/memory.md).
  */
-export const FLOW_CHECKPOINTS = ["after_intent", "after_lease", "before_commit", "activate", "after_commit"] as const;
+export const FLOW_CHECKPOINTS = [
+  "after_intent",
+  "after_lease",
+  "before_commit",
+  "activate",
+  "after_commit",
+  "compaction",
+] as const;
 export type FlowCheckpoint = (typeof FLOW_CHECKPOINTS)[number];
 
 export function auditScope(session: SessionRecord): AuditScope {

@@ -92,7 +92,7 @@ function viewStart(agent: string, session: SessionRecord): ViewStart {
 
 export class ConversationMemory {
   constructor(
-    private readonly k: Pick<SessionKernel, "commit" | "now" | "store">,
+    private readonly k: Pick<SessionKernel, "checkpoint" | "commit" | "now" | "store">,
     private readonly compactions: CompactionStore,
     private readonly runs: Pick<RunStore, "addEvents">,
   ) {}
@@ -298,6 +298,7 @@ export class ConversationMemory {
       this.compactions.insert(compaction);
       this.runs.addEvents([event]);
       this.k.store.setTokens(counted);
+      this.k.checkpoint("compaction");
     });
   }
 }

@@ -62,6 +62,7 @@ describe("architecture", () => {
       "src/routing",
       "src/handoff",
       "src/runtime",
+      "src/memory",
       "src/collaboration",
       "src/triggers",
       "src/sessions",

@@ -38,6 +38,7 @@ const DOCUMENT_PATHS = [
   "/v1/sessions",
   "/v1/sessions/{id}",
   "/v1/sessions/{id}/messages",
+  "/v1/sessions/{id}/compactions",
   "/v1/sessions/{id}/tool-outputs",
   "/v1/sessions/{id}/runs/{run_id}",
   "/v1/sessions/{id}/runs/{run_id}/cancel",

@@ -1,5 +1,5 @@
 // A run's trace events (docs/runs.md, Traces) as the steps of a timeline: model calls,
-// tool calls, approvals, a person's turn, handoffs, guardrails and errors, each with its
+// tool calls, approvals, a person's turn, handoffs, compactions, guardrails and errors, each with its
 // agent, start, duration and error. Pure: no DOM.
 
 /**
@@ -87,6 +87,13 @@ export function runSteps(/** @type {any} */ run, now = Date.now()) {
           error: /^rejected/.test(d.outcome ?? "") ? "GUARDRAIL_FAILED" : null,
         });
         break;
+      case "compaction": {
+        const c = d.compaction ?? {};
+        step("compaction", `${c.strategy === "trim" ? "trimmed" : "summarized"} ${c.items ?? "?"} items`, {
+          detail: `${c.tokens_before ?? "?"} → ${c.tokens_after ?? "?"} tokens${d.model ? ` by ${d.model}` : ""}`,
+        });
+        break;
+      }
       case "agent_error":
         step("error", d.executor === "webhook" ? "webhook turn" : `model ${d.model ?? ""}`.trim(), {
           error: e.error ?? "error",

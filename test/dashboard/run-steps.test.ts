@@ -4,7 +4,8 @@ import { runSpan, runSteps } from "../../public/app/run-steps.js";
 import { parseAgentFile } from "../../src/registry/agent-file";
 import { call } from "../api/helpers";
 import { script } from "../api/run-fixtures";
-import { answer, callTool, httpError } from "../fakes/openai";
+import { answer, callTool, fakeOpenAI, httpError } from "../fakes/openai";
+import { llmServer } from "../fakes/server";
 
 /**
  * A run's timeline as the session page draws it, from runs the Worker really made: the
@@ -174,5 +175,29 @@ describe("runSteps on made-up runs", () => {
       ["error", null, false],
     ]);
     expect(steps[0]!.ms).toBe(59_000);
+  });
+
+  it("shows a compaction before the model call it made room for, with what it saved", async () => {
+    await call("PUT", "/v1/agents/brief", {
+      name: "brief",
+      description: "Keeps it short.",
+      memory: { max_input_tokens: 1200, keep_last: 4 },
+    });
+    // The scripted model writes the summary and then answers (an earlier test moved the tenant to it).
+    await call("PUT", "/v1/config/routing", { llm: { provider: "openai", model: "fake-model" } });
+    const fake = fakeOpenAI({ baseUrl: "https://llm.test/v1", respond: () => answer("Short.") });
+    llmServer.use(fake.handler);
+    const id = (await call("POST", "/v1/sessions", { agent: "brief" })).json.id;
+    for (let i = 0; i < 60; i++)
+      await call("POST", `/v1/sessions/${id}/messages`, {
+        role: "user",
+        content: `Note ${i}: crate ${i} left the dock on time today.`,
+        run: false,
+      });
+    const asked = await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "Thanks" });
+    const steps = runSteps(asked.json.run);
+    expect(shape(steps)).toEqual(["compaction:brief", "model:brief", "answer:brief"]);
+    expect(steps[0]).toMatchObject({ label: expect.stringMatching(/^summarized \d+ items$/) });
+    expect((steps[0] as Step & { detail: string }).detail).toMatch(/^\d+ → \d+ tokens by fake-model$/);
   });
 });

@@ -15,6 +15,7 @@ const KIND_WORDS = {
   person: "a person's turn",
   handoff: "handoff",
   guardrail: "guardrail",
+  compaction: "compaction",
   error: "error",
   restart: "restart",
   answer: "answer",

@@ -775,6 +775,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/memory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The session's memory of facts, by key, and how full it is */
+        get: operations["getSessionsIdMemory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/memory/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Write a fact (a key written again is replaced)
+         * @description Written as a person's (`agent` null) and audited as `memory.fact_written` with the key, never the value. Every agent of the session sees it in its prompt from its next turn. At most 50 facts and 8,000 characters of keys and values: past them, 409 MEMORY_FULL and nothing is written.
+         */
+        put: operations["putSessionsIdMemoryKey"];
+        post?: never;
+        /**
+         * Delete a fact
+         * @description Audited as `memory.fact_deleted` with the key.
+         */
+        delete: operations["deleteSessionsIdMemoryKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{id}/inbox": {
         parameters: {
             query?: never;
@@ -1217,7 +1258,7 @@ export interface components {
                          * @default full
                          * @enum {string}
                          */
-                        history: "full" | "nested" | "none";
+                        history: "full" | "nested" | "summary" | "none";
                     };
                     /** @default false */
                     requires_approval: boolean;
@@ -1268,6 +1309,23 @@ export interface components {
                     on_failure: "reject" | "repair" | "warn";
                 };
                 timeout_s?: number;
+                memory?: {
+                    max_input_tokens?: number;
+                    /** @default 0.8 */
+                    compact_at: number;
+                    /**
+                     * @default summarize
+                     * @enum {string}
+                     */
+                    strategy: "summarize" | "trim" | "none";
+                    /** @default 8 */
+                    keep_last: number;
+                    model?: string;
+                    /** @default 2000 */
+                    max_tool_output_tokens: number;
+                    /** @default false */
+                    facts: boolean;
+                };
                 max_concurrent_sessions?: number;
             };
             created_at: string;
@@ -1348,7 +1406,7 @@ export interface components {
                      * @default full
                      * @enum {string}
                      */
-                    history?: "full" | "nested" | "none";
+                    history?: "full" | "nested" | "summary" | "none";
                 };
                 /** @default false */
                 requires_approval?: boolean;
@@ -1399,6 +1457,23 @@ export interface components {
                 on_failure?: "reject" | "repair" | "warn";
             };
             timeout_s?: number;
+            memory?: {
+                max_input_tokens?: number;
+                /** @default 0.8 */
+                compact_at?: number;
+                /**
+                 * @default summarize
+                 * @enum {string}
+                 */
+                strategy?: "summarize" | "trim" | "none";
+                /** @default 8 */
+                keep_last?: number;
+                model?: string;
+                /** @default 2000 */
+                max_tool_output_tokens?: number;
+                /** @default false */
+                facts?: boolean;
+            };
             max_concurrent_sessions?: number;
         };
         AuditRecord: {
@@ -1635,7 +1710,7 @@ export interface components {
             } | null;
             error?: {
                 /** @enum {string} */
-                code: "INVALID_JSON" | "VALIDATION_FAILED" | "INVALID_PATTERN" | "PATTERN_BUDGET_EXCEEDED" | "INVALID_CONFIG" | "INVALID_AGENT_FILE" | "INVALID_CONDITION" | "INVALID_EXPRESSION" | "INVALID_CURSOR" | "UNKNOWN_SHARD" | "JSON_TOO_DEEP" | "TOOL_OUTPUTS_MISMATCH" | "INBOX_ANSWER_MISMATCH" | "ENDPOINT_NOT_ALLOWED" | "UNKNOWN_SECRET" | "UNAUTHORIZED" | "WEBHOOK_REJECTED" | "NOT_FOUND" | "AGENT_NOT_FOUND" | "SESSION_NOT_FOUND" | "HANDOFF_NOT_FOUND" | "RUN_NOT_FOUND" | "INBOX_ITEM_NOT_FOUND" | "TOOL_NOT_FOUND" | "WEBHOOK_SOURCE_NOT_FOUND" | "TRIGGER_NOT_FOUND" | "COLLABORATION_NOT_FOUND" | "SECRET_NOT_FOUND" | "TENANT_NOT_FOUND" | "ROUTING_DISABLED" | "HANDOFF_IN_PROGRESS" | "SHARD_MOVE_IN_PROGRESS" | "NOT_CURRENT_AGENT" | "HANDOFF_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_TRANSITION" | "RUN_IN_PROGRESS" | "INBOX_ITEM_CLOSED" | "RUN_NOT_AWAITING_OUTPUTS" | "RUN_NOT_CANCELLABLE" | "RUN_CANCELLED" | "SECRET_IN_USE" | "VAULT_FULL" | "SESSION_EXPIRED" | "PAYLOAD_TOO_LARGE" | "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN" | "NO_ROUTE" | "MAX_TURNS_EXCEEDED" | "GUARDRAIL_FAILED" | "QUOTA_EXCEEDED" | "INTERNAL" | "RUN_INTERRUPTED" | "MODEL_ERROR" | "WEBHOOK_ERROR" | "WEBHOOK_INVALID_REPLY" | "REMOTE_AGENT_CARD_INVALID" | "REMOTE_AGENT_ERROR" | "MCP_ERROR" | "MODEL_TIMEOUT" | "WEBHOOK_TIMEOUT" | "REMOTE_AGENT_TIMEOUT" | "INPUT_TIMEOUT" | "HUMAN_TIMEOUT" | "TOOL_OUTPUTS_TIMEOUT" | "AUTH_NOT_CONFIGURED" | "VAULT_UNAVAILABLE" | "DEPENDENCY_UNAVAILABLE";
+                code: "INVALID_JSON" | "VALIDATION_FAILED" | "INVALID_PATTERN" | "PATTERN_BUDGET_EXCEEDED" | "INVALID_CONFIG" | "INVALID_AGENT_FILE" | "INVALID_CONDITION" | "INVALID_EXPRESSION" | "INVALID_CURSOR" | "UNKNOWN_SHARD" | "JSON_TOO_DEEP" | "TOOL_OUTPUTS_MISMATCH" | "INBOX_ANSWER_MISMATCH" | "ENDPOINT_NOT_ALLOWED" | "UNKNOWN_SECRET" | "UNAUTHORIZED" | "WEBHOOK_REJECTED" | "NOT_FOUND" | "AGENT_NOT_FOUND" | "SESSION_NOT_FOUND" | "HANDOFF_NOT_FOUND" | "RUN_NOT_FOUND" | "INBOX_ITEM_NOT_FOUND" | "TOOL_NOT_FOUND" | "WEBHOOK_SOURCE_NOT_FOUND" | "TRIGGER_NOT_FOUND" | "COLLABORATION_NOT_FOUND" | "SECRET_NOT_FOUND" | "TENANT_NOT_FOUND" | "ROUTING_DISABLED" | "HANDOFF_IN_PROGRESS" | "SHARD_MOVE_IN_PROGRESS" | "NOT_CURRENT_AGENT" | "HANDOFF_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_TRANSITION" | "RUN_IN_PROGRESS" | "INBOX_ITEM_CLOSED" | "RUN_NOT_AWAITING_OUTPUTS" | "RUN_NOT_CANCELLABLE" | "RUN_CANCELLED" | "SECRET_IN_USE" | "VAULT_FULL" | "MEMORY_FULL" | "SESSION_EXPIRED" | "PAYLOAD_TOO_LARGE" | "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN" | "NO_ROUTE" | "MAX_TURNS_EXCEEDED" | "CONTEXT_TOO_LARGE" | "GUARDRAIL_FAILED" | "QUOTA_EXCEEDED" | "INTERNAL" | "RUN_INTERRUPTED" | "MODEL_ERROR" | "WEBHOOK_ERROR" | "WEBHOOK_INVALID_REPLY" | "REMOTE_AGENT_CARD_INVALID" | "REMOTE_AGENT_ERROR" | "MCP_ERROR" | "MODEL_TIMEOUT" | "WEBHOOK_TIMEOUT" | "REMOTE_AGENT_TIMEOUT" | "INPUT_TIMEOUT" | "HUMAN_TIMEOUT" | "TOOL_OUTPUTS_TIMEOUT" | "AUTH_NOT_CONFIGURED" | "VAULT_UNAVAILABLE" | "DEPENDENCY_UNAVAILABLE";
                 message: string;
                 details?: unknown;
             };
@@ -1789,6 +1864,21 @@ export interface components {
             reason?: string;
             by?: string;
         };
+        MemoryFact: {
+            key: string;
+            value: string;
+            agent: string | null;
+            updated_at: string;
+        };
+        MemoryView: {
+            facts: components["schemas"]["MemoryFact"][];
+            chars: number;
+            limits: {
+                facts: number;
+                value_chars: number;
+                total_chars: number;
+            };
+        };
         RouteDecision: {
             agent: string | null;
             /** @enum {string} */
@@ -1859,7 +1949,7 @@ export interface components {
             output_agent: string | null;
             error?: {
                 /** @enum {string} */
-                code: "INVALID_JSON" | "VALIDATION_FAILED" | "INVALID_PATTERN" | "PATTERN_BUDGET_EXCEEDED" | "INVALID_CONFIG" | "INVALID_AGENT_FILE" | "INVALID_CONDITION" | "INVALID_EXPRESSION" | "INVALID_CURSOR" | "UNKNOWN_SHARD" | "JSON_TOO_DEEP" | "TOOL_OUTPUTS_MISMATCH" | "INBOX_ANSWER_MISMATCH" | "ENDPOINT_NOT_ALLOWED" | "UNKNOWN_SECRET" | "UNAUTHORIZED" | "WEBHOOK_REJECTED" | "NOT_FOUND" | "AGENT_NOT_FOUND" | "SESSION_NOT_FOUND" | "HANDOFF_NOT_FOUND" | "RUN_NOT_FOUND" | "INBOX_ITEM_NOT_FOUND" | "TOOL_NOT_FOUND" | "WEBHOOK_SOURCE_NOT_FOUND" | "TRIGGER_NOT_FOUND" | "COLLABORATION_NOT_FOUND" | "SECRET_NOT_FOUND" | "TENANT_NOT_FOUND" | "ROUTING_DISABLED" | "HANDOFF_IN_PROGRESS" | "SHARD_MOVE_IN_PROGRESS" | "NOT_CURRENT_AGENT" | "HANDOFF_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_TRANSITION" | "RUN_IN_PROGRESS" | "INBOX_ITEM_CLOSED" | "RUN_NOT_AWAITING_OUTPUTS" | "RUN_NOT_CANCELLABLE" | "RUN_CANCELLED" | "SECRET_IN_USE" | "VAULT_FULL" | "SESSION_EXPIRED" | "PAYLOAD_TOO_LARGE" | "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN" | "NO_ROUTE" | "MAX_TURNS_EXCEEDED" | "GUARDRAIL_FAILED" | "QUOTA_EXCEEDED" | "INTERNAL" | "RUN_INTERRUPTED" | "MODEL_ERROR" | "WEBHOOK_ERROR" | "WEBHOOK_INVALID_REPLY" | "REMOTE_AGENT_CARD_INVALID" | "REMOTE_AGENT_ERROR" | "MCP_ERROR" | "MODEL_TIMEOUT" | "WEBHOOK_TIMEOUT" | "REMOTE_AGENT_TIMEOUT" | "INPUT_TIMEOUT" | "HUMAN_TIMEOUT" | "TOOL_OUTPUTS_TIMEOUT" | "AUTH_NOT_CONFIGURED" | "VAULT_UNAVAILABLE" | "DEPENDENCY_UNAVAILABLE";
+                code: "INVALID_JSON" | "VALIDATION_FAILED" | "INVALID_PATTERN" | "PATTERN_BUDGET_EXCEEDED" | "INVALID_CONFIG" | "INVALID_AGENT_FILE" | "INVALID_CONDITION" | "INVALID_EXPRESSION" | "INVALID_CURSOR" | "UNKNOWN_SHARD" | "JSON_TOO_DEEP" | "TOOL_OUTPUTS_MISMATCH" | "INBOX_ANSWER_MISMATCH" | "ENDPOINT_NOT_ALLOWED" | "UNKNOWN_SECRET" | "UNAUTHORIZED" | "WEBHOOK_REJECTED" | "NOT_FOUND" | "AGENT_NOT_FOUND" | "SESSION_NOT_FOUND" | "HANDOFF_NOT_FOUND" | "RUN_NOT_FOUND" | "INBOX_ITEM_NOT_FOUND" | "TOOL_NOT_FOUND" | "WEBHOOK_SOURCE_NOT_FOUND" | "TRIGGER_NOT_FOUND" | "COLLABORATION_NOT_FOUND" | "SECRET_NOT_FOUND" | "TENANT_NOT_FOUND" | "ROUTING_DISABLED" | "HANDOFF_IN_PROGRESS" | "SHARD_MOVE_IN_PROGRESS" | "NOT_CURRENT_AGENT" | "HANDOFF_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_TRANSITION" | "RUN_IN_PROGRESS" | "INBOX_ITEM_CLOSED" | "RUN_NOT_AWAITING_OUTPUTS" | "RUN_NOT_CANCELLABLE" | "RUN_CANCELLED" | "SECRET_IN_USE" | "VAULT_FULL" | "MEMORY_FULL" | "SESSION_EXPIRED" | "PAYLOAD_TOO_LARGE" | "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN" | "NO_ROUTE" | "MAX_TURNS_EXCEEDED" | "CONTEXT_TOO_LARGE" | "GUARDRAIL_FAILED" | "QUOTA_EXCEEDED" | "INTERNAL" | "RUN_INTERRUPTED" | "MODEL_ERROR" | "WEBHOOK_ERROR" | "WEBHOOK_INVALID_REPLY" | "REMOTE_AGENT_CARD_INVALID" | "REMOTE_AGENT_ERROR" | "MCP_ERROR" | "MODEL_TIMEOUT" | "WEBHOOK_TIMEOUT" | "REMOTE_AGENT_TIMEOUT" | "INPUT_TIMEOUT" | "HUMAN_TIMEOUT" | "TOOL_OUTPUTS_TIMEOUT" | "AUTH_NOT_CONFIGURED" | "VAULT_UNAVAILABLE" | "DEPENDENCY_UNAVAILABLE";
                 message: string;
                 details?: unknown;
             };
@@ -9435,6 +9525,441 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "SESSION_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `SESSION_EXPIRED`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "SESSION_EXPIRED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getSessionsIdMemory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id (ses_…). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The facts and the memory's limits. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryView"];
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `SESSION_NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "SESSION_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `SESSION_EXPIRED`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "SESSION_EXPIRED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    putSessionsIdMemoryKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id (ses_…). */
+                id: string;
+                /** @description The fact's key: letters, digits, '_', '.' or '-', at most 64. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    value: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The fact as stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryFact"];
+                };
+            };
+            /** @description Error: `INVALID_JSON`, `VALIDATION_FAILED`, `JSON_TOO_DEEP`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_JSON" | "VALIDATION_FAILED" | "JSON_TOO_DEEP";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `SESSION_NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "SESSION_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `MEMORY_FULL`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "MEMORY_FULL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `SESSION_EXPIRED`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "SESSION_EXPIRED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `PAYLOAD_TOO_LARGE`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteSessionsIdMemoryKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's id (ses_…). */
+                id: string;
+                /** @description The fact's key: letters, digits, '_', '.' or '-', at most 64. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error: `VALIDATION_FAILED`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `SESSION_NOT_FOUND`, `NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "SESSION_NOT_FOUND" | "NOT_FOUND";
                             message: string;
                             details?: unknown;
                         };

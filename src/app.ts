@@ -12,6 +12,7 @@ import { operator } from "./api/operator";
 import { route } from "./api/route";
 import { secrets } from "./api/secrets";
 import { securityHeaders } from "./api/security-headers";
+import { sessionMemory } from "./api/session-memory";
 import { sessions } from "./api/sessions";
 import { openApiJson } from "./api/spec/document";
 import { tools } from "./api/tools";
@@ -37,6 +38,7 @@ export function createApp() {
     .route("/config", config)
     .route("/sessions", sessions)
     .route("/sessions", sessionInbox)
+    .route("/sessions", sessionMemory)
     .route("/handoffs", handoffs)
     .route("/inbox", inbox)
     .route("/capabilities", capabilities)

@@ -25,6 +25,10 @@ export type AuditRecord = Schemas["AuditRecord"];
 export type Secret = Schemas["Secret"];
 /** `GET /v1/usage`: what the tenant used, bucket by bucket, and its quotas now. */
 export type UsageReport = Schemas["UsageReport"];
+/** One fact of a session's memory (docs/memory.md, Facts). */
+export type MemoryFact = Schemas["MemoryFact"];
+/** `GET /v1/sessions/:id/memory`: the facts by key and how full the memory is. */
+export type MemoryView = Schemas["MemoryView"];
 
 /** The answer of `POST /v1/sessions/:id/messages` for a user message: the message and its run. */
 export type MessageRun = operations["postSessionsIdMessages"]["responses"][200]["content"]["application/json"];

@@ -10,6 +10,7 @@ import type { Timers } from "../shared/timers";
 import type { InboxStore } from "./inbox-store";
 import type { LiveDeltas } from "./live/live-hub";
 import type { LiveStore } from "./live/live-store";
+import type { MemoryStore } from "./memory/memory-store";
 import type { SessionStore } from "./session-store";
 
 /**
@@ -30,6 +31,8 @@ export interface SessionKernel {
   readonly outbox: Outbox;
   readonly timers: Timers;
   readonly inbox: InboxStore;
+  /** The session's memory of facts (docs/memory.md, Facts). */
+  readonly memory: MemoryStore;
   /** Live events for SSE and WebSocket subscribers, published after each commit. */
   readonly liveEvents: LiveStore;
   /** The pieces of an answer as a model writes them, sent at once (never stored). */

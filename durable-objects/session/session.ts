@@ -21,7 +21,7 @@ import { liveHandoffStatus } from "../../src/runtime/live-events";
 import type { Fanout, FanoutStart } from "../../src/schemas/collaboration";
 import type { Handoff } from "../../src/schemas/handoff";
 import type { InboxAnswer, InboxItem } from "../../src/schemas/inbox";
-import type { CompactionList } from "../../src/schemas/memory";
+import type { CompactionList, MemoryFact, MemoryView } from "../../src/schemas/memory";
 import type { Run, TracePage } from "../../src/schemas/run";
 import type { AgentTurnStatus, SessionMessage, SessionStatePatch, SessionView } from "../../src/schemas/session";
 import { type SessionRecord, toView } from "../../src/sessions/model";
@@ -38,6 +38,8 @@ import { InboxStore } from "./inbox-store";
 import { LiveHub } from "./live/live-hub";
 import { LiveStore } from "./live/live-store";
 import { CompactionStore } from "./memory/compaction-store";
+import { MemoryStore } from "./memory/memory-store";
+import { SessionMemoryFacts } from "./memory/session-memory-facts";
 import { RemoteThreads } from "./runs/remote-threads";
 import { RunStore } from "./runs/run-store";
 import { runEndHook, runTimers } from "./runs/run-timers";
@@ -76,6 +78,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   private readonly liveEvents: LiveStore;
   private readonly hub: LiveHub;
   private readonly lifecycle: SessionLifecycle;
+  private readonly facts: SessionMemoryFacts;
   /** Every timer kind's handler. */
   private readonly timerHandlers: TimerHandlers;
 
@@ -100,6 +103,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       outbox: this.outbox,
       timers: this.timers,
       inbox: new InboxStore(this.sql, this.schema),
+      memory: new MemoryStore(this.sql, this.schema),
       liveEvents: this.liveEvents,
       deltas: this.hub,
       now: () => this.now(),
@@ -130,6 +134,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     this.triggers = new SessionTriggers(this.kernel, this.handoffs, runStore, points);
     this.conversation = new SessionConversation(this.kernel, this.triggers, this.handoffs);
     this.messages = new SessionMessages(this.kernel, this.runs, this.triggers, this.schema, this.liveEvents, this.hub);
+    this.facts = new SessionMemoryFacts(this.kernel);
     // Answered by the runtime without waking a hibernated object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     this.deliveries = new SessionDeliveries(this.kernel, this.sql);
@@ -203,6 +208,20 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       pending: this.outbox.pendingCount(),
       next_after: rows.length > limit ? (records.at(-1)?.id ?? null) : null,
     });
+  }
+
+  // ── Memory of facts (memory/) ───────────────────
+
+  async memory(): Promise<Result<MemoryView>> {
+    return this.facts.view();
+  }
+
+  writeFact(key: string, value: string, actor: Actor = API_ACTOR): Promise<Result<MemoryFact>> {
+    return this.facts.write(key, value, actor);
+  }
+
+  deleteFact(key: string, actor: Actor = API_ACTOR): Promise<Result<{ deleted: true }>> {
+    return this.facts.delete(key, actor);
   }
 
   // ── Handoffs (handoffs/) ──────────────────────────

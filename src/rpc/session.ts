@@ -4,7 +4,7 @@ import type { AddedMessage, LocalAuditRecord, MessageRun } from "../schemas/api"
 import type { Fanout, FanoutStart } from "../schemas/collaboration";
 import type { Handoff, HandoffRequest, HistoryItem } from "../schemas/handoff";
 import type { InboxAnswer, InboxItem } from "../schemas/inbox";
-import type { CompactionList } from "../schemas/memory";
+import type { CompactionList, MemoryFact, MemoryView } from "../schemas/memory";
 import type { RouteDecision } from "../schemas/routing";
 import type { Run, ToolOutputs, TracePage } from "../schemas/run";
 import type {
@@ -108,6 +108,12 @@ export interface SessionRpc {
   setAgentStatus(agent: string, status: AgentTurnStatus, actor?: Actor): Promise<Result<SessionView>>;
   delete(actor?: Actor): Promise<Result<{ deleted: true }>>;
   audit(page?: { after?: string; limit?: number }): Promise<Result<SessionAuditPage>>;
+  /** The session's memory of facts (docs/memory.md, Facts): the facts by key and how full it is. */
+  memory(): Promise<Result<MemoryView>>;
+  /** A person's fact (agent null), written or replaced: MEMORY_FULL past the memory's bounds. */
+  writeFact(key: string, value: string, actor?: Actor): Promise<Result<MemoryFact>>;
+  /** Deletes a fact: NOT_FOUND for a key the memory does not hold. */
+  deleteFact(key: string, actor?: Actor): Promise<Result<{ deleted: true }>>;
   startHandoff(args: StartHandoffArgs, actor?: Actor): Promise<Result<HandoffAccepted>>;
   getHandoff(id: string): Promise<Result<Handoff>>;
   cancelHandoff(id: string, actor?: Actor): Promise<Result<Handoff>>;

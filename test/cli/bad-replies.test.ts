@@ -16,6 +16,7 @@ const FAMILIES: Record<string, { args: string[]; input?: string }> = {
   inbox: { args: ["inbox", "ls"] },
   route: { args: ["route", "hello"] },
   config: { args: ["config"] },
+  memory: { args: ["memory", "ses_anything"] },
 };
 
 interface Expected {

@@ -53,6 +53,8 @@ const DOCUMENT_PATHS = [
   "/v1/sessions/{id}/fan-outs/{fanout_id}",
   "/v1/sessions/{id}/audit",
   "/v1/sessions/{id}/inbox",
+  "/v1/sessions/{id}/memory",
+  "/v1/sessions/{id}/memory/{key}",
   "/v1/handoffs",
   "/v1/handoffs/{id}",
   "/v1/handoffs/{id}/cancel",

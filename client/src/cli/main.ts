@@ -7,6 +7,7 @@ import { audit } from "./commands/audit.ts";
 import { chat } from "./commands/chat.ts";
 import { config } from "./commands/config.ts";
 import { inbox } from "./commands/inbox.ts";
+import { memory } from "./commands/memory.ts";
 import { route } from "./commands/route.ts";
 import { secrets } from "./commands/secrets.ts";
 import { tail } from "./commands/tail.ts";
@@ -22,7 +23,18 @@ import { resolveSettings, type Settings } from "./settings.ts";
  * the tests can run it in-process too.
  */
 
-export const COMMANDS: readonly Command[] = [route, config, agents, secrets, chat, inbox, tail, audit, usageCommand];
+export const COMMANDS: readonly Command[] = [
+  route,
+  config,
+  agents,
+  secrets,
+  chat,
+  inbox,
+  memory,
+  tail,
+  audit,
+  usageCommand,
+];
 
 const GLOBAL_OPTIONS = {
   json: { type: "boolean" },

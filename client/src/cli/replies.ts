@@ -138,6 +138,16 @@ export const AUDIT_RECORD = object({
   details: maybe(recordOf(unknownValue)),
 });
 
+/** One fact of a session's memory, as `relay memory` prints it. */
+export const MEMORY_FACT = object({ key: string, value: string, agent: maybe(string), updated_at: string });
+
+/** `GET /v1/sessions/:id/memory`. */
+export const MEMORY_VIEW = object({
+  facts: arrayOf(MEMORY_FACT),
+  chars: number,
+  limits: object({ facts: number, total_chars: number }),
+});
+
 const COUNTS = {
   requests: number,
   sessions: number,

@@ -3,10 +3,12 @@ import { duration, field, h, when } from "../h.js";
 import { subscribe } from "../live.js";
 import { runSpan } from "../run-steps.js";
 import { fanoutView, runTimeline, tick } from "./runs.js";
+import { memoryPanel } from "./session-memory.js";
 
 /**
- * One session: who holds it, the conversation, the handoff chain, each run as a timeline
- * of its steps and each fan-out as lanes, kept current by the session's live events.
+ * One session: who holds it, the conversation, the handoff chain, its memory of facts, each
+ * run as a timeline of its steps and each fan-out as lanes, kept current by the session's
+ * live events.
  */
 
 /** Handoffs from the session's own audit trail: one entry per handoff, first record to last. */
@@ -168,6 +170,7 @@ export async function render(view, params, app) {
   const input = h("textarea", { name: "content", rows: 2, required: true, "data-testid": "message-input" });
   const runStatus = h("p", { class: "muted", "data-testid": "run-status" });
   const writing = writingBox();
+  const memory = memoryPanel((suffix) => `/v1/sessions/${enc}${suffix}`, app);
 
   // The audit trail, read on from the last record seen; runs and fan-outs are found in it.
   const records = [];
@@ -212,11 +215,13 @@ export async function render(view, params, app) {
   };
   const load = async () => {
     try {
-      const [session, messages] = await Promise.all([
+      const [session, messages, facts] = await Promise.all([
         api("GET", `/v1/sessions/${enc}`),
         api("GET", `/v1/sessions/${enc}/messages?limit=500`),
+        api("GET", `/v1/sessions/${enc}/memory`),
         readAudit(),
       ]);
+      memory.show(facts);
       const [shownRuns, shownFanouts] = await Promise.all([readRuns(), readFanouts()]);
       busy =
         shownRuns.shown.some((r) => r.status === "running") ||
@@ -350,6 +355,7 @@ export async function render(view, params, app) {
     h("p", {}, h("a", { href: "#/sessions" }, "← Sessions")),
     header,
     h("div", { class: "split" }, h("div", {}, talk, writing.element, form), chain),
+    memory.element,
     runsBox,
     fanoutsBox,
   );

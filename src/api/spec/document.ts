@@ -15,6 +15,7 @@ import {
 import { EventSubscription } from "../../schemas/events";
 import { Handoff, HandoffIndexRow, HandoffRequest, HistoryItem } from "../../schemas/handoff";
 import { InboxIndexRow, InboxItem, InboxResolve } from "../../schemas/inbox";
+import { MemoryFact, MemoryView } from "../../schemas/memory";
 import { RouteDecision, RoutingConfig } from "../../schemas/routing";
 import { Run, TraceEvent } from "../../schemas/run";
 import { SessionCreate, SessionIndexRow, SessionMessage, SessionView } from "../../schemas/session";
@@ -57,6 +58,8 @@ const NAMED: Record<Io, Record<string, z.ZodType>> = {
     EventSubscription,
     Secret: SecretView,
     UsageReport,
+    MemoryFact,
+    MemoryView,
   },
   input: {
     AgentDefinition,

@@ -59,6 +59,7 @@ import { EVENT_ID } from "../positions";
 import { HistoryQuery, SessionAuditQuery, SessionListQuery, TraceQuery } from "../session-lists";
 import { ToolListQuery } from "../tools";
 import { UsageQuery } from "../usage";
+import { memoryOperations } from "./memory-operations";
 import type { Answer, Operation } from "./operation";
 import { operatorOperations } from "./operator-operations";
 import { vaultOperations } from "./vault-operations";
@@ -648,6 +649,7 @@ export const OPERATIONS: Operation[] = [
     answers: { 200: json("A page of records; `pending` are not in D1 yet.", SessionAuditPage) },
     errors: [...LIST, ...SESSION],
   },
+  ...memoryOperations(BODY, SESSION),
   {
     method: "get",
     path: "/v1/sessions/{id}/inbox",

@@ -49,6 +49,8 @@ describe("a session's tables", () => {
       rpc.getRun("run_x"),
       rpc.getHandoff("hof_x"),
       rpc.getFanout("fan_x"),
+      rpc.memory(),
+      rpc.deleteFact("k"),
     ]);
     expect(reads.map((r) => (r.ok ? "ok" : r.error.code))).toEqual([
       "ok",
@@ -59,6 +61,8 @@ describe("a session's tables", () => {
       "RUN_NOT_FOUND",
       "HANDOFF_NOT_FOUND",
       "NOT_FOUND",
+      "ok",
+      "NOT_FOUND",
     ]);
     expect(reads[0]!.ok && reads[0]!.value).toMatchObject({ history_length: 0, agent_status: {} });
     // A new instance reads what the object holds, and finds the same.
@@ -68,6 +72,16 @@ describe("a session's tables", () => {
     expect((await rpc.delete()).ok).toBe(true);
     // Deleted (the purge may already have wiped it): still nothing beyond the eager tables.
     expect((await tablesOf(stub)).every((t) => EAGER.includes(t))).toBe(true);
+  });
+
+  it("the first fact makes the memory", async () => {
+    const { front } = await agents();
+    const { id, stub, rpc } = sessionStub();
+    await rpc.create("alpha", id, { agent: front, capacity: null, metadata: {}, ttl_s: 3600 });
+    expect((await rpc.writeFact("plan", "pro")).ok).toBe(true);
+    expect(await tablesOf(stub)).toEqual([...EAGER, "memory"].sort());
+    const read = await rpc.memory();
+    expect(read.ok && read.value.facts).toMatchObject([{ key: "plan", value: "pro", agent: null }]);
   });
 
   it("the first message makes the history; a handoff makes the handoff tables and live events", async () => {

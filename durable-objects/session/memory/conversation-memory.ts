@@ -1,8 +1,10 @@
 import { memoryCompacted } from "../../../src/audit/compaction-events";
-import { SYSTEM_ACTOR } from "../../../src/audit/record";
+import { factDeleted, factWritten } from "../../../src/audit/fact-events";
+import { type AuditRecord, agentActor, SYSTEM_ACTOR } from "../../../src/audit/record";
 import { type ErrorBody, err, ok, type Result } from "../../../src/errors";
 import { ulid } from "../../../src/lib/ulid";
 import { type TurnBudget, turnBudget } from "../../../src/memory/budget";
+import { applyFactChange, factCall } from "../../../src/memory/facts";
 import { summaryItem, summaryRequest, trimNote } from "../../../src/memory/summary";
 import {
   type CountTokens,
@@ -64,6 +66,8 @@ export interface PrepareInput {
 /** What the memory's tools answered: their outputs, and the writes to make with the step. */
 export interface MemoryAnswers {
   outputs: HistoryItem[];
+  /** The audit records of the facts written or deleted. */
+  records: AuditRecord[];
   write: () => void;
 }
 
@@ -92,7 +96,7 @@ function viewStart(agent: string, session: SessionRecord): ViewStart {
 
 export class ConversationMemory {
   constructor(
-    private readonly k: Pick<SessionKernel, "checkpoint" | "commit" | "now" | "store">,
+    private readonly k: Pick<SessionKernel, "checkpoint" | "commit" | "memory" | "now" | "store">,
     private readonly compactions: CompactionStore,
     private readonly runs: Pick<RunStore, "addEvents">,
   ) {}
@@ -249,22 +253,48 @@ export class ConversationMemory {
    * they make (run inside the step's transaction). Arguments were checked against the tools'
    * parameters when the turn was read.
    */
-  async answer(agent: AgentDefinition, model: string, calls: readonly ToolCall[]): Promise<MemoryAnswers> {
+  async answer(
+    session: SessionRecord,
+    agent: AgentDefinition,
+    model: string,
+    calls: readonly ToolCall[],
+  ): Promise<MemoryAnswers> {
     const outputs: HistoryItem[] = [];
+    const records: AuditRecord[] = [];
+    const writes: (() => void)[] = [];
+    if (calls.length === 0) return { outputs, records, write: () => undefined };
     const budget = turnBudget(agent, model);
+    const now = this.k.now();
+    let facts = this.k.memory.list();
     for (const call of calls) {
       if (call.name === READ_TOOL_OUTPUT) {
         const args = JSON.parse(call.arguments) as { call_id: string; offset: number };
-        const text = readToolOutput(
-          args,
-          this.k.store.toolOutput(args.call_id),
-          budget.max_tool_output_tokens,
-          await loadTokenizer(),
-        );
+        const stored = this.k.store.toolOutput(args.call_id);
+        const text = readToolOutput(args, stored, budget.max_tool_output_tokens, await loadTokenizer());
         outputs.push(toolOutput(agent.name, call, text));
+        continue;
       }
+      // remember and forget: checked against the facts as this turn's earlier calls left them.
+      const checked = factCall(call.name, call.arguments, facts);
+      const applied = checked.ok ? applyFactChange(facts, checked.change, agent.name, now) : null;
+      if (!checked.ok || !applied?.ok) {
+        outputs.push(toolOutput(agent.name, call, checked.output));
+        continue;
+      }
+      facts = applied.value;
+      const change = checked.change;
+      const about = { agent: session.current_agent, key: change.key };
+      const scope = auditScope(session);
+      if (change.kind === "put") {
+        writes.push(() => this.k.memory.put({ key: change.key, value: change.value, agent: agent.name }, now));
+        records.push(factWritten(scope, agentActor(agent.name), now, about));
+      } else {
+        writes.push(() => this.k.memory.remove(change.key));
+        records.push(factDeleted(scope, agentActor(agent.name), now, about));
+      }
+      outputs.push(toolOutput(agent.name, call, checked.output));
     }
-    return { outputs, write: () => undefined };
+    return { outputs, records, write: () => writes.forEach((w) => w()) };
   }
 
   /** The compaction, its trace event and audit record, and the counts made on the way, in one transaction. */

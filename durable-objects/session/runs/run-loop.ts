@@ -1,5 +1,7 @@
 import { SYSTEM_ACTOR } from "../../../src/audit/record";
 import type { ErrorBody } from "../../../src/errors";
+import { memoryPolicy } from "../../../src/memory/budget";
+import { factsPrompt, factToolSpecs } from "../../../src/memory/facts";
 import { type CountedItem, MESSAGE_OVERHEAD } from "../../../src/memory/tokens";
 import type { TokenUsage } from "../../../src/providers/types";
 import { interpretTurn } from "../../../src/runtime/interpret";
@@ -43,7 +45,7 @@ export class RunLoop {
   private readonly driving = new Map<string, Promise<void>>();
 
   constructor(
-    private readonly k: Pick<SessionKernel, "env" | "live" | "now" | "store">,
+    private readonly k: Pick<SessionKernel, "env" | "live" | "memory" | "now" | "store">,
     private readonly steps: RunSteps,
     private readonly calls: RunCalls,
     private readonly pauses: RunPauses,
@@ -171,8 +173,8 @@ export class RunLoop {
       agent,
       directory,
       models,
-      facts: null,
-      tools: [],
+      facts: factsPrompt(this.k.memory.list()),
+      tools: memoryPolicy(agent).facts ? factToolSpecs() : [],
       beforeSummary: (ms) => this.steps.record(row, this.k.now(), ms).then(() => undefined),
       continuing: () => this.steps.continuing(row.run.id) !== null,
     });
@@ -276,13 +278,13 @@ export class RunLoop {
     const current = this.steps.continuing(row.run.id);
     if (!current) return false;
     const work = planWork(agent, decision);
-    const memory = await this.memory.answer(agent, plan.request.model, decision.memory_calls);
+    const memory = await this.memory.answer(current, agent, plan.request.model, decision.memory_calls);
     await this.steps.commitStep(
       current,
       { ...started, step: work ? "tools" : "turn", work },
       [assistantItem(decision.assistant, usage), ...decision.outputs, ...memory.outputs],
       events,
-      [],
+      memory.records,
       this.k.now(),
       0,
       memory.write,

@@ -10,6 +10,7 @@ import type { Timers } from "../shared/timers";
 import type { InboxStore } from "./inbox-store";
 import type { LiveDeltas } from "./live/live-hub";
 import type { LiveStore } from "./live/live-store";
+import type { CompactionStore } from "./memory/compaction-store";
 import type { MemoryStore } from "./memory/memory-store";
 import type { SessionStore } from "./session-store";
 
@@ -33,6 +34,8 @@ export interface SessionKernel {
   readonly inbox: InboxStore;
   /** The session's memory of facts (docs/memory.md, Facts). */
   readonly memory: MemoryStore;
+  /** The compactions of its agents' views (docs/memory.md, Compaction). */
+  readonly compactions: CompactionStore;
   /** Live events for SSE and WebSocket subscribers, published after each commit. */
   readonly liveEvents: LiveStore;
   /** The pieces of an answer as a model writes them, sent at once (never stored). */

@@ -67,7 +67,6 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   private readonly kernel: SessionKernel;
   private readonly handoffs: SessionHandoffs;
   private readonly runs: SessionRuns;
-  private readonly compactionStore: CompactionStore;
   private readonly views: RunViews;
   private readonly triggers: SessionTriggers;
   private readonly deliveries: SessionDeliveries;
@@ -104,6 +103,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       timers: this.timers,
       inbox: new InboxStore(this.sql, this.schema),
       memory: new MemoryStore(this.sql, this.schema),
+      compactions: new CompactionStore(this.sql, this.schema),
       liveEvents: this.liveEvents,
       deltas: this.hub,
       now: () => this.now(),
@@ -120,16 +120,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     this.handoffs = new SessionHandoffs(this.kernel, this.sql);
     this.fanout = new SessionFanout(this.kernel, runStore, new FanoutStore(this.sql, this.schema));
     const threads = new RemoteThreads(this.sql, this.schema);
-    this.compactionStore = new CompactionStore(this.sql, this.schema);
-    this.runs = new SessionRuns(
-      this.kernel,
-      runStore,
-      this.handoffs,
-      points,
-      this.fanout,
-      threads,
-      this.compactionStore,
-    );
+    this.runs = new SessionRuns(this.kernel, runStore, this.handoffs, points, this.fanout, threads);
     this.views = new RunViews(this.kernel, this.runs, this.hub);
     this.triggers = new SessionTriggers(this.kernel, this.handoffs, runStore, points);
     this.conversation = new SessionConversation(this.kernel, this.triggers, this.handoffs);
@@ -176,13 +167,6 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     return this.conversation.history(page);
   }
 
-  /** Every compaction of the session's views, oldest first (docs/memory.md). */
-  async compactions(): Promise<Result<CompactionList>> {
-    const loaded = this.kernel.live();
-    if (!loaded.ok) return loaded;
-    return ok({ compactions: this.compactionStore.list() });
-  }
-
   patchState(patch: SessionStatePatch, actor: Actor = API_ACTOR): Promise<Result<SessionView>> {
     return this.conversation.patchState(patch, actor);
   }
@@ -210,7 +194,12 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     });
   }
 
-  // ── Memory of facts (memory/) ───────────────────
+  // ── Memory (memory/) ────────────────────────────
+
+  /** Every compaction of the session's views, oldest first (docs/memory.md). */
+  async compactions(): Promise<Result<CompactionList>> {
+    return this.facts.compactions();
+  }
 
   async memory(): Promise<Result<MemoryView>> {
     return this.facts.view();

@@ -23,7 +23,6 @@ import type { HandoffContext, HistoryItem } from "../../../src/schemas/handoff";
 import { agentCapacity } from "../../../src/services/agent-capacity";
 import type { SessionRecord } from "../../../src/sessions/model";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
-import type { CompactionStore } from "../memory/compaction-store";
 import { auditScope, type SessionKernel } from "../session-kernel";
 import { type CommitKernel, commitStep, type StepOptions } from "./handoff-commit";
 import { type HandoffLeases, LEASE_TTL_MS } from "./handoff-leases";
@@ -45,10 +44,9 @@ export const SWEEP_RETRY_MS = 1_000;
  */
 export class HandoffFlow {
   constructor(
-    private readonly k: Pick<SessionKernel, "env" | "live" | "now"> & CommitKernel,
+    private readonly k: Pick<SessionKernel, "compactions" | "env" | "live" | "now"> & CommitKernel,
     readonly store: HandoffStore,
     readonly leases: HandoffLeases,
-    private readonly compactions: Pick<CompactionStore, "latest">,
   ) {}
 
   /** initiated → validating, then the decision, with the agents validation reads. */
@@ -196,7 +194,7 @@ export class HandoffFlow {
   sinceSummary(source: string): HistoryItem[] {
     const held = this.k.store.load()?.last_handoff_context;
     const handoffId = held?.to_agent === source ? held.metadata.handoff_id : null;
-    const compaction = this.compactions.latest(source, handoffId);
+    const compaction = this.k.compactions.latest(source, handoffId);
     if (!compaction) return this.sessionHistory();
     const after = Math.max(compaction.through_seq, handoffId ? (held?.metadata.history_length ?? 0) : 0);
     return [summaryItem(compaction), ...this.k.store.history({ after }).map((r) => r.item)];

@@ -8,7 +8,6 @@ import type { Handoff } from "../../../src/schemas/handoff";
 import { agentDirectory } from "../../../src/services/registry-cache";
 import type { SessionRecord } from "../../../src/sessions/model";
 import type { Sql } from "../../shared/sql";
-import { CompactionStore } from "../memory/compaction-store";
 import type { SessionKernel } from "../session-kernel";
 import { HandoffFlow, type Outcome } from "./handoff-flow";
 import { HandoffLeases } from "./handoff-leases";
@@ -50,7 +49,7 @@ export class SessionHandoffs {
   ) {
     this.store = new HandoffStore(sql, k.tables);
     this.leases = new HandoffLeases(k, this.store);
-    this.flow = new HandoffFlow(k, this.store, this.leases, new CompactionStore(sql, k.tables));
+    this.flow = new HandoffFlow(k, this.store, this.leases);
     this.recovery = new HandoffRecovery(k, this.flow);
   }
 

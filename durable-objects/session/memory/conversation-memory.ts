@@ -37,7 +37,6 @@ import type { AgentDirectory } from "../../../src/services/registry-cache";
 import { type SessionRecord, touch } from "../../../src/sessions/model";
 import type { RunRow, RunStore } from "../runs/run-store";
 import { auditScope, type SessionKernel } from "../session-kernel";
-import type { CompactionStore } from "./compaction-store";
 
 /**
  * What an agent's turn sends of its conversation (docs/memory.md): its view read from where
@@ -96,8 +95,7 @@ function viewStart(agent: string, session: SessionRecord): ViewStart {
 
 export class ConversationMemory {
   constructor(
-    private readonly k: Pick<SessionKernel, "checkpoint" | "commit" | "memory" | "now" | "store">,
-    private readonly compactions: CompactionStore,
+    private readonly k: Pick<SessionKernel, "checkpoint" | "commit" | "compactions" | "memory" | "now" | "store">,
     private readonly runs: Pick<RunStore, "addEvents">,
   ) {}
 
@@ -109,7 +107,7 @@ export class ConversationMemory {
     const start = viewStart(agent.name, session);
     // Only a model agent's view is compacted: a webhook or remote agent keeps its own context.
     const compacting = agent.kind === "llm";
-    const previous = compacting ? this.compactions.latest(agent.name, start.handoffId) : null;
+    const previous = compacting ? this.k.compactions.latest(agent.name, start.handoffId) : null;
     const stored = this.k.store.history({ after: Math.max(start.since, previous?.through_seq ?? 0) });
     const context = (start.context?.conversation_history ?? []).slice(previous?.context_items ?? 0);
     const raw: { item: HistoryItem; seq: number | null; tokens: number | null }[] = [
@@ -325,7 +323,7 @@ export class ConversationMemory {
     );
     const record = memoryCompacted(auditScope(session), SYSTEM_ACTOR, now, compaction);
     await this.k.commit(touch(session, now), [record], () => {
-      this.compactions.insert(compaction);
+      this.k.compactions.insert(compaction);
       this.runs.addEvents([event]);
       this.k.store.setTokens(counted);
       this.k.checkpoint("compaction");

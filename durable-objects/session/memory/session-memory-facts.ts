@@ -2,19 +2,25 @@ import { factDeleted, factWritten } from "../../../src/audit/fact-events";
 import { type Actor, API_ACTOR } from "../../../src/audit/record";
 import { ok, type Result } from "../../../src/errors";
 import { applyFactChange, type FactChange, memoryView } from "../../../src/memory/facts";
-import type { MemoryFact, MemoryView } from "../../../src/schemas/memory";
+import type { CompactionList, MemoryFact, MemoryView } from "../../../src/schemas/memory";
 import { touch } from "../../../src/sessions/model";
 import { auditScope, type SessionKernel } from "../session-kernel";
 
 /**
- * The session's memory of facts as people see and change it through the API
- * (docs/memory.md, Facts): read it, write a fact, delete one. Each change is checked by
+ * The session's memory as people see it through the API (docs/memory.md): its compactions, and
+ * its facts — read them, write a fact, delete one. Each change is checked by
  * src/memory/facts.ts against the memory's bounds and written in one commit with its audit
  * record (the key, never the value). A session that is not active refuses, as every session
  * write does. Agents change the memory from their runs, with the same functions.
  */
 export class SessionMemoryFacts {
-  constructor(private readonly k: Pick<SessionKernel, "commit" | "live" | "memory" | "now">) {}
+  constructor(private readonly k: Pick<SessionKernel, "commit" | "compactions" | "live" | "memory" | "now">) {}
+
+  /** Every compaction of the session's views, oldest first (docs/memory.md, Compaction). */
+  compactions(): Result<CompactionList> {
+    const loaded = this.k.live();
+    return loaded.ok ? ok({ compactions: this.k.compactions.list() }) : loaded;
+  }
 
   /** The facts by key, and how full the memory is. */
   view(): Result<MemoryView> {

@@ -11,7 +11,6 @@ import type { Run, TracePage } from "../../../src/schemas/run";
 import { type SessionRecord, toHistoryItem, touch } from "../../../src/sessions/model";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import type { SessionHandoffs } from "../handoffs/session-handoffs";
-import type { CompactionStore } from "../memory/compaction-store";
 import { ConversationMemory } from "../memory/conversation-memory";
 import { auditScope, type SessionKernel } from "../session-kernel";
 import type { TriggerPoints } from "../triggers/trigger-queue";
@@ -68,7 +67,6 @@ export class SessionRuns {
     points: TriggerPoints,
     fanout: FanOutRunner,
     threads: RemoteThreads,
-    compactions: CompactionStore,
   ) {
     this.steps = new RunSteps(k, store, points);
     const pauses = new RunPauses(k, this.steps);
@@ -82,7 +80,7 @@ export class SessionRuns {
       new RunAnswer(k, this.steps, handoffs, this.streams),
       this.streams,
       threads,
-      new ConversationMemory(k, compactions, store),
+      new ConversationMemory(k, store),
     );
     this.inbox = new RunInbox(k, this.steps, this.loop);
   }

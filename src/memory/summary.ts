@@ -1,6 +1,7 @@
 import type { ChatMessage } from "../providers/types";
 import type { HistoryItem } from "../schemas/handoff";
 import type { Compaction } from "../schemas/memory";
+import type { CountTokens } from "./tokens";
 
 /**
  * The words of a compaction (docs/memory.md, Compaction): the request that asks a model for a
@@ -38,6 +39,47 @@ export function transcript(items: readonly HistoryItem[]): string {
       return `${speaker(item)}: ${[text, calls ? `[called ${calls}]` : ""].filter(Boolean).join(" ")}`;
     })
     .join("\n");
+}
+
+/** What a summary request costs besides its transcript: the instructions, the framing, the closing line. */
+const REQUEST_OVERHEAD_TOKENS = 200;
+
+/**
+ * The covered items in the pieces a summary model reads one request at a time, each piece's
+ * request within `maxInputTokens` beside a previous summary of up to `summaryTokens`: a
+ * compaction of more than a budget's worth (a long history stored without runs, a large handoff
+ * context) rolls its summary through them in order. Never empty when `items` is not.
+ */
+export function summaryChunks(
+  items: readonly HistoryItem[],
+  maxInputTokens: number,
+  summaryTokens: number,
+  count: CountTokens,
+): HistoryItem[][] {
+  const room = Math.max(1, maxInputTokens - summaryTokens - REQUEST_OVERHEAD_TOKENS);
+  const chunks: HistoryItem[][] = [];
+  let chunk: HistoryItem[] = [];
+  let used = 0;
+  for (const item of items) {
+    // A line is counted as the transcript writes it; one longer than the room is cut to fit it.
+    let line = transcript([item]);
+    let tokens = count(line) + 1;
+    let piece = item;
+    if (tokens > room) {
+      line = line.slice(0, Math.floor((line.length * room) / tokens / 1.2));
+      piece = { ...item, content: line, tool_calls: undefined };
+      tokens = count(transcript([piece])) + 1;
+    }
+    if (used + tokens > room && chunk.length > 0) {
+      chunks.push(chunk);
+      chunk = [];
+      used = 0;
+    }
+    chunk.push(piece);
+    used += tokens;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
 }
 
 /**

@@ -5,7 +5,7 @@ import { d1Audit, flushOutbox, sessionStub } from "../durable-objects/helpers";
 import { answer, callTool, type FakeReply, fakeOpenAI, lastUserMessage, type RecordedRequest } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import { call, newSession, say } from "./helpers";
-import { protocolErrors, toolNames } from "./run-fixtures";
+import { protocolErrors, toolNames, wireInputTokens } from "./run-fixtures";
 
 /**
  * A long conversation within a model's context (docs/memory.md): 400 messages and more, with
@@ -18,18 +18,6 @@ const BUDGET = 3000;
 const KEEP_LAST = 6;
 const OUTPUT_LIMIT = 400;
 const FACT = "My locker code is 7319 and my name is Ada Quill.";
-
-/** The input tokens of a request as it went over the wire (OpenAI's chat format). */
-function inputTokens(req: RecordedRequest): number {
-  let tokens = 3;
-  for (const m of req.body.messages) {
-    tokens += 4 + countTokens(typeof m.content === "string" ? m.content : "");
-    const calls = (m.tool_calls as { function: { name: string; arguments: string } }[] | undefined) ?? [];
-    for (const c of calls) tokens += 3 + countTokens(c.function.name) + countTokens(c.function.arguments);
-  }
-  if (req.body.tools?.length) tokens += countTokens(JSON.stringify(req.body.tools));
-  return tokens;
-}
 
 /** What a reply costs, as a provider reports it in `usage.completion_tokens`. */
 function completionTokens(reply: Extract<FakeReply, { kind: "tools" | "content" }>): number {
@@ -145,7 +133,7 @@ describe("a 400-message conversation with large tool outputs", () => {
     const summaries = fake.requests.filter(isSummaryRequest);
     expect(summaries.length).toBeGreaterThan(0);
     for (const req of fake.requests) {
-      expect(inputTokens(req)).toBeLessThanOrEqual(BUDGET);
+      expect(wireInputTokens(req)).toBeLessThanOrEqual(BUDGET);
       expect(protocolErrors(req)).toEqual([]);
     }
     // The last question was answered from the summary: message 3 itself was not sent.

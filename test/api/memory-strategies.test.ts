@@ -1,9 +1,17 @@
 import { HttpResponse, http } from "msw";
 import { beforeAll, describe, expect, it } from "vitest";
-import { answer, callTool, type FakeReply, fakeOpenAI, httpError, type RecordedRequest } from "../fakes/openai";
+import {
+  answer,
+  callTool,
+  type FakeReply,
+  fakeOpenAI,
+  httpError,
+  lastUserMessage,
+  type RecordedRequest,
+} from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import { BETA_KEY, call, newSession, say } from "./helpers";
-import { protocolErrors } from "./run-fixtures";
+import { protocolErrors, wireInputTokens } from "./run-fixtures";
 
 /**
  * The memory strategies and tools past the happy path (docs/memory.md): `trim` (no model call),
@@ -109,6 +117,30 @@ describe("a summary that fails", () => {
     const run = await say(id, "Still there?");
     expect(run.json.run).toMatchObject({ status: "failed", error: { code: "MODEL_ERROR" } });
     expect(fake.requests.every(isSummary)).toBe(true);
+  });
+});
+
+describe("a history far past the budget", () => {
+  it("is summarized in pieces, each request within the budget, the summary rolled through them", async () => {
+    const fake = model((req) => (isSummary(req) ? answer(`Summary ${fake.requests.length}.`) : answer("caught up")));
+    const id = await newSession("summarizer");
+    await fill(id, 400);
+    const run = await say(id, "Where were we?");
+    expect(run.json.run).toMatchObject({ status: "completed", output: "caught up" });
+    const pieces = fake.requests.filter(isSummary);
+    expect(pieces.length).toBeGreaterThan(2);
+    for (const req of fake.requests) expect(wireInputTokens(req)).toBeLessThanOrEqual(2000);
+    // Each piece after the first reads the summary the one before it wrote.
+    pieces.slice(1).forEach((req, i) => {
+      const before = fake.requests.indexOf(pieces[i]!) + 1;
+      expect(lastUserMessage(req)).toMatch(new RegExp(`^Summary so far:\nSummary ${before}.`));
+    });
+    const { compactions } = (await call("GET", `/v1/sessions/${id}/compactions`)).json;
+    expect(compactions).toHaveLength(1);
+    expect(compactions[0]).toMatchObject({
+      from_seq: 1,
+      content: `Summary ${fake.requests.indexOf(pieces.at(-1)!) + 1}.`,
+    });
   });
 });
 

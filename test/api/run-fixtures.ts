@@ -1,3 +1,4 @@
+import { countTokens } from "gpt-tokenizer/encoding/cl100k_base";
 import { type FakeReply, fakeOpenAI, type RecordedRequest } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 
@@ -42,3 +43,18 @@ export function protocolErrors(req: RecordedRequest): string[] {
 }
 
 export const toolNames = (req: RecordedRequest) => (req.body.tools ?? []).map((t) => t.function.name).sort();
+
+/**
+ * A request's input tokens as it went over the wire, counted as OpenAI's chat format counts
+ * them (cl100k_base): independent of Relay's own counts (docs/memory.md, Token accounting).
+ */
+export function wireInputTokens(req: RecordedRequest): number {
+  let tokens = 3;
+  for (const m of req.body.messages) {
+    tokens += 4 + countTokens(typeof m.content === "string" ? m.content : "");
+    const calls = (m.tool_calls as { function: { name: string; arguments: string } }[] | undefined) ?? [];
+    for (const c of calls) tokens += 3 + countTokens(c.function.name) + countTokens(c.function.arguments);
+  }
+  if (req.body.tools?.length) tokens += countTokens(JSON.stringify(req.body.tools));
+  return tokens;
+}

@@ -9,7 +9,7 @@ const items = [
   { role: "user" as const, content: "Hi there" },
   { role: "assistant" as const, agent: "desk", content: "Hello! How can I help?" },
   { role: "user" as const, content: "My order 88412 was sent to 12 Elm Street, Springfield." },
-  ...Array.from({ length: 30 }, (_, i) => ({ role: "assistant" as const, content: `ok ${"filler ".repeat(8)}` + i })),
+  ...Array.from({ length: 30 }, (_, i) => ({ role: "assistant" as const, content: `ok ${"filler ".repeat(8)}${i}` })),
 ];
 
 describe("the local provider's digest", () => {

@@ -5,7 +5,7 @@ import { type ErrorBody, err, ok, type Result } from "../../../src/errors";
 import { ulid } from "../../../src/lib/ulid";
 import { type TurnBudget, turnBudget } from "../../../src/memory/budget";
 import { applyFactChange, factCall } from "../../../src/memory/facts";
-import { summaryItem, summaryRequest, trimNote } from "../../../src/memory/summary";
+import { summaryChunks, summaryItem, summaryRequest, trimNote } from "../../../src/memory/summary";
 import {
   type CountTokens,
   itemTokens,
@@ -76,6 +76,8 @@ export interface PreparedTurn {
   compaction: Compaction | null;
   /** Input tokens as counted (an upper bound when the tokenizer was not needed). */
   tokens: number;
+  /** Tokens counted for messages stored without them, not written yet (the caller writes them). */
+  counted: ReadonlyMap<number, number>;
 }
 
 /** Where an agent's view starts: the handoff it holds the session through, and the items that came with it. */
@@ -128,7 +130,7 @@ export class ConversationMemory {
       });
     if (!compacting) {
       const view = raw.map((r) => r.item);
-      return ok({ plan: plan(view, false), compaction: null, tokens: 0 });
+      return ok({ plan: plan(view, false), compaction: null, tokens: 0, counted: new Map() });
     }
     const measure = (count: CountTokens, exact: boolean) => {
       const counted = new Map<number, number>();
@@ -174,6 +176,7 @@ export class ConversationMemory {
         plan: plan(items(measured.entries, measured.summary), measured.cut),
         compaction: null,
         tokens: view.tokens,
+        counted: measured.counted,
       });
     if (view.kind === "too_large") return tooLarge(view.tokens, budget);
     const count = await loadTokenizer();
@@ -187,6 +190,7 @@ export class ConversationMemory {
           plan: plan(items(measured.entries, measured.summary), measured.cut),
           compaction: null,
           tokens: view.tokens,
+          counted: measured.counted,
         });
       return made;
     }
@@ -196,7 +200,7 @@ export class ConversationMemory {
     if (tokensAfter > budget.max_input_tokens) return tooLarge(tokensAfter, budget);
     const compaction: Compaction = { ...made.value.compaction, tokens_before: view.tokens, tokens_after: tokensAfter };
     await this.record(input, compaction, measured.counted, made.value.duration_ms);
-    return ok({ plan: plan(items(kept, summary), measured.cut), compaction, tokens: tokensAfter });
+    return ok({ plan: plan(items(kept, summary), measured.cut), compaction, tokens: tokensAfter, counted: new Map() });
   }
 
   /** The new compaction's record (its tokens after are filled in by the caller), or the summary's failure. */
@@ -230,19 +234,34 @@ export class ConversationMemory {
     const provider = input.models.provider;
     if (!provider.ok) return provider;
     const timeout = turnTimeoutMs(input.agent);
-    await input.beforeSummary(timeout);
-    const messages = summaryRequest(
-      previous?.content ?? null,
+    // More than one request's worth is read in pieces, the summary rolled through them.
+    const chunks = summaryChunks(
       covered.map((e) => e.item),
+      budget.max_input_tokens,
       budget.summary_tokens,
+      count,
     );
-    const result = await callSummary(provider.value, budget.summary_model, messages, timeout);
-    if (!result.ok) return err(result.code, result.message, { during: "compaction" });
-    // The model is asked for a length; what it writes past the summary's share is cut.
-    const content = result.content.slice(0, fitTokens(result.content, budget.summary_tokens, count));
+    await input.beforeSummary(timeout * chunks.length);
+    let content = previous?.content ?? null;
+    let duration_ms = 0;
+    for (const chunk of chunks) {
+      const messages = summaryRequest(content, chunk, budget.summary_tokens);
+      const result = await callSummary(provider.value, budget.summary_model, messages, timeout);
+      if (!result.ok) return err(result.code, result.message, { during: "compaction" });
+      // The model is asked for a length; what it writes past the summary's share is cut.
+      content = result.content.slice(0, fitTokens(result.content, budget.summary_tokens, count));
+      duration_ms += result.duration_ms;
+    }
+    const summary = content ?? "";
     return ok({
-      compaction: { ...base, strategy: "summarize", content, tokens: count(content), model: budget.summary_model },
-      duration_ms: result.duration_ms,
+      compaction: {
+        ...base,
+        strategy: "summarize",
+        content: summary,
+        tokens: count(summary),
+        model: budget.summary_model,
+      },
+      duration_ms,
     });
   }
 
@@ -292,7 +311,13 @@ export class ConversationMemory {
       }
       outputs.push(toolOutput(agent.name, call, checked.output));
     }
-    return { outputs, records, write: () => writes.forEach((w) => w()) };
+    return {
+      outputs,
+      records,
+      write: () => {
+        for (const w of writes) w();
+      },
+    };
   }
 
   /** The compaction, its trace event and audit record, and the counts made on the way, in one transaction. */

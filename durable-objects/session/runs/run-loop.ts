@@ -45,7 +45,7 @@ export class RunLoop {
   private readonly driving = new Map<string, Promise<void>>();
 
   constructor(
-    private readonly k: Pick<SessionKernel, "env" | "live" | "memory" | "now" | "store">,
+    private readonly k: Pick<SessionKernel, "env" | "live" | "memory" | "now" | "store" | "transaction">,
     private readonly steps: RunSteps,
     private readonly calls: RunCalls,
     private readonly pauses: RunPauses,
@@ -183,7 +183,9 @@ export class RunLoop {
         await this.steps.finish(row.run.id, "failed", { error: prepared.error }, undefined, agent.name);
       return false;
     }
-    const { plan } = prepared.value;
+    const { plan, counted } = prepared.value;
+    // Counted once: a message's count is kept, so no later turn counts it again.
+    if (counted.size > 0) this.k.transaction(() => this.k.store.setTokens(counted));
     const now = this.k.now();
     const started = await this.steps.record(
       { ...row, run: { ...row.run, agent: agent.name, turns: row.run.turns + 1 }, step: "turn" },

@@ -4,8 +4,9 @@
  * an agent that never compacts (`memory.strategy: none`, a budget far past the conversation)
  * and one that summarises past a small budget (`max_input_tokens` 4,000, `summarize`). Each
  * agent holds one conversation of turns, one message in flight: the user says something, the
- * agent answers. Around each length the bench times WINDOW turns whose history runs from
- * WINDOW messages below it to WINDOW above; the turns between windows are not timed.
+ * agent answers. Around each length the bench times WINDOW turns of each agent, alternating
+ * between the two, whose history runs from WINDOW messages below the length to WINDOW above;
+ * the turns between windows are not timed.
  *
  *   npx tsx bench/long-conversation.bench.ts
  *
@@ -202,19 +203,24 @@ try {
     sessions.set(agent.name, { id, turns: 0 });
   }
   const windows = new Map<string, Turn[]>();
-  // The agents take each length in turn, first and second by turns, so the machine's moments are shared between them.
-  for (const [i, length] of LENGTHS.entries())
-    for (const agent of i % 2 === 0 ? AGENTS : [...AGENTS].reverse()) {
+  // Both conversations reach each window untimed; in it their turns alternate (and which goes
+  // first), so a busy moment of the shared machine falls on both agents alike.
+  for (const length of LENGTHS) {
+    for (const agent of AGENTS) {
       const s = sessions.get(agent.name)!;
       while (s.turns * 2 < length - WINDOW) await turn(s.id, s.turns++);
-      model.setKeep(true);
-      const timed: Turn[] = [];
-      for (let i = 0; i < WINDOW; i++) timed.push(await turn(s.id, s.turns++));
-      model.setKeep(false);
-      model.count();
-      windows.set(`${agent.name}@${length}`, timed);
-      console.log(`${agent.label}, history ${length - WINDOW}–${length + WINDOW - 2}: done`);
     }
+    model.setKeep(true);
+    for (let i = 0; i < WINDOW; i++)
+      for (const agent of i % 2 === 0 ? AGENTS : [...AGENTS].reverse()) {
+        const s = sessions.get(agent.name)!;
+        const key = `${agent.name}@${length}`;
+        windows.set(key, [...(windows.get(key) ?? []), await turn(s.id, s.turns++)]);
+      }
+    model.setKeep(false);
+    model.count();
+    console.log(`history ${length - WINDOW}–${length + WINDOW - 2}: done`);
+  }
 
   // The floor: the same history lengths in the smallest object, rows as long as the stored items.
   const storedChars = Math.round(

@@ -152,19 +152,23 @@ interface Turn {
 const [relayPort, modelPort, floorPort] = await freePorts(3, 8870, 8879);
 const model = fakeModel();
 await listen(model.server, modelPort!);
-const server = await startWorkerdServer(relayPort!, KEY, {
-  OPENAI_BASE_URL: `http://127.0.0.1:${modelPort}/v1`,
-  OPENAI_API_KEY: "sk-bench",
-});
-const floor = await startBaselineObjects(floorPort!);
-const api = apiClient(`${server.url}/v1`, KEY).ok;
 const health = async (url: string) => {
   const started = performance.now();
   await floorCall(`${url}/health`);
   return performance.now() - started;
 };
+/** What to stop at the end, last started first, whether the run got there or not. */
+const stops: (() => Promise<void> | void)[] = [() => void model.server.close()];
 
 try {
+  const server = await startWorkerdServer(relayPort!, KEY, {
+    OPENAI_BASE_URL: `http://127.0.0.1:${modelPort}/v1`,
+    OPENAI_API_KEY: "sk-bench",
+  });
+  stops.unshift(server.stop);
+  const floor = await startBaselineObjects(floorPort!);
+  stops.unshift(floor.stop);
+  const api = apiClient(`${server.url}/v1`, KEY).ok;
   for (const agent of AGENTS)
     await api("PUT", `/agents/${agent.name}`, {
       name: agent.name,
@@ -247,9 +251,7 @@ try {
 
   report({ healthMs, floorHealth, floorMs, rowChars, windows, summaries: model.received.slice(conversationsStart) });
 } finally {
-  await server.stop();
-  await floor.stop();
-  model.server.close();
+  for (const stop of stops) await stop();
 }
 
 function report({
@@ -319,11 +321,13 @@ function report({
   const compacting = turns.filter((t) => t.requests.some((r) => r.summary)).map((t) => t.ms);
   const plain = turns.filter((t) => !t.requests.some((r) => r.summary)).map((t) => t.ms);
   const turnInputs = turns.flatMap((t) => t.requests.filter((r) => !r.summary).map((r) => r.tokens));
+  const inputs = summaries.map((r) => r.tokens);
   console.log(
-    `\nsummarize: ${summaries.length} summary calls in the whole conversation; summary requests' input ${f(mean(summaries.map((r) => r.tokens)), 0)} tokens mean, ${f(Math.max(...summaries.map((r) => r.tokens)), 0)} max`,
+    `\nsummarize: ${summaries.length} summary calls in the whole conversation` +
+      (inputs.length ? `; their input ${f(mean(inputs), 0)} tokens mean, ${f(Math.max(...inputs), 0)} max` : ""),
   );
   console.log(
-    `summarize, timed turns: a turn that compacted p50 ${f(percentile(compacting, 50), 2)} ms (${compacting.length} turns), one that did not ${f(percentile(plain, 50), 2)} ms`,
+    `summarize, timed turns: a turn that compacted p50 ${compacting.length ? `${f(percentile(compacting, 50), 2)} ms` : "—"} (${compacting.length} turns), one that did not ${f(percentile(plain, 50), 2)} ms`,
   );
   const within = Math.max(...turnInputs) <= BUDGET;
   console.log(

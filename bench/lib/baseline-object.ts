@@ -33,7 +33,10 @@ import { spawnWranglerDev, workerdCpu, workerdRss } from "./wrangler-dev";
  * tables a new session makes (SESSION_SCHEMA's eager ones and the schema-version row, the
  * same statements), its session row, its audit row and its two timers in one transaction,
  * the alarm, and the audit row to D1 and marked sent as `/durable` does (Relay sends it from
- * the alarm half a second later instead). `GET /objects/:name` calls the object without touching storage.
+ * the alarm half a second later instead). `POST /history/:name?n=N&chars=C` is a turn's
+ * storage floor in a long conversation: a live object holding a table of at least N history
+ * rows of C characters reads the last N of them and appends one (the first call writes the N
+ * rows, in one transaction). `GET /objects/:name` calls the object without touching storage.
  * `GET /health` answers from the Worker alone, as Relay's does.
  */
 
@@ -83,6 +86,7 @@ const insertAudit = (rows) =>
   rows.map(() => "(?, ?, 'dev', ?, ?, ?, 'billing', 'api', 'user', ?)").join(", ");
 export class Plain extends DurableObject {
   pending = [];
+  filled = false;
   // One transaction, so one commit however many statements: the cheapest way to write.
   async touch(schema = "") {
     const sql = this.ctx.storage.sql;
@@ -152,6 +156,24 @@ export class Plain extends DurableObject {
   async schema() {
     return this.touch(SESSION_TABLES);
   }
+  // A turn's reads and write in a long conversation: the last n rows, then one more row.
+  async history(n, chars) {
+    const sql = this.ctx.storage.sql;
+    const item = "x".repeat(chars);
+    // Filled once per live object, so a call's own work is the read and the append alone.
+    if (!this.filled) {
+      sql.exec("CREATE TABLE IF NOT EXISTS history (seq INTEGER PRIMARY KEY, item TEXT NOT NULL)");
+      const have = sql.exec("SELECT COUNT(*) AS n FROM history").one().n;
+      this.ctx.storage.transactionSync(() => {
+        for (let i = have; i < n; i++) sql.exec("INSERT INTO history (item) VALUES (?)", item);
+      });
+      this.filled = true;
+    }
+    let read = 0;
+    for (const row of sql.exec("SELECT seq, item FROM history ORDER BY seq DESC LIMIT ?", n)) read += row.item.length;
+    sql.exec("INSERT INTO history (item) VALUES (?)", item);
+    return read;
+  }
   async audited() {
     const rows = await this.touch();
     const at = new Date().toISOString();
@@ -184,6 +206,8 @@ export default {
     if (url.pathname.startsWith("/created/")) return Response.json({ rows: await stub.created() });
     if (url.pathname.startsWith("/durable/")) return Response.json({ rows: await stub.durable() });
     if (url.pathname.startsWith("/stored/")) return Response.json({ rows: await stub.stored() });
+    if (url.pathname.startsWith("/history/"))
+      return Response.json({ chars: await stub.history(Number(url.searchParams.get("n")), Number(url.searchParams.get("chars"))) });
     return Response.json({ rows: request.method === "POST" ? await stub.touch() : await stub.ping() });
   },
 };`;

@@ -32,7 +32,8 @@ export default {
 };
 `;
 
-const config = (port: number) => `using Workerd = import "/workerd/workerd.capnp";
+/** A `workerd serve` config running one ES module, `worker.js` beside it, on loopback at `port`. */
+export const workerdConfig = (port: number) => `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [(name = "main", worker = .bench)],
   sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],
@@ -65,7 +66,7 @@ export async function compileInWorkerd(
   const dir = mkdtempSync(path.join(tmpdir(), "relay-workerd-"));
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   writeFileSync(path.join(dir, "worker.js"), script);
-  writeFileSync(path.join(dir, "config.capnp"), config(port));
+  writeFileSync(path.join(dir, "config.capnp"), workerdConfig(port));
   const child = spawn(path.join(repoRoot, "node_modules", ".bin", "workerd"), ["serve", "config.capnp"], {
     cwd: dir,
     stdio: ["ignore", "ignore", "pipe"],

@@ -53,6 +53,7 @@ export const BASELINES: Record<string, (f: Fixtures) => unknown> = {
     outputs: [{ tool_call_id: "call_1", output: "42" }],
   }),
   patchSessionsIdState: () => ({ set: { n: 2, nested: { a: [1, 2] } }, unset: ["tier"] }),
+  putSessionsIdMemoryKey: () => ({ value: "Ada Quill, account 5521" }),
   postSessionsIdAgentStatus: () => ({ agent: "sup", status: "busy" }),
   postSessionsIdEvents: () => ({ name: "nothing-listens", data: { a: 1 } }),
   postSessionsIdTriggers: () => ({ target: "w2" }),

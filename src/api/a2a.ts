@@ -1,5 +1,5 @@
 import { AgentCard } from "@a2a-js/sdk";
-import { toJsonRpcError } from "@a2a-js/sdk/errors";
+import { A2A_ERROR_CODE, toJsonRpcError } from "@a2a-js/sdk/errors";
 import { JsonRpcTransportHandler, ServerCallContext, validateVersion } from "@a2a-js/sdk/server";
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../app-env";
@@ -98,9 +98,42 @@ function requestId(text: string): unknown {
   }
 }
 
+/**
+ * What JSON-RPC 2.0 refuses before a method is looked at (docs/a2a.md, Errors): a body that is
+ * not JSON is a parse error (-32700); a batch, or an object that is not a request — `jsonrpc`
+ * other than "2.0", no method, an id that is not a string, number or null — is an invalid request
+ * (-32600). The SDK's transport would answer both as invalid params.
+ */
+export function envelopeError(text: string): { id: string | number | null; code: number; message: string } | null {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { id: null, code: A2A_ERROR_CODE.PARSE_ERROR, message: "Parse error: the body is not JSON." };
+  }
+  const invalid = (id: string | number | null, why: string) => ({
+    id,
+    code: A2A_ERROR_CODE.INVALID_REQUEST,
+    message: `Invalid Request: ${why}.`,
+  });
+  if (Array.isArray(body)) return invalid(null, "batches are not supported");
+  if (body === null || typeof body !== "object") return invalid(null, "the body is not a JSON-RPC request object");
+  const { jsonrpc, method, id } = body as Record<string, unknown>;
+  const idOk =
+    id === undefined || id === null || typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
+  const replyTo = idOk && id !== undefined ? (id as string | number | null) : null;
+  if (jsonrpc !== "2.0") return invalid(replyTo, '"jsonrpc" must be "2.0"');
+  if (typeof method !== "string" || method === "") return invalid(replyTo, '"method" must be a non-empty string');
+  if (!idOk) return invalid(null, '"id" must be a string, a number or null');
+  return null;
+}
+
 async function rpc(c: Ctx, name: string | null): Promise<Response> {
   const { target, card } = await targetOf(c, name);
   const text = await readText(c, A2A_BODY_LIMIT);
+  const refused = envelopeError(text);
+  if (refused)
+    return c.json({ jsonrpc: "2.0", id: refused.id, error: { code: refused.code, message: refused.message } });
   // A2A-Version (header, or query parameter); none means 0.3, which Relay does not speak.
   const version = c.req.header("A2A-Version") ?? c.req.query("A2A-Version") ?? "";
   try {

@@ -236,16 +236,41 @@ describe("errors", () => {
     expect((await rpc("/a2a", "GetTask", { id: done.id }, { key: BETA_KEY })).error?.code).toBe(-32001);
   });
 
-  it("a body that is not JSON is a JSON-RPC error, never a 500; no key is 401; a disabled agent is refused", async () => {
-    const res = await (exports as any).default.fetch(
-      new Request("http://relay.test/a2a/billing", {
-        method: "POST",
-        headers: { Authorization: `Bearer ${ALPHA_KEY}`, "A2A-Version": "1.0" },
-        body: "{nope",
-      }),
-    );
-    expect(res.status).toBe(200);
-    expect(((await res.json()) as any).error.code).toBe(-32602);
+  it("a body that is not JSON is a parse error, one that is no request an invalid request, never a 500; no key is 401; a disabled agent is refused", async () => {
+    const send = async (body: string, version: string | null = "1.0") => {
+      const headers: Record<string, string> = { Authorization: `Bearer ${ALPHA_KEY}` };
+      if (version) headers["A2A-Version"] = version;
+      const res = await (exports as any).default.fetch(
+        new Request("http://relay.test/a2a/billing", { method: "POST", headers, body }),
+      );
+      expect(res.status).toBe(200);
+      return (await res.json()) as { jsonrpc: string; id: unknown; error: { code: number; message: string } };
+    };
+    expect(await send("{nope")).toEqual({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: -32700, message: "Parse error: the body is not JSON." },
+    });
+    // The envelope is checked before the version: a client that sends none still learns what is wrong.
+    expect((await send("{nope", null)).error.code).toBe(-32700);
+    const request = { jsonrpc: "2.0", id: 7, method: "GetTask", params: { id: "x" } };
+    const invalid: [unknown, unknown][] = [
+      [[request], null],
+      ["just a string", null],
+      [{ ...request, jsonrpc: "1.0" }, 7],
+      [{ jsonrpc: "2.0", id: "a", params: {} }, "a"],
+      [{ ...request, method: "" }, 7],
+      [{ ...request, id: { not: "an id" } }, null],
+    ];
+    for (const [body, id] of invalid) {
+      const answer = await send(JSON.stringify(body));
+      expect(answer.error.code, JSON.stringify(body)).toBe(-32600);
+      expect(answer.id).toBe(id);
+    }
+    // A well-formed request with bad params is still invalid params.
+    expect(
+      (await send(JSON.stringify({ ...request, method: "ListTasks", params: { pageSize: 500 } }))).error.code,
+    ).toBe(-32602);
     const anonymous = await (exports as any).default.fetch(
       new Request("http://relay.test/a2a/billing", { method: "POST", body: "{}" }),
     );

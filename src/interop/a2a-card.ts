@@ -33,7 +33,8 @@ function base(name: string, description: string, url: string, version: string): 
     name,
     description,
     supportedInterfaces: [{ url, protocolBinding: "JSONRPC", tenant: "", protocolVersion: A2A_PROTOCOL_VERSION }],
-    provider: { organization: "Relay", url: "" },
+    // Who runs the agent: this deployment (the spec's `url` is the provider's site, never empty).
+    provider: { organization: "Relay", url: new URL(url).origin },
     version,
     capabilities: {
       streaming: true,
@@ -58,12 +59,14 @@ function base(name: string, description: string, url: string, version: string): 
   };
 }
 
+/** A skill; `tags` are REQUIRED by A2A 1.0, so one with nothing to tag is tagged by its own id. */
 function skill(id: string, name: string, description: string, tags: string[], examples: string[]): AgentSkill {
+  const tagged = [...new Set(tags)].slice(0, MAX_TAGS);
   return {
     id,
     name,
     description,
-    tags: [...new Set(tags)].slice(0, MAX_TAGS),
+    tags: tagged.length > 0 ? tagged : [id],
     examples: examples.slice(0, MAX_EXAMPLES),
     inputModes: [],
     outputModes: [],
@@ -106,7 +109,26 @@ export function frontDoorCard(agents: readonly AgentDefinition[], url: string, v
   return card;
 }
 
-/** What a caller without the tenant's key reads at any card address: how to authenticate, nothing else. */
+/**
+ * What a caller without the tenant's key reads at any card address: how to authenticate, nothing
+ * else. A2A 1.0 requires at least one skill, so it names the one every address has: talking to
+ * the tenant's agents, once authenticated.
+ */
 export function publicCard(url: string): AgentCard {
-  return base("Relay agent", "Send the tenant's Relay API key (Authorization: Bearer) to read this card.", url, "0");
+  const card = base(
+    "Relay agent",
+    "Send the tenant's Relay API key (Authorization: Bearer) to read this card.",
+    url,
+    "0",
+  );
+  card.skills = [
+    skill(
+      "relay",
+      "Relay agent",
+      "Answers messages through Relay for callers with the tenant's API key; the authenticated card lists the agent's own skills.",
+      ["relay"],
+      [],
+    ),
+  ];
+  return card;
 }

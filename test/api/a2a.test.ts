@@ -110,7 +110,8 @@ describe("cards", () => {
     const known = await getCard("/a2a/billing/.well-known/agent-card.json");
     const unknown = await getCard("/a2a/no-such-agent/.well-known/agent-card.json");
     expect(known.status).toBe(200);
-    expect(known.json.skills ?? []).toEqual([]);
+    // One generic skill (A2A 1.0 requires one), nothing of the agent's own.
+    expect(known.json.skills.map((s: { id: string }) => s.id)).toEqual(["relay"]);
     expect({ ...known.json, supportedInterfaces: [] }).toEqual({ ...unknown.json, supportedInterfaces: [] });
     expect(JSON.stringify(known.json)).not.toContain("Invoices");
     expect((await getCard("/a2a/billing/.well-known/agent-card.json", "nope")).status).toBe(401);

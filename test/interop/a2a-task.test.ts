@@ -127,6 +127,13 @@ describe("cards", () => {
       ["billing", ["refund", "refunds"], ["I want a refund"]],
       ["billing.refunds", ["money"], []],
     ]);
-    expect(publicCard("https://relay.test/a2a/x").skills).toEqual([]);
+    // Every skill has tags (REQUIRED in A2A 1.0): one with nothing to tag carries its own id.
+    const bare = agentCard(AgentDefinition.parse({ name: "plain" }), "https://relay.test/a2a/plain", 1);
+    expect(bare.skills.map((s) => s.tags)).toEqual([["plain"]]);
+    expect(card.provider).toEqual({ organization: "Relay", url: "https://relay.test" });
+    // Without the key: one generic skill (the spec requires one), the same for every address.
+    const anonymous = publicCard("https://relay.test/a2a/x");
+    expect(anonymous.skills.map((s) => [s.id, s.tags])).toEqual([["relay", ["relay"]]]);
+    expect(anonymous.skills).toEqual(publicCard("https://relay.test/a2a/y").skills);
   });
 });

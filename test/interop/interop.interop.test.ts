@@ -216,7 +216,7 @@ describe("a Relay agent through the official A2A JS client", () => {
       skills?: unknown[];
     };
     expect(anonymous.name).toBe("Relay agent");
-    expect(anonymous.skills ?? []).toEqual([]);
+    expect((anonymous.skills ?? []).map((s) => (s as { id: string }).id)).toEqual(["relay"]);
   });
 });
 

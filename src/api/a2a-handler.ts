@@ -10,6 +10,7 @@ import type {
   SubscribeToTaskRequest,
   Task,
 } from "@a2a-js/sdk";
+import { TaskState } from "@a2a-js/sdk";
 import {
   A2AError,
   PushNotificationNotSupportedError,
@@ -364,7 +365,9 @@ export class RelayA2aHandler implements A2ARequestHandler {
   }
 
   async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
-    const statuses = params.status ? runStatusesOf(params.status) : null;
+    // UNRECOGNIZED is what the SDK's client sends for a status left unset: no filter.
+    const filtered = params.status && params.status !== TaskState.UNRECOGNIZED;
+    const statuses = filtered ? runStatusesOf(params.status) : null;
     return listA2aTasks(this.c, this.target.kind === "agent" ? this.target.agent.name : null, params, statuses);
   }
 

@@ -7,6 +7,7 @@ import { keyEntries, tenantForKey } from "../auth/api-keys";
 import { apiKeyAuth } from "../auth/middleware";
 import { RelayError } from "../errors";
 import { agentCard, frontDoorCard, publicCard } from "../interop/a2a-card";
+import { paramsError } from "../interop/a2a-params";
 import { AgentName } from "../schemas/agent";
 import { agentDirectory } from "../services/registry-cache";
 import { A2A_QUOTA_EXCEEDED, type A2aTarget, type QuotaExceededError, RelayA2aHandler } from "./a2a-handler";
@@ -102,7 +103,8 @@ function requestId(text: string): unknown {
  * What JSON-RPC 2.0 refuses before a method is looked at (docs/a2a.md, Errors): a body that is
  * not JSON is a parse error (-32700); a batch, or an object that is not a request — `jsonrpc`
  * other than "2.0", no method, an id that is not a string, number or null — is an invalid request
- * (-32600). The SDK's transport would answer both as invalid params.
+ * (-32600). The SDK's transport would answer both as invalid params. Params the SDK would take
+ * but the spec refuses are invalid params (-32602: src/interop/a2a-params.ts).
  */
 export function envelopeError(text: string): { id: string | number | null; code: number; message: string } | null {
   let body: unknown;
@@ -125,7 +127,8 @@ export function envelopeError(text: string): { id: string | number | null; code:
   if (jsonrpc !== "2.0") return invalid(replyTo, '"jsonrpc" must be "2.0"');
   if (typeof method !== "string" || method === "") return invalid(replyTo, '"method" must be a non-empty string');
   if (!idOk) return invalid(null, '"id" must be a string, a number or null');
-  return null;
+  const bad = paramsError(method, (body as Record<string, unknown>).params);
+  return bad ? { id: replyTo, code: A2A_ERROR_CODE.INVALID_PARAMS, message: `Invalid params: ${bad}` } : null;
 }
 
 async function rpc(c: Ctx, name: string | null): Promise<Response> {

@@ -192,6 +192,22 @@ describe("ListTasks across contexts", () => {
       true,
     );
     expect((await rpc("/a2a/slow", "ListTasks", { pageSize: 500 })).error?.code).toBe(-32602);
+    // UNRECOGNIZED, what the SDK's client sends for a status left unset, filters nothing.
+    const unset = (await rpc("/a2a/slow", "ListTasks", { status: "UNRECOGNIZED" })).result;
+    expect(unset.tasks.map((t: { id: string }) => t.id)).toEqual(expect.arrayContaining(ids));
+    // What the spec refuses and the SDK would take: each -32602, naming the field.
+    const refused: [string, unknown][] = [
+      ["ListTasks", { status: "TASK_STATE_BOGUS" }],
+      ["ListTasks", { historyLength: -3 }],
+      ["ListTasks", { statusTimestampAfter: "not-a-date" }],
+      ["GetTask", { id: ids[0], historyLength: -3 }],
+      ["SendMessage", { message: { role: "ROLE_USER", parts: [{ text: "no id" }] } }],
+    ];
+    for (const [method, params] of refused) {
+      const answer = await rpc("/a2a/slow", method, params);
+      expect(answer.error?.code, JSON.stringify(params)).toBe(-32602);
+      expect(answer.error?.message).toMatch(/historyLength|status|messageId/);
+    }
   });
 
   it("takes back only a page token of the list's own shape; anything else is -32602", async () => {

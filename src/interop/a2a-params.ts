@@ -1,0 +1,48 @@
+import { TaskState } from "@a2a-js/sdk";
+
+/**
+ * A2A 1.0 request params the SDK's JSON-RPC transport takes without complaint but the spec
+ * refuses (docs/a2a.md, Errors), checked on the raw JSON before it parses them: a negative or
+ * fractional `historyLength`, a ListTasks `status` that names no task state, a
+ * `statusTimestampAfter` that is no time, a message without its `messageId`. Pure.
+ */
+
+/** The task state names a ListTasks `status` may give, and UNRECOGNIZED (what the SDK's client sends for none). */
+const STATE_NAMES = new Set(Object.keys(TaskState).filter((key) => Number.isNaN(Number(key))));
+
+const field = (value: unknown, name: string): unknown =>
+  value !== null && typeof value === "object" ? (value as Record<string, unknown>)[name] : undefined;
+
+function historyLengthError(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  return typeof value === "number" && Number.isInteger(value) && value >= 0
+    ? null
+    : "historyLength must be a whole number, 0 or more.";
+}
+
+/** Why a request's params are invalid (-32602), or null when the SDK may have them. */
+export function paramsError(method: unknown, params: unknown): string | null {
+  switch (method) {
+    case "GetTask":
+      return historyLengthError(field(params, "historyLength"));
+    case "ListTasks": {
+      const status = field(params, "status");
+      if (status !== undefined && status !== null && !(typeof status === "string" && STATE_NAMES.has(status)))
+        return `status must be a task state (${[...STATE_NAMES].filter((s) => s !== "UNRECOGNIZED").join(", ")}).`;
+      const after = field(params, "statusTimestampAfter");
+      if (after !== undefined && after !== null && (typeof after !== "string" || Number.isNaN(Date.parse(after))))
+        return "statusTimestampAfter must be an RFC 3339 time.";
+      return historyLengthError(field(params, "historyLength"));
+    }
+    case "SendMessage":
+    case "SendStreamingMessage": {
+      const message = field(params, "message");
+      const id = field(message, "messageId");
+      if (message !== undefined && (typeof id !== "string" || id.trim() === ""))
+        return "message.messageId is required: a client-chosen id of the message.";
+      return historyLengthError(field(field(params, "configuration"), "historyLength"));
+    }
+    default:
+      return null;
+  }
+}

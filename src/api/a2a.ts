@@ -76,6 +76,15 @@ const jsonRpcError = (id: unknown, error: unknown) => ({
   error: toJsonRpcError(error),
 });
 
+/** A2A 1.0.1's own media type: answered with when the client accepts it, else `application/json`. */
+export const A2A_MEDIA_TYPE = "application/a2a+json";
+
+/** A JSON answer in the media type the client asked for (`Accept: application/a2a+json`, or plain JSON). */
+function rpcJson(c: Ctx, body: unknown, headers: Record<string, string> = {}): Response {
+  const a2a = (c.req.header("Accept") ?? "").toLowerCase().includes(A2A_MEDIA_TYPE);
+  return c.json(body, 200, a2a ? { ...headers, "Content-Type": A2A_MEDIA_TYPE } : headers);
+}
+
 /**
  * A JSON-RPC answer as JSON. A quota refusal's error (docs/a2a.md, Errors) gets its `data` — the
  * transport writes only the code and message — and the answer gets `Retry-After`, as the HTTP
@@ -83,10 +92,10 @@ const jsonRpcError = (id: unknown, error: unknown) => ({
  */
 function answerJson(c: Ctx, answer: unknown, refusal: QuotaExceededError | null): Response {
   const error = (answer as { error?: { code?: unknown; data?: unknown } }).error;
-  if (!refusal || error?.code !== A2A_QUOTA_EXCEEDED) return c.json(answer);
+  if (!refusal || error?.code !== A2A_QUOTA_EXCEEDED) return rpcJson(c, answer);
   error.data = refusal.data();
   const retryAfter = retryAfterOf(refusal.body);
-  return c.json(answer, 200, retryAfter ? { "Retry-After": retryAfter } : {});
+  return rpcJson(c, answer, retryAfter ? { "Retry-After": retryAfter } : {});
 }
 
 /** The id of a JSON-RPC request text, for errors answered before the handler runs. */
@@ -136,13 +145,13 @@ async function rpc(c: Ctx, name: string | null): Promise<Response> {
   const text = await readText(c, A2A_BODY_LIMIT);
   const refused = envelopeError(text);
   if (refused)
-    return c.json({ jsonrpc: "2.0", id: refused.id, error: { code: refused.code, message: refused.message } });
+    return rpcJson(c, { jsonrpc: "2.0", id: refused.id, error: { code: refused.code, message: refused.message } });
   // A2A-Version (header, or query parameter); none means 0.3, which Relay does not speak.
   const version = c.req.header("A2A-Version") ?? c.req.query("A2A-Version") ?? "";
   try {
     validateVersion(version || "0.3", card, "JSONRPC");
   } catch (error) {
-    return c.json(jsonRpcError(requestId(text), error));
+    return rpcJson(c, jsonRpcError(requestId(text), error));
   }
   const extensions = (c.req.header("A2A-Extensions") ?? "")
     .split(",")

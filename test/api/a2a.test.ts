@@ -284,6 +284,21 @@ describe("errors", () => {
       expect(answer.error.code, JSON.stringify(body)).toBe(-32600);
       expect(answer.id).toBe(id);
     }
+    // A2A's own media type: taken as JSON, and answered in when the client accepts it.
+    const typed = await (exports as any).default.fetch(
+      new Request("http://relay.test/a2a/billing", {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${ALPHA_KEY}`,
+          "A2A-Version": "1.0",
+          "Content-Type": "application/a2a+json",
+          Accept: "application/a2a+json",
+        },
+        body: JSON.stringify({ ...request, method: "GetTask", params: { id: "run_nope" } }),
+      }),
+    );
+    expect(typed.headers.get("Content-Type")).toBe("application/a2a+json");
+    expect(((await typed.json()) as { error: { code: number } }).error.code).toBe(-32001);
     // A well-formed request with bad params is still invalid params.
     expect(
       (await send(JSON.stringify({ ...request, method: "ListTasks", params: { pageSize: 500 } }))).error.code,

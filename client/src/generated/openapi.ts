@@ -90,7 +90,7 @@ export interface paths {
         put?: never;
         /**
          * A2A JSON-RPC endpoint of the tenant's front door (routes each new conversation)
-         * @description A2A 1.0 methods over JSON-RPC 2.0; send `A2A-Version: 1.0`. Protocol errors are JSON-RPC errors with A2A's codes in a 200; SendStreamingMessage and SubscribeToTask answer with Server-Sent Events.
+         * @description A2A 1.0 methods over JSON-RPC 2.0; send `A2A-Version: 1.0`. Protocol errors are JSON-RPC errors with A2A's codes in a 200; SendStreamingMessage and SubscribeToTask answer with Server-Sent Events. A2A's own media type, `application/a2a+json`, is taken as JSON, and answered in when the client accepts it.
          */
         post: operations["postA2a"];
         delete?: never;
@@ -130,7 +130,7 @@ export interface paths {
         put?: never;
         /**
          * A2A JSON-RPC endpoint of one agent
-         * @description A2A 1.0 methods over JSON-RPC 2.0; send `A2A-Version: 1.0`. Protocol errors are JSON-RPC errors with A2A's codes in a 200; SendStreamingMessage and SubscribeToTask answer with Server-Sent Events.
+         * @description A2A 1.0 methods over JSON-RPC 2.0; send `A2A-Version: 1.0`. Protocol errors are JSON-RPC errors with A2A's codes in a 200; SendStreamingMessage and SubscribeToTask answer with Server-Sent Events. A2A's own media type, `application/a2a+json`, is taken as JSON, and answered in when the client accepts it.
          */
         post: operations["postA2aAgent"];
         delete?: never;
@@ -2602,6 +2602,15 @@ export interface operations {
                 } & {
                     [key: string]: unknown;
                 };
+                "application/a2a+json": {
+                    /** @constant */
+                    jsonrpc: "2.0";
+                    method: string;
+                    id?: string | number | null;
+                    params?: unknown;
+                } & {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
@@ -2612,6 +2621,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                        id: string | number | null;
+                        result?: unknown;
+                        error?: {
+                            code: number;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    "application/a2a+json": {
                         /** @constant */
                         jsonrpc: "2.0";
                         id: string | number | null;
@@ -2898,6 +2921,15 @@ export interface operations {
                 } & {
                     [key: string]: unknown;
                 };
+                "application/a2a+json": {
+                    /** @constant */
+                    jsonrpc: "2.0";
+                    method: string;
+                    id?: string | number | null;
+                    params?: unknown;
+                } & {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
@@ -2908,6 +2940,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @constant */
+                        jsonrpc: "2.0";
+                        id: string | number | null;
+                        result?: unknown;
+                        error?: {
+                            code: number;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    "application/a2a+json": {
                         /** @constant */
                         jsonrpc: "2.0";
                         id: string | number | null;

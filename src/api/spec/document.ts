@@ -162,6 +162,7 @@ function operationObject(operation: Operation, writer: SchemaWriter): JsonSchema
   for (const [status, answer] of Object.entries(operation.answers)) {
     const content: JsonSchema = {};
     if (answer.schema) content["application/json"] = { schema: writer.write(answer.schema, "output") };
+    if (answer.schema && answer.alsoAs) content[answer.alsoAs] = content["application/json"];
     if (answer.stream) content["text/event-stream"] = { schema: { type: "string", description: answer.stream } };
     responses[status] = { description: answer.description, ...(Object.keys(content).length > 0 ? { content } : {}) };
   }
@@ -172,6 +173,9 @@ function operationObject(operation: Operation, writer: SchemaWriter): JsonSchema
           required: !operation.bodyOptional,
           content: {
             "application/json": { schema: writer.write(operation.body, "input") },
+            ...(operation.bodyAlsoAs
+              ? { [operation.bodyAlsoAs]: { schema: writer.write(operation.body, "input") } }
+              : {}),
             ...(operation.bodyMedia
               ? {
                   [operation.bodyMedia]: {

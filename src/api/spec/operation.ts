@@ -15,6 +15,8 @@ export interface Answer {
   schema?: z.ZodType;
   /** What the answer is as Server-Sent Events, for a route that also streams (`Accept: text/event-stream`). */
   stream?: string;
+  /** Another media type the same JSON comes in when the client accepts it (A2A's own). */
+  alsoAs?: "application/a2a+json";
 }
 
 export interface Operation {
@@ -33,6 +35,8 @@ export interface Operation {
   bodyOptional?: boolean;
   /** Request media types besides JSON (an agent as Markdown). */
   bodyMedia?: "text/markdown";
+  /** Another media type the same JSON body may be sent as (A2A's own). */
+  bodyAlsoAs?: "application/a2a+json";
   headers?: Record<string, { schema: z.ZodType; required?: boolean; description: string }>;
   answers: Record<number, Answer>;
   /** Error codes this route may answer with (each code's status is fixed: src/errors/codes.ts). */

@@ -846,13 +846,15 @@ function a2aOperations(): Operation[] {
     tag: "a2a",
     summary: `A2A JSON-RPC endpoint of ${who}`,
     description:
-      "A2A 1.0 methods over JSON-RPC 2.0; send `A2A-Version: 1.0`. Protocol errors are JSON-RPC errors with A2A's codes in a 200; SendStreamingMessage and SubscribeToTask answer with Server-Sent Events.",
+      "A2A 1.0 methods over JSON-RPC 2.0; send `A2A-Version: 1.0`. Protocol errors are JSON-RPC errors with A2A's codes in a 200; SendStreamingMessage and SubscribeToTask answer with Server-Sent Events. A2A's own media type, `application/a2a+json`, is taken as JSON, and answered in when the client accepts it.",
     ...(params ? { params } : {}),
     body: JsonRpcRequest,
+    bodyAlsoAs: "application/a2a+json",
     answers: {
       200: {
         description: "The JSON-RPC answer.",
         schema: JsonRpcResponse,
+        alsoAs: "application/a2a+json",
         stream:
           "For SendStreamingMessage and SubscribeToTask: one JSON-RPC answer per event (a StreamResponse), each stored event with its `id:`.",
       },

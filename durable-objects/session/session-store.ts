@@ -328,6 +328,11 @@ export class SessionStore {
     return row.seq;
   }
 
+  /** Whether a message with this id is stored. */
+  hasMessage(id: string): boolean {
+    return this.tables.has("messages") && this.sql`SELECT 1 FROM messages WHERE id = ${id}`.length > 0;
+  }
+
   historyLength(): number {
     if (this.length === undefined)
       this.length = this.tables.has("messages")

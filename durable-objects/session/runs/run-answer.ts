@@ -40,7 +40,10 @@ export class RunAnswer {
       agent,
       code: "GUARDRAIL_FAILED",
     });
-    await this.k.commit(session, [], () => this.k.liveEvents.append([event]));
+    await this.k.commit(session, [], () => {
+      this.k.liveEvents.append([event]);
+      this.streams.forget();
+    });
   }
 
   private get store() {

@@ -1,6 +1,6 @@
 import { ulid } from "../../../src/lib/ulid";
 import type { OnText } from "../../../src/providers/types";
-import { liveDelta } from "../../../src/runtime/live-events";
+import { liveDelta, liveRetracted } from "../../../src/runtime/live-events";
 import type { HistoryItem } from "../../../src/schemas/handoff";
 import type { SessionKernel } from "../session-kernel";
 
@@ -9,7 +9,23 @@ import type { SessionKernel } from "../session-kernel";
  * the stored message will have), its agent, the text so far, and the signal that stops its
  * model call. Its pieces go out as `message.delta` live events as they come
  * (docs/runs.md, Live events). Cancelling a run takes what was written and stops the call.
+ *
+ * The first piece of each answer also leaves a mark in the object's storage (its message
+ * id): pieces are not stored, so after a crash only the mark tells that subscribers saw an
+ * answer that may never be stored. The output gate holds the piece until the mark is
+ * durable, so no client sees a piece the mark does not cover. The resumed run reads it back
+ * (`retractUnstored`) and retracts that answer before anything new streams.
  */
+
+/** The storage key of the answer whose pieces went out last: one per session (one run at a time). */
+const STREAMED_KEY = "run.streamed";
+
+/** An answer whose pieces went out: what a resumed run checks was stored. */
+export interface StreamedMark {
+  run_id: string;
+  message_id: string;
+  agent: string;
+}
 
 export interface Writing {
   readonly message_id: string;
@@ -41,7 +57,9 @@ export function cutMessage(writing: Pick<Writing, "message_id" | "agent" | "text
 export class RunStreams {
   private readonly open = new Map<string, Open>();
 
-  constructor(private readonly k: Pick<SessionKernel, "deltas" | "now">) {}
+  constructor(
+    private readonly k: Pick<SessionKernel, "commit" | "deltas" | "liveEvents" | "now" | "storage" | "store">,
+  ) {}
 
   /** A new answer of `agent` in the run, replacing any the run had. */
   begin(sessionId: string, runId: string, agent: string): Writing {
@@ -64,6 +82,9 @@ export class RunStreams {
         if (this.open.get(runId) !== entry || delta === "") return;
         entry.text += delta;
         const index = entry.index++;
+        // Synchronous, and the output gate holds the piece below until it is durable.
+        if (index === 0)
+          this.k.storage.kv.put<StreamedMark>(STREAMED_KEY, { run_id: runId, message_id: entry.message_id, agent });
         this.k.deltas.delta(
           liveDelta(sessionId, runId, this.k.now(), { message_id: entry.message_id, agent, index, delta }),
         );
@@ -83,5 +104,33 @@ export class RunStreams {
     this.end(runId);
     entry.controller.abort(new DOMException("The run was cancelled.", "AbortError"));
     return { message_id: entry.message_id, agent: entry.agent, text: entry.text };
+  }
+
+  /**
+   * After a restart, before the run resumes: an answer of `runId` whose pieces went out and
+   * that was never stored is withdrawn by a stored `message.retracted` event (code
+   * RUN_INTERRUPTED), published before anything new streams, so a client drops what it
+   * showed (docs/runs.md, Restarts). The mark goes either way.
+   */
+  async retractUnstored(runId: string): Promise<void> {
+    const mark = this.k.storage.kv.get<StreamedMark>(STREAMED_KEY);
+    const session = this.k.store.load();
+    if (mark?.run_id !== runId || !session) return;
+    const event = this.k.store.hasMessage(mark.message_id)
+      ? null
+      : liveRetracted(session.id, runId, this.k.now(), {
+          message_id: mark.message_id,
+          agent: mark.agent,
+          code: "RUN_INTERRUPTED",
+        });
+    await this.k.commit(session, [], () => {
+      if (event) this.k.liveEvents.append([event]);
+      this.forget();
+    });
+  }
+
+  /** Drops the mark: its answer is stored, retracted, or was never streamed by this run. */
+  forget(): void {
+    this.k.storage.kv.delete(STREAMED_KEY);
   }
 }

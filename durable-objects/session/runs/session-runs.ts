@@ -336,6 +336,7 @@ export class SessionRuns {
     const open = this.store.active();
     if (open?.run.status !== "running") return "none";
     if (this.loop.isDriving(open.run.id)) return "driving";
+    await this.streams.retractUnstored(open.run.id);
     if (open.resumes >= MAX_RESUMES) {
       await this.steps.finish(
         open.run.id,

@@ -1,13 +1,19 @@
 /**
  * The MCP executor (docs/mcp.md): a registry tool of kind `mcp` is an MCP server reached over
- * Streamable HTTP with the official SDK's client (protocol revision 2025-11-25, the SDK's
- * latest; it negotiates down to 2025-06-18, 2025-03-26 and 2024-11-05). Each listing and
- * each call opens a session (initialize), does its one request and ends the session; every
- * HTTP request goes through the outbound policy with a capped body. Outcomes are values.
+ * Streamable HTTP with the official SDK's client. It speaks revision 2026-07-28 (stateless:
+ * `server/discover`, no session) to a server that offers it and 2025-11-25 (`initialize`,
+ * negotiating down to 2024-11-05) to one that does not: the client probes, and the verdict
+ * is kept per isolate (./mcp-era.ts) so the next connection skips the probe. Each listing
+ * and each call opens a connection, does its one request and closes it; every HTTP request
+ * goes through the outbound policy with a capped body. Outcomes are values.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
+import {
+  Client,
+  type PriorDiscovery,
+  ProtocolError,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/client/validators/cf-worker";
 import type { ErrorCode } from "../errors/codes";
 import { callOutput, type McpContent, type McpListedTool } from "../interop/mcp";
 import { deadline } from "../lib/deadline";
@@ -15,12 +21,13 @@ import type { OutboundCall } from "../outbound/fetch";
 import { secretRedactor } from "../outbound/redact";
 import { outboundCause, sdkFetch } from "../outbound/sdk-fetch";
 import { excerpt } from "../providers/failures";
+import { eraKey, forgetEra, priorEra, rememberEra } from "./mcp-era";
 
 /**
  * What a listing or call needs besides the server: the policy in force and the headers, their
  * values read from the tenant's vault (or why they could not be).
  */
-export interface McpCallOptions extends Pick<OutboundCall, "policy" | "headers"> {
+export interface McpCallOptions extends Pick<OutboundCall, "tenant" | "policy" | "headers"> {
   now?: () => number;
 }
 
@@ -44,30 +51,57 @@ function describe(error: unknown): string {
   const cause = outboundCause(error);
   if (cause)
     return cause.failure === "refused" ? `its url is not allowed (${cause.rule}): ${cause.message}` : cause.message;
-  // An McpError's message reads "MCP error <code>: <message>".
+  // A JSON-RPC error reads "MCP error <code>: <message>", as the 1.x SDK wrote it.
+  if (ProtocolError.isInstance(error)) return excerpt(`MCP error ${error.code}: ${error.message}`, 200);
   return excerpt(error instanceof Error ? error.message : String(error), 200);
 }
 
-/** Opens a session with the server, runs `work` in it, and ends the session whatever happens. */
-async function withSession<T>(
+/** What a connected client found out about the server's era, as a verdict to connect with later. */
+function eraOf(client: Client): PriorDiscovery | undefined {
+  const discover = client.getDiscoverResult();
+  if (client.getProtocolEra() === "modern" && discover) return { kind: "modern", discover };
+  if (client.getProtocolEra() === "legacy") return { kind: "legacy" };
+  return undefined;
+}
+
+/**
+ * Connects to the server (the era kept for it, or a probe), runs `work`, and closes the
+ * connection whatever happens: on 2025-11-25 that ends the session (`DELETE`, when the
+ * server opened one); on 2026-07-28 there is none.
+ */
+async function withConnection<T>(
   server: McpServer,
   options: McpCallOptions,
   maxBytes: number,
   signal: AbortSignal,
   work: (client: Client) => Promise<T>,
 ): Promise<T> {
-  // Callers answer a failed header read before they open a session.
+  // Callers answer a failed header read before they connect.
   const headers = options.headers.ok ? options.headers.values : {};
+  const url = server.url ?? "";
   const fetch = sdkFetch({ policy: options.policy, maxBodyBytes: maxBytes, headers });
-  const transport = new StreamableHTTPClientTransport(new URL(server.url ?? ""), {
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
     fetch,
+    // Redirects are never followed: the outbound policy judged this address, not the next.
     requestInit: { redirect: "manual", signal },
   });
-  const client = new Client(CLIENT_INFO, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+  const client = new Client(CLIENT_INFO, {
+    // Workers refuse the code generation of the SDK's default validator (ajv).
+    jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+    versionNegotiation: { mode: "auto" },
+    // A server that does not declare tools is refused here, as its tools/list would be.
+    enforceStrictCapabilities: true,
+  });
   const timeout = server.timeout_s * 1000;
+  const key = await eraKey(options.tenant, url, headers);
   try {
-    await client.connect(transport, { signal, timeout });
-    return await work(client);
+    await client.connect(transport, { signal, timeout, prior: priorEra(key, Date.now()) });
+    const result = await work(client);
+    rememberEra(key, eraOf(client), Date.now());
+    return result;
+  } catch (error) {
+    forgetEra(key);
+    throw error;
   } finally {
     await transport.terminateSession().catch(() => undefined);
     await client.close().catch(() => undefined);
@@ -89,7 +123,7 @@ export async function listMcpTools(
   const redact = secretRedactor(Object.values(options.headers.values));
   const { signal, clear } = deadline(server.timeout_s * 2000);
   try {
-    const tools = await withSession(
+    const tools = await withConnection(
       server,
       options,
       Math.max(MIN_LIST_BYTES, server.max_response_bytes),
@@ -98,7 +132,11 @@ export async function listMcpTools(
         const found: McpListedTool[] = [];
         let cursor: string | undefined;
         for (let page = 0; page < MAX_LIST_PAGES; page++) {
-          const listed = await client.listTools(cursor ? { cursor } : {}, { signal, timeout: server.timeout_s * 1000 });
+          // Page by page (not the SDK's walk, which fails past its cap): a longer listing is cut here.
+          const listed = await client.request(
+            { method: "tools/list", params: cursor ? { cursor } : {} },
+            { signal, timeout: server.timeout_s * 1000 },
+          );
           for (const tool of listed.tools)
             found.push({
               name: tool.name,
@@ -157,10 +195,9 @@ export async function callMcpTool(
     );
   const { signal, clear } = deadline(server.timeout_s * 2000);
   try {
-    const result = await withSession(server, options, server.max_response_bytes, signal, (client) =>
+    const result = await withConnection(server, options, server.max_response_bytes, signal, (client) =>
       client.callTool(
         { name: tool.name, arguments: args, _meta: { [IDEMPOTENCY_META_KEY]: idempotencyKey } },
-        undefined,
         { signal, timeout: server.timeout_s * 1000 },
       ),
     );

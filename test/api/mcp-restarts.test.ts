@@ -13,7 +13,8 @@ import { script } from "./run-fixtures";
  * object is reset (state.abort, a real crash: workerd logs it as uncaught) while the server
  * works on the call. The resumed run answers the call as
  * interrupted and goes on; the server is never called again, and the trace says interrupted,
- * not ok. The server is the official SDK's behind msw; the object, its alarm and D1 are real.
+ * not ok. The server is the official SDK's (2026-07-28) behind msw; the object, its alarm
+ * and D1 are real.
  */
 
 const SERVER = "https://mcp-restart.test/mcp";

@@ -9,7 +9,8 @@ import { protocolErrors, script, toolNames } from "./run-fixtures";
  * MCP tool servers (docs/mcp.md): a registry tool of kind `mcp` names a Streamable HTTP
  * server; an agent whose tools.allow names the server is offered its tools as
  * `<server>__<tool>`, and a call goes through the run's approval path to the server. The
- * server is the official SDK's, behind msw; the model is faked; sessions and D1 are real.
+ * server is the official SDK's (2026-07-28 unless a test says otherwise), behind msw; the model
+ * is faked; sessions and D1 are real.
  */
 
 const AGENTS = [
@@ -83,6 +84,17 @@ describe("mcp tools in the registry", () => {
     expect((await call("POST", "/v1/tools/nothing/refresh")).json.error.code).toBe("TOOL_NOT_FOUND");
   });
 
+  it("refresh lists a 2025-11-25 server's tools the same way", async () => {
+    const server = fakeMcpServer("https://mcp.test/legacy", { revision: "2025-11-25" });
+    llmServer.use(server.handler);
+    const put = await call("PUT", "/v1/tools/legacy", { name: "legacy", kind: "mcp", url: "https://mcp.test/legacy" });
+    expect(put.status).toBe(201);
+    const res = await call("POST", "/v1/tools/legacy/refresh");
+    expect(res.status).toBe(200);
+    expect(res.json.tools.map((t: { name: string }) => t.name)).toEqual(["legacy__lookup_order", "legacy__echo"]);
+    expect(server.methods).toContain("initialize");
+  });
+
   it("a server answering tools/list with a JSON-RPC error: refresh is 502 MCP_ERROR", async () => {
     llmServer.use(fakeMcpServer("https://mcp.test/down", { failList: true }).handler);
     const res = await call("POST", "/v1/tools/down/refresh");
@@ -110,7 +122,9 @@ describe("mcp tools in a run", () => {
     const approved = await call("POST", `/v1/inbox/${item.id}/resolve`, { decision: "approve" });
     expect(approved.json.run).toMatchObject({ status: "completed", output: "o-7 has shipped." });
     expect(server.calls).toEqual([expect.objectContaining({ tool: "lookup_order", arguments: { order_id: "o-7" } })]);
-    expect(server.methods).toContain("initialize");
+    // The fake speaks 2026-07-28: no handshake, no session (test/runtime/mcp-tool.test.ts has both revisions).
+    expect(server.methods).not.toContain("initialize");
+    expect(server.requests.filter((r) => r.headers["mcp-session-id"])).toEqual([]);
     expect(toolMessages(fake.requests[1]!)).toEqual(["order o-7: shipped"]);
     expect(protocolErrors(fake.requests[1]!)).toEqual([]);
     const toolEvents = approved.json.run.events.filter((e: { event_type: string }) => e.event_type === "tool_call");

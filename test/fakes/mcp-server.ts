@@ -1,14 +1,24 @@
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { Server as ServerV1 } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { type HttpHandler, HttpResponse, http } from "msw";
-import { z } from "zod";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { createMcpHandler, Server as ServerV2 } from "@modelcontextprotocol/server";
+import { type HttpHandler, http } from "msw";
 
 /**
- * An MCP tool server for msw, built with the official SDK (McpServer over its Web-standard
- * Streamable HTTP transport, stateless: each request its own server), so what Relay talks
- * to is the real protocol. It serves `lookup_order` and `echo`, records every call, and can
- * answer `tools/list` or `tools/call` with a JSON-RPC error.
+ * An MCP tool server for msw, built with an official SDK so what Relay talks to is the real
+ * protocol (docs/mcp.md, Revisions):
+ *
+ * - `2026-07-28` (the default): `@modelcontextprotocol/server`'s `createMcpHandler`, which
+ *   answers `server/discover` and serves each request statelessly (it still serves a 2025
+ *   client by its stateless fallback, as a deployed modern server does);
+ * - `2025-11-25`: the 1.x `@modelcontextprotocol/sdk` server over its Web-standard Streamable
+ *   HTTP transport, with sessions (`Mcp-Session-Id`), which knows no revision after 2025-11-25.
+ *
+ * Both serve `lookup_order` and `echo`, record every request and call, and can answer
+ * `tools/list` or `tools/call` with a JSON-RPC error (thrown in the SDK's own handler).
  */
+export type McpRevision = "2026-07-28" | "2025-11-25";
+
 export interface FakeMcp {
   handler: HttpHandler;
   /** Every tools/call the server ran, with the request's headers and its `_meta`. */
@@ -18,64 +28,113 @@ export interface FakeMcp {
     headers: Record<string, string>;
     meta: Record<string, unknown> | undefined;
   }[];
-  /** JSON-RPC requests by method, in order. */
+  /** JSON-RPC methods of the POSTed requests and notifications, in order. */
   methods: string[];
+  /** Every HTTP request the server got: its method, the JSON-RPC method (POSTs) and its headers. */
+  requests: { http: string; method: string | undefined; headers: Record<string, string> }[];
 }
 
-export function fakeMcpServer(
-  url: string,
-  options: {
-    failList?: boolean;
-    failCall?: boolean /** A tools/call answers after this long (its work done at once). */;
-    callDelayMs?: number;
-  } = {},
-): FakeMcp {
+export interface FakeMcpOptions {
+  revision?: McpRevision;
+  failList?: boolean;
+  failCall?: boolean;
+  /** A tools/call answers after this long (its work done at once). */
+  callDelayMs?: number;
+}
+
+interface FakeTool {
+  name: string;
+  description: string;
+  inputSchema: { type: "object"; properties: Record<string, { type: string }>; required: string[] };
+}
+
+const TOOLS: FakeTool[] = [
+  {
+    name: "lookup_order",
+    description: "Looks an order up by id",
+    inputSchema: { type: "object", properties: { order_id: { type: "string" } }, required: ["order_id"] },
+  },
+  {
+    name: "echo",
+    description: "Echoes",
+    inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+  },
+];
+
+/** A JSON-RPC error both SDKs send as it is (the 1.x McpError would prefix its message). */
+const rpcError = (code: number, message: string) => Object.assign(new Error(message), { code });
+
+type CallParams = { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> };
+type Reply = { content: { type: "text"; text: string }[] };
+type Headers = Record<string, string>;
+type Handlers = {
+  list: () => Promise<{ tools: FakeTool[] }>;
+  run: (params: CallParams, headers: Headers) => Promise<Reply>;
+};
+
+export function fakeMcpServer(url: string, options: FakeMcpOptions = {}): FakeMcp {
   const calls: FakeMcp["calls"] = [];
   const methods: string[] = [];
-  const handler = http.all(url, async ({ request }) => {
-    const headers = Object.fromEntries(request.headers);
-    let meta: Record<string, unknown> | undefined;
-    if (request.method === "POST") {
-      const body = (await request.clone().json()) as {
-        method?: string;
-        id?: unknown;
-        params?: { _meta?: Record<string, unknown> };
-      };
-      meta = body.params?._meta;
-      if (body.method) methods.push(body.method);
-      if (options.failCall && body.method === "tools/call")
-        return HttpResponse.json({
-          jsonrpc: "2.0",
-          id: body.id ?? null,
-          error: { code: -32000, message: "the order system is down" },
-        });
-      if (options.failList && body.method === "tools/list")
-        return HttpResponse.json({
-          jsonrpc: "2.0",
-          id: body.id ?? null,
-          error: { code: -32603, message: "the tool index is down" },
-        });
-    }
-    const server = new McpServer({ name: "fake-tools", version: "1.0.0" });
-    server.registerTool(
-      "lookup_order",
-      { description: "Looks an order up by id", inputSchema: { order_id: z.string() } },
-      async ({ order_id }) => {
-        calls.push({ tool: "lookup_order", arguments: { order_id }, headers, meta });
+  const requests: FakeMcp["requests"] = [];
+  const handlers: Handlers = {
+    list: async () => {
+      if (options.failList) throw rpcError(-32603, "the tool index is down");
+      return { tools: TOOLS };
+    },
+    run: async (params, headers) => {
+      if (options.failCall) throw rpcError(-32000, "the order system is down");
+      const args = params.arguments ?? {};
+      calls.push({ tool: params.name, arguments: args, headers, meta: params._meta });
+      if (params.name === "lookup_order") {
         if (options.callDelayMs) await new Promise((resolve) => setTimeout(resolve, options.callDelayMs));
-        return { content: [{ type: "text", text: `order ${order_id}: shipped` }] };
-      },
+        return { content: [{ type: "text", text: `order ${String(args.order_id)}: shipped` }] };
+      }
+      return { content: [{ type: "text", text: String(args.text) }] };
+    },
+  };
+  const serve = options.revision === "2025-11-25" ? legacyServer(handlers) : modernServer(handlers);
+  const handler = http.all(url, async ({ request }) => {
+    let method: string | undefined;
+    if (request.method === "POST") {
+      method = ((await request.clone().json()) as { method?: string }).method;
+      if (method) methods.push(method);
+    }
+    requests.push({ http: request.method, method, headers: Object.fromEntries(request.headers) });
+    return serve(request as unknown as Request);
+  });
+  return { handler, calls, methods, requests };
+}
+
+/** `@modelcontextprotocol/server` 2.x: `createMcpHandler`, a server instance per request. */
+function modernServer({ list, run }: Handlers): (request: Request) => Promise<Response> {
+  const mcp = createMcpHandler(({ requestInfo }) => {
+    const headers = Object.fromEntries(requestInfo?.headers ?? []);
+    const server = new ServerV2({ name: "fake-tools", version: "1.0.0" }, { capabilities: { tools: {} } });
+    server.setRequestHandler("tools/list", list);
+    server.setRequestHandler("tools/call", (request) => run(request.params as CallParams, headers));
+    return server;
+  });
+  return (request) => mcp.fetch(request);
+}
+
+/** The 1.x `@modelcontextprotocol/sdk` server with sessions: a transport per `Mcp-Session-Id`. */
+function legacyServer({ list, run }: Handlers): (request: Request) => Promise<Response> {
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  return async (request) => {
+    const known = sessions.get(request.headers.get("mcp-session-id") ?? "");
+    if (known) return known.handleRequest(request);
+    const server = new ServerV1({ name: "fake-tools", version: "1.0.0" }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, list);
+    server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
+      run(req.params as CallParams, (extra.requestInfo?.headers ?? {}) as Headers),
     );
-    server.registerTool("echo", { description: "Echoes", inputSchema: { text: z.string() } }, async ({ text }) => {
-      calls.push({ tool: "echo", arguments: { text }, headers, meta });
-      return { content: [{ type: "text", text }] };
-    });
     const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
+      sessionIdGenerator: () => crypto.randomUUID(),
       enableJsonResponse: true,
+      onsessioninitialized: (id) => void sessions.set(id, transport),
+      onsessionclosed: (id) => void sessions.delete(id),
     });
     await server.connect(transport);
-    return transport.handleRequest(request as unknown as Request);
-  });
-  return { handler, calls, methods };
+    return transport.handleRequest(request);
+  };
 }

@@ -64,7 +64,7 @@ const HeaderName = z
   .regex(/^[A-Za-z0-9-]{1,100}$/, "must be an HTTP header name")
   .refine(
     (name) =>
-      !/^(content-type|content-length|accept|host|user-agent|mcp-session-id|mcp-protocol-version|last-event-id|a2a-version|webhook-id|webhook-timestamp|webhook-signature)$/i.test(
+      !/^(content-type|content-length|accept|host|user-agent|mcp-session-id|mcp-protocol-version|mcp-method|mcp-name|mcp-param-.+|last-event-id|a2a-version|webhook-id|webhook-timestamp|webhook-signature)$/i.test(
         name,
       ),
     "is set by Relay or the protocol",

@@ -47,6 +47,9 @@ describe("mcp tools in the registry", () => {
       ["m3", { name: "m3", kind: "mcp", url: "https://mcp.test/x", headers: { Authorization: "not a name" } }],
       ["m4", { name: "m4", kind: "mcp", url: "https://mcp.test/x", headers: { "Mcp-Session-Id": "A" } }],
       ["m5", { name: "m5", kind: "client", headers: { Authorization: "A" } }],
+      // 2026-07-28's own headers: the method, the tool's name and mirrored parameters.
+      ["m7", { name: "m7", kind: "mcp", url: "https://mcp.test/x", headers: { "Mcp-Method": "A" } }],
+      ["m8", { name: "m8", kind: "mcp", url: "https://mcp.test/x", headers: { "Mcp-Param-Region": "A" } }],
     ];
     for (const [name, body] of cases) {
       const res = await call("PUT", `/v1/tools/${name}`, body);

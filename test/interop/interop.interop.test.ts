@@ -3,20 +3,21 @@ import { type Client, ClientFactory, DefaultAgentCardResolver, JsonRpcTransportF
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeModel, loopback, PORTS, putAgents, type Relay, startRelay, until } from "./harness";
 import { type RemoteAgent, startRemoteAgent } from "./remote-agent";
-import { type Listening, startBadAgents, startMcpServers } from "./servers";
+import { type Listening, type McpRequest, type ParcelCall, startBadAgents, startMcpServers } from "./servers";
 
 /**
  * Relay against the official SDKs, over real HTTP on loopback (docs/a2a.md, docs/mcp.md):
  * Relay under `wrangler dev`; the A2A JS SDK's client talking to Relay's agents; a remote
- * agent served by the A2A JS SDK's server that a Relay agent hands off to; an MCP server
- * built with the MCP TypeScript SDK whose tool a Relay agent's run calls. The model is a
- * scripted OpenAI-compatible server in this process.
+ * agent served by the A2A JS SDK's server that a Relay agent hands off to; MCP servers built
+ * with the MCP TypeScript SDKs, one per revision (2026-07-28 from `@modelcontextprotocol/server`,
+ * 2025-11-25 from the 1.x SDK), whose tool a Relay agent's run calls. The model is a scripted
+ * OpenAI-compatible server in this process.
  */
 
 let relay: Relay;
 const model = new FakeModel();
 let remote: RemoteAgent;
-let mcp: Listening & { calls: { parcel: string; authorization: string | undefined }[] };
+let mcp: Listening & { calls: ParcelCall[]; requests: McpRequest[] };
 let bad: Listening;
 
 const AGENTS = [
@@ -48,6 +49,7 @@ const AGENTS = [
   { name: "big-card", kind: "a2a", card_url: `${loopback(PORTS.bad)}/huge/card` },
   { name: "silent", kind: "a2a", card_url: `${loopback(PORTS.bad)}/silent/card`, timeout_s: 2 },
   { name: "no-tools", description: "Its MCP server has no tools.", tools: { allow: ["empty"] } },
+  { name: "old-dispatcher", description: "Tracks parcels on the old server.", tools: { allow: ["old-parcels"] } },
 ];
 
 beforeAll(async () => {
@@ -65,6 +67,14 @@ beforeAll(async () => {
       kind: "mcp",
       description: "Parcel tracking",
       url: `${mcp.url}/mcp`,
+      headers: { Authorization: "parcels-token" },
+      timeout_s: 10,
+    },
+    {
+      name: "old-parcels",
+      kind: "mcp",
+      description: "Parcel tracking, 2025-11-25",
+      url: `${mcp.url}/legacy/mcp`,
       headers: { Authorization: "parcels-token" },
       timeout_s: 10,
     },
@@ -267,8 +277,8 @@ describe("a handoff to a remote agent served by the official A2A JS server SDK",
   });
 });
 
-describe("an MCP tool server built with the official MCP TypeScript SDK", () => {
-  it("its tool is listed and called in a Relay agent's run, with an approval in between", async () => {
+describe("MCP tool servers built with the official MCP TypeScript SDKs", () => {
+  it("2026-07-28: its tool is listed and called in a Relay agent's run, with an approval in between", async () => {
     const listing = await relay.api("POST", "/v1/tools/parcels/refresh");
     expect(listing.json.tools).toEqual([
       { name: "parcels__track_parcel", mcp_name: "track_parcel", description: "Where a parcel is now" },
@@ -290,8 +300,38 @@ describe("an MCP tool server built with the official MCP TypeScript SDK", () => 
     expect(item).toMatchObject({ kind: "approval", details: { tool_name: "parcels__track_parcel" } });
     const resolved = await relay.api("POST", `/v1/inbox/${item.id}/resolve`, { decision: "approve", by: "ops" });
     expect(resolved.json.run).toMatchObject({ status: "completed", output: "Your parcel P-1 is in Lyon." });
-    expect(mcp.calls).toEqual([{ parcel: "P-1", authorization: "Bearer parcel-secret" }]);
+    expect(mcp.calls).toEqual([{ parcel: "P-1", authorization: "Bearer parcel-secret", revision: "2026-07-28" }]);
     expect(model.requests.filter((r) => r.agent === "dispatcher").at(-1)?.last).toBe("Parcel P-1 is in Lyon.");
+    // Stateless: the era found with server/discover, no handshake, no session, the method in a header.
+    const exchange = mcp.requests.filter((r) => r.path === "/mcp");
+    expect(exchange.map((r) => r.method)).toContain("server/discover");
+    expect(exchange.map((r) => r.method)).not.toContain("initialize");
+    expect(exchange.filter((r) => r.headers["mcp-session-id"] !== undefined)).toEqual([]);
+    expect(exchange.every((r) => r.http === "POST" && r.headers["mcp-method"] === r.method)).toBe(true);
+  });
+
+  it("2025-11-25: a server that knows no later revision is initialized, and its tool called", async () => {
+    const listing = await relay.api("POST", "/v1/tools/old-parcels/refresh");
+    expect(listing.json.tools).toEqual([
+      { name: "old-parcels__track_parcel", mcp_name: "track_parcel", description: "Where a parcel is now" },
+    ]);
+    model.script(
+      "old-dispatcher",
+      { calls: [{ name: "old-parcels__track_parcel", arguments: { parcel: "P-2" } }] },
+      { content: "Your parcel P-2 is in Lyon." },
+    );
+    const session = await relay.api("POST", "/v1/sessions", { agent: "old-dispatcher" });
+    const res = await relay.api("POST", `/v1/sessions/${session.json.id}/messages`, {
+      role: "user",
+      content: "Where is parcel P-2?",
+    });
+    expect(res.json.run).toMatchObject({ status: "completed", output: "Your parcel P-2 is in Lyon." });
+    expect(mcp.calls.filter((c) => c.revision === "2025-11-25")).toEqual([
+      { parcel: "P-2", authorization: "Bearer parcel-secret", revision: "2025-11-25" },
+    ]);
+    const methods = mcp.requests.filter((r) => r.path === "/legacy/mcp").map((r) => r.method);
+    expect(methods).toContain("initialize");
+    expect(methods.filter((m) => m === "tools/call")).toHaveLength(1);
   });
 });
 

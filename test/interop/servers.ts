@@ -1,12 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { McpServer as LegacyMcpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { createMcpHandler, McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
 
 /**
- * The other servers of the interop suite: an MCP tool server built with the official SDK
- * (McpServer over its Streamable HTTP transport, stateless), one with no tools at all
- * (whose `tools/list` the SDK answers with a JSON-RPC error), and the bad remote agents.
+ * The other servers of the interop suite: MCP tool servers built with the official SDKs, one
+ * per revision (docs/mcp.md, Revisions), one with no tools at all (which declares no tools
+ * capability, so Relay refuses to list it), and the bad remote agents.
  */
 
 export interface Listening {
@@ -22,27 +23,66 @@ async function listen(port: number, handle: (req: IncomingMessage, res: ServerRe
 
 const close = (server: Server) => () => new Promise<void>((resolve) => server.close(() => resolve()));
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+async function readBody(req: IncomingMessage): Promise<string> {
   let text = "";
   for await (const chunk of req) text += chunk;
-  return text ? JSON.parse(text) : undefined;
+  return text;
 }
 
-/** `/mcp`: a parcel tracker with one tool, `track_parcel`; `/empty`: a server with no tools. Calls are recorded. */
+/** One call of `track_parcel`: which server ran it, and the Authorization header it came with. */
+export interface ParcelCall {
+  parcel: string;
+  authorization: string | undefined;
+  revision: "2026-07-28" | "2025-11-25";
+}
+
+/** One HTTP request an MCP server got: its path, its JSON-RPC method (POSTs) and its headers. */
+export interface McpRequest {
+  path: string;
+  http: string;
+  method: string | undefined;
+  headers: IncomingMessage["headers"];
+}
+
+const TRACK = { description: "Where a parcel is now", inputSchema: z.object({ parcel: z.string() }) };
+const answer = (parcel: string) => ({ content: [{ type: "text" as const, text: `Parcel ${parcel} is in Lyon.` }] });
+
+/**
+ * `/mcp`: a parcel tracker with one tool, `track_parcel`, served by `@modelcontextprotocol/server`
+ * (`createMcpHandler`: 2026-07-28, and 2025-11-25 statelessly for older clients);
+ * `/legacy/mcp`: the same tracker served by the 1.x `@modelcontextprotocol/sdk`, which knows
+ * 2025-11-25 at most; `/empty`: a 1.x server with no tools. Calls and requests are recorded.
+ */
 export async function startMcpServers(
   port: number,
-): Promise<Listening & { calls: { parcel: string; authorization: string | undefined }[] }> {
-  const calls: { parcel: string; authorization: string | undefined }[] = [];
+): Promise<Listening & { calls: ParcelCall[]; requests: McpRequest[] }> {
+  const calls: ParcelCall[] = [];
+  const requests: McpRequest[] = [];
+  const modern = createMcpHandler(({ requestInfo }) => {
+    const mcp = new McpServer({ name: "parcels", version: "2.0.0" });
+    mcp.registerTool("track_parcel", TRACK, async ({ parcel }) => {
+      calls.push({
+        parcel,
+        authorization: requestInfo?.headers.get("authorization") ?? undefined,
+        revision: "2026-07-28",
+      });
+      return answer(parcel);
+    });
+    return mcp;
+  });
   const server = await listen(port, async (req, res) => {
-    const body = req.method === "POST" ? await readJson(req) : undefined;
-    const mcp = new McpServer({ name: "parcels", version: "1.0.0" });
-    if (req.url === "/mcp") {
+    const text = req.method === "POST" ? await readBody(req) : "";
+    const body = text ? (JSON.parse(text) as { method?: string }) : undefined;
+    requests.push({ path: req.url ?? "", http: req.method ?? "", method: body?.method, headers: req.headers });
+    if (req.url === "/mcp") return void (await sendWeb(res, await modern.fetch(webRequest(req, port, text))));
+    const mcp = new LegacyMcpServer({ name: "parcels", version: "1.0.0" });
+    if (req.url === "/legacy/mcp") {
       mcp.registerTool(
         "track_parcel",
-        { description: "Where a parcel is now", inputSchema: { parcel: z.string() } },
+        { description: TRACK.description, inputSchema: { parcel: z.string() } },
         async ({ parcel }) => {
-          calls.push({ parcel, authorization: req.headers.authorization });
-          return { content: [{ type: "text", text: `Parcel ${parcel} is in Lyon.` }] };
+          calls.push({ parcel, authorization: req.headers.authorization, revision: "2025-11-25" });
+          return answer(parcel);
         },
       );
     }
@@ -54,7 +94,26 @@ export async function startMcpServers(
     await mcp.connect(transport);
     await transport.handleRequest(req, res, body);
   });
-  return { url: `http://127.0.0.1:${port}`, calls, stop: close(server) };
+  return { url: `http://127.0.0.1:${port}`, calls, requests, stop: close(server) };
+}
+
+/** The Node request as a web-standard one (its body already read). */
+function webRequest(req: IncomingMessage, port: number, body: string): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers))
+    if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
+  return new Request(`http://127.0.0.1:${port}${req.url}`, {
+    method: req.method,
+    headers,
+    body: req.method === "POST" ? body : undefined,
+  });
+}
+
+/** Writes a web-standard response to Node's, streaming its body (an SSE reply included). */
+async function sendWeb(res: ServerResponse, response: Response): Promise<void> {
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  if (response.body) for await (const chunk of response.body) res.write(chunk);
+  res.end();
 }
 
 /**

@@ -91,6 +91,8 @@ async function withConnection<T>(
     versionNegotiation: { mode: "auto" },
     // A server that does not declare tools is refused here, as its tools/list would be.
     enforceStrictCapabilities: true,
+    // A call has no user to ask mid-way: a 2026-07-28 `input_required` result is an error.
+    inputRequired: { autoFulfill: false },
   });
   const timeout = server.timeout_s * 1000;
   const key = await eraKey(options.tenant, url, headers);

@@ -1,7 +1,7 @@
 import { Server as ServerV1 } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { createMcpHandler, Server as ServerV2 } from "@modelcontextprotocol/server";
+import { createMcpHandler, inputRequired, Server as ServerV2 } from "@modelcontextprotocol/server";
 import { type HttpHandler, http } from "msw";
 
 /**
@@ -40,6 +40,11 @@ export interface FakeMcpOptions {
   failCall?: boolean;
   /** A tools/call answers after this long (its work done at once). */
   callDelayMs?: number;
+  /**
+   * 2026-07-28: `lookup_order` answers `input_required`, asking the user to confirm
+   * (`elicit`) or with server state alone to send back (`state`).
+   */
+  inputRequired?: "elicit" | "state";
 }
 
 interface FakeTool {
@@ -60,6 +65,8 @@ const TOOLS: FakeTool[] = [
     inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
   },
 ];
+
+const CONFIRM = { type: "object" as const, properties: { confirm: { type: "boolean" as const } } };
 
 /** A JSON-RPC error both SDKs send as it is (the 1.x McpError would prefix its message). */
 const rpcError = (code: number, message: string) => Object.assign(new Error(message), { code });
@@ -92,7 +99,8 @@ export function fakeMcpServer(url: string, options: FakeMcpOptions = {}): FakeMc
       return { content: [{ type: "text", text: String(args.text) }] };
     },
   };
-  const serve = options.revision === "2025-11-25" ? legacyServer(handlers) : modernServer(handlers);
+  const serve =
+    options.revision === "2025-11-25" ? legacyServer(handlers) : modernServer(handlers, options.inputRequired);
   const handler = http.all(url, async ({ request }) => {
     let method: string | undefined;
     if (request.method === "POST") {
@@ -106,12 +114,18 @@ export function fakeMcpServer(url: string, options: FakeMcpOptions = {}): FakeMc
 }
 
 /** `@modelcontextprotocol/server` 2.x: `createMcpHandler`, a server instance per request. */
-function modernServer({ list, run }: Handlers): (request: Request) => Promise<Response> {
+function modernServer({ list, run }: Handlers, ask?: "elicit" | "state"): (request: Request) => Promise<Response> {
   const mcp = createMcpHandler(({ requestInfo }) => {
     const headers = Object.fromEntries(requestInfo?.headers ?? []);
     const server = new ServerV2({ name: "fake-tools", version: "1.0.0" }, { capabilities: { tools: {} } });
     server.setRequestHandler("tools/list", list);
-    server.setRequestHandler("tools/call", (request) => run(request.params as CallParams, headers));
+    server.setRequestHandler("tools/call", (request) => {
+      if (!ask || request.params.name !== "lookup_order") return run(request.params as CallParams, headers);
+      if (ask === "state") return inputRequired({ requestState: "awaiting-confirmation" });
+      return inputRequired({
+        inputRequests: { confirm: inputRequired.elicit({ message: "Sure?", requestedSchema: CONFIRM }) },
+      });
+    });
     return server;
   });
   return (request) => mcp.fetch(request);

@@ -84,6 +84,30 @@ describe("a 2026-07-28 server", () => {
     });
   });
 
+  it("a tool that would ask the user for input is an error output: Relay declares no elicitation", async () => {
+    const { fake, server } = serverAt("2026-07-28", { inputRequired: "elicit" });
+    const called = await callMcpTool(server, lookup, { order_id: "o-1" }, "k", options());
+    // The SDK's server refuses with 2026-07-28's -32021 before it returns input_required.
+    expect(called).toMatchObject({
+      ok: false,
+      output:
+        "Error: 'orders__lookup_order' failed: MCP error -32021: Cannot request input 'confirm' (elicitation/create): the request's client capabilities do not declare the required capability",
+    });
+    // Asked once, never retried with an answer.
+    expect(exchange(fake).methods.filter((m) => m === "tools/call")).toHaveLength(1);
+  });
+
+  it("an input_required result is an error output, never answered or retried", async () => {
+    const { fake, server } = serverAt("2026-07-28", { inputRequired: "state" });
+    const called = await callMcpTool(server, lookup, { order_id: "o-1" }, "k", options());
+    expect(called.ok).toBe(false);
+    expect(called.output).toMatch(
+      /^Error: 'orders__lookup_order' failed: Unsupported result type 'input_required' for tools\/call/,
+    );
+    // Auto-fulfilment would send the state back in a second tools/call.
+    expect(exchange(fake).methods.filter((m) => m === "tools/call")).toHaveLength(1);
+  });
+
   it("a call that outlives its deadline is an error output within the deadline", async () => {
     const { server } = serverAt("2026-07-28", { callDelayMs: 5_000 });
     const started = Date.now();

@@ -38,8 +38,8 @@ export class SessionMessages {
     if (!admitted.ok) return admitted;
     await this.capabilityPoint(task);
     const started = options.background
-      ? await this.runs.startRun(content, actor)
-      : await this.runs.userMessage(content, actor);
+      ? await this.runs.startRun(content, actor, options.client_message_id)
+      : await this.runs.userMessage(content, actor, options.client_message_id);
     if (!started.ok) this.giveBack(admitted.value);
     else if (options.background) this.runs.driveInBackground(started.value.run.id);
     return started;
@@ -58,7 +58,7 @@ export class SessionMessages {
     // A message that continues a paused run streams that run from here on, not from its start.
     const paused = this.schema.ready() ? this.runs.store.active()?.run.id : undefined;
     const from = paused ? this.liveEvents.latest() : "";
-    const started = await this.runs.startRun(content, actor);
+    const started = await this.runs.startRun(content, actor, options.client_message_id);
     if (!started.ok) {
       this.giveBack(admitted.value);
       return started;

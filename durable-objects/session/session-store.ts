@@ -1,3 +1,4 @@
+import type { TaskItem } from "../../src/rpc/session";
 import type { HistoryItem } from "../../src/schemas/handoff";
 import type { AgentTurnStatus } from "../../src/schemas/session";
 import { SESSION_FORMAT, SessionRecord } from "../../src/sessions/model";
@@ -135,7 +136,19 @@ const THROUGH_V21 = [
   RUN_EVENTS_NO_RUN_INDEX_DDL,
 ];
 
-const SESSION_STATEMENTS = madeDirectly([...THROUGH_V21, MESSAGE_TOKENS_DDL, ...COMPACTIONS_DDL, ...MEMORY_DDL]);
+/**
+ * v24: a user message keeps the id its client gave it (an A2A message's `messageId`), which an
+ * A2A task's history shows in place of Relay's own (docs/a2a.md).
+ */
+const MESSAGE_CLIENT_ID_DDL = "ALTER TABLE messages ADD COLUMN client_id TEXT";
+
+const SESSION_STATEMENTS = madeDirectly([
+  ...THROUGH_V21,
+  MESSAGE_TOKENS_DDL,
+  ...COMPACTIONS_DDL,
+  ...MEMORY_DDL,
+  MESSAGE_CLIENT_ID_DDL,
+]);
 
 /** A table keyed by id made again without a rowid, its rows kept. */
 const keyedById = (table: (typeof KEYED_BY_ID)[number]) => rebuildTable(SESSION_STATEMENTS, table, `${table}_v13`);
@@ -193,6 +206,8 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   // Long conversations: messages keep their token count; compactions; the memory of facts.
   { version: 22, statements: [MESSAGE_TOKENS_DDL], table: "messages" },
   { version: 23, statements: [...COMPACTIONS_DDL, ...MEMORY_DDL] },
+  // A user message keeps its client's id (A2A's messageId).
+  { version: 24, statements: [MESSAGE_CLIENT_ID_DDL], table: "messages" },
 ];
 
 /** The newest schema, made directly in one step (see SESSION_STATEMENTS). */
@@ -319,10 +334,19 @@ export class SessionStore {
     this.cached = s;
   }
 
-  /** Appends one history item, with its tokens when known; returns its sequence number (1-based, gap-free per session). */
-  appendMessage(item: HistoryItem & { id: string }, now: number, tokens: number | null = null): number {
-    const row = this.sql<{ seq: number }>`INSERT INTO messages (id, role, agent, item, created_at, tokens)
-      VALUES (${item.id}, ${item.role}, ${item.agent ?? null}, ${JSON.stringify(item)}, ${now}, ${tokens}) RETURNING seq`[0];
+  /**
+   * Appends one history item, with its tokens when known and the id its client gave it (a user
+   * message's A2A `messageId`); returns its sequence number (1-based, gap-free per session).
+   */
+  appendMessage(
+    item: HistoryItem & { id: string },
+    now: number,
+    tokens: number | null = null,
+    clientId: string | null = null,
+  ): number {
+    const row = this.sql<{ seq: number }>`INSERT INTO messages (id, role, agent, item, created_at, tokens, client_id)
+      VALUES (${item.id}, ${item.role}, ${item.agent ?? null}, ${JSON.stringify(item)}, ${now}, ${tokens}, ${clientId})
+      RETURNING seq`[0];
     if (!row) throw new Error("message insert returned no row");
     if (this.length !== undefined) this.length += 1;
     return row.seq;
@@ -372,13 +396,16 @@ export class SessionStore {
       this.sql`UPDATE messages SET tokens = ${tokens} WHERE seq = ${seq} AND tokens IS NULL`;
   }
 
-  /** History items added from `fromMs` to `toMs` (milliseconds, inclusive), in order, at most `limit`. */
-  historyBetween(fromMs: number, toMs: number, limit: number): HistoryItem[] {
-    return this.sql<{
-      item: string;
-    }>`SELECT item FROM messages WHERE created_at >= ${fromMs} AND created_at <= ${toMs} ORDER BY seq LIMIT ${limit}`.map(
-      (row) => JSON.parse(row.item) as HistoryItem,
-    );
+  /**
+   * History items added from `fromMs` to `toMs` (milliseconds, inclusive), in order, at most
+   * `limit`, each with the id its client gave it, if any.
+   */
+  historyBetween(fromMs: number, toMs: number, limit: number): TaskItem[] {
+    return this.sql<{ item: string; client_id: string | null }>`SELECT item, client_id FROM messages
+      WHERE created_at >= ${fromMs} AND created_at <= ${toMs} ORDER BY seq LIMIT ${limit}`.map((row) => {
+      const item = JSON.parse(row.item) as HistoryItem;
+      return row.client_id === null ? item : { ...item, client_message_id: row.client_id };
+    });
   }
 
   /** A copy: callers may keep it across later changes. */

@@ -282,7 +282,7 @@ export class RelayA2aHandler implements A2ARequestHandler {
         text,
         A2A_ACTOR,
         {},
-        { background, admitted: admission !== null },
+        { background, admitted: admission !== null, client_message_id: params.message!.messageId },
       ),
       !!params.message?.taskId,
     );
@@ -294,7 +294,12 @@ export class RelayA2aHandler implements A2ARequestHandler {
     const text = this.text(params.message);
     const { id: sessionId, admission } = await this.sessionFor(params.message!, text);
     const { stream } = this.unwrap(
-      await this.rpc(sessionId).streamMessage(text, A2A_ACTOR, {}, { detached: true, admitted: admission !== null }),
+      await this.rpc(sessionId).streamMessage(
+        text,
+        A2A_ACTOR,
+        {},
+        { detached: true, admitted: admission !== null, client_message_id: params.message!.messageId },
+      ),
       !!params.message?.taskId,
     );
     const taskId = params.message?.taskId;

@@ -8,6 +8,7 @@ import {
   TaskState,
   type TaskStatus,
 } from "@a2a-js/sdk";
+import type { TaskItem } from "../rpc/session";
 import type { HistoryItem } from "../schemas/handoff";
 import type { LiveDelta, LiveEvent } from "../schemas/live";
 import type { Run, RunStatus, TraceEvent } from "../schemas/run";
@@ -144,11 +145,14 @@ function handoffMessage(run: Pick<Run, "id" | "session_id">, event: TraceEvent):
   return agentMessage(run, event.event_id, [textPart(text), dataPart({ relay: { handoff: { from, to, reason } } })]);
 }
 
-/** A conversation item as a task's history message (tool calls and outputs are Relay's inner workings: left out). */
-function historyMessage(run: Pick<Run, "id" | "session_id">, item: HistoryItem): Message | null {
+/**
+ * A conversation item as a task's history message (tool calls and outputs are Relay's inner
+ * workings: left out). A client's message keeps the `messageId` the client gave it.
+ */
+function historyMessage(run: Pick<Run, "id" | "session_id">, item: TaskItem): Message | null {
   if ((item.type ?? "message") !== "message" || (item.role !== "user" && item.role !== "assistant")) return null;
   return {
-    messageId: item.id ?? `msg_${run.id}`,
+    messageId: item.client_message_id ?? item.id ?? `msg_${run.id}`,
     contextId: run.session_id,
     taskId: run.id,
     role: item.role === "user" ? Role.ROLE_USER : Role.ROLE_AGENT,
@@ -160,7 +164,7 @@ function historyMessage(run: Pick<Run, "id" | "session_id">, item: HistoryItem):
 }
 
 /** The task of a run: its state, history (the last `historyLength` messages; 0: none) and answer. */
-export function runTask(run: Run, items: readonly HistoryItem[], historyLength?: number): Task {
+export function runTask(run: Run, items: readonly TaskItem[], historyLength?: number): Task {
   const messages = [
     ...items.flatMap((item) => {
       const message = historyMessage(run, item);

@@ -85,12 +85,17 @@ export interface MessageOptions {
    * session and first run together), so the session does not ask again.
    */
   admitted?: boolean;
+  /** The id the client gave its message (A2A's `messageId`), kept beside Relay's own (docs/a2a.md). */
+  client_message_id?: string;
 }
+
+/** A conversation item as an A2A task shows it: with the id its client gave it, when it was given one. */
+export type TaskItem = HistoryItem & { client_message_id?: string };
 
 /** A run and the conversation items of its time (from its start to its end, or now): what an A2A task shows. */
 export interface RunTaskView {
   run: Run;
-  items: HistoryItem[];
+  items: TaskItem[];
 }
 
 /** The client's outputs for the run waiting in requires_action. */

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { readSse } from "../../src/lib/sse";
 import { flushOutbox, sessionStub } from "../durable-objects/helpers";
 import { answer, callTool, paced } from "../fakes/openai";
+import { post, rpc, userMessage } from "./a2a-rpc";
 import { ALPHA_KEY, BETA_KEY, call } from "./helpers";
 import { script } from "./run-fixtures";
 
@@ -38,39 +39,6 @@ beforeAll(async () => {
     if (res.status >= 300) throw new Error(`PUT ${agent.name}: ${JSON.stringify(res.json)}`);
   }
   await call("PUT", "/v1/config/routing", { llm: { provider: "openai", model: "fake-model" } });
-});
-
-async function post(
-  path: string,
-  method: string,
-  params: unknown,
-  {
-    key = ALPHA_KEY,
-    version = "1.0",
-    headers = {},
-  }: { key?: string; version?: string | null; headers?: Record<string, string> } = {},
-): Promise<Response> {
-  return (exports as any).default.fetch(
-    new Request(`http://relay.test${path}`, {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        Authorization: `Bearer ${key}`,
-        ...(version === null ? {} : { "A2A-Version": version }),
-        ...headers,
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method, params }),
-    }),
-  );
-}
-
-async function rpc(path: string, method: string, params: unknown, options?: Parameters<typeof post>[3]) {
-  const res = await post(path, method, params, options);
-  return (await res.json()) as { id: unknown; result?: any; error?: { code: number; message: string; data?: any } };
-}
-
-const userMessage = (text: string, extra: Record<string, unknown> = {}) => ({
-  message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }], ...extra },
 });
 
 async function getCard(path: string, key?: string) {

@@ -135,11 +135,16 @@ export class RunSteps {
   /**
    * Appends a run's items to the conversation, each with its live event. No audit record each:
    * the run's own records say what it did, and the sessions index counts the history when the
-   * outbox flushes (docs/sessions.md, Audit).
+   * outbox flushes (docs/sessions.md, Audit). A user message's client id is kept beside it, not in it.
    */
-  append(session: SessionRecord, items: readonly CountedItem[], now: number, runId: string | null): void {
+  append(
+    session: SessionRecord,
+    items: readonly (CountedItem & { client_message_id?: string })[],
+    now: number,
+    runId: string | null,
+  ): void {
     const count = loadedTokenizer();
-    for (const { tokens, ...raw } of items) {
+    for (const { tokens, client_message_id, ...raw } of items) {
       const item = {
         ...raw,
         id: raw.id ?? `msg_${ulid(now)}`,
@@ -147,7 +152,7 @@ export class RunSteps {
       };
       // The provider's count when it gave one; else counted when this isolate has the tokenizer (docs/memory.md).
       const counted = tokens ?? (count ? itemTokens(item, count) : null);
-      this.k.store.appendMessage(item as HistoryItem & { id: string }, now, counted);
+      this.k.store.appendMessage(item as HistoryItem & { id: string }, now, counted, client_message_id ?? null);
       this.k.liveEvents.append([liveMessage(session.id, runId, item, now)]);
     }
   }

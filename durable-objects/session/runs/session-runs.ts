@@ -91,8 +91,8 @@ export class SessionRuns {
    * A user message: stored, and it starts a run of the current agent; answered when the run ends or
    * pauses (or after RUN_WAIT_MS).
    */
-  async userMessage(content: string, actor: Actor): Promise<Result<MessageRun>> {
-    const started = await this.startRun(content, actor);
+  async userMessage(content: string, actor: Actor, clientId?: string): Promise<Result<MessageRun>> {
+    const started = await this.startRun(content, actor, clientId);
     if (!started.ok) return started;
     await this.loop.waitFor(started.value.run.id);
     return ok({ message: started.value.message, run: this.steps.view(started.value.run.id)! });
@@ -128,14 +128,17 @@ export class SessionRuns {
     return !row || row.run.status === "running" ? null : { message, run: this.store.withEvents(row.run) };
   }
 
-  /** A user message stored and its run recorded (not yet driven); admitted first (SessionMessages). */
-  async startRun(content: string, actor: Actor): Promise<Result<MessageRun>> {
+  /**
+   * A user message stored (with the id its client gave it, if any) and its run recorded (not yet
+   * driven); admitted first (SessionMessages).
+   */
+  async startRun(content: string, actor: Actor, clientId?: string): Promise<Result<MessageRun>> {
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;
     await this.resumeOrphan();
     const open = this.store.active();
     if (open?.run.status === "awaiting_human" && open.run.pending?.kind === "input")
-      return this.continueWithInput(open, loaded.value, content, actor);
+      return this.continueWithInput(open, loaded.value, content, actor, clientId);
     if (open) return inProgress(open);
     const now = this.k.now();
     const session = touch(loaded.value, now);
@@ -153,7 +156,7 @@ export class SessionRuns {
       [runStarted(scope, actor, now, { run_id: run.id, agent: run.agent, message_id: item.id! })],
       () => {
         this.store.save({ run, step: null, resumes: 0, work: null });
-        this.steps.append(session, [item], now, run.id);
+        this.steps.append(session, [{ ...item, client_message_id: clientId }], now, run.id);
         // Made here, after the run's own event, so live subscribers see the run start first.
         this.store.addEvents([traceEvent(run, "agent_start", run.agent, now, { outcome: "run started" })]);
         this.steps.watch(run.id, now);
@@ -169,6 +172,7 @@ export class SessionRuns {
     loaded: SessionRecord,
     content: string,
     actor: Actor,
+    clientId: string | undefined,
   ): Promise<Result<MessageRun>> {
     const now = this.k.now();
     const session = touch(loaded, now);
@@ -181,7 +185,7 @@ export class SessionRuns {
       work: null,
     };
     await this.k.commit(session, records, () => {
-      this.steps.append(session, [item], now, paused.run.id);
+      this.steps.append(session, [{ ...item, client_message_id: clientId }], now, paused.run.id);
       this.store.save(next);
       this.k.timers.cancel(TIMER_KEYS.toolOutputs);
       this.steps.watch(next.run.id, now);

@@ -11,7 +11,7 @@ import {
 import type { TaskItem } from "../rpc/session";
 import type { HistoryItem } from "../schemas/handoff";
 import type { LiveDelta, LiveEvent } from "../schemas/live";
-import type { Run, RunStatus, TraceEvent } from "../schemas/run";
+import type { Run, RunPending, RunStatus, TraceEvent } from "../schemas/run";
 
 /**
  * Relay's runs as A2A 1.0 tasks (docs/a2a.md), pure: a task is a run, its context the run's
@@ -92,8 +92,19 @@ export function agentMessage(
   };
 }
 
+/**
+ * The question a run waiting on a remote agent's input shows: the remote agent's own words, as
+ * stored with the pause; for a run paused before they were kept, the last agent message of its
+ * items, if they were read.
+ */
+function remoteQuestion(pending: Extract<RunPending, { kind: "input" }>, items: readonly TaskItem[]): string | null {
+  if (pending.question) return pending.question;
+  const asked = items.findLast((i) => i.role === "assistant" && (i.type ?? "message") === "message");
+  return asked?.content ?? null;
+}
+
 /** What a paused or failed run says in its status message. */
-function statusMessage(run: Run): Message | undefined {
+function statusMessage(run: Run, items: readonly TaskItem[]): Message | undefined {
   const id = `status_${run.id}_${run.updated_at}`;
   const pending = run.pending;
   if (run.status === "failed" || run.status === "cancelled") {
@@ -105,17 +116,20 @@ function statusMessage(run: Run): Message | undefined {
   if (!pending) return undefined;
   const waiting =
     pending.kind === "input"
-      ? `'${pending.agent}' needs your answer: send it as the next message of this task.`
+      ? (remoteQuestion(pending, items) ??
+        `'${pending.agent}' needs your answer: send it as the next message of this task.`)
       : pending.kind === "human"
         ? `Waiting for a person to answer '${pending.agent}' in Relay's inbox (item ${pending.inbox_id}).`
         : pending.kind === "approval"
           ? `Waiting for a person to approve ${pending.approvals.length} tool call(s) in Relay's inbox.`
           : `Waiting for the client's outputs of ${pending.tool_calls.length} tool call(s) (POST /v1/sessions/${run.session_id}/tool-outputs).`;
-  return agentMessage(run, id, [textPart(waiting), dataPart({ relay: { pending } })]);
+  const metadata = pending.kind === "input" ? { relay: { agent: pending.agent } } : undefined;
+  return agentMessage(run, id, [textPart(waiting), dataPart({ relay: { pending } })], metadata);
 }
 
-export function taskStatus(run: Run): TaskStatus {
-  return { state: TASK_STATE_OF[run.status], message: statusMessage(run), timestamp: run.updated_at };
+/** A run's task status; a run waiting on a remote agent says what it asked (from `items` when the run does not). */
+export function taskStatus(run: Run, items: readonly TaskItem[] = []): TaskStatus {
+  return { state: TASK_STATE_OF[run.status], message: statusMessage(run, items), timestamp: run.updated_at };
 }
 
 /** The id of the history item that holds the run's answer (its streamed pieces had it too). */
@@ -180,7 +194,7 @@ export function runTask(run: Run, items: readonly TaskItem[], historyLength?: nu
   return {
     id: run.id,
     contextId: run.session_id,
-    status: taskStatus(run),
+    status: taskStatus(run, items),
     artifacts: run.status === "completed" ? [answerArtifact(answerId(run, items), run)] : [],
     history,
     metadata: {
@@ -321,12 +335,8 @@ export class RunStreamMapper {
           const id = this.assistant.get(stored.output ?? "") ?? `answer_${stored.id}`;
           out.push(this.artifact(answerArtifact(id, stored), false, true));
         }
-        if (stored.status === "awaiting_human" && stored.pending?.kind === "input") {
-          const question = [...this.assistant.keys()].at(-1);
-          out.push(
-            this.status(stored, question ? agentMessage(run, `q_${event.id}`, [textPart(question)]) : undefined),
-          );
-        } else out.push(this.status(stored));
+        // A remote agent's question is the status message itself (taskStatus).
+        out.push(this.status(stored));
         if (stored.status !== "running") this.done = true;
         return out;
       }

@@ -132,6 +132,8 @@ export const RunPending = z.discriminatedUnion("kind", [
     /** The remote agent's task and context that the next message continues. */
     task_id: z.string(),
     context_id: z.string(),
+    /** What the remote agent asked, as it asked it (runs paused before it was kept have none). */
+    question: z.string().optional(),
     /** ISO 8601: when the run fails with INPUT_TIMEOUT. */
     expires_at: z.string(),
   }),

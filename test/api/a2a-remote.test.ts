@@ -6,6 +6,7 @@ import { readSse } from "../../src/lib/sse";
 import { fakeA2aAgent, slowCard } from "../fakes/a2a-agent";
 import { answer, callTool } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
+import { rpc, userMessage } from "./a2a-rpc";
 import { ALPHA_KEY, call, newSession, putAgents, say } from "./helpers";
 import { script } from "./run-fixtures";
 
@@ -47,10 +48,11 @@ describe("a remote agent in a run", () => {
     script({ triage: [callTool("transfer_to_helper", { reason: "order question" })] });
     const id = await newSession("triage");
     const first = await say(id, "where is my order?");
+    // The REST answer carries the remote agent's question, as it asked it.
     expect(first.json.run).toMatchObject({
       status: "awaiting_human",
       agent: "helper",
-      pending: { kind: "input", agent: "helper" },
+      pending: { kind: "input", agent: "helper", question: "Which order number?" },
     });
     expect(remote.received[0]).toMatchObject({ text: "where is my order?", continued: null });
     // The handoff's context rides along on the first message.
@@ -118,6 +120,32 @@ describe("a remote agent in a run", () => {
     expect((await say(b, "hello")).json.run).toMatchObject({ status: "completed", output: "signed answer" });
     expect(signer.received[0]!.headers["webhook-signature"]).toMatch(/^v1,/);
     expect(signer.received[0]!.headers["webhook-id"]).toMatch(/^turn_1_run_/);
+  });
+});
+
+describe("a remote agent's question through A2A", () => {
+  it("is the status message of the waiting task: in the SendMessage answer, GetTask and ListTasks", async () => {
+    const remote = fakeA2aAgent("https://helper.test", [
+      { kind: "ask", question: "Which order number?" },
+      { kind: "answer", text: "Order 42 ships tomorrow." },
+    ]);
+    llmServer.use(...remote.handlers);
+    script({ triage: [callTool("transfer_to_helper", { reason: "order question" })] });
+    const statusText = (task: { status: { message?: { parts: { text?: string }[] } } }) =>
+      task.status.message?.parts.map((p) => p.text ?? "").join("");
+    const asked = (await rpc("/a2a/triage", "SendMessage", userMessage("where is my order?"))).result.task;
+    expect(asked.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
+    expect(statusText(asked)).toBe("Which order number?");
+    const got = (await rpc("/a2a/triage", "GetTask", { id: asked.id })).result;
+    expect(statusText(got)).toBe("Which order number?");
+    expect(got.status.message.metadata).toEqual({ relay: { agent: "helper" } });
+    const listed = (await rpc("/a2a/triage", "ListTasks", { contextId: asked.contextId })).result;
+    expect(statusText(listed.tasks[0])).toBe("Which order number?");
+    // The answer continues the same task, which ends with the remote agent's answer.
+    const answered = (
+      await rpc("/a2a/triage", "SendMessage", userMessage("42", { taskId: asked.id, contextId: asked.contextId }))
+    ).result.task;
+    expect(answered).toMatchObject({ id: asked.id, status: { state: "TASK_STATE_COMPLETED" } });
   });
 });
 

@@ -54,6 +54,36 @@ describe("runTask", () => {
     expect(runTask(run(), [], 0).history).toEqual([]);
   });
 
+  it("a run waiting on a remote agent's input says the remote agent's question in its status message", () => {
+    const pending = {
+      kind: "input" as const,
+      agent: "orderdesk",
+      task_id: "t1",
+      context_id: "c1",
+      expires_at: "2026-01-02T00:00:00.000Z",
+    };
+    const text = (task: ReturnType<typeof runTask>) => task.status?.message?.parts[0]?.content;
+    const asked = run({ status: "awaiting_human", pending: { ...pending, question: "Which order number?" } });
+    expect(text(runTask(asked, [], 0))).toEqual({ $case: "text", value: "Which order number?" });
+    expect(runTask(asked, []).status?.message?.metadata).toEqual({ relay: { agent: "orderdesk" } });
+    // A run paused before the question was kept with it: the agent's last message, when the items were read.
+    const older = run({ status: "awaiting_human", pending });
+    const items = [
+      { id: "msg_u", role: "user" as const, content: "where is it?", created_at: "2026-01-01T00:00:00.100Z" },
+      {
+        id: "msg_q",
+        role: "assistant" as const,
+        content: "Your order number?",
+        created_at: "2026-01-01T00:00:00.200Z",
+      },
+    ];
+    expect(text(runTask(older, items))).toEqual({ $case: "text", value: "Your order number?" });
+    expect(text(runTask(older, []))).toEqual({
+      $case: "text",
+      value: "'orderdesk' needs your answer: send it as the next message of this task.",
+    });
+  });
+
   it("a failed run says its error in the status message", () => {
     const task = runTask(run({ status: "failed", error: { code: "MODEL_TIMEOUT", message: "slow" } }), []);
     expect(task.status?.message?.parts[0]?.content).toEqual({ $case: "text", value: "MODEL_TIMEOUT: slow" });

@@ -2000,6 +2000,7 @@ export interface components {
                 agent: string;
                 task_id: string;
                 context_id: string;
+                question?: string;
                 expires_at: string;
             } | {
                 /** @constant */

@@ -138,6 +138,7 @@ export class RunPauses {
       agent: agent.name,
       task_id: remote.task_id,
       context_id: remote.context_id,
+      question: question.content,
       expires_at: new Date(expires).toISOString(),
     };
     const next = this.steps.moved(

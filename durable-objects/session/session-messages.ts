@@ -1,7 +1,9 @@
 import type { Actor } from "../../src/audit/record";
 import { ok, type Result } from "../../src/errors";
 import type { MessageOptions, MessageRun, MessageTask } from "../../src/rpc/session";
+import { tenantRpc } from "../../src/rpc/stubs";
 import type { Admission } from "../../src/rpc/tenant";
+import type { Run } from "../../src/schemas/run";
 import { admit, release } from "../../src/services/admissions";
 import type { SchemaGate } from "../shared/sql";
 import type { LiveHub } from "./live/live-hub";
@@ -37,11 +39,14 @@ export class SessionMessages {
     const admitted = await this.admitRun(!!options.admitted);
     if (!admitted.ok) return admitted;
     await this.capabilityPoint(task);
-    const started = options.background
-      ? await this.runs.startRun(content, actor, options.client_message_id)
-      : await this.runs.userMessage(content, actor, options.client_message_id);
-    if (!started.ok) this.giveBack(admitted.value);
-    else if (options.background) this.runs.driveInBackground(started.value.run.id);
+    const started = await this.runs.startRun(content, actor, options.client_message_id);
+    if (!started.ok) {
+      this.giveBack(admitted.value);
+      return started;
+    }
+    await this.noteRun(started.value.run);
+    if (!options.background) return this.runs.answer(started.value);
+    this.runs.driveInBackground(started.value.run.id);
     return started;
   }
 
@@ -64,6 +69,7 @@ export class SessionMessages {
       return started;
     }
     const { message, run } = started.value;
+    await this.noteRun(run);
     // A client that goes away mid-run, with nobody else listening, cancels the run (and its model
     // call) — unless the run is detached from its stream.
     const stream: ReadableStream<Uint8Array> = this.hub.streamRun(
@@ -94,6 +100,28 @@ export class SessionMessages {
     const tenant = loaded.value.tenant;
     const admission = await admit(this.k.env, tenant, { runs: true });
     return admission.ok ? ok({ tenant, admission: admission.value }) : admission;
+  }
+
+  /**
+   * Tells the tenant's object that the run started (or went on), before anyone hears of it: a
+   * tenant-wide list then finds it at once, where D1 has it only when the outbox flushes
+   * (docs/a2a.md, ListTasks). Best effort: a failure leaves the run to D1's list.
+   */
+  private async noteRun(run: Run): Promise<void> {
+    const loaded = this.k.live();
+    if (!loaded.ok) return;
+    // The agent the run started with (a run's agent moves with its handoffs): its first agent_start.
+    const agent = run.events.find((e) => e.event_type === "agent_start")?.agent_name ?? run.agent;
+    try {
+      const noted = await tenantRpc(this.k.env, loaded.value.tenant).noteRun(loaded.value.tenant, {
+        run_id: run.id,
+        session_id: run.session_id,
+        agent,
+      });
+      if (!noted.ok) console.error(`run '${run.id}' not noted (${noted.error.code})`);
+    } catch (error) {
+      console.error(`run '${run.id}' not noted`, error);
+    }
   }
 
   private giveBack(admitted: Admitted | null): void {

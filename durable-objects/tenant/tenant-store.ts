@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { RecentRun } from "../../src/rpc/tenant";
 import { QuotaOverrides } from "../../src/schemas/quotas";
 import { COUNTERS, type Counter, type Usage } from "../../src/usage/counts";
 import type { SchemaMigration, Sql } from "../shared/sql";
@@ -29,8 +30,25 @@ const TENANT_V1_DDL = [
    )`,
 ] as const;
 
-export const TENANT_MIGRATIONS: readonly SchemaMigration[] = [{ version: 1, statements: TENANT_V1_DDL }];
-export const TENANT_SCHEMA: SchemaMigration = { version: 1, statements: TENANT_V1_DDL };
+/**
+ * v2: the runs the tenant's sessions started or resumed in the last RECENT_RUNS_MS, written as
+ * they start: a tenant-wide list reads them live, since D1 hears of a run only when its
+ * session's outbox flushes (docs/a2a.md, ListTasks).
+ */
+const TENANT_V2_DDL = [
+  `CREATE TABLE recent_runs (
+     run_id      TEXT PRIMARY KEY,
+     session_id  TEXT NOT NULL,
+     agent       TEXT NOT NULL,
+     at          INTEGER NOT NULL
+   ) WITHOUT ROWID`,
+] as const;
+
+export const TENANT_MIGRATIONS: readonly SchemaMigration[] = [
+  { version: 1, statements: TENANT_V1_DDL },
+  { version: 2, statements: TENANT_V2_DDL },
+];
+export const TENANT_SCHEMA: SchemaMigration = { version: 2, statements: [...TENANT_V1_DDL, ...TENANT_V2_DDL] };
 
 const Refused = z.record(z.string(), z.number().int().min(0));
 const Models = z.record(
@@ -119,6 +137,23 @@ export class TenantStore {
   /** Drops the hours before `hour`: usage is kept for USAGE_RETENTION_DAYS. */
   prune(hour: number): void {
     this.sql`DELETE FROM usage WHERE hour < ${hour}`;
+  }
+
+  /** Notes a run as started or resumed at `at` (a run noted again moves to its new time). */
+  noteRun(run: RecentRun): void {
+    this.sql`INSERT OR REPLACE INTO recent_runs (run_id, session_id, agent, at)
+      VALUES (${run.run_id}, ${run.session_id}, ${run.agent}, ${run.at})`;
+  }
+
+  /** The runs noted at or after `since`, newest first, at most `limit`. */
+  recentRuns(since: number, limit: number): RecentRun[] {
+    return this.sql<RecentRun>`SELECT run_id, session_id, agent, at FROM recent_runs
+      WHERE at >= ${since} ORDER BY at DESC LIMIT ${limit}`;
+  }
+
+  /** Forgets the runs noted before `before`. */
+  pruneRecentRuns(before: number): void {
+    this.sql`DELETE FROM recent_runs WHERE at < ${before}`;
   }
 
   overrides(): QuotaOverrides {

@@ -4,7 +4,16 @@ import { ok, type Result } from "../../src/errors";
 import { type Ask, quotaExceeded, refusalOf } from "../../src/quotas/admission";
 import { effectiveLimits, limitsFromVars } from "../../src/quotas/limits";
 import { DAY_MS, hourOf, MINUTE_MS, windowStart } from "../../src/quotas/windows";
-import type { Admission, TenantLimits, TenantRpc, TenantUsage, WindowUse } from "../../src/rpc/tenant";
+import {
+  type Admission,
+  MAX_RECENT_RUNS,
+  RECENT_RUNS_MS,
+  type RecentRun,
+  type TenantLimits,
+  type TenantRpc,
+  type TenantUsage,
+  type WindowUse,
+} from "../../src/rpc/tenant";
 import type { QuotaOverrides } from "../../src/schemas/quotas";
 import { addUsage, emptyUsage, type Usage } from "../../src/usage/counts";
 import { USAGE_RETENTION_DAYS } from "../../src/usage/report";
@@ -16,7 +25,8 @@ import { type HourRow, TENANT_MIGRATIONS, TENANT_SCHEMA, TenantStore } from "./t
  * admitted in one synchronous step — read the windows' use, decide (src/quotas), count — with
  * no await between the read and the write, so two admissions never pass a limit together and
  * a refusal writes nothing. Usage that isolates counted arrives at most once a second from each.
- * Admissions are counted here too: a session's or a run's count is its admission.
+ * Admissions are counted here too: a session's or a run's count is its admission. It also
+ * remembers the runs its sessions started in the last seconds, which D1 may not have yet.
  */
 export class TenantDO extends DurableObject<Env> implements TenantRpc {
   protected readonly sql: Sql;
@@ -96,6 +106,22 @@ export class TenantDO extends DurableObject<Env> implements TenantRpc {
     const hours = this.store.hours(fromHour, toHour).map(({ hour, usage }) => ({ hour, usage }));
     const windows = this.windowUse(now, this.store.hour(hourOf(now)) ?? blankHour(hourOf(now)));
     return ok({ ...limits, hours, windows, d1_bytes_since: this.store.bytesSince(storedFromHour), at: now });
+  }
+
+  async noteRun(_tenant: string, run: Omit<RecentRun, "at">): Promise<Result<{ noted: true }>> {
+    this.schema.ensure();
+    const now = this.now();
+    this.ctx.storage.transactionSync(() => {
+      this.store.noteRun({ ...run, at: now });
+      // Kept as long as a list may need them: each note trims what is older.
+      this.store.pruneRecentRuns(now - RECENT_RUNS_MS);
+    });
+    return ok({ noted: true });
+  }
+
+  async recentRuns(_tenant: string): Promise<Result<RecentRun[]>> {
+    if (!this.schema.ready()) return ok([]);
+    return ok(this.store.recentRuns(this.now() - RECENT_RUNS_MS, MAX_RECENT_RUNS));
   }
 
   async setOverrides(_tenant: string, overrides: QuotaOverrides | null): Promise<Result<TenantLimits>> {

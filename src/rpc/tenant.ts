@@ -43,6 +43,24 @@ export interface TenantUsage extends TenantLimits {
   at: number;
 }
 
+/** A run a session of the tenant started or resumed, and when (ms); `agent` is the one it started with. */
+export interface RecentRun {
+  run_id: string;
+  session_id: string;
+  agent: string;
+  at: number;
+}
+
+/**
+ * How long the tenant's object remembers a run after it started or resumed: D1 hears of it when
+ * its session's outbox flushes (docs/architecture.md, The outbox: within half a second, longer
+ * while D1 retries), so a tenant-wide list reads these live (docs/a2a.md, ListTasks).
+ */
+export const RECENT_RUNS_MS = 30_000;
+
+/** The most recent runs a tenant-wide list reads live; older ones are D1's by then. */
+export const MAX_RECENT_RUNS = 100;
+
 export interface TenantRpc {
   /**
    * Counts a session, a run or both when the tenant's quotas allow them, in one synchronous
@@ -56,6 +74,10 @@ export interface TenantRpc {
   limits(tenant: string): Promise<Result<TenantLimits>>;
   /** The hours in [fromHour, toHour), the window uses now, and the D1 bytes written since `storedFromHour`. */
   usage(tenant: string, fromHour: number, toHour: number, storedFromHour?: number): Promise<Result<TenantUsage>>;
+  /** Notes a run as just started or resumed (kept RECENT_RUNS_MS). */
+  noteRun(tenant: string, run: Omit<RecentRun, "at">): Promise<Result<{ noted: true }>>;
+  /** The runs noted in the last RECENT_RUNS_MS, newest first, at most MAX_RECENT_RUNS. */
+  recentRuns(tenant: string): Promise<Result<RecentRun[]>>;
   /** Replaces the operator's overrides (null: none, the defaults apply). */
   setOverrides(tenant: string, overrides: QuotaOverrides | null): Promise<Result<TenantLimits>>;
 }

@@ -87,15 +87,10 @@ export class SessionRuns {
 
   // ── Requests ──────────────────────────────────────────────────────────────
 
-  /**
-   * A user message: stored, and it starts a run of the current agent; answered when the run ends or
-   * pauses (or after RUN_WAIT_MS).
-   */
-  async userMessage(content: string, actor: Actor, clientId?: string): Promise<Result<MessageRun>> {
-    const started = await this.startRun(content, actor, clientId);
-    if (!started.ok) return started;
-    await this.loop.waitFor(started.value.run.id);
-    return ok({ message: started.value.message, run: this.steps.view(started.value.run.id)! });
+  /** A started run (startRun) driven, and answered when it ends or pauses (or after RUN_WAIT_MS). */
+  async answer(started: MessageRun): Promise<Result<MessageRun>> {
+    await this.loop.waitFor(started.run.id);
+    return ok({ message: started.message, run: this.steps.view(started.run.id)! });
   }
 
   /** The run a streamed message started goes on without a caller waiting. */

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { hourOf } from "../../../src/quotas/windows";
 import { tenantRpc } from "../../../src/rpc/stubs";
-import type { TenantRpc } from "../../../src/rpc/tenant";
+import { RECENT_RUNS_MS, type TenantRpc } from "../../../src/rpc/tenant";
 import { counted, modelCall } from "../../../src/usage/counts";
 import type { TenantDO } from "../../worker";
 
@@ -180,5 +180,35 @@ describe("limits", () => {
     const cleared = await rpc.setOverrides(name, null);
     expect(cleared.ok && cleared.value.overrides).toEqual({});
     expect(cleared.ok && cleared.value.limits).toEqual(before.ok && before.value.limits);
+  });
+});
+
+describe("recent runs", () => {
+  it("names the runs noted in the last RECENT_RUNS_MS, newest first; a run noted again moves; older ones are forgotten", async () => {
+    const { name, rpc, stub } = await tenant();
+    expect(await rpc.recentRuns(name)).toEqual({ ok: true, value: [] });
+    const run = (n: number) => ({ run_id: `run_${n}`, session_id: `ses_${n}`, agent: "desk" });
+    await rpc.noteRun(name, run(1));
+    await move(stub, 1_000);
+    await rpc.noteRun(name, run(2));
+    const ids = async () => {
+      const recent = await rpc.recentRuns(name);
+      return recent.ok ? recent.value.map((r) => r.run_id) : null;
+    };
+    expect(await ids()).toEqual(["run_2", "run_1"]);
+    await move(stub, 1_000);
+    // Resumed: noted again, now the newest.
+    await rpc.noteRun(name, run(1));
+    expect(await ids()).toEqual(["run_1", "run_2"]);
+    await move(stub, RECENT_RUNS_MS - 500);
+    expect(await ids()).toEqual(["run_1"]);
+    await move(stub, 1_000);
+    expect(await ids()).toEqual([]);
+    // A later note trims what is older than the window from storage too.
+    await rpc.noteRun(name, run(3));
+    const stored = await runInDurableObject(stub, (_: TenantDO, state) =>
+      state.storage.sql.exec("SELECT run_id FROM recent_runs").toArray(),
+    );
+    expect(stored).toEqual([{ run_id: "run_3" }]);
   });
 });

@@ -10,6 +10,8 @@ import type {
   MessageOptions,
   MessageRun,
   MessageTask,
+  RunList,
+  RunListQuery,
   RunTaskView,
   SessionAuditPage,
   SessionCreateArgs,
@@ -282,8 +284,8 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     return this.views.task(id);
   }
 
-  async listRuns(page: { before?: string; limit: number }): Promise<Result<Run[]>> {
-    return this.views.list(page);
+  async listRuns(query: RunListQuery): Promise<Result<RunList>> {
+    return this.views.list(query);
   }
 
   /** The live events of an active run after `after` (else from now), then its result; no stream once it has ended. */

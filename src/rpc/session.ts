@@ -6,7 +6,7 @@ import type { Handoff, HandoffRequest, HistoryItem } from "../schemas/handoff";
 import type { InboxAnswer, InboxItem } from "../schemas/inbox";
 import type { CompactionList, MemoryFact, MemoryView } from "../schemas/memory";
 import type { RouteDecision } from "../schemas/routing";
-import type { Run, ToolOutputs, TracePage } from "../schemas/run";
+import type { Run, RunStatus, ToolOutputs, TracePage } from "../schemas/run";
 import type {
   AgentTurnStatus,
   SessionMessage,
@@ -98,6 +98,22 @@ export interface RunTaskView {
   items: TaskItem[];
 }
 
+/** Which of a session's runs a list takes: before a run id, in some statuses, updated since a time. */
+export interface RunListQuery {
+  before?: string;
+  limit: number;
+  /** The statuses kept (absent: any). */
+  statuses?: RunStatus[];
+  /** ISO 8601 as `toISOString` writes it: runs updated at or after it (absent: any). */
+  updated_after?: string;
+}
+
+/** A page of a session's runs, and how many runs pass the filter in all. */
+export interface RunList {
+  runs: Run[];
+  total: number;
+}
+
 /** The client's outputs for the run waiting in requires_action. */
 export type ToolOutputsArgs = ToolOutputs;
 
@@ -146,8 +162,11 @@ export interface SessionRpc {
   ): Promise<Result<{ stream: ReadableStream<Uint8Array> }>>;
   /** A run with the conversation items of its time (at most 200). */
   runTask(id: string): Promise<Result<RunTaskView>>;
-  /** The session's runs, newest first, before run id `before`. */
-  listRuns(page: { before?: string; limit: number }): Promise<Result<Run[]>>;
+  /**
+   * The session's runs that pass the filter, newest first, before run id `before`; `total`
+   * counts every run that passes it, on any page.
+   */
+  listRuns(page: RunListQuery): Promise<Result<RunList>>;
   /**
    * The live events of an active run as Server-Sent Events, after event id `after` (else from
    * now), then `result`; `stream` is null when the run has ended.

@@ -188,13 +188,15 @@ describe("ListTasks across contexts", () => {
     }
     const token = (await rpc("/a2a/slow", "ListTasks", { pageSize: 1 })).result.nextPageToken as string;
     expect((await rpc("/a2a/slow", "ListTasks", { pageSize: 1, pageToken: token })).result.tasks).toHaveLength(1);
-    for (const bad of ["fg", token.toLowerCase(), `${token}\u0000`, btoa(token), tasks[0]!.id]) {
+    // The token is the last run's id: an audit record id (a ULID) is not one, nor anything near a run id.
+    const auditId = "01KB2M9Y3ZQ8X7W6V5T4S3R2P1";
+    for (const bad of ["fg", token.toUpperCase(), `${token}\u0000`, btoa(token), auditId, token.slice(0, 30)]) {
       expect((await rpc("/a2a/slow", "ListTasks", { pageToken: bad })).error?.code, bad).toBe(-32602);
     }
     // In a context, the token is a run of that context: not another's, nor an audit record id.
     const [a, b] = tasks as [{ id: string; contextId: string }, { id: string; contextId: string }];
     expect((await rpc("/a2a/slow", "ListTasks", { contextId: a.contextId, pageToken: a.id })).result.tasks).toEqual([]);
-    for (const bad of [b.id, token, `${a.id}\u0000`]) {
+    for (const bad of [b.id, auditId, `${a.id}\u0000`]) {
       const listed = await rpc("/a2a/slow", "ListTasks", { contextId: a.contextId, pageToken: bad });
       expect(listed.error?.code, bad).toBe(-32602);
     }

@@ -1,3 +1,4 @@
+import type { RunList, RunListQuery } from "../../../src/rpc/session";
 import { liveRunChange } from "../../../src/runtime/live-events";
 import { ACTIVE_RUN_STATUSES, RUN_STEPS, type RunStep } from "../../../src/runtime/run-record";
 import { RUN_STATUSES, Run, type RunStatus, TraceEvent, TurnWork } from "../../../src/schemas/run";
@@ -199,10 +200,21 @@ export class RunStore {
   }
 
   /** The session's runs newest first, before run id `before` (exclusive), at most `limit` (without their events). */
-  page(before: string | undefined, limit: number): Run[] {
-    const rows = this
-      .sql<StoredRun>`SELECT record, step, resumes, work, format FROM runs WHERE id < ${before ?? "~"} ORDER BY id DESC LIMIT ${limit}`;
-    return rows.map((row) => toRow(row).run);
+  /** The runs that pass `query`'s filter, newest first, before its run id; and how many pass it in all. */
+  page(query: RunListQuery): RunList {
+    if (!this.tables.has("runs")) return { runs: [], total: 0 };
+    const statuses = query.statuses ? JSON.stringify(query.statuses) : null;
+    const after = query.updated_after ?? null;
+    // The filter is SQL's, so that a page holds `limit` runs that pass it, however many do not.
+    const rows = this.sql<StoredRun>`SELECT record, step, resumes, work, format FROM runs
+      WHERE id < ${query.before ?? "~"}
+        AND (${statuses} IS NULL OR status IN (SELECT value FROM json_each(${statuses})))
+        AND (${after} IS NULL OR json_extract(record, '$.updated_at') >= ${after})
+      ORDER BY id DESC LIMIT ${query.limit}`;
+    const total = this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM runs
+      WHERE (${statuses} IS NULL OR status IN (SELECT value FROM json_each(${statuses})))
+        AND (${after} IS NULL OR json_extract(record, '$.updated_at') >= ${after})`[0]?.n;
+    return { runs: rows.map((row) => toRow(row).run), total: total ?? 0 };
   }
 
   count(status: RunStatus): number {

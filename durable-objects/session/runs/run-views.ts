@@ -1,5 +1,5 @@
 import { ok, type Result } from "../../../src/errors";
-import type { RunTaskView } from "../../../src/rpc/session";
+import type { RunList, RunListQuery, RunTaskView } from "../../../src/rpc/session";
 import type { Run } from "../../../src/schemas/run";
 import type { LiveHub } from "../live/live-hub";
 import type { SessionKernel } from "../session-kernel";
@@ -26,9 +26,10 @@ export class RunViews {
     return ok({ run, items: this.k.store.historyBetween(Date.parse(run.started_at), until, 200) });
   }
 
-  list(page: { before?: string; limit: number }): Result<Run[]> {
+  /** The session's runs that pass the query's filter, a page of them newest first, and how many pass it. */
+  list(query: RunListQuery): Result<RunList> {
     const loaded = this.k.live();
-    return loaded.ok ? ok(this.runs.store.page(page.before, page.limit)) : loaded;
+    return loaded.ok ? ok(this.runs.store.page(query)) : loaded;
   }
 
   /** An active run's live events after `after` (else from now), then its result; no stream once it has ended. */

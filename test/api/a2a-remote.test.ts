@@ -141,11 +141,13 @@ describe("a remote agent's question through A2A", () => {
     expect(got.status.message.metadata).toEqual({ relay: { agent: "helper" } });
     const listed = (await rpc("/a2a/triage", "ListTasks", { contextId: asked.contextId })).result;
     expect(statusText(listed.tasks[0])).toBe("Which order number?");
-    // The answer continues the same task, which ends with the remote agent's answer.
-    const answered = (
-      await rpc("/a2a/triage", "SendMessage", userMessage("42", { taskId: asked.id, contextId: asked.contextId }))
-    ).result.task;
+    // The answer continues the same task, which ends with the remote agent's answer; the client's
+    // message keeps its messageId there too.
+    const reply = userMessage("42", { taskId: asked.id, contextId: asked.contextId });
+    const answered = (await rpc("/a2a/triage", "SendMessage", reply)).result.task;
     expect(answered).toMatchObject({ id: asked.id, status: { state: "TASK_STATE_COMPLETED" } });
+    const users = answered.history.filter((m: { role: string }) => m.role === "ROLE_USER");
+    expect(users.at(-1)).toMatchObject({ messageId: reply.message.messageId, parts: [{ text: "42" }] });
   });
 });
 

@@ -4,11 +4,15 @@ import { TaskState } from "@a2a-js/sdk";
  * A2A 1.0 request params the SDK's JSON-RPC transport takes without complaint but the spec
  * refuses (docs/a2a.md, Errors), checked on the raw JSON before it parses them: a negative or
  * fractional `historyLength`, a ListTasks `status` that names no task state, a
- * `statusTimestampAfter` that is no time, a message without its `messageId`. Pure.
+ * `statusTimestampAfter` that is no time, a message without its `messageId`; and one limit of
+ * Relay's own, a `messageId` over MAX_MESSAGE_ID characters (it is stored). Pure.
  */
 
 /** The task state names a ListTasks `status` may give, and UNRECOGNIZED (what the SDK's client sends for none). */
 const STATE_NAMES = new Set(Object.keys(TaskState).filter((key) => Number.isNaN(Number(key))));
+
+/** The longest client messageId taken (UUIDs and ULIDs are far shorter). */
+export const MAX_MESSAGE_ID = 256;
 
 const field = (value: unknown, name: string): unknown =>
   value !== null && typeof value === "object" ? (value as Record<string, unknown>)[name] : undefined;
@@ -40,6 +44,9 @@ export function paramsError(method: unknown, params: unknown): string | null {
       const id = field(message, "messageId");
       if (message !== undefined && (typeof id !== "string" || id.trim() === ""))
         return "message.messageId is required: a client-chosen id of the message.";
+      // Kept with the stored message and shown in the task's history (docs/a2a.md): an id, not a payload.
+      if (typeof id === "string" && id.length > MAX_MESSAGE_ID)
+        return `message.messageId must be at most ${MAX_MESSAGE_ID} characters.`;
       return historyLengthError(field(field(params, "configuration"), "historyLength"));
     }
     default:

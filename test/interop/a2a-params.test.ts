@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { paramsError } from "../../src/interop/a2a-params";
+import { MAX_MESSAGE_ID, paramsError } from "../../src/interop/a2a-params";
 
 /** Params the spec refuses and the SDK would take (docs/a2a.md, Errors). */
 
@@ -22,6 +22,10 @@ describe("paramsError", () => {
     expect(paramsError("ListTasks", { statusTimestampAfter: "not-a-date" })).toMatch(/^statusTimestampAfter/);
     expect(paramsError("SendStreamingMessage", { message: { parts: [] } })).toMatch(/messageId/);
     expect(paramsError("SendMessage", { message: { messageId: " " } })).toMatch(/messageId/);
+    expect(paramsError("SendMessage", { message: { messageId: "m".repeat(MAX_MESSAGE_ID) } })).toBeNull();
+    expect(paramsError("SendMessage", { message: { messageId: "m".repeat(MAX_MESSAGE_ID + 1) } })).toMatch(
+      /^message\.messageId must be at most 256/,
+    );
     expect(paramsError("SendMessage", { message: { messageId: "m" }, configuration: { historyLength: -1 } })).toMatch(
       /^historyLength/,
     );

@@ -98,7 +98,7 @@ async function contextRuns(c: Ctx, contextId: string, filter: TaskFilter, pageSi
   return { runs, next: page.value.runs.length > pageSize ? runs.at(-1)!.id : "", total: page.value.total };
 }
 
-/** The run's statuses as the audit trail in D1 records them: `to` of its latest move, else running. */
+/** The audit actions that start or move a run: the latest one's `to` is its status (run.started has none: running). */
 const RUN_ACTIONS = "'run.started', 'run.paused', 'run.resumed', 'run.completed', 'run.failed', 'run.cancelled'";
 
 /**
@@ -128,7 +128,7 @@ const MATCHING_RUNS = `WITH records AS (
       AND session_id NOT IN (SELECT id FROM sessions WHERE tenant = ?1 AND status <> 'active')
   )`;
 
-/** From D1: how many of the tenant's runs (not `live`) pass the filter, and up to `limit` of them before `before`. */
+/** From D1: how many of the tenant's runs (not `live`) pass the filter, and the ids of up to `limit` of them before `before`. */
 async function d1Runs(c: Ctx, filter: TaskFilter, live: string[], before: string, limit: number) {
   const db = await readDatabase(c.env, c.get("tenant"));
   const binds = [
@@ -138,17 +138,15 @@ async function d1Runs(c: Ctx, filter: TaskFilter, live: string[], before: string
     filter.after ? ulidFloor(Date.parse(filter.after)) : null,
     JSON.stringify(live),
   ];
-  const [count, page] = await db.batch<{ n?: number; run_id?: string; session_id?: string }>([
+  const [count, page] = await db.batch<{ n?: number; run_id?: string }>([
     db.prepare(`${MATCHING_RUNS} SELECT COUNT(*) AS n FROM matching`).bind(...binds),
     db
-      .prepare(
-        `${MATCHING_RUNS} SELECT run_id, session_id FROM matching WHERE run_id < ?6 ORDER BY run_id DESC LIMIT ?7`,
-      )
+      .prepare(`${MATCHING_RUNS} SELECT run_id FROM matching WHERE run_id < ?6 ORDER BY run_id DESC LIMIT ?7`)
       .bind(...binds, before || "~", limit),
   ]);
   return {
     total: count!.results[0]?.n ?? 0,
-    ids: page!.results.map((row) => ({ run_id: row.run_id!, session_id: row.session_id! })),
+    ids: page!.results.map((row) => row.run_id!),
   };
 }
 
@@ -185,7 +183,7 @@ async function tenantRuns(c: Ctx, filter: TaskFilter, pageSize: number, before: 
   );
   const candidates = [
     ...liveMatches.filter((run) => !before || run.id < before).map((run) => ({ id: run.id, run })),
-    ...ids.map((row) => ({ id: row.run_id, session: row.session_id, run: null as Run | null })),
+    ...ids.map((id) => ({ id, run: null as Run | null })),
   ].sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
   const page = candidates.slice(0, pageSize);
   const next = candidates.length > pageSize ? page.at(-1)!.id : "";

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { tenantRpc } from "../../src/rpc/stubs";
 import { RECENT_RUNS_MS } from "../../src/rpc/tenant";
-import { flushOutbox, sessionStub } from "../durable-objects/helpers";
+import { flushOutbox, sessionStub, setClock } from "../durable-objects/helpers";
 import { answer, httpError } from "../fakes/openai";
 import type { TenantDO } from "../worker";
 import { rpc, userMessage } from "./a2a-rpc";
@@ -22,6 +22,7 @@ const AGENTS = [
   { name: "desk", description: "Answers" },
   { name: "lister", description: "Answers in one context" },
   { name: "fresh", description: "Answers across contexts" },
+  { name: "clerk", kind: "human", description: "A person at the desk", timeout_s: 3600 },
 ];
 
 beforeAll(async () => {
@@ -155,5 +156,28 @@ describe("ListTasks filters before it pages", () => {
       next: "",
       total: 3,
     });
+  });
+});
+
+describe("ListTasks across contexts while D1 lags", () => {
+  it("a task whose status moved since D1 heard of it is not listed under its old status; D1's count catches up", async () => {
+    const tenant = env.TENANTS.get(env.TENANTS.idFromName("alpha")) as unknown as DurableObjectStub<TenantDO>;
+    const task = (await rpc("/a2a/clerk", "SendMessage", userMessage("may I?"))).result.task;
+    expect(task.status.state).toBe("TASK_STATE_INPUT_REQUIRED");
+    const { stub } = sessionStub("alpha", task.contextId);
+    await flushOutbox(stub);
+    await runInDurableObject(tenant, (instance: TenantDO) => instance.clock.advance(RECENT_RUNS_MS + 1));
+    // A person answers through the inbox (no user message, so the tenant's object is not told);
+    // the session's clock is an hour ahead, so its outbox flushes only when the test says.
+    await setClock(stub, Date.now() + 3_600_000);
+    const inbox = (await call("GET", `/v1/sessions/${task.contextId}/inbox`)).json.items;
+    expect((await call("POST", `/v1/inbox/${inbox[0].id}/resolve`, { reply: "Yes." })).status).toBe(200);
+    const waiting = "TASK_STATE_INPUT_REQUIRED";
+    // D1 still says it waits: it is counted there, but read live it has completed, so no page shows it.
+    expect(await list("/a2a/clerk", { status: waiting })).toEqual({ ids: [], next: "", total: 1 });
+    expect(await list("/a2a/clerk", { status: COMPLETED })).toEqual({ ids: [], next: "", total: 0 });
+    await flushOutbox(stub);
+    expect(await list("/a2a/clerk", { status: waiting })).toEqual({ ids: [], next: "", total: 0 });
+    expect(await list("/a2a/clerk", { status: COMPLETED })).toEqual({ ids: [task.id], next: "", total: 1 });
   });
 });

@@ -17,6 +17,12 @@ export const MAX_MESSAGE_ID = 256;
 const field = (value: unknown, name: string): unknown =>
   value !== null && typeof value === "object" ? (value as Record<string, unknown>)[name] : undefined;
 
+/** An RFC 3339 time, as the protobuf JSON mapping writes a Timestamp (Date.parse alone takes "-1"). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+const isTime = (value: unknown): boolean =>
+  typeof value === "string" && RFC3339.test(value) && !Number.isNaN(Date.parse(value));
+
 function historyLengthError(value: unknown): string | null {
   if (value === undefined || value === null) return null;
   return typeof value === "number" && Number.isInteger(value) && value >= 0
@@ -34,7 +40,7 @@ export function paramsError(method: unknown, params: unknown): string | null {
       if (status !== undefined && status !== null && !(typeof status === "string" && STATE_NAMES.has(status)))
         return `status must be a task state (${[...STATE_NAMES].filter((s) => s !== "UNRECOGNIZED").join(", ")}).`;
       const after = field(params, "statusTimestampAfter");
-      if (after !== undefined && after !== null && (typeof after !== "string" || Number.isNaN(Date.parse(after))))
+      if (after !== undefined && after !== null && !isTime(after))
         return "statusTimestampAfter must be an RFC 3339 time.";
       return historyLengthError(field(params, "historyLength"));
     }

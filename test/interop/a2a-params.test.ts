@@ -20,6 +20,11 @@ describe("paramsError", () => {
     expect(paramsError("ListTasks", { status: "TASK_STATE_BOGUS" })).toMatch(/^status must be a task state/);
     expect(paramsError("ListTasks", { status: 3 })).toMatch(/^status/);
     expect(paramsError("ListTasks", { statusTimestampAfter: "not-a-date" })).toMatch(/^statusTimestampAfter/);
+    // What JavaScript's Date.parse takes but RFC 3339 does not: a bare year, a date alone, no zone.
+    for (const loose of ["-1", "2026", "2026-11-29", "2026-11-29T10:00:00", "2026-11-29 10:00:00Z"])
+      expect(paramsError("ListTasks", { statusTimestampAfter: loose }), loose).toMatch(/^statusTimestampAfter/);
+    for (const exact of ["2026-11-29T10:00:00Z", "2026-11-29T10:00:00.123456789+02:00"])
+      expect(paramsError("ListTasks", { statusTimestampAfter: exact }), exact).toBeNull();
     expect(paramsError("SendStreamingMessage", { message: { parts: [] } })).toMatch(/messageId/);
     expect(paramsError("SendMessage", { message: { messageId: " " } })).toMatch(/messageId/);
     expect(paramsError("SendMessage", { message: { messageId: "m".repeat(MAX_MESSAGE_ID) } })).toBeNull();

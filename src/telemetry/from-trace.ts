@@ -1,0 +1,300 @@
+import { z } from "zod";
+import type { TraceEvent } from "../schemas/run";
+import {
+  ERROR_TYPE,
+  GEN_AI,
+  GEN_AI_OPERATION,
+  GEN_AI_TOOL_TYPE,
+  GUARDRAIL_RESULT_EVENT,
+  PROVIDER_NAME,
+  RELAY,
+  RELAY_EVENT,
+  SPAN_NAME,
+} from "./semconv";
+import { type Attributes, isoToNanos, laterOf, minusMs, type Span, type SpanEvent, type UnixNanos } from "./span";
+import { derivedSpanId, derivedTraceId } from "./span-ids";
+
+/**
+ * A run's trace events as OpenTelemetry spans (docs/observability.md, From a run's trace):
+ * one `invoke_agent` span per agent's turn — from its `agent_start` to its
+ * `agent_complete`, `agent_error` or accepted handoff — with `chat`, `execute_tool`,
+ * `relay.handoff` and `relay.compaction` children, a `relay.route` span for the router's
+ * decision, and guardrail results and approvals as span events. Pure: the same events give
+ * the same spans, ids included (src/telemetry/span-ids.ts).
+ *
+ * Trace events record when a step ended and how long it took, so a span starts at
+ * `timestamp - duration_ms`; steps recorded with no duration (handoffs, calls answered at
+ * once) are spans of no length.
+ */
+
+/** A tenant's telemetry settings. Content (tool arguments, errors a tool wrote, reasons) is off unless asked for. */
+export const TelemetrySettings = z.object({ capture_content: z.boolean().default(false) });
+export type TelemetrySettings = z.infer<typeof TelemetrySettings>;
+
+/** Relay's kinds of tool, as the registry and the runtime know them. */
+export const RelayToolKind = z.enum(["http", "mcp", "client", "handoff", "builtin"]);
+export type RelayToolKind = z.infer<typeof RelayToolKind>;
+
+export interface RunTraceInput {
+  run_id: string;
+  session_id: string;
+  /** The session's trace events, in order; events of other runs are ignored. */
+  events: readonly TraceEvent[];
+  settings: TelemetrySettings;
+  /** The tenant's model provider (which `gen_ai.provider.name` model calls get). */
+  provider: keyof typeof PROVIDER_NAME;
+  /** Registry tools by name and kind; a name not here is a built-in (or a handoff by its name). */
+  tools?: Readonly<Record<string, "http" | "mcp" | "client">>;
+  /** The caller's context: its trace, and its span as the parent of the run's top spans. */
+  parent?: { trace_id: string; span_id: string };
+}
+
+export interface RunSpans {
+  trace_id: string;
+  spans: Span[];
+  /** `invoke_agent` spans still open (the run waits, or goes on): their children are in `spans`. */
+  open: string[];
+}
+
+interface Turn {
+  span: Span;
+  executor: string | undefined;
+}
+
+const HANDOFF_TOOL = /^(transfer_to_|return_to_)/;
+
+/** The spans of one run, made from its trace events. */
+export function spansFromRun(input: RunTraceInput): RunSpans {
+  const trace_id = input.parent?.trace_id ?? derivedTraceId("relay.run", input.run_id);
+  const root = input.parent?.span_id ?? null;
+  const capture = input.settings.capture_content;
+  const spans: Span[] = [];
+  let turn: Turn | null = null;
+  let lastHandoff: { span_id: string; to: string | undefined } | null = null;
+
+  const span = (event: TraceEvent, role: string, name: string, kind: Span["kind"], parent: string | null): Span => {
+    const end = isoToNanos(event.timestamp);
+    return {
+      trace_id,
+      span_id: derivedSpanId(trace_id, event.event_id, role),
+      parent_span_id: parent,
+      name,
+      kind,
+      start_ns: minusMs(end, event.duration_ms),
+      end_ns: end,
+      attributes: { [RELAY.runId]: input.run_id, [RELAY.traceEventId]: event.event_id },
+      events: [],
+      links: [],
+      status: { code: "unset" },
+    };
+  };
+  const fail = (s: Span, type: string, message?: string) => {
+    s.status = message === undefined ? { code: "error" } : { code: "error", message };
+    s.attributes[ERROR_TYPE] = type;
+  };
+  const close = (t: Turn, at: UnixNanos, outcome: string) => {
+    t.span.end_ns = laterOf(at, t.span.start_ns);
+    t.span.attributes[RELAY.agentOutcome] = outcome;
+    t.span.attributes[GEN_AI.providerName] = providerOf(t.executor, input.provider);
+    spans.push(t.span);
+  };
+  const open = (event: TraceEvent, role: string): Turn => {
+    const s = span(event, role, SPAN_NAME.invokeAgent(event.agent_name), "internal", root);
+    s.start_ns = s.end_ns;
+    Object.assign(s.attributes, {
+      [GEN_AI.operationName]: GEN_AI_OPERATION.invokeAgent,
+      [GEN_AI.agentName]: event.agent_name,
+      [GEN_AI.conversationId]: input.session_id,
+    });
+    if (lastHandoff && lastHandoff.to === event.agent_name)
+      s.links.push({ trace_id, span_id: lastHandoff.span_id, attributes: {} });
+    return { span: s, executor: event.details.executor };
+  };
+  /** The open turn of `event`'s agent; one is opened when the run's record starts mid-turn. */
+  const current = (event: TraceEvent): Turn => {
+    if (turn && turn.span.attributes[GEN_AI.agentName] === event.agent_name) return turn;
+    if (turn) close(turn, minusMs(isoToNanos(event.timestamp), event.duration_ms), "interrupted");
+    turn = open(event, "turn");
+    turn.span.start_ns = minusMs(turn.span.end_ns, event.duration_ms);
+    return turn;
+  };
+  const mark = (t: Turn, event: TraceEvent, name: string, attributes: Attributes) =>
+    t.span.events.push({ name, time_ns: isoToNanos(event.timestamp), attributes } satisfies SpanEvent);
+
+  for (const event of input.events) {
+    const ours = event.correlation_id === input.run_id;
+    if (event.event_type === "route" && (ours || event.correlation_id === input.session_id)) {
+      spans.push(routeSpan(span(event, "route", SPAN_NAME.route, "internal", root), event));
+      continue;
+    }
+    if (!ours) continue;
+    switch (event.event_type) {
+      case "agent_start": {
+        if (turn) close(turn, isoToNanos(event.timestamp), "interrupted");
+        turn = open(event, "turn");
+        if (event.details.executor) turn.span.attributes[RELAY.executor] = event.details.executor;
+        if (event.details.executor === "human") mark(turn, event, RELAY_EVENT.humanTurnRequested, {});
+        break;
+      }
+      case "llm_call": {
+        const t = current(event);
+        t.executor ??= event.details.executor;
+        spans.push(modelSpan(span(event, "llm", "chat", "client", t.span.span_id), event, input.provider));
+        break;
+      }
+      case "tool_call": {
+        const t = current(event);
+        const outcome = event.details.outcome;
+        const tool = event.details.tool_name ?? "unknown";
+        if (outcome === "approval required") {
+          mark(t, event, RELAY_EVENT.approvalRequested, { [GEN_AI.toolName]: tool });
+        } else if (outcome?.startsWith("approved") || outcome?.startsWith("denied")) {
+          mark(t, event, RELAY_EVENT.approvalDecided, {
+            [GEN_AI.toolName]: tool,
+            [RELAY.approvalOutcome]: outcome.startsWith("approved") ? "approved" : "denied",
+          });
+        } else if (!HANDOFF_TOOL.test(tool)) {
+          const s = span(event, "tool", SPAN_NAME.executeTool(tool), "internal", t.span.span_id);
+          spans.push(toolSpan(s, event, tool, toolKind(tool, input.tools), capture));
+        }
+        break;
+      }
+      case "handoff": {
+        const t = current(event);
+        const s = handoffSpan(span(event, "handoff", SPAN_NAME.handoff, "internal", t.span.span_id), event, capture);
+        spans.push(s);
+        if (!event.error) {
+          lastHandoff = { span_id: s.span_id, to: event.details.to_agent };
+          close(t, isoToNanos(event.timestamp), "handed_off");
+          turn = null;
+        }
+        break;
+      }
+      case "guardrail": {
+        const t = current(event);
+        const attributes: Attributes = {
+          [GEN_AI.guardrailComponentName]: "relay.output_schema",
+          [GEN_AI.guardrailSource]: "output",
+          [GEN_AI.guardrailResultType]: "outcome",
+          [GEN_AI.guardrailResultValue]: event.details.outcome ?? "unknown",
+        };
+        if (event.error) attributes[ERROR_TYPE] = event.error;
+        mark(t, event, GUARDRAIL_RESULT_EVENT, attributes);
+        break;
+      }
+      case "compaction": {
+        const parent = turn?.span.span_id ?? root;
+        spans.push(compactionSpan(span(event, "compaction", SPAN_NAME.compaction, "internal", parent), event));
+        break;
+      }
+      case "agent_complete": {
+        const t = current(event);
+        if (event.details.executor) t.executor = event.details.executor;
+        close(t, isoToNanos(event.timestamp), "completed");
+        turn = null;
+        break;
+      }
+      case "agent_error": {
+        const t = current(event);
+        t.executor ??= event.details.executor;
+        const call = modelSpan(span(event, "llm", "chat", "client", t.span.span_id), event, input.provider);
+        fail(call, event.error ?? "_OTHER");
+        spans.push(call);
+        fail(t.span, event.error ?? "_OTHER");
+        close(t, isoToNanos(event.timestamp), "failed");
+        turn = null;
+        break;
+      }
+    }
+  }
+  const still = turn as Turn | null;
+  return { trace_id, spans, open: still ? [still.span.span_id] : [] };
+}
+
+function providerOf(executor: string | undefined, provider: keyof typeof PROVIDER_NAME): string {
+  if (executor === "human" || executor === "webhook" || executor === "a2a") return PROVIDER_NAME[executor];
+  return PROVIDER_NAME[provider];
+}
+
+function routeSpan(s: Span, event: TraceEvent): Span {
+  const d = event.details;
+  if (d.routing_method) s.attributes[RELAY.routeMethod] = d.routing_method;
+  if (d.to_agent) s.attributes[RELAY.routeAgent] = d.to_agent;
+  if (d.routing_confidence !== undefined) s.attributes[RELAY.routeConfidence] = { double: d.routing_confidence };
+  return s;
+}
+
+/**
+ * A model call (`chat {model}`); a webhook's or a remote A2A agent's answer is the call of
+ * another agent instead (`invoke_agent {agent}`, a client span).
+ */
+function modelSpan(s: Span, event: TraceEvent, provider: keyof typeof PROVIDER_NAME): Span {
+  const d = event.details;
+  const remote = d.executor === "webhook" || d.executor === "a2a";
+  s.name = remote ? SPAN_NAME.invokeAgent(event.agent_name) : SPAN_NAME.chat(d.model);
+  s.attributes[GEN_AI.operationName] = remote ? GEN_AI_OPERATION.invokeAgent : GEN_AI_OPERATION.chat;
+  s.attributes[GEN_AI.providerName] = providerOf(d.executor, provider);
+  if (remote) s.attributes[GEN_AI.agentName] = event.agent_name;
+  else if (d.model) s.attributes[GEN_AI.requestModel] = d.model;
+  if (d.tokens) {
+    s.attributes[GEN_AI.usageInputTokens] = d.tokens.prompt;
+    s.attributes[GEN_AI.usageOutputTokens] = d.tokens.completion;
+  }
+  if (d.streamed !== undefined) {
+    s.attributes[GEN_AI.requestStream] = true;
+    s.attributes[RELAY.llmStreamed] = d.streamed;
+  }
+  if (d.outcome) s.attributes[RELAY.agentOutcome] = d.outcome;
+  return s;
+}
+
+function toolKind(tool: string, tools: RunTraceInput["tools"]): RelayToolKind {
+  return tools?.[tool] ?? (HANDOFF_TOOL.test(tool) ? "handoff" : "builtin");
+}
+
+function toolSpan(s: Span, event: TraceEvent, tool: string, kind: RelayToolKind, capture: boolean): Span {
+  const outcome = event.details.outcome;
+  const byClient = kind === "client" || outcome === "output from the client";
+  Object.assign(s.attributes, {
+    [GEN_AI.operationName]: GEN_AI_OPERATION.executeTool,
+    [GEN_AI.toolName]: tool,
+    [GEN_AI.toolType]: byClient ? GEN_AI_TOOL_TYPE.function : GEN_AI_TOOL_TYPE.extension,
+    [RELAY.toolKind]: byClient ? "client" : kind,
+  });
+  if (outcome) s.attributes[RELAY.toolOutcome] = outcome;
+  if (capture && event.details.tool_args !== undefined)
+    s.attributes[GEN_AI.toolCallArguments] = JSON.stringify(event.details.tool_args);
+  if (outcome === "interrupted") s.status = { code: "error", message: "interrupted by a restart" };
+  else if (event.error !== null) s.status = capture ? { code: "error", message: event.error } : { code: "error" };
+  if (s.status.code === "error") s.attributes[ERROR_TYPE] = outcome === "interrupted" ? "interrupted" : "tool_error";
+  return s;
+}
+
+function handoffSpan(s: Span, event: TraceEvent, capture: boolean): Span {
+  const d = event.details;
+  const tool = d.tool_name ?? "";
+  s.attributes[RELAY.handoffFrom] = d.from_agent ?? event.agent_name;
+  if (d.to_agent) s.attributes[RELAY.handoffTo] = d.to_agent;
+  s.attributes[RELAY.handoffMode] = tool.startsWith("return_to_") ? "return" : "transfer";
+  s.attributes[RELAY.handoffOutcome] = d.outcome ?? (event.error ? "refused" : "completed");
+  if (tool) s.attributes[GEN_AI.toolName] = tool;
+  if (capture && d.handoff_reason) s.attributes[RELAY.handoffReason] = d.handoff_reason;
+  if (event.error) {
+    s.status = { code: "error" };
+    s.attributes[ERROR_TYPE] = event.error;
+  }
+  return s;
+}
+
+function compactionSpan(s: Span, event: TraceEvent): Span {
+  const c = event.details.compaction;
+  if (event.details.model) s.attributes[GEN_AI.requestModel] = event.details.model;
+  if (c)
+    Object.assign(s.attributes, {
+      [RELAY.compactionStrategy]: c.strategy,
+      [RELAY.compactionItems]: c.items,
+      [RELAY.compactionTokensBefore]: c.tokens_before,
+      [RELAY.compactionTokensAfter]: c.tokens_after,
+    });
+  return s;
+}

@@ -4,9 +4,8 @@ import type { AppEnv } from "../app-env";
 import { queryInbox } from "../audit/inbox-index";
 import { RelayError } from "../errors";
 import { collaborationRpc, sessionRpc } from "../rpc/stubs";
-import { escalationOfInboxItem, sessionOfInboxItem } from "../runtime/inbox";
+import { escalationItem, escalationOfInboxItem, sessionOfInboxItem } from "../runtime/inbox";
 import { AgentName } from "../schemas/agent";
-import type { CollabMessage, Collaboration } from "../schemas/collaboration";
 import { type InboxAnswer, type InboxItem, InboxKind, InboxResolve, InboxStatus } from "../schemas/inbox";
 import { readDatabase } from "../services/tenant-shards";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
@@ -22,37 +21,6 @@ import { readJson, readQuery } from "./validate";
 
 const itemMissing = (id: string) => () =>
   new RelayError("INBOX_ITEM_NOT_FOUND", `No inbox item '${id}'.`, { inbox_id: id });
-
-/** A collaboration's escalation as an inbox item (it lives in the collaboration, as its message). */
-function escalationItem(id: string, collaboration: Collaboration, message: CollabMessage): InboxItem {
-  const status =
-    message.status === "sent"
-      ? "open"
-      : message.status === "answered"
-        ? "resolved"
-        : message.status === "cancelled"
-          ? "cancelled"
-          : "expired";
-  return {
-    id,
-    kind: "escalation",
-    status,
-    session_id: collaboration.id,
-    agent: message.from,
-    run_id: null,
-    handoff_id: null,
-    source_agent: null,
-    target_agent: null,
-    reason: message.subject ?? "escalation",
-    details: { collaboration_id: collaboration.id, message_id: message.id, payload: message.payload },
-    created_at: message.sent_at,
-    expires_at: message.expires_at,
-    resolved_at: null,
-    resolved_by: message.resolved_by,
-    reply: message.reply,
-    decision: null,
-  };
-}
 
 /** The collaboration escalation an inbox id names (live), or 404. */
 async function escalation(

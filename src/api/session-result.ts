@@ -1,12 +1,9 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env";
-import { RelayError, type Result } from "../errors";
-import { readDatabase } from "../services/tenant-shards";
-import { findExpiry } from "../sessions/summary-store";
+import type { Result } from "../errors";
+import { RUN_CALL_DEADLINE_MS, sessionMissing, sessionValue } from "../services/session-results";
 
-/** 404 for a session id that names no session of this tenant. */
-export const sessionMissing = (id: string) => () =>
-  new RelayError("SESSION_NOT_FOUND", `No session '${id}'.`, { session_id: id });
+export { RUN_CALL_DEADLINE_MS, sessionMissing };
 
 /**
  * A SessionDO result as HTTP: the value, or its error thrown for `onError`. A session the
@@ -19,18 +16,5 @@ export async function settle<T>(
   result: Result<T>,
   missing = sessionMissing(sessionId),
 ): Promise<T> {
-  if (result.ok) return result.value;
-  if (result.error.code === "SESSION_NOT_FOUND") {
-    const expired_at = await findExpiry(await readDatabase(c.env, c.get("tenant")), c.get("tenant"), sessionId);
-    if (expired_at)
-      throw new RelayError("SESSION_EXPIRED", `Session '${sessionId}' expired at ${expired_at}.`, {
-        session_id: sessionId,
-        expired_at,
-      });
-    throw missing();
-  }
-  throw RelayError.fromBody(result.error);
+  return sessionValue(c.env, c.get("tenant"), sessionId, result, missing);
 }
-
-/** A call that drives a run answers within RUN_WAIT_MS (25 s); its deadline leaves it room. */
-export const RUN_CALL_DEADLINE_MS = 30_000;

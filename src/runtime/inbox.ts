@@ -1,4 +1,5 @@
 import { ulid } from "../lib/ulid";
+import type { CollabMessage, Collaboration } from "../schemas/collaboration";
 import type { ApprovalDecision, InboxItem, InboxKind } from "../schemas/inbox";
 
 /** Inbox items and how they close, pure: the session's object stores them and audits each step. */
@@ -90,4 +91,35 @@ const ESCALATION_ID = /^inb_([0-9a-z]{26})_(col_[0-9a-z]{26})$/;
 export function escalationOfInboxItem(id: string): { collaboration_id: string; message_id: string } | null {
   const match = ESCALATION_ID.exec(id);
   return match ? { collaboration_id: match[2]!, message_id: `cmsg_${match[1]}` } : null;
+}
+
+/** A collaboration's escalation as an inbox item (it lives in the collaboration, as its message). */
+export function escalationItem(id: string, collaboration: Collaboration, message: CollabMessage): InboxItem {
+  const status =
+    message.status === "sent"
+      ? "open"
+      : message.status === "answered"
+        ? "resolved"
+        : message.status === "cancelled"
+          ? "cancelled"
+          : "expired";
+  return {
+    id,
+    kind: "escalation",
+    status,
+    session_id: collaboration.id,
+    agent: message.from,
+    run_id: null,
+    handoff_id: null,
+    source_agent: null,
+    target_agent: null,
+    reason: message.subject ?? "escalation",
+    details: { collaboration_id: collaboration.id, message_id: message.id, payload: message.payload },
+    created_at: message.sent_at,
+    expires_at: message.expires_at,
+    resolved_at: null,
+    resolved_by: message.resolved_by,
+    reply: message.reply,
+    decision: null,
+  };
 }

@@ -8,6 +8,7 @@ import { config } from "./api/config";
 import { onError, onNotFound } from "./api/error-handler";
 import { agentHandoffs, handoffs, sessionInbox } from "./api/handoffs";
 import { inbox } from "./api/inbox";
+import { mcp } from "./api/mcp";
 import { operator } from "./api/operator";
 import { route } from "./api/route";
 import { secrets } from "./api/secrets";
@@ -62,6 +63,8 @@ export function createApp() {
       // A2A 1.0 (docs/a2a.md): cards readable without a key (they then tell nothing), calls with it.
       .route("/a2a", a2a)
       .get("/.well-known/agent-card.json", rootAgentCard)
+      // Relay as an MCP server (docs/mcp-server.md): the tenant's key, like /v1.
+      .route("/mcp", mcp)
       // Signed by their source, not by an API key: mounted before /v1's key check.
       .route("/v1/webhooks", webhooks)
       // The operator's key, not a tenant's (docs/operations.md, Quotas): mounted before /v1's key check.

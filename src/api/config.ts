@@ -3,9 +3,11 @@ import type { AppEnv } from "../app-env";
 import { RelayError } from "../errors";
 import { deleteTenantConfig, getTenantConfig, putTenantConfig } from "../registry/config-store";
 import { deleteSubscription, getSubscription, putSubscription } from "../registry/event-subscriptions";
+import { deleteMcpConfig, getMcpConfig, putMcpConfig } from "../registry/mcp-config-store";
 import { ensureSigningSecret, rotateSigningSecret } from "../registry/signing-secrets";
 import { configProblems, patchFromVars, type ResolvedConfig, resolveConfig } from "../routing/config";
 import { EventSubscriptionInput } from "../schemas/events";
+import { McpConfigInput } from "../schemas/mcp-server";
 import { RoutingConfigPatch } from "../schemas/routing";
 import { type ConfigView, SigningSecretRotate } from "../schemas/signing";
 import { allowLocalEndpoints, assertEndpointAllowed, forgetSigningSecret, outboundPolicy } from "../services/outbound";
@@ -20,7 +22,8 @@ function view({ config, sources, warnings }: ResolvedConfig, stored: RoutingConf
  * `/v1/config`: what the deployment lets Relay call (the outbound policy's settings), the
  * tenant's signing secret and events URL, and `/v1/config/routing`, the tenant layer of
  * routing config: GET shows every resolved value with the layer it came from; PUT replaces
- * the tenant layer; DELETE clears it.
+ * the tenant layer; DELETE clears it. `/v1/config/mcp`: what Relay's MCP server offers
+ * (docs/mcp-server.md).
  */
 export const config = new Hono<AppEnv>()
   .get("/", (c) => {
@@ -83,6 +86,13 @@ export const config = new Hono<AppEnv>()
     invalidateTenant(c.get("tenant"));
     return c.body(null, 204);
   })
+  // Relay as an MCP server (docs/mcp-server.md): which agents an MCP client is offered. Read per /mcp request.
+  .get("/mcp", async (c) => c.json(await getMcpConfig(c.env.DB, c.get("tenant"))))
+  .put("/mcp", async (c) => {
+    const input = await readJson(c, McpConfigInput);
+    return c.json(await putMcpConfig(c.env.DB, c.get("tenant"), input));
+  })
+  .delete("/mcp", async (c) => c.json(await deleteMcpConfig(c.env.DB, c.get("tenant"))))
   .delete("/routing", async (c) => {
     await deleteTenantConfig(c.env.DB, c.get("tenant"));
     invalidateTenant(c.get("tenant"));

@@ -59,6 +59,7 @@ import { EVENT_ID } from "../positions";
 import { HistoryQuery, SessionAuditQuery, SessionListQuery, TraceQuery } from "../session-lists";
 import { ToolListQuery } from "../tools";
 import { UsageQuery } from "../usage";
+import { mcpOperations } from "./mcp-operations";
 import { memoryOperations } from "./memory-operations";
 import type { Answer, Operation } from "./operation";
 import { operatorOperations } from "./operator-operations";
@@ -137,6 +138,8 @@ export const OPERATIONS: Operation[] = [
 
   // A2A (docs/a2a.md)
   ...a2aOperations(),
+  // MCP (docs/mcp-server.md)
+  ...mcpOperations(BODY),
 
   // Agents
   {

@@ -252,3 +252,199 @@ describe.each(eras)("tools (%s)", (era) => {
     });
   });
 });
+
+describe.each(eras)("progress (%s)", (era) => {
+  it("send_message with a progressToken streams progress notifications, then the answer", async () => {
+    script({ triage: [modelCalls("transfer_to_billing", { reason: "money" })], billing: [answer("Done.")] });
+    const res = await request(
+      era,
+      "tools/call",
+      { name: "send_message", arguments: { agent: "triage", content: "my invoice" } },
+      { meta: { progressToken: `p-${era}` } },
+    );
+    expect(res.contentType).toMatch(/^text\/event-stream/);
+    const progress = res.messages.filter((m) => m.method === "notifications/progress");
+    expect(progress.length).toBeGreaterThan(2);
+    expect(progress.every((m) => m.params.progressToken === `p-${era}`)).toBe(true);
+    expect(progress.map((m) => m.params.progress)).toEqual(progress.map((_, i) => i + 1));
+    expect(progress.map((m) => m.params.message)).toContain("handed off from triage to billing");
+    expect(res.response.result.structuredContent).toMatchObject({ status: "completed", output: "Done." });
+  });
+
+  it("without a progressToken no progress is sent (2026-07-28 answers one JSON body; the 2025 fallback always streams)", async () => {
+    const res = await request(era, "tools/call", {
+      name: "send_message",
+      arguments: { agent: "clerk", content: "hi" },
+    });
+    expect(res.contentType).toMatch(era === "modern" ? /^application\/json/ : /^text\/event-stream/);
+    expect(res.messages).toHaveLength(1);
+    expect(res.response.result.structuredContent.status).toBe("awaiting_human");
+  });
+});
+
+describe.each(eras)("resources (%s)", (era) => {
+  it("lists both templates, and the agents", async () => {
+    const templates = await request(era, "resources/templates/list");
+    expect(
+      templates.response.result.resourceTemplates.map((t: { uriTemplate: string }) => t.uriTemplate).sort(),
+    ).toEqual(["relay://agents/{name}", "relay://sessions/{id}/transcript"]);
+    const list = await request(era, "resources/list");
+    const uris = list.response.result.resources.map((r: { uri: string }) => r.uri);
+    expect(uris).toEqual(expect.arrayContaining(AGENTS.map((a) => `relay://agents/${a.name}`)));
+  });
+
+  it("reads an agent's definition", async () => {
+    const read = await request(era, "resources/read", { uri: "relay://agents/billing" });
+    const [content] = read.response.result.contents;
+    expect(content).toMatchObject({ uri: "relay://agents/billing", mimeType: "application/json" });
+    expect(JSON.parse(content.text)).toMatchObject({ name: "billing", tools: { allow: ["refund"] } });
+  });
+
+  it("reads a session's transcript, oldest first", async () => {
+    const sent = structured((await callTool(era, "send_message", { agent: "clerk", content: "transcript me" })).result);
+    await callTool(era, "answer_inbox", { inbox_id: sent.waiting_for.inbox_id, reply: "Noted." });
+    const uri = `relay://sessions/${sent.session_id}/transcript`;
+    const read = await request(era, "resources/read", { uri });
+    const body = JSON.parse(read.response.result.contents[0].text);
+    expect(body.session_id).toBe(sent.session_id);
+    expect(body.items.map((i: { role: string; content: string }) => [i.role, i.content])).toEqual([
+      ["user", "transcript me"],
+      ["assistant", "Noted."],
+    ]);
+  });
+
+  it("an unknown agent or session is the SDK's resource-not-found, Relay's code in the message", async () => {
+    for (const uri of ["relay://agents/nobody", "relay://sessions/ses_nothing/transcript"]) {
+      const read = await request(era, "resources/read", { uri });
+      expect(read.response.error).toMatchObject({ code: -32602 });
+      expect(read.response.error.message).toMatch(/(AGENT|SESSION)_NOT_FOUND/);
+    }
+  });
+});
+
+describe("mcp.expose", () => {
+  it("GET, PUT and DELETE /v1/config/mcp; a bad name is VALIDATION_FAILED and nothing changes", async () => {
+    expect((await call("GET", "/v1/config/mcp")).json).toEqual({ expose: null, updated_at: null });
+    const put = await call("PUT", "/v1/config/mcp", { expose: ["clerk", "billing", "billing"] });
+    expect(put.status).toBe(200);
+    expect(put.json).toEqual({ expose: ["billing", "clerk"], updated_at: expect.any(String) });
+    const bad = await call("PUT", "/v1/config/mcp", { expose: ["Not A Slug"] });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.code).toBe("VALIDATION_FAILED");
+    expect((await call("GET", "/v1/config/mcp")).json.expose).toEqual(["billing", "clerk"]);
+    expect((await call("GET", "/v1/config/mcp", undefined, { key: BETA_KEY })).json.expose).toBeNull();
+    expect((await call("DELETE", "/v1/config/mcp")).json).toEqual({ expose: null, updated_at: null });
+  });
+
+  describe.each(eras)("with billing and clerk exposed (%s)", (era) => {
+    beforeAll(async () => {
+      await call("PUT", "/v1/config/mcp", { expose: ["billing", "clerk"] });
+    });
+    // The file's afterEach clears the settings: each test sets them again.
+    const expose = () => call("PUT", "/v1/config/mcp", { expose: ["billing", "clerk"] });
+
+    it("unexposed agents are not listed, as tools or resources, and do not read", async () => {
+      await expose();
+      const agents = structured((await callTool(era, "list_agents", {})).result).agents;
+      expect(agents.map((a: { name: string }) => a.name)).toEqual(["billing", "clerk"]);
+      const list = await request(era, "resources/list");
+      const uris = list.response.result.resources.map((r: { uri: string }) => r.uri);
+      expect(uris).not.toContain("relay://agents/triage");
+      expect(uris).toContain("relay://agents/billing");
+      const read = await request(era, "resources/read", { uri: "relay://agents/secret-desk" });
+      expect(read.response.error.message).toMatch(/AGENT_NOT_FOUND/);
+    });
+
+    it("route never answers with an unexposed agent, nor names it", async () => {
+      await expose();
+      const plain = await call("POST", "/v1/route", { input: "chargeback dispute on my card" });
+      expect(plain.json.agent).toBe("secret-desk");
+      const { result } = await callTool(era, "route", { input: "chargeback dispute on my card" });
+      expect(structured(result)).toMatchObject({
+        agent: null,
+        method: "fallback",
+        fallback: { strategy: "prompt_user", agents: [{ name: "billing" }, { name: "clerk" }] },
+      });
+      expect(JSON.stringify(result)).not.toContain("secret-desk");
+      const billing = structured((await callTool(era, "route", { input: "I want a refund" })).result);
+      expect(billing.agent).toBe("billing");
+    });
+
+    it("start_session and send_message to an unexposed agent are refused, nothing made", async () => {
+      await expose();
+      const before = await env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log").first<{ n: number }>();
+      for (const [tool, args] of [
+        ["start_session", { agent: "triage" }],
+        ["send_message", { agent: "secret-desk", content: "hello" }],
+        ["start_session", { input: "chargeback dispute" }],
+      ] as const) {
+        const { result } = await callTool(era, tool, args);
+        expect(result.isError).toBe(true);
+        const code = structured(result).error.code;
+        expect(["AGENT_UNAVAILABLE", "NO_ROUTE"]).toContain(code);
+        if (code === "AGENT_UNAVAILABLE")
+          expect(structured(result).error.details).toMatchObject({ reason: "not_exposed" });
+        expect(result.content[0].text).toMatch(new RegExp(`^${code}: `));
+      }
+      expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log").first<{ n: number }>()).toEqual(before);
+    });
+
+    it("send_message to a session whose current agent is unexposed is refused", async () => {
+      const created = await call("POST", "/v1/sessions", { agent: "triage" });
+      await expose();
+      const { result } = await callTool(era, "send_message", { session_id: created.json.id, content: "hi" });
+      expect(structured(result).error).toMatchObject({ code: "AGENT_UNAVAILABLE", details: { agent: "triage" } });
+    });
+  });
+});
+
+describe.each(eras)("bad input (%s)", (era) => {
+  it("arguments that do not fit are VALIDATION_FAILED with issues, as a tool error", async () => {
+    for (const [tool, args, path] of [
+      ["route", { input: 5 }, "input"],
+      ["route", {}, "input"],
+      ["send_message", { content: "" }, "content"],
+      ["start_session", { agent: "Not A Slug" }, "agent"],
+      ["answer_inbox", { inbox_id: "inb_x", decision: "maybe" }, "decision"],
+      ["answer_inbox", { inbox_id: "inb_x" }, "reply"],
+      ["list_agents", { limit: 0 }, "limit"],
+      ["get_session", { session_id: "s", extra: 1 }, "(root)"],
+    ] as const) {
+      const { result } = await callTool(era, tool, args);
+      expect(result.isError, `${tool} ${JSON.stringify(args)}`).toBe(true);
+      expect(structured(result).error).toMatchObject({
+        code: "VALIDATION_FAILED",
+        details: { issues: expect.arrayContaining([expect.objectContaining({ path })]) },
+      });
+    }
+  });
+
+  it("Relay's refusals are tool errors with their codes", async () => {
+    const cases = [
+      ["get_session", { session_id: "ses_nothing" }, "SESSION_NOT_FOUND"],
+      ["answer_inbox", { inbox_id: "inb_nothing", reply: "x" }, "INBOX_ITEM_NOT_FOUND"],
+      ["start_session", { agent: "nobody" }, "AGENT_NOT_FOUND"],
+      ["start_session", {}, "VALIDATION_FAILED"],
+      ["send_message", { session_id: "ses_nothing", agent: "billing", content: "x" }, "VALIDATION_FAILED"],
+      ["send_message", { session_id: "ses_nothing", content: "x" }, "SESSION_NOT_FOUND"],
+      ["route", { input: "x".repeat(40_000) }, "PAYLOAD_TOO_LARGE"],
+    ] as const;
+    for (const [tool, args, code] of cases) {
+      const { result, answer: res } = await callTool(era, tool, args);
+      expect(res.status).toBe(200);
+      expect(result.isError, tool).toBe(true);
+      expect(structured(result).error.code).toBe(code);
+    }
+  });
+
+  it("an unknown tool and malformed JSON-RPC are the SDK's protocol errors, never a 500", async () => {
+    const unknown = await request(era, "tools/call", { name: "drop_tables", arguments: {} });
+    expect(unknown.response.error).toMatchObject({ code: -32602 });
+    for (const body of ["{not json", "[]", JSON.stringify({ jsonrpc: "1.0", id: 1, method: "ping" })]) {
+      const res = await post(body, { headers: era === "modern" ? { "MCP-Protocol-Version": MODERN } : {} });
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.status).toBeLessThan(500);
+      expect(res.json.error.code).toBeLessThan(0);
+    }
+  });
+});

@@ -73,6 +73,8 @@ const DOCUMENT_PATHS = [
   "/a2a/.well-known/agent-card.json",
   "/a2a/{agent}",
   "/a2a/{agent}/.well-known/agent-card.json",
+  "/mcp",
+  "/v1/config/mcp",
   "/v1/tools/{name}/refresh",
   "/v1/secrets",
   "/v1/secrets/{name}",

@@ -162,7 +162,11 @@ function documented(op: Json, status: number, json: Json | null): string | null 
   const answer = op.responses[String(status)];
   if (!answer) return `status ${status} is not documented`;
   if (status < 400) return null;
-  const codes: string[] = answer.content["application/json"].schema.properties.error.properties.code.enum;
+  const schema = answer.content["application/json"].schema;
+  // /mcp's protocol errors are the MCP SDK's JSON-RPC errors (docs/mcp-server.md), not Relay's error body.
+  if (schema.properties?.jsonrpc)
+    return json?.jsonrpc === "2.0" && typeof json?.error?.code === "number" ? null : "not a JSON-RPC error";
+  const codes: string[] = schema.properties.error.properties.code.enum;
   const code = json?.error?.code;
   return codes.includes(code) ? null : `error code ${code} is not documented for ${status} (${codes.join(", ")})`;
 }

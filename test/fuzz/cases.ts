@@ -89,6 +89,14 @@ export const BASELINES: Record<string, (f: Fixtures) => unknown> = {
   // A2A JSON-RPC: a read of a task that is nobody's, so no mutation of it writes anything.
   postA2a: () => ({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "run_nothing", historyLength: 2 } }),
   postA2aAgent: () => ({ jsonrpc: "2.0", id: "a", method: "GetTask", params: { id: "run_nothing" } }),
+  // MCP (2025-11-25, stateless): a read of one of alpha's sessions; no tool a mutation reaches writes.
+  postMcp: (f) => ({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name: "get_session", arguments: { session_id: f.alpha.session } },
+  }),
+  putConfigMcp: () => ({ expose: ["w1", "sup"] }),
 };
 
 const md = (what: string, body: string): BodyCase => ({

@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { answer, callTool as modelCalls } from "../fakes/openai";
+import { sendMessage } from "../../src/interop/mcp-server/send-message";
+import { eventually } from "../eventually";
+import { answer, delayed, callTool as modelCalls } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import { fakeWebhookAgent, replyText } from "../fakes/webhook-agent";
 import { BETA_KEY, call } from "./helpers";
@@ -446,5 +448,35 @@ describe.each(eras)("bad input (%s)", (era) => {
       expect(res.status).toBeLessThan(500);
       expect(res.json.error.code).toBeLessThan(0);
     }
+  });
+});
+
+describe("a run longer than send_message waits", () => {
+  it("is answered running, and goes on without the caller", async () => {
+    script({ billing: [delayed(1500, answer("Took a while."))] });
+    const ctx = {
+      env,
+      tenant: "alpha",
+      exposure: null,
+      background: (work: Promise<unknown>) => void work.catch(() => {}),
+    };
+    const events: string[] = [];
+    // The same function the tool calls, with a wait short enough for a test (the tool's is SEND_WAIT_MS).
+    const sent = await sendMessage(
+      ctx,
+      { agent: "billing", content: "slow invoice question" },
+      (e) => {
+        events.push(e.type);
+      },
+      300,
+    );
+    expect(sent.run.status).toBe("running");
+    expect(events).toContain("run_started");
+    const done = await eventually(
+      async () => structured((await callTool("modern", "get_session", { session_id: sent.session_id })).result),
+      (s) => s.latest_run?.status === "completed",
+      { what: "the run completed after its caller stopped waiting" },
+    );
+    expect(done.latest_run).toMatchObject({ output: "Took a while.", answered_by: "billing", still_running: false });
   });
 });

@@ -1,12 +1,12 @@
 import { env } from "cloudflare:workers";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { sendMessage } from "../../src/interop/mcp-server/send-message";
 import { eventually } from "../eventually";
 import { answer, delayed, callTool as modelCalls } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import { fakeWebhookAgent, replyText } from "../fakes/webhook-agent";
-import { BETA_KEY, call } from "./helpers";
-import { callTool, type Era, initialize, LEGACY, MODERN, other, post, request } from "./mcp-rpc";
+import { AGENTS, setUpTeam } from "./mcp-fixtures";
+import { callTool, type Era, initialize, LEGACY, MODERN, other, request } from "./mcp-rpc";
 import { script } from "./run-fixtures";
 
 /**
@@ -16,54 +16,10 @@ import { script } from "./run-fixtures";
  * model and the refund endpoint are faked at the fetch boundary.
  */
 
-const AGENTS = [
-  {
-    name: "triage",
-    description: "Greets customers and hands them to the right desk",
-    handoffs: ["billing"],
-  },
-  {
-    name: "billing",
-    title: "Billing",
-    description: "Invoices, refunds and payments",
-    triggers: { keywords: ["refund", "invoice"], examples: ["I want a refund"], priority: 90 },
-    capabilities: [{ name: "refunds" }],
-    tools: { allow: ["refund"], confirmation: { require: ["refund"], timeout_s: 600 } },
-  },
-  {
-    name: "secret-desk",
-    description: "Internal refunds desk, not for MCP clients",
-    triggers: { keywords: ["chargeback"], examples: ["chargeback dispute"], priority: 100 },
-  },
-  { name: "clerk", kind: "human", description: "A person at the desk", timeout_s: 3600 },
-];
-
 const eras: Era[] = ["modern", "legacy"];
 const structured = (result: any) => result.structuredContent;
 
-beforeAll(async () => {
-  const tool = await call("PUT", "/v1/tools/refund", {
-    name: "refund",
-    kind: "http",
-    description: "Refunds an order",
-    url: "https://tools.test/refund",
-    parameters: { type: "object", properties: { order_id: { type: "string" } } },
-  });
-  if (tool.status >= 300) throw new Error(JSON.stringify(tool.json));
-  for (const agent of AGENTS) {
-    const res = await call("PUT", `/v1/agents/${agent.name}`, agent);
-    if (res.status >= 300) throw new Error(`PUT ${agent.name}: ${JSON.stringify(res.json)}`);
-  }
-  await call("PUT", "/v1/config/routing", {
-    strategy: "rule",
-    threshold: 50,
-    llm: { provider: "openai", model: "fake-model" },
-  });
-});
-
-afterEach(async () => {
-  await call("DELETE", "/v1/config/mcp");
-});
+beforeAll(setUpTeam);
 
 describe("the two revisions", () => {
   it("2026-07-28: server/discover names the revision and the capabilities; tools/list lists the six tools", async () => {
@@ -109,35 +65,6 @@ describe("the two revisions", () => {
       expect(res.status).toBe(405);
       expect(res.json.error).toMatchObject({ message: expect.stringContaining("Method not allowed") });
     }
-  });
-});
-
-describe("auth", () => {
-  it("no key or a wrong key is the usual JSON 401, and nothing is written", async () => {
-    const before = (await call("GET", "/v1/sessions")).json.items.length;
-    for (const key of [null, "not-a-key"]) {
-      const res = await post(
-        {
-          jsonrpc: "2.0",
-          id: 1,
-          method: "tools/call",
-          params: { name: "start_session", arguments: { agent: "billing" } },
-        },
-        { key, headers: { "MCP-Protocol-Version": LEGACY } },
-      );
-      expect(res.status).toBe(401);
-      expect(res.json.error.code).toBe("UNAUTHORIZED");
-      const get = await other("GET", key);
-      expect(get.status).toBe(401);
-    }
-    const counts = await env.DB.prepare("SELECT COUNT(*) AS n FROM mcp_config").first<{ n: number }>();
-    expect(counts?.n).toBe(0);
-    expect((await call("GET", "/v1/sessions")).json.items.length).toBe(before);
-  });
-
-  it("another tenant's key sees its own team (none here)", async () => {
-    const res = await request("modern", "tools/call", { name: "list_agents", arguments: {} }, { key: BETA_KEY });
-    expect(res.response.result.structuredContent).toEqual({ agents: [], next_cursor: null });
   });
 });
 
@@ -320,133 +247,6 @@ describe.each(eras)("resources (%s)", (era) => {
       const read = await request(era, "resources/read", { uri });
       expect(read.response.error).toMatchObject({ code: -32602 });
       expect(read.response.error.message).toMatch(/(AGENT|SESSION)_NOT_FOUND/);
-    }
-  });
-});
-
-describe("mcp.expose", () => {
-  it("GET, PUT and DELETE /v1/config/mcp; a bad name is VALIDATION_FAILED and nothing changes", async () => {
-    expect((await call("GET", "/v1/config/mcp")).json).toEqual({ expose: null, updated_at: null });
-    const put = await call("PUT", "/v1/config/mcp", { expose: ["clerk", "billing", "billing"] });
-    expect(put.status).toBe(200);
-    expect(put.json).toEqual({ expose: ["billing", "clerk"], updated_at: expect.any(String) });
-    const bad = await call("PUT", "/v1/config/mcp", { expose: ["Not A Slug"] });
-    expect(bad.status).toBe(400);
-    expect(bad.json.error.code).toBe("VALIDATION_FAILED");
-    expect((await call("GET", "/v1/config/mcp")).json.expose).toEqual(["billing", "clerk"]);
-    expect((await call("GET", "/v1/config/mcp", undefined, { key: BETA_KEY })).json.expose).toBeNull();
-    expect((await call("DELETE", "/v1/config/mcp")).json).toEqual({ expose: null, updated_at: null });
-  });
-
-  describe.each(eras)("with billing and clerk exposed (%s)", (era) => {
-    beforeAll(async () => {
-      await call("PUT", "/v1/config/mcp", { expose: ["billing", "clerk"] });
-    });
-    // The file's afterEach clears the settings: each test sets them again.
-    const expose = () => call("PUT", "/v1/config/mcp", { expose: ["billing", "clerk"] });
-
-    it("unexposed agents are not listed, as tools or resources, and do not read", async () => {
-      await expose();
-      const agents = structured((await callTool(era, "list_agents", {})).result).agents;
-      expect(agents.map((a: { name: string }) => a.name)).toEqual(["billing", "clerk"]);
-      const list = await request(era, "resources/list");
-      const uris = list.response.result.resources.map((r: { uri: string }) => r.uri);
-      expect(uris).not.toContain("relay://agents/triage");
-      expect(uris).toContain("relay://agents/billing");
-      const read = await request(era, "resources/read", { uri: "relay://agents/secret-desk" });
-      expect(read.response.error.message).toMatch(/AGENT_NOT_FOUND/);
-    });
-
-    it("route never answers with an unexposed agent, nor names it", async () => {
-      await expose();
-      const plain = await call("POST", "/v1/route", { input: "chargeback dispute on my card" });
-      expect(plain.json.agent).toBe("secret-desk");
-      const { result } = await callTool(era, "route", { input: "chargeback dispute on my card" });
-      expect(structured(result)).toMatchObject({
-        agent: null,
-        method: "fallback",
-        fallback: { strategy: "prompt_user", agents: [{ name: "billing" }, { name: "clerk" }] },
-      });
-      expect(JSON.stringify(result)).not.toContain("secret-desk");
-      const billing = structured((await callTool(era, "route", { input: "I want a refund" })).result);
-      expect(billing.agent).toBe("billing");
-    });
-
-    it("start_session and send_message to an unexposed agent are refused, nothing made", async () => {
-      await expose();
-      const before = await env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log").first<{ n: number }>();
-      for (const [tool, args] of [
-        ["start_session", { agent: "triage" }],
-        ["send_message", { agent: "secret-desk", content: "hello" }],
-        ["start_session", { input: "chargeback dispute" }],
-      ] as const) {
-        const { result } = await callTool(era, tool, args);
-        expect(result.isError).toBe(true);
-        const code = structured(result).error.code;
-        expect(["AGENT_UNAVAILABLE", "NO_ROUTE"]).toContain(code);
-        if (code === "AGENT_UNAVAILABLE")
-          expect(structured(result).error.details).toMatchObject({ reason: "not_exposed" });
-        expect(result.content[0].text).toMatch(new RegExp(`^${code}: `));
-      }
-      expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log").first<{ n: number }>()).toEqual(before);
-    });
-
-    it("send_message to a session whose current agent is unexposed is refused", async () => {
-      const created = await call("POST", "/v1/sessions", { agent: "triage" });
-      await expose();
-      const { result } = await callTool(era, "send_message", { session_id: created.json.id, content: "hi" });
-      expect(structured(result).error).toMatchObject({ code: "AGENT_UNAVAILABLE", details: { agent: "triage" } });
-    });
-  });
-});
-
-describe.each(eras)("bad input (%s)", (era) => {
-  it("arguments that do not fit are VALIDATION_FAILED with issues, as a tool error", async () => {
-    for (const [tool, args, path] of [
-      ["route", { input: 5 }, "input"],
-      ["route", {}, "input"],
-      ["send_message", { content: "" }, "content"],
-      ["start_session", { agent: "Not A Slug" }, "agent"],
-      ["answer_inbox", { inbox_id: "inb_x", decision: "maybe" }, "decision"],
-      ["answer_inbox", { inbox_id: "inb_x" }, "reply"],
-      ["list_agents", { limit: 0 }, "limit"],
-      ["get_session", { session_id: "s", extra: 1 }, "(root)"],
-    ] as const) {
-      const { result } = await callTool(era, tool, args);
-      expect(result.isError, `${tool} ${JSON.stringify(args)}`).toBe(true);
-      expect(structured(result).error).toMatchObject({
-        code: "VALIDATION_FAILED",
-        details: { issues: expect.arrayContaining([expect.objectContaining({ path })]) },
-      });
-    }
-  });
-
-  it("Relay's refusals are tool errors with their codes", async () => {
-    const cases = [
-      ["get_session", { session_id: "ses_nothing" }, "SESSION_NOT_FOUND"],
-      ["answer_inbox", { inbox_id: "inb_nothing", reply: "x" }, "INBOX_ITEM_NOT_FOUND"],
-      ["start_session", { agent: "nobody" }, "AGENT_NOT_FOUND"],
-      ["start_session", {}, "VALIDATION_FAILED"],
-      ["send_message", { session_id: "ses_nothing", agent: "billing", content: "x" }, "VALIDATION_FAILED"],
-      ["send_message", { session_id: "ses_nothing", content: "x" }, "SESSION_NOT_FOUND"],
-      ["route", { input: "x".repeat(40_000) }, "PAYLOAD_TOO_LARGE"],
-    ] as const;
-    for (const [tool, args, code] of cases) {
-      const { result, answer: res } = await callTool(era, tool, args);
-      expect(res.status).toBe(200);
-      expect(result.isError, tool).toBe(true);
-      expect(structured(result).error.code).toBe(code);
-    }
-  });
-
-  it("an unknown tool and malformed JSON-RPC are the SDK's protocol errors, never a 500", async () => {
-    const unknown = await request(era, "tools/call", { name: "drop_tables", arguments: {} });
-    expect(unknown.response.error).toMatchObject({ code: -32602 });
-    for (const body of ["{not json", "[]", JSON.stringify({ jsonrpc: "1.0", id: 1, method: "ping" })]) {
-      const res = await post(body, { headers: era === "modern" ? { "MCP-Protocol-Version": MODERN } : {} });
-      expect(res.status).toBeGreaterThanOrEqual(400);
-      expect(res.status).toBeLessThan(500);
-      expect(res.json.error.code).toBeLessThan(0);
     }
   });
 });

@@ -118,7 +118,7 @@ export async function readSession(ctx: McpContext, id: string): Promise<SessionV
 /** The session's newest run, or null when it has none. */
 export async function latestRun(ctx: McpContext, id: string): Promise<Run | null> {
   const runs = await sessionValue(ctx.env, ctx.tenant, id, await sessionOf(ctx, id).listRuns({ limit: 1 }));
-  return runs[0] ?? null;
+  return runs.runs[0] ?? null;
 }
 
 /** The most transcript items a read returns (a session's history holds at most this many). */

@@ -65,6 +65,21 @@ function eraOf(client: Client): PriorDiscovery | undefined {
 }
 
 /**
+ * A 2025-11-25 session opens a standalone GET stream once it is initialized, for what the
+ * server sends unasked (its own requests, list changes). A Relay connection lives for one
+ * listing or one call and answers nothing unasked, so that stream would only hold a
+ * connection (a subrequest) open until the session ends: it is answered here as a server
+ * without one answers (405, which the client takes as "none") and never sent. A GET that
+ * resumes a call's own stream (`Last-Event-ID`) goes out as usual.
+ */
+function withoutStandaloneStream(fetch: typeof globalThis.fetch): typeof globalThis.fetch {
+  return (input, init) =>
+    init?.method === "GET" && !new Headers(init.headers).has("last-event-id")
+      ? Promise.resolve(new Response(null, { status: 405 }))
+      : fetch(input, init);
+}
+
+/**
  * Connects to the server (the era kept for it, or a probe), runs `work`, and closes the
  * connection whatever happens: on 2025-11-25 that ends the session (`DELETE`, when the
  * server opened one); on 2026-07-28 there is none.
@@ -79,7 +94,7 @@ async function withConnection<T>(
   // Callers answer a failed header read before they connect.
   const headers = options.headers.ok ? options.headers.values : {};
   const url = server.url ?? "";
-  const fetch = sdkFetch({ policy: options.policy, maxBodyBytes: maxBytes, headers });
+  const fetch = withoutStandaloneStream(sdkFetch({ policy: options.policy, maxBodyBytes: maxBytes, headers }));
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     fetch,
     // Redirects are never followed: the outbound policy judged this address, not the next.

@@ -131,6 +131,8 @@ describe("a 2025-11-25 server (the 1.x SDK)", () => {
     expect(afterInit.every((r) => r.headers["mcp-session-id"])).toBe(true);
     expect(afterInit.every((r) => r.headers["mcp-protocol-version"] === "2025-11-25")).toBe(true);
     expect(fake.requests.at(-1)!.http).toBe("DELETE");
+    // No standalone GET stream: a connection that lists or calls once has no use for one.
+    expect(fake.requests.some((r) => r.http === "GET")).toBe(false);
 
     const called = await callMcpTool(server, echo, { text: "hi" }, "ses_1:call_1", options());
     expect(called).toMatchObject({ ok: true, output: "hi" });

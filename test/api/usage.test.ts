@@ -85,7 +85,7 @@ describe("usage of a scripted conversation", () => {
     const counts = await eventually(
       counted,
       (c) => Object.entries(expected).every(([name, n]) => c[name] === n) && (c.d1_rows_written ?? 0) > 0,
-      { what: "alpha's usage to equal the conversation" },
+      { what: `alpha's usage to equal the conversation, ${JSON.stringify(expected)}` },
     );
     expect(records.d1.filter((r) => r.action === "handoff.completed")).toHaveLength(1);
     // D1 says what the flushes wrote: each audit row is one row of audit_log and more of its indexes.

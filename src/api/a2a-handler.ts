@@ -38,6 +38,7 @@ import { DEFAULT_TTL_S } from "../schemas/session";
 import { admit, release } from "../services/admissions";
 import { routeInput } from "../services/routing";
 import { isSessionId, newSessionId } from "../sessions/ids";
+import { parseTraceContext, type TraceContext } from "../telemetry/trace-context";
 import { listA2aTasks } from "./a2a-list";
 import { RUN_CALL_DEADLINE_MS } from "./session-result";
 
@@ -282,7 +283,7 @@ export class RelayA2aHandler implements A2ARequestHandler {
         text,
         A2A_ACTOR,
         {},
-        { background, admitted: admission !== null, client_message_id: params.message!.messageId },
+        { background, admitted: admission !== null, client_message_id: params.message!.messageId, ...this.traced() },
       ),
       !!params.message?.taskId,
     );
@@ -298,7 +299,12 @@ export class RelayA2aHandler implements A2ARequestHandler {
         text,
         A2A_ACTOR,
         {},
-        { detached: true, admitted: admission !== null, client_message_id: params.message!.messageId },
+        {
+          detached: true,
+          admitted: admission !== null,
+          client_message_id: params.message!.messageId,
+          ...this.traced(),
+        },
       ),
       !!params.message?.taskId,
     );
@@ -314,6 +320,12 @@ export class RelayA2aHandler implements A2ARequestHandler {
       throw new UnsupportedOperationError({ message: `Task '${run.id}' has ended (${run.status}).` });
     const task = await this.task(sessionId, params.id);
     yield* this.relay(stream, new RunStreamMapper(params.id, sessionId, task), params.id);
+  }
+
+  /** The request's W3C trace context, which the run it starts belongs to (docs/observability.md). */
+  private traced(): { trace?: TraceContext } {
+    const trace = parseTraceContext(this.c.req.raw.headers);
+    return trace ? { trace } : {};
   }
 
   /** `Last-Event-ID` of a reconnecting subscriber: a stream resumes after it. */

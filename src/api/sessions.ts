@@ -3,7 +3,7 @@ import type { AppEnv } from "../app-env";
 import { backgroundOf } from "../auth/middleware";
 import { RelayError, unwrap } from "../errors";
 import type { Ask } from "../quotas/admission";
-import type { MessageTask, SessionRpc } from "../rpc/session";
+import type { MessageOptions, MessageTask, SessionRpc } from "../rpc/session";
 import { sessionFetch, sessionRpc } from "../rpc/stubs";
 import { sessionOfRun } from "../runtime/run-record";
 import { FanoutStart } from "../schemas/collaboration";
@@ -21,6 +21,7 @@ import { admit, release } from "../services/admissions";
 import { agentDirectory } from "../services/registry-cache";
 import { routeInput } from "../services/routing";
 import { isSessionId, newSessionId } from "../sessions/ids";
+import { parseTraceContext } from "../telemetry/trace-context";
 import { readAfter } from "./cursor";
 import { LiveEventPosition } from "./positions";
 import { historyPage, listSessions, sessionAuditPage, tracePage } from "./session-lists";
@@ -103,6 +104,15 @@ function taskOf(message: SessionMessage): MessageTask {
   return message.required_capabilities ? { required_capabilities: message.required_capabilities } : {};
 }
 
+/**
+ * The run's trace context from the request's `traceparent` and `tracestate`; an invalid
+ * `traceparent` is ignored and the run starts a trace of its own (docs/observability.md).
+ */
+function tracedBy(c: Ctx): MessageOptions {
+  const trace = parseTraceContext(c.req.raw.headers);
+  return trace ? { trace } : {};
+}
+
 /** True when the caller asks for Server-Sent Events. */
 function wantsEventStream(c: Ctx): boolean {
   return (c.req.header("Accept") ?? "").split(",").some((type) => type.trim().split(";")[0] === "text/event-stream");
@@ -155,7 +165,12 @@ export const sessions = new Hono<AppEnv>()
       const { stream } = await settle(
         c,
         id,
-        await sessionRpc(c.env, c.get("tenant"), id).streamMessage(message.content, undefined, taskOf(message)),
+        await sessionRpc(c.env, c.get("tenant"), id).streamMessage(
+          message.content,
+          undefined,
+          taskOf(message),
+          tracedBy(c),
+        ),
       );
       return new Response(stream, {
         headers: {
@@ -173,6 +188,7 @@ export const sessions = new Hono<AppEnv>()
         message.content,
         undefined,
         taskOf(message),
+        tracedBy(c),
       ),
     );
     return c.json(started, started.run.status === "running" ? 202 : 200);

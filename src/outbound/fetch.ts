@@ -2,6 +2,8 @@ import type { ErrorCode } from "../errors/codes";
 import { readCapped } from "../lib/read-capped";
 import { isWebhookSecret, webhookHeaders } from "../lib/standard-webhooks";
 import { excerpt } from "../providers/failures";
+import { traceHeaders } from "../telemetry/propagation";
+import type { TraceContext } from "../telemetry/trace-context";
 import { checkOutboundUrl, type OutboundPolicy, type OutboundRule, refusalMessage } from "./policy";
 
 /**
@@ -37,6 +39,8 @@ export interface OutboundCall {
   policy: OutboundPolicy;
   signing: DeliverySigning;
   headers: SecretHeaderValues;
+  /** The run's trace, as the span the call belongs to sends it (docs/observability.md, Propagation); none outside a run. */
+  trace?: TraceContext;
 }
 
 /**
@@ -57,18 +61,37 @@ export type OutboundResult =
 
 /**
  * Fetches `url` if the policy allows it, with `redirect: "manual"` whatever `init` says.
+ * With a trace, the request carries its `traceparent` and `tracestate` (see {@link withTrace}).
  * Never throws: a refusal, a transport failure (message shortened) or the response.
  */
-export async function outboundFetch(url: string, init: RequestInit, policy: OutboundPolicy): Promise<OutboundResult> {
+export async function outboundFetch(
+  url: string,
+  init: RequestInit,
+  policy: OutboundPolicy,
+  trace?: TraceContext,
+): Promise<OutboundResult> {
   const verdict = checkOutboundUrl(url, policy);
   if (!verdict.ok) return { kind: "refused", rule: verdict.rule, message: refusalMessage(verdict) };
+  const sent = trace ? { ...init, headers: withTrace(init.headers, trace) } : init;
   try {
     // Redirects are not followed: a POST turned into a GET elsewhere is never what was meant,
     // and a redirect would lead around the policy.
-    return { kind: "response", response: await fetch(verdict.url, { ...init, redirect: "manual" }) };
+    return { kind: "response", response: await fetch(verdict.url, { ...sent, redirect: "manual" }) };
   } catch (error) {
     return { kind: "failed", message: excerpt(error instanceof Error ? error.message : String(error)) };
   }
+}
+
+/**
+ * `headers` with the trace's `traceparent` and `tracestate` set over any of the same name: a
+ * header a tenant configured under either name never replaces Relay's, and a `tracestate` of
+ * theirs is not sent beside a trace it does not belong to (docs/security.md).
+ */
+export function withTrace(headers: HeadersInit | undefined, trace: TraceContext): Headers {
+  const out = new Headers(headers);
+  out.delete("tracestate");
+  for (const [name, value] of Object.entries(traceHeaders(trace))) out.set(name, value);
+  return out;
 }
 
 /** A short excerpt of a failed call's body ("" when empty or unreadable); the rest is never read. */

@@ -1,3 +1,4 @@
+import type { TraceContext } from "../telemetry/trace-context";
 import { outboundFetch } from "./fetch";
 import type { OutboundPolicy, OutboundRule } from "./policy";
 
@@ -31,6 +32,8 @@ export interface SdkFetchOptions {
   headers?: Record<string, string>;
   /** Called with each request's final body and headers before it is sent (e.g. to sign it). */
   sign?: (body: string, headers: Headers) => Promise<void>;
+  /** The run's trace: every request carries its `traceparent` and `tracestate`, over any the SDK or tenant set. */
+  trace?: TraceContext;
 }
 
 /** The first OutboundError in an error's cause chain (SDKs wrap what fetch threw). */
@@ -52,7 +55,7 @@ export function sdkFetch(options: SdkFetchOptions): typeof fetch {
     headers.set("user-agent", "Relay");
     const body = typeof init.body === "string" ? init.body : undefined;
     if (options.sign && body !== undefined) await options.sign(body, headers);
-    const result = await outboundFetch(url, { ...init, headers }, options.policy);
+    const result = await outboundFetch(url, { ...init, headers }, options.policy, options.trace);
     if (result.kind === "refused") throw new OutboundError("refused", result.message, result.rule);
     if (result.kind === "failed") throw new OutboundError("unreachable", result.message);
     return capped(result.response, options.maxBodyBytes);

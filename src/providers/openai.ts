@@ -2,8 +2,11 @@
  * The OpenAI-compatible provider: Chat Completions over HTTPS (OpenAI itself, or any
  * endpoint that speaks the same protocol — Workers AI's REST API, vLLM, Ollama, gateways).
  */
+
 import { z } from "zod";
 import { readSse } from "../lib/sse";
+import { traceHeaders } from "../telemetry/propagation";
+import type { TraceContext } from "../telemetry/trace-context";
 import { CompletionChunks } from "./chunks";
 import { abortError, excerpt, raceAbort } from "./failures";
 import { type ChatProvider, type ChatRequest, type ChatResponse, type OnText, ProviderError } from "./types";
@@ -52,7 +55,7 @@ export class OpenAIProvider implements ChatProvider {
   }
 
   async #complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
-    const response = await this.#post(wireBody(req), "application/json", signal);
+    const response = await this.#post(wireBody(req), "application/json", signal, req.trace);
     return parseCompletion(await this.#wholeText(response, signal));
   }
 
@@ -68,7 +71,7 @@ export class OpenAIProvider implements ChatProvider {
 
   async #stream(req: ChatRequest, signal: AbortSignal, onText: OnText): Promise<ChatResponse> {
     const body = { ...wireBody(req), stream: true, stream_options: { include_usage: true } };
-    const response = await this.#post(body, "text/event-stream, application/json", signal);
+    const response = await this.#post(body, "text/event-stream, application/json", signal, req.trace);
     if (!response.ok || !(response.headers.get("content-type") ?? "").includes("text/event-stream") || !response.body)
       return { ...parseCompletion(await this.#wholeText(response, signal)), streamed: false };
     const chunks = new CompletionChunks(this.name);
@@ -89,12 +92,22 @@ export class OpenAIProvider implements ChatProvider {
     return { ...chunks.response(done), streamed: true };
   }
 
-  /** `POST {url}` with the key; a transport failure is a ProviderError. */
-  async #post(body: Record<string, unknown>, accept: string, signal: AbortSignal): Promise<Response> {
+  /** `POST {url}` with the key (and the run's trace); a transport failure is a ProviderError. */
+  async #post(
+    body: Record<string, unknown>,
+    accept: string,
+    signal: AbortSignal,
+    trace: TraceContext | undefined,
+  ): Promise<Response> {
     try {
       return await fetch(this.url, {
         method: "POST",
-        headers: { authorization: `Bearer ${this.#apiKey}`, "content-type": "application/json", accept },
+        headers: {
+          authorization: `Bearer ${this.#apiKey}`,
+          "content-type": "application/json",
+          accept,
+          ...(trace ? traceHeaders(trace) : {}),
+        },
         body: JSON.stringify(body),
         signal,
       });

@@ -4,6 +4,7 @@
  * Callers depend on this file only; the providers are interchangeable behind it.
  */
 import type { ProviderName } from "../schemas/routing";
+import type { TraceContext } from "../telemetry/trace-context";
 
 export type { ProviderName };
 
@@ -38,6 +39,8 @@ export interface ChatRequest {
   messages: ChatMessage[];
   tools: ToolSpec[];
   tool_choice: ToolChoice;
+  /** The run's trace: a provider that calls over HTTP sends it as `traceparent` (docs/observability.md). */
+  trace?: TraceContext;
 }
 
 export interface TokenUsage {

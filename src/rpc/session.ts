@@ -14,6 +14,7 @@ import type {
   SessionView,
   StoredHistoryItem,
 } from "../schemas/session";
+import type { TraceContext } from "../telemetry/trace-context";
 
 export type { AddedMessage, LocalAuditRecord, MessageRun };
 
@@ -87,6 +88,11 @@ export interface MessageOptions {
   admitted?: boolean;
   /** The id the client gave its message (A2A's `messageId`), kept beside Relay's own (docs/a2a.md). */
   client_message_id?: string;
+  /**
+   * The request's W3C trace context (its valid `traceparent` and `tracestate`): a run the
+   * message starts belongs to that trace (docs/observability.md, Propagation).
+   */
+  trace?: TraceContext;
 }
 
 /** A conversation item as an A2A task shows it: with the id its client gave it, when it was given one. */

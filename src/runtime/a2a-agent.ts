@@ -196,6 +196,7 @@ async function exchange(
     policy: options.outbound.policy,
     maxBodyBytes: MAX_REMOTE_REPLY_BYTES,
     headers: headers.values,
+    ...(options.outbound.trace ? { trace: options.outbound.trace } : {}),
     ...(sign && signing.ok
       ? {
           sign: async (body: string, headers: Headers) => {

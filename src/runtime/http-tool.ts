@@ -106,7 +106,12 @@ export async function callHttpTool(
       "user-agent": "Relay",
       ...(await deliveryHeaders(signing.secrets, input.call.id, timestamp, body)),
     };
-    const result = await outboundFetch(tool.url ?? "", { method: "POST", headers, body, signal }, policy);
+    const result = await outboundFetch(
+      tool.url ?? "",
+      { method: "POST", headers, body, signal },
+      policy,
+      options.outbound.trace,
+    );
     if (result.kind === "refused")
       return done(
         false,

@@ -27,7 +27,7 @@ import { eraKey, forgetEra, priorEra, rememberEra } from "./mcp-era";
  * What a listing or call needs besides the server: the policy in force and the headers, their
  * values read from the tenant's vault (or why they could not be).
  */
-export interface McpCallOptions extends Pick<OutboundCall, "tenant" | "policy" | "headers"> {
+export interface McpCallOptions extends Pick<OutboundCall, "tenant" | "policy" | "headers" | "trace"> {
   now?: () => number;
 }
 
@@ -94,7 +94,14 @@ async function withConnection<T>(
   // Callers answer a failed header read before they connect.
   const headers = options.headers.ok ? options.headers.values : {};
   const url = server.url ?? "";
-  const fetch = withoutStandaloneStream(sdkFetch({ policy: options.policy, maxBodyBytes: maxBytes, headers }));
+  const fetch = withoutStandaloneStream(
+    sdkFetch({
+      policy: options.policy,
+      maxBodyBytes: maxBytes,
+      headers,
+      ...(options.trace ? { trace: options.trace } : {}),
+    }),
+  );
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     fetch,
     // Redirects are never followed: the outbound policy judged this address, not the next.

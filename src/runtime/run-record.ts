@@ -15,6 +15,7 @@ import {
   type TraceEvent,
   type TraceEventType,
 } from "../schemas/run";
+import { derivedRunTrace } from "../telemetry/propagation";
 
 /**
  * A run's record and its transitions, pure (docs/runs.md, Running agents): a table over the run
@@ -67,11 +68,20 @@ export function sessionOfRun(id: string): string | null {
   return RUN_ID.exec(id)?.[1] ?? null;
 }
 
-export function newRun(input: { id: string; session_id: string; agent: string; max_turns: number; now: number }): Run {
+export function newRun(input: {
+  id: string;
+  session_id: string;
+  agent: string;
+  max_turns: number;
+  now: number;
+  /** The trace it belongs to (default: its own, derived from its id). */
+  trace_id?: string;
+}): Run {
   const at = new Date(input.now).toISOString();
   return {
     id: input.id,
     session_id: input.session_id,
+    trace_id: input.trace_id ?? derivedRunTrace(input.id).trace_id,
     status: "running",
     agent: input.agent,
     turns: 0,

@@ -5,6 +5,7 @@ import { isProviderError } from "../providers/types";
 import type { AgentDefinition } from "../schemas/agent";
 import type { HandoffContext, HistoryItem } from "../schemas/handoff";
 import type { ToolDefinition } from "../schemas/tool";
+import type { TraceContext } from "../telemetry/trace-context";
 import { type AgentTools, agentTools, withMemoryTools } from "./agent-tools";
 import type { AgentTurnRequest, AgentTurnResult } from "./agent-turn";
 import { systemPrompt, toChatMessages } from "./messages";
@@ -88,6 +89,8 @@ export interface ModelCallOptions {
   /** Aborts the call (a cancelled run); the deadline aborts it too. */
   signal?: AbortSignal;
   now?: () => number;
+  /** The run's trace, as the agent's turn sends it (docs/observability.md, Propagation). */
+  trace?: TraceContext;
 }
 
 /**
@@ -111,6 +114,7 @@ export async function callModel(
       messages: request.messages,
       tools: request.tools,
       tool_choice: "auto" as const,
+      ...(options.trace ? { trace: options.trace } : {}),
     };
     const work =
       options.onText && provider.stream

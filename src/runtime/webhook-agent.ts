@@ -162,7 +162,12 @@ async function exchange(
     ...(await deliveryHeaders(secrets, id, timestamp, body)),
   };
 
-  const result = await outboundFetch(agent.endpoint, { method: "POST", headers, body, signal }, outbound.policy);
+  const result = await outboundFetch(
+    agent.endpoint,
+    { method: "POST", headers, body, signal },
+    outbound.policy,
+    outbound.trace,
+  );
   if (result.kind === "refused")
     return fail(
       "ENDPOINT_NOT_ALLOWED",

@@ -206,10 +206,33 @@ export type WorkHandoff = NonNullable<TurnWork["handoff"]>;
 export const RunWarning = z.object({ code: z.string(), message: z.string(), details: z.unknown().optional() });
 export type RunWarning = z.infer<typeof RunWarning>;
 
+/**
+ * The W3C trace a run belongs to (docs/observability.md, Propagation): the trace of the
+ * request that started it, else one of its own whose id is derived from the run id. `parent`
+ * is the caller's span and what it asked to propagate, kept so that the run's calls after a
+ * pause or a restart carry the same trace.
+ */
+export const RunTrace = z.object({
+  trace_id: z.string().regex(/^[0-9a-f]{32}$/),
+  parent: z
+    .object({
+      span_id: z.string().regex(/^[0-9a-f]{16}$/),
+      sampled: z.boolean(),
+      tracestate: z.array(z.object({ key: z.string(), value: z.string() })),
+    })
+    .nullable(),
+});
+export type RunTrace = z.infer<typeof RunTrace>;
+
 /** A run as the API returns it. */
 export const Run = z.object({
   id: z.string(),
   session_id: z.string(),
+  /**
+   * The W3C trace id of the run (docs/observability.md, Propagation): the incoming
+   * `traceparent`'s, else derived from the run id. Every outbound call of the run carries it.
+   */
+  trace_id: z.string(),
   status: RunStatus,
   /** The agent whose turn it is (or was, once ended). */
   agent: AgentName,

@@ -11,6 +11,7 @@ import type { Run } from "../../src/schemas/run";
 const run = (over: Partial<Run> = {}): Run => ({
   id: "run_1",
   session_id: "ses_1",
+  trace_id: "4bf92f3577b34da6a3ce929d0e0e4736",
   status: "running",
   agent: "billing",
   turns: 1,

@@ -14,6 +14,7 @@ import { executeTurn } from "./run-executor";
 import type { RunSteps } from "./run-steps";
 import type { RunRow } from "./run-store";
 import type { RunStreams } from "./run-streams";
+import { turnContext } from "./run-trace";
 
 /**
  * A run's final answer: through the agent's output guardrail (reject, one repair, or warn),
@@ -103,6 +104,8 @@ export class RunAnswer {
         current.run.turns,
         session?.tenant ?? "",
         writing ?? undefined,
+        undefined,
+        turnContext(this.steps.store, current),
       );
       this.streams.end(row.run.id);
       if (repaired.ok) {

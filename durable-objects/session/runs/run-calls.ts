@@ -22,6 +22,7 @@ import type { RunPauses } from "./run-pauses";
 import { runPeerCall } from "./run-peers";
 import type { RunSteps } from "./run-steps";
 import type { RunRow } from "./run-store";
+import { turnContext } from "./run-trace";
 
 /** A supervisor's fan_out call: the session's fan-out feature runs it to its end. */
 export type FanOutRunner = Pick<SessionFanout, "fromRun">;
@@ -125,6 +126,8 @@ export class RunCalls {
       this.k.now(),
       callsStepMs(calls, { tools: directory.tools, agents: directory.byName }),
     );
+    // A call's trace event is made when it ends, so the calls carry the turn's span (docs/observability.md).
+    const trace = turnContext(this.store, row);
     const models = calls.some((c) => c.kind !== "http" && c.kind !== "mcp")
       ? await agentModels(this.k.env, tenant)
       : null;
@@ -140,7 +143,7 @@ export class RunCalls {
               output: `Error: the tool '${call.name}' is no longer offered; it was not run.`,
               duration_ms: 0,
             };
-          return { call, ...(await runMcpCall(this.k.env, tenant, row.run.session_id, tool, call)) };
+          return { call, ...(await runMcpCall(this.k.env, tenant, row.run.session_id, tool, call, trace)) };
         }
         if (call.kind !== "http") {
           return {
@@ -169,7 +172,7 @@ export class RunCalls {
         const result = await callHttpTool(
           tool,
           { session_id: row.run.session_id, run_id: row.run.id, agent: work.agent, call },
-          { outbound: await toolOutbound(this.k.env, tenant, tool) },
+          { outbound: { ...(await toolOutbound(this.k.env, tenant, tool)), trace } },
         );
         return { call, ...result };
       }),

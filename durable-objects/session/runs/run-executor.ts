@@ -6,6 +6,7 @@ import { callWebhookAgent, turnDeliveryId } from "../../../src/runtime/webhook-a
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { AgentModels } from "../../../src/services/agent-models";
 import { agentOutbound } from "../../../src/services/outbound";
+import type { TraceContext } from "../../../src/telemetry/trace-context";
 import type { RemoteThreads } from "./remote-threads";
 import type { Writing } from "./run-streams";
 
@@ -14,6 +15,7 @@ import type { Writing } from "./run-streams";
  * delivery id per turn number), a remote A2A agent (one message id per turn number, in the
  * session's thread with it), or the model provider, within the turn's deadline. A model or
  * remote agent's turn streams its text to `writing` when given (a webhook's reply comes whole).
+ * Each call carries `trace`, the run's trace as the turn's span sends it.
  */
 export async function executeTurn(
   env: Env,
@@ -24,14 +26,16 @@ export async function executeTurn(
   tenant: string,
   writing?: Pick<Writing, "onText" | "signal">,
   threads?: RemoteThreads,
+  trace?: TraceContext,
 ): Promise<AgentTurnResult & { input_required?: boolean }> {
   const timeout = turnTimeoutMs(agent);
+  const traced = trace ? { trace } : {};
   if (agent.kind === "a2a") {
     const result = await callA2aAgent(
       { name: agent.name, card_url: agent.card_url!, signing: agent.signing },
       request,
       {
-        outbound: await agentOutbound(env, tenant, agent),
+        outbound: { ...(await agentOutbound(env, tenant, agent)), ...traced },
         timeoutMs: timeout,
         thread: threads?.get(agent.name) ?? { context_id: null, task_id: null, handoff_id: null },
         messageId: turnDeliveryId(request.run_id, turn),
@@ -43,7 +47,7 @@ export async function executeTurn(
   }
   if (agent.kind === "webhook") {
     return callWebhookAgent({ name: agent.name, endpoint: agent.endpoint! }, request, {
-      outbound: await agentOutbound(env, tenant, agent),
+      outbound: { ...(await agentOutbound(env, tenant, agent)), ...traced },
       timeoutMs: timeout,
       id: turnDeliveryId(request.run_id, turn),
     });
@@ -59,6 +63,6 @@ export async function executeTurn(
     models.provider.value,
     request,
     timeout,
-    writing ? { onText: writing.onText, signal: writing.signal } : {},
+    writing ? { onText: writing.onText, signal: writing.signal, ...traced } : traced,
   );
 }

@@ -26,6 +26,7 @@ import type { RunPauses } from "./run-pauses";
 import type { RunSteps } from "./run-steps";
 import type { RunRow } from "./run-store";
 import { cutMessage, type RunStreams } from "./run-streams";
+import { turnContext } from "./run-trace";
 
 /** The model's answer as stored: with the provider's count of it, when it gave one (docs/memory.md). */
 function assistantItem(item: HistoryItem, usage: TokenUsage | undefined): CountedItem {
@@ -203,6 +204,7 @@ export class RunLoop {
       session.tenant,
       writing ?? undefined,
       this.threads,
+      turnContext(this.store, started),
     );
     this.streams.end(row.run.id);
     const after = this.k.now();

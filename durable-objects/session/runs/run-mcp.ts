@@ -7,6 +7,7 @@ import type { PendingCall } from "../../../src/schemas/run";
 import type { ToolDefinition } from "../../../src/schemas/tool";
 import { mcpOutbound } from "../../../src/services/outbound";
 import type { AgentDirectory } from "../../../src/services/registry-cache";
+import type { TraceContext } from "../../../src/telemetry/trace-context";
 
 /**
  * MCP tool servers in a run (docs/mcp.md): the servers an agent's `tools.allow` names are
@@ -74,6 +75,7 @@ export async function runMcpCall(
   sessionId: string,
   tool: McpFunctionTool,
   call: PendingCall,
+  trace?: TraceContext,
 ): Promise<{ ok: boolean; output: string; duration_ms: number }> {
   let args: Record<string, unknown> = {};
   try {
@@ -88,11 +90,8 @@ export async function runMcpCall(
     timeout_s: tool.timeout_s,
     max_response_bytes: tool.max_response_bytes,
   };
-  return callMcpTool(
-    server,
-    { function_name: tool.name, name: tool.mcp.tool },
-    args,
-    `${sessionId}:${call.id}`,
-    await mcpOutbound(env, tenant, { name: tool.mcp.server, headers: tool.headers }),
-  );
+  return callMcpTool(server, { function_name: tool.name, name: tool.mcp.tool }, args, `${sessionId}:${call.id}`, {
+    ...(await mcpOutbound(env, tenant, { name: tool.mcp.server, headers: tool.headers })),
+    ...(trace ? { trace } : {}),
+  });
 }

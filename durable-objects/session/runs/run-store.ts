@@ -1,7 +1,8 @@
 import type { RunList, RunListQuery } from "../../../src/rpc/session";
 import { liveRunChange } from "../../../src/runtime/live-events";
 import { ACTIVE_RUN_STATUSES, RUN_STEPS, type RunStep } from "../../../src/runtime/run-record";
-import { RUN_STATUSES, Run, type RunStatus, TraceEvent, TurnWork } from "../../../src/schemas/run";
+import { RUN_STATUSES, Run, type RunStatus, RunTrace, TraceEvent, TurnWork } from "../../../src/schemas/run";
+import { derivedRunTrace } from "../../../src/telemetry/propagation";
 import { ALL_TABLES, type Sql, type TablesHeld } from "../../shared/sql";
 import type { LiveStore } from "../live/live-store";
 
@@ -10,9 +11,18 @@ import type { LiveStore } from "../live/live-store";
  * work left of its last model response, and its trace events. Synchronous SQL, so it joins the
  * caller's transaction; rows are parsed on
  * read and carry their format.
+ *
+ * Formats of a run's record: 1, the run as the API shows it (without `trace_id`); 2 adds
+ * `trace_id` and `trace_parent`, the caller's context (docs/observability.md, Propagation).
+ * A format-1 run is read as a run of its own derived trace; it is written back as format 2.
  */
 
-export const RUN_FORMAT = 1;
+export const RUN_FORMAT = 2;
+/**
+ * The format of records written before runs kept their trace, and the columns' default as
+ * the tables were made (a save names its format; trace events are still format 1).
+ */
+const RUN_FORMAT_UNTRACED = 1;
 
 const list = (values: readonly string[]) => `(${values.map((v) => `'${v}'`).join(", ")})`;
 
@@ -22,7 +32,7 @@ export const RUN_EVENTS_DDL = [
      id      TEXT PRIMARY KEY,
      run_id  TEXT NOT NULL,
      event   TEXT NOT NULL,
-     format  INTEGER NOT NULL DEFAULT ${RUN_FORMAT}
+     format  INTEGER NOT NULL DEFAULT ${RUN_FORMAT_UNTRACED}
    )`,
   `CREATE INDEX run_events_run ON run_events (run_id, id)`,
 ] as const;
@@ -41,7 +51,7 @@ export const RUN_DDL = [
      step        TEXT CHECK (step IS NULL OR step IN ('turn', 'handoff')),
      resumes     INTEGER NOT NULL DEFAULT 0 CHECK (resumes >= 0),
      record      TEXT NOT NULL,
-     format      INTEGER NOT NULL DEFAULT ${RUN_FORMAT}
+     format      INTEGER NOT NULL DEFAULT ${RUN_FORMAT_UNTRACED}
    )`,
   `CREATE INDEX runs_active ON runs (status) WHERE status IN ('running', 'awaiting_human')`,
   ...RUN_EVENTS_DDL,
@@ -59,7 +69,7 @@ function runsTable(name: string, statuses: readonly string[] = RUN_STATUSES): st
      resumes     INTEGER NOT NULL DEFAULT 0 CHECK (resumes >= 0),
      record      TEXT NOT NULL,
      work        TEXT,
-     format      INTEGER NOT NULL DEFAULT ${RUN_FORMAT}
+     format      INTEGER NOT NULL DEFAULT ${RUN_FORMAT_UNTRACED}
    )`;
 }
 
@@ -98,6 +108,11 @@ export interface RunRow {
   resumes: number;
   /** What is left of the last model response's tool calls (null: nothing). */
   work?: TurnWork | null;
+  /**
+   * The caller's span and trace state when a request's `traceparent` started the run (null:
+   * the run's trace is its own). Left out, a save keeps null.
+   */
+  trace_parent?: RunTrace["parent"];
 }
 
 interface StoredRun {
@@ -108,15 +123,24 @@ interface StoredRun {
   format: number;
 }
 
+const TraceParent = RunTrace.shape.parent;
+
 function toRow(row: StoredRun): RunRow {
-  if (row.format !== RUN_FORMAT) throw new Error(`run format ${row.format} is not ${RUN_FORMAT}`);
+  if (row.format !== RUN_FORMAT && row.format !== RUN_FORMAT_UNTRACED)
+    throw new Error(`run format ${row.format} is not ${RUN_FORMAT}`);
+  const record = JSON.parse(row.record) as Record<string, unknown>;
+  const untraced = row.format === RUN_FORMAT_UNTRACED;
   return {
-    run: Run.parse(JSON.parse(row.record)),
+    run: Run.parse(untraced ? { ...record, trace_id: derivedRunTrace(String(record.id)).trace_id } : record),
     step: row.step,
     resumes: row.resumes,
     work: row.work === null ? null : TurnWork.parse(JSON.parse(row.work)),
+    trace_parent: untraced ? null : TraceParent.parse(record.trace_parent ?? null),
   };
 }
+
+/** The run's trace: its id, and the caller's context when a request carried one. */
+export const traceOf = (row: RunRow): RunTrace => ({ trace_id: row.run.trace_id, parent: row.trace_parent ?? null });
 
 const ACTIVE = list(ACTIVE_RUN_STATUSES);
 
@@ -155,17 +179,18 @@ export class RunStore {
       if (change) this.live.append([change]);
     }
     const work = row.work ? JSON.stringify(row.work) : null;
+    const record = JSON.stringify({ ...run, events: [], trace_parent: row.trace_parent ?? null });
     // A step that keeps the status leaves `status` out: setting the column, even to the
     // value it holds, rewrites its entry in `runs_active` too (two rows written, not one).
     if (before === run.status) {
       this
-        .sql`UPDATE runs SET step = ${row.step}, resumes = ${row.resumes}, record = ${JSON.stringify({ ...run, events: [] })}, work = ${work}
+        .sql`UPDATE runs SET step = ${row.step}, resumes = ${row.resumes}, record = ${record}, work = ${work}, format = ${RUN_FORMAT}
                WHERE id = ${run.id}`;
       return;
     }
     this
-      .sql`INSERT INTO runs (id, status, step, resumes, record, work) VALUES (${run.id}, ${run.status}, ${row.step}, ${row.resumes}, ${JSON.stringify({ ...run, events: [] })}, ${work})
-             ON CONFLICT (id) DO UPDATE SET status = excluded.status, step = excluded.step, resumes = excluded.resumes, record = excluded.record, work = excluded.work`;
+      .sql`INSERT INTO runs (id, status, step, resumes, record, work, format) VALUES (${run.id}, ${run.status}, ${row.step}, ${row.resumes}, ${record}, ${work}, ${RUN_FORMAT})
+             ON CONFLICT (id) DO UPDATE SET status = excluded.status, step = excluded.step, resumes = excluded.resumes, record = excluded.record, work = excluded.work, format = excluded.format`;
   }
 
   addEvents(events: readonly TraceEvent[]): void {

@@ -9,6 +9,8 @@ import { withCallsDone } from "../../../src/runtime/tool-work";
 import type { HistoryItem } from "../../../src/schemas/handoff";
 import type { Run, TracePage } from "../../../src/schemas/run";
 import { type SessionRecord, toHistoryItem, touch } from "../../../src/sessions/model";
+import { runTrace } from "../../../src/telemetry/propagation";
+import type { TraceContext } from "../../../src/telemetry/trace-context";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import type { SessionHandoffs } from "../handoffs/session-handoffs";
 import { ConversationMemory } from "../memory/conversation-memory";
@@ -125,9 +127,15 @@ export class SessionRuns {
 
   /**
    * A user message stored (with the id its client gave it, if any) and its run recorded (not yet
-   * driven); admitted first (SessionMessages).
+   * driven); admitted first (SessionMessages). The run belongs to the request's trace when it
+   * carried one, else to its own; a message that continues a paused run leaves its trace as is.
    */
-  async startRun(content: string, actor: Actor, clientId?: string): Promise<Result<MessageRun>> {
+  async startRun(
+    content: string,
+    actor: Actor,
+    clientId?: string,
+    incoming?: TraceContext,
+  ): Promise<Result<MessageRun>> {
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;
     await this.resumeOrphan();
@@ -139,18 +147,21 @@ export class SessionRuns {
     const session = touch(loaded.value, now);
     const scope = auditScope(session);
     const item = toHistoryItem({ role: "user", content }, session.current_agent, `msg_${ulid(now)}`, now);
+    const id = newRunId(session.id, now);
+    const trace = runTrace(id, incoming ?? null);
     const run = newRun({
-      id: newRunId(session.id, now),
+      id,
       session_id: session.id,
       agent: session.current_agent,
       max_turns: maxTurnsOf(session.metadata),
       now,
+      trace_id: trace.trace_id,
     });
     await this.k.commit(
       session,
       [runStarted(scope, actor, now, { run_id: run.id, agent: run.agent, message_id: item.id! })],
       () => {
-        this.store.save({ run, step: null, resumes: 0, work: null });
+        this.store.save({ run, step: null, resumes: 0, work: null, trace_parent: trace.parent });
         this.steps.append(session, [{ ...item, client_message_id: clientId }], now, run.id);
         // Made here, after the run's own event, so live subscribers see the run start first.
         this.store.addEvents([traceEvent(run, "agent_start", run.agent, now, { outcome: "run started" })]);

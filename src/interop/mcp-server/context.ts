@@ -1,5 +1,6 @@
 import type { Actor } from "../../audit/record";
 import type { Env } from "../../env";
+import type { TraceContext } from "../../telemetry/trace-context";
 import type { Exposure } from "./expose";
 
 /** What every tool and resource of one `/mcp` request works with: the tenant the key named, and its exposure. */
@@ -9,6 +10,8 @@ export interface McpContext {
   exposure: Exposure;
   /** Keeps work alive past the response (`ctx.waitUntil`). */
   background: (work: Promise<unknown>) => void;
+  /** The `/mcp` request's W3C trace context: a run send_message starts belongs to it (docs/observability.md). */
+  trace?: TraceContext;
 }
 
 /** Who the audit trail says acted: a user, through MCP. */

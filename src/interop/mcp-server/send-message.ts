@@ -65,7 +65,16 @@ export async function sendMessage(
     admitted = true;
   }
   const id = sessionId;
-  const opened = await sessionOf(ctx, id).streamMessage(args.content, MCP_ACTOR, {}, { detached: true, admitted });
+  const opened = await sessionOf(ctx, id).streamMessage(
+    args.content,
+    MCP_ACTOR,
+    {},
+    {
+      detached: true,
+      admitted,
+      ...(ctx.trace ? { trace: ctx.trace } : {}),
+    },
+  );
   const { stream } = await sessionValue(ctx.env, ctx.tenant, id, opened);
   const run = await followRun(ctx, id, stream, onEvent, waitMs);
   return { session_id: id, created: args.session_id === undefined, run };

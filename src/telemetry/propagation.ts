@@ -1,0 +1,66 @@
+import type { RunTrace, TraceEvent } from "../schemas/run";
+import { spansFromRun } from "./from-trace";
+import { derivedSpanId, derivedTraceId } from "./span-ids";
+import { formatTraceparent, formatTracestate, type TraceContext } from "./trace-context";
+
+/**
+ * Trace context in and out of a run (docs/observability.md, Propagation). A run belongs to
+ * the trace of the request that started it, or to a trace of its own whose id is derived
+ * from its run id (the id spansFromRun gives it too). Every outbound call made for the run
+ * carries that trace, with the span id of the span the call belongs to as spansFromRun names
+ * it, so what a tenant's endpoint records nests under Relay's spans.
+ */
+
+/** The trace a run keeps, from the context its starting request carried (null: none, or an invalid one). */
+export function runTrace(runId: string, incoming: TraceContext | null): RunTrace {
+  if (!incoming) return { trace_id: derivedTraceId("relay.run", runId), parent: null };
+  return {
+    trace_id: incoming.trace_id,
+    parent: { span_id: incoming.span_id, sampled: incoming.sampled, tracestate: incoming.tracestate },
+  };
+}
+
+/** The trace of a run stored before runs kept one: derived from its run id, as spansFromRun derives it. */
+export const derivedRunTrace = (runId: string): RunTrace => runTrace(runId, null);
+
+/** The context an outbound call sends: the run's trace, `span_id` the span it belongs to. */
+export function callContext(trace: RunTrace, span_id: string): TraceContext {
+  return {
+    trace_id: trace.trace_id,
+    span_id,
+    // A trace Relay starts is recorded; a caller's keeps the caller's decision.
+    sampled: trace.parent?.sampled ?? true,
+    tracestate: trace.parent?.tracestate ?? [],
+  };
+}
+
+/** The `traceparent` (and `tracestate`, when there is one) of a call. */
+export function traceHeaders(context: TraceContext): Record<string, string> {
+  const state = formatTracestate(context.tracestate);
+  const traceparent = formatTraceparent(context);
+  return state === null ? { traceparent } : { traceparent, tracestate: state };
+}
+
+/**
+ * The span id of the run's agent turn that is open after `events` (the run's own, in order):
+ * the `invoke_agent` span spansFromRun lists as open. A run with no open turn (none begun
+ * yet, or a call made after the last one closed) names a span derived from its run id.
+ */
+export function turnSpanId(
+  run: { id: string; session_id: string },
+  trace: RunTrace,
+  events: readonly TraceEvent[],
+): string {
+  const spans = spansFromRun({
+    run_id: run.id,
+    session_id: run.session_id,
+    events,
+    settings: { capture_content: false },
+    provider: "openai",
+    ...(trace.parent ? { parent: { trace_id: trace.trace_id, span_id: trace.parent.span_id } } : {}),
+  });
+  return spans.open[0] ?? derivedSpanId(trace.trace_id, run.id, "run");
+}
+
+/** The span id of the `execute_tool` span of the tool_call event `eventId` (see from-trace.ts). */
+export const toolSpanId = (trace: RunTrace, eventId: string): string => derivedSpanId(trace.trace_id, eventId, "tool");

@@ -2010,6 +2010,7 @@ export interface components {
         Run: {
             id: string;
             session_id: string;
+            trace_id: string;
             /** @enum {string} */
             status: "running" | "completed" | "failed" | "awaiting_human" | "awaiting_approval" | "requires_action" | "cancelled";
             agent: string;

@@ -1,12 +1,15 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { derivedSpanId, derivedTraceId } from "../../src/telemetry/span-ids";
 import { parseTraceparent } from "../../src/telemetry/trace-context";
+import { eventually } from "../eventually";
 import { fakeA2aAgent } from "../fakes/a2a-agent";
 import { fakeMcpServer } from "../fakes/mcp-server";
 import { answer, callTool } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import { fakeWebhookAgent, replyOutput, replyText, replyToolCalls } from "../fakes/webhook-agent";
+import { post, userMessage } from "./a2a-rpc";
 import { call, newSession, putAgents, putSecret } from "./helpers";
+import { envelope, MODERN, post as mcpPost } from "./mcp-rpc";
 import { script } from "./run-fixtures";
 
 /**
@@ -178,5 +181,43 @@ describe("MCP tools and remote agents", () => {
     expect(remoteSent).toEqual({ trace_id: TRACE, span_id: turnSpan(run, 1), sampled: false });
     expect(modelSent).toEqual({ trace_id: TRACE, span_id: turnSpan(run, 0), sampled: false });
     expect(remoteSent.span_id).not.toBe(modelSent.span_id);
+  });
+});
+
+describe("the other ways a run starts", () => {
+  it("A2A SendMessage and SendStreamingMessage: the run is in the request's trace", async () => {
+    for (const method of ["SendMessage", "SendStreamingMessage"]) {
+      const hook = fakeWebhookAgent({ url: "https://hook.test/agent", respond: () => replyOutput("done") });
+      llmServer.use(hook.handler);
+      const res = await post("/a2a/hook", method, userMessage("hello"), { headers: { traceparent: TRACEPARENT } });
+      expect(res.status, method).toBe(200);
+      await res.text();
+      await eventually(
+        async () => hook.deliveries.length,
+        (n) => n === 1,
+        { timeout: 5_000, what: `${method}: the webhook agent's delivery` },
+      );
+      expect(parent(hook.deliveries[0]!.headers).trace_id, method).toBe(TRACE);
+    }
+  });
+
+  it("MCP send_message: the run is in the /mcp request's trace", async () => {
+    const hook = fakeWebhookAgent({ url: "https://hook.test/agent", respond: () => replyOutput("done") });
+    llmServer.use(hook.handler);
+    const params = { name: "send_message", arguments: { agent: "hook", content: "hello" }, _meta: envelope() };
+    const answer = await mcpPost(
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params },
+      {
+        headers: {
+          "MCP-Protocol-Version": MODERN,
+          "Mcp-Method": "tools/call",
+          "Mcp-Name": "send_message",
+          traceparent: TRACEPARENT,
+        },
+      },
+    );
+    expect(answer.response?.error).toBeUndefined();
+    expect(answer.response?.result.structuredContent).toMatchObject({ status: "completed" });
+    expect(parent(hook.deliveries[0]!.headers).trace_id).toBe(TRACE);
   });
 });

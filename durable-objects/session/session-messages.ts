@@ -39,7 +39,7 @@ export class SessionMessages {
     const admitted = await this.admitRun(!!options.admitted);
     if (!admitted.ok) return admitted;
     await this.capabilityPoint(task);
-    const started = await this.runs.startRun(content, actor, options.client_message_id, options.trace);
+    const started = await this.runs.startRun(content, actor, options);
     if (!started.ok) {
       this.giveBack(admitted.value);
       return started;
@@ -63,7 +63,7 @@ export class SessionMessages {
     // A message that continues a paused run streams that run from here on, not from its start.
     const paused = this.schema.ready() ? this.runs.store.active()?.run.id : undefined;
     const from = paused ? this.liveEvents.latest() : "";
-    const started = await this.runs.startRun(content, actor, options.client_message_id, options.trace);
+    const started = await this.runs.startRun(content, actor, options);
     if (!started.ok) {
       this.giveBack(admitted.value);
       return started;

@@ -38,7 +38,7 @@ import { DEFAULT_TTL_S } from "../schemas/session";
 import { admit, release } from "../services/admissions";
 import { routeInput } from "../services/routing";
 import { isSessionId, newSessionId } from "../sessions/ids";
-import { parseTraceContext, type TraceContext } from "../telemetry/trace-context";
+import { incomingTrace } from "../telemetry/propagation";
 import { listA2aTasks } from "./a2a-list";
 import { RUN_CALL_DEADLINE_MS } from "./session-result";
 
@@ -283,7 +283,12 @@ export class RelayA2aHandler implements A2ARequestHandler {
         text,
         A2A_ACTOR,
         {},
-        { background, admitted: admission !== null, client_message_id: params.message!.messageId, ...this.traced() },
+        {
+          background,
+          admitted: admission !== null,
+          client_message_id: params.message!.messageId,
+          ...incomingTrace(this.c.req.raw.headers),
+        },
       ),
       !!params.message?.taskId,
     );
@@ -303,7 +308,7 @@ export class RelayA2aHandler implements A2ARequestHandler {
           detached: true,
           admitted: admission !== null,
           client_message_id: params.message!.messageId,
-          ...this.traced(),
+          ...incomingTrace(this.c.req.raw.headers),
         },
       ),
       !!params.message?.taskId,
@@ -320,12 +325,6 @@ export class RelayA2aHandler implements A2ARequestHandler {
       throw new UnsupportedOperationError({ message: `Task '${run.id}' has ended (${run.status}).` });
     const task = await this.task(sessionId, params.id);
     yield* this.relay(stream, new RunStreamMapper(params.id, sessionId, task), params.id);
-  }
-
-  /** The request's W3C trace context, which the run it starts belongs to (docs/observability.md). */
-  private traced(): { trace?: TraceContext } {
-    const trace = parseTraceContext(this.c.req.raw.headers);
-    return trace ? { trace } : {};
   }
 
   /** `Last-Event-ID` of a reconnecting subscriber: a stream resumes after it. */

@@ -6,7 +6,7 @@ import type { McpContext } from "../interop/mcp-server/context";
 import { exposureOf } from "../interop/mcp-server/expose";
 import { relayMcpServer } from "../interop/mcp-server/server";
 import { getMcpConfig } from "../registry/mcp-config-store";
-import { parseTraceContext } from "../telemetry/trace-context";
+import { incomingTrace } from "../telemetry/propagation";
 
 /**
  * `/mcp`: Relay as an MCP server over Streamable HTTP (docs/mcp-server.md), for the tenant the
@@ -34,13 +34,12 @@ function handlerFor(ctx: McpContext | null) {
 async function serve(c: Context<AppEnv>): Promise<Response> {
   const tenant = c.get("tenant");
   const { expose } = await getMcpConfig(c.env.DB, tenant);
-  const trace = parseTraceContext(c.req.raw.headers);
   const ctx: McpContext = {
     env: c.env,
     tenant,
     exposure: exposureOf(expose),
     background: backgroundOf(c),
-    ...(trace ? { trace } : {}),
+    ...incomingTrace(c.req.raw.headers),
   };
   return handlerFor(ctx).fetch(c.req.raw);
 }

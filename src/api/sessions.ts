@@ -3,7 +3,7 @@ import type { AppEnv } from "../app-env";
 import { backgroundOf } from "../auth/middleware";
 import { RelayError, unwrap } from "../errors";
 import type { Ask } from "../quotas/admission";
-import type { MessageOptions, MessageTask, SessionRpc } from "../rpc/session";
+import type { MessageTask, SessionRpc } from "../rpc/session";
 import { sessionFetch, sessionRpc } from "../rpc/stubs";
 import { sessionOfRun } from "../runtime/run-record";
 import { FanoutStart } from "../schemas/collaboration";
@@ -21,7 +21,7 @@ import { admit, release } from "../services/admissions";
 import { agentDirectory } from "../services/registry-cache";
 import { routeInput } from "../services/routing";
 import { isSessionId, newSessionId } from "../sessions/ids";
-import { parseTraceContext } from "../telemetry/trace-context";
+import { incomingTrace } from "../telemetry/propagation";
 import { readAfter } from "./cursor";
 import { LiveEventPosition } from "./positions";
 import { historyPage, listSessions, sessionAuditPage, tracePage } from "./session-lists";
@@ -104,15 +104,6 @@ function taskOf(message: SessionMessage): MessageTask {
   return message.required_capabilities ? { required_capabilities: message.required_capabilities } : {};
 }
 
-/**
- * The run's trace context from the request's `traceparent` and `tracestate`; an invalid
- * `traceparent` is ignored and the run starts a trace of its own (docs/observability.md).
- */
-function tracedBy(c: Ctx): MessageOptions {
-  const trace = parseTraceContext(c.req.raw.headers);
-  return trace ? { trace } : {};
-}
-
 /** True when the caller asks for Server-Sent Events. */
 function wantsEventStream(c: Ctx): boolean {
   return (c.req.header("Accept") ?? "").split(",").some((type) => type.trim().split(";")[0] === "text/event-stream");
@@ -169,7 +160,7 @@ export const sessions = new Hono<AppEnv>()
           message.content,
           undefined,
           taskOf(message),
-          tracedBy(c),
+          incomingTrace(c.req.raw.headers),
         ),
       );
       return new Response(stream, {
@@ -188,7 +179,7 @@ export const sessions = new Hono<AppEnv>()
         message.content,
         undefined,
         taskOf(message),
-        tracedBy(c),
+        incomingTrace(c.req.raw.headers),
       ),
     );
     return c.json(started, started.run.status === "running" ? 202 : 200);

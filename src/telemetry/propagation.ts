@@ -1,7 +1,7 @@
 import type { RunTrace, TraceEvent } from "../schemas/run";
 import { spansFromRun } from "./from-trace";
 import { derivedSpanId, derivedTraceId } from "./span-ids";
-import { formatTraceparent, formatTracestate, type TraceContext } from "./trace-context";
+import { formatTraceparent, formatTracestate, parseTraceContext, type TraceContext } from "./trace-context";
 
 /**
  * Trace context in and out of a run (docs/observability.md, Propagation). A run belongs to
@@ -10,6 +10,15 @@ import { formatTraceparent, formatTracestate, type TraceContext } from "./trace-
  * carries that trace, with the span id of the span the call belongs to as spansFromRun names
  * it, so what a tenant's endpoint records nests under Relay's spans.
  */
+
+/**
+ * A request's trace context as the option that carries it to the run it starts: empty when
+ * it has no valid `traceparent` (an invalid one is ignored: the run starts its own trace).
+ */
+export function incomingTrace(headers: { get(name: string): string | null }): { trace?: TraceContext } {
+  const trace = parseTraceContext(headers);
+  return trace ? { trace } : {};
+}
 
 /** The trace a run keeps, from the context its starting request carried (null: none, or an invalid one). */
 export function runTrace(runId: string, incoming: TraceContext | null): RunTrace {

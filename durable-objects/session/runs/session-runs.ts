@@ -2,7 +2,7 @@ import { type Actor, type AuditRecord, SYSTEM_ACTOR } from "../../../src/audit/r
 import { runStarted } from "../../../src/audit/run-events";
 import { err, ok, type Result } from "../../../src/errors";
 import { ulid } from "../../../src/lib/ulid";
-import type { MessageRun, ToolOutputsArgs } from "../../../src/rpc/session";
+import type { MessageOptions, MessageRun, ToolOutputsArgs } from "../../../src/rpc/session";
 import { isActiveRun, maxTurnsOf, newRun, newRunId, traceEvent } from "../../../src/runtime/run-record";
 import { interruptedStep, interruptedTrace, turnsTaken } from "../../../src/runtime/run-recovery";
 import { withCallsDone } from "../../../src/runtime/tool-work";
@@ -10,7 +10,6 @@ import type { HistoryItem } from "../../../src/schemas/handoff";
 import type { Run, TracePage } from "../../../src/schemas/run";
 import { type SessionRecord, toHistoryItem, touch } from "../../../src/sessions/model";
 import { runTrace } from "../../../src/telemetry/propagation";
-import type { TraceContext } from "../../../src/telemetry/trace-context";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import type { SessionHandoffs } from "../handoffs/session-handoffs";
 import { ConversationMemory } from "../memory/conversation-memory";
@@ -133,9 +132,9 @@ export class SessionRuns {
   async startRun(
     content: string,
     actor: Actor,
-    clientId?: string,
-    incoming?: TraceContext,
+    options: Pick<MessageOptions, "client_message_id" | "trace"> = {},
   ): Promise<Result<MessageRun>> {
+    const clientId = options.client_message_id;
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;
     await this.resumeOrphan();
@@ -148,7 +147,7 @@ export class SessionRuns {
     const scope = auditScope(session);
     const item = toHistoryItem({ role: "user", content }, session.current_agent, `msg_${ulid(now)}`, now);
     const id = newRunId(session.id, now);
-    const trace = runTrace(id, incoming ?? null);
+    const trace = runTrace(id, options.trace ?? null);
     const run = newRun({
       id,
       session_id: session.id,

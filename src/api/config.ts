@@ -5,17 +5,30 @@ import { deleteTenantConfig, getTenantConfig, putTenantConfig } from "../registr
 import { deleteSubscription, getSubscription, putSubscription } from "../registry/event-subscriptions";
 import { deleteMcpConfig, getMcpConfig, putMcpConfig } from "../registry/mcp-config-store";
 import { ensureSigningSecret, rotateSigningSecret } from "../registry/signing-secrets";
+import {
+  deleteTelemetryConfig,
+  getTelemetryConfig,
+  getTelemetryStats,
+  putTelemetryConfig,
+} from "../registry/telemetry-config-store";
 import { configProblems, patchFromVars, type ResolvedConfig, resolveConfig } from "../routing/config";
 import { EventSubscriptionInput } from "../schemas/events";
 import { McpConfigInput } from "../schemas/mcp-server";
 import { RoutingConfigPatch } from "../schemas/routing";
 import { type ConfigView, SigningSecretRotate } from "../schemas/signing";
+import { TelemetryConfigInput, type TelemetryView } from "../schemas/telemetry";
 import { allowLocalEndpoints, assertEndpointAllowed, forgetSigningSecret, outboundPolicy } from "../services/outbound";
 import { invalidateTenant } from "../services/registry-cache";
+import { assertSecretsKnown } from "../services/secret-references";
 import { parseJsonText, readJson, readText } from "./validate";
 
 function view({ config, sources, warnings }: ResolvedConfig, stored: RoutingConfigPatch | null) {
   return { config, sources, stored, warnings };
+}
+
+async function telemetryView(db: D1Database, tenant: string): Promise<TelemetryView> {
+  const [config, stats] = await Promise.all([getTelemetryConfig(db, tenant), getTelemetryStats(db, tenant)]);
+  return { config, stats };
 }
 
 /**
@@ -23,7 +36,8 @@ function view({ config, sources, warnings }: ResolvedConfig, stored: RoutingConf
  * tenant's signing secret and events URL, and `/v1/config/routing`, the tenant layer of
  * routing config: GET shows every resolved value with the layer it came from; PUT replaces
  * the tenant layer; DELETE clears it. `/v1/config/mcp`: what Relay's MCP server offers
- * (docs/mcp-server.md).
+ * (docs/mcp-server.md). `/v1/config/telemetry`: where the tenant's run spans are exported, with
+ * the export's counters (docs/observability.md, Export).
  */
 export const config = new Hono<AppEnv>()
   .get("/", (c) => {
@@ -93,6 +107,21 @@ export const config = new Hono<AppEnv>()
     return c.json(await putMcpConfig(c.env.DB, c.get("tenant"), input));
   })
   .delete("/mcp", async (c) => c.json(await deleteMcpConfig(c.env.DB, c.get("tenant"))))
+  .get("/telemetry", async (c) => c.json(await telemetryView(c.env.DB, c.get("tenant"))))
+  .put("/telemetry", async (c) => {
+    const input = await readJson(c, TelemetryConfigInput);
+    assertEndpointAllowed(outboundPolicy(c.env, c.req.url), input.endpoint, "endpoint");
+    await assertSecretsKnown(c.env, c.get("tenant"), { name: "telemetry", headers: input.headers });
+    await putTelemetryConfig(c.env.DB, c.get("tenant"), input);
+    // Sessions of this isolate queue exports at the new ratio at once (others within the head's TTL).
+    invalidateTenant(c.get("tenant"));
+    return c.json(await telemetryView(c.env.DB, c.get("tenant")));
+  })
+  .delete("/telemetry", async (c) => {
+    await deleteTelemetryConfig(c.env.DB, c.get("tenant"));
+    invalidateTenant(c.get("tenant"));
+    return c.json(await telemetryView(c.env.DB, c.get("tenant")));
+  })
   .delete("/routing", async (c) => {
     await deleteTenantConfig(c.env.DB, c.get("tenant"));
     invalidateTenant(c.get("tenant"));

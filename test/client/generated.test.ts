@@ -75,6 +75,7 @@ const DOCUMENT_PATHS = [
   "/a2a/{agent}/.well-known/agent-card.json",
   "/mcp",
   "/v1/config/mcp",
+  "/v1/config/telemetry",
   "/v1/tools/{name}/refresh",
   "/v1/secrets",
   "/v1/secrets/{name}",

@@ -97,6 +97,13 @@ export const BASELINES: Record<string, (f: Fixtures) => unknown> = {
     params: { name: "get_session", arguments: { session_id: f.alpha.session } },
   }),
   putConfigMcp: () => ({ expose: ["w1", "sup"] }),
+  // A header naming alpha's vault: a name taken apart is one the vault lacks (UNKNOWN_SECRET).
+  putConfigTelemetry: () => ({
+    endpoint: "https://otel.fuzz.test/v1/traces",
+    headers: { Authorization: SECRETS.token },
+    sample_ratio: 0.5,
+    capture_content: false,
+  }),
 };
 
 const md = (what: string, body: string): BodyCase => ({

@@ -60,6 +60,8 @@ export const TAGS = {
   webhooks:
     "Signed deliveries from other systems; where Relay sends its own, the secret that signs them, and which addresses it calls.",
   a2a: "Relay's agents as A2A 1.0 agents (JSON-RPC binding), and the tenant's front door that routes (docs/a2a.md).",
+  telemetry:
+    "OpenTelemetry: where the tenant's run spans are exported (OTLP/HTTP), and what the export did (docs/observability.md, Export).",
   mcp: "Relay as an MCP server: a team's routing, runs, handoffs and inbox as MCP tools and resources (docs/mcp-server.md).",
 } as const;
 export type Tag = keyof typeof TAGS;

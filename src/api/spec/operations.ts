@@ -63,6 +63,7 @@ import { mcpOperations } from "./mcp-operations";
 import { memoryOperations } from "./memory-operations";
 import type { Answer, Operation } from "./operation";
 import { operatorOperations } from "./operator-operations";
+import { telemetryOperations } from "./telemetry-operations";
 import { vaultOperations } from "./vault-operations";
 
 /**
@@ -140,6 +141,8 @@ export const OPERATIONS: Operation[] = [
   ...a2aOperations(),
   // MCP (docs/mcp-server.md)
   ...mcpOperations(BODY),
+  // Trace export (docs/observability.md, Export)
+  ...telemetryOperations([...BODY, "ENDPOINT_NOT_ALLOWED", ...SECRETS]),
 
   // Agents
   {

@@ -1,0 +1,70 @@
+/**
+ * When a run's spans are exported, retried and given up (docs/observability.md, Export), pure.
+ *
+ * - Sampling is decided from the trace id alone, so every span of a trace — whichever
+ *   object or isolate exports it — gets the same answer.
+ * - A failed export is retried on EXPORT_RETRY_DELAYS_MS while its endpoint answers 5xx, 408
+ *   or 429 or cannot be reached; past the last retry, or once its endpoint has been failing
+ *   for EXPORT_FAILING_WINDOW_MS, it is dropped and its spans counted as dropped. Any other
+ *   refusal (4xx, an address the policy refuses, a header secret missing) drops it at once:
+ *   sending it again would not change the answer (OTLP/HTTP says the same of 4xx).
+ * - A session keeps at most MAX_QUEUED_EXPORTS exports per destination; one more drops the oldest.
+ */
+
+/** Waits before each retry, in order: about 7.6 minutes in all. */
+export const EXPORT_RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 300_000] as const;
+
+/** How long an export's endpoint may keep failing before the export is dropped whatever its retries. */
+export const EXPORT_FAILING_WINDOW_MS = 10 * 60_000;
+
+/** Exports one session holds per destination (waiting, or waiting for a retry). */
+export const MAX_QUEUED_EXPORTS = 8;
+
+/** Runs sent in one request to one destination (each run's spans are one trace). */
+export const EXPORT_BATCH_RUNS = 8;
+
+/** A request to a collector gives up after this long (the alarm is not held longer). */
+export const EXPORT_TIMEOUT_MS = 10_000;
+
+/**
+ * Whether the trace `traceId` is sampled at `ratio`: its last 13 hex digits (52 random bits of
+ * a W3C or derived id) as a fraction of 2^52, below the ratio. 0 samples nothing, 1 everything.
+ */
+export function sampled(traceId: string, ratio: number): boolean {
+  if (ratio >= 1) return true;
+  if (ratio <= 0) return false;
+  return Number.parseInt(traceId.slice(-13), 16) / 2 ** 52 < ratio;
+}
+
+/** How one attempt went: sent, worth retrying, or not (refused for good). */
+export type ExportOutcome =
+  | { type: "sent" }
+  | { type: "retryable"; error: string }
+  | { type: "refused"; error: string };
+
+/** An OTLP/HTTP answer's status as an outcome (OTLP/HTTP, Failures: 429, 502, 503, 504 are retryable; 5xx and 408 too here). */
+export function outcomeOfStatus(status: number): ExportOutcome {
+  if (status >= 200 && status < 300) return { type: "sent" };
+  const error = `HTTP ${status}`;
+  return status >= 500 || status === 408 || status === 429 ? { type: "retryable", error } : { type: "refused", error };
+}
+
+export type NextExport = { type: "retry"; attempts: number; at: number } | { type: "drop"; attempts: number };
+
+/**
+ * After a failed attempt: `attempts` made before it, `failingSince` when the first of this
+ * export's failures happened (now, for the first).
+ */
+export function afterExportFailure(
+  outcome: Exclude<ExportOutcome, { type: "sent" }>,
+  attempts: number,
+  failingSince: number,
+  now: number,
+): NextExport {
+  const made = attempts + 1;
+  if (outcome.type === "refused") return { type: "drop", attempts: made };
+  const delay = EXPORT_RETRY_DELAYS_MS[made - 1];
+  if (delay === undefined || now + delay - failingSince > EXPORT_FAILING_WINDOW_MS)
+    return { type: "drop", attempts: made };
+  return { type: "retry", attempts: made, at: now + delay };
+}

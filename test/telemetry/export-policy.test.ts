@@ -1,0 +1,68 @@
+import { describe, expect, it } from "vitest";
+import {
+  afterExportFailure,
+  EXPORT_FAILING_WINDOW_MS,
+  EXPORT_RETRY_DELAYS_MS,
+  outcomeOfStatus,
+  sampled,
+} from "../../src/telemetry/export-policy";
+import { derivedTraceId } from "../../src/telemetry/span-ids";
+
+describe("sampled", () => {
+  const ids = Array.from({ length: 2000 }, (_, i) => derivedTraceId("relay.run", `run_${i}`));
+
+  it("0 samples nothing, 1 everything", () => {
+    expect(ids.some((id) => sampled(id, 0))).toBe(false);
+    expect(ids.every((id) => sampled(id, 1))).toBe(true);
+  });
+
+  it("samples about the ratio, the same answer for the same trace, and a trace sampled at r is sampled above r", () => {
+    const share = ids.filter((id) => sampled(id, 0.25)).length / ids.length;
+    expect(share).toBeGreaterThan(0.2);
+    expect(share).toBeLessThan(0.3);
+    for (const id of ids.slice(0, 200)) {
+      expect(sampled(id, 0.25)).toBe(sampled(id, 0.25));
+      if (sampled(id, 0.25)) expect(sampled(id, 0.5)).toBe(true);
+    }
+  });
+
+  it("reads the trace id's last 13 hex digits", () => {
+    expect(sampled(`${"f".repeat(19)}0000000000000`, 0.001)).toBe(true);
+    expect(sampled(`${"0".repeat(19)}fffffffffffff`, 0.999)).toBe(false);
+  });
+});
+
+describe("outcomeOfStatus", () => {
+  it("2xx is sent; 5xx, 408 and 429 are retryable; other 4xx refused", () => {
+    expect(outcomeOfStatus(200)).toEqual({ type: "sent" });
+    expect(outcomeOfStatus(202)).toEqual({ type: "sent" });
+    for (const status of [500, 502, 503, 504, 408, 429])
+      expect(outcomeOfStatus(status).type, `${status}`).toBe("retryable");
+    for (const status of [400, 401, 403, 404, 413, 415, 302])
+      expect(outcomeOfStatus(status).type, `${status}`).toBe("refused");
+  });
+});
+
+describe("afterExportFailure", () => {
+  const down = { type: "retryable", error: "HTTP 503" } as const;
+
+  it("retries on the delays in order, then drops", () => {
+    let now = 0;
+    let attempts = 0;
+    for (const delay of EXPORT_RETRY_DELAYS_MS) {
+      const next = afterExportFailure(down, attempts, 0, now);
+      expect(next).toEqual({ type: "retry", attempts: attempts + 1, at: now + delay });
+      attempts += 1;
+      now += delay;
+    }
+    expect(afterExportFailure(down, attempts, 0, now)).toEqual({ type: "drop", attempts: attempts + 1 });
+  });
+
+  it("drops once the endpoint has been failing past the window, whatever the retries left", () => {
+    expect(afterExportFailure(down, 1, 0, EXPORT_FAILING_WINDOW_MS)).toEqual({ type: "drop", attempts: 2 });
+  });
+
+  it("drops a refusal at once", () => {
+    expect(afterExportFailure({ type: "refused", error: "HTTP 400" }, 0, 0, 0)).toEqual({ type: "drop", attempts: 1 });
+  });
+});

@@ -47,6 +47,12 @@ export interface Env extends RoutingVars, QuotaVars {
    * know only these.
    */
   RELAY_HOSTS?: string;
+  /**
+   * An OTLP/HTTP traces URL that receives every tenant's run spans, each request one tenant's
+   * (resource attribute `relay.tenant`), besides any endpoint a tenant sets
+   * (docs/observability.md, Export). The operator's own: it may be a private address.
+   */
+  RELAY_OTLP_ENDPOINT?: string;
 
   /**
    * The audit archive (R2): records older than AUDIT_RETENTION_DAYS, one NDJSON object per

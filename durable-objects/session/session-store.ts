@@ -27,6 +27,7 @@ import { COMPACTIONS_DDL, MESSAGE_TOKENS_DDL } from "./memory/compaction-store";
 import { MEMORY_DDL } from "./memory/memory-store";
 import { REMOTE_THREADS_DDL } from "./runs/remote-threads";
 import { RUN_CANCEL_DDL, RUN_DDL, RUN_EVENTS_NO_RUN_INDEX_DDL, RUN_SCHEMA, RUN_WORK_DDL } from "./runs/run-store";
+import { TELEMETRY_EXPORTS_DDL } from "./telemetry/export-store";
 import { TRIGGER_QUEUE_DDL } from "./triggers/trigger-queue";
 
 /**
@@ -148,6 +149,7 @@ const SESSION_STATEMENTS = madeDirectly([
   ...COMPACTIONS_DDL,
   ...MEMORY_DDL,
   MESSAGE_CLIENT_ID_DDL,
+  ...TELEMETRY_EXPORTS_DDL,
 ]);
 
 /** A table keyed by id made again without a rowid, its rows kept. */
@@ -208,6 +210,8 @@ export const SESSION_MIGRATIONS: readonly SchemaMigration[] = [
   { version: 23, statements: [...COMPACTIONS_DDL, ...MEMORY_DDL] },
   // A user message keeps its client's id (A2A's messageId).
   { version: 24, statements: [MESSAGE_CLIENT_ID_DDL], table: "messages" },
+  // Trace exports waiting for the tenant's or the operator's collector.
+  { version: 25, statements: TELEMETRY_EXPORTS_DDL },
 ];
 
 /** The newest schema, made directly in one step (see SESSION_STATEMENTS). */

@@ -52,6 +52,7 @@ import type { FlowCheckpoint, SessionKernel } from "./session-kernel";
 import { SessionLifecycle } from "./session-lifecycle";
 import { SessionMessages } from "./session-messages";
 import { SESSION_MIGRATIONS, SESSION_SCHEMA, SESSION_TABLES_DEFERRED, SessionStore } from "./session-store";
+import { SessionTelemetry } from "./telemetry/session-telemetry";
 import { SessionTriggers } from "./triggers/session-triggers";
 import { TriggerPoints } from "./triggers/trigger-queue";
 
@@ -72,6 +73,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
   private readonly views: RunViews;
   private readonly triggers: SessionTriggers;
   private readonly deliveries: SessionDeliveries;
+  private readonly telemetry: SessionTelemetry;
   private readonly fanout: SessionFanout;
   private readonly conversation: SessionConversation;
   private readonly messages: SessionMessages;
@@ -92,6 +94,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     this.liveEvents = new LiveStore(this.sql, this.schema);
     this.outbox = new Outbox(this.sql, (records) => {
       this.deliveries.onAudit(records);
+      this.telemetry.onAudit(records);
       this.liveEvents.append(liveHandoffStatus(records));
     });
     this.timers = new Timers(ctx.storage, this.sql, () => this.now());
@@ -131,7 +134,13 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     // Answered by the runtime without waking a hibernated object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair("ping", "pong"));
     this.deliveries = new SessionDeliveries(this.kernel, this.sql);
-    const endHooks = [runEndHook(this.runs), handoffEndHook(this.handoffs, this.kernel), this.deliveries.endHook()];
+    this.telemetry = new SessionTelemetry(this.kernel, this.sql, runStore);
+    const endHooks = [
+      runEndHook(this.runs),
+      handoffEndHook(this.handoffs, this.kernel),
+      this.deliveries.endHook(),
+      this.telemetry.endHook(),
+    ];
     this.lifecycle = new SessionLifecycle(this.kernel, this.schema, this.handoffs, runStore, this.triggers, endHooks);
     this.timerHandlers = combineHandlers(
       this.lifecycle.timerHandlers(),
@@ -139,6 +148,7 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
       runTimers(this.runs),
       this.triggers.timerHandlers(),
       this.deliveries.timerHandlers(),
+      this.telemetry.timerHandlers(),
       this.fanout.timerHandlers(),
     );
     // A quick SQL read: a flow or run a crash interrupted gets its recovery timer due now.

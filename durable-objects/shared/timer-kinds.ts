@@ -28,6 +28,8 @@ export const TIMER_PAYLOADS = {
   "trigger.timeout": z.null(),
   /** SessionDO: deliver lifecycle notifications to the tenant's events_url. */
   "events.deliver": z.null(),
+  /** SessionDO: send the runs' spans waiting for the tenant's or the operator's collector. */
+  "telemetry.export": z.null(),
   /** SessionDO: a fan-out still executing past its longest task ends (a crash left it). */
   "fanout.deadline": z.object({ fanout_id: z.string() }),
   /** AgentDO: probe the agent's wait-for edges for deadlocks again. */
@@ -56,6 +58,7 @@ export const TIMER_KEYS = {
   toolOutputs: "run.outputs_expire",
   triggerDrain: "triggers.drain",
   deliver: "events.deliver",
+  telemetryExport: "telemetry.export",
   deadlockProbe: "deadlock.probe",
   collabMessage: (messageId: string) => `collab:${messageId}`,
   triggerTimeout: "trigger.timeout",

@@ -3,6 +3,7 @@ import { unwrap } from "../errors";
 import { parseTenantConfig, tenantConfigStatement } from "../registry/config-store";
 import { subscribedStatement } from "../registry/event-subscriptions";
 import { loadDefinitions, type RegistryHead, registryHeadStatement } from "../registry/store";
+import { telemetryRatioStatement } from "../registry/telemetry-config-store";
 import { loadTools } from "../registry/tool-store";
 import { decodeShard, unpackSections } from "../routing/router-codec";
 import type { RouteAgent } from "../routing/router-image";
@@ -316,6 +317,8 @@ export interface TenantHead {
   tenantConfig: RoutingConfigPatch | null;
   /** The tenant has an events_url (webhooks out). */
   subscribed: boolean;
+  /** The tenant's trace export sample ratio; null when it exports nothing (docs/observability.md, Export). */
+  telemetryRatio: number | null;
 }
 
 const heads = new Map<string, { value: Promise<TenantHead>; expires: number; settled?: TenantHead }>();
@@ -349,20 +352,32 @@ export function knownUnsubscribed(tenant: string, now = Date.now()): boolean {
   return cached?.settled !== undefined && cached.expires > now && !cached.settled.subscribed;
 }
 
+/**
+ * The tenant's trace export as this isolate read it within HEAD_TTL_MS, for code inside a
+ * storage transaction: `null` it exports nothing, a number its sample ratio, `undefined`
+ * not known (the export is queued and decided when sent).
+ */
+export function knownTelemetryRatio(tenant: string, now = Date.now()): number | null | undefined {
+  const cached = heads.get(tenant);
+  return cached?.settled !== undefined && cached.expires > now ? cached.settled.telemetryRatio : undefined;
+}
+
 /** Forgets what this isolate knows of a tenant's registry and config (after a write). */
 export function invalidateTenant(tenant: string): void {
   heads.delete(tenant);
 }
 
 async function readHead(db: D1Database, tenant: string): Promise<TenantHead> {
-  const [headRows, configRows, subscribedRows] = await db.batch([
+  const [headRows, configRows, subscribedRows, telemetryRows] = await db.batch([
     registryHeadStatement(db, tenant),
     tenantConfigStatement(db, tenant),
     subscribedStatement(db, tenant),
+    telemetryRatioStatement(db, tenant),
   ]);
   return {
     head: (headRows?.results[0] as RegistryHead | undefined) ?? { version: 0, stamp: "" },
     tenantConfig: parseTenantConfig(configRows?.results[0] as { config: string } | undefined),
     subscribed: (subscribedRows?.results.length ?? 0) > 0,
+    telemetryRatio: (telemetryRows?.results[0] as { sample_ratio: number } | undefined)?.sample_ratio ?? null,
   };
 }

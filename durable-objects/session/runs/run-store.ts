@@ -171,6 +171,12 @@ export class RunStore {
     return row ? toRow(row) : null;
   }
 
+  /** The session's first run (run ids sort by time): the one its routed first message started. */
+  firstId(): string | null {
+    if (!this.tables.has("runs")) return null;
+    return this.sql<{ id: string | null }>`SELECT MIN(id) AS id FROM runs`[0]?.id ?? null;
+  }
+
   save(row: RunRow): void {
     const { events: _events, ...run } = row.run;
     const before = this.sql<{ status: RunStatus }>`SELECT status FROM runs WHERE id = ${run.id}`[0]?.status ?? null;

@@ -165,10 +165,10 @@ describe("the session object's schema", () => {
     });
     expect(upgraded.after).toEqual(upgraded.before);
     expect(upgraded.after.runs).toEqual(["01A", "01B"]);
-    // v23 makes the compactions and the memory, keyed by id from the start.
+    // v23 makes the compactions and the memory, v25 the trace exports, keyed from the start.
     expect(upgraded).toMatchObject({
       version: LATEST,
-      rowless: [...KEYED, "compactions", "memory"].sort(),
+      rowless: [...KEYED, "compactions", "memory", "telemetry_exports"].sort(),
       pending: 1,
     });
     // An object that had not made its runs and live events by v13 skips their rebuilds and makes them as they are now.
@@ -186,7 +186,7 @@ describe("the session object's schema", () => {
     expect(lazy).toEqual({
       version: LATEST,
       absent: ["live_events", "run_events", "runs"],
-      rowless: ["audit", "compactions", "live_events", "memory", "timers"],
+      rowless: ["audit", "compactions", "live_events", "memory", "telemetry_exports", "timers"],
     });
   });
 

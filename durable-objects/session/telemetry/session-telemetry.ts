@@ -1,0 +1,250 @@
+import type { AuditRecord } from "../../../src/audit/record";
+import { addTelemetryStats, getTelemetryConfig, type StatsDelta } from "../../../src/registry/telemetry-config-store";
+import { loadTools } from "../../../src/registry/tool-store";
+import { isActiveRun } from "../../../src/runtime/run-record";
+import type { TraceEvent } from "../../../src/schemas/run";
+import type { TelemetryConfig } from "../../../src/schemas/telemetry";
+import { agentModels } from "../../../src/services/agent-models";
+import { knownTelemetryRatio } from "../../../src/services/registry-cache";
+import {
+  type ExportDestination,
+  operatorEndpoint,
+  postSpans,
+  tenantDestination,
+} from "../../../src/services/telemetry-export";
+import {
+  afterExportFailure,
+  EXPORT_BATCH_RUNS,
+  EXPORT_RETRY_DELAYS_MS,
+  type ExportOutcome,
+  sampled,
+} from "../../../src/telemetry/export-policy";
+import { type RunSpans, type RunTraceInput, spansFromRun } from "../../../src/telemetry/from-trace";
+import type { Span } from "../../../src/telemetry/span";
+import { derivedTraceId } from "../../../src/telemetry/span-ids";
+import type { Sql } from "../../shared/sql";
+import { TIMER_KEYS } from "../../shared/timer-kinds";
+import type { TimerHandlers, TimerOutcome } from "../../shared/timers";
+import type { RunStore } from "../runs/run-store";
+import type { SessionKernel } from "../session-kernel";
+import type { SessionEndHook } from "../session-lifecycle";
+import { ExportQueue, type ExportTarget, type QueuedExport } from "./export-store";
+
+/**
+ * Trace export (docs/observability.md, Export): when a run ends or pauses, its export is
+ * queued in the transaction that records it (the run's status audit record), and the
+ * session's alarm sends the run's closed spans after the commit — never on the request path —
+ * to the tenant's endpoint and the operator's, several runs a request, retried with backoff
+ * and given up within bounds (src/telemetry/export-policy.ts), counting spans exported and
+ * dropped in the tenant's telemetry_stats.
+ */
+
+/** The audit actions of a run's status that close spans: it paused, or it ended. */
+const SETTLED = new Set(["run.paused", "run.completed", "run.failed", "run.cancelled"]);
+
+/**
+ * A run's trace id: its caller's when the run continues one, else derived from the run id
+ * (src/telemetry/from-trace.ts), so sampling decided now and at send time agree.
+ */
+export function runTraceId(runId: string, parent?: RunTraceInput["parent"]): string {
+  return parent?.trace_id ?? derivedTraceId("relay.run", runId);
+}
+
+interface Prepared {
+  e: QueuedExport;
+  spans: Span[];
+  ended: boolean;
+}
+
+export class SessionTelemetry {
+  private readonly queue: ExportQueue;
+
+  constructor(
+    private readonly k: Pick<SessionKernel, "env" | "now" | "store" | "tables" | "timers" | "transaction">,
+    sql: Sql,
+    private readonly runs: RunStore,
+  ) {
+    this.queue = new ExportQueue(sql, k.tables);
+  }
+
+  /**
+   * Inside the transaction that appends `records` to the outbox: queues an export of each run
+   * that paused or ended, for the operator's endpoint and for the tenant's — unless this
+   * isolate knows the tenant exports nothing, or does not sample the run's trace.
+   */
+  onAudit(records: readonly AuditRecord[]): void {
+    const settled = records.filter((r) => SETTLED.has(r.action) && typeof r.details.run_id === "string");
+    if (settled.length === 0) return;
+    const now = this.k.now();
+    const ratio = knownTelemetryRatio(settled[0]!.tenant);
+    let queued = false;
+    for (const record of settled) {
+      const runId = record.details.run_id as string;
+      const targets: ExportTarget[] = [];
+      if (ratio === undefined || (ratio !== null && sampled(runTraceId(runId), ratio))) targets.push("tenant");
+      if (operatorEndpoint(this.k.env)) targets.push("operator");
+      for (const target of targets) this.queue.add(runId, target, now);
+      queued ||= targets.length > 0;
+    }
+    if (queued)
+      this.k.timers.schedule("telemetry.export", now, null, { key: TIMER_KEYS.telemetryExport, ifExists: "earliest" });
+  }
+
+  timerHandlers(): TimerHandlers {
+    return { "telemetry.export": (_timer, now) => this.run(now) };
+  }
+
+  /** A deleted session's storage goes once its exports are sent or given up (within the bounds). */
+  endHook(): SessionEndHook {
+    return {
+      onEnd: (session) => session,
+      settle: async () => {
+        await this.run(this.k.now());
+        return this.queue.nextAt() === null;
+      },
+    };
+  }
+
+  private async run(now: number): Promise<TimerOutcome> {
+    const due = this.queue.due(now, EXPORT_BATCH_RUNS * 2);
+    const session = this.k.store.load();
+    if (due.length > 0 && session) {
+      let config: TelemetryConfig | null;
+      try {
+        config = await getTelemetryConfig(this.k.env.DB, session.tenant);
+      } catch {
+        return {
+          type: "retry",
+          at: now + EXPORT_RETRY_DELAYS_MS[0],
+          error: "the telemetry settings could not be read",
+        };
+      }
+      const input = await this.inputOf(session.tenant, session.id);
+      for (const target of ["tenant", "operator"] as const) {
+        const rows = due.filter((e) => e.target === target).slice(0, EXPORT_BATCH_RUNS);
+        if (rows.length > 0) await this.send(session.tenant, target, rows, config, input, now);
+      }
+    }
+    const next = this.queue.nextAt();
+    return next === null ? { type: "done" } : { type: "again", at: Math.max(next, now) };
+  }
+
+  /** What spansFromRun needs besides a run's events: the tenant's provider and tool kinds (defaults when unreadable). */
+  private async inputOf(
+    tenant: string,
+    sessionId: string,
+  ): Promise<Pick<RunTraceInput, "provider" | "session_id" | "tools">> {
+    const models = await agentModels(this.k.env, tenant).catch(() => null);
+    const tools = await loadTools(this.k.env.DB, tenant).catch(() => []);
+    return {
+      session_id: sessionId,
+      provider: models?.provider.ok ? models.provider.value.name : "local",
+      tools: Object.fromEntries(tools.map((t) => [t.name, t.kind])),
+    };
+  }
+
+  /**
+   * A run's trace events; the session's first run also gets the router's decision that gave
+   * the session its agent (an event of the session, not of a run: docs/runs.md, Traces).
+   */
+  private eventsOf(runId: string, sessionId: string): TraceEvent[] {
+    const events = this.runs.events(runId);
+    if (this.runs.firstId() !== runId) return events;
+    return [...this.runs.events(sessionId).filter((e) => e.event_type === "route"), ...events];
+  }
+
+  /** One request to one destination with the spans of `rows`' runs not sent there yet; then each row's fate. */
+  private async send(
+    tenant: string,
+    target: ExportTarget,
+    rows: QueuedExport[],
+    config: TelemetryConfig | null,
+    input: Pick<RunTraceInput, "provider" | "session_id" | "tools">,
+    now: number,
+  ): Promise<void> {
+    const operator = operatorEndpoint(this.k.env);
+    const destination: ExportDestination | null =
+      target === "tenant"
+        ? config && tenantDestination(config)
+        : operator === null
+          ? null
+          : { target: "operator", endpoint: operator, headers: {} };
+    // The operator's endpoint never gets content: what a tenant's tools were given is the tenant's.
+    const capture = target === "tenant" && config?.capture_content === true;
+    const prepared: Prepared[] = [];
+    const gone: QueuedExport[] = [];
+    for (const e of rows) {
+      const run = this.runs.get(e.run_id);
+      const traced: RunSpans = spansFromRun({
+        ...input,
+        run_id: e.run_id,
+        events: this.eventsOf(e.run_id, input.session_id),
+        settings: { capture_content: capture },
+      });
+      const sent = new Set(e.sent);
+      const spans = traced.spans.filter((s) => !sent.has(s.span_id));
+      const ended = !run || !isActiveRun(run.run.status);
+      const unsampled = target === "tenant" && config !== null && !sampled(traced.trace_id, config.sample_ratio);
+      if (!destination || unsampled) gone.push(e);
+      else prepared.push({ e, spans, ended });
+    }
+    const evicted = prepared.filter((p) => p.e.evicted);
+    const sending = prepared.filter((p) => !p.e.evicted && p.spans.length > 0);
+    const outcome: ExportOutcome =
+      sending.length > 0 && destination
+        ? await postSpans(
+            this.k.env,
+            tenant,
+            destination,
+            sending.flatMap((p) => p.spans),
+          )
+        : { type: "sent" };
+    const delta: StatsDelta = { exported: 0, dropped: evicted.reduce((n, p) => n + p.spans.length, 0) };
+    if (evicted.length > 0)
+      delta.error = { message: "the session's export queue overflowed", at: new Date(now).toISOString() };
+    this.k.transaction(() => {
+      for (const e of gone) this.queue.remove(e);
+      for (const p of evicted) this.queue.remove(p.e);
+      for (const p of prepared.filter((p) => !p.e.evicted && (p.spans.length === 0 || outcome.type === "sent"))) {
+        this.queue.sent(
+          p.e,
+          p.spans.map((s) => s.span_id),
+          p.ended,
+        );
+        delta.exported += p.spans.length;
+      }
+      if (outcome.type === "sent") return;
+      delta.error = { message: outcome.error, at: new Date(now).toISOString() };
+      for (const p of sending) {
+        const next = afterExportFailure(outcome, p.e.attempts, p.e.failing_since ?? now, now);
+        if (next.type === "retry") {
+          this.queue.retryAt(p.e, next.attempts, next.at, p.e.failing_since ?? now, outcome.error);
+          continue;
+        }
+        delta.dropped += p.spans.length;
+        // A paused run's row keeps what was sent; the dropped spans are not sent again.
+        this.queue.sent(
+          p.e,
+          p.spans.map((s) => s.span_id),
+          p.ended,
+        );
+      }
+    });
+    await this.count(tenant, target, delta);
+  }
+
+  /** Adds to the tenant's counters (its own endpoint's only); a D1 failure loses the count, never the run. */
+  private async count(tenant: string, target: ExportTarget, delta: StatsDelta): Promise<void> {
+    if (delta.exported === 0 && delta.dropped === 0 && !delta.error) return;
+    if (target === "operator") {
+      if (delta.dropped > 0)
+        console.warn(
+          `telemetry: ${delta.dropped} spans of ${tenant} dropped by the operator's endpoint: ${delta.error?.message}`,
+        );
+      return;
+    }
+    await addTelemetryStats(this.k.env.DB, tenant, delta).catch((error: unknown) =>
+      console.warn("telemetry: the export counters could not be written", error),
+    );
+  }
+}

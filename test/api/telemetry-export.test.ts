@@ -1,0 +1,216 @@
+import { runInDurableObject } from "cloudflare:test";
+import { HttpResponse, http } from "msw";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { EXPORT_RETRY_DELAYS_MS, MAX_QUEUED_EXPORTS } from "../../src/telemetry/export-policy";
+import { GEN_AI, RELAY, SPAN_NAME } from "../../src/telemetry/semconv";
+import { advanceClock, drainDue, sessionStub } from "../durable-objects/helpers";
+import { answer, callTool } from "../fakes/openai";
+import { attr, fakeOtlpReceiver, spansOf } from "../fakes/otlp-receiver";
+import { llmServer } from "../fakes/server";
+import type { SessionDO } from "../worker";
+import { call, putSecret } from "./helpers";
+import { script } from "./run-fixtures";
+
+/**
+ * Trace export end to end (docs/observability.md, Export): a run that ends is exported once,
+ * after its commit, by the session's alarm, to an OTLP/HTTP receiver faked at the fetch boundary
+ * speaking the real wire (POST JSON to /v1/traces; 200, 4xx, 5xx), with the tenant's settings
+ * from the API and its header from the vault.
+ */
+
+const ENDPOINT = "https://otel.test/v1/traces";
+const TOKEN = "Bearer otel-secret-value";
+
+beforeAll(async () => {
+  await putSecret("otel-token", TOKEN);
+  await call("PUT", "/v1/tools/lookup_order", {
+    name: "lookup_order",
+    kind: "http",
+    description: "Looks an order up",
+    url: "https://tools.test/lookup",
+    parameters: { type: "object", properties: { order_id: { type: "string" } } },
+  });
+  for (const agent of [
+    {
+      name: "desk",
+      description: "Front desk",
+      triggers: { keywords: ["invoice"], priority: 50 },
+      handoffs: ["billing"],
+      tools: { allow: ["lookup_order"] },
+    },
+    { name: "billing", description: "Billing" },
+  ]) {
+    const res = await call("PUT", `/v1/agents/${agent.name}`, agent);
+    if (res.status >= 300) throw new Error(JSON.stringify(res.json));
+  }
+  await call("PUT", "/v1/config/routing", { llm: { provider: "openai", model: "fake-model" } });
+});
+
+beforeEach(() => {
+  llmServer.use(http.post("https://tools.test/lookup", () => HttpResponse.json({ status: "shipped" })));
+});
+
+const configure = (body: Record<string, unknown> = {}) =>
+  call("PUT", "/v1/config/telemetry", { endpoint: ENDPOINT, headers: { Authorization: "otel-token" }, ...body });
+
+/** A routed session whose run calls the tool, hands off, and is answered; drained. */
+async function conversation(): Promise<{ id: string; stub: DurableObjectStub<SessionDO> }> {
+  script({
+    desk: [callTool("lookup_order", { order_id: "o-1" }), callTool("transfer_to_billing", { reason: "a refund" })],
+    billing: [answer("Refunded.")],
+  });
+  const created = await call("POST", "/v1/sessions", { input: "my invoice is wrong" });
+  expect(created.status).toBe(201);
+  const id = created.json.id as string;
+  const res = await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "order o-1, please refund" });
+  expect(res.json.run.status).toBe("completed");
+  const { stub } = sessionStub("alpha", id);
+  await drainDue(stub);
+  return { id, stub };
+}
+
+const exportRows = (stub: DurableObjectStub<SessionDO>) =>
+  runInDurableObject(stub, (_instance, state) => {
+    const held = state.storage.sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'telemetry_exports'").toArray();
+    return held.length === 0
+      ? 0
+      : (state.storage.sql.exec("SELECT COUNT(*) AS n FROM telemetry_exports").one() as { n: number }).n;
+  });
+
+const stats = async () => (await call("GET", "/v1/config/telemetry")).json.stats;
+
+describe("trace export", () => {
+  it("sends nothing without settings", async () => {
+    await call("DELETE", "/v1/config/telemetry");
+    const receiver = fakeOtlpReceiver(ENDPOINT);
+    const { stub } = await conversation();
+    expect(receiver.exports).toHaveLength(0);
+    expect(await exportRows(stub)).toBe(0);
+  });
+
+  it("a routed run with a tool call and a handoff is one export of one trace, in the GenAI conventions, without content", async () => {
+    expect((await configure()).status).toBe(200);
+    const before = await stats();
+    const receiver = fakeOtlpReceiver(ENDPOINT);
+    const { id, stub } = await conversation();
+    expect(receiver.exports).toHaveLength(1);
+    const sent = receiver.exports[0]!;
+    expect(sent.headers.authorization).toBe(TOKEN);
+    expect(sent.body.resourceSpans[0]!.resource.attributes).toContainEqual({
+      key: RELAY.tenant,
+      value: { stringValue: "alpha" },
+    });
+    const spans = spansOf(sent);
+    expect(new Set(spans.map((s) => s.traceId)).size).toBe(1);
+    const names = spans.map((s) => s.name);
+    for (const name of [
+      SPAN_NAME.route,
+      SPAN_NAME.invokeAgent("desk"),
+      SPAN_NAME.chat("fake-model"),
+      SPAN_NAME.executeTool("lookup_order"),
+      SPAN_NAME.handoff,
+      SPAN_NAME.invokeAgent("billing"),
+    ])
+      expect(names).toContain(name);
+    const byName = (name: string) => spans.find((s) => s.name === name)!;
+    expect(attr(byName(SPAN_NAME.route), RELAY.routeAgent)).toBe("desk");
+    const desk = byName(SPAN_NAME.invokeAgent("desk"));
+    expect(attr(desk, GEN_AI.conversationId)).toBe(id);
+    expect(attr(desk, RELAY.agentOutcome)).toBe("handed_off");
+    expect(attr(byName(SPAN_NAME.invokeAgent("billing")), RELAY.agentOutcome)).toBe("completed");
+    const chat = byName(SPAN_NAME.chat("fake-model"));
+    expect(attr(chat, GEN_AI.providerName)).toBe("openai");
+    expect(chat.parentSpanId).toBe(desk.spanId);
+    const tool = byName(SPAN_NAME.executeTool("lookup_order"));
+    expect(attr(tool, GEN_AI.toolName)).toBe("lookup_order");
+    expect(attr(tool, RELAY.toolKind)).toBe("http");
+    expect(attr(byName(SPAN_NAME.handoff), RELAY.handoffTo)).toBe("billing");
+    // Content is off by default.
+    expect(spans.flatMap((s) => s.attributes.map((a) => a.key))).not.toContain(GEN_AI.toolCallArguments);
+    expect(spans.flatMap((s) => s.attributes.map((a) => a.key))).not.toContain(RELAY.handoffReason);
+    expect(await exportRows(stub)).toBe(0);
+    expect((await stats()).exported_spans).toBe(before.exported_spans + spans.length);
+    // Nothing more later: the export was sent once.
+    await advanceClock(stub, 3_600_000);
+    await drainDue(stub);
+    expect(receiver.exports).toHaveLength(1);
+  });
+
+  it("with capture_content, tool arguments and handoff reasons are in the spans", async () => {
+    await configure({ capture_content: true });
+    const receiver = fakeOtlpReceiver(ENDPOINT);
+    await conversation();
+    const spans = receiver.accepted();
+    const tool = spans.find((s) => s.name === SPAN_NAME.executeTool("lookup_order"))!;
+    expect(JSON.parse(attr(tool, GEN_AI.toolCallArguments) as string)).toEqual({ order_id: "o-1" });
+    expect(attr(spans.find((s) => s.name === SPAN_NAME.handoff)!, RELAY.handoffReason)).toBe("a refund");
+  });
+
+  it("sample_ratio 0 sends nothing and queues nothing", async () => {
+    await configure({ sample_ratio: 0 });
+    const receiver = fakeOtlpReceiver(ENDPOINT);
+    const { stub } = await conversation();
+    expect(receiver.exports).toHaveLength(0);
+    expect(await exportRows(stub)).toBe(0);
+  });
+
+  it("a 5xx is retried on the backoff, and the retry is sent", async () => {
+    await configure();
+    let answers = [503];
+    const receiver = fakeOtlpReceiver(ENDPOINT, () => answers.shift() ?? 200);
+    const { stub } = await conversation();
+    expect(receiver.exports.map((e) => e.status)).toEqual([503]);
+    expect(await exportRows(stub)).toBe(1);
+    await advanceClock(stub, EXPORT_RETRY_DELAYS_MS[0]);
+    await drainDue(stub);
+    expect(receiver.exports.map((e) => e.status)).toEqual([503, 200]);
+    expect(spansOf(receiver.exports[1]!)).toEqual(spansOf(receiver.exports[0]!));
+    expect(await exportRows(stub)).toBe(0);
+    answers = [];
+  });
+
+  it("a 4xx drops the export at once and counts its spans", async () => {
+    await configure();
+    const before = await stats();
+    const receiver = fakeOtlpReceiver(ENDPOINT, () => 400);
+    const { stub } = await conversation();
+    expect(receiver.exports).toHaveLength(1);
+    expect(await exportRows(stub)).toBe(0);
+    const after = await stats();
+    expect(after.dropped_spans).toBe(before.dropped_spans + spansOf(receiver.exports[0]!).length);
+    expect(after.last_error).toBe("HTTP 400");
+  });
+
+  it("a receiver down past the retries: the export is dropped and counted, the run unaffected, the queue bounded", async () => {
+    await configure();
+    const before = await stats();
+    const receiver = fakeOtlpReceiver(ENDPOINT, () => 503);
+    const { id, stub } = await conversation();
+    // More runs in the same session than its queue holds, while the receiver is down.
+    for (let i = 0; i < MAX_QUEUED_EXPORTS + 3; i++) {
+      script({ billing: [answer(`Answer ${i}.`)] });
+      const res = await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: `again ${i}` });
+      expect(res.json.run.status).toBe("completed");
+      await drainDue(stub);
+      expect(await exportRows(stub)).toBeLessThanOrEqual(MAX_QUEUED_EXPORTS);
+    }
+    for (const delay of EXPORT_RETRY_DELAYS_MS) {
+      await advanceClock(stub, delay);
+      await drainDue(stub);
+    }
+    expect(await exportRows(stub)).toBe(0);
+    const after = await stats();
+    expect(after.dropped_spans).toBeGreaterThan(before.dropped_spans);
+    expect(after.exported_spans).toBe(before.exported_spans);
+    expect(after.last_error).toMatch(/HTTP 503|overflowed/);
+    // Nothing is tried again afterwards.
+    const attempts = receiver.exports.length;
+    await advanceClock(stub, 3_600_000);
+    await drainDue(stub);
+    expect(receiver.exports).toHaveLength(attempts);
+    // The session goes on as before.
+    script({ billing: [answer("Still here.")] });
+    const res = await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "still there?" });
+    expect(res.json.run).toMatchObject({ status: "completed", output: "Still here." });
+  });
+});

@@ -23,6 +23,7 @@ const TOKEN = "Bearer otel-secret-value";
 
 beforeAll(async () => {
   await putSecret("otel-token", TOKEN);
+  await call("PUT", "/v1/tools/pick_date", { name: "pick_date", kind: "client", description: "Picks a date" });
   await call("PUT", "/v1/tools/lookup_order", {
     name: "lookup_order",
     kind: "http",
@@ -36,7 +37,7 @@ beforeAll(async () => {
       description: "Front desk",
       triggers: { keywords: ["invoice"], priority: 50 },
       handoffs: ["billing"],
-      tools: { allow: ["lookup_order"] },
+      tools: { allow: ["lookup_order", "pick_date"] },
     },
     { name: "billing", description: "Billing" },
   ]) {
@@ -134,6 +135,36 @@ describe("trace export", () => {
     await advanceClock(stub, 3_600_000);
     await drainDue(stub);
     expect(receiver.exports).toHaveLength(1);
+  });
+
+  it("a run that pauses sends its closed spans; its end sends only the rest, in the same trace", async () => {
+    await configure();
+    const receiver = fakeOtlpReceiver(ENDPOINT);
+    script({ desk: [callTool("pick_date", {}), answer("Booked.")] });
+    const id = (await call("POST", "/v1/sessions", { agent: "desk" })).json.id as string;
+    const paused = await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "book me in" });
+    expect(paused.json.run.status).toBe("requires_action");
+    const { stub } = sessionStub("alpha", id);
+    await drainDue(stub);
+    expect(receiver.exports).toHaveLength(1);
+    const first = spansOf(receiver.exports[0]!);
+    // The agent's turn is still open: its chat span is sent, naming the turn's span as parent, but not the turn.
+    expect(first.map((s) => s.name)).toContain(SPAN_NAME.chat("fake-model"));
+    expect(first.map((s) => s.name)).not.toContain(SPAN_NAME.invokeAgent("desk"));
+    expect(await exportRows(stub)).toBe(1);
+    const call_id = paused.json.run.pending.tool_calls[0].id as string;
+    const resumed = await call("POST", `/v1/sessions/${id}/tool-outputs`, {
+      outputs: [{ tool_call_id: call_id, output: "the 3rd" }],
+    });
+    expect(resumed.json.run.status).toBe("completed");
+    await drainDue(stub);
+    expect(receiver.exports).toHaveLength(2);
+    const second = spansOf(receiver.exports[1]!);
+    const turn = second.find((s) => s.name === SPAN_NAME.invokeAgent("desk"))!;
+    expect(first.find((s) => s.name === SPAN_NAME.chat("fake-model"))!.parentSpanId).toBe(turn.spanId);
+    expect(second.map((s) => s.spanId).filter((sid) => first.some((s) => s.spanId === sid))).toEqual([]);
+    expect(new Set([...first, ...second].map((s) => s.traceId)).size).toBe(1);
+    expect(await exportRows(stub)).toBe(0);
   });
 
   it("with capture_content, tool arguments and handoff reasons are in the spans", async () => {

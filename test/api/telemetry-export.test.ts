@@ -137,6 +137,61 @@ describe("trace export", () => {
     expect(receiver.exports).toHaveLength(1);
   });
 
+  it("a run in a caller's trace is exported in it: its top spans under the caller's, its calls' traceparent naming exported spans", async () => {
+    expect((await configure()).status).toBe(200);
+    const receiver = fakeOtlpReceiver(ENDPOINT);
+    const toolHeaders: string[] = [];
+    llmServer.use(
+      http.post("https://tools.test/lookup", ({ request }) => {
+        toolHeaders.push(request.headers.get("traceparent") ?? "");
+        return HttpResponse.json({ status: "shipped" });
+      }),
+    );
+    script({
+      desk: [callTool("lookup_order", { order_id: "o-2" }), answer("Shipped.")],
+    });
+    const created = await call("POST", "/v1/sessions", { agent: "desk" });
+    const id = created.json.id as string;
+    const callerTrace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const callerSpan = "00f067aa0ba902b7";
+    const res = await call(
+      "POST",
+      `/v1/sessions/${id}/messages`,
+      { role: "user", content: "where is o-2?" },
+      {
+        headers: { traceparent: `00-${callerTrace}-${callerSpan}-01` },
+      },
+    );
+    expect(res.json.run).toMatchObject({ status: "completed", trace_id: callerTrace });
+    await drainDue(sessionStub("alpha", id).stub);
+    const spans = spansOf(receiver.exports.at(-1)!);
+    expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([callerTrace]));
+    const desk = spans.find((s) => s.name === SPAN_NAME.invokeAgent("desk"))!;
+    expect(desk.parentSpanId).toBe(callerSpan);
+    // The tool's request named the agent's turn: a span the collector has.
+    expect(toolHeaders).toEqual([`00-${callerTrace}-${desk.spanId}-01`]);
+  });
+
+  it("a caller's trace that is not sampled is not exported", async () => {
+    expect((await configure()).status).toBe(200);
+    const receiver = fakeOtlpReceiver(ENDPOINT);
+    script({ desk: [answer("Hello.")] });
+    const id = (await call("POST", "/v1/sessions", { agent: "desk" })).json.id as string;
+    const res = await call(
+      "POST",
+      `/v1/sessions/${id}/messages`,
+      { role: "user", content: "hi" },
+      {
+        headers: { traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4737-00f067aa0ba902b7-00" },
+      },
+    );
+    expect(res.json.run.status).toBe("completed");
+    const { stub } = sessionStub("alpha", id);
+    await drainDue(stub);
+    expect(receiver.exports).toHaveLength(0);
+    expect(await exportRows(stub)).toBe(0);
+  });
+
   it("a run that pauses sends its closed spans; its end sends only the rest, in the same trace", async () => {
     await configure();
     const receiver = fakeOtlpReceiver(ENDPOINT);

@@ -2,7 +2,7 @@ import type { AuditRecord } from "../../../src/audit/record";
 import { addTelemetryStats, getTelemetryConfig, type StatsDelta } from "../../../src/registry/telemetry-config-store";
 import { loadTools } from "../../../src/registry/tool-store";
 import { isActiveRun } from "../../../src/runtime/run-record";
-import type { TraceEvent } from "../../../src/schemas/run";
+import type { RunTrace, TraceEvent } from "../../../src/schemas/run";
 import type { TelemetryConfig } from "../../../src/schemas/telemetry";
 import { agentModels } from "../../../src/services/agent-models";
 import { knownTelemetryRatio } from "../../../src/services/registry-cache";
@@ -20,12 +20,12 @@ import {
   sampled,
 } from "../../../src/telemetry/export-policy";
 import { type RunSpans, type RunTraceInput, spansFromRun } from "../../../src/telemetry/from-trace";
+import { derivedRunTrace } from "../../../src/telemetry/propagation";
 import type { Span } from "../../../src/telemetry/span";
-import { derivedTraceId } from "../../../src/telemetry/span-ids";
 import type { Sql } from "../../shared/sql";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import type { TimerHandlers, TimerOutcome } from "../../shared/timers";
-import type { RunStore } from "../runs/run-store";
+import { type RunStore, traceOf } from "../runs/run-store";
 import type { SessionKernel } from "../session-kernel";
 import type { SessionEndHook } from "../session-lifecycle";
 import { ExportQueue, type ExportTarget, type QueuedExport } from "./export-store";
@@ -43,12 +43,18 @@ import { ExportQueue, type ExportTarget, type QueuedExport } from "./export-stor
 const SETTLED = new Set(["run.paused", "run.completed", "run.failed", "run.cancelled"]);
 
 /**
- * A run's trace id: its caller's when the run continues one, else derived from the run id
- * (src/telemetry/from-trace.ts), so sampling decided now and at send time agree.
+ * Whether a run's spans go to the tenant (parent-based sampling): a run that continues a
+ * caller's trace follows the caller's sampled flag, so a trace is whole or absent in the
+ * collector; a trace Relay starts is kept when its id falls under `ratio` (the same answer
+ * for every span, and at queue and send time).
  */
-export function runTraceId(runId: string, parent?: RunTraceInput["parent"]): string {
-  return parent?.trace_id ?? derivedTraceId("relay.run", runId);
+export function runSampled(trace: RunTrace, ratio: number): boolean {
+  return trace.parent ? trace.parent.sampled : sampled(trace.trace_id, ratio);
 }
+
+/** The parent spansFromRun (and so every span id) takes for a run: its caller's span, if any. */
+const parentOf = (trace: RunTrace): RunTraceInput["parent"] =>
+  trace.parent ? { trace_id: trace.trace_id, span_id: trace.parent.span_id } : undefined;
 
 interface Prepared {
   e: QueuedExport;
@@ -81,13 +87,19 @@ export class SessionTelemetry {
     for (const record of settled) {
       const runId = record.details.run_id as string;
       const targets: ExportTarget[] = [];
-      if (ratio === undefined || (ratio !== null && sampled(runTraceId(runId), ratio))) targets.push("tenant");
+      if (ratio === undefined || (ratio !== null && runSampled(this.traceOf(runId), ratio))) targets.push("tenant");
       if (operatorEndpoint(this.k.env)) targets.push("operator");
       for (const target of targets) this.queue.add(runId, target, now);
       queued ||= targets.length > 0;
     }
     if (queued)
       this.k.timers.schedule("telemetry.export", now, null, { key: TIMER_KEYS.telemetryExport, ifExists: "earliest" });
+  }
+
+  /** A run's trace as stored with it (derived for a run this object no longer holds). */
+  private traceOf(runId: string): RunTrace {
+    const row = this.runs.get(runId);
+    return row ? traceOf(row) : derivedRunTrace(runId);
   }
 
   timerHandlers(): TimerHandlers {
@@ -175,8 +187,11 @@ export class SessionTelemetry {
     const gone: QueuedExport[] = [];
     for (const e of rows) {
       const run = this.runs.get(e.run_id);
+      const trace = run ? traceOf(run) : derivedRunTrace(e.run_id);
+      const parent = parentOf(trace);
       const traced: RunSpans = spansFromRun({
         ...input,
+        ...(parent ? { parent } : {}),
         run_id: e.run_id,
         events: this.eventsOf(e.run_id, input.session_id),
         settings: { capture_content: capture },
@@ -184,7 +199,7 @@ export class SessionTelemetry {
       const sent = new Set(e.sent);
       const spans = traced.spans.filter((s) => !sent.has(s.span_id));
       const ended = !run || !isActiveRun(run.run.status);
-      const unsampled = target === "tenant" && config !== null && !sampled(traced.trace_id, config.sample_ratio);
+      const unsampled = target === "tenant" && config !== null && !runSampled(trace, config.sample_ratio);
       if (!destination || unsampled) gone.push(e);
       else prepared.push({ e, spans, ended });
     }

@@ -44,10 +44,15 @@ export class SessionMessages {
       this.giveBack(admitted.value);
       return started;
     }
-    await this.noteRun(started.value.run);
-    if (!options.background) return this.runs.answer(started.value);
-    this.runs.driveInBackground(started.value.run.id);
-    return started;
+    const { run } = started.value;
+    if (options.background) {
+      this.runs.driveInBackground(run.id);
+      await this.noteRun(run);
+      return started;
+    }
+    // The note goes beside the run, not before it: the caller hears of the run once both are done.
+    const [answered] = await Promise.all([this.runs.answer(started.value), this.noteRun(run)]);
+    return answered;
   }
 
   /** The run's events as they happen, then the final object. */
@@ -69,7 +74,7 @@ export class SessionMessages {
       return started;
     }
     const { message, run } = started.value;
-    await this.noteRun(run);
+    const noting = this.noteRun(run);
     // A client that goes away mid-run, with nobody else listening, cancels the run (and its model
     // call) — unless the run is detached from its stream.
     const stream: ReadableStream<Uint8Array> = this.hub.streamRun(
@@ -82,6 +87,7 @@ export class SessionMessages {
       run.id === paused ? from : "",
     );
     this.runs.driveInBackground(run.id);
+    await noting;
     return ok({ stream });
   }
 
@@ -103,9 +109,9 @@ export class SessionMessages {
   }
 
   /**
-   * Tells the tenant's object that the run started (or went on), before anyone hears of it: a
-   * tenant-wide list then finds it at once, where D1 has it only when the outbox flushes
-   * (docs/a2a.md, ListTasks). Best effort: a failure leaves the run to D1's list.
+   * Tells the tenant's object that the run started (or went on), while it runs and before the
+   * caller hears of it: a tenant-wide list then finds it at once, where D1 has it only when the
+   * outbox flushes (docs/a2a.md, ListTasks). Best effort: a failure leaves the run to D1's list.
    */
   private async noteRun(run: Run): Promise<void> {
     const loaded = this.k.live();

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { redactPii } from "../handoff/pii";
 import type { TraceEvent } from "../schemas/run";
 import {
   ERROR_TYPE,
@@ -18,8 +19,9 @@ import { derivedSpanId, derivedTraceId } from "./span-ids";
  * A run's trace events as OpenTelemetry spans (docs/observability.md, From a run's trace):
  * one `invoke_agent` span per agent's turn — from its `agent_start` to its
  * `agent_complete`, `agent_error` or accepted handoff — with `chat`, `execute_tool`,
- * `relay.handoff` and `relay.compaction` children, a `relay.route` span for the router's
- * decision, and guardrail results and approvals as span events. Pure: the same events give
+ * `relay.handoff`, `relay.approval` and `relay.compaction` children, a `relay.route` span for
+ * the router's decision, and guardrail results as span events. Content, when captured, is
+ * PII-masked (src/handoff/pii.ts). Pure: the same events give
  * the same spans, ids included (src/telemetry/span-ids.ts).
  *
  * Trace events record when a step ended and how long it took, so a span starts at
@@ -31,8 +33,8 @@ import { derivedSpanId, derivedTraceId } from "./span-ids";
 export const TelemetrySettings = z.object({ capture_content: z.boolean().default(false) });
 export type TelemetrySettings = z.infer<typeof TelemetrySettings>;
 
-/** Relay's kinds of tool, as the registry and the runtime know them. */
-export const RelayToolKind = z.enum(["http", "mcp", "client", "handoff", "builtin"]);
+/** Relay's kinds of tool, as the registry and the runtime know them; `peer`: talking to another agent. */
+export const RelayToolKind = z.enum(["http", "mcp", "client", "handoff", "builtin", "peer"]);
 export type RelayToolKind = z.infer<typeof RelayToolKind>;
 
 export interface RunTraceInput {
@@ -43,8 +45,13 @@ export interface RunTraceInput {
   settings: TelemetrySettings;
   /** The tenant's model provider (which `gen_ai.provider.name` model calls get). */
   provider: keyof typeof PROVIDER_NAME;
-  /** Registry tools by name and kind; a name not here is a built-in (or a handoff by its name). */
-  tools?: Readonly<Record<string, "http" | "mcp" | "client">>;
+  /**
+   * Tools by name and kind: the registry's, and the agent-to-agent tools (`peer`, by their
+   * action); a name not here is a built-in (or a handoff by its name).
+   */
+  tools?: Readonly<Record<string, "http" | "mcp" | "client" | PeerTool>>;
+  /** The session's collaboration id, set on the spans of agent-to-agent tools. */
+  collaboration_id?: string;
   /** The caller's context: its trace, and its span as the parent of the run's top spans. */
   parent?: { trace_id: string; span_id: string };
 }
@@ -54,6 +61,12 @@ export interface RunSpans {
   spans: Span[];
   /** `invoke_agent` spans still open (the run waits, or goes on): their children are in `spans`. */
   open: string[];
+}
+
+/** An agent-to-agent tool, by what it does (docs/collaboration.md). */
+export interface PeerTool {
+  kind: "peer";
+  action: string;
 }
 
 interface Turn {
@@ -71,6 +84,8 @@ export function spansFromRun(input: RunTraceInput): RunSpans {
   const spans: Span[] = [];
   let turn: Turn | null = null;
   let lastHandoff: { span_id: string; to: string | undefined } | null = null;
+  /** Approvals asked and not decided yet, by tool name (first asked, first decided). */
+  const asked = new Map<string, { event: TraceEvent; parent: string }[]>();
 
   const span = (event: TraceEvent, role: string, name: string, kind: Span["kind"], parent: string | null): Span => {
     const end = isoToNanos(event.timestamp);
@@ -147,15 +162,27 @@ export function spansFromRun(input: RunTraceInput): RunSpans {
         const outcome = event.details.outcome;
         const tool = event.details.tool_name ?? "unknown";
         if (outcome === "approval required") {
-          mark(t, event, RELAY_EVENT.approvalRequested, { [GEN_AI.toolName]: tool });
+          asked.set(tool, [...(asked.get(tool) ?? []), { event, parent: t.span.span_id }]);
         } else if (outcome?.startsWith("approved") || outcome?.startsWith("denied")) {
-          mark(t, event, RELAY_EVENT.approvalDecided, {
-            [GEN_AI.toolName]: tool,
-            [RELAY.approvalOutcome]: outcome.startsWith("approved") ? "approved" : "denied",
-          });
+          const request = asked.get(tool)?.shift();
+          spans.push(
+            approvalSpan(
+              span(
+                request?.event ?? event,
+                "approval",
+                SPAN_NAME.approval,
+                "internal",
+                request?.parent ?? t.span.span_id,
+              ),
+              event,
+              tool,
+            ),
+          );
         } else if (!HANDOFF_TOOL.test(tool)) {
           const s = span(event, "tool", SPAN_NAME.executeTool(tool), "internal", t.span.span_id);
+          const kind = input.tools?.[tool];
           spans.push(toolSpan(s, event, tool, toolKind(tool, input.tools), capture));
+          if (typeof kind === "object") peerAttributes(s, event, kind, input.collaboration_id);
         }
         break;
       }
@@ -249,7 +276,36 @@ function modelSpan(s: Span, event: TraceEvent, provider: keyof typeof PROVIDER_N
 }
 
 function toolKind(tool: string, tools: RunTraceInput["tools"]): RelayToolKind {
-  return tools?.[tool] ?? (HANDOFF_TOOL.test(tool) ? "handoff" : "builtin");
+  const kind = tools?.[tool];
+  if (kind !== undefined) return typeof kind === "object" ? "peer" : kind;
+  return HANDOFF_TOOL.test(tool) ? "handoff" : "builtin";
+}
+
+/** Captured content, PII-masked: what a tenant turned capture on for, minus what identifies a person. */
+const content = (text: string): string => redactPii(text);
+
+/**
+ * An approval's wait (`relay.approval`): from the call's request for approval to the
+ * decision, under the turn that asked. `s` is made from the request's event.
+ */
+function approvalSpan(s: Span, decided: TraceEvent, tool: string): Span {
+  s.end_ns = laterOf(isoToNanos(decided.timestamp), s.start_ns);
+  const approved = decided.details.outcome?.startsWith("approved") === true;
+  Object.assign(s.attributes, {
+    [GEN_AI.toolName]: tool,
+    [RELAY.approvalOutcome]: approved ? "approved" : "denied",
+    [RELAY.approvalDecisionEventId]: decided.event_id,
+  });
+  return s;
+}
+
+/** An agent-to-agent call: which collaboration, what it does, and to whom (the agent named is not content). */
+function peerAttributes(s: Span, event: TraceEvent, peer: PeerTool, collaboration: string | undefined): void {
+  s.attributes[RELAY.collaborationAction] = peer.action;
+  if (collaboration) s.attributes[RELAY.collaborationId] = collaboration;
+  const args = event.details.tool_args;
+  const to = args && typeof args === "object" ? (args as { agent?: unknown }).agent : undefined;
+  if (typeof to === "string") s.attributes[RELAY.collaborationTo] = to;
 }
 
 function toolSpan(s: Span, event: TraceEvent, tool: string, kind: RelayToolKind, capture: boolean): Span {
@@ -263,9 +319,10 @@ function toolSpan(s: Span, event: TraceEvent, tool: string, kind: RelayToolKind,
   });
   if (outcome) s.attributes[RELAY.toolOutcome] = outcome;
   if (capture && event.details.tool_args !== undefined)
-    s.attributes[GEN_AI.toolCallArguments] = JSON.stringify(event.details.tool_args);
+    s.attributes[GEN_AI.toolCallArguments] = content(JSON.stringify(event.details.tool_args));
   if (outcome === "interrupted") s.status = { code: "error", message: "interrupted by a restart" };
-  else if (event.error !== null) s.status = capture ? { code: "error", message: event.error } : { code: "error" };
+  else if (event.error !== null)
+    s.status = capture ? { code: "error", message: content(event.error) } : { code: "error" };
   if (s.status.code === "error") s.attributes[ERROR_TYPE] = outcome === "interrupted" ? "interrupted" : "tool_error";
   return s;
 }
@@ -278,7 +335,7 @@ function handoffSpan(s: Span, event: TraceEvent, capture: boolean): Span {
   s.attributes[RELAY.handoffMode] = tool.startsWith("return_to_") ? "return" : "transfer";
   s.attributes[RELAY.handoffOutcome] = d.outcome ?? (event.error ? "refused" : "completed");
   if (tool) s.attributes[GEN_AI.toolName] = tool;
-  if (capture && d.handoff_reason) s.attributes[RELAY.handoffReason] = d.handoff_reason;
+  if (capture && d.handoff_reason) s.attributes[RELAY.handoffReason] = content(d.handoff_reason);
   if (event.error) {
     s.status = { code: "error" };
     s.attributes[ERROR_TYPE] = event.error;

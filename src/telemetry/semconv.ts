@@ -103,6 +103,8 @@ export const SPAN_NAME = {
   handoff: "relay.handoff",
   /** Not in the conventions: compaction of an agent's view before its turn. */
   compaction: "relay.compaction",
+  /** Not in the conventions: a tool call waiting for a person's approval. */
+  approval: "relay.approval",
 } as const;
 
 /** Relay's own attributes and event names, all under `relay.`. */
@@ -132,19 +134,20 @@ export const RELAY = {
   toolKind: "relay.tool.kind",
   toolOutcome: "relay.tool.outcome",
   approvalOutcome: "relay.approval.outcome",
+  /** The trace event of an approval's decision (its wait's span is named after the request's). */
+  approvalDecisionEventId: "relay.approval.decision_event_id",
   compactionStrategy: "relay.compaction.strategy",
   compactionItems: "relay.compaction.items",
   compactionTokensBefore: "relay.compaction.tokens_before",
   compactionTokensAfter: "relay.compaction.tokens_after",
-  /** Collaboration: which one, and the phase; not in the trace events yet. */
+  /** Agent-to-agent tools: the session's collaboration, the tool's action, the agent addressed. */
   collaborationId: "relay.collaboration.id",
-  collaborationPhase: "relay.collaboration.phase",
+  collaborationAction: "relay.collaboration.action",
+  collaborationTo: "relay.collaboration.to",
 } as const;
 
 /** Span events Relay adds (names under `relay.`). */
 export const RELAY_EVENT = {
-  approvalRequested: "relay.approval.requested",
-  approvalDecided: "relay.approval.decided",
   /** A person's turn began: the run waits for the inbox. */
   humanTurnRequested: "relay.human_turn.requested",
   toolCallRequested: "relay.tool_call.requested",

@@ -37,7 +37,7 @@ function handedOffRun(): TraceEvent[] {
       {
         from_agent: "triage",
         to_agent: "billing",
-        handoff_reason: "charged twice, card 4111",
+        handoff_reason: "charged twice, mail ann@example.com",
         tool_name: "transfer_to_billing",
         outcome: "completed",
       },
@@ -80,7 +80,7 @@ function handedOffRun(): TraceEvent[] {
       at(90),
       { tool_name: "refund", tool_args: { amount: 900 }, outcome: "error" },
       90,
-      "card 4111 1111 declined",
+      "card 4111 1111 1111 1111 declined",
     ),
     traceEvent(RUN, "llm_call", "billing", at(400), { executor: "model", model: "gpt-4o" }, 400),
     traceEvent(RUN, "guardrail", "billing", at(0), { outcome: "passed" }),
@@ -163,7 +163,7 @@ describe("spans from a run's trace", () => {
     expect(compaction!.attributes).toMatchObject({ "relay.compaction.strategy": "trim", "relay.compaction.items": 4 });
   });
 
-  it("maps tools by kind, approvals and guardrail results to events, and failures to error statuses", () => {
+  it("maps tools by kind, approval waits to spans, guardrail results to events, and failures to error statuses", () => {
     const { spans } = spansFromRun(input(handedOffRun()));
     const [lookup] = byName(spans, "execute_tool lookup_invoice");
     expect(lookup!.attributes).toMatchObject({
@@ -178,21 +178,58 @@ describe("spans from a run's trace", () => {
     expect(refunds[0]!.attributes).toMatchObject({ "relay.tool.kind": "mcp", "error.type": "tool_error" });
     expect(refunds[0]!.status).toEqual({ code: "error" });
     const [billing] = byName(spans, "invoke_agent billing");
-    expect(billing!.events.map((e) => e.name)).toEqual([
-      "relay.approval.requested",
-      "relay.approval.decided",
-      "gen_ai.guardrail.result",
-    ]);
-    expect(billing!.events[1]!.attributes["relay.approval.outcome"]).toBe("approved");
-    expect(billing!.events[2]!.attributes).toMatchObject({
+    // The wait is a span under the turn that asked: from the request to the decision (a minute).
+    const [approval] = byName(spans, "relay.approval");
+    expect(approval!.parent_span_id).toBe(billing!.span_id);
+    expect(approval!.attributes).toMatchObject({ "gen_ai.tool.name": "refund", "relay.approval.outcome": "approved" });
+    expect(BigInt(approval!.end_ns) - BigInt(approval!.start_ns)).toBe(60_000_000_000n);
+    expect(billing!.events.map((e) => e.name)).toEqual(["gen_ai.guardrail.result"]);
+    expect(billing!.events[0]!.attributes).toMatchObject({
       "gen_ai.guardrail.result.type": "outcome",
       "gen_ai.guardrail.result.value": "passed",
     });
   });
 
-  it("keeps content out unless the tenant turns capture on", () => {
+  it("leaves an approval still waiting out, and names a denial", () => {
+    const events = handedOffRun();
+    const asked = events.findIndex((e) => e.details.outcome === "approval required");
+    const waiting = spansFromRun(input(events.slice(0, asked + 1)));
+    expect(byName(waiting.spans, "relay.approval")).toEqual([]);
+    const denied = traceEvent(RUN, "tool_call", "billing", T0 + 99_000, {
+      tool_name: "refund",
+      outcome: "denied by ops@acme",
+    });
+    const decided = spansFromRun(input([...events.slice(0, asked + 1), denied]));
+    expect(byName(decided.spans, "relay.approval")[0]!.attributes["relay.approval.outcome"]).toBe("denied");
+  });
+
+  it("marks agent-to-agent calls with their collaboration, action and the agent addressed", () => {
+    const ask = traceEvent(
+      RUN,
+      "tool_call",
+      "triage",
+      T0 + 50,
+      { tool_name: "ask_agent", tool_args: { agent: "billing", question: "balance?" }, outcome: "ok" },
+      40,
+    );
+    const { spans } = spansFromRun(
+      input([traceEvent(RUN, "agent_start", "triage", T0, {}), ask], {
+        tools: { ask_agent: { kind: "peer", action: "ask" } },
+        collaboration_id: "col_1",
+      }),
+    );
+    expect(byName(spans, "execute_tool ask_agent")[0]!.attributes).toMatchObject({
+      "relay.tool.kind": "peer",
+      "relay.collaboration.id": "col_1",
+      "relay.collaboration.action": "ask",
+      "relay.collaboration.to": "billing",
+    });
+  });
+
+  it("keeps content out unless the tenant turns capture on, and masks PII in what it captures", () => {
     const off = JSON.stringify(spansFromRun(input(handedOffRun())).spans);
     expect(off).not.toContain("4111");
+    expect(off).not.toContain("example.com");
     expect(off).not.toContain("gen_ai.tool.call.arguments");
     expect(off).not.toContain("INV-7");
 
@@ -200,8 +237,11 @@ describe("spans from a run's trace", () => {
     const [lookup] = byName(on, "execute_tool lookup_invoice");
     expect(lookup!.attributes["gen_ai.tool.call.arguments"]).toBe('{"invoice":"INV-7"}');
     const [refund] = byName(on, "execute_tool refund");
-    expect(refund!.status).toEqual({ code: "error", message: "card 4111 1111 declined" });
-    expect(byName(on, "relay.handoff")[0]!.attributes["relay.handoff.reason"]).toBe("charged twice, card 4111");
+    expect(refund!.status).toEqual({ code: "error", message: "card [REDACTED_CARD] declined" });
+    expect(byName(on, "relay.handoff")[0]!.attributes["relay.handoff.reason"]).toBe(
+      "charged twice, mail [REDACTED_EMAIL]",
+    );
+    expect(JSON.stringify(on)).not.toContain("4111");
   });
 
   it("gives the same ids every time, and continues the caller's trace under its span", () => {

@@ -1,6 +1,7 @@
 import type { AuditRecord } from "../../../src/audit/record";
 import { addTelemetryStats, getTelemetryConfig, type StatsDelta } from "../../../src/registry/telemetry-config-store";
 import { loadTools } from "../../../src/registry/tool-store";
+import { PEER_TOOLS } from "../../../src/runtime/agent-tools";
 import { isActiveRun } from "../../../src/runtime/run-record";
 import type { RunTrace, TraceEvent } from "../../../src/schemas/run";
 import type { TelemetryConfig } from "../../../src/schemas/telemetry";
@@ -25,6 +26,7 @@ import type { Span } from "../../../src/telemetry/span";
 import type { Sql } from "../../shared/sql";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import type { TimerHandlers, TimerOutcome } from "../../shared/timers";
+import { sessionCollaborationId } from "../runs/run-peers";
 import { type RunStore, traceOf } from "../runs/run-store";
 import type { SessionKernel } from "../session-kernel";
 import type { SessionEndHook } from "../session-lifecycle";
@@ -55,6 +57,8 @@ export function runSampled(trace: RunTrace, ratio: number): boolean {
 /** The parent spansFromRun (and so every span id) takes for a run: its caller's span, if any. */
 const parentOf = (trace: RunTrace): RunTraceInput["parent"] =>
   trace.parent ? { trace_id: trace.trace_id, span_id: trace.parent.span_id } : undefined;
+
+type RunInput = Pick<RunTraceInput, "provider" | "session_id" | "tools" | "collaboration_id">;
 
 interface Prepared {
   e: QueuedExport;
@@ -142,16 +146,15 @@ export class SessionTelemetry {
   }
 
   /** What spansFromRun needs besides a run's events: the tenant's provider and tool kinds (defaults when unreadable). */
-  private async inputOf(
-    tenant: string,
-    sessionId: string,
-  ): Promise<Pick<RunTraceInput, "provider" | "session_id" | "tools">> {
+  private async inputOf(tenant: string, sessionId: string): Promise<RunInput> {
     const models = await agentModels(this.k.env, tenant).catch(() => null);
     const tools = await loadTools(this.k.env.DB, tenant).catch(() => []);
+    const peers = Object.entries(PEER_TOOLS).map(([action, name]) => [name, { kind: "peer" as const, action }]);
     return {
       session_id: sessionId,
       provider: models?.provider.ok ? models.provider.value.name : "local",
-      tools: Object.fromEntries(tools.map((t) => [t.name, t.kind])),
+      tools: Object.fromEntries([...tools.map((t) => [t.name, t.kind]), ...peers]),
+      collaboration_id: sessionCollaborationId(sessionId),
     };
   }
 
@@ -171,7 +174,7 @@ export class SessionTelemetry {
     target: ExportTarget,
     rows: QueuedExport[],
     config: TelemetryConfig | null,
-    input: Pick<RunTraceInput, "provider" | "session_id" | "tools">,
+    input: RunInput,
     now: number,
   ): Promise<void> {
     const operator = operatorEndpoint(this.k.env);

@@ -34,6 +34,9 @@ export const TASK_STATE_OF: Readonly<Record<RunStatus, TaskState>> = {
   cancelled: TaskState.TASK_STATE_CANCELED,
 };
 
+/** A run's status as the A2A task state's name (`TASK_STATE_WORKING`…), as traces carry it. */
+export const taskStateName = (status: RunStatus): string => TaskState[TASK_STATE_OF[status]];
+
 /** The A2A task states a run may be in, for ListTasks' status filter. */
 export function runStatusesOf(state: TaskState): RunStatus[] {
   return (Object.keys(TASK_STATE_OF) as RunStatus[]).filter((status) => TASK_STATE_OF[status] === state);

@@ -6,7 +6,7 @@ import type { Handoff, HandoffRequest, HistoryItem } from "../schemas/handoff";
 import type { InboxAnswer, InboxItem } from "../schemas/inbox";
 import type { CompactionList, MemoryFact, MemoryView } from "../schemas/memory";
 import type { RouteDecision } from "../schemas/routing";
-import type { Run, RunStatus, ToolOutputs, TracePage } from "../schemas/run";
+import type { Run, RunOrigin, RunStatus, ToolOutputs, TracePage } from "../schemas/run";
 import type {
   AgentTurnStatus,
   SessionMessage,
@@ -93,6 +93,8 @@ export interface MessageOptions {
    * message starts belongs to that trace (docs/observability.md, Propagation).
    */
   trace?: TraceContext;
+  /** The A2A method whose request sent the message: the run's server span (docs/observability.md). */
+  a2a_method?: RunOrigin["a2a_method"];
 }
 
 /** A conversation item as an A2A task shows it: with the id its client gave it, when it was given one. */

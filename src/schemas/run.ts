@@ -224,6 +224,16 @@ export const RunTrace = z.object({
 });
 export type RunTrace = z.infer<typeof RunTrace>;
 
+/**
+ * The A2A request that started a run, for its server span (docs/observability.md, A2A
+ * spans): the method, and the id the client gave its message.
+ */
+export const RunOrigin = z.object({
+  a2a_method: z.enum(["SendMessage", "SendStreamingMessage"]),
+  message_id: z.string().optional(),
+});
+export type RunOrigin = z.infer<typeof RunOrigin>;
+
 /** A run as the API returns it. */
 export const Run = z.object({
   id: z.string(),

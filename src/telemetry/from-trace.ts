@@ -2,6 +2,7 @@ import { z } from "zod";
 import { redactPii } from "../handoff/pii";
 import type { TraceEvent } from "../schemas/run";
 import {
+  A2A,
   ERROR_TYPE,
   GEN_AI,
   GEN_AI_OPERATION,
@@ -52,6 +53,11 @@ export interface RunTraceInput {
   tools?: Readonly<Record<string, "http" | "mcp" | "client" | PeerTool>>;
   /** The session's collaboration id, set on the spans of agent-to-agent tools. */
   collaboration_id?: string;
+  /**
+   * The A2A request that started the run: its server span (`SendMessage`,
+   * `SendStreamingMessage`) is the run's top span, with the task's state as it is now.
+   */
+  a2a?: { method: string; message_id?: string; state: string };
   /** The caller's context: its trace, and its span as the parent of the run's top spans. */
   parent?: { trace_id: string; span_id: string };
 }
@@ -79,7 +85,8 @@ const HANDOFF_TOOL = /^(transfer_to_|return_to_)/;
 /** The spans of one run, made from its trace events. */
 export function spansFromRun(input: RunTraceInput): RunSpans {
   const trace_id = input.parent?.trace_id ?? derivedTraceId("relay.run", input.run_id);
-  const root = input.parent?.span_id ?? null;
+  const server = input.a2a ? a2aServerSpan(input, trace_id) : null;
+  const root = server?.span_id ?? input.parent?.span_id ?? null;
   const capture = input.settings.capture_content;
   const spans: Span[] = [];
   let turn: Turn | null = null;
@@ -235,7 +242,49 @@ export function spansFromRun(input: RunTraceInput): RunSpans {
     }
   }
   const still = turn as Turn | null;
+  if (server) spans.unshift(coverRun(server, input));
   return { trace_id, spans, open: still ? [still.span.span_id] : [] };
+}
+
+/**
+ * The A2A server span of the request that started the run (the A2A conventions' `a2a.server`):
+ * Relay's task id is the run id and its context id the session id.
+ */
+function a2aServerSpan(input: RunTraceInput, trace_id: string): Span {
+  const a2a = input.a2a!;
+  const attributes: Attributes = {
+    [A2A.methodName]: a2a.method,
+    [A2A.taskId]: input.run_id,
+    [A2A.taskState]: a2a.state,
+    [GEN_AI.conversationId]: input.session_id,
+    [RELAY.runId]: input.run_id,
+  };
+  if (a2a.message_id) attributes[A2A.messageId] = a2a.message_id;
+  return {
+    trace_id,
+    span_id: derivedSpanId(trace_id, input.run_id, "a2a.server"),
+    parent_span_id: input.parent?.span_id ?? null,
+    name: a2a.method,
+    kind: "server",
+    start_ns: "0",
+    end_ns: "0",
+    attributes,
+    events: [],
+    links: [],
+    status: { code: "unset" },
+  };
+}
+
+/** A span over the run's events so far (the route that led to it included): from its first to its last. */
+function coverRun(s: Span, input: RunTraceInput): Span {
+  const own = input.events.filter(
+    (e) => e.correlation_id === input.run_id || (e.event_type === "route" && e.correlation_id === input.session_id),
+  );
+  if (own.length === 0) return s;
+  const first = own[0]!;
+  s.start_ns = minusMs(isoToNanos(first.timestamp), first.duration_ms);
+  s.end_ns = laterOf(isoToNanos(own[own.length - 1]!.timestamp), s.start_ns);
+  return s;
 }
 
 function providerOf(executor: string | undefined, provider: keyof typeof PROVIDER_NAME): string {
@@ -278,6 +327,9 @@ function modelSpan(s: Span, event: TraceEvent, provider: keyof typeof PROVIDER_N
 function toolKind(tool: string, tools: RunTraceInput["tools"]): RelayToolKind {
   const kind = tools?.[tool];
   if (kind !== undefined) return typeof kind === "object" ? "peer" : kind;
+  // An MCP server's tools are named `<registry tool>__<its name>` (docs/mcp.md).
+  const server = tool.indexOf("__");
+  if (server > 0 && tools?.[tool.slice(0, server)] === "mcp") return "mcp";
   return HANDOFF_TOOL.test(tool) ? "handoff" : "builtin";
 }
 

@@ -89,6 +89,7 @@ export const A2A = {
   methodName: "a2a.method.name",
   taskId: "a2a.task.id",
   taskState: "a2a.task.state",
+  messageId: "a2a.message.id",
   protocolVersion: "a2a.protocol.version",
 } as const;
 

@@ -94,7 +94,7 @@ const input = (events: TraceEvent[], more: Partial<RunTraceInput> = {}): RunTrac
   events,
   settings: { capture_content: false },
   provider: "openai",
-  tools: { lookup_invoice: "http", refund: "mcp" },
+  tools: { lookup_invoice: "http", refund: "mcp", parcels: "mcp" },
   ...more,
 });
 
@@ -188,6 +188,40 @@ describe("spans from a run's trace", () => {
       "gen_ai.guardrail.result.type": "outcome",
       "gen_ai.guardrail.result.value": "passed",
     });
+  });
+
+  it("knows an MCP server's tool by its registry tool's prefix", () => {
+    const events = [
+      traceEvent(RUN, "agent_start", "desk", T0, {}),
+      traceEvent(RUN, "tool_call", "desk", T0 + 9, { tool_name: "parcels__track_parcel", outcome: "ok" }, 9),
+      traceEvent(RUN, "tool_call", "desk", T0 + 9, { tool_name: "other__track_parcel", outcome: "ok" }, 9),
+    ];
+    const { spans } = spansFromRun(input(events));
+    expect(byName(spans, "execute_tool parcels__track_parcel")[0]!.attributes["relay.tool.kind"]).toBe("mcp");
+    expect(byName(spans, "execute_tool other__track_parcel")[0]!.attributes["relay.tool.kind"]).toBe("builtin");
+  });
+
+  it("puts a run an A2A request started under its server span, from the route to the run's last event", () => {
+    const events = handedOffRun();
+    const parent = { trace_id: "4bf92f3577b34da6a3ce929d0e0e4736", span_id: "00f067aa0ba902b7" };
+    const a2a = { method: "SendMessage", message_id: "m-1", state: "TASK_STATE_COMPLETED" };
+    const { spans } = spansFromRun(input(events, { parent, a2a }));
+    const [server] = byName(spans, "SendMessage");
+    expect(server).toMatchObject({ kind: "server", parent_span_id: parent.span_id });
+    expect(server!.attributes).toMatchObject({
+      "a2a.method.name": "SendMessage",
+      "a2a.task.id": RUN.id,
+      "a2a.task.state": "TASK_STATE_COMPLETED",
+      "a2a.message.id": "m-1",
+      "gen_ai.conversation.id": SESSION,
+    });
+    const top = spans.filter((s) => s.parent_span_id === server!.span_id).map((s) => s.name);
+    expect(top).toEqual(["relay.route", "invoke_agent triage", "invoke_agent billing"]);
+    expect(server!.start_ns).toBe(spans.find((s) => s.name === "relay.route")!.start_ns);
+    expect(server!.end_ns).toBe(byName(spans, "invoke_agent billing")[0]!.end_ns);
+    // The other spans keep their ids: the calls' traceparent named them before the server span existed.
+    const plain = spansFromRun(input(events, { parent }));
+    expect(spans.filter((s) => s !== server).map((s) => s.span_id)).toEqual(plain.spans.map((s) => s.span_id));
   });
 
   it("leaves an approval still waiting out, and names a denial", () => {

@@ -1,7 +1,7 @@
 import type { RunList, RunListQuery } from "../../../src/rpc/session";
 import { liveRunChange } from "../../../src/runtime/live-events";
 import { ACTIVE_RUN_STATUSES, RUN_STEPS, type RunStep } from "../../../src/runtime/run-record";
-import { RUN_STATUSES, Run, type RunStatus, RunTrace, TraceEvent, TurnWork } from "../../../src/schemas/run";
+import { RUN_STATUSES, Run, RunOrigin, type RunStatus, RunTrace, TraceEvent, TurnWork } from "../../../src/schemas/run";
 import { derivedRunTrace } from "../../../src/telemetry/propagation";
 import { ALL_TABLES, type Sql, type TablesHeld } from "../../shared/sql";
 import type { LiveStore } from "../live/live-store";
@@ -13,7 +13,8 @@ import type { LiveStore } from "../live/live-store";
  * read and carry their format.
  *
  * Formats of a run's record: 1, the run as the API shows it (without `trace_id`); 2 adds
- * `trace_id` and `trace_parent`, the caller's context (docs/observability.md, Propagation).
+ * `trace_id` and `trace_parent`, the caller's context (docs/observability.md, Propagation),
+ * and may hold `origin`, the A2A request that started it (absent: null).
  * A format-1 run is read as a run of its own derived trace; it is written back as format 2.
  */
 
@@ -113,6 +114,8 @@ export interface RunRow {
    * the run's trace is its own). Left out, a save keeps null.
    */
   trace_parent?: RunTrace["parent"];
+  /** The A2A request that started the run (null: another). Left out, a save keeps null. */
+  origin?: RunOrigin | null;
 }
 
 interface StoredRun {
@@ -136,6 +139,7 @@ function toRow(row: StoredRun): RunRow {
     resumes: row.resumes,
     work: row.work === null ? null : TurnWork.parse(JSON.parse(row.work)),
     trace_parent: untraced ? null : TraceParent.parse(record.trace_parent ?? null),
+    origin: RunOrigin.nullable().parse(record.origin ?? null),
   };
 }
 
@@ -185,7 +189,12 @@ export class RunStore {
       if (change) this.live.append([change]);
     }
     const work = row.work ? JSON.stringify(row.work) : null;
-    const record = JSON.stringify({ ...run, events: [], trace_parent: row.trace_parent ?? null });
+    const record = JSON.stringify({
+      ...run,
+      events: [],
+      trace_parent: row.trace_parent ?? null,
+      ...(row.origin ? { origin: row.origin } : {}),
+    });
     // A step that keeps the status leaves `status` out: setting the column, even to the
     // value it holds, rewrites its entry in `runs_active` too (two rows written, not one).
     if (before === run.status) {

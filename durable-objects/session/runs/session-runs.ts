@@ -132,7 +132,7 @@ export class SessionRuns {
   async startRun(
     content: string,
     actor: Actor,
-    options: Pick<MessageOptions, "client_message_id" | "trace"> = {},
+    options: Pick<MessageOptions, "client_message_id" | "trace" | "a2a_method"> = {},
   ): Promise<Result<MessageRun>> {
     const clientId = options.client_message_id;
     const loaded = this.k.live();
@@ -160,7 +160,10 @@ export class SessionRuns {
       session,
       [runStarted(scope, actor, now, { run_id: run.id, agent: run.agent, message_id: item.id! })],
       () => {
-        this.store.save({ run, step: null, resumes: 0, work: null, trace_parent: trace.parent });
+        const origin = options.a2a_method
+          ? { a2a_method: options.a2a_method, ...(clientId ? { message_id: clientId } : {}) }
+          : null;
+        this.store.save({ run, step: null, resumes: 0, work: null, trace_parent: trace.parent, origin });
         this.steps.append(session, [{ ...item, client_message_id: clientId }], now, run.id);
         // Made here, after the run's own event, so live subscribers see the run start first.
         this.store.addEvents([traceEvent(run, "agent_start", run.agent, now, { outcome: "run started" })]);

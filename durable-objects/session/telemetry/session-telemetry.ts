@@ -1,4 +1,5 @@
 import type { AuditRecord } from "../../../src/audit/record";
+import { taskStateName } from "../../../src/interop/a2a-task";
 import { addTelemetryStats, getTelemetryConfig, type StatsDelta } from "../../../src/registry/telemetry-config-store";
 import { loadTools } from "../../../src/registry/tool-store";
 import { PEER_TOOLS } from "../../../src/runtime/agent-tools";
@@ -192,9 +193,19 @@ export class SessionTelemetry {
       const run = this.runs.get(e.run_id);
       const trace = run ? traceOf(run) : derivedRunTrace(e.run_id);
       const parent = parentOf(trace);
+      const origin = run?.origin;
       const traced: RunSpans = spansFromRun({
         ...input,
         ...(parent ? { parent } : {}),
+        ...(origin && run
+          ? {
+              a2a: {
+                method: origin.a2a_method,
+                state: taskStateName(run.run.status),
+                ...(origin.message_id ? { message_id: origin.message_id } : {}),
+              },
+            }
+          : {}),
         run_id: e.run_id,
         events: this.eventsOf(e.run_id, input.session_id),
         settings: { capture_content: capture },

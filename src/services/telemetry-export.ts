@@ -1,8 +1,15 @@
 import type { Env } from "../env";
+import { readCapped } from "../lib/read-capped";
 import { outboundFetch } from "../outbound/fetch";
 import { parseRelayHosts } from "../outbound/policy";
 import type { TelemetryConfig } from "../schemas/telemetry";
-import { EXPORT_TIMEOUT_MS, type ExportOutcome, outcomeOfStatus } from "../telemetry/export-policy";
+import {
+  EXPORT_ANSWER_CAP,
+  EXPORT_TIMEOUT_MS,
+  type ExportOutcome,
+  outcomeOfStatus,
+  partialSuccessOf,
+} from "../telemetry/export-policy";
 import { exportTraceRequest } from "../telemetry/otlp-json";
 import type { Span } from "../telemetry/span";
 import { secretReferences } from "../vault/references";
@@ -68,7 +75,13 @@ export async function postSpans(
   );
   if (result.kind === "refused") return { type: "refused", error: result.message };
   if (result.kind === "failed") return { type: "retryable", error: result.message };
-  // The answer's body (an ExportTraceServiceResponse) is not needed; read so the connection is freed.
-  await result.response.body?.cancel();
-  return outcomeOfStatus(result.response.status);
+  const outcome = outcomeOfStatus(result.response.status);
+  if (outcome.type !== "sent") {
+    await result.response.body?.cancel();
+    return outcome;
+  }
+  // A 2xx may be a partial success: the ExportTraceServiceResponse names the spans rejected.
+  const answer = await readCapped(result.response, EXPORT_ANSWER_CAP, "refuse");
+  const rejected = answer.ok ? partialSuccessOf(answer.text, spans.length) : null;
+  return rejected ? { type: "sent", rejected } : outcome;
 }

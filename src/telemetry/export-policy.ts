@@ -36,9 +36,13 @@ export function sampled(traceId: string, ratio: number): boolean {
   return Number.parseInt(traceId.slice(-13), 16) / 2 ** 52 < ratio;
 }
 
-/** How one attempt went: sent, worth retrying, or not (refused for good). */
+/**
+ * How one attempt went: sent, worth retrying, or not (refused for good). A collector that
+ * accepted the request may still have rejected some spans (OTLP's partial success): they are
+ * dropped, not sent again (OTLP/HTTP: the client must not retry them).
+ */
 export type ExportOutcome =
-  | { type: "sent" }
+  | { type: "sent"; rejected?: { spans: number; error: string } }
   | { type: "retryable"; error: string }
   | { type: "refused"; error: string };
 
@@ -47,6 +51,32 @@ export function outcomeOfStatus(status: number): ExportOutcome {
   if (status >= 200 && status < 300) return { type: "sent" };
   const error = `HTTP ${status}`;
   return status >= 500 || status === 408 || status === 429 ? { type: "retryable", error } : { type: "refused", error };
+}
+
+/** Bytes of a 2xx answer read for its partial success; a longer one is taken as full success. */
+export const EXPORT_ANSWER_CAP = 16 * 1024;
+
+/**
+ * The partial success of an OTLP/HTTP JSON `ExportTraceServiceResponse` (null: none — all
+ * accepted): `rejectedSpans` (an int64, so a decimal string or a number) above 0, with the
+ * collector's `errorMessage`. An answer that is not such JSON is a full success, as an empty one is.
+ */
+export function partialSuccessOf(text: string, sentSpans: number): { spans: number; error: string } | null {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const partial = (body as { partialSuccess?: { rejectedSpans?: unknown; errorMessage?: unknown } } | null)
+    ?.partialSuccess;
+  const rejected = Number(partial?.rejectedSpans ?? 0);
+  if (!Number.isSafeInteger(rejected) || rejected <= 0) return null;
+  const message = typeof partial?.errorMessage === "string" && partial.errorMessage ? `: ${partial.errorMessage}` : "";
+  return {
+    spans: Math.min(rejected, sentSpans),
+    error: `the collector rejected ${rejected} spans${message}`.slice(0, 300),
+  };
 }
 
 export type NextExport = { type: "retry"; attempts: number; at: number } | { type: "drop"; attempts: number };

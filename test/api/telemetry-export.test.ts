@@ -255,6 +255,27 @@ describe("trace export", () => {
     answers = [];
   });
 
+  it("a partial success counts the spans the collector rejected as dropped, with its message, and sends them no more", async () => {
+    await configure();
+    const before = await stats();
+    const receiver = fakeOtlpReceiver(
+      ENDPOINT,
+      () => 200,
+      () => ({ rejectedSpans: "2", errorMessage: "span name too long" }),
+    );
+    const { stub } = await conversation();
+    expect(receiver.exports).toHaveLength(1);
+    const sent = spansOf(receiver.exports[0]!).length;
+    const after = await stats();
+    expect(after.exported_spans).toBe(before.exported_spans + sent - 2);
+    expect(after.dropped_spans).toBe(before.dropped_spans + 2);
+    expect(after.last_error).toBe("the collector rejected 2 spans: span name too long");
+    expect(await exportRows(stub)).toBe(0);
+    await advanceClock(stub, 3_600_000);
+    await drainDue(stub);
+    expect(receiver.exports).toHaveLength(1);
+  });
+
   it("a 4xx drops the export at once and counts its spans", async () => {
     await configure();
     const before = await stats();

@@ -5,7 +5,8 @@ import { llmServer } from "./server";
 /**
  * An OTLP/HTTP traces receiver at `url` (POST JSON `ExportTraceServiceRequest`), answering each
  * request with the status `status()` gives — 200 with an empty `ExportTraceServiceResponse`, or
- * an error status with a `Status` body, as the OTLP/HTTP specification says.
+ * an error status with a `Status` body, as the OTLP/HTTP specification says. `partial` makes a
+ * 200 a partial success: the response's `partialSuccess` (rejected spans, as an int64 string).
  */
 export interface OtlpExport {
   headers: Record<string, string>;
@@ -14,7 +15,11 @@ export interface OtlpExport {
   status: number;
 }
 
-export function fakeOtlpReceiver(url: string, status: () => number = () => 200) {
+export function fakeOtlpReceiver(
+  url: string,
+  status: () => number = () => 200,
+  partial?: () => { rejectedSpans: string; errorMessage: string },
+) {
   const exports: OtlpExport[] = [];
   llmServer.use(
     http.post(url, async ({ request }) => {
@@ -27,7 +32,7 @@ export function fakeOtlpReceiver(url: string, status: () => number = () => 200) 
         status: answer,
       });
       return answer === 200
-        ? HttpResponse.json({})
+        ? HttpResponse.json(partial ? { partialSuccess: partial() } : {})
         : HttpResponse.json({ code: 14, message: "unavailable" }, { status: answer });
     }),
   );

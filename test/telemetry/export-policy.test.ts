@@ -4,6 +4,7 @@ import {
   EXPORT_FAILING_WINDOW_MS,
   EXPORT_RETRY_DELAYS_MS,
   outcomeOfStatus,
+  partialSuccessOf,
   sampled,
 } from "../../src/telemetry/export-policy";
 import { derivedTraceId } from "../../src/telemetry/span-ids";
@@ -64,5 +65,32 @@ describe("afterExportFailure", () => {
 
   it("drops a refusal at once", () => {
     expect(afterExportFailure({ type: "refused", error: "HTTP 400" }, 0, 0, 0)).toEqual({ type: "drop", attempts: 1 });
+  });
+});
+
+describe("an OTLP answer's partial success", () => {
+  it("reads rejectedSpans as an int64 string or a number, with the collector's message", () => {
+    expect(partialSuccessOf('{"partialSuccess":{"rejectedSpans":"3","errorMessage":"too big"}}', 10)).toEqual({
+      spans: 3,
+      error: "the collector rejected 3 spans: too big",
+    });
+    expect(partialSuccessOf('{"partialSuccess":{"rejectedSpans":2}}', 10)).toEqual({
+      spans: 2,
+      error: "the collector rejected 2 spans",
+    });
+  });
+
+  it("takes an empty, zero, odd or non-JSON answer as a full success, and never counts more than was sent", () => {
+    for (const text of [
+      "",
+      "{}",
+      '{"partialSuccess":{}}',
+      '{"partialSuccess":{"rejectedSpans":"0"}}',
+      "<html>",
+      "null",
+    ])
+      expect(partialSuccessOf(text, 5), text).toBeNull();
+    expect(partialSuccessOf('{"partialSuccess":{"rejectedSpans":"-1"}}', 5)).toBeNull();
+    expect(partialSuccessOf('{"partialSuccess":{"rejectedSpans":"99"}}', 5)?.spans).toBe(5);
   });
 });

@@ -242,7 +242,15 @@ export class SessionTelemetry {
         );
         delta.exported += p.spans.length;
       }
-      if (outcome.type === "sent") return;
+      if (outcome.type === "sent") {
+        // A partial success: the rejected spans are dropped (not sent again), and said why.
+        if (outcome.rejected) {
+          delta.exported -= outcome.rejected.spans;
+          delta.dropped += outcome.rejected.spans;
+          delta.error = { message: outcome.rejected.error, at: new Date(now).toISOString() };
+        }
+        return;
+      }
       delta.error = { message: outcome.error, at: new Date(now).toISOString() };
       for (const p of sending) {
         const next = afterExportFailure(outcome, p.e.attempts, p.e.failing_since ?? now, now);

@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { redactPii } from "../handoff/pii";
+import type { HistoryItem } from "../schemas/handoff";
 import type { TraceEvent } from "../schemas/run";
+import { capturedText, turnMessages } from "./content";
 import {
   A2A,
   ERROR_TYPE,
@@ -58,6 +59,8 @@ export interface RunTraceInput {
    * `SendStreamingMessage`) is the run's top span, with the task's state as it is now.
    */
   a2a?: { method: string; message_id?: string; state: string };
+  /** The run's conversation items, for content capture (their text on the agents' turns). */
+  messages?: readonly HistoryItem[];
   /** The caller's context: its trace, and its span as the parent of the run's top spans. */
   parent?: { trace_id: string; span_id: string };
 }
@@ -118,6 +121,10 @@ export function spansFromRun(input: RunTraceInput): RunSpans {
     t.span.end_ns = laterOf(at, t.span.start_ns);
     t.span.attributes[RELAY.agentOutcome] = outcome;
     t.span.attributes[GEN_AI.providerName] = providerOf(t.executor, input.provider);
+    if (capture && input.messages) {
+      const agent = String(t.span.attributes[GEN_AI.agentName]);
+      Object.assign(t.span.attributes, turnMessages(input.messages, { ...t.span, agent }));
+    }
     spans.push(t.span);
   };
   const open = (event: TraceEvent, role: string): Turn => {
@@ -333,9 +340,6 @@ function toolKind(tool: string, tools: RunTraceInput["tools"]): RelayToolKind {
   return HANDOFF_TOOL.test(tool) ? "handoff" : "builtin";
 }
 
-/** Captured content, PII-masked: what a tenant turned capture on for, minus what identifies a person. */
-const content = (text: string): string => redactPii(text);
-
 /**
  * An approval's wait (`relay.approval`): from the call's request for approval to the
  * decision, under the turn that asked. `s` is made from the request's event.
@@ -371,10 +375,10 @@ function toolSpan(s: Span, event: TraceEvent, tool: string, kind: RelayToolKind,
   });
   if (outcome) s.attributes[RELAY.toolOutcome] = outcome;
   if (capture && event.details.tool_args !== undefined)
-    s.attributes[GEN_AI.toolCallArguments] = content(JSON.stringify(event.details.tool_args));
+    s.attributes[GEN_AI.toolCallArguments] = capturedText(JSON.stringify(event.details.tool_args));
   if (outcome === "interrupted") s.status = { code: "error", message: "interrupted by a restart" };
   else if (event.error !== null)
-    s.status = capture ? { code: "error", message: content(event.error) } : { code: "error" };
+    s.status = capture ? { code: "error", message: capturedText(event.error) } : { code: "error" };
   if (s.status.code === "error") s.attributes[ERROR_TYPE] = outcome === "interrupted" ? "interrupted" : "tool_error";
   return s;
 }
@@ -387,7 +391,7 @@ function handoffSpan(s: Span, event: TraceEvent, capture: boolean): Span {
   s.attributes[RELAY.handoffMode] = tool.startsWith("return_to_") ? "return" : "transfer";
   s.attributes[RELAY.handoffOutcome] = d.outcome ?? (event.error ? "refused" : "completed");
   if (tool) s.attributes[GEN_AI.toolName] = tool;
-  if (capture && d.handoff_reason) s.attributes[RELAY.handoffReason] = content(d.handoff_reason);
+  if (capture && d.handoff_reason) s.attributes[RELAY.handoffReason] = capturedText(d.handoff_reason);
   if (event.error) {
     s.status = { code: "error" };
     s.attributes[ERROR_TYPE] = event.error;

@@ -45,6 +45,10 @@ export const GEN_AI = {
   toolCallArguments: "gen_ai.tool.call.arguments",
   /** Opt-in content: only with content capture on. */
   toolCallResult: "gen_ai.tool.call.result",
+  /** Opt-in content: the messages an agent's turn was given, as JSON text. */
+  inputMessages: "gen_ai.input.messages",
+  /** Opt-in content: the messages an agent's turn answered with, as JSON text. */
+  outputMessages: "gen_ai.output.messages",
   guardrailComponentName: "gen_ai.guardrail.component.name",
   guardrailResultType: "gen_ai.guardrail.result.type",
   guardrailResultValue: "gen_ai.guardrail.result.value",

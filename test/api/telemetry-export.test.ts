@@ -129,6 +129,7 @@ describe("trace export", () => {
     // Content is off by default.
     expect(spans.flatMap((s) => s.attributes.map((a) => a.key))).not.toContain(GEN_AI.toolCallArguments);
     expect(spans.flatMap((s) => s.attributes.map((a) => a.key))).not.toContain(RELAY.handoffReason);
+    expect(spans.flatMap((s) => s.attributes.map((a) => a.key))).not.toContain(GEN_AI.inputMessages);
     expect(await exportRows(stub)).toBe(0);
     expect((await stats()).exported_spans).toBe(before.exported_spans + spans.length);
     // Nothing more later: the export was sent once.
@@ -230,6 +231,15 @@ describe("trace export", () => {
     const tool = spans.find((s) => s.name === SPAN_NAME.executeTool("lookup_order"))!;
     expect(JSON.parse(attr(tool, GEN_AI.toolCallArguments) as string)).toEqual({ order_id: "o-1" });
     expect(attr(spans.find((s) => s.name === SPAN_NAME.handoff)!, RELAY.handoffReason)).toBe("a refund");
+    // The agents' turns carry the run's messages in the conventions' form.
+    const turn = (agent: string) => spans.find((s) => s.name === SPAN_NAME.invokeAgent(agent))!;
+    expect(JSON.parse(attr(turn("desk"), GEN_AI.inputMessages) as string)).toEqual([
+      { role: "user", parts: [{ type: "text", content: "order o-1, please refund" }] },
+    ]);
+    expect(JSON.parse(attr(turn("billing"), GEN_AI.outputMessages) as string)).toEqual([
+      { role: "assistant", parts: [{ type: "text", content: "Refunded." }], finish_reason: "stop" },
+    ]);
+    expect(attr(turn("desk"), GEN_AI.outputMessages)).toBeUndefined();
   });
 
   it("sample_ratio 0 sends nothing and queues nothing", async () => {

@@ -278,6 +278,27 @@ describe("spans from a run's trace", () => {
     expect(JSON.stringify(on)).not.toContain("4111");
   });
 
+  it("puts a turn's messages on its span only with capture on, PII-masked and cut to size", () => {
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const messages = [
+      { role: "user" as const, content: "I was charged twice, call me on 555-123-4567", created_at: iso(T0 + 1) },
+      { role: "assistant" as const, agent: "triage", content: "", tool_calls: [], created_at: iso(T0 + 801) },
+      { role: "assistant" as const, agent: "billing", content: "x".repeat(20_000), created_at: iso(T0 + 1700) },
+    ];
+    const off = spansFromRun(input(handedOffRun(), { messages })).spans;
+    expect(JSON.stringify(off)).not.toContain("charged twice");
+    const on = spansFromRun(input(handedOffRun(), { messages, settings: { capture_content: true } })).spans;
+    const [triage] = byName(on, "invoke_agent triage");
+    expect(JSON.parse(triage!.attributes["gen_ai.input.messages"] as string)).toEqual([
+      { role: "user", parts: [{ type: "text", content: "I was charged twice, call me on [REDACTED_PHONE]" }] },
+    ]);
+    expect(triage!.attributes["gen_ai.output.messages"]).toBeUndefined();
+    const [billing] = byName(on, "invoke_agent billing");
+    const [answer] = JSON.parse(billing!.attributes["gen_ai.output.messages"] as string);
+    expect(answer.finish_reason).toBe("stop");
+    expect(answer.parts[0].content).toHaveLength(8 * 1024 + "…[cut]".length);
+  });
+
   it("gives the same ids every time, and continues the caller's trace under its span", () => {
     const events = handedOffRun();
     const first = spansFromRun(input(events));

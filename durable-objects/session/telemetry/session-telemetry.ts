@@ -194,6 +194,15 @@ export class SessionTelemetry {
       const trace = run ? traceOf(run) : derivedRunTrace(e.run_id);
       const parent = parentOf(trace);
       const origin = run?.origin;
+      // Content is read only for a tenant that captures it: the run's items, as its task shows them.
+      const messages =
+        capture && run
+          ? this.k.store.historyBetween(
+              Date.parse(run.run.started_at),
+              run.run.ended_at === null ? now : Date.parse(run.run.ended_at),
+              200,
+            )
+          : undefined;
       const traced: RunSpans = spansFromRun({
         ...input,
         ...(parent ? { parent } : {}),
@@ -209,6 +218,7 @@ export class SessionTelemetry {
         run_id: e.run_id,
         events: this.eventsOf(e.run_id, input.session_id),
         settings: { capture_content: capture },
+        ...(messages ? { messages } : {}),
       });
       const sent = new Set(e.sent);
       const spans = traced.spans.filter((s) => !sent.has(s.span_id));

@@ -21,15 +21,19 @@ const SELECT = "SELECT format, endpoint, headers, sample_ratio, capture_content,
 
 /** The tenant's settings, or null when it has set none (nothing is exported to it). */
 export async function getTelemetryConfig(db: D1Database, tenant: string): Promise<TelemetryConfig | null> {
-  const row = await db.prepare(`${SELECT} WHERE tenant = ?1`).bind(tenant).first<unknown>();
+  return parseTelemetryConfig(await telemetryConfigStatement(db, tenant).first<unknown>());
+}
+
+/** The statement the registry head's batch reads the settings with (src/services/registry-cache.ts). */
+export function telemetryConfigStatement(db: D1Database, tenant: string): D1PreparedStatement {
+  return db.prepare(`${SELECT} WHERE tenant = ?1`).bind(tenant);
+}
+
+/** A settings row as read (null: none). */
+export function parseTelemetryConfig(row: unknown): TelemetryConfig | null {
   if (!row) return null;
   const { format: _format, ...config } = Row.parse(row);
   return config;
-}
-
-/** The statement the registry head's batch reads the sample ratio with (src/services/registry-cache.ts). */
-export function telemetryRatioStatement(db: D1Database, tenant: string): D1PreparedStatement {
-  return db.prepare("SELECT sample_ratio FROM telemetry_config WHERE tenant = ?1").bind(tenant);
 }
 
 /** Replaces the tenant's settings. */

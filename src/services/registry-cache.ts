@@ -3,7 +3,7 @@ import { unwrap } from "../errors";
 import { parseTenantConfig, tenantConfigStatement } from "../registry/config-store";
 import { subscribedStatement } from "../registry/event-subscriptions";
 import { loadDefinitions, type RegistryHead, registryHeadStatement } from "../registry/store";
-import { telemetryRatioStatement } from "../registry/telemetry-config-store";
+import { parseTelemetryConfig, telemetryConfigStatement } from "../registry/telemetry-config-store";
 import { loadTools } from "../registry/tool-store";
 import { decodeShard, unpackSections } from "../routing/router-codec";
 import type { RouteAgent } from "../routing/router-image";
@@ -15,6 +15,7 @@ import type { BuildStats, RoutedByObject, RouteNeeds } from "../rpc/router";
 import { routerRpc } from "../rpc/stubs";
 import type { AgentDefinition } from "../schemas/agent";
 import type { RoutingConfigPatch } from "../schemas/routing";
+import type { TelemetryConfig } from "../schemas/telemetry";
 import type { ToolDefinition } from "../schemas/tool";
 
 /**
@@ -319,6 +320,8 @@ export interface TenantHead {
   subscribed: boolean;
   /** The tenant's trace export sample ratio; null when it exports nothing (docs/observability.md, Export). */
   telemetryRatio: number | null;
+  /** The tenant's trace export settings; null when it exports nothing. */
+  telemetry: TelemetryConfig | null;
 }
 
 const heads = new Map<string, { value: Promise<TenantHead>; expires: number; settled?: TenantHead }>();
@@ -367,17 +370,29 @@ export function invalidateTenant(tenant: string): void {
   heads.delete(tenant);
 }
 
+/** The telemetry settings of a head: a row that does not parse exports nothing, and never fails a route. */
+function telemetryOf(row: unknown): TelemetryConfig | null {
+  try {
+    return parseTelemetryConfig(row);
+  } catch (error) {
+    console.warn("telemetry: a settings row does not parse", error);
+    return null;
+  }
+}
+
 async function readHead(db: D1Database, tenant: string): Promise<TenantHead> {
   const [headRows, configRows, subscribedRows, telemetryRows] = await db.batch([
     registryHeadStatement(db, tenant),
     tenantConfigStatement(db, tenant),
     subscribedStatement(db, tenant),
-    telemetryRatioStatement(db, tenant),
+    telemetryConfigStatement(db, tenant),
   ]);
+  const telemetry = telemetryOf(telemetryRows?.results[0]);
   return {
     head: (headRows?.results[0] as RegistryHead | undefined) ?? { version: 0, stamp: "" },
     tenantConfig: parseTenantConfig(configRows?.results[0] as { config: string } | undefined),
     subscribed: (subscribedRows?.results.length ?? 0) > 0,
-    telemetryRatio: (telemetryRows?.results[0] as { sample_ratio: number } | undefined)?.sample_ratio ?? null,
+    telemetryRatio: telemetry?.sample_ratio ?? null,
+    telemetry,
   };
 }

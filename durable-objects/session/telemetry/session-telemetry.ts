@@ -1,13 +1,12 @@
 import type { AuditRecord } from "../../../src/audit/record";
 import { taskStateName } from "../../../src/interop/a2a-task";
-import { addTelemetryStats, getTelemetryConfig, type StatsDelta } from "../../../src/registry/telemetry-config-store";
-import { loadTools } from "../../../src/registry/tool-store";
+import { addTelemetryStats, type StatsDelta } from "../../../src/registry/telemetry-config-store";
 import { PEER_TOOLS } from "../../../src/runtime/agent-tools";
 import { isActiveRun } from "../../../src/runtime/run-record";
 import type { RunTrace, TraceEvent } from "../../../src/schemas/run";
 import type { TelemetryConfig } from "../../../src/schemas/telemetry";
 import { agentModels } from "../../../src/services/agent-models";
-import { knownTelemetryRatio } from "../../../src/services/registry-cache";
+import { agentDirectory, knownTelemetryRatio, tenantHead } from "../../../src/services/registry-cache";
 import {
   type ExportDestination,
   operatorEndpoint,
@@ -128,7 +127,8 @@ export class SessionTelemetry {
     if (due.length > 0 && session) {
       let config: TelemetryConfig | null;
       try {
-        config = await getTelemetryConfig(this.k.env.DB, session.tenant);
+        // The tenant head (one D1 batch a second per isolate) holds the settings.
+        config = (await tenantHead(this.k.env.DB, session.tenant)).telemetry;
       } catch {
         return {
           type: "retry",
@@ -149,7 +149,8 @@ export class SessionTelemetry {
   /** What spansFromRun needs besides a run's events: the tenant's provider and tool kinds (defaults when unreadable). */
   private async inputOf(tenant: string, sessionId: string): Promise<RunInput> {
     const models = await agentModels(this.k.env, tenant).catch(() => null);
-    const tools = await loadTools(this.k.env.DB, tenant).catch(() => []);
+    const directory = await agentDirectory(this.k.env.DB, tenant).catch(() => null);
+    const tools = [...(directory?.tools.values() ?? [])];
     const peers = Object.entries(PEER_TOOLS).map(([action, name]) => [name, { kind: "peer" as const, action }]);
     return {
       session_id: sessionId,

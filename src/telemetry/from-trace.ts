@@ -94,6 +94,8 @@ export function spansFromRun(input: RunTraceInput): RunSpans {
   const spans: Span[] = [];
   let turn: Turn | null = null;
   let lastHandoff: { span_id: string; to: string | undefined } | null = null;
+  /** Handoff tools called whose handoff is not recorded yet, by tool name. */
+  const handoffCalls = new Map<string, Span>();
   /** Approvals asked and not decided yet, by tool name (first asked, first decided). */
   const asked = new Map<string, { event: TraceEvent; parent: string }[]>();
 
@@ -192,18 +194,27 @@ export function spansFromRun(input: RunTraceInput): RunSpans {
               tool,
             ),
           );
-        } else if (!HANDOFF_TOOL.test(tool)) {
+        } else {
           const s = span(event, "tool", SPAN_NAME.executeTool(tool), "internal", t.span.span_id);
           const kind = input.tools?.[tool];
           spans.push(toolSpan(s, event, tool, toolKind(tool, input.tools), capture));
           if (typeof kind === "object") peerAttributes(s, event, kind, input.collaboration_id);
+          // A handoff tool's call is the parent of the handoff it asks for.
+          if (HANDOFF_TOOL.test(tool)) handoffCalls.set(tool, s);
         }
         break;
       }
       case "handoff": {
         const t = current(event);
-        const s = handoffSpan(span(event, "handoff", SPAN_NAME.handoff, "internal", t.span.span_id), event, capture);
+        const asked = handoffCalls.get(event.details.tool_name ?? "");
+        handoffCalls.delete(event.details.tool_name ?? "");
+        const parent = asked?.span_id ?? t.span.span_id;
+        const s = handoffSpan(span(event, "handoff", SPAN_NAME.handoff, "internal", parent), event, capture);
         spans.push(s);
+        if (asked) {
+          asked.end_ns = laterOf(s.end_ns, asked.end_ns);
+          if (event.error) fail(asked, event.error);
+        }
         if (!event.error) {
           lastHandoff = { span_id: s.span_id, to: event.details.to_agent };
           close(t, isoToNanos(event.timestamp), "handed_off");

@@ -142,7 +142,15 @@ describe("spans from a run's trace", () => {
     const [handoff] = byName(spans, "relay.handoff");
     const [triage] = byName(spans, "invoke_agent triage");
     const [billing] = byName(spans, "invoke_agent billing");
-    expect(handoff!.parent_span_id).toBe(triage!.span_id);
+    // Under the call of the handoff tool that asked for it, an execute_tool span of the turn.
+    const [asked] = byName(spans, "execute_tool transfer_to_billing");
+    expect(asked!.parent_span_id).toBe(triage!.span_id);
+    expect(asked!.attributes).toMatchObject({
+      "relay.tool.kind": "handoff",
+      "gen_ai.tool.name": "transfer_to_billing",
+    });
+    expect(handoff!.parent_span_id).toBe(asked!.span_id);
+    expect(asked!.end_ns).toBe(handoff!.end_ns);
     expect(handoff!.attributes).toMatchObject({
       "relay.handoff.from": "triage",
       "relay.handoff.to": "billing",
@@ -150,8 +158,6 @@ describe("spans from a run's trace", () => {
       "relay.handoff.outcome": "completed",
     });
     expect(billing!.links).toEqual([{ trace_id: handoff!.trace_id, span_id: handoff!.span_id, attributes: {} }]);
-    // The transfer call is the handoff span, not a tool span of its own.
-    expect(byName(spans, "execute_tool transfer_to_billing")).toEqual([]);
     const [route] = byName(spans, "relay.route");
     expect(route!.attributes).toMatchObject({
       "relay.route.method": "rule",

@@ -20,6 +20,22 @@ export function incomingTrace(headers: { get(name: string): string | null }): { 
   return trace ? { trace } : {};
 }
 
+/**
+ * A JSON-RPC request's trace context from its `params._meta`, as MCP carries it (SEP-414: the
+ * unprefixed keys `traceparent` and `tracestate`, in the W3C formats): null when it holds no
+ * valid `traceparent`. A value that is not a string counts as absent; `tracestate` is read
+ * only beside the `traceparent` of the same `_meta`.
+ */
+export function metaTrace(meta: Readonly<Record<string, unknown>> | undefined): TraceContext | null {
+  if (meta === undefined) return null;
+  return parseTraceContext({
+    get: (name) => {
+      const value = meta[name];
+      return typeof value === "string" ? value : null;
+    },
+  });
+}
+
 /** The trace a run keeps, from the context its starting request carried (null: none, or an invalid one). */
 export function runTrace(runId: string, incoming: TraceContext | null): RunTrace {
   if (!incoming) return { trace_id: derivedTraceId("relay.run", runId), parent: null };

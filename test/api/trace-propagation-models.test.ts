@@ -1,14 +1,17 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { derivedSpanId } from "../../src/telemetry/span-ids";
 import { parseTraceparent } from "../../src/telemetry/trace-context";
-import { answer, fakeOpenAI, type RecordedRequest } from "../fakes/openai";
+import { answer, callTool, fakeOpenAI, type RecordedRequest } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
+import { fakeWebhookAgent, replyOutput } from "../fakes/webhook-agent";
 import { call, newSession, putAgents } from "./helpers";
+import { agentOf, script } from "./run-fixtures";
 
 /**
  * The model calls a run makes besides its turns, in the run's trace (docs/observability.md,
- * Propagation): a compaction's summary, with the span of the turn it was made for. The outside
- * world is faked at the fetch boundary; sessions, storage and timers are real.
+ * Propagation): a compaction's summary, and a fan-out's tasks (model and webhook agents) and
+ * aggregate, each with the span of the turn they were made for. The outside world is faked at
+ * the fetch boundary; sessions, storage and timers are real.
  */
 
 const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -17,6 +20,9 @@ const TRACEPARENT = `00-${TRACE}-${CALLER_SPAN}-01`;
 
 const AGENTS = [
   { name: "summarizer", description: "Long talks", memory: { max_input_tokens: 2000, compact_at: 0.5, keep_last: 4 } },
+  { name: "lead", description: "Lead", handoffs: ["forecast", "rails"], tools: { allow: ["fan_out"] } },
+  { name: "forecast", description: "Weather" },
+  { name: "rails", kind: "webhook", endpoint: "https://rails.test/agent" },
 ];
 
 beforeAll(async () => {
@@ -65,5 +71,61 @@ describe("a compaction's summary", () => {
       expect(parentOf(req.headers), isSummary(req) ? "summary" : "turn").toEqual(firstTurn(run));
       expect(req.headers.tracestate).toBe("vendor=abc");
     }
+  });
+});
+
+describe("a fan-out", () => {
+  it("in a run: its tasks, model and webhook, and its aggregate carry the trace of the turn that called fan_out", async () => {
+    const rails = fakeWebhookAgent({ url: "https://rails.test/agent", respond: () => replyOutput("3h by train") });
+    llmServer.use(rails.handler);
+    const model = script({
+      lead: [
+        callTool("fan_out", {
+          tasks: [
+            { agent: "forecast", instruction: "Lisbon weather" },
+            { agent: "rails", instruction: "Porto trains" },
+          ],
+        }),
+        answer("Sunny; 3h."),
+        answer("Go: sunny, and 3h by train."),
+      ],
+      forecast: [answer("Sunny")],
+    });
+    const id = await newSession("lead");
+    const run = (await say(id, "weekend in Lisbon?", { traceparent: TRACEPARENT })).json.run;
+    expect(run).toMatchObject({ status: "completed", output: "Go: sunny, and 3h by train." });
+    const turn = firstTurn(run);
+    expect(model.requests.map((r) => [agentOf(r), parentOf(r.headers)])).toEqual([
+      ["lead", turn],
+      ["forecast", turn],
+      ["lead", turn],
+      ["lead", turn],
+    ]);
+    expect(rails.deliveries).toHaveLength(1);
+    expect(parentOf(rails.deliveries[0]!.headers)).toEqual(turn);
+  });
+
+  it("through the API, outside a run: no trace on its calls", async () => {
+    const rails = fakeWebhookAgent({ url: "https://rails.test/agent", respond: () => replyOutput("3h by train") });
+    llmServer.use(rails.handler);
+    const model = script({ forecast: [answer("Sunny")], lead: [answer("Sunny, 3h.")] });
+    const id = await newSession("lead");
+    const decomposition = {
+      original_query: "weekend in Lisbon?",
+      tasks: [
+        { task_id: "w", agent: "forecast", instruction: "Lisbon weather" },
+        { task_id: "t", agent: "rails", instruction: "Porto trains" },
+      ],
+    };
+    const res = await call(
+      "POST",
+      `/v1/sessions/${id}/fan-out`,
+      { decomposition },
+      { headers: { traceparent: TRACEPARENT } },
+    );
+    expect(res.json.state).toBe("COMPLETED");
+    expect(model.requests).toHaveLength(2);
+    for (const r of model.requests) expect(r.headers.traceparent, agentOf(r)).toBeUndefined();
+    expect(rails.deliveries[0]!.headers.traceparent).toBeUndefined();
   });
 });

@@ -2,6 +2,7 @@ import { deadline } from "../lib/deadline";
 import { webhookHeaders } from "../lib/standard-webhooks";
 import { deliveryTarget, outboundFetch } from "../outbound/fetch";
 import type { OutboundPolicy } from "../outbound/policy";
+import type { TraceContext } from "../telemetry/trace-context";
 import type { AuditRecord } from "./record";
 
 /**
@@ -22,6 +23,17 @@ export function deliveryBody(record: AuditRecord): string {
 
 export type DeliveryOutcome = { ok: true; status: number } | { ok: false; error: string };
 
+/** How one delivery is sent besides its content. */
+export interface DeliveryOptions {
+  /**
+   * The trace of the run whose record it is (docs/observability.md, Propagation): sent as
+   * `traceparent` and `tracestate`, beside the signed content, never in it. None for a record
+   * no run wrote.
+   */
+  trace?: TraceContext | undefined;
+  nowMs?: number;
+}
+
 /**
  * Signed at wall-clock time (what a receiver checks the 5-minute window against). A URL the
  * outbound policy refuses (set before the policy, or since refused by a changed deployment)
@@ -34,7 +46,7 @@ export async function deliver(
   id: string,
   body: string,
   policy: OutboundPolicy,
-  nowMs = Date.now(),
+  { trace, nowMs = Date.now() }: DeliveryOptions = {},
 ): Promise<DeliveryOutcome> {
   const timestamp = Math.floor(nowMs / 1000);
   const headers = {
@@ -44,7 +56,7 @@ export async function deliver(
   };
   const { signal, clear } = deadline(DELIVERY_TIMEOUT_MS);
   try {
-    const result = await outboundFetch(url, { method: "POST", headers, body, signal }, policy);
+    const result = await outboundFetch(url, { method: "POST", headers, body, signal }, policy, trace);
     if (result.kind === "refused")
       return { ok: false, error: `ENDPOINT_NOT_ALLOWED (${result.rule}): ${result.message}` };
     if (result.kind === "failed")

@@ -2,6 +2,7 @@ import type { Result } from "../errors";
 import type { OutboundCall } from "../outbound/fetch";
 import type { ChatMessage, ChatProvider } from "../providers/types";
 import type { AgentDefinition } from "../schemas/agent";
+import type { TraceContext } from "../telemetry/trace-context";
 import type { AgentTurnResult } from "./agent-turn";
 import { systemPrompt } from "./messages";
 import { callModel, turnTimeoutMs } from "./turn";
@@ -23,6 +24,8 @@ export interface OneTurnInput {
   default_model: string;
   /** Resolves the address policy and delivery signing of a webhook agent's call (asked only for webhook agents). */
   outbound: () => Promise<OutboundCall>;
+  /** The run's trace, sent on the model or webhook call (docs/observability.md, Propagation); none outside a run. */
+  trace?: TraceContext | undefined;
 }
 
 export async function oneTurn(input: OneTurnInput): Promise<AgentTurnResult> {
@@ -48,12 +51,13 @@ export async function oneTurn(input: OneTurnInput): Promise<AgentTurnResult> {
     tools: [],
     context: null,
   };
+  const trace = input.trace ? { trace: input.trace } : {};
   if (agent.kind === "webhook")
     return callWebhookAgent({ name: agent.name, endpoint: agent.endpoint! }, request, {
-      outbound: await input.outbound(),
+      outbound: { ...(await input.outbound()), ...trace },
       timeoutMs,
     });
   if (!input.provider.ok)
     return { ok: false, code: "DEPENDENCY_UNAVAILABLE", message: input.provider.error.message, duration_ms: 0 };
-  return callModel(input.provider.value, request, timeoutMs);
+  return callModel(input.provider.value, request, timeoutMs, trace);
 }

@@ -20,6 +20,22 @@ export function incomingTrace(headers: { get(name: string): string | null }): { 
   return trace ? { trace } : {};
 }
 
+/**
+ * A JSON-RPC request's trace context from its `params._meta`, as MCP carries it (SEP-414: the
+ * unprefixed keys `traceparent` and `tracestate`, in the W3C formats): null when it holds no
+ * valid `traceparent`. A value that is not a string counts as absent; `tracestate` is read
+ * only beside the `traceparent` of the same `_meta`.
+ */
+export function metaTrace(meta: Readonly<Record<string, unknown>> | undefined): TraceContext | null {
+  if (meta === undefined) return null;
+  return parseTraceContext({
+    get: (name) => {
+      const value = meta[name];
+      return typeof value === "string" ? value : null;
+    },
+  });
+}
+
 /** The trace a run keeps, from the context its starting request carried (null: none, or an invalid one). */
 export function runTrace(runId: string, incoming: TraceContext | null): RunTrace {
   if (!incoming) return { trace_id: derivedTraceId("relay.run", runId), parent: null };
@@ -60,6 +76,15 @@ export function turnSpanId(
   trace: RunTrace,
   events: readonly TraceEvent[],
 ): string {
+  return openTurnSpanId(run, trace, events) ?? derivedSpanId(trace.trace_id, run.id, "run");
+}
+
+/** The `invoke_agent` span spansFromRun lists as open after `events`; null when no turn is. */
+function openTurnSpanId(
+  run: { id: string; session_id: string },
+  trace: RunTrace,
+  events: readonly TraceEvent[],
+): string | null {
   const spans = spansFromRun({
     run_id: run.id,
     session_id: run.session_id,
@@ -68,7 +93,25 @@ export function turnSpanId(
     provider: "openai",
     ...(trace.parent ? { parent: { trace_id: trace.trace_id, span_id: trace.parent.span_id } } : {}),
   });
-  return spans.open[0] ?? derivedSpanId(trace.trace_id, run.id, "run");
+  return spans.open[0] ?? null;
+}
+
+/**
+ * The span id a delivery of the run's audit record `recordId` sends (docs/observability.md,
+ * Propagation): the agent's turn that was open when the record was written — read from the
+ * run's events made before it, since trace event ids (`evt_` and a ULID) and record ids are
+ * ULIDs of one clock, in the order they were made — else, for a record written outside a
+ * turn (the run's start, its end), the caller's span, and without a caller the span
+ * {@link turnSpanId} names outside a turn.
+ */
+export function recordSpanId(
+  run: { id: string; session_id: string },
+  trace: RunTrace,
+  events: readonly TraceEvent[],
+  recordId: string,
+): string {
+  const before = events.filter((e) => e.event_id.replace(/^evt_/, "").toUpperCase() < recordId);
+  return openTurnSpanId(run, trace, before) ?? trace.parent?.span_id ?? derivedSpanId(trace.trace_id, run.id, "run");
 }
 
 /** The span id of the `execute_tool` span of the tool_call event `eventId` (see from-trace.ts). */

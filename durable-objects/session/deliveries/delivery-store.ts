@@ -70,6 +70,17 @@ export class DeliveryQueue {
     this.sql`DELETE FROM deliveries`;
   }
 
+  /**
+   * The run whose handoff tool call started handoff `handoffId` (null: none did): its
+   * `handoff.initiated` record names the run, and the session's audit table (the outbox,
+   * which keeps every record it wrote) holds that record.
+   */
+  handoffRun(handoffId: string): string | null {
+    const row = this.sql<{ run_id: unknown }>`SELECT json_extract(details, '$.run_id') AS run_id FROM audit
+      WHERE handoff_id = ${handoffId} AND action = 'handoff.initiated' LIMIT 1`[0];
+    return typeof row?.run_id === "string" ? row.run_id : null;
+  }
+
   /** When the next delivery is due (null: none waits). */
   nextAt(): number | null {
     if (!this.tables.has("deliveries")) return null;

@@ -6,9 +6,12 @@ import { getSubscription } from "../../../src/registry/event-subscriptions";
 import { DELIVERED_FAMILIES, subscribed } from "../../../src/schemas/events";
 import { outboundPolicy } from "../../../src/services/outbound";
 import { knownUnsubscribed } from "../../../src/services/registry-cache";
+import type { TraceContext } from "../../../src/telemetry/trace-context";
 import type { Sql } from "../../shared/sql";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import type { TimerHandlers, TimerOutcome } from "../../shared/timers";
+import { RunStore } from "../runs/run-store";
+import { recordContexts } from "../runs/run-trace";
 import type { SessionKernel } from "../session-kernel";
 import type { SessionEndHook } from "../session-lifecycle";
 import { DeliveryQueue } from "./delivery-store";
@@ -19,7 +22,8 @@ import { DeliveryQueue } from "./delivery-store";
  * at least once, under a stable webhook-id (the record's id), retried with backoff
  * (src/audit/delivery-schedule.ts), and recorded as `webhook.delivery_failed` when finally given up. A
  * tenant with no events_url has its queue dropped at the first delivery run. A deleted
- * session's storage waits for its queue.
+ * session's storage waits for its queue. A record a run wrote goes out in the run's trace
+ * (docs/observability.md, Propagation).
  */
 
 /** Deliveries made per alarm run (the rest are due at once after it). */
@@ -27,12 +31,15 @@ const BATCH = 20;
 
 export class SessionDeliveries {
   private readonly queue: DeliveryQueue;
+  /** Read only, for the trace of a run's records. */
+  private readonly runs: RunStore;
 
   constructor(
     private readonly k: Pick<SessionKernel, "env" | "now" | "outbox" | "tables" | "timers" | "transaction">,
     sql: Sql,
   ) {
     this.queue = new DeliveryQueue(sql, k.tables);
+    this.runs = new RunStore(sql, undefined, k.tables);
   }
 
   /**
@@ -78,11 +85,14 @@ export class SessionDeliveries {
         return { type: "done" };
       }
       const policy = outboundPolicy(this.k.env);
+      const traceOf = this.tracer();
       const outcomes = await Promise.all(
         due.map(async (d) => ({
           d,
           outcome: subscribed(subscription.types, d.record.action)
-            ? await deliver(subscription.url, subscription.secret, d.record.id, deliveryBody(d.record), policy)
+            ? await deliver(subscription.url, subscription.secret, d.record.id, deliveryBody(d.record), policy, {
+                trace: traceOf(d.record),
+              })
             : null,
         })),
       );
@@ -126,5 +136,23 @@ export class SessionDeliveries {
     }
     const next = this.queue.nextAt();
     return next === null ? { type: "done" } : { type: "again", at: Math.max(next, now) };
+  }
+
+  /**
+   * The trace a delivery of a record sends: its run's, when a run wrote it — a run's record
+   * names the run, and a handoff's records belong to the run whose handoff tool call started
+   * it — and none otherwise.
+   */
+  private tracer(): (record: AuditRecord) => TraceContext | undefined {
+    const contextOf = recordContexts(this.runs);
+    return (record) => {
+      const runId =
+        typeof record.details.run_id === "string"
+          ? record.details.run_id
+          : record.action.startsWith("handoff.") && record.handoff_id !== null
+            ? this.queue.handoffRun(record.handoff_id)
+            : null;
+      return (runId === null ? null : contextOf(runId, record.id)) ?? undefined;
+    };
   }
 }

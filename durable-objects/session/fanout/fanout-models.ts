@@ -6,6 +6,7 @@ import { callModel, turnTimeoutMs } from "../../../src/runtime/turn";
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import { type Fanout, TaskDecomposition } from "../../../src/schemas/collaboration";
 import type { AgentModels } from "../../../src/services/agent-models";
+import type { TraceContext } from "../../../src/telemetry/trace-context";
 
 /**
  * The supervisor's own model in a fan-out: it plans the tasks with one `plan_tasks` call and
@@ -96,11 +97,15 @@ export async function planWithModel(
   }
 }
 
-/** The supervisor's own aggregate (a model call); null offline or on failure (Relay's is used). */
+/**
+ * The supervisor's own aggregate (a model call); null offline or on failure (Relay's is used).
+ * `trace`: the run's, for a fan-out a run's turn asked for (docs/observability.md, Propagation).
+ */
 export async function aggregateWithModel(
   supervisor: AgentDefinition,
   fanout: Fanout,
   models: AgentModels,
+  trace?: TraceContext,
 ): Promise<string | null> {
   if (!models.provider.ok || models.provider.value.name === "local" || supervisor.kind !== "llm") return null;
   const results = fanout.results
@@ -128,6 +133,7 @@ export async function aggregateWithModel(
       context: null,
     },
     turnTimeoutMs(supervisor),
+    trace ? { trace } : {},
   );
   return answer.ok && answer.response.content ? answer.response.content : null;
 }

@@ -27,8 +27,10 @@ import { type AgentModels, agentModels } from "../../../src/services/agent-model
 import { agentOutbound } from "../../../src/services/outbound";
 import { agentDirectory } from "../../../src/services/registry-cache";
 import { type SessionRecord, touch } from "../../../src/sessions/model";
+import type { TraceContext } from "../../../src/telemetry/trace-context";
 import type { TimerHandlers } from "../../shared/timers";
 import type { RunStore } from "../runs/run-store";
+import { turnContext } from "../runs/run-trace";
 import { auditScope, type SessionKernel } from "../session-kernel";
 import { aggregateWithModel, planWithModel } from "./fanout-models";
 import type { FanoutStore } from "./fanout-store";
@@ -40,7 +42,9 @@ import type { FanoutStore } from "./fanout-store";
  * parallel as its own one-turn sub-run within the task's timeout, results are recorded as
  * they come, and the supervisor aggregates them (a model call; Relay's own aggregate when
  * the provider is the offline one or the call fails). The states and the ending rule are
- * src/collaboration/fanout.ts; a deadline timer ends a fan-out a crash left executing.
+ * src/collaboration/fanout.ts; a deadline timer ends a fan-out a crash left executing. A
+ * fan-out a run's turn asked for sends that turn's trace on its tasks' calls and its
+ * aggregate (docs/observability.md, Propagation).
  */
 
 /** Past the longest task's timeout, the deadline timer ends what is still executing. */
@@ -49,7 +53,7 @@ const DEADLINE_MARGIN_MS = 10_000;
 export class SessionFanout {
   constructor(
     private readonly k: Pick<SessionKernel, "commit" | "env" | "live" | "now" | "outbox" | "store" | "timers">,
-    private readonly runs: Pick<RunStore, "active">,
+    private readonly runs: Pick<RunStore, "active" | "get" | "events">,
     private readonly store: FanoutStore,
   ) {}
 
@@ -84,7 +88,8 @@ export class SessionFanout {
    * their own timeouts).
    */
   async fromRun(runId: string, decomposition: TaskDecomposition, actor: Actor): Promise<Result<Fanout>> {
-    const begun = await this.begin({ decomposition }, actor, runId);
+    const row = this.runs.get(runId);
+    const begun = await this.begin({ decomposition }, actor, runId, row ? turnContext(this.runs, row) : undefined);
     if (!begun.ok) return begun;
     await begun.value.work;
     return ok(this.store.load(begun.value.id)!);
@@ -94,6 +99,7 @@ export class SessionFanout {
     args: FanoutStart,
     actor: Actor,
     runId: string | null,
+    trace?: TraceContext,
   ): Promise<Result<{ id: string; work: Promise<void> }>> {
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;
@@ -161,10 +167,10 @@ export class SessionFanout {
     const tasks = decomposition.tasks;
     const work = Promise.all(
       tasks.map(async (task) =>
-        this.take(fanout.id, await this.runTask(task, directory.byName.get(task.agent)!, models)),
+        this.take(fanout.id, await this.runTask(task, directory.byName.get(task.agent)!, models, trace)),
       ),
     )
-      .then(() => this.finish(fanout.id, models, supervisor))
+      .then(() => this.finish(fanout.id, models, supervisor, trace))
       .catch((error: unknown) => console.error(`fan-out ${fanout.id} failed; its deadline timer ends it`, error));
     return ok({ id: fanout.id, work });
   }
@@ -193,7 +199,12 @@ export class SessionFanout {
   }
 
   /** One task on its agent: a single turn with the instruction, within the task's timeout. */
-  private async runTask(task: AgentTask, agent: AgentDefinition, models: AgentModels): Promise<AgentResult> {
+  private async runTask(
+    task: AgentTask,
+    agent: AgentDefinition,
+    models: AgentModels,
+    trace: TraceContext | undefined,
+  ): Promise<AgentResult> {
     const started = Date.now();
     const result = await oneTurn({
       agent,
@@ -204,6 +215,7 @@ export class SessionFanout {
       provider: models.provider,
       default_model: models.default_model,
       outbound: () => agentOutbound(this.k.env, this.k.store.load()?.tenant ?? "", agent),
+      trace,
     });
     if (!result.ok) {
       const error = result.code === "MODEL_TIMEOUT" || result.code === "WEBHOOK_TIMEOUT" ? TASK_TIMEOUT : result.code;
@@ -239,7 +251,12 @@ export class SessionFanout {
   }
 
   /** Every task has a result: aggregate and complete, or fail with what came (the ending rule). */
-  private async finish(id: string, models: AgentModels, supervisor: AgentDefinition | null): Promise<void> {
+  private async finish(
+    id: string,
+    models: AgentModels,
+    supervisor: AgentDefinition | null,
+    trace?: TraceContext,
+  ): Promise<void> {
     const fanout = this.store.load(id);
     const session = this.k.store.load();
     if (fanout?.state !== "EXECUTING" || !session) return;
@@ -261,7 +278,7 @@ export class SessionFanout {
     }
     const aggregating = moveFanout(fanout, "AGGREGATING", now);
     const response =
-      (supervisor && (await aggregateWithModel(supervisor, aggregating, models))) ??
+      (supervisor && (await aggregateWithModel(supervisor, aggregating, models, trace))) ??
       aggregate(aggregating.decomposition, aggregating.results);
     const end = this.k.now();
     const done = { ...moveFanout(aggregating, "COMPLETED", end), response, ended_at: new Date(end).toISOString() };

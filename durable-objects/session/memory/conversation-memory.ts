@@ -36,6 +36,7 @@ import type { AgentModels } from "../../../src/services/agent-models";
 import type { AgentDirectory } from "../../../src/services/registry-cache";
 import { type SessionRecord, touch } from "../../../src/sessions/model";
 import type { RunRow, RunStore } from "../runs/run-store";
+import { turnContext } from "../runs/run-trace";
 import { auditScope, type SessionKernel } from "../session-kernel";
 
 /**
@@ -98,7 +99,7 @@ function viewStart(agent: string, session: SessionRecord): ViewStart {
 export class ConversationMemory {
   constructor(
     private readonly k: Pick<SessionKernel, "checkpoint" | "commit" | "compactions" | "memory" | "now" | "store">,
-    private readonly runs: Pick<RunStore, "addEvents">,
+    private readonly runs: Pick<RunStore, "addEvents" | "events">,
   ) {}
 
   /** The agent's turn, within its budget; CONTEXT_TOO_LARGE when it cannot be, or the summary's failure. */
@@ -242,11 +243,13 @@ export class ConversationMemory {
       count,
     );
     await input.beforeSummary(timeout * chunks.length);
+    // The summary is made for the turn about to go out, whose span it is sent in (docs/observability.md).
+    const trace = turnContext(this.runs, input.row);
     let content = previous?.content ?? null;
     let duration_ms = 0;
     for (const chunk of chunks) {
       const messages = summaryRequest(content, chunk, budget.summary_tokens);
-      const result = await callSummary(provider.value, budget.summary_model, messages, timeout);
+      const result = await callSummary(provider.value, budget.summary_model, messages, timeout, { trace });
       if (!result.ok) return err(result.code, result.message, { during: "compaction" });
       // The model is asked for a length; what it writes past the summary's share is cut.
       content = result.content.slice(0, fitTokens(result.content, budget.summary_tokens, count));

@@ -130,7 +130,9 @@ export class RunLoop {
         return;
       }
       // The MCP servers its tools.allow names stand for their tools (docs/mcp.md).
-      const expanded = await withMcpTools(this.k.env, session.tenant, directory, named);
+      const expanded = await withMcpTools(this.k.env, session.tenant, directory, named, () =>
+        turnContext(this.store, row),
+      );
       if (!expanded.ok) {
         await this.steps.finish(runId, "failed", { error: expanded.error }, SYSTEM_ACTOR, named.name);
         return;

@@ -13,19 +13,32 @@ import type { TraceContext } from "../../../src/telemetry/trace-context";
  * MCP tool servers in a run (docs/mcp.md): the servers an agent's `tools.allow` names are
  * listed (once per registry version per isolate; a refresh bumps the version) and stand for
  * their tools in the agent and registry the run uses; a call to one of those tools goes to
- * its server. Approvals, guardrails, audit and trace are the run's, as for an http tool.
+ * its server. Approvals, guardrails, audit and trace are the run's, as for an http tool: a
+ * listing made for a turn carries that turn's trace context, as its calls do.
  */
 
 type Listing = Awaited<ReturnType<typeof listMcpTools>>;
 
 const listings = new Map<string, Promise<Listing>>();
 
-/** A server's tools at the tenant's registry version: one listing per version per isolate (failures are not kept). */
-function listing(env: Env, tenant: string, version: number, server: ToolDefinition): Promise<Listing> {
+/**
+ * A server's tools at the tenant's registry version: one listing per version per isolate
+ * (failures are not kept). The listing is sent in `trace`, the context of the turn that
+ * needed it first; a turn that finds it made sends nothing.
+ */
+function listing(
+  env: Env,
+  tenant: string,
+  version: number,
+  server: ToolDefinition,
+  trace: (() => TraceContext) | undefined,
+): Promise<Listing> {
   const key = `${tenant}:${server.name}@${version}`;
   let entry = listings.get(key);
   if (!entry) {
-    entry = mcpOutbound(env, tenant, server).then((outbound) => listMcpTools(server, outbound));
+    entry = mcpOutbound(env, tenant, server).then((outbound) =>
+      listMcpTools(server, trace ? { ...outbound, trace: trace() } : outbound),
+    );
     listings.set(key, entry);
     void entry.then((result) => {
       if (!result.ok) listings.delete(key);
@@ -40,19 +53,21 @@ function listing(env: Env, tenant: string, version: number, server: ToolDefiniti
 /**
  * The agent and directory a run's turn uses, with the MCP servers its allow list names
  * expanded into their tools; MCP_ERROR when a server could not list them (or the vault's code
- * when a header's secret could not be read).
+ * when a header's secret could not be read). `trace`: the turn's context, read only when a
+ * server is listed (docs/observability.md, Propagation).
  */
 export async function withMcpTools(
   env: Env,
   tenant: string,
   directory: AgentDirectory,
   agent: AgentDefinition,
+  trace?: () => TraceContext,
 ): Promise<{ ok: true; agent: AgentDefinition; directory: AgentDirectory } | { ok: false; error: ErrorBody }> {
   const servers = mcpServersOf(agent, directory.tools);
   if (servers.length === 0) return { ok: true, agent, directory };
   const listed = new Map<string, McpListedTool[]>();
   for (const [i, result] of (
-    await Promise.all(servers.map((s) => listing(env, tenant, directory.version, s)))
+    await Promise.all(servers.map((s) => listing(env, tenant, directory.version, s, trace)))
   ).entries()) {
     const server = servers[i]!;
     if (!result.ok)

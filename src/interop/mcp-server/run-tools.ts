@@ -7,7 +7,7 @@ import { ContentText } from "../../schemas/handoff";
 import { InboxResolve } from "../../schemas/inbox";
 import type { LiveEvent } from "../../schemas/live";
 import { answerInbox } from "./answer-inbox";
-import type { McpContext } from "./context";
+import { inCallTrace, type McpContext } from "./context";
 import { toolValue } from "./results";
 import { inboxAnswerItem, progressMessage, runAnswer, runFailed } from "./run-answer";
 import { sendMessage } from "./send-message";
@@ -61,7 +61,7 @@ export function registerRunTools(server: McpServer, ctx: McpContext): void {
     },
     async (raw: unknown, mcp: ServerContext) =>
       checked(SendMessageArgs, async (args) => {
-        const sent = await sendMessage(ctx, args, progressReporter(mcp));
+        const sent = await sendMessage(inCallTrace(ctx, mcp.mcpReq._meta), args, progressReporter(mcp));
         return toolValue({ ...runAnswer(sent.run), session_created: sent.created }, runFailed(sent.run));
       })(raw),
   );

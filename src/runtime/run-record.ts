@@ -16,6 +16,7 @@ import {
   type TraceEventType,
 } from "../schemas/run";
 import { derivedRunTrace } from "../telemetry/propagation";
+import type { AgentTurnResult } from "./agent-turn";
 
 /**
  * A run's record and its transitions, pure (docs/runs.md, Running agents): a table over the run
@@ -159,6 +160,32 @@ export function routeTraceEvent(
     { to_agent: agent, routing_method: decision.method, routing_confidence: decision.confidence },
     decision.latency_us / 1000,
   );
+}
+
+/** Who answers an agent's turn, as its trace events name it. */
+export function executorOf(agent: { kind: string }): "model" | "webhook" | "a2a" {
+  return agent.kind === "webhook" ? "webhook" : agent.kind === "a2a" ? "a2a" : "model";
+}
+
+/**
+ * The details of a turn's call — an `llm_call` event, or the failed call of an `agent_error`
+ * (docs/runs.md, Traces): who answered, the model asked, whether it streamed, the usage, and
+ * what the answer said of itself (finish reasons, the model that answered, the first chunk's
+ * time, a remote agent's method and task).
+ */
+export function callDetails(
+  executor: TraceDetails["executor"],
+  model: string,
+  result: AgentTurnResult,
+  more: TraceDetails = {},
+): TraceDetails {
+  const details: TraceDetails = { executor, model, ...more, ...result.facts };
+  if (!result.ok) return details;
+  if (result.streamed !== undefined) details.streamed = result.streamed;
+  const usage = result.response.usage;
+  if (usage)
+    details.tokens = { prompt: usage.prompt_tokens, completion: usage.completion_tokens, total: usage.total_tokens };
+  return details;
 }
 
 /** One trace event of a run (docs/runs.md, Traces). */

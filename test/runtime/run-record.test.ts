@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
+  callDetails,
+  executorOf,
   maxTurnsOf,
   mayContinue,
   moveRun,
@@ -9,7 +11,7 @@ import {
   sessionOfRun,
   traceArgs,
 } from "../../src/runtime/run-record";
-import { DEFAULT_MAX_TURNS, RUN_STATUSES } from "../../src/schemas/run";
+import { DEFAULT_MAX_TURNS, RUN_STATUSES, TraceDetails } from "../../src/schemas/run";
 
 const scope = { tenant: "t", session_id: "ses_x" };
 const actor = { actor: "relay", actor_type: "system" as const };
@@ -67,5 +69,49 @@ describe("mayContinue: the run guard after an outside call", () => {
     expect(mayContinue({ status: "active" }, { status: "awaiting_human" })).toBe(false);
     expect(mayContinue(null, { status: "running" })).toBe(false);
     expect(mayContinue({ status: "active" }, undefined)).toBe(false);
+  });
+});
+
+describe("what a call's trace event records", () => {
+  const answered = {
+    ok: true as const,
+    response: { content: "Hi.", tool_calls: [], usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 } },
+    model: "gpt-4o",
+    duration_ms: 300,
+    streamed: true,
+    facts: { finish_reasons: ["stop"], response_model: "gpt-4o-2024-08-06", first_chunk_ms: 120 },
+  };
+
+  it("a model's answer: the model asked, whether it streamed, the usage, and what the answer said of itself", () => {
+    const details = callDetails("model", answered.model, answered);
+    expect(details).toEqual({
+      executor: "model",
+      model: "gpt-4o",
+      streamed: true,
+      tokens: { prompt: 9, completion: 2, total: 11 },
+      finish_reasons: ["stop"],
+      response_model: "gpt-4o-2024-08-06",
+      first_chunk_ms: 120,
+    });
+    expect(TraceDetails.safeParse(details).success).toBe(true);
+  });
+
+  it("a failed remote call keeps what it knew of its task; a failed model call has nothing more", () => {
+    const a2a = { method: "SendMessage" as const, task_id: "task-9", task_state: "TASK_STATE_FAILED" };
+    const failed = { ok: false as const, code: "REMOTE_AGENT_ERROR" as const, message: "x", duration_ms: 5 };
+    expect(callDetails("a2a", "Remote", { ...failed, facts: { a2a } })).toEqual({
+      executor: "a2a",
+      model: "Remote",
+      a2a,
+    });
+    expect(callDetails("model", "gpt-4o", failed)).toEqual({ executor: "model", model: "gpt-4o" });
+  });
+
+  it("names who answers each kind of agent", () => {
+    expect([executorOf({ kind: "llm" }), executorOf({ kind: "webhook" }), executorOf({ kind: "a2a" })]).toEqual([
+      "model",
+      "webhook",
+      "a2a",
+    ]);
   });
 });

@@ -2298,6 +2298,15 @@ export interface components {
                 executor?: "model" | "webhook" | "human" | "a2a";
                 outcome?: string;
                 streamed?: boolean;
+                finish_reasons?: string[];
+                response_model?: string;
+                first_chunk_ms?: number;
+                a2a?: {
+                    /** @enum {string} */
+                    method: "SendMessage" | "SendStreamingMessage";
+                    task_id?: string;
+                    task_state?: string;
+                };
                 compaction?: {
                     id: string;
                     /** @enum {string} */

@@ -144,20 +144,24 @@ function storedError(error: ErrorBody): StoredError {
 
 /**
  * The router's decision that gave a session its first agent, as the trace's first event.
- * It precedes every run, so its correlation id is the session's.
+ * It precedes every run, so its correlation id is the session's. `route_tiers` says what each
+ * tier took (a decision made before the router timed its rule tier has no `rule_us`).
  */
 export function routeTraceEvent(
   session_id: string,
   agent: string,
   now: number,
-  decision: Pick<RouteDecision, "method" | "confidence" | "latency_us">,
+  decision: Pick<RouteDecision, "method" | "confidence" | "latency_us" | "rule_us" | "llm">,
 ): TraceEvent {
+  const route_tiers: NonNullable<TraceDetails["route_tiers"]> = { llm_consulted: decision.llm !== undefined };
+  if (decision.rule_us !== undefined) route_tiers.rule_us = decision.rule_us;
+  if (decision.llm) route_tiers.llm_ms = decision.llm.duration_ms;
   return traceEvent(
     { id: session_id, session_id },
     "route",
     agent,
     now,
-    { to_agent: agent, routing_method: decision.method, routing_confidence: decision.confidence },
+    { to_agent: agent, routing_method: decision.method, routing_confidence: decision.confidence, route_tiers },
     decision.latency_us / 1000,
   );
 }

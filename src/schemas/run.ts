@@ -76,6 +76,16 @@ export const TraceDetails = z.object({
       task_state: z.string().optional(),
     })
     .optional(),
+  /** A route: each tier's time, and whether the LLM tier was asked. */
+  route_tiers: z
+    .object({
+      /** The rule tier's time in µs, as the deciding isolate's clock saw it; absent when it did not run. */
+      rule_us: z.number().min(0).optional(),
+      /** The LLM tier's call in ms; absent when it was not asked. */
+      llm_ms: z.number().min(0).optional(),
+      llm_consulted: z.boolean(),
+    })
+    .optional(),
   /** A compaction: its id and strategy, the items it covers, the view's tokens before and after. */
   compaction: z
     .object({

@@ -8,6 +8,7 @@ import {
   newRun,
   newRunId,
   RUN_TRANSITIONS,
+  routeTraceEvent,
   sessionOfRun,
   traceArgs,
 } from "../../src/runtime/run-record";
@@ -113,5 +114,36 @@ describe("what a call's trace event records", () => {
       "webhook",
       "a2a",
     ]);
+  });
+});
+
+describe("what the route's trace event records", () => {
+  const SESSION = `ses_${"a".repeat(52)}`;
+
+  it("each tier's time and whether the LLM tier was asked", () => {
+    const rule = routeTraceEvent(SESSION, "billing", 0, {
+      method: "rule",
+      confidence: 92,
+      latency_us: 1000,
+      rule_us: 180,
+    });
+    expect(rule.details.route_tiers).toEqual({ rule_us: 180, llm_consulted: false });
+    expect(rule.duration_ms).toBe(1);
+    const llm = { provider: "openai" as const, model: "gpt-4o-mini", duration_ms: 640, tool_call: null };
+    const asked = routeTraceEvent(SESSION, "tech", 0, {
+      method: "llm",
+      confidence: 10,
+      latency_us: 641_000,
+      rule_us: 0,
+      llm,
+    });
+    expect(asked.details.route_tiers).toEqual({ rule_us: 0, llm_ms: 640, llm_consulted: true });
+    expect(TraceDetails.safeParse(asked.details).success).toBe(true);
+  });
+
+  it("a decision without a rule tier time (strategy llm) has none", () => {
+    const llm = { provider: "local" as const, model: "local", duration_ms: 3, tool_call: null };
+    const event = routeTraceEvent(SESSION, "tech", 0, { method: "llm", confidence: 0, latency_us: 3000, llm });
+    expect(event.details.route_tiers).toEqual({ llm_ms: 3, llm_consulted: true });
   });
 });

@@ -2019,6 +2019,7 @@ export interface components {
             };
             registry_version: number;
             latency_us: number;
+            rule_us?: number;
         };
         RoutingConfig: {
             enabled: boolean;
@@ -2306,6 +2307,11 @@ export interface components {
                     method: "SendMessage" | "SendStreamingMessage";
                     task_id?: string;
                     task_state?: string;
+                };
+                route_tiers?: {
+                    rule_us?: number;
+                    llm_ms?: number;
+                    llm_consulted: boolean;
                 };
                 compaction?: {
                     id: string;

@@ -1,10 +1,10 @@
 /**
  * A streamed Chat Completion put back together, pure: `chat.completion.chunk`s in, the text
  * deltas out as they come, and at the end the whole answer — tool calls assembled from the
- * pieces their arguments arrive in, usage from the final chunk. What makes a stream unusable
- * (a chunk that is not one, a stream cut before the model finished, a tool call without a
- * name or with arguments that never close) is a `malformed` ProviderError; the text handed
- * out before it is the caller's to keep.
+ * pieces their arguments arrive in, usage from the final chunk, the finish reason and the
+ * model the chunks name. What makes a stream unusable (a chunk that is not one, a stream cut
+ * before the model finished, a tool call without a name or with arguments that never close)
+ * is a `malformed` ProviderError; the text handed out before it is the caller's to keep.
  */
 import { z } from "zod";
 import { excerpt } from "./failures";
@@ -18,6 +18,7 @@ const ToolCallDelta = z.object({
 });
 
 const WireChunk = z.object({
+  model: z.string().nullish(),
   choices: z
     .array(
       z.object({
@@ -39,7 +40,9 @@ export class CompletionChunks {
   private text = "";
   private readonly calls = new Map<number, PartialCall>();
   private usage: z.infer<typeof WireUsage> | null = null;
-  private finished = false;
+  /** The first choice's `finish_reason`: set once the model finished. */
+  private finish: string | null = null;
+  private model: string | null = null;
 
   constructor(private readonly provider: string) {}
 
@@ -55,9 +58,11 @@ export class CompletionChunks {
     if (!parsed.success) throw this.error("a stream chunk is not a chat.completion.chunk");
     const chunk = parsed.data;
     if (chunk.usage) this.usage = chunk.usage;
+    // Every chunk names the model; the first one that does is kept.
+    if (this.model === null && chunk.model) this.model = chunk.model;
     let delta = "";
     for (const choice of chunk.choices.slice(0, 1)) {
-      if (choice.finish_reason) this.finished = true;
+      if (choice.finish_reason) this.finish = choice.finish_reason;
       const content = choice.delta?.content;
       if (content) {
         delta += content;
@@ -76,7 +81,7 @@ export class CompletionChunks {
 
   /** The whole answer once the stream has ended (`done`: the server said so with `[DONE]`). */
   response(done: boolean): ChatResponse {
-    if (!done && !this.finished) throw this.error("the stream ended before the model finished its answer");
+    if (!done && this.finish === null) throw this.error("the stream ended before the model finished its answer");
     const tool_calls: ToolCall[] = [...this.calls.entries()]
       .sort(([a], [b]) => a - b)
       .map(([index, call]) => {
@@ -89,6 +94,8 @@ export class CompletionChunks {
       });
     const response: ChatResponse = { content: this.text === "" ? null : this.text, tool_calls };
     if (this.usage) response.usage = this.usage;
+    if (this.finish !== null) response.finish_reasons = [this.finish];
+    if (this.model !== null) response.model = this.model;
     return response;
   }
 

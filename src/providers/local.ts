@@ -181,34 +181,42 @@ export class LocalProvider implements ChatProvider {
 
   /** The same answer as `complete`, its text handed out a few words at a time. */
   async stream(req: ChatRequest, signal: AbortSignal, onText: OnText): Promise<ChatResponse> {
+    const sent = Date.now();
     const response = await this.complete(req, signal);
     const words = (response.content ?? "").split(/(?<=\s)/);
+    let first: number | undefined;
     for (let i = 0; i < words.length; i += STREAM_WORDS) {
       if (i > 0 && this.pieceGapMs > 0) await new Promise((resolve) => setTimeout(resolve, this.pieceGapMs));
       if (signal.aborted) throw abortError(signal, this.name);
+      first ??= Date.now() - sent;
       onText(words.slice(i, i + STREAM_WORDS).join(""));
     }
-    return { ...response, streamed: true };
+    return { ...response, streamed: true, ...(first === undefined ? {} : { first_chunk_ms: first }) };
   }
 
+  /** The answer, finished as a model's would be: `tool_calls` when it calls one, else `stop`. */
   async complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
     if (signal.aborted) throw abortError(signal, this.name);
-    // An agent's turn answers even with no tools to offer (a fan-out task): it quotes the message.
-    if (req.tool_choice === "auto") return agentTurn(req);
-    // No tools to choose from: what a summary request asks (docs/memory.md), a digest of the message.
-    if (req.tool_choice === "none") {
-      const last = req.messages.findLast((message) => message.role === "user");
-      return { tool_calls: [], content: last ? extractiveDigest(last.content) : "" };
-    }
-    if (req.tools.length === 0) {
-      return { tool_calls: [], content: "local provider: no tools offered" };
-    }
-    const last = req.messages.findLast((message) => message.role === "user");
-    const best = bestTool(last?.content ?? "", req.tools);
-    if (best === null)
-      return { tool_calls: [], content: "local lexical match: no tool shares a term with the message" };
-    return callOf(best);
+    const response = answerOf(req);
+    return { ...response, finish_reasons: [response.tool_calls.length > 0 ? "tool_calls" : "stop"] };
   }
+}
+
+function answerOf(req: ChatRequest): ChatResponse {
+  // An agent's turn answers even with no tools to offer (a fan-out task): it quotes the message.
+  if (req.tool_choice === "auto") return agentTurn(req);
+  // No tools to choose from: what a summary request asks (docs/memory.md), a digest of the message.
+  if (req.tool_choice === "none") {
+    const last = req.messages.findLast((message) => message.role === "user");
+    return { tool_calls: [], content: last ? extractiveDigest(last.content) : "" };
+  }
+  if (req.tools.length === 0) {
+    return { tool_calls: [], content: "local provider: no tools offered" };
+  }
+  const last = req.messages.findLast((message) => message.role === "user");
+  const best = bestTool(last?.content ?? "", req.tools);
+  if (best === null) return { tool_calls: [], content: "local lexical match: no tool shares a term with the message" };
+  return callOf(best);
 }
 
 function agentTurn(req: ChatRequest): ChatResponse {

@@ -23,6 +23,7 @@ export interface OpenAIProviderOptions {
 // Lenient where compatible servers differ (missing ids, object arguments), strict where a
 // completion would otherwise be meaningless (no choices, a tool call without a name).
 const WireCompletion = z.object({
+  model: z.string().nullish(),
   choices: z
     .array(
       z.object({
@@ -30,6 +31,7 @@ const WireCompletion = z.object({
           content: z.string().nullish(),
           tool_calls: z.array(WireToolCall).nullish(),
         }),
+        finish_reason: z.string().nullish(),
       }),
     )
     .min(1),
@@ -63,7 +65,8 @@ export class OpenAIProvider implements ChatProvider {
    * The same completion with `stream: true`: the text handed to `onText` as the server sends
    * it, tool calls assembled from their pieces, usage from the final chunk. A server that
    * answers with one whole completion instead (no `text/event-stream`) is taken as such,
-   * `streamed: false`.
+   * `streamed: false`. `first_chunk_ms` is the time from sending the request to the first
+   * event of the stream.
    */
   stream(req: ChatRequest, signal: AbortSignal, onText: OnText): Promise<ChatResponse> {
     return raceAbort(this.#stream(req, signal, onText), signal, this.name);
@@ -71,13 +74,16 @@ export class OpenAIProvider implements ChatProvider {
 
   async #stream(req: ChatRequest, signal: AbortSignal, onText: OnText): Promise<ChatResponse> {
     const body = { ...wireBody(req), stream: true, stream_options: { include_usage: true } };
+    const sent = Date.now();
     const response = await this.#post(body, "text/event-stream, application/json", signal, req.trace);
     if (!response.ok || !(response.headers.get("content-type") ?? "").includes("text/event-stream") || !response.body)
       return { ...parseCompletion(await this.#wholeText(response, signal)), streamed: false };
     const chunks = new CompletionChunks(this.name);
     let done = false;
+    let first: number | undefined;
     try {
       for await (const event of readSse(response.body)) {
+        first ??= Date.now() - sent;
         if (event.data.trim() === "[DONE]") {
           done = true;
           break;
@@ -89,7 +95,9 @@ export class OpenAIProvider implements ChatProvider {
       if (error instanceof ProviderError) throw error;
       throw this.#transportError(error, signal);
     }
-    return { ...chunks.response(done), streamed: true };
+    const answer: ChatResponse = { ...chunks.response(done), streamed: true };
+    if (first !== undefined) answer.first_chunk_ms = first;
+    return answer;
   }
 
   /** `POST {url}` with the key (and the run's trace); a transport failure is a ProviderError. */
@@ -173,11 +181,14 @@ function httpError(status: number, body: string): ProviderError {
 
 function toResponse(completion: z.infer<typeof WireCompletion>): ChatResponse {
   // The schema guarantees a first choice; only one is ever requested.
-  const message = completion.choices[0]?.message;
+  const choice = completion.choices[0];
+  const message = choice?.message;
   const response: ChatResponse = {
     tool_calls: toToolCalls(message?.tool_calls ?? [], "openai"),
     content: message?.content ?? null,
   };
   if (completion.usage) response.usage = completion.usage;
+  if (choice?.finish_reason) response.finish_reasons = [choice.finish_reason];
+  if (completion.model) response.model = completion.model;
   return response;
 }

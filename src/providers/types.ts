@@ -59,6 +59,15 @@ export interface ChatResponse {
    * provider or model answered whole instead (a fallback the run records).
    */
   streamed?: boolean;
+  /**
+   * Why the model stopped, as the provider said (OpenAI's `finish_reason`: `stop`,
+   * `tool_calls`, `length`, `content_filter`), for the one answer Relay asks for.
+   */
+  finish_reasons?: string[];
+  /** The model the provider says answered (it may name a version of the one asked for), when it says. */
+  model?: string;
+  /** A streamed answer: milliseconds from sending the request to receiving the first chunk. */
+  first_chunk_ms?: number;
 }
 
 /** Called with each piece of the answer's text as it arrives, in order. */

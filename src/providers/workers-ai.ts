@@ -19,10 +19,14 @@ const RunResult = z
     response: z.unknown().optional(),
     tool_calls: z.array(WireToolCall).nullish(),
     usage: WireUsage.nullish(),
-    // Some newer models answer with a whole chat.completion instead.
+    // Some newer models answer with a whole chat.completion instead, which names its model and finish reason.
+    model: z.string().nullish(),
     choices: z
       .array(
-        z.object({ message: z.object({ content: z.string().nullish(), tool_calls: z.array(WireToolCall).nullish() }) }),
+        z.object({
+          message: z.object({ content: z.string().nullish(), tool_calls: z.array(WireToolCall).nullish() }),
+          finish_reason: z.string().nullish(),
+        }),
       )
       .nullish(),
   })
@@ -51,7 +55,7 @@ export class WorkersAIProvider implements ChatProvider {
   /**
    * Text streams (`stream: true` answers server-sent events of `{ response }`); a request
    * with tools is answered whole (`streamed: false`): the binding's models stream text, not
-   * tool calls, portably.
+   * tool calls, portably. `first_chunk_ms` is the time from the call to the stream's first event.
    */
   stream(req: ChatRequest, signal: AbortSignal, onText: OnText): Promise<ChatResponse> {
     if (req.tools.length > 0 && req.tool_choice !== "none")
@@ -60,6 +64,7 @@ export class WorkersAIProvider implements ChatProvider {
   }
 
   async #stream(req: ChatRequest, signal: AbortSignal, onText: OnText): Promise<ChatResponse> {
+    const sent = Date.now();
     let result: unknown;
     try {
       result = await this.#ai.run(req.model, { messages: req.messages.map(wireMessage), stream: true }, { signal });
@@ -76,8 +81,10 @@ export class WorkersAIProvider implements ChatProvider {
     let text = "";
     let usage: ChatResponse["usage"];
     let done = false;
+    let first: number | undefined;
     try {
       for await (const event of readSse(result as ReadableStream<Uint8Array>)) {
+        first ??= Date.now() - sent;
         if (event.data.trim() === "[DONE]") {
           done = true;
           break;
@@ -102,7 +109,13 @@ export class WorkersAIProvider implements ChatProvider {
     }
     if (!done)
       throw new ProviderError("malformed", "workers-ai: the stream ended before the model finished its answer");
-    return { tool_calls: [], content: text === "" ? null : text, ...(usage ? { usage } : {}), streamed: true };
+    return {
+      tool_calls: [],
+      content: text === "" ? null : text,
+      ...(usage ? { usage } : {}),
+      streamed: true,
+      ...(first === undefined ? {} : { first_chunk_ms: first }),
+    };
   }
 
   async #complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
@@ -145,10 +158,14 @@ function contentOf(value: unknown): string | null {
 }
 
 function toResponse(result: z.infer<typeof RunResult>): ChatResponse {
-  const choice = result.choices?.[0]?.message;
+  const first = result.choices?.[0];
+  const choice = first?.message;
   const response: ChatResponse = choice
     ? { tool_calls: toToolCalls(choice.tool_calls ?? [], "workers-ai"), content: contentOf(choice.content) }
     : { tool_calls: toToolCalls(result.tool_calls ?? [], "workers-ai"), content: contentOf(result.response) };
   if (result.usage) response.usage = result.usage;
+  // Only the chat.completion shape says why the model stopped and which model it was.
+  if (first?.finish_reason) response.finish_reasons = [first.finish_reason];
+  if (result.model) response.model = result.model;
   return response;
 }

@@ -29,6 +29,8 @@ export interface RouteInputs {
   agents: readonly RoutableAgent[];
   /** Calls the LLM tier; injected so the decision logic stays pure and testable. */
   llm: (input: string) => Promise<LlmOutcome>;
+  /** The clock the rule tier is timed by, in ms (default `performance.now`). */
+  now?: () => number;
 }
 
 export type RouteResult = Omit<RouteDecision, "latency_us" | "registry_version">;
@@ -39,12 +41,16 @@ export const LOCAL_MODEL = "local-lexical (not an LLM)";
 /**
  * The routing decision (docs/routing.md, The tiers). `rule` trusts the rule tier at confidence ≥ threshold,
  * `llm` always asks the model, `hybrid` asks the model only when the rules are unsure.
- * Whatever no tier decides goes to the configured fallback, with the reason.
+ * Whatever no tier decides goes to the configured fallback, with the reason. The rule tier's
+ * time is `rule_us`; the LLM tier's is `llm.duration_ms`.
  */
-export async function decideRoute({ input, config, rules, agents, llm }: RouteInputs): Promise<RouteResult> {
+export async function decideRoute({ input, config, rules, agents, llm, now }: RouteInputs): Promise<RouteResult> {
   const strategy: RoutingStrategy = config.strategy;
+  const clock = now ?? (() => performance.now());
+  const started = clock();
   const rule = strategy === "llm" ? null : await rules.decideInTurns(input);
   const base = baseDecision(config, rule);
+  if (rule) base.rule_us = Math.round((clock() - started) * 1000);
 
   if (rule?.agent && rule.confidence >= config.threshold) {
     return { ...base, agent: rule.agent, method: "rule" };

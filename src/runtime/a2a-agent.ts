@@ -6,7 +6,7 @@
  * followed), signed when the card asks for it. Every outcome is a value: an answer (text,
  * or a handoff by Relay's data part), a request for input, or a coded failure.
  */
-import { AgentCard } from "@a2a-js/sdk";
+import { AgentCard, type StreamResponse, TaskState } from "@a2a-js/sdk";
 import { ClientFactory, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import type { ErrorCode } from "../errors/codes";
 import {
@@ -27,6 +27,7 @@ import { outboundCause, sdkFetch } from "../outbound/sdk-fetch";
 import { excerpt } from "../providers/failures";
 import type { OnText, ToolCall } from "../providers/types";
 import { transferToolName } from "../routing/llm/tool-names";
+import type { CallFacts } from "../schemas/run";
 import { returnToolName } from "./agent-tools";
 import { type AgentTurnRequest, type AgentTurnResult, redactTurn } from "./agent-turn";
 
@@ -67,6 +68,12 @@ export interface A2aCallOptions {
 export type A2aTurnResult = AgentTurnResult & { thread?: RemoteThread; input_required?: boolean };
 
 type Failure = { ok: false; code: ErrorCode; message: string };
+/** What the turn's trace event says of the call: the method sent, and the remote task as last seen. */
+type A2aFacts = NonNullable<CallFacts["a2a"]>;
+/** Filled in as the call goes, so that a call cut short still says what it knew. */
+interface CallSeen {
+  a2a?: A2aFacts;
+}
 const failure = (code: ErrorCode, message: string): Failure => ({ ok: false, code, message });
 
 const cards = new Map<string, { card: AgentCard; expires: number }>();
@@ -145,7 +152,8 @@ async function runTurn(agent: RemoteAgent, turn: AgentTurnRequest, options: A2aC
   const took = () => Math.max(0, now() - started);
   const { signal: timeout, clear } = deadline(options.timeoutMs);
   const signal = options.signal ? AbortSignal.any([timeout, options.signal]) : timeout;
-  const fail = (f: Failure): A2aTurnResult => ({ ...f, duration_ms: took() });
+  const seen: CallSeen = {};
+  const fail = (f: Failure): A2aTurnResult => ({ ...f, duration_ms: took(), ...factsOf(seen) });
   // The race also covers a reply that stalls mid-stream, whatever the transport does with the signal.
   const aborted = new Promise<never>((_, reject) => {
     const stop = () => reject(signal.reason);
@@ -154,7 +162,7 @@ async function runTurn(agent: RemoteAgent, turn: AgentTurnRequest, options: A2aC
   });
   aborted.catch(() => undefined);
   try {
-    return await Promise.race([exchange(agent, turn, options, signal, took), aborted]);
+    return await Promise.race([exchange(agent, turn, options, signal, took, seen), aborted]);
   } catch (error) {
     if (timeout.aborted) return fail(timedOut(agent, options));
     if (options.signal?.aborted) return fail(failure("RUN_CANCELLED", `${agent.name}: the run was cancelled`));
@@ -180,9 +188,10 @@ async function exchange(
   options: A2aCallOptions,
   signal: AbortSignal,
   took: () => number,
+  seen: CallSeen,
 ): Promise<A2aTurnResult> {
   const now = options.now ?? Date.now;
-  const fail = (f: Failure): A2aTurnResult => ({ ...f, duration_ms: took() });
+  const fail = (f: Failure): A2aTurnResult => ({ ...f, duration_ms: took(), ...factsOf(seen) });
   const loaded = await readCard(agent, options.outbound.policy, signal);
   if (!loaded.ok) return fail(signal.aborted ? timedOut(agent, options) : loaded);
   const { card } = loaded;
@@ -236,18 +245,26 @@ async function exchange(
     },
     metadata: undefined,
   };
-  let streamed = false;
-  if (card.capabilities?.streaming) {
-    streamed = true;
-    for await (const event of client.sendMessageStream(params, { signal })) answer.add(event);
+  const streamed = card.capabilities?.streaming === true;
+  const call: A2aFacts = { method: streamed ? "SendStreamingMessage" : "SendMessage" };
+  seen.a2a = call;
+  if (streamed) {
+    for await (const event of client.sendMessageStream(params, { signal })) {
+      noteTask(call, event.payload);
+      answer.add(event);
+    }
   } else {
-    answer.addReply(await client.sendMessage(params, { signal }));
+    const reply = await client.sendMessage(params, { signal });
+    noteTask(call, "messageId" in reply ? { $case: "message", value: reply } : { $case: "task", value: reply });
+    answer.addReply(reply);
   }
   // A server that answered before its task ended: the task is polled until it does.
   for (let open = answer.openTask; open; open = answer.openTask) {
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     signal.throwIfAborted();
-    answer.addReply(await client.getTask({ tenant: "", id: open.id, historyLength: 0 }, { signal }));
+    const task = await client.getTask({ tenant: "", id: open.id, historyLength: 0 }, { signal });
+    noteTask(call, { $case: "task", value: task });
+    answer.addReply(task);
   }
   const outcome = answer.outcome();
   const thread = (context_id: string | null, task_id: string | null): RemoteThread => ({
@@ -269,6 +286,7 @@ async function exchange(
         model,
         duration_ms: took(),
         streamed,
+        facts: { a2a: { ...call } },
         input_required: true,
         thread: thread(outcome.context_id, outcome.task_id),
       };
@@ -287,6 +305,7 @@ async function exchange(
         model,
         duration_ms: took(),
         streamed,
+        facts: { a2a: { ...call } },
         thread: thread(outcome.context_id, null),
       };
     }
@@ -299,3 +318,33 @@ function timedOut(agent: RemoteAgent, options: A2aCallOptions): Failure {
     `${agent.name}: no answer from the remote agent within ${options.timeoutMs} ms`,
   );
 }
+
+/**
+ * Notes on `call` the remote task a reply or stream event is about, and the task's state
+ * when the event says it (a message names its task, if any, but not the state).
+ */
+function noteTask(call: A2aFacts, payload: StreamResponse["payload"]): void {
+  if (!payload) return;
+  switch (payload.$case) {
+    case "task":
+      setTask(call, payload.value.id, payload.value.status?.state ?? TaskState.TASK_STATE_WORKING);
+      return;
+    case "statusUpdate":
+      setTask(call, payload.value.taskId, payload.value.status?.state ?? TaskState.TASK_STATE_WORKING);
+      return;
+    case "message":
+    case "artifactUpdate":
+      if (payload.value.taskId && call.task_id === undefined) call.task_id = payload.value.taskId;
+      return;
+  }
+}
+
+function setTask(call: A2aFacts, id: string, state: TaskState): void {
+  if (id) call.task_id = id;
+  // A value the SDK does not know has no TASK_STATE_* name to give.
+  const name = TaskState[state];
+  if (name?.startsWith("TASK_STATE_")) call.task_state = name;
+  else delete call.task_state;
+}
+
+const factsOf = (seen: CallSeen): { facts?: CallFacts } => (seen.a2a ? { facts: { a2a: { ...seen.a2a } } } : {});

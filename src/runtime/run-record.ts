@@ -16,6 +16,7 @@ import {
   type TraceEventType,
 } from "../schemas/run";
 import { derivedRunTrace } from "../telemetry/propagation";
+import type { AgentTurnResult } from "./agent-turn";
 
 /**
  * A run's record and its transitions, pure (docs/runs.md, Running agents): a table over the run
@@ -143,22 +144,52 @@ function storedError(error: ErrorBody): StoredError {
 
 /**
  * The router's decision that gave a session its first agent, as the trace's first event.
- * It precedes every run, so its correlation id is the session's.
+ * It precedes every run, so its correlation id is the session's. `route_tiers` says what each
+ * tier took (a decision made before the router timed its rule tier has no `rule_us`).
  */
 export function routeTraceEvent(
   session_id: string,
   agent: string,
   now: number,
-  decision: Pick<RouteDecision, "method" | "confidence" | "latency_us">,
+  decision: Pick<RouteDecision, "method" | "confidence" | "latency_us" | "rule_us" | "llm">,
 ): TraceEvent {
+  const route_tiers: NonNullable<TraceDetails["route_tiers"]> = { llm_consulted: decision.llm !== undefined };
+  if (decision.rule_us !== undefined) route_tiers.rule_us = decision.rule_us;
+  if (decision.llm) route_tiers.llm_ms = decision.llm.duration_ms;
   return traceEvent(
     { id: session_id, session_id },
     "route",
     agent,
     now,
-    { to_agent: agent, routing_method: decision.method, routing_confidence: decision.confidence },
+    { to_agent: agent, routing_method: decision.method, routing_confidence: decision.confidence, route_tiers },
     decision.latency_us / 1000,
   );
+}
+
+/** Who answers an agent's turn, as its trace events name it. */
+export function executorOf(agent: { kind: string }): "model" | "webhook" | "a2a" {
+  return agent.kind === "webhook" ? "webhook" : agent.kind === "a2a" ? "a2a" : "model";
+}
+
+/**
+ * The details of a turn's call — an `llm_call` event, or the failed call of an `agent_error`
+ * (docs/runs.md, Traces): who answered, the model asked, whether it streamed, the usage, and
+ * what the answer said of itself (finish reasons, the model that answered, the first chunk's
+ * time, a remote agent's method and task).
+ */
+export function callDetails(
+  executor: TraceDetails["executor"],
+  model: string,
+  result: AgentTurnResult,
+  more: TraceDetails = {},
+): TraceDetails {
+  const details: TraceDetails = { executor, model, ...more, ...result.facts };
+  if (!result.ok) return details;
+  if (result.streamed !== undefined) details.streamed = result.streamed;
+  const usage = result.response.usage;
+  if (usage)
+    details.tokens = { prompt: usage.prompt_tokens, completion: usage.completion_tokens, total: usage.total_tokens };
+  return details;
 }
 
 /** One trace event of a run (docs/runs.md, Traces). */

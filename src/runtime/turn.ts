@@ -4,6 +4,7 @@ import type { ChatProvider, OnText, ToolSpec } from "../providers/types";
 import { isProviderError } from "../providers/types";
 import type { AgentDefinition } from "../schemas/agent";
 import type { HandoffContext, HistoryItem } from "../schemas/handoff";
+import type { CallFacts } from "../schemas/run";
 import type { ToolDefinition } from "../schemas/tool";
 import type { TraceContext } from "../telemetry/trace-context";
 import { type AgentTools, agentTools, withMemoryTools } from "./agent-tools";
@@ -95,7 +96,8 @@ export interface ModelCallOptions {
 
 /**
  * A model agent's turn through a provider, within `timeoutMs`. Never throws. With `onText`
- * the provider streams when it has `stream`, else answers whole (`streamed: false`).
+ * the provider streams when it has `stream`, else answers whole (`streamed: false`). What the
+ * provider said of its answer (finish reasons, the model, the first chunk's time) is in `facts`.
  */
 export async function callModel(
   provider: ChatProvider,
@@ -122,13 +124,19 @@ export async function callModel(
         : provider.complete(req, combined.signal);
     const response = await raceAbort(work, combined.signal, provider.name);
     const streamed = options.onText ? (response.streamed ?? false) : undefined;
-    const { streamed: _flag, ...answer } = response;
+    const { streamed: _flag, finish_reasons, model, first_chunk_ms, ...answer } = response;
+    const facts: CallFacts = {
+      ...(finish_reasons ? { finish_reasons } : {}),
+      ...(model ? { response_model: model } : {}),
+      ...(first_chunk_ms === undefined ? {} : { first_chunk_ms }),
+    };
     return {
       ok: true,
       response: answer,
       model: request.model,
       duration_ms: now() - started,
       ...(streamed === undefined ? {} : { streamed }),
+      facts,
     };
   } catch (error) {
     const duration_ms = now() - started;

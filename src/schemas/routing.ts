@@ -105,5 +105,11 @@ export const RouteDecision = z.object({
    */
   registry_version: z.number().int(),
   latency_us: z.number(),
+  /**
+   * The rule tier's share of `latency_us`, on the same clock; absent when it did not run
+   * (strategy `llm`). An isolate that had the router object decide waits for that answer in
+   * the registry lookup, not here (docs/routing.md).
+   */
+  rule_us: z.number().optional(),
 });
 export type RouteDecision = z.infer<typeof RouteDecision>;

@@ -61,6 +61,31 @@ export const TraceDetails = z.object({
   outcome: z.string().optional(),
   /** A model call asked to stream: whether its text came in pieces (false: the provider or model answered whole). */
   streamed: z.boolean().optional(),
+  /** A model call: why the model stopped, as the provider said (OpenAI's `finish_reason`), one per answer. */
+  finish_reasons: z.array(z.string()).optional(),
+  /** A model call: the model the provider says answered, when it says (it may name a version of the one asked for). */
+  response_model: z.string().optional(),
+  /** A streamed model call: milliseconds from the request to the first chunk of its answer. */
+  first_chunk_ms: z.number().min(0).optional(),
+  /** A remote A2A agent's turn: the method sent, and the remote task as it stood when the call returned. */
+  a2a: z
+    .object({
+      method: z.enum(["SendMessage", "SendStreamingMessage"]),
+      task_id: z.string().optional(),
+      /** `TASK_STATE_*`, as the A2A protocol names it. */
+      task_state: z.string().optional(),
+    })
+    .optional(),
+  /** A route: each tier's time, and whether the LLM tier was asked. */
+  route_tiers: z
+    .object({
+      /** The rule tier's time in µs, as the deciding isolate's clock saw it; absent when it did not run. */
+      rule_us: z.number().min(0).optional(),
+      /** The LLM tier's call in ms; absent when it was not asked. */
+      llm_ms: z.number().min(0).optional(),
+      llm_consulted: z.boolean(),
+    })
+    .optional(),
   /** A compaction: its id and strategy, the items it covers, the view's tokens before and after. */
   compaction: z
     .object({
@@ -73,6 +98,9 @@ export const TraceDetails = z.object({
     .optional(),
 });
 export type TraceDetails = z.infer<typeof TraceDetails>;
+
+/** What a model or remote agent's answer said of itself, kept on its `llm_call` event. */
+export type CallFacts = Pick<TraceDetails, "finish_reasons" | "response_model" | "first_chunk_ms" | "a2a">;
 
 /** One step of a run, in the trace format of docs/runs.md, Traces. Message content is not copied here. */
 export const TraceEvent = z.object({

@@ -315,12 +315,20 @@ function routeSpan(s: Span, event: TraceEvent): Span {
   if (d.routing_method) s.attributes[RELAY.routeMethod] = d.routing_method;
   if (d.to_agent) s.attributes[RELAY.routeAgent] = d.to_agent;
   if (d.routing_confidence !== undefined) s.attributes[RELAY.routeConfidence] = { double: d.routing_confidence };
+  const tiers = d.route_tiers;
+  if (tiers) {
+    if (tiers.rule_us !== undefined) s.attributes[RELAY.routeRuleUs] = tiers.rule_us;
+    if (tiers.llm_ms !== undefined) s.attributes[RELAY.routeLlmMs] = tiers.llm_ms;
+    s.attributes[RELAY.routeLlmConsulted] = tiers.llm_consulted;
+  }
   return s;
 }
 
 /**
- * A model call (`chat {model}`); a webhook's or a remote A2A agent's answer is the call of
- * another agent instead (`invoke_agent {agent}`, a client span).
+ * A model call (`chat {model}`), with what the provider said of its answer (finish reasons,
+ * the model that answered, the time to its first chunk); a webhook's or a remote A2A agent's
+ * answer is the call of another agent instead (`invoke_agent {agent}`, a client span), the
+ * remote A2A agent's with the A2A method and task.
  */
 function modelSpan(s: Span, event: TraceEvent, provider: keyof typeof PROVIDER_NAME): Span {
   const d = event.details;
@@ -337,6 +345,16 @@ function modelSpan(s: Span, event: TraceEvent, provider: keyof typeof PROVIDER_N
   if (d.streamed !== undefined) {
     s.attributes[GEN_AI.requestStream] = true;
     s.attributes[RELAY.llmStreamed] = d.streamed;
+  }
+  if (d.finish_reasons) s.attributes[GEN_AI.responseFinishReasons] = d.finish_reasons;
+  if (d.response_model) s.attributes[GEN_AI.responseModel] = d.response_model;
+  // The conventions count it in seconds, as a double.
+  if (d.first_chunk_ms !== undefined)
+    s.attributes[GEN_AI.responseTimeToFirstChunk] = { double: d.first_chunk_ms / 1000 };
+  if (d.a2a) {
+    s.attributes[A2A.methodName] = d.a2a.method;
+    if (d.a2a.task_id) s.attributes[A2A.taskId] = d.a2a.task_id;
+    if (d.a2a.task_state) s.attributes[A2A.taskState] = d.a2a.task_state;
   }
   if (d.outcome) s.attributes[RELAY.agentOutcome] = d.outcome;
   return s;

@@ -126,9 +126,10 @@ export const RELAY = {
   routeMethod: "relay.route.method",
   routeAgent: "relay.route.agent",
   routeConfidence: "relay.route.confidence",
-  /** Per-tier timings of a route decision; not in the trace events yet. */
+  /** Per-tier timings of a route decision: the rule tier in µs, the LLM tier's call in ms, and whether it was asked. */
   routeRuleUs: "relay.route.tier.rule_us",
-  routeLlmUs: "relay.route.tier.llm_us",
+  routeLlmMs: "relay.route.tier.llm_ms",
+  routeLlmConsulted: "relay.route.tier.llm_consulted",
   handoffFrom: "relay.handoff.from",
   handoffTo: "relay.handoff.to",
   handoffMode: "relay.handoff.mode",

@@ -235,3 +235,61 @@ describe("bad remote agents: a coded run error, nothing stuck", () => {
     expect(missing.json.error.code).toBe("VALIDATION_FAILED");
   });
 });
+
+describe("what a remote agent's call records in its trace (docs/runs.md, Traces)", () => {
+  const callsOf = (run: { events: { event_type: string; details: Record<string, unknown> }[] }, type = "llm_call") =>
+    run.events.filter((e) => e.event_type === type).map((e) => e.details);
+
+  it("the method sent and the remote task as it stood when the call returned: input required, then completed", async () => {
+    const remote = fakeA2aAgent("https://helper.test", [
+      { kind: "ask", question: "Which order number?" },
+      { kind: "answer", text: "Order 42 ships tomorrow." },
+    ]);
+    llmServer.use(...remote.handlers);
+    const id = await newSession("helper");
+    const first = (await say(id, "where is my order?")).json.run;
+    const task_id = first.pending.task_id as string;
+    expect(callsOf(first).at(-1)!.a2a).toEqual({
+      method: "SendStreamingMessage",
+      task_id,
+      task_state: "TASK_STATE_INPUT_REQUIRED",
+    });
+    const second = (await say(id, "it is 42")).json.run;
+    expect(callsOf(second).at(-1)!.a2a).toEqual({
+      method: "SendStreamingMessage",
+      task_id,
+      task_state: "TASK_STATE_COMPLETED",
+    });
+  });
+
+  it("an agent whose card does not stream: SendMessage, with the task its answer names", async () => {
+    llmServer.use(
+      ...fakeA2aAgent("https://plain.test", [{ kind: "answer", text: "plain answer" }], { streaming: false }).handlers,
+    );
+    const run = (await say(await newSession("plain"), "hello")).json.run;
+    expect(callsOf(run).at(-1)!.a2a).toEqual({
+      method: "SendMessage",
+      task_id: expect.any(String),
+      task_state: "TASK_STATE_COMPLETED",
+    });
+  });
+
+  it("a failed call keeps what it knew: the task that failed, and the last state of one that never ended", async () => {
+    llmServer.use(...fakeA2aAgent("https://failing.test", [{ kind: "fail", text: "database down" }]).handlers);
+    const failed = (await say(await newSession("failing"), "hello")).json.run;
+    expect(failed.status).toBe("failed");
+    expect(callsOf(failed, "agent_error").at(-1)!.a2a).toEqual({
+      method: "SendStreamingMessage",
+      task_id: expect.any(String),
+      task_state: "TASK_STATE_FAILED",
+    });
+    llmServer.use(...fakeA2aAgent("https://silent.test", [{ kind: "hang" }]).handlers);
+    const silent = (await say(await newSession("silent"), "hello?")).json.run;
+    expect(silent.error.code).toBe("REMOTE_AGENT_TIMEOUT");
+    expect(callsOf(silent, "agent_error").at(-1)!.a2a).toEqual({
+      method: "SendStreamingMessage",
+      task_id: expect.any(String),
+      task_state: "TASK_STATE_WORKING",
+    });
+  });
+});

@@ -94,6 +94,15 @@ describe("POST /v1/route — rule tier", () => {
     expect(headers.get("Server-Timing")).toMatch(/registry;dur=[\d.]+, total;dur=[\d.]+/);
   });
 
+  it("says the rule tier's share of the time, and none when only the LLM tier is asked", async () => {
+    const ruled = (await call("POST", "/v1/route", { input: "I was charged twice, I want a refund" })).json;
+    expect(ruled.rule_us).toBeGreaterThanOrEqual(0);
+    expect(ruled.rule_us).toBeLessThanOrEqual(ruled.latency_us);
+    const asked = (await call("POST", "/v1/route", { input: "refund", strategy: "llm" })).json;
+    expect(asked.llm).toBeDefined();
+    expect(asked.rule_us).toBeUndefined();
+  });
+
   it("matches Chinese keywords as substrings", async () => {
     const { json } = await call("POST", "/v1/route", {
       input: "你好，我想申请退款。",

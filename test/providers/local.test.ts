@@ -153,6 +153,8 @@ describe("LocalProvider on an agent's turn (tool_choice auto)", () => {
   it("calls the matching tool for a fresh user message", async () => {
     const response = await new LocalProvider().complete(turn([{ role: "user", content: "I need a refund" }]), signal());
     expect(response.tool_calls.map((c) => c.name)).toEqual(["transfer_to_billing"]);
+    // Finished as a model's answer that calls a tool is.
+    expect(response.finish_reasons).toEqual(["tool_calls"]);
   });
 
   it("answers in words, quoting the message, when no tool matches", async () => {
@@ -160,6 +162,7 @@ describe("LocalProvider on an agent's turn (tool_choice auto)", () => {
     expect(response).toEqual({
       tool_calls: [],
       content: "local provider (offline, not a model) answering: “good morning”",
+      finish_reasons: ["stop"],
     });
   });
 
@@ -208,7 +211,15 @@ describe("the local provider streaming", () => {
     const streamed = await new LocalProvider(0).stream(req, signal(), (d) => deltas.push(d));
     expect(deltas.length).toBeGreaterThan(1);
     expect(deltas.join("")).toBe(whole.content);
-    expect(streamed).toEqual({ ...whole, streamed: true });
+    expect(streamed).toEqual({ ...whole, streamed: true, first_chunk_ms: expect.any(Number) });
+  });
+
+  it("times its first piece from the request, before the gaps between pieces", async () => {
+    const req = request("hello there, good morning to everyone on the line", { tools: [], tool_choice: "auto" });
+    const streamed = await new LocalProvider(40).stream(req, signal(), () => undefined);
+    // The answer is there at once: the first piece waits for no gap (the later ones do).
+    expect(streamed.first_chunk_ms).toBeGreaterThanOrEqual(0);
+    expect(streamed.first_chunk_ms).toBeLessThan(40);
   });
 
   it("stops at an abort between pieces", async () => {

@@ -4,6 +4,7 @@ import { type ChatRequest, ProviderError } from "../../src/providers/types";
 import {
   answer,
   callTools,
+  delayed,
   type FakeReply,
   fakeOpenAI,
   httpError,
@@ -53,7 +54,39 @@ describe("streaming from an OpenAI-compatible endpoint", () => {
       tool_calls: [],
       usage: { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49 },
       streamed: true,
+      finish_reasons: ["stop"],
+      model: "gpt-4.1-mini",
+      first_chunk_ms: expect.any(Number),
     });
+  });
+
+  it("says why the model stopped and which model answered, as the chunks name them", async () => {
+    // A server answers with the dated version of the model asked for.
+    serve(rawStream(streamChunks("gpt-4.1-mini-2025-04-14", { kind: "tools", calls: [{ name: "lookup" }] })));
+    const { response } = await collect();
+    expect(response).toMatchObject({ finish_reasons: ["tool_calls"], model: "gpt-4.1-mini-2025-04-14" });
+  });
+
+  it("times the first chunk from the request: a server slow to start is seen in it", async () => {
+    serve(delayed(60, answer("Late, but here.")));
+    const { response } = await collect();
+    expect(response.first_chunk_ms).toBeGreaterThanOrEqual(60);
+  });
+
+  it("a stream that names neither a finish reason nor a model says neither", async () => {
+    const chunks = streamChunks("m", { kind: "content", content: "Plain." }).map((data) => {
+      if (data === "[DONE]") return data;
+      const { model: _model, ...rest } = JSON.parse(data);
+      return JSON.stringify({
+        ...rest,
+        choices: rest.choices.map((c: Record<string, unknown>) => ({ ...c, finish_reason: null })),
+      });
+    });
+    serve(rawStream(chunks));
+    const { response } = await collect();
+    expect(response.content).toBe("Plain.");
+    expect(response.finish_reasons).toBeUndefined();
+    expect(response.model).toBeUndefined();
   });
 
   it("assembles tool calls whose arguments arrive split over several chunks, in the model's order", async () => {
@@ -77,7 +110,9 @@ describe("streaming from an OpenAI-compatible endpoint", () => {
     serve(whole(answer("all at once")));
     const { deltas, response } = await collect();
     expect(deltas).toEqual([]);
-    expect(response).toMatchObject({ content: "all at once", streamed: false });
+    expect(response).toMatchObject({ content: "all at once", streamed: false, finish_reasons: ["stop"] });
+    // No stream, so no first chunk.
+    expect(response.first_chunk_ms).toBeUndefined();
   });
 
   it("an HTTP error is an http ProviderError, as without streaming", async () => {

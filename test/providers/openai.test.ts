@@ -105,7 +105,34 @@ describe("OpenAIProvider against the OpenAI-compatible fake", () => {
   it("returns content and no tool calls when the model only talks", async () => {
     llmServer.use(fakeOpenAI({ respond: () => answer("Which team do you need?") }).handler);
     const response = await provider().complete(request(), signal());
-    expect(response).toMatchObject({ tool_calls: [], content: "Which team do you need?" });
+    expect(response).toMatchObject({ tool_calls: [], content: "Which team do you need?", finish_reasons: ["stop"] });
+  });
+
+  it("says why the model stopped and which model answered, as the completion names them", async () => {
+    llmServer.use(
+      http.post("https://api.openai.com/v1/chat/completions", () =>
+        HttpResponse.json({
+          id: "chatcmpl-1",
+          object: "chat.completion",
+          created: 1_767_225_600,
+          model: "gpt-4.1-mini-2025-04-14",
+          choices: [{ index: 0, message: { role: "assistant", content: "Cut sh" }, finish_reason: "length" }],
+        }),
+      ),
+    );
+    const response = await provider().complete(request(), signal());
+    expect(response).toMatchObject({ finish_reasons: ["length"], model: "gpt-4.1-mini-2025-04-14" });
+    expect(response.first_chunk_ms).toBeUndefined();
+  });
+
+  it("a completion that names neither a finish reason nor a model says neither", async () => {
+    llmServer.use(
+      http.post("https://api.openai.com/v1/chat/completions", () =>
+        HttpResponse.json({ choices: [{ message: { content: "Hi." } }] }),
+      ),
+    );
+    const response = await provider().complete(request(), signal());
+    expect(response).toEqual({ tool_calls: [], content: "Hi." });
   });
 
   it("passes malformed argument text through verbatim for the router to judge", async () => {

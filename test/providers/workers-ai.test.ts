@@ -137,6 +137,18 @@ describe("WorkersAIProvider with a fake AI binding", () => {
     expect(response.tool_calls).toEqual([{ id: "c1", name: "transfer_to_tech", arguments: "{}" }]);
   });
 
+  it("says why the model stopped and which model answered when a chat.completion names them", async () => {
+    const ai = fakeAi({
+      model: "@cf/meta/llama-4-scout-17b-16e-instruct",
+      choices: [{ message: { content: "Done." }, finish_reason: "stop" }],
+    });
+    const response = await new WorkersAIProvider(ai).complete(request(), signal());
+    expect(response).toMatchObject({ finish_reasons: ["stop"], model: "@cf/meta/llama-4-scout-17b-16e-instruct" });
+    // The older shape says neither.
+    const older = await new WorkersAIProvider(fakeAi({ response: "Done." })).complete(request(), signal());
+    expect(older).toEqual({ tool_calls: [], content: "Done." });
+  });
+
   it("returns content only when the model answers in text", async () => {
     const response = await new WorkersAIProvider(fakeAi({ response: "Could you say more?" })).complete(
       request(),
@@ -193,7 +205,18 @@ describe("streaming through the Workers AI binding", () => {
     const response = await new WorkersAIProvider(ai).stream(chat, new AbortController().signal, (d) => deltas.push(d));
     expect(ai.calls[0]!.inputs).toMatchObject({ stream: true });
     expect(deltas).toEqual(["Your ", "build ", "fails ", "because…"]);
-    expect(response).toEqual({ tool_calls: [], content: "Your build fails because…", streamed: true });
+    expect(response).toEqual({
+      tool_calls: [],
+      content: "Your build fails because…",
+      streamed: true,
+      first_chunk_ms: expect.any(Number),
+    });
+  });
+
+  it("times the first piece from the call: a binding slow to start is seen in it", async () => {
+    const slow = fakeAi(() => new Promise((resolve) => setTimeout(() => resolve(sseOf(["Late."])), 60)));
+    const response = await new WorkersAIProvider(slow).stream(chat, new AbortController().signal, () => undefined);
+    expect(response.first_chunk_ms).toBeGreaterThanOrEqual(60);
   });
 
   it("a request with tools is answered whole, streamed: false (the binding streams text, not calls)", async () => {

@@ -106,6 +106,58 @@ describe("hybrid routing", () => {
   });
 });
 
+describe("the tiers' timings", () => {
+  /** A rule tier that takes `ms` on the given clock to decide. */
+  function timedRules(clock: { t: number }, ms: number, decision: Partial<RuleDecision>): RuleRouter {
+    const full: RuleDecision = { ...NO_DECISION, ...decision };
+    return {
+      decide: () => full,
+      decideInTurns: async () => {
+        clock.t += ms;
+        return full;
+      },
+      memoryBytes: 0,
+    };
+  }
+
+  it("times the rule tier in µs on the clock it is given, whatever the tiers decide", async () => {
+    const clock = { t: 1000 };
+    const now = () => clock.t;
+    const sure = timedRules(clock, 0.25, { agent: "billing", confidence: 90 });
+    const decided = await decideRoute({
+      input: "refund",
+      config: config(),
+      rules: sure,
+      agents,
+      llm: async () => llmChose,
+      now,
+    });
+    expect(decided).toMatchObject({ method: "rule", rule_us: 250 });
+    // Unsure: the LLM decides, and the rule tier's time is still its own, not the LLM's.
+    const unsure = timedRules(clock, 1.5, { agent: "billing", confidence: 10 });
+    const escalated = await decideRoute({
+      input: "it broke",
+      config: config(),
+      rules: unsure,
+      agents,
+      llm: async () => {
+        clock.t += 12;
+        return llmChose;
+      },
+      now,
+    });
+    expect(escalated).toMatchObject({ method: "llm", rule_us: 1500, llm: { duration_ms: 12 } });
+  });
+
+  it("has no rule tier time when the rule tier does not run (strategy llm)", async () => {
+    const { llm } = recordingLlm(llmChose);
+    const rules = fixedRules({ agent: "billing", confidence: 99 });
+    const decision = await decideRoute({ input: "x", config: config({ strategy: "llm" }), rules, agents, llm });
+    expect(decision.method).toBe("llm");
+    expect(decision.rule_us).toBeUndefined();
+  });
+});
+
 describe("fallback strategies", () => {
   it("prompt_user lists the enabled agents with titles and descriptions", () => {
     const fallback = applyFallback(config({ fallback: "prompt_user" }), agents, "no rule matched");

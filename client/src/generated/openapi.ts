@@ -2019,6 +2019,7 @@ export interface components {
             };
             registry_version: number;
             latency_us: number;
+            rule_us?: number;
         };
         RoutingConfig: {
             enabled: boolean;
@@ -2298,6 +2299,20 @@ export interface components {
                 executor?: "model" | "webhook" | "human" | "a2a";
                 outcome?: string;
                 streamed?: boolean;
+                finish_reasons?: string[];
+                response_model?: string;
+                first_chunk_ms?: number;
+                a2a?: {
+                    /** @enum {string} */
+                    method: "SendMessage" | "SendStreamingMessage";
+                    task_id?: string;
+                    task_state?: string;
+                };
+                route_tiers?: {
+                    rule_us?: number;
+                    llm_ms?: number;
+                    llm_consulted: boolean;
+                };
                 compaction?: {
                     id: string;
                     /** @enum {string} */

@@ -2,7 +2,7 @@ import { agentActor, SYSTEM_ACTOR } from "../../../src/audit/record";
 import { checkOutput, repairMessages } from "../../../src/runtime/guardrail";
 import { liveRetracted } from "../../../src/runtime/live-events";
 import { turnStepMs } from "../../../src/runtime/run-deadlines";
-import { traceEvent } from "../../../src/runtime/run-record";
+import { callDetails, executorOf, traceEvent } from "../../../src/runtime/run-record";
 import type { TurnPlan } from "../../../src/runtime/turn";
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { HistoryItem } from "../../../src/schemas/handoff";
@@ -115,12 +115,7 @@ export class RunAnswer {
             "llm_call",
             agent.name,
             this.k.now(),
-            {
-              executor: agent.kind === "webhook" ? "webhook" : "model",
-              model: repaired.model,
-              outcome: "repair",
-              ...(repaired.streamed === undefined ? {} : { streamed: repaired.streamed }),
-            },
+            callDetails(executorOf(agent), repaired.model, repaired, { outcome: "repair" }),
             repaired.duration_ms,
           ),
         );

@@ -6,7 +6,7 @@ import { type CountedItem, MESSAGE_OVERHEAD } from "../../../src/memory/tokens";
 import type { TokenUsage } from "../../../src/providers/types";
 import { interpretTurn } from "../../../src/runtime/interpret";
 import { RUN_WAIT_MS, turnStepMs } from "../../../src/runtime/run-deadlines";
-import { traceArgs, traceEvent } from "../../../src/runtime/run-record";
+import { callDetails, executorOf, traceArgs, traceEvent } from "../../../src/runtime/run-record";
 import { planWork } from "../../../src/runtime/tool-work";
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { HistoryItem } from "../../../src/schemas/handoff";
@@ -210,7 +210,7 @@ export class RunLoop {
     );
     this.streams.end(row.run.id);
     const after = this.k.now();
-    const executor = agent.kind === "webhook" ? "webhook" : agent.kind === "a2a" ? "a2a" : "model";
+    const executor = executorOf(agent);
     if (!result.ok) {
       // Cancelled meanwhile: the cancel kept what was written and ended the run.
       if (!this.steps.continuing(row.run.id)) return false;
@@ -219,7 +219,7 @@ export class RunLoop {
         "agent_error",
         agent.name,
         after,
-        { executor, model: plan.request.model },
+        callDetails(executor, plan.request.model, result),
         result.duration_ms,
         result.code,
       );
@@ -247,16 +247,7 @@ export class RunLoop {
         "llm_call",
         agent.name,
         after,
-        {
-          executor,
-          model: result.model,
-          ...(result.streamed === undefined ? {} : { streamed: result.streamed }),
-          ...(usage
-            ? {
-                tokens: { prompt: usage.prompt_tokens, completion: usage.completion_tokens, total: usage.total_tokens },
-              }
-            : {}),
-        },
+        callDetails(executor, result.model, result),
         result.duration_ms,
       ),
       ...result.response.tool_calls

@@ -109,7 +109,11 @@ export function spansFromRun(input: RunTraceInput): RunSpans {
       kind,
       start_ns: minusMs(end, event.duration_ms),
       end_ns: end,
-      attributes: { [RELAY.runId]: input.run_id, [RELAY.traceEventId]: event.event_id },
+      attributes: {
+        [GEN_AI.conversationId]: input.session_id,
+        [RELAY.runId]: input.run_id,
+        [RELAY.traceEventId]: event.event_id,
+      },
       events: [],
       links: [],
       status: { code: "unset" },
@@ -336,6 +340,13 @@ function modelSpan(s: Span, event: TraceEvent, provider: keyof typeof PROVIDER_N
   s.name = remote ? SPAN_NAME.invokeAgent(event.agent_name) : SPAN_NAME.chat(d.model);
   s.attributes[GEN_AI.operationName] = remote ? GEN_AI_OPERATION.invokeAgent : GEN_AI_OPERATION.chat;
   s.attributes[GEN_AI.providerName] = providerOf(d.executor, provider);
+  if (d.executor === "a2a") {
+    // The A2A conventions' client span: named by the method, for the request alone (the turn is the agent's
+    // operation). Their conversation id would be the remote's context id, which Relay does not record.
+    s.name = d.a2a?.method ?? "SendMessage";
+    delete s.attributes[GEN_AI.operationName];
+    delete s.attributes[GEN_AI.conversationId];
+  }
   if (remote) s.attributes[GEN_AI.agentName] = event.agent_name;
   else if (d.model) s.attributes[GEN_AI.requestModel] = d.model;
   if (d.tokens) {

@@ -90,14 +90,21 @@ describe("a model call's span", () => {
 });
 
 describe("a remote A2A agent's call", () => {
-  const client = (events: TraceEvent[]) =>
-    spansFromRun(input(events)).spans.find((s) => s.name === SPAN_NAME.invokeAgent("helper") && s.kind === "client")!;
+  const client = (events: TraceEvent[]) => spansFromRun(input(events)).spans.find((s) => s.kind === "client")!;
 
-  it("is an invoke_agent client span with the A2A method, the remote task and its state", () => {
+  it("is the A2A conventions' client span, named by the method, with the remote task and its state", () => {
     const a2a = { method: "SendStreamingMessage" as const, task_id: "task-7", task_state: "TASK_STATE_COMPLETED" };
-    const span = client(turnWith("helper", { executor: "a2a", model: "Remote Helper", streamed: true, a2a }));
+    const { spans } = spansFromRun(
+      input(turnWith("helper", { executor: "a2a", model: "Remote Helper", streamed: true, a2a })),
+    );
+    const span = spans.find((s) => s.kind === "client")!;
+    expect(span.name).toBe("SendStreamingMessage");
+    // Under the remote agent's turn, the agent operation the request serves.
+    expect(span.parent_span_id).toBe(spans.find((s) => s.name === SPAN_NAME.invokeAgent("helper"))!.span_id);
+    expect(span.attributes[GEN_AI.operationName]).toBeUndefined();
+    expect(span.attributes[GEN_AI.conversationId]).toBeUndefined();
     expect(span.attributes).toMatchObject({
-      [GEN_AI.operationName]: "invoke_agent",
+      [GEN_AI.agentName]: "helper",
       [GEN_AI.providerName]: "relay.a2a",
       [A2A.methodName]: "SendStreamingMessage",
       [A2A.taskId]: "task-7",
@@ -126,6 +133,7 @@ describe("a remote A2A agent's call", () => {
     const message = client(
       turnWith("helper", { executor: "a2a", model: "Remote Helper", a2a: { method: "SendMessage" } }),
     );
+    expect(message.name).toBe("SendMessage");
     expect(message.attributes[A2A.methodName]).toBe("SendMessage");
     expect(message.attributes[A2A.taskId]).toBeUndefined();
     expect(message.attributes[A2A.taskState]).toBeUndefined();

@@ -7,6 +7,7 @@
  * and each call opens a connection, does its one request and closes it; every HTTP request
  * goes through the outbound policy with a capped body. Outcomes are values.
  */
+
 import {
   Client,
   type PriorDiscovery,
@@ -21,6 +22,7 @@ import type { OutboundCall } from "../outbound/fetch";
 import { secretRedactor } from "../outbound/redact";
 import { outboundCause, sdkFetch } from "../outbound/sdk-fetch";
 import { excerpt } from "../providers/failures";
+import { traceHeaders } from "../telemetry/propagation";
 import { eraKey, forgetEra, priorEra, rememberEra } from "./mcp-era";
 
 /**
@@ -221,7 +223,12 @@ export async function callMcpTool(
   try {
     const result = await withConnection(server, options, server.max_response_bytes, signal, (client) =>
       client.callTool(
-        { name: tool.name, arguments: args, _meta: { [IDEMPOTENCY_META_KEY]: idempotencyKey } },
+        {
+          name: tool.name,
+          arguments: args,
+          // The run's trace in `_meta` too (SEP-414's keys): a server may read it there rather than in the headers.
+          _meta: { [IDEMPOTENCY_META_KEY]: idempotencyKey, ...(options.trace ? traceHeaders(options.trace) : {}) },
+        },
         { signal, timeout: server.timeout_s * 1000 },
       ),
     );

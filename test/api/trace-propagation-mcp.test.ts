@@ -76,6 +76,11 @@ describe("Relay's MCP client", () => {
     for (const r of server.requests.slice(0, listed + 1).filter((r) => r.http === "POST"))
       expect(parent(r.headers), r.method).toEqual(turn);
     expect(parent(server.calls[0]!.headers)).toEqual(turn);
+    // The call's _meta holds the same context, for a server that reads it there.
+    expect(server.calls[0]!.meta).toMatchObject({
+      traceparent: server.calls[0]!.headers.traceparent,
+      tracestate: "vendor=abc",
+    });
   });
 });
 

@@ -20,7 +20,12 @@ const TRACEPARENT = `00-${TRACE}-${CALLER_SPAN}-01`;
 
 const AGENTS = [
   { name: "summarizer", description: "Long talks", memory: { max_input_tokens: 2000, compact_at: 0.5, keep_last: 4 } },
-  { name: "lead", description: "Lead", handoffs: ["forecast", "rails"], tools: { allow: ["fan_out"] } },
+  {
+    name: "lead",
+    description: "Lead",
+    handoffs: ["forecast", "rails"],
+    tools: { allow: ["fan_out", "ask_agent"] },
+  },
   { name: "forecast", description: "Weather" },
   { name: "rails", kind: "webhook", endpoint: "https://rails.test/agent" },
 ];
@@ -103,6 +108,22 @@ describe("a fan-out", () => {
     ]);
     expect(rails.deliveries).toHaveLength(1);
     expect(parentOf(rails.deliveries[0]!.headers)).toEqual(turn);
+  });
+
+  it("an agent asked with ask_agent answers in the run's trace, with the asking turn's span", async () => {
+    const model = script({
+      lead: [callTool("ask_agent", { agent: "forecast", question: "Lisbon this weekend?" }), answer("Sunny, go.")],
+      forecast: [answer("Sunny")],
+    });
+    const id = await newSession("lead");
+    const run = (await say(id, "weekend in Lisbon?", { traceparent: TRACEPARENT })).json.run;
+    expect(run).toMatchObject({ status: "completed", output: "Sunny, go." });
+    const turn = firstTurn(run);
+    expect(model.requests.map((r) => [agentOf(r), parentOf(r.headers)])).toEqual([
+      ["lead", turn],
+      ["forecast", turn],
+      ["lead", turn],
+    ]);
   });
 
   it("through the API, outside a run: no trace on its calls", async () => {

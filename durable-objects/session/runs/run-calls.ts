@@ -156,6 +156,7 @@ export class RunCalls {
                 agent,
                 directory: directory.byName,
                 models: models!,
+                trace,
               },
               call,
             )),

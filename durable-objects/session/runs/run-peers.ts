@@ -6,6 +6,7 @@ import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { WorkCall } from "../../../src/schemas/run";
 import type { AgentModels } from "../../../src/services/agent-models";
 import { agentOutbound } from "../../../src/services/outbound";
+import type { TraceContext } from "../../../src/telemetry/trace-context";
 
 /**
  * An agent's turn talking to other agents (docs/collaboration.md, In an agent's turn): `ask_agent`, `notify_agent` and
@@ -34,6 +35,8 @@ export interface PeerContext {
   agent: AgentDefinition;
   directory: ReadonlyMap<string, AgentDefinition>;
   models: AgentModels;
+  /** The run's trace with its turn's span, sent on the asked agent's model or webhook call (docs/observability.md). */
+  trace?: TraceContext;
 }
 
 export async function runPeerCall(ctx: PeerContext, call: WorkCall): Promise<PeerCallResult> {
@@ -105,6 +108,7 @@ export async function runPeerCall(ctx: PeerContext, call: WorkCall): Promise<Pee
         provider: ctx.models.provider,
         default_model: ctx.models.default_model,
         outbound: () => agentOutbound(ctx.env, ctx.tenant, peer),
+        trace: ctx.trace,
       });
       const correlation_id = query.value.message.id;
       if (!answer.ok) {

@@ -27,6 +27,7 @@ import type { CompactionList, MemoryFact, MemoryView } from "../../src/schemas/m
 import type { Run, TracePage } from "../../src/schemas/run";
 import type { AgentTurnStatus, SessionMessage, SessionStatePatch, SessionView } from "../../src/schemas/session";
 import { type SessionRecord, toView } from "../../src/sessions/model";
+import type { TraceContext } from "../../src/telemetry/trace-context";
 import { Outbox } from "../shared/outbox";
 import { createSql, SchemaGate, type Sql } from "../shared/sql";
 import { TIMER_KEYS } from "../shared/timer-kinds";
@@ -341,12 +342,17 @@ export class SessionDO extends DurableObject<Env> implements SessionRpc {
     id: string,
     answer: InboxAnswer,
     actor: Actor = API_ACTOR,
+    resumedBy?: TraceContext,
   ): Promise<Result<{ item: InboxItem; run: Run | null }>> {
-    return this.runs.inbox.resolve(id, answer, actor);
+    return this.runs.inbox.resolve(id, answer, actor, resumedBy);
   }
 
-  async submitToolOutputs(args: ToolOutputsArgs, actor: Actor = API_ACTOR): Promise<Result<{ run: Run }>> {
-    return this.runs.toolOutputs(args, actor);
+  async submitToolOutputs(
+    args: ToolOutputsArgs,
+    actor: Actor = API_ACTOR,
+    resumedBy?: TraceContext,
+  ): Promise<Result<{ run: Run }>> {
+    return this.runs.toolOutputs(args, actor, resumedBy);
   }
 
   // ── Time and checkpoints ──────────────────────────────────────────────────

@@ -8,6 +8,7 @@ import { escalationItem, escalationOfInboxItem, sessionOfInboxItem } from "../ru
 import { AgentName } from "../schemas/agent";
 import { type InboxAnswer, type InboxItem, InboxKind, InboxResolve, InboxStatus } from "../schemas/inbox";
 import { readDatabase } from "../services/tenant-shards";
+import { incomingTrace } from "../telemetry/propagation";
 import { decodeCursor, listPage, pagingQuery } from "./cursor";
 import { InboxPosition } from "./positions";
 import { RUN_CALL_DEADLINE_MS, settle } from "./session-result";
@@ -100,5 +101,7 @@ export const inbox = new Hono<AppEnv>()
         : { reply: body.reply! };
     // An approval resumes the run, and the answer waits for it like a message does.
     const rpc = sessionRpc(c.env, c.get("tenant"), session, RUN_CALL_DEADLINE_MS);
-    return c.json(await settle(c, session, await rpc.resolveInbox(id, answer, actor), itemMissing(id)));
+    // The deciding request's trace, when it sent one, is linked from the run's resumed step (docs/observability.md).
+    const resumed = await rpc.resolveInbox(id, answer, actor, incomingTrace(c.req.raw.headers).trace);
+    return c.json(await settle(c, session, resumed, itemMissing(id)));
   });

@@ -1,5 +1,6 @@
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../app-env";
+import { API_ACTOR } from "../audit/record";
 import { backgroundOf } from "../auth/middleware";
 import { RelayError, unwrap } from "../errors";
 import type { Ask } from "../quotas/admission";
@@ -214,7 +215,11 @@ export const sessions = new Hono<AppEnv>()
     const resumed = await settle(
       c,
       id,
-      await sessionRpc(c.env, c.get("tenant"), id, RUN_CALL_DEADLINE_MS).submitToolOutputs(body),
+      await sessionRpc(c.env, c.get("tenant"), id, RUN_CALL_DEADLINE_MS).submitToolOutputs(
+        body,
+        API_ACTOR,
+        incomingTrace(c.req.raw.headers).trace,
+      ),
     );
     return c.json(resumed, resumed.run.status === "running" ? 202 : 200);
   })

@@ -191,9 +191,14 @@ export interface SessionRpc {
   /** The session's trace events in order, a page after event id `after`. */
   traceEvents(page: { after?: string; limit: number }): Promise<Result<TracePage>>;
   /** A person's answer to an inbox item (a reply, or an approval's decision); moves the run it paused. */
-  resolveInbox(id: string, answer: InboxAnswer, actor?: Actor): Promise<Result<{ item: InboxItem; run: Run | null }>>;
+  resolveInbox(
+    id: string,
+    answer: InboxAnswer,
+    actor?: Actor,
+    resumedBy?: TraceContext,
+  ): Promise<Result<{ item: InboxItem; run: Run | null }>>;
   /** The client's outputs for a run in requires_action; answered once the run has moved on. */
-  submitToolOutputs(args: ToolOutputsArgs, actor?: Actor): Promise<Result<{ run: Run }>>;
+  submitToolOutputs(args: ToolOutputsArgs, actor?: Actor, resumedBy?: TraceContext): Promise<Result<{ run: Run }>>;
   /** Cancels an active run: its model call stopped, what it wrote kept as cut, the run `cancelled`. */
   cancelRun(id: string, actor?: Actor): Promise<Result<Run>>;
 }

@@ -96,6 +96,14 @@ export const TraceDetails = z.object({
       tokens_after: z.number(),
     })
     .optional(),
+  /**
+   * The trace context of the request that resumed the run at this step (an approval's decision,
+   * a person's answer, the client's tool outputs), when it carried one: its span is linked
+   * from the step's span (docs/observability.md, Resumed runs).
+   */
+  resumed_by: z
+    .object({ trace_id: z.string().regex(/^[0-9a-f]{32}$/), span_id: z.string().regex(/^[0-9a-f]{16}$/) })
+    .optional(),
 });
 export type TraceDetails = z.infer<typeof TraceDetails>;
 

@@ -115,7 +115,7 @@ export function spansFromRun(input: RunTraceInput): RunSpans {
         [RELAY.traceEventId]: event.event_id,
       },
       events: [],
-      links: [],
+      links: resumedLinks(event),
       status: { code: "unset" },
     };
   };
@@ -165,6 +165,14 @@ export function spansFromRun(input: RunTraceInput): RunSpans {
     if (!ours) continue;
     switch (event.event_type) {
       case "agent_start": {
+        // A run whose agent is a person starts the turn, then asks the inbox: one turn, not two.
+        const same = turn?.span.attributes[GEN_AI.agentName] === event.agent_name;
+        if (turn && same && event.details.executor === "human") {
+          turn.executor = "human";
+          turn.span.attributes[RELAY.executor] = "human";
+          mark(turn, event, RELAY_EVENT.humanTurnRequested, {});
+          break;
+        }
         if (turn) close(turn, isoToNanos(event.timestamp), "interrupted");
         turn = open(event, "turn");
         if (event.details.executor) turn.span.attributes[RELAY.executor] = event.details.executor;
@@ -245,6 +253,7 @@ export function spansFromRun(input: RunTraceInput): RunSpans {
       }
       case "agent_complete": {
         const t = current(event);
+        t.span.links.push(...resumedLinks(event));
         if (event.details.executor) t.executor = event.details.executor;
         close(t, isoToNanos(event.timestamp), "completed");
         turn = null;
@@ -307,6 +316,12 @@ function coverRun(s: Span, input: RunTraceInput): Span {
   s.start_ns = minusMs(isoToNanos(first.timestamp), first.duration_ms);
   s.end_ns = laterOf(isoToNanos(own[own.length - 1]!.timestamp), s.start_ns);
   return s;
+}
+
+/** A link to the request that resumed the run at `event`'s step, when it carried a trace. */
+function resumedLinks(event: TraceEvent): Span["links"] {
+  const by = event.details.resumed_by;
+  return by ? [{ trace_id: by.trace_id, span_id: by.span_id, attributes: { [RELAY.linkKind]: "resumed_by" } }] : [];
 }
 
 function providerOf(executor: string | undefined, provider: keyof typeof PROVIDER_NAME): string {
@@ -386,6 +401,7 @@ function toolKind(tool: string, tools: RunTraceInput["tools"]): RelayToolKind {
  */
 function approvalSpan(s: Span, decided: TraceEvent, tool: string): Span {
   s.end_ns = laterOf(isoToNanos(decided.timestamp), s.start_ns);
+  s.links = resumedLinks(decided);
   const approved = decided.details.outcome?.startsWith("approved") === true;
   Object.assign(s.attributes, {
     [GEN_AI.toolName]: tool,

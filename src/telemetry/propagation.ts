@@ -36,6 +36,11 @@ export function metaTrace(meta: Readonly<Record<string, unknown>> | undefined): 
   });
 }
 
+/** A resuming request's context as a trace event's `resumed_by` (nothing when it carried none). */
+export function resumedByOf(context: TraceContext | undefined): { resumed_by?: { trace_id: string; span_id: string } } {
+  return context ? { resumed_by: { trace_id: context.trace_id, span_id: context.span_id } } : {};
+}
+
 /** The trace a run keeps, from the context its starting request carried (null: none, or an invalid one). */
 export function runTrace(runId: string, incoming: TraceContext | null): RunTrace {
   if (!incoming) return { trace_id: derivedTraceId("relay.run", runId), parent: null };

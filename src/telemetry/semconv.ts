@@ -116,6 +116,8 @@ export const SPAN_NAME = {
 export const RELAY = {
   tenant: "relay.tenant",
   runId: "relay.run.id",
+  /** Why a span links to another: `resumed_by`, the request that resumed a paused run. */
+  linkKind: "relay.link.kind",
   traceEventId: "relay.trace.event_id",
   /** The executor of a turn: model, webhook, human or a2a. */
   executor: "relay.agent.executor",

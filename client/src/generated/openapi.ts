@@ -2321,6 +2321,10 @@ export interface components {
                     tokens_before: number;
                     tokens_after: number;
                 };
+                resumed_by?: {
+                    trace_id: string;
+                    span_id: string;
+                };
             };
             duration_ms: number;
             error: string | null;

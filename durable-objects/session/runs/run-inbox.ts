@@ -10,6 +10,8 @@ import type { InboxAnswer, InboxItem } from "../../../src/schemas/inbox";
 import type { Run, TraceEvent } from "../../../src/schemas/run";
 import { agentDirectory } from "../../../src/services/registry-cache";
 import { type SessionRecord, touch } from "../../../src/sessions/model";
+import { resumedByOf } from "../../../src/telemetry/propagation";
+import type { TraceContext } from "../../../src/telemetry/trace-context";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import { auditScope, type SessionKernel } from "../session-kernel";
 import type { RunLoop } from "./run-loop";
@@ -41,6 +43,7 @@ export class RunInbox {
     inboxId: string,
     answer: InboxAnswer,
     actor: Actor,
+    resumedBy?: TraceContext,
   ): Promise<Result<{ item: InboxItem; run: Run | null }>> {
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;
@@ -65,8 +68,15 @@ export class RunInbox {
       );
     }
     if ("decision" in answer)
-      return this.decide(item, answer.decision, { by: "person", reason: answer.reason }, actor, loaded.value);
-    return this.answer(item, answer.reply, actor, loaded.value);
+      return this.decide(
+        item,
+        answer.decision,
+        { by: "person", reason: answer.reason },
+        actor,
+        loaded.value,
+        resumedBy,
+      );
+    return this.answer(item, answer.reply, actor, loaded.value, resumedBy);
   }
 
   /** A reply to a question: closes the item and completes the run it paused, with the reply as the agent's output. */
@@ -75,6 +85,7 @@ export class RunInbox {
     reply: string,
     actor: Actor,
     loaded: SessionRecord,
+    resumedBy?: TraceContext,
   ): Promise<Result<{ item: InboxItem; run: Run | null }>> {
     const now = this.k.now();
     const closed = closeItem(item, "resolved", now, { reply, by: actor.actor })!;
@@ -114,6 +125,7 @@ export class RunInbox {
           traceEvent(next.run, "agent_complete", next.run.agent, now, {
             executor: "human",
             outcome: "answered from the inbox",
+            ...resumedByOf(resumedBy),
           }),
         ]);
       }
@@ -132,6 +144,7 @@ export class RunInbox {
     denial: Denial,
     actor: Actor,
     loaded: SessionRecord,
+    resumedBy?: TraceContext,
   ): Promise<Result<{ item: InboxItem; run: Run | null }>> {
     const now = this.k.now();
     const expired = denial.by === "timeout";
@@ -171,6 +184,7 @@ export class RunInbox {
           tool_name: decided.call.name,
           tool_args: traceArgs(decided.call.arguments),
           outcome,
+          ...resumedByOf(resumedBy),
         }),
       );
       const work = decided.work;

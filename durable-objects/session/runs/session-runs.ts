@@ -9,7 +9,8 @@ import { withCallsDone } from "../../../src/runtime/tool-work";
 import type { HistoryItem } from "../../../src/schemas/handoff";
 import type { Run, TracePage } from "../../../src/schemas/run";
 import { type SessionRecord, toHistoryItem, touch } from "../../../src/sessions/model";
-import { runTrace } from "../../../src/telemetry/propagation";
+import { resumedByOf, runTrace } from "../../../src/telemetry/propagation";
+import type { TraceContext } from "../../../src/telemetry/trace-context";
 import { TIMER_KEYS } from "../../shared/timer-kinds";
 import type { SessionHandoffs } from "../handoffs/session-handoffs";
 import { ConversationMemory } from "../memory/conversation-memory";
@@ -219,7 +220,7 @@ export class SessionRuns {
    * The client's outputs for a run in requires_action: exactly one per pending call, else
    * TOOL_OUTPUTS_MISMATCH and nothing changes. Answers once the run has moved on.
    */
-  async toolOutputs(args: ToolOutputsArgs, actor: Actor): Promise<Result<{ run: Run }>> {
+  async toolOutputs(args: ToolOutputsArgs, actor: Actor, resumedBy?: TraceContext): Promise<Result<{ run: Run }>> {
     const loaded = this.k.live();
     if (!loaded.ok) return loaded;
     const paused = this.store.active();
@@ -271,6 +272,7 @@ export class SessionRuns {
       traceEvent(paused.run, "tool_call", agent, now, {
         tool_name: expected.get(o.tool_call_id)!.name,
         outcome: "output from the client",
+        ...resumedByOf(resumedBy),
       }),
     );
     const records: AuditRecord[] = [];

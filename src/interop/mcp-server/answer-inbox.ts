@@ -48,9 +48,12 @@ export async function answerInbox(
     body.decision !== undefined
       ? { decision: body.decision, ...(body.reason === undefined ? {} : { reason: body.reason }) }
       : { reply: body.reply! };
-  const resolved = await sessionOf(ctx, session, RUN_CALL_DEADLINE_MS).resolveInbox(id, answer, {
-    actor: by,
-    actor_type: "user",
-  });
+  // The answering request's trace is linked from the run's resumed step (docs/observability.md).
+  const resolved = await sessionOf(ctx, session, RUN_CALL_DEADLINE_MS).resolveInbox(
+    id,
+    answer,
+    { actor: by, actor_type: "user" },
+    ctx.trace,
+  );
   return sessionValue(ctx.env, ctx.tenant, session, resolved, itemMissing(id));
 }

@@ -75,15 +75,16 @@ export function registerRunTools(server: McpServer, ctx: McpContext): void {
       inputSchema: advertised(AnswerInboxArgs),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
-    checked(AnswerInboxArgs, async ({ inbox_id, ...answer }) => {
-      const parsed = InboxResolve.safeParse(answer);
-      if (!parsed.success)
-        throw new RelayError("VALIDATION_FAILED", "Invalid tool arguments.", { issues: issuesOf(parsed.error) });
-      const { item, run } = await answerInbox(ctx, inbox_id, parsed.data);
-      return toolValue(
-        { item: inboxAnswerItem(item), run: run ? runAnswer(run) : null },
-        run !== null && runFailed(run),
-      );
-    }),
+    async (raw: unknown, mcp: ServerContext) =>
+      checked(AnswerInboxArgs, async ({ inbox_id, ...answer }) => {
+        const parsed = InboxResolve.safeParse(answer);
+        if (!parsed.success)
+          throw new RelayError("VALIDATION_FAILED", "Invalid tool arguments.", { issues: issuesOf(parsed.error) });
+        const { item, run } = await answerInbox(inCallTrace(ctx, mcp.mcpReq._meta), inbox_id, parsed.data);
+        return toolValue(
+          { item: inboxAnswerItem(item), run: run ? runAnswer(run) : null },
+          run !== null && runFailed(run),
+        );
+      })(raw),
   );
 }

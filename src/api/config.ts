@@ -20,6 +20,7 @@ import { TelemetryConfigInput, type TelemetryView } from "../schemas/telemetry";
 import { allowLocalEndpoints, assertEndpointAllowed, forgetSigningSecret, outboundPolicy } from "../services/outbound";
 import { invalidateTenant } from "../services/registry-cache";
 import { assertSecretsKnown } from "../services/secret-references";
+import { flushHeldStats } from "../services/telemetry-stats";
 import { parseJsonText, readJson, readText } from "./validate";
 
 function view({ config, sources, warnings }: ResolvedConfig, stored: RoutingConfigPatch | null) {
@@ -27,6 +28,8 @@ function view({ config, sources, warnings }: ResolvedConfig, stored: RoutingConf
 }
 
 async function telemetryView(db: D1Database, tenant: string): Promise<TelemetryView> {
+  // What this isolate holds of the counters first (the rest is at most STATS_FLUSH_MS behind).
+  await flushHeldStats(db, tenant);
   const [config, stats] = await Promise.all([getTelemetryConfig(db, tenant), getTelemetryStats(db, tenant)]);
   return { config, stats };
 }

@@ -1,6 +1,9 @@
 import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { HttpResponse, http } from "msw";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { getTelemetryStats } from "../../src/registry/telemetry-config-store";
+import { STATS_FLUSH_MS } from "../../src/services/telemetry-stats";
 import { EXPORT_RETRY_DELAYS_MS, MAX_QUEUED_EXPORTS } from "../../src/telemetry/export-policy";
 import { GEN_AI, RELAY, SPAN_NAME } from "../../src/telemetry/semconv";
 import { advanceClock, drainDue, sessionStub } from "../durable-objects/helpers";
@@ -171,6 +174,19 @@ describe("trace export", () => {
     expect(desk.parentSpanId).toBe(callerSpan);
     // The tool's request named the agent's turn: a span the collector has.
     expect(toolHeaders).toEqual([`00-${callerTrace}-${desk.spanId}-01`]);
+  });
+
+  it("the counters are written by the session's alarm a second after its export, with others held meanwhile", async () => {
+    await configure();
+    const before = await stats(); // a read writes what this isolate held
+    const receiver = fakeOtlpReceiver(ENDPOINT);
+    const { stub } = await conversation();
+    const sent = spansOf(receiver.exports[0]!).length;
+    // Held in the isolate, not yet in D1.
+    expect((await getTelemetryStats(env.DB, "alpha")).exported_spans).toBe(before.exported_spans);
+    await advanceClock(stub, STATS_FLUSH_MS);
+    await drainDue(stub);
+    expect((await getTelemetryStats(env.DB, "alpha")).exported_spans).toBe(before.exported_spans + sent);
   });
 
   it("a caller's trace that is not sampled is not exported", async () => {

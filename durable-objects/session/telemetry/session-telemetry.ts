@@ -1,6 +1,6 @@
 import type { AuditRecord } from "../../../src/audit/record";
 import { taskStateName } from "../../../src/interop/a2a-task";
-import { addTelemetryStats, type StatsDelta } from "../../../src/registry/telemetry-config-store";
+import type { StatsDelta } from "../../../src/registry/telemetry-config-store";
 import { PEER_TOOLS } from "../../../src/runtime/agent-tools";
 import { isActiveRun } from "../../../src/runtime/run-record";
 import type { RunTrace, TraceEvent } from "../../../src/schemas/run";
@@ -13,6 +13,7 @@ import {
   postSpans,
   tenantDestination,
 } from "../../../src/services/telemetry-export";
+import { countExport, flushHeldStats, STATS_FLUSH_MS } from "../../../src/services/telemetry-stats";
 import {
   afterExportFailure,
   EXPORT_BATCH_RUNS,
@@ -68,6 +69,8 @@ interface Prepared {
 
 export class SessionTelemetry {
   private readonly queue: ExportQueue;
+  /** When this session's alarm writes the tenant's held counts (null: it holds none to write). */
+  private statsFlushAt: number | null = null;
 
   constructor(
     private readonly k: Pick<SessionKernel, "env" | "now" | "store" | "tables" | "timers" | "transaction">,
@@ -115,7 +118,10 @@ export class SessionTelemetry {
     return {
       onEnd: (session) => session,
       settle: async () => {
-        await this.run(this.k.now());
+        const now = this.k.now();
+        await this.run(now);
+        const session = this.k.store.load();
+        if (session) await this.flushStats(session.tenant, now, true);
         return this.queue.nextAt() === null;
       },
     };
@@ -142,8 +148,9 @@ export class SessionTelemetry {
         if (rows.length > 0) await this.send(session.tenant, target, rows, config, input, now);
       }
     }
-    const next = this.queue.nextAt();
-    return next === null ? { type: "done" } : { type: "again", at: Math.max(next, now) };
+    if (session) await this.flushStats(session.tenant, now);
+    const wakes = [this.queue.nextAt(), this.statsFlushAt].filter((at): at is number => at !== null);
+    return wakes.length === 0 ? { type: "done" } : { type: "again", at: Math.max(Math.min(...wakes), now) };
   }
 
   /** What spansFromRun needs besides a run's events: the tenant's provider and tool kinds (defaults when unreadable). */
@@ -281,7 +288,11 @@ export class SessionTelemetry {
     await this.count(tenant, target, delta);
   }
 
-  /** Adds to the tenant's counters (its own endpoint's only); a D1 failure loses the count, never the run. */
+  /**
+   * Adds to the tenant's counters (its own endpoint's only), coalesced per isolate
+   * (src/services/telemetry-stats.ts); when this export starts a hold, this session's alarm
+   * writes it. A D1 failure loses the count, never the run.
+   */
   private async count(tenant: string, target: ExportTarget, delta: StatsDelta): Promise<void> {
     if (delta.exported === 0 && delta.dropped === 0 && !delta.error) return;
     if (target === "operator") {
@@ -291,8 +302,14 @@ export class SessionTelemetry {
         );
       return;
     }
-    await addTelemetryStats(this.k.env.DB, tenant, delta).catch((error: unknown) =>
-      console.warn("telemetry: the export counters could not be written", error),
-    );
+    if ((await countExport(this.k.env.DB, tenant, delta)) === "flush")
+      this.statsFlushAt ??= this.k.now() + STATS_FLUSH_MS;
+  }
+
+  /** This session started a hold of the tenant's counts: it writes it when its alarm runs then. */
+  private async flushStats(tenant: string, now: number, always = false): Promise<void> {
+    if (this.statsFlushAt === null || (!always && now < this.statsFlushAt)) return;
+    this.statsFlushAt = null;
+    await flushHeldStats(this.k.env.DB, tenant);
   }
 }

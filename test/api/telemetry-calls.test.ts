@@ -2,7 +2,7 @@ import { HttpResponse, http } from "msw";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { TraceEvent } from "../../src/schemas/run";
 import { GEN_AI, RELAY, SPAN_NAME } from "../../src/telemetry/semconv";
-import { drainDue, sessionStub } from "../durable-objects/helpers";
+import { drainExports, sessionStub } from "../durable-objects/helpers";
 import { answer, delayed, rawStream, streamChunks, whole } from "../fakes/openai";
 import { attr, fakeOtlpReceiver, spansOf } from "../fakes/otlp-receiver";
 import { llmServer } from "../fakes/server";
@@ -95,7 +95,7 @@ describe("a model call's finish reasons, answering model and first chunk", () =>
     const route = trace.find((e) => e.event_type === "route")!;
     expect(route.details.route_tiers).toEqual({ rule_us: expect.any(Number), llm_consulted: false });
 
-    await drainDue(sessionStub("alpha", id).stub);
+    await drainExports(sessionStub("alpha", id).stub);
     const spans = receiver.exports.flatMap(spansOf);
     const chatOf = (event: TraceEvent) =>
       spans.find((s) => s.name === SPAN_NAME.chat("fake-model") && attr(s, RELAY.traceEventId) === event.event_id)!;

@@ -6,7 +6,7 @@ import { getTelemetryStats } from "../../src/registry/telemetry-config-store";
 import { STATS_FLUSH_MS } from "../../src/services/telemetry-stats";
 import { EXPORT_RETRY_DELAYS_MS, MAX_QUEUED_EXPORTS } from "../../src/telemetry/export-policy";
 import { GEN_AI, RELAY, SPAN_NAME } from "../../src/telemetry/semconv";
-import { advanceClock, drainDue, sessionStub } from "../durable-objects/helpers";
+import { advanceClock, drainExports, sessionStub } from "../durable-objects/helpers";
 import { answer, callTool } from "../fakes/openai";
 import { attr, fakeOtlpReceiver, spansOf } from "../fakes/otlp-receiver";
 import { llmServer } from "../fakes/server";
@@ -69,7 +69,7 @@ async function conversation(): Promise<{ id: string; stub: DurableObjectStub<Ses
   const res = await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "order o-1, please refund" });
   expect(res.json.run.status).toBe("completed");
   const { stub } = sessionStub("alpha", id);
-  await drainDue(stub);
+  await drainExports(stub);
   return { id, stub };
 }
 
@@ -137,7 +137,7 @@ describe("trace export", () => {
     expect((await stats()).exported_spans).toBe(before.exported_spans + spans.length);
     // Nothing more later: the export was sent once.
     await advanceClock(stub, 3_600_000);
-    await drainDue(stub);
+    await drainExports(stub);
     expect(receiver.exports).toHaveLength(1);
   });
 
@@ -167,7 +167,7 @@ describe("trace export", () => {
       },
     );
     expect(res.json.run).toMatchObject({ status: "completed", trace_id: callerTrace });
-    await drainDue(sessionStub("alpha", id).stub);
+    await drainExports(sessionStub("alpha", id).stub);
     const spans = spansOf(receiver.exports.at(-1)!);
     expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([callerTrace]));
     const desk = spans.find((s) => s.name === SPAN_NAME.invokeAgent("desk"))!;
@@ -185,7 +185,7 @@ describe("trace export", () => {
     // Held in the isolate, not yet in D1.
     expect((await getTelemetryStats(env.DB, "alpha")).exported_spans).toBe(before.exported_spans);
     await advanceClock(stub, STATS_FLUSH_MS);
-    await drainDue(stub);
+    await drainExports(stub);
     expect((await getTelemetryStats(env.DB, "alpha")).exported_spans).toBe(before.exported_spans + sent);
   });
 
@@ -204,7 +204,7 @@ describe("trace export", () => {
     );
     expect(res.json.run.status).toBe("completed");
     const { stub } = sessionStub("alpha", id);
-    await drainDue(stub);
+    await drainExports(stub);
     expect(receiver.exports).toHaveLength(0);
     expect(await exportRows(stub)).toBe(0);
   });
@@ -217,7 +217,7 @@ describe("trace export", () => {
     const paused = await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "book me in" });
     expect(paused.json.run.status).toBe("requires_action");
     const { stub } = sessionStub("alpha", id);
-    await drainDue(stub);
+    await drainExports(stub);
     expect(receiver.exports).toHaveLength(1);
     const first = spansOf(receiver.exports[0]!);
     // The agent's turn is still open: its chat span is sent, naming the turn's span as parent, but not the turn.
@@ -229,7 +229,7 @@ describe("trace export", () => {
       outputs: [{ tool_call_id: call_id, output: "the 3rd" }],
     });
     expect(resumed.json.run.status).toBe("completed");
-    await drainDue(stub);
+    await drainExports(stub);
     expect(receiver.exports).toHaveLength(2);
     const second = spansOf(receiver.exports[1]!);
     const turn = second.find((s) => s.name === SPAN_NAME.invokeAgent("desk"))!;
@@ -274,7 +274,7 @@ describe("trace export", () => {
     expect(receiver.exports.map((e) => e.status)).toEqual([503]);
     expect(await exportRows(stub)).toBe(1);
     await advanceClock(stub, EXPORT_RETRY_DELAYS_MS[0]);
-    await drainDue(stub);
+    await drainExports(stub);
     expect(receiver.exports.map((e) => e.status)).toEqual([503, 200]);
     expect(spansOf(receiver.exports[1]!)).toEqual(spansOf(receiver.exports[0]!));
     expect(await exportRows(stub)).toBe(0);
@@ -298,7 +298,7 @@ describe("trace export", () => {
     expect(after.last_error).toBe("the collector rejected 2 spans: span name too long");
     expect(await exportRows(stub)).toBe(0);
     await advanceClock(stub, 3_600_000);
-    await drainDue(stub);
+    await drainExports(stub);
     expect(receiver.exports).toHaveLength(1);
   });
 
@@ -324,12 +324,12 @@ describe("trace export", () => {
       script({ billing: [answer(`Answer ${i}.`)] });
       const res = await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: `again ${i}` });
       expect(res.json.run.status).toBe("completed");
-      await drainDue(stub);
+      await drainExports(stub);
       expect(await exportRows(stub)).toBeLessThanOrEqual(MAX_QUEUED_EXPORTS);
     }
     for (const delay of EXPORT_RETRY_DELAYS_MS) {
       await advanceClock(stub, delay);
-      await drainDue(stub);
+      await drainExports(stub);
     }
     expect(await exportRows(stub)).toBe(0);
     const after = await stats();
@@ -339,7 +339,7 @@ describe("trace export", () => {
     // Nothing is tried again afterwards.
     const attempts = receiver.exports.length;
     await advanceClock(stub, 3_600_000);
-    await drainDue(stub);
+    await drainExports(stub);
     expect(receiver.exports).toHaveLength(attempts);
     // The session goes on as before.
     script({ billing: [answer("Still here.")] });

@@ -1,7 +1,7 @@
 import { HttpResponse, http } from "msw";
 import { beforeAll, describe, expect, it } from "vitest";
 import { RELAY, SPAN_NAME } from "../../src/telemetry/semconv";
-import { drainDue, sessionStub } from "../durable-objects/helpers";
+import { drainExports, sessionStub } from "../durable-objects/helpers";
 import { answer, callTool } from "../fakes/openai";
 import { fakeOtlpReceiver, spansOf } from "../fakes/otlp-receiver";
 import { llmServer } from "../fakes/server";
@@ -38,7 +38,7 @@ beforeAll(async () => {
 
 /** The run's spans as the collector got them (every export), after the session's alarms ran. */
 async function exported(id: string) {
-  await drainDue(sessionStub("alpha", id).stub);
+  await drainExports(sessionStub("alpha", id).stub);
   return receiver.exports.flatMap(spansOf);
 }
 

@@ -62,6 +62,15 @@ export async function drainDue(
   throw new Error("timers still due after draining");
 }
 
+/**
+ * Runs what a commit left for the alarm once the audit flush window has passed: trace exports
+ * go with the audit flush (docs/observability.md, What is sent, and when).
+ */
+export async function drainExports(stub: DurableObjectStub<SessionDO>): Promise<void> {
+  await advanceClock(stub, FLUSH_WINDOW_MS);
+  await drainDue(stub);
+}
+
 /** Moves the object's clock forward by `ms` (until the object is evicted). */
 export async function advanceClock(
   stub: DurableObjectStub<SessionDO> | DurableObjectStub<AgentDO>,

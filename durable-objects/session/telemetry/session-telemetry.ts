@@ -1,3 +1,4 @@
+import { nextFlushAt } from "../../../src/audit/outbox-policy";
 import type { AuditRecord } from "../../../src/audit/record";
 import { taskStateName } from "../../../src/interop/a2a-task";
 import type { StatsDelta } from "../../../src/registry/telemetry-config-store";
@@ -99,8 +100,12 @@ export class SessionTelemetry {
       for (const target of targets) this.queue.add(runId, target, now);
       queued ||= targets.length > 0;
     }
-    if (queued)
-      this.k.timers.schedule("telemetry.export", now, null, { key: TIMER_KEYS.telemetryExport, ifExists: "earliest" });
+    if (!queued) return;
+    // With the audit flush the same commit schedules, in one alarm: an alarm of its own for
+    // each run's export cost about as much as the export's own work (docs/benchmarks.md).
+    // A flush waiting out a D1 backoff does not hold the export back.
+    const at = Math.min(this.k.timers.get(TIMER_KEYS.flush)?.due_at ?? Number.POSITIVE_INFINITY, nextFlushAt(now));
+    this.k.timers.schedule("telemetry.export", at, null, { key: TIMER_KEYS.telemetryExport, ifExists: "earliest" });
   }
 
   /** A run's trace as stored with it (derived for a run this object no longer holds). */

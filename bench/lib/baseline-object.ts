@@ -37,6 +37,9 @@ import { spawnWranglerDev, workerdCpu, workerdRss } from "./wrangler-dev";
  * storage floor in a long conversation: a live object holding a table of at least N history
  * rows of C characters reads the last N of them and appends one (the first call writes the N
  * rows, in one transaction). `GET /objects/:name` calls the object without touching storage.
+ * `POST /exported/:name?to=URL&bytes=B` is one write in a live object with a trace export
+ * queued in the same transaction, then the alarm that POSTs B bytes of JSON to URL and removes
+ * it: the floor of a run's export.
  * `GET /health` answers from the Worker alone, as Relay's does.
  */
 
@@ -100,8 +103,32 @@ export class Plain extends DurableObject {
   async ping() {
     return 0;
   }
-  // The expiry the durable floors set: nothing to expire here, but setAlarm needs a handler.
-  async alarm() {}
+  // The expiry the durable floors set: nothing to expire here. After \`exported\`: its queued exports.
+  async alarm() {
+    if (!this.exportTo) return;
+    const sql = this.ctx.storage.sql;
+    const due = sql.exec("SELECT id FROM exports WHERE next_at <= ? ORDER BY id", Date.now()).toArray();
+    if (due.length === 0) return;
+    const body = JSON.stringify({ resourceSpans: [], pad: "x".repeat(this.exportBytes) });
+    const response = await fetch(this.exportTo, { method: "POST", headers: { "content-type": "application/json" }, body });
+    await response.body?.cancel();
+    sql.exec("DELETE FROM exports WHERE id <= ?", due.at(-1).id);
+  }
+  // One write in a live object with an export queued in the same transaction, and the alarm
+  // that sends it (a POST of \`bytes\`) and removes it: the floor of a run's trace export.
+  async exported(to, bytes) {
+    const sql = this.ctx.storage.sql;
+    this.exportTo = to;
+    this.exportBytes = bytes;
+    this.ctx.storage.transactionSync(() => {
+      sql.exec("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v TEXT)");
+      sql.exec("CREATE TABLE IF NOT EXISTS exports (id INTEGER PRIMARY KEY, next_at INTEGER NOT NULL)");
+      sql.exec("INSERT INTO t (v) VALUES (?)", "x".repeat(200));
+      sql.exec("INSERT INTO exports (next_at) VALUES (?)", Date.now());
+    });
+    await this.ctx.storage.setAlarm(Date.now());
+    return 1;
+  }
   async created() {
     const rows = await this.touch();
     const at = new Date().toISOString();
@@ -206,6 +233,8 @@ export default {
     if (url.pathname.startsWith("/created/")) return Response.json({ rows: await stub.created() });
     if (url.pathname.startsWith("/durable/")) return Response.json({ rows: await stub.durable() });
     if (url.pathname.startsWith("/stored/")) return Response.json({ rows: await stub.stored() });
+    if (url.pathname.startsWith("/exported/"))
+      return Response.json({ rows: await stub.exported(url.searchParams.get("to"), Number(url.searchParams.get("bytes"))) });
     if (url.pathname.startsWith("/history/"))
       return Response.json({ chars: await stub.history(Number(url.searchParams.get("n")), Number(url.searchParams.get("chars"))) });
     return Response.json({ rows: request.method === "POST" ? await stub.touch() : await stub.ping() });

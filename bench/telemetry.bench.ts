@@ -36,7 +36,7 @@ import { percentile, runConcurrent } from "./lib/wrangler-dev";
 const KEY = "bench-telemetry-key";
 const PORT = 8805;
 const FAKES_PORT = 8806;
-const RUNS = 150;
+const RUNS = Number(process.env.BENCH_RUNS ?? 150);
 const PASSES = Number(process.env.BENCH_PASSES ?? 5);
 const CONCURRENCY = 4;
 const SPANS_PER_RUN = 8;

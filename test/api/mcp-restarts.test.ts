@@ -94,6 +94,10 @@ describe("an MCP call a restart cuts off", () => {
     const history = (await call("GET", `/v1/sessions/${id}/messages?limit=200`)).json.items;
     const callId = history.find((i: { role: string }) => i.role === "tool").tool_call_id;
     expect(server.calls).toHaveLength(1);
-    expect(server.calls[0]!.meta).toEqual({ [IDEMPOTENCY_META_KEY]: `${id}:${callId}` });
+    // Beside the run's trace context (docs/observability.md, Propagation).
+    expect(server.calls[0]!.meta).toEqual({
+      [IDEMPOTENCY_META_KEY]: `${id}:${callId}`,
+      traceparent: server.calls[0]!.headers.traceparent,
+    });
   });
 });

@@ -318,9 +318,7 @@ export interface TenantHead {
   tenantConfig: RoutingConfigPatch | null;
   /** The tenant has an events_url (webhooks out). */
   subscribed: boolean;
-  /** The tenant's trace export sample ratio; null when it exports nothing (docs/observability.md, Export). */
-  telemetryRatio: number | null;
-  /** The tenant's trace export settings; null when it exports nothing. */
+  /** The tenant's trace export settings; null when it exports nothing (docs/observability.md, Export). */
   telemetry: TelemetryConfig | null;
 }
 
@@ -362,7 +360,9 @@ export function knownUnsubscribed(tenant: string, now = Date.now()): boolean {
  */
 export function knownTelemetryRatio(tenant: string, now = Date.now()): number | null | undefined {
   const cached = heads.get(tenant);
-  return cached?.settled !== undefined && cached.expires > now ? cached.settled.telemetryRatio : undefined;
+  return cached?.settled !== undefined && cached.expires > now
+    ? (cached.settled.telemetry?.sample_ratio ?? null)
+    : undefined;
 }
 
 /** Forgets what this isolate knows of a tenant's registry and config (after a write). */
@@ -392,7 +392,6 @@ async function readHead(db: D1Database, tenant: string): Promise<TenantHead> {
     head: (headRows?.results[0] as RegistryHead | undefined) ?? { version: 0, stamp: "" },
     tenantConfig: parseTenantConfig(configRows?.results[0] as { config: string } | undefined),
     subscribed: (subscribedRows?.results.length ?? 0) > 0,
-    telemetryRatio: telemetry?.sample_ratio ?? null,
     telemetry,
   };
 }

@@ -1,5 +1,5 @@
 import type { RunTrace, TraceEvent } from "../schemas/run";
-import { spansFromRun } from "./from-trace";
+import { openTurnEvent } from "./open-turn";
 import { derivedSpanId, derivedTraceId } from "./span-ids";
 import { formatTraceparent, formatTracestate, parseTraceContext, type TraceContext } from "./trace-context";
 
@@ -90,15 +90,11 @@ function openTurnSpanId(
   trace: RunTrace,
   events: readonly TraceEvent[],
 ): string | null {
-  const spans = spansFromRun({
-    run_id: run.id,
-    session_id: run.session_id,
-    events,
-    settings: { capture_content: false },
-    provider: "openai",
-    ...(trace.parent ? { parent: { trace_id: trace.trace_id, span_id: trace.parent.span_id } } : {}),
-  });
-  return spans.open[0] ?? null;
+  const opener = openTurnEvent(events, run.id);
+  if (!opener) return null;
+  // The trace id spansFromRun gives the run: its caller's, or the one derived from its id.
+  const traceId = trace.parent ? trace.trace_id : derivedTraceId("relay.run", run.id);
+  return derivedSpanId(traceId, opener.event_id, "turn");
 }
 
 /**

@@ -25,7 +25,9 @@ const eventArb = fc.record({
   tool: fc.constantFrom(undefined, "transfer_to_billing", "lookup"),
 });
 
-function events(specs: fc.TypeOf<typeof eventArb>[]): TraceEvent[] {
+type Spec = typeof eventArb extends fc.Arbitrary<infer T> ? T : never;
+
+function events(specs: Spec[]): TraceEvent[] {
   return specs.map((s, i) => ({
     event_id: `evt_${(1000 + i).toString().padStart(26, "0")}`,
     event_type: s.type,

@@ -8,8 +8,8 @@ import {
   refusalMessage,
   requestRelayHost,
 } from "../outbound/policy";
+import { secretList } from "../outbound/webhook-agent";
 import { activeSecrets, ensureSigningSecret } from "../registry/signing-secrets";
-import { secretList } from "../runtime/webhook-agent";
 import type { Signing } from "../schemas/agent";
 import type { SigningSecret } from "../schemas/signing";
 import { type NamesSecrets, secretReferences } from "../vault/references";

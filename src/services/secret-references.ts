@@ -1,6 +1,6 @@
 import { RelayError } from "../errors";
 import { isWebhookSecret } from "../lib/standard-webhooks";
-import { secretList } from "../runtime/webhook-agent";
+import { secretList } from "../outbound/webhook-agent";
 import { type NamesSecrets, secretReferences } from "../vault/references";
 import { missingSecrets, readSecrets, type VaultEnv } from "../vault/secrets";
 

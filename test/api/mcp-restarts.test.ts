@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { IDEMPOTENCY_META_KEY } from "../../src/runtime/mcp-tool";
+import { IDEMPOTENCY_META_KEY } from "../../src/outbound/mcp-tool";
 import { drainDue, sessionStub, setClock, timersOf } from "../durable-objects/helpers";
 import { fakeMcpServer } from "../fakes/mcp-server";
 import { answer, callTool } from "../fakes/openai";

@@ -125,7 +125,7 @@ describe("mcp tools in a run", () => {
     const approved = await call("POST", `/v1/inbox/${item.id}/resolve`, { decision: "approve" });
     expect(approved.json.run).toMatchObject({ status: "completed", output: "o-7 has shipped." });
     expect(server.calls).toEqual([expect.objectContaining({ tool: "lookup_order", arguments: { order_id: "o-7" } })]);
-    // The fake speaks 2026-07-28: no handshake, no session (test/runtime/mcp-tool.test.ts has both revisions).
+    // The fake speaks 2026-07-28: no handshake, no session (test/outbound/mcp-tool.test.ts has both revisions).
     expect(server.methods).not.toContain("initialize");
     expect(server.requests.filter((r) => r.headers["mcp-session-id"])).toEqual([]);
     expect(toolMessages(fake.requests[1]!)).toEqual(["order o-7: shipped"]);

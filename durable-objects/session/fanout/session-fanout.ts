@@ -11,8 +11,8 @@ import {
 } from "../../../src/collaboration/fanout";
 import { err, ok, type Result } from "../../../src/errors";
 import { ulid } from "../../../src/lib/ulid";
+import { oneTurn } from "../../../src/outbound/one-turn";
 import { compileRules } from "../../../src/routing/rules";
-import { oneTurn } from "../../../src/runtime/one-turn";
 import { RUN_WAIT_MS } from "../../../src/runtime/run-deadlines";
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import type {

@@ -1,8 +1,8 @@
 import { agentActor } from "../../../src/audit/record";
 import { handoffToolCalled } from "../../../src/audit/run-events";
 import { isMcpFunction } from "../../../src/interop/mcp";
+import { callHttpTool } from "../../../src/outbound/http-tool";
 import { fanOutCallOutput, fanOutCallTasks } from "../../../src/runtime/fan-out-tool";
-import { callHttpTool } from "../../../src/runtime/http-tool";
 import { handoffOutput } from "../../../src/runtime/interpret";
 import { callsStepMs, HANDOFF_STEP_MS, TOOL_OUTPUTS_TIMEOUT_MS } from "../../../src/runtime/run-deadlines";
 import { traceArgs, traceEvent } from "../../../src/runtime/run-record";

@@ -1,8 +1,8 @@
 import type { Env } from "../../../src/env";
-import { callA2aAgent } from "../../../src/runtime/a2a-agent";
+import { callA2aAgent } from "../../../src/outbound/a2a-agent";
+import { callWebhookAgent, turnDeliveryId } from "../../../src/outbound/webhook-agent";
 import type { AgentTurnRequest, AgentTurnResult } from "../../../src/runtime/agent-turn";
 import { callModel, turnTimeoutMs } from "../../../src/runtime/turn";
-import { callWebhookAgent, turnDeliveryId } from "../../../src/runtime/webhook-agent";
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { AgentModels } from "../../../src/services/agent-models";
 import { agentOutbound } from "../../../src/services/outbound";

@@ -1,7 +1,7 @@
 import type { Env } from "../../../src/env";
 import type { ErrorBody } from "../../../src/errors";
 import { expandMcpTools, type McpFunctionTool, type McpListedTool, mcpServersOf } from "../../../src/interop/mcp";
-import { callMcpTool, listMcpTools } from "../../../src/runtime/mcp-tool";
+import { callMcpTool, listMcpTools } from "../../../src/outbound/mcp-tool";
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { PendingCall } from "../../../src/schemas/run";
 import type { ToolDefinition } from "../../../src/schemas/tool";

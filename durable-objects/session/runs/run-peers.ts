@@ -1,7 +1,7 @@
 import { peerQueryTimeoutS } from "../../../src/collaboration/peer-query";
 import type { Env } from "../../../src/env";
+import { oneTurn } from "../../../src/outbound/one-turn";
 import { collaborationRpc } from "../../../src/rpc/stubs";
-import { oneTurn } from "../../../src/runtime/one-turn";
 import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { WorkCall } from "../../../src/schemas/run";
 import type { AgentModels } from "../../../src/services/agent-models";

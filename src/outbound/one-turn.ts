@@ -1,11 +1,11 @@
 import type { Result } from "../errors";
-import type { OutboundCall } from "../outbound/fetch";
 import type { ChatMessage, ChatProvider } from "../providers/types";
+import type { AgentTurnResult } from "../runtime/agent-turn";
+import { systemPrompt } from "../runtime/messages";
+import { callModel, turnTimeoutMs } from "../runtime/turn";
 import type { AgentDefinition } from "../schemas/agent";
 import type { TraceContext } from "../telemetry/trace-context";
-import type { AgentTurnResult } from "./agent-turn";
-import { systemPrompt } from "./messages";
-import { callModel, turnTimeoutMs } from "./turn";
+import type { OutboundCall } from "./fetch";
 import { callWebhookAgent } from "./webhook-agent";
 
 /**

@@ -1,6 +1,6 @@
 import { http } from "msw";
 import { describe, expect, it } from "vitest";
-import { callMcpTool, IDEMPOTENCY_META_KEY, listMcpTools, type McpCallOptions } from "../../src/runtime/mcp-tool";
+import { callMcpTool, IDEMPOTENCY_META_KEY, listMcpTools, type McpCallOptions } from "../../src/outbound/mcp-tool";
 import { type FakeMcp, type FakeMcpOptions, fakeMcpServer, type McpRevision } from "../fakes/mcp-server";
 import { llmServer } from "../fakes/server";
 

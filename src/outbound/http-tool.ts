@@ -13,6 +13,8 @@
  */
 import { deadline } from "../lib/deadline";
 import { readCapped } from "../lib/read-capped";
+import type { PendingCall } from "../schemas/run";
+import type { ToolDefinition } from "../schemas/tool";
 import {
   deliveryHeaders,
   deliveryTarget,
@@ -20,10 +22,8 @@ import {
   type OutboundCall,
   outboundFetch,
   unusableSecret,
-} from "../outbound/fetch";
-import { secretRedactor } from "../outbound/redact";
-import type { PendingCall } from "../schemas/run";
-import type { ToolDefinition } from "../schemas/tool";
+} from "./fetch";
+import { secretRedactor } from "./redact";
 
 export interface HttpToolCall {
   session_id: string;

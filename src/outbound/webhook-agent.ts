@@ -17,6 +17,10 @@ import type { ErrorCode } from "../errors/codes";
 import { deadline } from "../lib/deadline";
 import { readCapped } from "../lib/read-capped";
 import { ulid } from "../lib/ulid";
+import { excerpt } from "../providers/failures";
+import type { ChatResponse, ToolCall } from "../providers/types";
+import { argumentsText, describeIssue, wireMessage } from "../providers/wire";
+import { type AgentTurnRequest, type AgentTurnResult, redactTurn } from "../runtime/agent-turn";
 import {
   deliveryHeaders,
   deliveryTarget,
@@ -25,12 +29,8 @@ import {
   type OutboundCall,
   outboundFetch,
   unusableSecret,
-} from "../outbound/fetch";
-import { secretRedactor } from "../outbound/redact";
-import { excerpt } from "../providers/failures";
-import type { ChatResponse, ToolCall } from "../providers/types";
-import { argumentsText, describeIssue, wireMessage } from "../providers/wire";
-import { type AgentTurnRequest, type AgentTurnResult, redactTurn } from "./agent-turn";
+} from "./fetch";
+import { secretRedactor } from "./redact";
 
 /** The most reply body Relay reads; a longer reply fails the turn unread past this. */
 export const MAX_REPLY_BYTES = 1024 * 1024;

@@ -20,16 +20,16 @@ import {
 } from "../interop/a2a-remote";
 import { deadline } from "../lib/deadline";
 import { readCapped } from "../lib/read-capped";
-import { deliveryHeaders, deliveryTarget, type OutboundCall, outboundFetch, unusableSecret } from "../outbound/fetch";
-import type { OutboundPolicy } from "../outbound/policy";
-import { secretRedactor } from "../outbound/redact";
-import { outboundCause, sdkFetch } from "../outbound/sdk-fetch";
 import { excerpt } from "../providers/failures";
 import type { OnText, ToolCall } from "../providers/types";
 import { transferToolName } from "../routing/llm/tool-names";
+import { returnToolName } from "../runtime/agent-tools";
+import { type AgentTurnRequest, type AgentTurnResult, redactTurn } from "../runtime/agent-turn";
 import type { CallFacts } from "../schemas/run";
-import { returnToolName } from "./agent-tools";
-import { type AgentTurnRequest, type AgentTurnResult, redactTurn } from "./agent-turn";
+import { deliveryHeaders, deliveryTarget, type OutboundCall, outboundFetch, unusableSecret } from "./fetch";
+import type { OutboundPolicy } from "./policy";
+import { secretRedactor } from "./redact";
+import { outboundCause, sdkFetch } from "./sdk-fetch";
 
 /** The largest card Relay reads; a larger one fails the turn unread past it. */
 export const MAX_CARD_BYTES = 64 * 1024;

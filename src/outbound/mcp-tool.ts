@@ -18,12 +18,12 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/client/valida
 import type { ErrorCode } from "../errors/codes";
 import { callOutput, type McpContent, type McpListedTool } from "../interop/mcp";
 import { deadline } from "../lib/deadline";
-import type { OutboundCall } from "../outbound/fetch";
-import { secretRedactor } from "../outbound/redact";
-import { outboundCause, sdkFetch } from "../outbound/sdk-fetch";
 import { excerpt } from "../providers/failures";
 import { traceHeaders } from "../telemetry/propagation";
+import type { OutboundCall } from "./fetch";
 import { eraKey, forgetEra, priorEra, rememberEra } from "./mcp-era";
+import { secretRedactor } from "./redact";
+import { outboundCause, sdkFetch } from "./sdk-fetch";
 
 /**
  * What a listing or call needs besides the server: the policy in force and the headers, their

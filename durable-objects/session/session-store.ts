@@ -1,5 +1,4 @@
-import type { TaskItem } from "../../src/rpc/session";
-import type { HistoryItem } from "../../src/schemas/handoff";
+import type { HistoryItem, TaskItem } from "../../src/schemas/handoff";
 import type { AgentTurnStatus } from "../../src/schemas/session";
 import { SESSION_FORMAT, SessionRecord } from "../../src/sessions/model";
 import {

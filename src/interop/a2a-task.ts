@@ -8,8 +8,7 @@ import {
   TaskState,
   type TaskStatus,
 } from "@a2a-js/sdk";
-import type { TaskItem } from "../rpc/session";
-import type { HistoryItem } from "../schemas/handoff";
+import type { HistoryItem, TaskItem } from "../schemas/handoff";
 import type { LiveDelta, LiveEvent } from "../schemas/live";
 import type { Run, RunPending, RunStatus, TraceEvent } from "../schemas/run";
 

@@ -2,7 +2,7 @@ import type { Actor } from "../audit/record";
 import type { Result } from "../errors";
 import type { AddedMessage, LocalAuditRecord, MessageRun } from "../schemas/api";
 import type { Fanout, FanoutStart } from "../schemas/collaboration";
-import type { Handoff, HandoffRequest, HistoryItem } from "../schemas/handoff";
+import type { Handoff, HandoffRequest, TaskItem } from "../schemas/handoff";
 import type { InboxAnswer, InboxItem } from "../schemas/inbox";
 import type { CompactionList, MemoryFact, MemoryView } from "../schemas/memory";
 import type { RouteDecision } from "../schemas/routing";
@@ -96,9 +96,6 @@ export interface MessageOptions {
   /** The A2A method whose request sent the message: the run's server span (docs/observability.md). */
   a2a_method?: RunOrigin["a2a_method"];
 }
-
-/** A conversation item as an A2A task shows it: with the id its client gave it, when it was given one. */
-export type TaskItem = HistoryItem & { client_message_id?: string };
 
 /** A run and the conversation items of its time (from its start to its end, or now): what an A2A task shows. */
 export interface RunTaskView {

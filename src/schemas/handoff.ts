@@ -70,6 +70,9 @@ export const HistoryItem = z.strictObject({
 });
 export type HistoryItem = z.infer<typeof HistoryItem>;
 
+/** A conversation item as an A2A task shows it: with the id its client gave it, when it was given one. */
+export type TaskItem = HistoryItem & { client_message_id?: string };
+
 export const MAX_HISTORY_ITEMS = 1000;
 
 /** Task state travels free-form: a status word ("in_progress") or a structured object. */

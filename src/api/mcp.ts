@@ -2,11 +2,11 @@ import { createMcpHandler } from "@modelcontextprotocol/server";
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { apiKeyAuth, backgroundOf } from "../auth/middleware";
-import type { McpContext } from "../interop/mcp-server/context";
-import { exposureOf } from "../interop/mcp-server/expose";
-import { relayMcpServer } from "../interop/mcp-server/server";
 import { getMcpConfig } from "../registry/mcp-config-store";
 import { incomingTrace } from "../telemetry/propagation";
+import type { McpContext } from "./mcp-server/context";
+import { exposureOf } from "./mcp-server/expose";
+import { relayMcpServer } from "./mcp-server/server";
 
 /**
  * `/mcp`: Relay as an MCP server over Streamable HTTP (docs/mcp-server.md), for the tenant the

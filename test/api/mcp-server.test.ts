@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { sendMessage } from "../../src/interop/mcp-server/send-message";
+import { sendMessage } from "../../src/api/mcp-server/send-message";
 import { eventually } from "../eventually";
 import { answer, delayed, callTool as modelCalls } from "../fakes/openai";
 import { llmServer } from "../fakes/server";

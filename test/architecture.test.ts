@@ -42,6 +42,42 @@ const area = (file: string) =>
     .slice(0, file.startsWith("src/") ? 2 : 1)
     .join("/");
 
+/**
+ * Every folder of src/ by layer (docs/architecture.md, Layers and the import rule). A new
+ * folder fails the first test below until it is placed here.
+ */
+const LAYER: Record<string, "entry" | "http" | "glue" | "pure" | "support" | "network"> = {
+  "src/api": "http",
+  "src/auth": "http",
+  "src/services": "glue",
+  "src/registry": "glue",
+  "src/vault": "glue",
+  "src/rpc": "glue",
+  "src/routing": "pure",
+  "src/handoff": "pure",
+  "src/runtime": "pure",
+  "src/memory": "pure",
+  "src/collaboration": "pure",
+  "src/triggers": "pure",
+  "src/sessions": "pure",
+  "src/interop": "pure",
+  "src/schemas": "pure",
+  "src/errors": "pure",
+  "src/lib": "pure",
+  "src/quotas": "pure",
+  "src/usage": "pure",
+  "src/telemetry": "pure",
+  "src/audit": "support",
+  "src/providers": "support",
+  "src/outbound": "network",
+};
+const pure = Object.keys(LAYER).filter((folder) => LAYER[folder] === "pure");
+
+/** A call to the outside world: fetch, or an SDK's client. */
+const NETWORK = /(?<![\w.])fetch\(|from\s+"(@modelcontextprotocol\/client|@a2a-js\/sdk\/client)"/;
+/** The modules of src/outbound that call nothing: the address policy and the redaction of secrets. */
+const PURE_OUTBOUND = new Set(["src/outbound/policy.ts", "src/outbound/redact.ts"]);
+
 describe("architecture", () => {
   it("reads the whole tree", () => {
     expect(graph.size).toBeGreaterThan(100);
@@ -57,24 +93,12 @@ describe("architecture", () => {
     expect(offending).toEqual([]);
   });
 
+  it("every folder of src/ is one of the layers", () => {
+    const folders = new Set([...graph.keys()].filter((f) => /^src\/[^/]+\//.test(f)).map(area));
+    expect([...folders].filter((f) => !Object.hasOwn(LAYER, f)).sort()).toEqual([]);
+  });
+
   it("the pure domain folders import no runtime, HTTP layer or env", () => {
-    const pure = [
-      "src/routing",
-      "src/handoff",
-      "src/runtime",
-      "src/memory",
-      "src/collaboration",
-      "src/triggers",
-      "src/sessions",
-      "src/schemas",
-      "src/errors",
-      "src/lib",
-      "src/outbound",
-      "src/quotas",
-      "src/usage",
-      "src/memory",
-      "src/telemetry",
-    ];
     const offending = [...graph].flatMap(([file, deps]) =>
       pure.includes(area(file))
         ? deps
@@ -92,6 +116,22 @@ describe("architecture", () => {
       .map(([key]) => rel(key));
     expect(offending).toEqual([]);
     expect(runtime).toEqual([]);
+  });
+
+  it("the pure folders call no network: no fetch, no SDK client, no caller of src/outbound but its types and policy", () => {
+    const calls = Object.entries(sources)
+      .filter(([key, text]) => pure.includes(area(rel(key))) && NETWORK.test(text))
+      .map(([key]) => rel(key));
+    const callers = Object.entries(sources).flatMap(([key, text]) => {
+      const file = rel(key);
+      if (!pure.includes(area(file))) return [];
+      return [...text.matchAll(/^\s*import\s+(?!type\s)[^;]*?from\s+"([^"]+)"/gms)]
+        .map((m) => resolve(file, m[1]!))
+        .filter((d): d is string => d !== null && area(d) === "src/outbound" && !PURE_OUTBOUND.has(d))
+        .map((d) => `${file} → ${d}`);
+    });
+    expect(calls).toEqual([]);
+    expect(callers).toEqual([]);
   });
 
   it("src/registry and src/vault do not import the HTTP layer", () => {

@@ -1,9 +1,14 @@
+import { EventSourceParserStream } from "eventsource-parser/stream";
+
 /**
- * Server-Sent Events, read: a byte stream in, one event per blank-line-terminated block out
- * (the WHATWG parsing rules: `data:` lines joined with "\n", a comment line starts with ":",
- * one optional space after the colon, CRLF, CR or LF line ends). Events arrive as the bytes
- * do, whatever the chunking.
+ * Server-Sent Events, read with eventsource-parser (the WHATWG parsing rules, whatever the
+ * chunking): a byte stream in, one event per blank-line-terminated block out. A line longer
+ * than MAX_SSE_LINE ends the stream with an error, so an endpoint that never ends a line
+ * cannot grow an isolate's memory without bound.
  */
+
+/** The longest line (or unfinished event) held while waiting for its end, in characters. */
+export const MAX_SSE_LINE = 4 * 1024 * 1024;
 
 export interface SseEvent {
   /** The `event:` field, "message" when absent. */
@@ -12,62 +17,26 @@ export interface SseEvent {
   id?: string;
 }
 
-/** Events from `body` as they arrive; ends when the stream ends (a block without a final blank line is dropped). */
+/**
+ * Events from `body` as they arrive; ends when the stream ends (a block without a final blank
+ * line is dropped). Leaving early cancels the body.
+ */
 export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
-  const decoder = new TextDecoder();
-  const reader = body.getReader();
-  let buffer = "";
-  let event: { event?: string; id?: string; data?: string[] } = {};
+  const reader = body
+    .pipeThrough(new TextDecoderStream())
+    .pipeThrough(new EventSourceParserStream({ maxBufferSize: MAX_SSE_LINE }))
+    .getReader();
+  let ended = false;
   try {
     for (;;) {
       const { value, done } = await reader.read();
-      buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
-      for (;;) {
-        const end = lineEnd(buffer, done);
-        if (end === null) break;
-        const line = buffer.slice(0, end.at);
-        buffer = buffer.slice(end.at + end.length);
-        if (line === "") {
-          if (event.data !== undefined) {
-            yield {
-              event: event.event ?? "message",
-              data: event.data.join("\n"),
-              ...(event.id === undefined ? {} : { id: event.id }),
-            };
-          }
-          event = {};
-          continue;
-        }
-        if (line.startsWith(":")) continue;
-        const colon = line.indexOf(":");
-        const field = colon === -1 ? line : line.slice(0, colon);
-        let value = colon === -1 ? "" : line.slice(colon + 1);
-        if (value.startsWith(" ")) value = value.slice(1);
-        if (field === "data") {
-          event.data ??= [];
-          event.data.push(value);
-        } else if (field === "event") event.event = value;
-        else if (field === "id" && !value.includes("\0")) event.id = value;
+      if (done) {
+        ended = true;
+        return;
       }
-      if (done) return;
+      yield { event: value.event ?? "message", data: value.data, ...(value.id === undefined ? {} : { id: value.id }) };
     }
   } finally {
-    reader.releaseLock();
+    if (!ended) await reader.cancel().catch(() => undefined);
   }
-}
-
-/**
- * Where the first line of `buffer` ends: CRLF, CR or LF. A CR at the very end waits for the next chunk
- * (it may be CRLF).
- */
-function lineEnd(buffer: string, done: boolean): { at: number; length: number } | null {
-  for (let i = 0; i < buffer.length; i++) {
-    const c = buffer.charCodeAt(i);
-    if (c === 10) return { at: i, length: 1 };
-    if (c === 13) {
-      if (i + 1 < buffer.length) return { at: i, length: buffer.charCodeAt(i + 1) === 10 ? 2 : 1 };
-      return done ? { at: i, length: 1 } : null;
-    }
-  }
-  return null;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readSse, type SseEvent } from "../../src/lib/sse";
+import { MAX_SSE_LINE, readSse, type SseEvent } from "../../src/lib/sse";
 
 /** A stream that hands out `text` in the given pieces. */
 function chunked(...pieces: string[]): ReadableStream<Uint8Array> {
@@ -52,5 +52,36 @@ describe("reading Server-Sent Events", () => {
 
   it("bare CR line ends count too", async () => {
     expect((await all(chunked("data: a\r\rdata: b\r\r"))).map((e) => e.data)).toEqual(["a", "b"]);
+  });
+
+  it("a line past MAX_SSE_LINE ends the read with an error instead of growing the buffer", async () => {
+    const piece = "x".repeat(64 * 1024);
+    let sent = 0;
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        sent += piece.length;
+        controller.enqueue(new TextEncoder().encode(sent === piece.length ? `data: ${piece}` : piece));
+      },
+    });
+    await expect(all(endless)).rejects.toThrow(/max buffer size/);
+    expect(sent).toBeGreaterThan(MAX_SSE_LINE);
+    expect(sent).toBeLessThan(MAX_SSE_LINE + 4 * piece.length);
+  });
+
+  it("leaving early cancels the body", async () => {
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode("data: one\n\ndata: two\n\n"));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    for await (const event of readSse(body)) {
+      expect(event.data).toBe("one");
+      break;
+    }
+    expect(cancelled).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Every timer kind of both objects, one purpose each, with the zod schema of its payload

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { RecentRun } from "../../src/rpc/tenant";
 import { QuotaOverrides } from "../../src/schemas/quotas";
 import { COUNTERS, type Counter, type Usage } from "../../src/usage/counts";

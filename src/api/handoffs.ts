@@ -1,5 +1,5 @@
 import { type Context, Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../app-env";
 import { queryAgentHandoffs } from "../audit/handoff-index";
 import { RelayError, unwrap } from "../errors";

@@ -1,5 +1,5 @@
 import { type Context, Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../app-env";
 import { queryInbox } from "../audit/inbox-index";
 import { RelayError } from "../errors";

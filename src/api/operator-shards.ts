@@ -1,5 +1,5 @@
 import { type Context, Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../app-env";
 import { assignmentView } from "../audit/shard-assignment";
 import { ensureAssignment, tenantsPerShard } from "../audit/shard-store";

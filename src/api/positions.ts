@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { sessionOfHandoff } from "../handoff/record";
 import { escalationOfInboxItem, sessionOfInboxItem } from "../runtime/inbox";
 import { sessionOfRun } from "../runtime/run-record";

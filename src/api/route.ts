@@ -1,5 +1,5 @@
 import { type Context, Hono } from "hono";
-import type { z } from "zod";
+import type * as z from "zod";
 import type { AppEnv } from "../app-env";
 import { RelayError } from "../errors";
 import { PATTERN_PREFIX } from "../routing/rules";

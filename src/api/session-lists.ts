@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../app-env";
 import { querySessions } from "../audit/session-index";
 import { RelayError, type Result } from "../errors";

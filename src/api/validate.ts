@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { z } from "zod";
+import type * as z from "zod";
 import { RelayError } from "../errors";
 import { issuesOf } from "../errors/issues";
 import { checkDepth, jsonTextDepth } from "../lib/json-depth";

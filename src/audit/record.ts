@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * One audit record (docs/sessions.md, The audit trail): who did what to which session or handoff, and when.

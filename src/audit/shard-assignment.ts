@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Which shard holds a tenant's data, and a move to another (docs/scaling.md, Shards). Pure:

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 
 /** Zod issues as the API reports them: a dotted path and a message each. */
 export function issuesOf(error: z.ZodError): { path: string; message: string }[] {

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { AuditScope } from "../audit/events";
 import { type HandoffAuditExtra, type HandoffSubject, handoffTransitioned } from "../audit/handoff-events";
 import type { Actor, AuditRecord } from "../audit/record";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { ErrorBody } from "../errors";
 import type { HandoffPolicy, HandoffStatus, OnTimeout } from "../schemas/handoff";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { err, ok, type Result } from "../errors";
 import { issuesOf } from "../errors/issues";
 import type { ToolSpec } from "../providers/types";

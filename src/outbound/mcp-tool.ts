@@ -110,7 +110,8 @@ async function withConnection<T>(
     requestInit: { redirect: "manual", signal },
   });
   const client = new Client(CLIENT_INFO, {
-    // Workers refuse the code generation of the SDK's default validator (ajv).
+    // Named, not left to the SDK: its default follows the export conditions a bundler sets, and is
+    // ajv under `node` or none of them; Workers refuse ajv's code generation (lint keeps it out).
     jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
     versionNegotiation: { mode: "auto" },
     // A server that does not declare tools is refused here, as its tools/list would be.

@@ -12,7 +12,7 @@
  * hand them straight to a model; `context` is the HandoffContext or null.
  * The reply (2xx, JSON): { "output"?: string, "tool_calls"?: [{ "id"?, "name", "arguments" }] }.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { ErrorCode } from "../errors/codes";
 import { deadline } from "../lib/deadline";
 import { readCapped } from "../lib/read-capped";

@@ -6,7 +6,7 @@
  * before the model finished, a tool call without a name or with arguments that never close)
  * is a `malformed` ProviderError; the text handed out before it is the caller's to keep.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { excerpt } from "./failures";
 import { type ChatResponse, ProviderError, type ToolCall } from "./types";
 import { fallbackCallId, WireUsage } from "./wire";

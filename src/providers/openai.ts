@@ -3,7 +3,7 @@
  * endpoint that speaks the same protocol — Workers AI's REST API, vLLM, Ollama, gateways).
  */
 
-import { z } from "zod";
+import * as z from "zod";
 import { readSse } from "../lib/sse";
 import { traceHeaders } from "../telemetry/propagation";
 import type { TraceContext } from "../telemetry/trace-context";

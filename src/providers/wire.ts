@@ -3,7 +3,7 @@
  * or an object and some omit call ids (Relay always hands out JSON text and an id), while
  * outgoing assistant messages carry calls in the OpenAI nested shape every provider accepts.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { ulid } from "../lib/ulid";
 import type { ChatMessage, ToolCall } from "./types";
 

@@ -2,7 +2,7 @@
  * The Workers AI provider: tool calling through the `env.AI` binding. The binding has no
  * local simulator, so it is typed here by the one method Relay uses and tests pass a fake.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { readSse } from "../lib/sse";
 import { abortError, excerpt, raceAbort } from "./failures";
 import { type ChatProvider, type ChatRequest, type ChatResponse, type OnText, ProviderError } from "./types";

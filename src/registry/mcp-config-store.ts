@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { AgentName } from "../schemas/agent";
 import type { McpConfigInput, McpConfigView } from "../schemas/mcp-server";
 

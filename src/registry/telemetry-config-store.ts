@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { TelemetryConfig, TelemetryConfigInput, TelemetryStats } from "../schemas/telemetry";
 import { SecretHeaders } from "../schemas/vault";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * The A2A 1.0 wire shapes Relay's OpenAPI document names (docs/a2a.md). The protocol's own

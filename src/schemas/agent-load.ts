@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * An agent's capacity as its AgentDO (or the shards of a hot agent) hold it: the type of

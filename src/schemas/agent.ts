@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { MemoryPolicy } from "./memory";
 import { SecretHeaders, SecretName } from "./vault";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Webhooks out (docs/webhooks.md): where a tenant's handoff and run lifecycle notifications go.

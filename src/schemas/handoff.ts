@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ERROR_STATUS, type ErrorCode } from "../errors/codes";
 import { HANDOFF_STATUSES } from "../handoff/statuses";
 import { AgentName } from "./agent";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Live session events (docs/runs.md, Live events): what SSE callers and WebSocket subscribers see as a

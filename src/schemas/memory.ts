@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * What keeps a long conversation within a model's context (docs/memory.md): an agent's

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * A tenant's quotas (docs/operations.md, Quotas): six limits, each with a deployment default

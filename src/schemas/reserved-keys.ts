@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Names that reach an object's prototype machinery instead of its own data. As a key they are

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * The tenant's signing secret (src/registry/signing-secrets.ts): Relay signs deliveries to the

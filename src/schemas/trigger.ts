@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /** An evaluation point of handoff triggers (docs/triggers.md), as the session queues it while busy. */
 export const TriggerPoint = z.discriminatedUnion("type", [

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * The tenant vault (docs/security.md, The tenant vault): secrets a tenant stores and its

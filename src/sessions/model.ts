@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Actor } from "../audit/record";
 import { AgentName } from "../schemas/agent";
 import { HandoffContext, type HistoryItem } from "../schemas/handoff";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { HistoryItem } from "../schemas/handoff";
 import type { TraceEvent } from "../schemas/run";
 import { turnMessages } from "./content";

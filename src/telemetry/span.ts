@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * A span as plain data (docs/observability.md, Spans): what an exporter needs and nothing

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { TraceEvent } from "../schemas/run";
 import { capturedText } from "./content";
 import {

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { MAX_SECRETS_PER_TENANT } from "../schemas/vault";
 import type { Sealed } from "./envelope";
 

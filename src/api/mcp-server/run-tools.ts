@@ -1,5 +1,5 @@
 import type { McpServer, ServerContext } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import * as z from "zod";
 import { RelayError } from "../../errors";
 import { issuesOf } from "../../errors/issues";
 import { AgentName } from "../../schemas/agent";

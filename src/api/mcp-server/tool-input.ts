@@ -1,5 +1,5 @@
 import type { CallToolResult, StandardSchemaWithJSON } from "@modelcontextprotocol/server";
-import type { z } from "zod";
+import type * as z from "zod";
 import { RelayError } from "../../errors";
 import { issuesOf } from "../../errors/issues";
 import { guarded } from "./results";

@@ -1,5 +1,5 @@
 import type { McpServer } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import * as z from "zod";
 import { RelayError } from "../../errors";
 import { AgentName } from "../../schemas/agent";
 import { ContentText } from "../../schemas/handoff";

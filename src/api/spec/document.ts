@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { AuditRecord } from "../../audit/record";
 import { ERROR_STATUS, type ErrorCode } from "../../errors/codes";
 import { AgentDefinition, StoredAgent } from "../../schemas/agent";

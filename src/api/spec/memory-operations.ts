@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { MemoryFact, MemoryFactWrite, MemoryKey, MemoryView } from "../../schemas/memory";
 import type { Operation } from "./operation";
 

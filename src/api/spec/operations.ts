@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { ErrorCode } from "../../errors/codes";
 import { A2aAgentCard, JsonRpcRequest, JsonRpcResponse } from "../../schemas/a2a";
 import { AgentDefinition, AgentName, StoredAgent } from "../../schemas/agent";

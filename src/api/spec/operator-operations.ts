@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { ShardAssignmentView } from "../../audit/shard-assignment";
 import { QuotaOverrides, TenantQuotas } from "../../schemas/quotas";
 import { TenantsUsage, UsageReport } from "../../schemas/usage";

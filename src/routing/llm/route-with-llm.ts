@@ -3,7 +3,7 @@
  * agent, tool choice required, a deadline on the call; the first tool call wins. Every way
  * the model or its provider can fail comes back as an outcome value for the fallback.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { deadline } from "../../lib/deadline";
 import { raceAbort } from "../../providers/failures";
 import {

@@ -96,17 +96,15 @@ export class RunAnswer {
       const session = this.k.store.load();
       const writing =
         agent.kind === "webhook" || !session ? null : this.streams.begin(session.id, row.run.id, agent.name);
-      const repaired = await executeTurn(
-        this.k.env,
+      const repaired = await executeTurn(this.k.env, {
         agent,
         request,
-        turn.models,
-        current.run.turns,
-        session?.tenant ?? "",
-        writing ?? undefined,
-        undefined,
-        turnContext(this.steps.store, current),
-      );
+        models: turn.models,
+        turn: current.run.turns,
+        tenant: session?.tenant ?? "",
+        writing: writing ?? undefined,
+        trace: turnContext(this.steps.store, current),
+      });
       this.streams.end(row.run.id);
       if (repaired.ok) {
         events.push(
@@ -157,11 +155,7 @@ export class RunAnswer {
         row.run.id,
         "completed",
         { output: answer.output, output_agent: agent.name, warnings: [warning] },
-        actor,
-        agent.name,
-        events,
-        [answer.assistant],
-        current,
+        { actor, agent: agent.name, events, items: [answer.assistant], base: current },
       );
       await this.afterTurn();
       return false;
@@ -173,7 +167,12 @@ export class RunAnswer {
         message: "The agent's output does not match its output_schema.",
         details: { errors: check.errors },
       };
-      await this.steps.finish(row.run.id, "failed", { error }, actor, agent.name, events, [], current);
+      await this.steps.finish(
+        row.run.id,
+        "failed",
+        { error },
+        { actor, agent: agent.name, events, items: [], base: current },
+      );
       return false;
     }
     events.push(traceEvent(current.run, "agent_complete", agent.name, this.k.now(), { outcome: "final answer" }));
@@ -181,11 +180,7 @@ export class RunAnswer {
       row.run.id,
       "completed",
       { output: answer.output, output_agent: agent.name },
-      actor,
-      agent.name,
-      events,
-      [answer.assistant],
-      current,
+      { actor, agent: agent.name, events, items: [answer.assistant], base: current },
     );
     await this.afterTurn();
     return false;

@@ -84,7 +84,7 @@ export class RunCalls {
       case "handoff":
         if (effect.handoff.type === "escalate") {
           const session = this.k.store.load()!;
-          await this.steps.commitStep(session, { ...row, step: "turn", work: null }, [], [], [], this.k.now());
+          await this.steps.commitStep(session, { ...row, step: "turn", work: null }, { now: this.k.now() });
           await this.pauses.awaitHuman(
             this.store.get(row.run.id)!,
             this.k.store.load()!,
@@ -96,14 +96,7 @@ export class RunCalls {
         }
         return this.handoff(row, work, effect.handoff, agent);
       case "done":
-        await this.steps.commitStep(
-          this.k.store.load()!,
-          { ...row, step: "turn", work: null },
-          [],
-          [],
-          [],
-          this.k.now(),
-        );
+        await this.steps.commitStep(this.k.store.load()!, { ...row, step: "turn", work: null }, { now: this.k.now() });
         return true;
     }
   }
@@ -204,10 +197,7 @@ export class RunCalls {
     await this.steps.commitStep(
       session,
       { ...fresh, work: withCallsDone(work, new Set(calls.map((c) => c.id))), step: "tools" },
-      items,
-      events,
-      [],
-      now,
+      { items, events, now },
     );
   }
 
@@ -228,7 +218,7 @@ export class RunCalls {
   private async handoff(row: RunRow, work: TurnWork, call: WorkHandoff, agent: AgentDefinition): Promise<boolean> {
     const actor = agentActor(agent.name);
     let session = this.k.store.load()!;
-    await this.steps.commitStep(session, { ...row, step: "handoff" }, [], [], [], this.k.now(), HANDOFF_STEP_MS);
+    await this.steps.commitStep(session, { ...row, step: "handoff" }, { now: this.k.now(), stepMs: HANDOFF_STEP_MS });
     const target = call.target;
     const started = await this.handoffs.start(
       {
@@ -306,7 +296,7 @@ export class RunCalls {
           }),
         ]
       : [event];
-    await this.steps.commitStep(session, next, [output], events, audit ? [audit] : [], now);
+    await this.steps.commitStep(session, next, { items: [output], events, records: audit ? [audit] : [], now });
     return true;
   }
 }

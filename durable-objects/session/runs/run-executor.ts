@@ -10,6 +10,22 @@ import type { TraceContext } from "../../../src/telemetry/trace-context";
 import type { RemoteThreads } from "./remote-threads";
 import type { Writing } from "./run-streams";
 
+/** One turn of a run, as executeTurn sends it. */
+export interface TurnToExecute {
+  agent: AgentDefinition;
+  request: AgentTurnRequest;
+  models: AgentModels;
+  /** The run's turn number: the webhook's delivery id and the remote agent's message id derive from it. */
+  turn: number;
+  tenant: string;
+  /** Where a streamed answer's text goes (a webhook's reply comes whole). */
+  writing?: Pick<Writing, "onText" | "signal"> | undefined;
+  /** The session's threads with remote A2A agents. */
+  threads?: RemoteThreads | undefined;
+  /** The run's trace, as the turn's span sends it. */
+  trace?: TraceContext | undefined;
+}
+
 /**
  * Sends turn number `turn` of a run to whoever executes the agent: its webhook (one
  * delivery id per turn number), a remote A2A agent (one message id per turn number, in the
@@ -19,14 +35,7 @@ import type { Writing } from "./run-streams";
  */
 export async function executeTurn(
   env: Env,
-  agent: AgentDefinition,
-  request: AgentTurnRequest,
-  models: AgentModels,
-  turn: number,
-  tenant: string,
-  writing?: Pick<Writing, "onText" | "signal">,
-  threads?: RemoteThreads,
-  trace?: TraceContext,
+  { agent, request, models, turn, tenant, writing, threads, trace }: TurnToExecute,
 ): Promise<AgentTurnResult & { input_required?: boolean }> {
   const timeout = turnTimeoutMs(agent);
   const traced = trace ? { trace } : {};

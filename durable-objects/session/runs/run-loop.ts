@@ -84,7 +84,7 @@ export class RunLoop {
             runId,
             "failed",
             { error: { code: "INTERNAL", message: "The run failed on an internal error." } },
-            SYSTEM_ACTOR,
+            { actor: SYSTEM_ACTOR },
           )
           .catch(() => undefined);
       })
@@ -126,7 +126,7 @@ export class RunLoop {
               message: `Agent '${session.current_agent}' is not in the registry.`,
               details: { agent: session.current_agent },
             };
-        await this.steps.finish(runId, "failed", { error }, SYSTEM_ACTOR, session.current_agent);
+        await this.steps.finish(runId, "failed", { error }, { actor: SYSTEM_ACTOR, agent: session.current_agent });
         return;
       }
       // The MCP servers its tools.allow names stand for their tools (docs/mcp.md).
@@ -134,7 +134,7 @@ export class RunLoop {
         turnContext(this.store, row),
       );
       if (!expanded.ok) {
-        await this.steps.finish(runId, "failed", { error: expanded.error }, SYSTEM_ACTOR, named.name);
+        await this.steps.finish(runId, "failed", { error: expanded.error }, { actor: SYSTEM_ACTOR, agent: named.name });
         return;
       }
       const agent = expanded.agent;
@@ -183,7 +183,7 @@ export class RunLoop {
     });
     if (!prepared.ok || prepared.value === null) {
       if (!prepared.ok && this.steps.continuing(row.run.id))
-        await this.steps.finish(row.run.id, "failed", { error: prepared.error }, undefined, agent.name);
+        await this.steps.finish(row.run.id, "failed", { error: prepared.error }, { agent: agent.name });
       return false;
     }
     const { plan, counted } = prepared.value;
@@ -197,17 +197,16 @@ export class RunLoop {
     );
     // A model's answer streams as it is written; a webhook's comes whole.
     const writing = agent.kind === "webhook" ? null : this.streams.begin(session.id, row.run.id, agent.name);
-    const result = await executeTurn(
-      this.k.env,
+    const result = await executeTurn(this.k.env, {
       agent,
-      plan.request,
+      request: plan.request,
       models,
-      started.run.turns,
-      session.tenant,
-      writing ?? undefined,
-      this.threads,
-      turnContext(this.store, started),
-    );
+      turn: started.run.turns,
+      tenant: session.tenant,
+      writing: writing ?? undefined,
+      threads: this.threads,
+      trace: turnContext(this.store, started),
+    });
     this.streams.end(row.run.id);
     const after = this.k.now();
     const executor = executorOf(agent);
@@ -227,10 +226,7 @@ export class RunLoop {
         row.run.id,
         "failed",
         { error: { code: result.code, message: result.message } },
-        undefined,
-        agent.name,
-        [event],
-        writing ? cutMessage(writing) : [],
+        { agent: agent.name, events: [event], items: writing ? cutMessage(writing) : [] },
       );
       return false;
     }
@@ -279,12 +275,14 @@ export class RunLoop {
     await this.steps.commitStep(
       current,
       { ...started, step: work ? "tools" : "turn", work },
-      [assistantItem(decision.assistant, usage), ...decision.outputs, ...memory.outputs],
-      events,
-      memory.records,
-      this.k.now(),
-      0,
-      memory.write,
+      {
+        items: [assistantItem(decision.assistant, usage), ...decision.outputs, ...memory.outputs],
+        events,
+        records: memory.records,
+        now: this.k.now(),
+        stepMs: 0,
+        extra: memory.write,
+      },
     );
     return true;
   }

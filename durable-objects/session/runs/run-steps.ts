@@ -18,6 +18,30 @@ import { auditScope, type SessionKernel } from "../session-kernel";
 import type { TriggerPoints } from "../triggers/trigger-queue";
 import type { RunRow, RunStore } from "./run-store";
 
+/** What one step of a run writes (RunSteps.commitStep). */
+export interface Step {
+  items?: CountedItem[];
+  events?: TraceEvent[];
+  records?: AuditRecord[];
+  now: number;
+  /** What the next step (recorded in the row) may take: the watchdog is moved past it. */
+  stepMs?: number;
+  /** Other writes of the step, in its transaction (the memory's). */
+  extra?: () => void;
+}
+
+/** How a run ends (RunSteps.finish), besides its status and change. */
+export interface RunEnd {
+  /** Who ended it: the system unless a person's answer did. */
+  actor?: Actor;
+  /** The agent it ended with, when another than the row's. */
+  agent?: string;
+  events?: TraceEvent[];
+  items?: HistoryItem[];
+  /** The row as the caller last recorded it (used when its status is still the stored one). */
+  base?: RunRow;
+}
+
 /**
  * How a run's steps are written (docs/architecture.md, The path of a run): each step's history items, run row, trace
  * events and audit records in one transaction, the run moved only by the transition
@@ -54,12 +78,7 @@ export class RunSteps {
   async commitStep(
     session: SessionRecord,
     row: RunRow,
-    items: CountedItem[],
-    events: TraceEvent[],
-    records: AuditRecord[],
-    now: number,
-    stepMs = 0,
-    extra?: () => void,
+    { items = [], events = [], records = [], now, stepMs = 0, extra }: Step,
   ): Promise<void> {
     const next = { ...row, run: { ...row.run, updated_at: new Date(now).toISOString() } };
     await this.k.commit(touch(session, now), records, () => {
@@ -71,19 +90,12 @@ export class RunSteps {
     });
   }
 
-  /**
-   * Ends a run (completed or failed), with its last items and events; `base` is the row as the caller
-   * last recorded it.
-   */
+  /** Ends a run (completed or failed), with its last items and events (see RunEnd). */
   async finish(
     runId: string,
     to: Extract<RunStatus, "completed" | "failed">,
     change: RunChange,
-    actor: Actor = SYSTEM_ACTOR,
-    agent?: string,
-    events: TraceEvent[] = [],
-    items: HistoryItem[] = [],
-    base?: RunRow,
+    { actor = SYSTEM_ACTOR, agent, events = [], items = [], base }: RunEnd = {},
   ): Promise<void> {
     // The registry of now, read before the run is, so the run's end point can be left out
     // when no trigger could answer it (TriggerPoints.afterRun); a failed read only queues it.

@@ -306,7 +306,7 @@ export class SessionRuns {
             details: { run_id: runId },
           },
         },
-        SYSTEM_ACTOR,
+        { actor: SYSTEM_ACTOR },
       );
       return;
     }
@@ -321,7 +321,7 @@ export class SessionRuns {
           details: { run_id: runId },
         },
       },
-      SYSTEM_ACTOR,
+      { actor: SYSTEM_ACTOR },
     );
   }
 
@@ -361,7 +361,7 @@ export class SessionRuns {
             message: `The run was interrupted by ${open.resumes + 1} restarts and was not resumed again.`,
           },
         },
-        SYSTEM_ACTOR,
+        { actor: SYSTEM_ACTOR },
       );
       return "none";
     }

@@ -14,6 +14,7 @@ if (major < 22 || (major === 22 && minor < 18)) {
   process.exit(2);
 }
 const { fail, main } = await import("../src/cli/main.ts");
+const { Interrupts } = await import("../src/cli/interrupts.ts");
 const argv = process.argv.slice(2);
 // What escapes main (an error thrown in an event listener, a promise nobody awaited) is still
 // one coded line, never a stack (docs/cli.md, Errors).
@@ -28,15 +29,21 @@ const last = (error) => {
 };
 process.on("uncaughtException", last);
 process.on("unhandledRejection", last);
-const controller = new AbortController();
-process.once("SIGINT", () => controller.abort());
+// Every Ctrl-C is a press: the first may be claimed by the command (chat cancels its running turn),
+// one nobody claims ends the command; one more after that stops a command that did not end.
+const interrupts = new Interrupts();
+process.on("SIGINT", () => {
+  if (interrupts.signal.aborted) process.exit(130);
+  interrupts.press();
+});
 const code = await main(argv, {
   stdin: process.stdin,
   stdout: process.stdout,
   stderr: process.stderr,
   env: process.env,
   cwd: process.cwd(),
-  signal: controller.signal,
+  signal: interrupts.signal,
+  interrupts,
 });
 // Open handles (a socket closing, a keep-alive connection) must not hold the exit back.
 process.stdout.write("", () => process.exit(code));

@@ -18,7 +18,7 @@ describe("relay chat", () => {
         "billing: local provider (offline, not a model) answering: “I was charged twice for my subscription”\n",
     );
     expect(ran.stderr).toMatch(
-      /^Relay at http:\/\/127\.0\.0\.1:\d+\. Type a message; \/quit to leave\.\nsession ses_\w+ with billing\n$/,
+      /^Relay at http:\/\/127\.0\.0\.1:\d+\. Type a message; \/help for commands, \/quit to leave\.\nsession ses_\w+ with billing\n$/,
     );
   });
 

@@ -45,6 +45,15 @@ describe("eventLine", () => {
     expect(eventLine(event("collaboration_started", "col_1"), "tail")?.text).toBe("· collaboration_started col_1");
   });
 
+  it("an answer cut short keeps its text and says it was cut", () => {
+    const message = { id: "msg_1", role: "assistant", agent: "billing", type: "message", content: "Your refund" };
+    expect(eventLine(event("message", message), "chat")).toEqual({ text: "billing: Your refund" });
+    expect(eventLine(event("message", { ...message, cut: true }), "chat")).toEqual({
+      text: "billing: Your refund ✂ cut",
+      style: "yellow",
+    });
+  });
+
   it("chat leaves out the steps tail shows", () => {
     const started = event("agent_started", trace("agent_start", {}));
     expect(eventLine(started, "chat")).toBeNull();

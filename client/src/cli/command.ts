@@ -18,8 +18,10 @@ export interface Context {
   readSecret(prompt: string): Promise<string | null>;
   cwd: string;
   env: Record<string, string | undefined>;
-  /** Aborted on Ctrl-C. */
+  /** Aborted on a Ctrl-C no command claimed. */
   signal: AbortSignal;
+  /** Until released, the next Ctrl-C calls `handler` instead of aborting `signal` (client/src/cli/interrupts.ts). */
+  claimInterrupt(handler: () => void): () => void;
 }
 
 export interface Command {

@@ -13,6 +13,7 @@ import { secrets } from "./commands/secrets.ts";
 import { tail } from "./commands/tail.ts";
 import { usage as usageCommand } from "./commands/usage.ts";
 import { cliErrorOf, EXIT, type ExitCode, failureOutput, usage } from "./exit.ts";
+import type { Interrupts } from "./interrupts.ts";
 import { Output } from "./output.ts";
 import { readSecret } from "./read-secret.ts";
 import { resolveSettings, type Settings } from "./settings.ts";
@@ -54,8 +55,14 @@ export interface Io {
   stderr: { write(text: string): unknown; isTTY?: boolean };
   env: Record<string, string | undefined>;
   cwd: string;
-  /** Aborted on Ctrl-C. */
+  /** Aborted on a Ctrl-C no command claimed. */
   signal: AbortSignal;
+  /**
+   * Where Ctrl-C is pressed, whose signal is `signal`: a command may claim a press (chat's
+   * running turn), and readline's own Ctrl-C on a terminal is pressed here. Without it, a
+   * press is only the signal's abort.
+   */
+  interrupts?: Interrupts;
 }
 
 function help(): string {
@@ -99,9 +106,14 @@ function lineReader(io: Io): { read(prompt: string): Promise<string | null>; clo
   const terminal = Boolean(io.stdin.isTTY) && Boolean(io.stdout.isTTY);
   const open = () => {
     // On a terminal readline echoes and edits the line, so it writes to stdout; from a pipe it only reads.
-    rl ??= terminal
-      ? createInterface({ input: io.stdin, output: io.stdout as NodeJS.WritableStream, terminal: true })
-      : createInterface({ input: io.stdin, terminal: false });
+    if (!rl) {
+      rl = terminal
+        ? createInterface({ input: io.stdin, output: io.stdout as NodeJS.WritableStream, terminal: true })
+        : createInterface({ input: io.stdin, terminal: false });
+      // A terminal's Ctrl-C reaches readline as a key, not as SIGINT: it is pressed where a SIGINT would be.
+      const interrupts = io.interrupts;
+      if (terminal && interrupts) rl.on("SIGINT", () => interrupts.press());
+    }
     lines ??= rl[Symbol.asyncIterator]();
     return lines;
   };
@@ -191,6 +203,7 @@ export async function main(argv: readonly string[], io: Io): Promise<ExitCode> {
         return client;
       },
       readLine: (prompt) => reader.read(prompt),
+      claimInterrupt: (handler) => io.interrupts?.claim(handler) ?? (() => undefined),
       readSecret: (prompt) => readSecret({ stdin: io.stdin, prompt: io.stderr, signal: io.signal }, prompt),
     };
     return (await command.run(ctx)) ?? EXIT.OK;

@@ -18,6 +18,9 @@ export interface Line {
 
 const MAX_ARGS = 80;
 
+/** After an answer cut short (a cancelled run, a broken stream): what was written is kept, and said to be cut. */
+export const CUT_MARK = " ✂ cut";
+
 function short(value: unknown, max = MAX_ARGS): string {
   const text = typeof value === "string" ? value : JSON.stringify(value);
   if (text === undefined) return "";
@@ -68,7 +71,9 @@ function traceLine(type: string, t: TraceEvent, mode: RenderMode): Line | null {
 
 function messageLine(m: HistoryItem, mode: RenderMode): Line | null {
   if (m.role === "assistant" && (m.type ?? "message") === "message" && m.content)
-    return { text: `${m.agent ?? "agent"}: ${m.content}` };
+    return m.cut
+      ? { text: `${m.agent ?? "agent"}: ${m.content}${CUT_MARK}`, style: "yellow" }
+      : { text: `${m.agent ?? "agent"}: ${m.content}` };
   if (mode !== "tail") return null;
   if (m.role === "user") return { text: `you: ${m.content}`, style: "bold" };
   if (m.type === "tool_output") return { text: `  ↳ ${m.tool_name ?? "tool"}: ${short(m.content)}`, style: "dim" };

@@ -138,6 +138,35 @@ export const AUDIT_RECORD = object({
   details: maybe(recordOf(unknownValue)),
 });
 
+/** `POST /v1/handoffs`: the handoff chat asked for (`@<agent>`, `@auto`) and where it stands. */
+export const HANDOFF = object({ id: string, status: string });
+
+/** A step of a session's trace (`GET /v1/sessions/:id/trace`), as chat's `/agents trace` prints it. */
+export const TRACE_STEP = object({
+  event_type: string,
+  timestamp: string,
+  agent_name: string,
+  duration_ms: number,
+  error: maybe(string),
+  details: object({
+    model: maybe(string),
+    tokens: maybe(object({ prompt: number, completion: number, total: number })),
+    tool_name: maybe(string),
+    from_agent: maybe(string),
+    to_agent: maybe(string),
+    routing_method: maybe(string),
+    outcome: maybe(string),
+  }),
+});
+
+/** A record of a session's own audit trail, as chat's `/agents handoff-chain` reads it. */
+export const SESSION_AUDIT_RECORD = object({
+  action: string,
+  at: string,
+  handoff_id: maybe(string),
+  details: recordOf(unknownValue),
+});
+
 /** One fact of a session's memory, as `relay memory` prints it. */
 export const MEMORY_FACT = object({ key: string, value: string, agent: maybe(string), updated_at: string });
 
@@ -202,7 +231,13 @@ const EVENT_DATA: Record<string, Shape> = {
   agent_started: TRACE,
   agent_completed: TRACE,
   llm_call: TRACE,
-  message: object({ id: maybe(string), role: string, type: maybe(string), content: maybe(string) }),
+  message: object({
+    id: maybe(string),
+    role: string,
+    type: maybe(string),
+    content: maybe(string),
+    cut: maybe(boolean),
+  }),
   approval_required: object({ prompt: maybe(string) }),
   run_started: RUN,
   run_paused: RUN,

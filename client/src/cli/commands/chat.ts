@@ -2,28 +2,23 @@ import { RelayApiError } from "../../errors.ts";
 import type { RunStream } from "../../run-stream.ts";
 import type { LiveEvent, MessageRun, Run, RunPending } from "../../types.ts";
 import { isLiveEvent } from "../../types.ts";
+import { type ChatCommand, parseChatLine } from "../chat-commands.ts";
+import { cancelRun, handOff, routed, startSession } from "../chat-turns.ts";
+import { showView } from "../chat-views.ts";
 import type { Command, Context } from "../command.ts";
 import { text } from "../command.ts";
-import { cliErrorOf, EXIT, type ExitCode, failureLine } from "../exit.ts";
-import { eventLine } from "../render.ts";
-import {
-  checked,
-  checkedEvent,
-  INBOX_ITEM,
-  INBOX_RESOLVED,
-  ROUTE_DECISION,
-  reply,
-  SESSION,
-  WITH_RUN,
-} from "../replies.ts";
-import { routingLine } from "./route.ts";
+import { CliError, cliErrorOf, EXIT, type ExitCode, failureLine, usage } from "../exit.ts";
+import { CUT_MARK, eventLine } from "../render.ts";
+import { checked, checkedEvent, INBOX_ITEM, INBOX_RESOLVED, reply, WITH_RUN } from "../replies.ts";
+import type { Strategy } from "./route.ts";
 
 /**
  * `relay chat`: a conversation with the tenant's agents in the terminal (docs/cli.md, Chat).
  * The first message is routed (or goes to `--agent`); each message's run is streamed as it
  * happens; a run that pauses for a person — a human agent's turn, an escalation, an
  * approval, a client tool — is answered inline, and the resumed run is followed on the
- * session's WebSocket from the last event seen.
+ * session's WebSocket from the last event seen. A line that starts with `/` or `@` is an in-chat
+ * command (chat-commands.ts); Ctrl-C while a run streams cancels that run.
  */
 
 type RunView = Omit<Run, "events">;
@@ -33,6 +28,8 @@ const ENDS = new Set(["run_completed", "run_failed", "run_cancelled", "run_pause
 /** Where chat's live events come from, for a BAD_REPLY's message. */
 const STREAM = "POST /v1/sessions/{id}/messages";
 const SOCKET = "GET /v1/sessions/{id}/ws";
+/** How a message picks its agent: the chat's default, one named (`@<agent>`), or the router (`@auto`). */
+type Choice = { agent: string } | { route: true; strategy?: Strategy } | undefined;
 
 class Chat {
   private sessionId: string | null;
@@ -75,8 +72,7 @@ class Chat {
     const line = eventLine(event, "chat");
     if (!line) return;
     this.endPieces();
-    if (event.run_id && (event.type === "run_failed" || (event.type === "message" && line.style === undefined)))
-      this.shown.add(event.run_id);
+    if (event.run_id && (event.type === "run_failed" || event.type === "message")) this.shown.add(event.run_id);
     this.ctx.out.line(line.style ? this.ctx.out.paint(line.style, line.text) : line.text);
   }
 
@@ -97,6 +93,7 @@ class Chat {
       return true;
     }
     if (isLiveEvent(event, "message") && event.data.id !== undefined && this.written.has(event.data.id)) {
+      if (event.data.cut && this.writing === event.data.id) this.ctx.out.write(this.ctx.out.paint("yellow", CUT_MARK));
       this.endPieces();
       if (event.run_id) this.shown.add(event.run_id);
       return true;
@@ -111,45 +108,13 @@ class Chat {
     this.ctx.out.line();
   }
 
-  /** A session for the first message: the agent named, or the router's choice (asking when nothing fits). */
-  private async ensureSession(input: string): Promise<boolean> {
+  /** A session for the first message: the agent named, or the router's choice (chat-turns.ts). */
+  private async ensureSession(input: string, choice: Choice): Promise<boolean> {
     if (this.sessionId) return true;
-    const { out } = this.ctx;
-    let agent = this.agent;
-    let route: { method: string; confidence: number } | undefined;
-    if (!agent) {
-      const decision = await out.spin(
-        "routing",
-        reply(this.relay, this.relay.api.POST("/v1/route", { body: { input } }), ROUTE_DECISION, "POST /v1/route"),
-      );
-      if (out.json) out.data({ type: "route", decision }, true);
-      else out.line(out.paint("cyan", routingLine(decision)));
-      agent = decision.agent ?? undefined;
-      route = { method: decision.method, confidence: decision.confidence };
-      if (!agent) {
-        const names = (decision.fallback?.agents ?? []).map((a) => a.name);
-        if (!out.json)
-          out.line(
-            `${decision.fallback?.reason ?? "No agent fits."}${names.length ? ` Choose one of: ${names.join(", ")}` : ""}`,
-          );
-        const chosen = (await this.ctx.readLine("agent> "))?.trim();
-        if (!chosen) return false;
-        agent = chosen;
-        route = { method: "user", confidence: 100 };
-      }
-    }
-    const session = await reply(
-      this.relay,
-      this.relay.api.POST("/v1/sessions", {
-        body: { agent, metadata: { client: "relay chat", ...(route ? { route } : {}) } },
-      }),
-      SESSION,
-      "POST /v1/sessions",
-    );
-    this.sessionId = session.id;
-    if (out.json) out.data({ type: "session", session }, true);
-    else out.note(out.paint("dim", `session ${session.id} with ${session.current_agent}`));
-    return true;
+    const agent = choice === undefined ? this.agent : "agent" in choice ? choice.agent : undefined;
+    const strategy = choice && "route" in choice ? choice.strategy : undefined;
+    this.sessionId = await startSession(this.ctx, input, agent, strategy);
+    return this.sessionId !== null;
   }
 
   /** Prints what a run ended with, unless its events showed it already. */
@@ -172,14 +137,84 @@ class Chat {
     return run;
   }
 
-  async send(content: string): Promise<RunView | null> {
-    if (!(await this.ensureSession(content))) return null;
+  /**
+   * Sends a message and streams its run. Ctrl-C meanwhile cancels the run (once its id is
+   * known, from its first event) and the stream goes on to its end: what was written stays,
+   * marked cut. A second Ctrl-C is not claimed, so it leaves.
+   */
+  async send(content: string, choice?: Choice): Promise<RunView | null> {
+    if (!(await this.ensureSession(content, choice))) return null;
     const stream: RunStream = await this.relay.streamMessage(this.sessionId!, content, { signal: this.ctx.signal });
-    for await (const event of stream) this.print(event, STREAM);
+    let runId: string | null = null;
+    let interrupted = false;
+    const release = this.ctx.claimInterrupt(() => {
+      interrupted = true;
+      if (runId) void this.cancel(runId);
+    });
+    try {
+      for await (const event of stream) {
+        if (runId === null && event.run_id) {
+          runId = event.run_id;
+          if (interrupted) void this.cancel(runId);
+        }
+        this.print(event, STREAM);
+      }
+    } finally {
+      release();
+    }
     const result = checked<MessageRun>(await stream.result(), WITH_RUN, this.relay.url, STREAM);
     if (this.ctx.out.json) this.ctx.out.data({ type: "result", ...result }, true);
     this.lastEventId = stream.lastEventId ?? this.lastEventId;
     return this.finish(result.run);
+  }
+
+  /** Ctrl-C: cancels the run; nothing is thrown (chat-turns.ts). */
+  private cancel(runId: string): Promise<void> {
+    return cancelRun(this.ctx, this.sessionId!, runId);
+  }
+
+  /**
+   * `@<agent> "…"`: the message for a named agent. A new session starts with it; in a session
+   * held by another agent, a handoff to it comes first (a refusal is said and nothing is sent).
+   */
+  async sendTo(agent: string, content: string): Promise<RunView | null> {
+    if (this.sessionId) await handOff(this.ctx, this.sessionId, agent, "asked for by the user in relay chat");
+    return this.send(content, { agent });
+  }
+
+  /**
+   * `@auto "…"`: the message routed as a first one is; in a session, handed to the agent the
+   * router names when another holds it. When nothing fits, nothing is sent.
+   */
+  async sendRouted(content: string, strategy: Strategy | undefined): Promise<RunView | null> {
+    if (!this.sessionId) return this.send(content, { route: true, ...(strategy ? { strategy } : {}) });
+    const decision = await routed(this.ctx, content, strategy);
+    await handOff(this.ctx, this.sessionId, decision.agent, `routed via ${decision.method} (relay chat @auto)`);
+    return this.send(content);
+  }
+
+  /** Runs one typed line; false when it asks to leave or input ended with a run still waiting. */
+  async run(command: ChatCommand): Promise<boolean> {
+    let run: RunView | null = null;
+    switch (command.kind) {
+      case "quit":
+        return false;
+      case "refused":
+        throw usage(command.message);
+      case "message":
+        run = await this.send(command.text);
+        break;
+      case "to":
+        run = await this.sendTo(command.agent, command.text);
+        break;
+      case "auto":
+        run = await this.sendRouted(command.text, command.strategy);
+        break;
+      default:
+        await showView(this.ctx.out, this.relay, this.sessionId, command);
+        return true;
+    }
+    return run === null || (await this.answerPauses(run));
   }
 
   /** The question a pause asks, and its inbox item's reason when it has one. */
@@ -206,6 +241,7 @@ class Chat {
       ...(this.lastEventId ? { after: this.lastEventId } : {}),
       signal: this.ctx.signal,
     });
+    const release = this.ctx.claimInterrupt(() => void this.cancel(run.id));
     try {
       await sub.ready;
       const answered = await answer();
@@ -217,6 +253,7 @@ class Chat {
       }
       return answered;
     } finally {
+      release();
       sub.close();
     }
   }
@@ -321,7 +358,8 @@ export const chat: Command = {
   summary: "Talk to the agents: routing, handoffs and the run as they happen; answer people's turns inline",
   usage: [
     "relay chat [--agent <name>] [--session <id>]",
-    "  Each line you type is a message; /quit (or the end of input) leaves.",
+    "  Each line you type is a message; /help lists the in-chat commands (@auto, @<agent>, /agents …);",
+    "  /quit, Ctrl-C at the prompt (or the end of input) leaves; Ctrl-C while a run streams cancels it.",
     "  Without --agent the first message is routed; --session continues a session.",
   ].join("\n"),
   options: { agent: { type: "string", short: "a" }, session: { type: "string" } },
@@ -329,22 +367,24 @@ export const chat: Command = {
     const session = text(ctx, "session");
     const conversation = new Chat(ctx, text(ctx, "agent"), session);
     if (!ctx.out.json)
-      ctx.out.note(ctx.out.paint("dim", `Relay at ${ctx.settings().url}. Type a message; /quit to leave.`));
+      ctx.out.note(
+        ctx.out.paint("dim", `Relay at ${ctx.settings().url}. Type a message; /help for commands, /quit to leave.`),
+      );
     for (;;) {
       const line = await ctx.readLine("you> ");
       if (line === null || ctx.signal.aborted) break;
       const message = line.trim();
       if (message === "") continue;
-      if (message === "/quit" || message === "/exit") break;
       try {
-        const run = await conversation.send(message);
-        if (run && !(await conversation.answerPauses(run))) break;
+        if (!(await conversation.run(parseChatLine(message)))) break;
       } catch (error) {
         if (ctx.signal.aborted) break;
-        // A refusal is said and the conversation goes on; anything else (no answer, one that cannot be read) ends it.
-        if (!(error instanceof RelayApiError) || error.status >= 500) throw error;
+        // A refusal (Relay's 4xx, or a command chat cannot run) is said and the conversation goes on;
+        // anything else (no answer, one that cannot be read) ends it.
+        const refusal = (error instanceof RelayApiError && error.status < 500) || error instanceof CliError;
+        if (!refusal) throw error;
         const cli = cliErrorOf(error);
-        if (ctx.out.json) ctx.out.data({ type: "error", error: { code: error.code, message: error.message } }, true);
+        if (ctx.out.json) ctx.out.data({ type: "error", error: { code: cli.code, message: cli.plain } }, true);
         else ctx.out.error(ctx.out.paint("red", failureLine(cli)));
         conversation.exitCode = cli.exitCode;
       }

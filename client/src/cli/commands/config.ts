@@ -1,8 +1,9 @@
+import type { RelayClient } from "../../client.ts";
 import type { RoutingConfigView } from "../../types.ts";
 import type { Command } from "../command.ts";
 import { flag } from "../command.ts";
 import { usage } from "../exit.ts";
-import { table } from "../output.ts";
+import { type Output, table } from "../output.ts";
 import { ROUTING_CONFIG_VIEW, reply } from "../replies.ts";
 
 /** Every routing setting (docs/configuration.md), as `relay config` names them. */
@@ -16,9 +17,11 @@ const KEYS = [
   "fallback",
   "default_agent",
 ] as const;
-type Key = (typeof KEYS)[number];
+/** A routing setting's name, without the `routing.` prefix. */
+export type Key = (typeof KEYS)[number];
 
-function keyOf(typed: string): Key {
+/** The setting a typed name names (`routing.threshold` or `threshold`); a usage error for any other. */
+export function keyOf(typed: string): Key {
   const key = typed.replace(/^routing\./, "");
   if (!(KEYS as readonly string[]).includes(key))
     throw usage(`unknown setting ${JSON.stringify(typed)}: one of ${KEYS.map((k) => `routing.${k}`).join(", ")}`);
@@ -41,7 +44,8 @@ function parseValue(key: Key, typed: string): unknown {
   return typed;
 }
 
-function get(config: Record<string, unknown>, key: Key): unknown {
+/** A setting's value in a resolved configuration. */
+export function settingValue(config: Record<string, unknown>, key: Key): unknown {
   const [a, b] = key.split(".") as [string, string | undefined];
   const top = config[a];
   return b === undefined ? top : (top as Record<string, unknown> | undefined)?.[b];
@@ -65,6 +69,35 @@ function withValue(stored: Record<string, unknown>, key: Key, value: unknown): R
 }
 
 const shown = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
+
+/** The tenant's routing configuration: every value and the layer it came from. */
+export function readRouting(relay: RelayClient): Promise<RoutingConfigView> {
+  return reply(relay, relay.api.GET("/v1/config/routing"), ROUTING_CONFIG_VIEW, "GET /v1/config/routing");
+}
+
+/** Sets `key` to a typed value in the tenant's layer (undefined: removes it); the configuration after. */
+export async function setRouting(relay: RelayClient, key: Key, typed: string | undefined): Promise<RoutingConfigView> {
+  const value = typed === undefined ? undefined : parseValue(key, typed);
+  const view = await readRouting(relay);
+  const body = withValue((view.stored ?? {}) as Record<string, unknown>, key, value);
+  return reply(
+    relay,
+    // biome-ignore lint/suspicious/noExplicitAny: the API validates the setting's type and says which is wrong.
+    relay.api.PUT("/v1/config/routing", { body: body as any }),
+    ROUTING_CONFIG_VIEW,
+    "PUT /v1/config/routing",
+  );
+}
+
+/** The values of `keys` (every setting by default) as a table of setting, value and layer, then any warnings. */
+export function printRouting(out: Output, view: RoutingConfigView, keys: readonly Key[] = KEYS): void {
+  table(
+    out,
+    ["setting", "value", "layer"],
+    keys.map((k) => [`routing.${k}`, shown(settingValue(view.config, k)), view.sources[k] ?? "?"]),
+  );
+  for (const warning of view.warnings) out.note(out.paint("yellow", `warning: ${warning}`));
+}
 
 export const config: Command = {
   name: "config",
@@ -93,31 +126,18 @@ export const config: Command = {
         ROUTING_CONFIG_VIEW,
         "DELETE /v1/config/routing",
       );
+    } else if (key && (typedValue !== undefined || flag(ctx, "unset"))) {
+      view = await setRouting(relay, key, flag(ctx, "unset") ? undefined : typedValue);
     } else {
-      view = await reply(relay, relay.api.GET("/v1/config/routing"), ROUTING_CONFIG_VIEW, "GET /v1/config/routing");
-      if (key && (typedValue !== undefined || flag(ctx, "unset"))) {
-        const value = flag(ctx, "unset") ? undefined : parseValue(key, typedValue!);
-        const body = withValue((view.stored ?? {}) as Record<string, unknown>, key, value);
-        view = await reply(
-          relay,
-          // biome-ignore lint/suspicious/noExplicitAny: the API validates the setting's type and says which is wrong.
-          relay.api.PUT("/v1/config/routing", { body: body as any }),
-          ROUTING_CONFIG_VIEW,
-          "PUT /v1/config/routing",
-        );
-      }
+      view = await readRouting(relay);
     }
     if (ctx.out.json) {
-      ctx.out.data(key ? { key: `routing.${key}`, value: get(view.config, key), source: view.sources[key] } : view);
+      ctx.out.data(
+        key ? { key: `routing.${key}`, value: settingValue(view.config, key), source: view.sources[key] } : view,
+      );
       return undefined;
     }
-    const keys = key ? [key] : KEYS;
-    table(
-      ctx.out,
-      ["setting", "value", "layer"],
-      keys.map((k) => [`routing.${k}`, shown(get(view.config, k)), view.sources[k] ?? "?"]),
-    );
-    for (const warning of view.warnings) ctx.out.note(ctx.out.paint("yellow", `warning: ${warning}`));
+    printRouting(ctx.out, view, key ? [key] : KEYS);
     return undefined;
   },
 };

@@ -1,3 +1,4 @@
+import type { RelayClient } from "../../client.ts";
 import type { RouteDecision } from "../../types.ts";
 import type { Command } from "../command.ts";
 import { text } from "../command.ts";
@@ -5,8 +6,9 @@ import { usage } from "../exit.ts";
 import type { Output } from "../output.ts";
 import { ROUTE_DECISION, reply } from "../replies.ts";
 
-const STRATEGIES = ["rule", "llm", "hybrid"] as const;
-type Strategy = (typeof STRATEGIES)[number];
+/** The strategies a route may be asked for (docs/routing.md). */
+export const STRATEGIES = ["rule", "llm", "hybrid"] as const;
+export type Strategy = (typeof STRATEGIES)[number];
 
 const pct = (n: number) => `${Math.round(n * 10) / 10}%`;
 
@@ -31,6 +33,17 @@ export function routingLine(d: Pick<RouteDecision, "agent" | "method" | "confide
   return `🎯 Routing via ${d.method} to ${d.agent}${confidence}`;
 }
 
+/** The router's decision on `input`, a dry run (`POST /v1/route`), checked for what is printed of it. */
+export function routeDecision(relay: RelayClient, input: string, strategy?: Strategy): Promise<RouteDecision> {
+  return reply(
+    relay,
+    relay.api.POST("/v1/route", { body: { input, ...(strategy ? { strategy } : {}) } }),
+    ROUTE_DECISION,
+    "POST /v1/route",
+  );
+}
+
+/** The routing analysis of a decision: what `relay route` and chat's `/agents route` print. */
 export function printDecision(out: Output, d: RouteDecision): void {
   out.line(out.paint("bold", routingLine(d)));
   const rows: [string, string][] = [
@@ -74,16 +87,7 @@ export const route: Command = {
     const strategy = text(ctx, "strategy");
     if (strategy !== undefined && !STRATEGIES.includes(strategy as Strategy))
       throw usage(`--strategy must be one of ${STRATEGIES.join(", ")} (got ${JSON.stringify(strategy)})`);
-    const relay = ctx.relay();
-    const decision = await ctx.out.spin(
-      "routing",
-      reply(
-        relay,
-        relay.api.POST("/v1/route", { body: { input, ...(strategy ? { strategy: strategy as Strategy } : {}) } }),
-        ROUTE_DECISION,
-        "POST /v1/route",
-      ),
-    );
+    const decision = await ctx.out.spin("routing", routeDecision(ctx.relay(), input, strategy as Strategy | undefined));
     if (ctx.out.json) ctx.out.data(decision);
     else printDecision(ctx.out, decision);
     return undefined;

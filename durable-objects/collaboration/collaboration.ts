@@ -1,25 +1,24 @@
 import { DurableObject } from "cloudflare:workers";
 import { collaborationEvent } from "../../src/audit/collaboration-events";
 import { flushBackoffMs } from "../../src/audit/outbox-policy";
-import type { Actor, AuditRecord } from "../../src/audit/record";
+import type { AuditRecord } from "../../src/audit/record";
+import { acceptMessage } from "../../src/collaboration/accept-message";
 import { matchCapabilities } from "../../src/collaboration/capability-match";
-import { closeMessage, isOpen } from "../../src/collaboration/message-status";
-import { capabilityMatchOf, newMessage, senderWait } from "../../src/collaboration/messages";
-import { movePhase, type NegotiationState, negotiated, phaseEvent } from "../../src/collaboration/phases";
+import { closeMessage } from "../../src/collaboration/message-status";
+import { capabilityMatchOf, senderWait } from "../../src/collaboration/messages";
+import { movePhase } from "../../src/collaboration/phases";
 import type { Env } from "../../src/env";
 import { err, ok, type Result } from "../../src/errors";
 import { ulid } from "../../src/lib/ulid";
 import type { CollaborationRpc, SentMessage } from "../../src/rpc/collaboration";
 import { agentRpc } from "../../src/rpc/stubs";
-import { escalationInboxId } from "../../src/runtime/inbox";
-import {
-  type CollabMessage,
-  type CollabMessageInput,
-  type Collaboration,
-  type CollaborationComplete,
-  type CollaborationCreate,
-  type EscalationResolve,
-  REPLY_TYPES,
+import type {
+  CollabMessage,
+  CollabMessageInput,
+  Collaboration,
+  CollaborationComplete,
+  CollaborationCreate,
+  EscalationResolve,
 } from "../../src/schemas/collaboration";
 import { flushAuditRecords } from "../../src/services/audit-writes";
 import { agentDirectory } from "../../src/services/registry-cache";
@@ -137,100 +136,24 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
     const loaded = this.store.load();
     if (!loaded) return notFound();
     const { tenant, record } = loaded;
-    for (const [field, agent] of [
-      ["from", input.from],
-      ["to", input.to],
-    ] as const) {
-      if (agent !== undefined && !record.participants.includes(agent)) {
-        return err("VALIDATION_FAILED", `'${agent}' is not a participant of this collaboration.`, {
-          issues: [{ path: field, message: "must be a participant" }],
-          participants: record.participants,
-        });
-      }
-    }
-    const answered = input.correlation_id === undefined ? null : this.store.message(input.correlation_id);
-    if (REPLY_TYPES.includes(input.type) && !answered) {
-      return err("VALIDATION_FAILED", `No message '${input.correlation_id}' in this collaboration to answer.`, {
-        issues: [{ path: "correlation_id", message: "must name a message of this collaboration" }],
-      });
-    }
-    if (record.phase === "completion")
-      return err("INVALID_TRANSITION", "The collaboration is complete: it takes no more messages.", {
-        phase: record.phase,
-      });
-    const state: NegotiationState = { phase: record.phase, proposal_id: record.proposal_id, terms: record.terms };
-    const event = phaseEvent(input, state);
-    const moved = event ? movePhase(record.phase, event) : null;
-    if (moved && !moved.ok) {
-      return err("INVALID_TRANSITION", `A ${input.type} is not allowed in the ${record.phase} phase.`, {
-        phase: record.phase,
-        event,
-        allowed: moved.allowed,
-      });
-    }
     const now = this.now();
-    const at = new Date(now).toISOString();
     const id = `cmsg_${ulid(now).toLowerCase()}`;
-    const message = newMessage(input, record.id, id, now);
-    let next: Stored = { ...record, updated_at: at };
-    if (event && moved?.ok) {
-      const proposals = new Map(
-        this.store
-          .messages()
-          .filter((m) => m.type === "negotiate")
-          .map((m) => [m.id, m.payload]),
-      );
-      const negotiation = negotiated(state, event, moved.phase, { id, payload: input.payload }, proposals);
-      next = {
-        ...next,
-        phase: negotiation.phase,
-        proposal_id: negotiation.proposal_id,
-        terms: negotiation.terms,
-        ...(event === "reject_final"
-          ? { outcome: "rejected" as const }
-          : event === "cancel"
-            ? { outcome: "cancelled" as const }
-            : {}),
-      };
-    }
-    // A response (or a cancel) answers an open query: the query's sender stops waiting.
-    const closes =
-      answered?.type === "query" && isOpen(answered) && (input.type === "response" || input.type === "cancel")
-        ? answered
-        : null;
-    const actor: Actor = { actor: input.from, actor_type: "agent" };
-    const records = [
-      collaborationEvent(tenant, next, "collaboration.message_sent", actor, now, {
-        message_id: id,
-        type: input.type,
-        from: input.from,
-        to: input.to ?? null,
-        priority: input.priority,
-        correlation_id: input.correlation_id ?? null,
-      }),
-    ];
-    if (next.phase !== record.phase)
-      records.push(
-        collaborationEvent(tenant, next, "collaboration.phase_changed", actor, now, {
-          from: record.phase,
-          to: next.phase,
-          message_id: id,
-        }),
-      );
-    // An escalation is a person's to answer: it is in the tenant's inbox (GET /v1/inbox) too.
-    if (input.type === "escalate") {
-      records.push(
-        collaborationEvent(tenant, next, "inbox.item_created", actor, now, {
-          inbox_id: escalationInboxId(id, record.id),
-          kind: "escalation",
-          agent: input.from,
-          run_id: null,
-          handoff_id: null,
-          reason: input.subject ?? "escalation",
-          expires_at: message.expires_at,
-        }),
-      );
-    }
+    const accepted = acceptMessage(input, {
+      tenant,
+      record,
+      answered: input.correlation_id === undefined ? null : this.store.message(input.correlation_id),
+      proposals: () =>
+        new Map(
+          this.store
+            .messages()
+            .filter((m) => m.type === "negotiate")
+            .map((m) => [m.id, m.payload]),
+        ),
+      id,
+      now,
+    });
+    if (!accepted.ok) return accepted;
+    const { next, message, closes, records } = accepted.value;
     await this.commit(records, () => {
       this.store.saveRecord(next);
       message.seq = this.store.insert(message);
@@ -246,7 +169,21 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
         this.timers.cancel(TIMER_KEYS.collabMessage(closes.id));
       }
     });
-    // A query, or a blocking escalation, holds its sender until it is answered.
+    return ok(await this.afterSend(tenant, record, input, id, closes));
+  }
+
+  /**
+   * A sent message's effects: a query, or a blocking escalation, holds its sender until it is
+   * answered; the query it answers releases its sender; a broadcast's capability match is
+   * resolved against the registry.
+   */
+  private async afterSend(
+    tenant: string,
+    record: Pick<Stored, "id" | "participants">,
+    input: CollabMessageInput,
+    id: string,
+    closes: CollabMessage | null,
+  ): Promise<SentMessage> {
     const wait = senderWait(input);
     if (wait)
       await agentRpc(this.env, tenant, input.from).blockOn({
@@ -266,7 +203,7 @@ export class CollaborationDO extends DurableObject<Env> implements Collaboration
         .flatMap((p) => (directory.byName.has(p) ? [directory.byName.get(p)!] : []));
       sent.matches = matchCapabilities(agents, match.capabilities, match.options);
     }
-    return ok(sent);
+    return sent;
   }
 
   async complete(args: CollaborationComplete): Promise<Result<Collaboration>> {

@@ -2,6 +2,7 @@ import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readSse } from "../../src/lib/sse";
 import { flushOutbox, sessionStub } from "../durable-objects/helpers";
+import { eventually } from "../eventually";
 import { answer, callTool, paced } from "../fakes/openai";
 import { post, rpc, userMessage } from "./a2a-rpc";
 import { ALPHA_KEY, BETA_KEY, call } from "./helpers";
@@ -128,11 +129,11 @@ describe("SendMessage", () => {
       configuration: { returnImmediately: true },
     });
     expect(result.task.status.state).toBe("TASK_STATE_WORKING");
-    let task = result.task;
-    for (let i = 0; i < 100 && task.status.state === "TASK_STATE_WORKING"; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      task = (await rpc("/a2a/slow", "GetTask", { id: task.id })).result;
-    }
+    const task = await eventually(
+      async () => (await rpc("/a2a/slow", "GetTask", { id: result.task.id })).result,
+      (t: any) => t.status.state !== "TASK_STATE_WORKING",
+      { what: "the task past working" },
+    );
     expect(task.status.state).toBe("TASK_STATE_COMPLETED");
     const listed = (await rpc("/a2a/slow", "ListTasks", { contextId: task.contextId })).result;
     expect(listed.tasks.map((t: { id: string }) => t.id)).toEqual([task.id]);

@@ -2,6 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { IDEMPOTENCY_META_KEY } from "../../src/outbound/mcp-tool";
 import { drainDue, sessionStub, setClock, timersOf } from "../durable-objects/helpers";
+import { eventually } from "../eventually";
 import { fakeMcpServer } from "../fakes/mcp-server";
 import { answer, callTool } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
@@ -28,15 +29,8 @@ beforeAll(async () => {
   await call("PUT", "/v1/config/routing", { llm: { provider: "openai", model: "fake-model" } });
 });
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`never happened: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = <T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> =>
+  eventually(read, done, { what });
 
 describe("an MCP call a restart cuts off", () => {
   it("is answered interrupted and never made again: the server sees one tools/call", async () => {

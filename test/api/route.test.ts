@@ -4,6 +4,7 @@ import { app } from "../../src/app";
 import { PATTERN_BUDGET, PATTERN_PREFIX } from "../../src/routing/rules";
 import type { RouterRpc } from "../../src/rpc/router";
 import { AgentDefinition } from "../../src/schemas/agent";
+import { eventually } from "../eventually";
 import { answer, callTool, callTools, delayed, type FakeReply, fakeOpenAI, garbage, httpError } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import { shardOf } from "../shards";
@@ -423,11 +424,12 @@ describe("router versions", () => {
       .json;
     expect(first.registry_version).toBe(version);
     expect(first.agent).not.toBe("parcels");
-    let next = first;
-    for (let i = 0; i < 50 && next.registry_version === version; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      next = (await call("POST", "/v1/route", { input: "my parcel", strategy: "rule", config: { threshold: 0 } })).json;
-    }
+    const next = await eventually(
+      async () =>
+        (await call("POST", "/v1/route", { input: "my parcel", strategy: "rule", config: { threshold: 0 } })).json,
+      (decision: any) => decision.registry_version !== version,
+      { what: "a route by the next registry version" },
+    );
     expect(next.registry_version).toBe((version as number) + 1);
     expect(next.agent).toBe("parcels");
     await call("DELETE", "/v1/agents/parcels");

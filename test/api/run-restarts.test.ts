@@ -7,6 +7,7 @@ import { turnDeliveryId } from "../../src/outbound/webhook-agent";
 import { RESUME_MARGIN_MS, resumeAt } from "../../src/runtime/run-deadlines";
 import { newRun } from "../../src/runtime/run-record";
 import { drainDue, registerAgents, sessionStub, setClock, timersOf } from "../durable-objects/helpers";
+import { eventually } from "../eventually";
 import { llmServer } from "../fakes/server";
 import { delayed, fakeWebhookAgent, replyOutput, type WebhookReply } from "../fakes/webhook-agent";
 import type { SessionDO } from "../worker";
@@ -40,14 +41,8 @@ function hook(...replies: WebhookReply[]) {
   return fake;
 }
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (let i = 0; i < 300; i++) {
-    const value = await read();
-    if (done(value)) return value;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error("condition never held");
-}
+const until = <T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> =>
+  eventually(read, done, { what: "the run's awaited state" });
 
 const runIdOf = (delivery: { body: unknown }) => (delivery.body as { data: { run_id: string } }).data.run_id;
 

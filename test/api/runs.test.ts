@@ -5,6 +5,7 @@ import { RunStore } from "../../durable-objects/session/runs/run-store";
 import { sessionRpc } from "../../src/rpc/stubs";
 import { newRun } from "../../src/runtime/run-record";
 import { advanceClock, d1Audit, drainDue, flushOutbox, sessionStub } from "../durable-objects/helpers";
+import { eventually } from "../eventually";
 import { answer, callTool, callTools, delayed, fakeOpenAI, httpError } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import {
@@ -553,12 +554,11 @@ describe("restarts", () => {
     await evictDurableObject(stub);
     await drainDue(stub);
     // The resumed loop runs on after the alarm returns; give it its turn.
-    let run: any;
-    for (let i = 0; i < 50; i++) {
-      run = (await call("GET", `/v1/sessions/${id}/runs/${runId}`)).json;
-      if (run.status !== "running") break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const run = await eventually(
+      async () => (await call("GET", `/v1/sessions/${id}/runs/${runId}`)).json as any,
+      (r) => r.status !== "running",
+      { what: "the resumed run's end" },
+    );
     expect(run).toMatchObject({ status: "completed", output: "resumed and answered" });
   });
 

@@ -2,6 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { drainDue, sessionStub } from "../durable-objects/helpers";
+import { eventually } from "../eventually";
 import { answer, delayed, paced, sayAndCall } from "../fakes/openai";
 import { ALPHA_KEY, call, newSession, putAgents } from "./helpers";
 import { script } from "./run-fixtures";
@@ -37,10 +38,8 @@ async function subscribe(id: string, after?: string) {
   const frames: any[] = [];
   ws.accept();
   ws.addEventListener("message", (e) => frames.push(JSON.parse(e.data as string)));
-  const until = async (done: (frames: any[]) => boolean) => {
-    for (let i = 0; i < 2000 && !done(frames); i++) await new Promise((r) => setTimeout(r, 5));
-    if (!done(frames)) throw new Error(`never: ${JSON.stringify(frames.map((f) => f.type))}`);
-  };
+  const until = (done: (frames: any[]) => boolean) =>
+    eventually(async () => frames, done, { what: "the awaited WebSocket frames" });
   return { frames, until };
 }
 

@@ -1,5 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "../eventually";
 import { answer, paced, rawStream, sayAndCall, streamChunks, whole } from "../fakes/openai";
 import { ALPHA_KEY, call } from "./helpers";
 import { script } from "./run-fixtures";
@@ -69,21 +70,13 @@ async function subscribe(id: string) {
   const frames: any[] = [];
   ws.accept();
   ws.addEventListener("message", (e) => frames.push(JSON.parse(e.data as string)));
-  const until = async (done: (frames: any[]) => boolean) => {
-    for (let i = 0; i < 1000 && !done(frames); i++) await new Promise((r) => setTimeout(r, 5));
-    if (!done(frames)) throw new Error(`never: ${JSON.stringify(frames.map((f) => f.type))}`);
-  };
+  const until = (done: (frames: any[]) => boolean) =>
+    eventually(async () => frames, done, { what: "the awaited WebSocket frames" });
   return { ws, frames, until };
 }
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (let i = 0; i < 400; i++) {
-    const value = await read();
-    if (done(value)) return value;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error("condition never held");
-}
+const until = <T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> =>
+  eventually(read, done, { what: "the run's awaited state" });
 
 const history = async (id: string) => (await call("GET", `/v1/sessions/${id}/messages?limit=100`)).json.items;
 

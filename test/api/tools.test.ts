@@ -2,6 +2,7 @@ import { evictDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { advanceClock, d1Audit, drainDue, flushOutbox, sessionStub } from "../durable-objects/helpers";
+import { eventually } from "../eventually";
 import { answer, callTool, callTools, type RecordedRequest } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import { delayed, fakeWebhookAgent, replyText, type WebhookDelivery, type WebhookReply } from "../fakes/webhook-agent";
@@ -464,12 +465,11 @@ describe("approvals", () => {
     const { stub } = sessionStub("alpha", id);
     await advanceClock(stub, 61_000);
     await drainDue(stub);
-    let after: any;
-    for (let i = 0; i < 50; i++) {
-      after = (await call("GET", `/v1/sessions/${id}/runs/${run.id}`)).json;
-      if (after.status !== "running") break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const after = await eventually(
+      async () => (await call("GET", `/v1/sessions/${id}/runs/${run.id}`)).json as any,
+      (r) => r.status !== "running",
+      { what: "the run past its approval's timeout" },
+    );
     expect(after).toMatchObject({ status: "completed", output: "Nobody approved it; try later." });
     expect(toolMessages(fake.requests[1]!)).toEqual(["Error: Not run: nobody approved it within 60 s."]);
     expect((await call("GET", `/v1/inbox/${item.id}`)).json).toMatchObject({ status: "expired", decision: null });

@@ -5,6 +5,7 @@ import { queryAudit } from "../../src/audit/d1-store";
 import { SAMPLE_WINDOW_MS } from "../../src/audit/rejection-counter";
 import { UNKNOWN_SOURCE, UNKNOWN_SOURCE_TENANT } from "../../src/audit/webhook-rejections";
 import { MAX_WEBHOOK_BYTES } from "../../src/schemas/webhook";
+import { eventually } from "../eventually";
 import { shardOf } from "../shards";
 import { call } from "./helpers";
 
@@ -30,15 +31,8 @@ async function post(source: string, init: { headers?: Record<string, string>; bo
 }
 
 /** Polls `read` until `done` holds (the counts reach D1 about a second after the refusals); fails after 20 s. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`still ${JSON.stringify(value)} after 20 s`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const until = <T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> =>
+  eventually(read, done, { timeout: 20_000, what: "the refusal counts in D1" });
 
 const stats = async (source: string) =>
   (await call("GET", "/v1/webhooks/stats")).json.sources.find((s: { source: string }) => s.source === source);

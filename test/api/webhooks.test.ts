@@ -3,6 +3,7 @@ import { Webhook } from "standardwebhooks";
 import { beforeAll, describe, expect, it } from "vitest";
 import { shardObjectName } from "../../src/handoff/capacity-shards";
 import { agentRpc, agentRpcByName } from "../../src/rpc/stubs";
+import { eventually } from "../eventually";
 import { shardOf } from "../shards";
 import { call } from "./helpers";
 
@@ -85,15 +86,8 @@ async function rejections(tenant: string) {
 }
 
 /** Polls `read` until `done` holds: refusal counts reach D1 about a second after the refusals. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`still ${JSON.stringify(value)} after 20 s`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const until = <T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> =>
+  eventually(read, done, { timeout: 20_000, what: "the refusal counts in D1" });
 
 const handoffCount = async (id: string) =>
   (await call("GET", `/v1/sessions/${id}/audit?limit=200`)).json.items.filter(

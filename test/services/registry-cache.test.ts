@@ -11,6 +11,7 @@ import {
   tenantHead,
 } from "../../src/services/registry-cache";
 import { routeInput } from "../../src/services/routing";
+import { eventually } from "../eventually";
 import { team } from "../routing/router-fixtures";
 
 const T = Date.UTC(2026, 0, 1);
@@ -102,8 +103,11 @@ describe("a route answered by a warm router object", () => {
       for (const agent of team) unwrap(await routerRpc(env, tenant).putAgent(tenant, agent));
       const { head } = await tenantHead(env.DB, tenant, Date.now());
       // The object loads the version it keeps after the build: wait until it holds it.
-      for (let i = 0; i < 500 && unwrap(await routerRpc(env, tenant).memory()).version !== head.version; i++)
-        await new Promise((resolve) => setTimeout(resolve, 10));
+      await eventually(
+        async () => unwrap(await routerRpc(env, tenant).memory()).version,
+        (version) => version === head.version,
+        { what: "the router object holding the head's version" },
+      );
       expect(unwrap(await routerRpc(env, tenant).memory()).version).toBe(head.version);
       const loads: Promise<unknown>[] = [];
       const options = {

@@ -7,6 +7,7 @@ import type { RouteAgent } from "../../../src/routing/router-image";
 import { routerFromShards, wrapShard } from "../../../src/routing/rule-router";
 import { routerRpc } from "../../../src/rpc/stubs";
 import type { AgentDefinition } from "../../../src/schemas/agent";
+import { eventually } from "../../eventually";
 import { inputs, synthetic, team } from "../../routing/router-fixtures";
 
 let tenants = 0;
@@ -48,11 +49,11 @@ async function loaded(tenant: string) {
 
 /** Waits (in turns, a bounded number) until the object holds its own loaded router of `version`. */
 async function warmAt(tenant: string, version: number) {
-  for (let i = 0; i < 500; i++) {
-    if (unwrap(await rpc(tenant).memory()).version === version) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`the router object never held version ${version}`);
+  await eventually(
+    async () => unwrap(await rpc(tenant).memory()).version,
+    (held) => held === version,
+    { what: `the router object holding version ${version}` },
+  );
 }
 
 /** A route answer as plain data, its agents sorted by name. */

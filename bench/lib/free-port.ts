@@ -1,7 +1,7 @@
 import { createServer } from "node:net";
 
 /** Whether nothing listens on `port` at 127.0.0.1 now: a server is started on it and closed. */
-function isFree(port: number): Promise<boolean> {
+export function isFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const probe = createServer();
     probe.once("error", () => resolve(false));

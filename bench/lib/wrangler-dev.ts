@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { relayHostsForDev } from "../../scripts/lib/dev-vars";
+import { isFree } from "./free-port";
 
 /**
  * Starts `wrangler dev` on loopback for an HTTP benchmark, after the same setup as
@@ -77,6 +78,10 @@ export async function spawnWranglerDev(
   args: string[],
   env: NodeJS.ProcessEnv,
 ): Promise<DevServer> {
+  // A server already on the port would answer the health check below, and the caller would
+  // measure or test a server it did not start (an old run's, a developer's).
+  if (!(await isFree(port)))
+    throw new Error(`port ${port} is taken: something this process did not start listens there`);
   const child = spawn(join(root, "node_modules", ".bin", "wrangler"), ["dev", ...listenArgs(port), ...args], {
     cwd,
     env,

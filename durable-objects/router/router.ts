@@ -31,6 +31,7 @@ import { patternSpend } from "../../src/routing/router-image";
 import { PATTERN_BUDGET } from "../../src/routing/rules";
 import type { BuildStats, RoutedByObject, RouteNeeds, RouterRpc, RouterVersion } from "../../src/rpc/router";
 import type { AgentDefinition, StoredAgent } from "../../src/schemas/agent";
+import { encoder, joinArrays, sum } from "./agent-lists";
 import { ShardStore } from "./shard-store";
 import { timedCompile } from "./timed-compile";
 import { answerFrom, WARM_DELAY_MS, WarmRouter } from "./warm-router";
@@ -375,24 +376,6 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
     for (let i = 0; i < removed.length; i += KEYS_PER_CALL)
       await storage.delete(removed.slice(i, i + KEYS_PER_CALL).map((name) => `${PART_PREFIX}${name}`));
   }
-}
-
-const sum = (sections: readonly Uint8Array[]) => sections.reduce((n, s) => n + s.byteLength, 0);
-const encoder = new TextEncoder();
-
-/** JSON arrays (UTF-8) joined into one: their items between one pair of brackets. */
-function joinArrays(arrays: readonly Uint8Array[]): Uint8Array {
-  const items = arrays.filter((a) => a.byteLength > 2).map((a) => a.subarray(1, a.byteLength - 1));
-  const out = new Uint8Array(2 + sum(items) + Math.max(0, items.length - 1));
-  out[0] = 0x5b;
-  let at = 1;
-  items.forEach((item, i) => {
-    if (i > 0) out[at++] = 0x2c;
-    out.set(item, at);
-    at += item.byteLength;
-  });
-  out[at] = 0x5d;
-  return out;
 }
 
 /** A RelayError thrown inside a call (a D1 failure is not one) comes back as a Result. */

@@ -57,7 +57,7 @@ export async function replay(c: Context<AppEnv>) {
   const { head } = await tenantHead(c.env.DB, tenant);
   const registry = await routerAt(c.env, tenant, head, background, true);
   const started = performance.now();
-  const draft = draftRouter((await agentDirectory(c.env.DB, tenant)).agents, body.draft);
+  const draft = await draftRouter((await agentDirectory(c.env.DB, tenant)).agents, body.draft);
   const built = performance.now();
   const inputs =
     body.inputs ??
@@ -120,9 +120,9 @@ function checkUpload(inputs: readonly LabelledInput[]): void {
  * The draft's router, refused as the registry write would refuse it: the draft's agents are
  * admitted against the pattern budget in the order given, after every agent it leaves alone.
  */
-function draftRouter(current: Parameters<typeof applyDraft>[0], draft: ReplayDraft): DraftRouter {
+async function draftRouter(current: Parameters<typeof applyDraft>[0], draft: ReplayDraft): Promise<DraftRouter> {
   const definitions = applyDraft(current, draft);
-  const built = buildDraftRouter(
+  const built = await buildDraftRouter(
     definitions.map((d) => ({ name: d.name, text: definitionText(d) })),
     storedDefinition,
   );

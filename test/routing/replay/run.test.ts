@@ -9,8 +9,8 @@ import type { AgentDefinition } from "../../../src/schemas/agent";
 import type { RoutingConfig } from "../../../src/schemas/routing";
 import { team } from "../router-fixtures";
 
-function side(agents: readonly AgentDefinition[], config: Partial<RoutingConfig> = {}): ReplaySide {
-  const built = buildDraftRouter(
+async function side(agents: readonly AgentDefinition[], config: Partial<RoutingConfig> = {}): Promise<ReplaySide> {
+  const built = await buildDraftRouter(
     agents.map((a) => ({ name: a.name, text: definitionText(a) })),
     storedDefinition,
   );
@@ -34,8 +34,8 @@ describe("replayInputs", () => {
   it("a draft built from the same registry decides every input as the current router does", async () => {
     const result = await replayInputs({
       inputs,
-      current: side(team),
-      draft: side(team),
+      current: await side(team),
+      draft: await side(team),
       maxLlmCalls: 0,
       budgetMs: 60_000,
     });
@@ -47,8 +47,8 @@ describe("replayInputs", () => {
   it("reports what the rules are unsure of as going to the LLM, without calling it", async () => {
     const result = await replayInputs({
       inputs: [{ input: "hmm" }],
-      current: side(team),
-      draft: side(team, { threshold: 100 }),
+      current: await side(team),
+      draft: await side(team, { threshold: 100 }),
       maxLlmCalls: 0,
       budgetMs: 60_000,
     });
@@ -59,8 +59,8 @@ describe("replayInputs", () => {
   it("with the rule strategy an unsure input goes to the fallback, not the LLM", async () => {
     const result = await replayInputs({
       inputs: [{ input: "hmm" }],
-      current: side(team, { strategy: "rule" }),
-      draft: side(team, { strategy: "rule" }),
+      current: await side(team, { strategy: "rule" }),
+      draft: await side(team, { strategy: "rule" }),
       maxLlmCalls: 0,
       budgetMs: 60_000,
     });
@@ -81,8 +81,8 @@ describe("replayInputs", () => {
     };
     const result = await replayInputs({
       inputs: [{ input: "hmm" }, { input: "hmm again" }],
-      current: side(team, { threshold: 100 }),
-      draft: side(
+      current: await side(team, { threshold: 100 }),
+      draft: await side(
         team.filter((a) => a.name !== "technical"),
         { threshold: 100 },
       ),
@@ -101,8 +101,8 @@ describe("replayInputs", () => {
   it("a draft that adds a keyword moves the inputs it wins, and only those", async () => {
     const result = await replayInputs({
       inputs,
-      current: side(team),
-      draft: side(withSalesRefund),
+      current: await side(team),
+      draft: await side(withSalesRefund),
       maxLlmCalls: 0,
       budgetMs: 60_000,
     });
@@ -116,8 +116,8 @@ describe("replayInputs", () => {
     let now = 0;
     const result = await replayInputs({
       inputs: Array.from({ length: 100 }, (_, i) => ({ input: `refund ${i}` })),
-      current: side(team),
-      draft: side(team),
+      current: await side(team),
+      draft: await side(team),
       maxLlmCalls: 0,
       budgetMs: 150,
       now: () => (now += 100),

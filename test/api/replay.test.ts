@@ -6,7 +6,7 @@ import { MAX_INPUT_BYTES } from "../../src/schemas/routing";
 import { eventually } from "../eventually";
 import { team } from "../routing/router-fixtures";
 import { shardOf } from "../shards";
-import { call, putAgents } from "./helpers";
+import { BETA_KEY, call, putAgents } from "./helpers";
 
 /**
  * `POST /v1/route/replay` and the routing history it reads, against the real router object and
@@ -235,5 +235,26 @@ describe("recording off, and clearing", () => {
     expect(replayed.json.totals.inputs).toBe(0);
     // A second clear has nothing to delete.
     expect((await call("DELETE", "/v1/route/history")).json).toEqual({ deleted: 0 });
+  });
+
+  it("clears nothing when the audit record cannot be written: 503, the rows stay", async () => {
+    const beta = routerRpc(env, "beta");
+    await routedSession("why was I charged twice");
+    const recorded = await eventually(history, (rows) => rows.length > 0, { what: "a row to copy" });
+    expect((await beta.recordRoute({ ...recorded[0]!, session_id: "ses_beta" })).ok).toBe(true);
+    // Beta's audit trail is being moved to another shard: its writes wait until the copy is done.
+    await env.DB.prepare(
+      "INSERT OR REPLACE INTO tenant_shards (tenant, shard, phase, other, updated_at) VALUES ('beta', 0, 'copying', 1, ?1)",
+    )
+      .bind(new Date().toISOString())
+      .run();
+    const res = await call("DELETE", "/v1/route/history", undefined, { key: BETA_KEY });
+    expect([res.status, res.json.error.code, res.json.error.details]).toEqual([
+      503,
+      "DEPENDENCY_UNAVAILABLE",
+      { reason: "audit" },
+    ]);
+    const kept = await beta.routeHistory(HistorySelection.parse({}));
+    expect(kept.ok && kept.value.map((r) => r.session_id)).toEqual(["ses_beta"]);
   });
 });

@@ -33,7 +33,7 @@ export interface ReplayResult {
 }
 
 /** Inputs decided between two yields: other requests of the isolate run between the groups. */
-const YIELD_EVERY = 20;
+const YIELD_EVERY = 5;
 const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
 /**

@@ -8,9 +8,9 @@ import { checkAgent, patternBudgetError } from "../registry/check-agent";
 import { definitionText, storedDefinition } from "../registry/store";
 import type { LlmOutcome } from "../routing/hybrid";
 import { routeWithLlm } from "../routing/llm/route-with-llm";
-import { compareOutcomes } from "../routing/replay/compare";
 import { applyDraft } from "../routing/replay/draft";
 import { buildDraftRouter, type DraftRouter } from "../routing/replay/draft-router";
+import { replayReport } from "../routing/replay/report";
 import { type ReplaySide, replayInputs } from "../routing/replay/run";
 import { routerRpc } from "../rpc/stubs";
 import {
@@ -38,59 +38,67 @@ import { readJson } from "./validate";
 const REPLAY_BODY_LIMIT = 16 * 1024 * 1024;
 
 export async function replay(c: Context<AppEnv>) {
-  const body = await readJson(c, ReplayRequest, REPLAY_BODY_LIMIT);
+  const body = checked(await readJson(c, ReplayRequest, REPLAY_BODY_LIMIT));
+  const tenant = c.get("tenant");
+  const { current, draft, buildMs } = await sides(c, tenant, body.draft);
+  const inputs =
+    body.inputs ??
+    unwrap(await routerRpc(c.env, tenant).routeHistory(body.history ?? HistorySelection.parse({}))).map(
+      ({ input }) => ({ input }),
+    );
+  const started = performance.now();
+  const result = await replayInputs({
+    inputs,
+    current,
+    draft,
+    ...(body.llm === undefined ? {} : { llm: llmTier(c.env, tenant) }),
+    maxLlmCalls: body.llm?.max_calls ?? 0,
+    budgetMs: REPLAY_TIME_BUDGET_MS,
+  });
+  const report: ReplayReport = replayReport(result, {
+    source: body.inputs === undefined ? "history" : "inputs",
+    registryVersion: current.version,
+    inputs: inputs.length,
+    timings: { build_ms: buildMs, replay_ms: round(performance.now() - started) },
+  });
+  return c.json(report);
+}
+
+/** The request past its schema: one source of inputs, the upload's caps, the draft's agents as a registry write checks them. */
+function checked(body: ReplayRequest): ReplayRequest {
   if (body.history !== undefined && body.inputs !== undefined) {
     throw new RelayError("VALIDATION_FAILED", "Replay either the history or uploaded inputs, not both.", {
       issues: [{ path: "inputs", message: "not with history" }],
     });
   }
   if (body.inputs !== undefined) checkUpload(body.inputs);
-  // The registry write's own checks, in its order: patterns and expressions, then the budget below.
+  // The registry write's own checks, in its order: patterns and expressions, then the budget (draftRouter).
   for (const agent of body.draft.agents) checkAgent(agent);
-  const tenant = c.get("tenant");
+  return body;
+}
+
+/** The current router with the tenant's config, and the draft's router with the draft's config. */
+async function sides(c: Context<AppEnv>, tenant: string, draft: ReplayDraft) {
   const background = backgroundOf(c);
   const [current, drafted] = await Promise.all([
     routingContext(c.env, tenant, undefined, background),
-    routingContext(c.env, tenant, body.draft.config, background),
+    routingContext(c.env, tenant, draft.config, background),
   ]);
   // The router at the registry's head, not one this isolate still holds while it loads that.
   const { head } = await tenantHead(c.env.DB, tenant);
   const registry = await routerAt(c.env, tenant, head, background, true);
   const started = performance.now();
-  const draft = await draftRouter((await agentDirectory(c.env.DB, tenant)).agents, body.draft);
-  const built = performance.now();
-  const inputs =
-    body.inputs ??
-    unwrap(await routerRpc(c.env, tenant).routeHistory(body.history ?? HistorySelection.parse({}))).map(
-      ({ input }) => ({ input }),
-    );
-  const result = await replayInputs({
-    inputs,
-    current: { config: current.resolved.config, rules: registry.rules, agents: registry.agents },
-    draft: { config: drafted.resolved.config, rules: draft.rules, agents: draft.agents },
-    ...(body.llm === undefined ? {} : { llm: llmTier(c.env, tenant) }),
-    maxLlmCalls: body.llm?.max_calls ?? 0,
-    budgetMs: REPLAY_TIME_BUDGET_MS,
-  });
-  const { moved, ...comparison } = compareOutcomes(result.pairs);
-  const report: ReplayReport = {
-    source: body.inputs === undefined ? "history" : "inputs",
-    registry_version: registry.version,
-    totals: {
-      inputs: inputs.length,
-      replayed: result.pairs.length,
-      complete: result.complete,
-      moved,
-      llm_calls: result.llmCalls,
-      would_ask_llm: {
-        current: result.pairs.filter((p) => p.before.wouldAskLlm).length,
-        draft: result.pairs.filter((p) => p.after.wouldAskLlm).length,
-      },
+  const built = await draftRouter((await agentDirectory(c.env.DB, tenant)).agents, draft);
+  return {
+    current: {
+      config: current.resolved.config,
+      rules: registry.rules,
+      agents: registry.agents,
+      version: registry.version,
     },
-    ...comparison,
-    timings: { build_ms: round(built - started), replay_ms: round(performance.now() - built) },
+    draft: { config: drafted.resolved.config, rules: built.rules, agents: built.agents },
+    buildMs: round(performance.now() - started),
   };
-  return c.json(report);
 }
 
 /** Each input within a route's limit, and all of them within the upload's. */

@@ -176,9 +176,8 @@ async function main(): Promise<void> {
     );
     console.log("| replay | client ms | server build_ms | server replay_ms | moved | complete |");
     console.log("| --- | --- | --- | --- | --- | --- |");
-    rounds.forEach((x, i) =>
-      console.log(`| ${i + 1} | ${x.ms.toFixed(0)} | ${x.build} | ${x.replay} | ${x.moved} | ${x.complete} |`),
-    );
+    for (const [i, x] of rounds.entries())
+      console.log(`| ${i + 1} | ${x.ms.toFixed(0)} | ${x.build} | ${x.replay} | ${x.moved} | ${x.complete} |`);
     console.log(
       `\nLargest moves: ${(report.moves as { from: string; to: string; count: number }[])
         .slice(0, 3)

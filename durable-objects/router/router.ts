@@ -31,6 +31,9 @@ import { patternSpend } from "../../src/routing/router-image";
 import { PATTERN_BUDGET } from "../../src/routing/rules";
 import type { BuildStats, RoutedByObject, RouteNeeds, RouterRpc, RouterVersion } from "../../src/rpc/router";
 import type { AgentDefinition, StoredAgent } from "../../src/schemas/agent";
+import { HISTORY_ROWS, type HistorySelection, type RoutedInput } from "../../src/schemas/replay";
+import { encoder, joinArrays, sum } from "./agent-lists";
+import { RouteHistory } from "./route-history";
 import { ShardStore } from "./shard-store";
 import { timedCompile } from "./timed-compile";
 import { answerFrom, WARM_DELAY_MS, WarmRouter } from "./warm-router";
@@ -92,11 +95,13 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
   private generation = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly warm: WarmRouter;
+  private readonly history: RouteHistory;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new ShardStore(ctx.storage);
     this.warm = new WarmRouter(this.store, () => this.built);
+    this.history = new RouteHistory(ctx.storage);
   }
 
   /** Runs calls one at a time: every write and build sees the one before it done. */
@@ -184,6 +189,19 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
 
   async memory(): Promise<Result<{ version: number | null; memory_bytes: number }>> {
     return ok(this.warm.stats());
+  }
+
+  // The routing history: storage only, so none of it waits for a write or a build in turn.
+  async recordRoute(entry: RoutedInput): Promise<Result<{ held: number }>> {
+    return ok({ held: this.history.record(entry, HISTORY_ROWS) });
+  }
+
+  async routeHistory(selection: HistorySelection): Promise<Result<RoutedInput[]>> {
+    return ok(this.history.select(selection));
+  }
+
+  async clearRouteHistory(): Promise<Result<{ deleted: number }>> {
+    return ok({ deleted: this.history.clear() });
   }
 
   /** The kept version's shards, prepared for routes (heads read once per shard version). */
@@ -375,24 +393,6 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
     for (let i = 0; i < removed.length; i += KEYS_PER_CALL)
       await storage.delete(removed.slice(i, i + KEYS_PER_CALL).map((name) => `${PART_PREFIX}${name}`));
   }
-}
-
-const sum = (sections: readonly Uint8Array[]) => sections.reduce((n, s) => n + s.byteLength, 0);
-const encoder = new TextEncoder();
-
-/** JSON arrays (UTF-8) joined into one: their items between one pair of brackets. */
-function joinArrays(arrays: readonly Uint8Array[]): Uint8Array {
-  const items = arrays.filter((a) => a.byteLength > 2).map((a) => a.subarray(1, a.byteLength - 1));
-  const out = new Uint8Array(2 + sum(items) + Math.max(0, items.length - 1));
-  out[0] = 0x5b;
-  let at = 1;
-  items.forEach((item, i) => {
-    if (i > 0) out[at++] = 0x2c;
-    out.set(item, at);
-    at += item.byteLength;
-  });
-  out[at] = 0x5d;
-  return out;
 }
 
 /** A RelayError thrown inside a call (a D1 failure is not one) comes back as a Result. */

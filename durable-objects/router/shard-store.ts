@@ -1,5 +1,6 @@
 import type { ShardSections } from "../../src/routing/router-codec";
-import { createSql, SchemaGate, type SchemaMigration, type Sql } from "../shared/sql";
+import { createSql, SchemaGate, type Sql } from "../shared/sql";
+import { AGENTS, BUCKET, HEAD, PIECE_BYTES, ROUTER_MIGRATIONS, TEXTS } from "./schema";
 
 /**
  * The router object's store of built shards (docs/scaling.md, "How a version is stored"): each
@@ -11,30 +12,6 @@ import { createSql, SchemaGate, type SchemaMigration, type Sql } from "../shared
  * of neighbouring rows, and the heads of all shards are one run too. Heads and agent lists can
  * pass a row's 2 MB, so they are cut into pieces; a bucket or a texts chunk is a few kB.
  */
-
-const HEAD = 0;
-const AGENTS = 1;
-const TEXTS = 2;
-const BUCKET = 3;
-/** Bytes per row at most (a row may hold 2 MB). */
-const PIECE_BYTES = 1 << 20;
-
-const MIGRATIONS: readonly SchemaMigration[] = [
-  {
-    version: 1,
-    statements: [
-      `CREATE TABLE router_sections (
-         kind   INTEGER NOT NULL CHECK (kind IN (${HEAD}, ${AGENTS}, ${TEXTS}, ${BUCKET})),
-         idx    INTEGER NOT NULL,
-         shard  INTEGER NOT NULL,
-         piece  INTEGER NOT NULL,
-         data   BLOB NOT NULL,
-         PRIMARY KEY (kind, idx, shard, piece)
-       ) WITHOUT ROWID`,
-      `CREATE TABLE router_version (id INTEGER PRIMARY KEY CHECK (id = 1), data TEXT NOT NULL)`,
-    ],
-  },
-];
 
 const bytesOf = (value: SqlStorageValue): Uint8Array => new Uint8Array(value as ArrayBuffer);
 
@@ -55,7 +32,7 @@ export class ShardStore {
 
   constructor(private readonly storage: DurableObjectStorage) {
     this.sql = createSql(storage);
-    this.schema = new SchemaGate(storage, this.sql, MIGRATIONS);
+    this.schema = new SchemaGate(storage, this.sql, ROUTER_MIGRATIONS);
   }
 
   /** The version kept last, or null. */

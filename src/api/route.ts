@@ -7,6 +7,8 @@ import { routerRpc } from "../rpc/stubs";
 import type { RouteStats as RouteStatsSchema } from "../schemas/api";
 import { MAX_INPUT_BYTES, RouteRequest } from "../schemas/routing";
 import { routeInput, routingContext } from "../services/routing";
+import { replay } from "./replay";
+import { clearHistory } from "./route-history";
 import { readJson } from "./validate";
 
 type RouteStats = z.infer<typeof RouteStatsSchema>;
@@ -32,6 +34,10 @@ export const route = new Hono<AppEnv>()
     c.header("Server-Timing", timings.map((t) => `${t.name};dur=${t.dur.toFixed(3)}`).join(", "));
     return c.json(decision);
   })
+  /** A draft team against recorded or uploaded inputs, beside the current one (docs/routing.md, Replay). */
+  .post("/replay", replay)
+  /** Forgets the tenant's recorded inputs (audited). */
+  .delete("/history", clearHistory)
   /** The router this isolate holds for the tenant: version, how it was built and loaded, size, pattern budget. */
   .get("/stats", async (c) => {
     const { registry } = await routingContext(c.env, c.get("tenant"), undefined, waitUntil(c));

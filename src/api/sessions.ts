@@ -25,6 +25,7 @@ import { isSessionId, newSessionId } from "../sessions/ids";
 import { incomingTrace } from "../telemetry/propagation";
 import { readAfter } from "./cursor";
 import { LiveEventPosition } from "./positions";
+import { recordRouted } from "./route-history";
 import { historyPage, listSessions, sessionAuditPage, tracePage } from "./session-lists";
 import { RUN_CALL_DEADLINE_MS, settle } from "./session-result";
 import { readJson } from "./validate";
@@ -130,6 +131,8 @@ export const sessions = new Hono<AppEnv>()
           capacity,
         }),
       );
+      if (route)
+        recordRouted(c.env, c.get("tenant"), backgroundOf(c), { session_id: id, input: body.input!, decision: route });
       return { view, id, route };
     });
     c.header("Location", `/v1/sessions/${id}`);

@@ -22,6 +22,7 @@ export const DEFAULT_ROUTING: RoutingConfig = {
   llm: { provider: "local", model: "gpt-4.1-mini", timeout_ms: 3000 },
   fallback: "prompt_user",
   default_agent: null,
+  record_inputs: true,
 };
 
 /** The dotted paths of RoutingConfig, each a value with a source. */
@@ -34,6 +35,7 @@ export const CONFIG_PATHS = [
   "llm.timeout_ms",
   "fallback",
   "default_agent",
+  "record_inputs",
 ] as const;
 export type ConfigPath = (typeof CONFIG_PATHS)[number];
 
@@ -54,6 +56,7 @@ export interface RoutingVars {
   ROUTING_LLM_TIMEOUT_MS?: string;
   ROUTING_FALLBACK?: string;
   ROUTING_DEFAULT_AGENT?: string;
+  ROUTING_RECORD_INPUTS?: string;
   OPENAI_API_KEY?: string;
 }
 
@@ -69,6 +72,7 @@ const VAR_PARSERS: { name: keyof RoutingVars; path: ConfigPath; schema: z.ZodTyp
   { name: "ROUTING_LLM_TIMEOUT_MS", path: "llm.timeout_ms", schema: Num(z.number().int().min(50).max(60_000)) },
   { name: "ROUTING_FALLBACK", path: "fallback", schema: FallbackStrategy },
   { name: "ROUTING_DEFAULT_AGENT", path: "default_agent", schema: AgentName },
+  { name: "ROUTING_RECORD_INPUTS", path: "record_inputs", schema: Bool },
 ];
 
 /** Worker vars as a patch. A var that does not parse is reported, not fatal: the API stays up. */

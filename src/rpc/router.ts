@@ -1,6 +1,7 @@
 import type { Result } from "../errors";
 import type { RuleDecision } from "../routing/types";
 import type { AgentDefinition, StoredAgent } from "../schemas/agent";
+import type { HistorySelection, RoutedInput } from "../schemas/replay";
 
 /**
  * The RouterDO's RPC contract (durable-objects/router/router.ts implements it): the tenant's
@@ -101,4 +102,13 @@ export interface RouterRpc {
    * while it holds none.
    */
   memory(): Promise<Result<{ version: number | null; memory_bytes: number }>>;
+  /**
+   * Adds a routed session to the tenant's routing history (docs/routing.md, Replay), dropping
+   * the oldest rows past HISTORY_ROWS in the same transaction; how many rows it holds then.
+   */
+  recordRoute(entry: RoutedInput): Promise<Result<{ held: number }>>;
+  /** The newest recorded inputs the selection asks for, oldest first. Changes nothing. */
+  routeHistory(selection: HistorySelection): Promise<Result<RoutedInput[]>>;
+  /** Deletes the tenant's routing history; how many rows went. */
+  clearRouteHistory(): Promise<Result<{ deleted: number }>>;
 }

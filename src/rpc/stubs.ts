@@ -126,6 +126,12 @@ export function routerRpc(env: Pick<Env, "ROUTERS">, tenant: string, ms = ROUTER
   return withDeadline<RouterRpc>(stub, `The router of tenant '${tenant}'`, ms) as RouterRpc;
 }
 
+/**
+ * The wait for the router object's routing history (a few SQL statements): a routed session's
+ * record goes in the background, and one that does not land within this is dropped.
+ */
+export const HISTORY_CALL_DEADLINE_MS = 5_000;
+
 /** The wait for the tenant object: an admission or a usage write is a few SQL statements. */
 export const TENANT_CALL_DEADLINE_MS = 5_000;
 

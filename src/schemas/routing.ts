@@ -23,6 +23,11 @@ export const RoutingConfig = z.strictObject({
   }),
   fallback: FallbackStrategy,
   default_agent: AgentName.nullable(),
+  /**
+   * Keep the inputs of routed sessions in the tenant's routing history, for replays of a draft
+   * team (docs/routing.md, Replay; docs/security.md). Customers' words: the tenant can turn it off.
+   */
+  record_inputs: z.boolean(),
 });
 export type RoutingConfig = z.infer<typeof RoutingConfig>;
 
@@ -40,6 +45,7 @@ export const RoutingConfigPatch = z.strictObject({
     .optional(),
   fallback: FallbackStrategy.optional(),
   default_agent: AgentName.nullable().optional(),
+  record_inputs: z.boolean().optional(),
 });
 export type RoutingConfigPatch = z.infer<typeof RoutingConfigPatch>;
 

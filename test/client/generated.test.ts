@@ -29,6 +29,8 @@ const DOCUMENT_PATHS = [
   "/v1/tools",
   "/v1/route",
   "/v1/route/stats",
+  "/v1/route/replay",
+  "/v1/route/history",
   "/v1/config/routing",
   "/v1/config/events",
   "/v1/config",

@@ -445,6 +445,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/route/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What a draft team would move: recorded or uploaded inputs through both routers
+         * @description Changes nothing: no registry write, no audit record, no history row. The draft (agents to add or replace, agents to remove, a routing config patch) is checked as the registry write checks it. The LLM tier is called only with `llm.max_calls`; otherwise what the rules are unsure of is reported as going to `@llm`.
+         */
+        post: operations["postRouteReplay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/route/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Forget the tenant's recorded routing inputs
+         * @description Audited (`route.history_cleared`) before the rows go; with the audit trail unavailable nothing is cleared.
+         */
+        delete: operations["deleteRouteHistory"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/config/routing": {
         parameters: {
             query?: never;
@@ -2035,6 +2075,7 @@ export interface components {
             /** @enum {string} */
             fallback: "none" | "prompt_user" | "default_agent";
             default_agent: string | null;
+            record_inputs: boolean;
         };
         Run: {
             id: string;
@@ -6271,6 +6312,7 @@ export interface operations {
                         /** @enum {string} */
                         fallback?: "none" | "prompt_user" | "default_agent";
                         default_agent?: string | null;
+                        record_inputs?: boolean;
                     };
                 };
             };
@@ -6537,6 +6579,330 @@ export interface operations {
             };
         };
     };
+    postRouteReplay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    draft: {
+                        agents?: components["schemas"]["AgentDefinition"][];
+                        /** @default [] */
+                        remove?: string[];
+                        config?: {
+                            enabled?: boolean;
+                            /** @enum {string} */
+                            strategy?: "rule" | "llm" | "hybrid";
+                            threshold?: number;
+                            llm?: {
+                                /** @enum {string} */
+                                provider?: "openai" | "workers-ai" | "local";
+                                model?: string;
+                                timeout_ms?: number;
+                            };
+                            /** @enum {string} */
+                            fallback?: "none" | "prompt_user" | "default_agent";
+                            default_agent?: string | null;
+                            record_inputs?: boolean;
+                        };
+                    };
+                    history?: {
+                        /** @default 1000 */
+                        limit?: number;
+                        /** Format: date-time */
+                        since?: string;
+                        /** Format: date-time */
+                        until?: string;
+                        agent?: string;
+                    };
+                    inputs?: {
+                        input: string;
+                        label?: string;
+                    }[];
+                    llm?: {
+                        max_calls: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The moves, fallback changes, confidence shifts and scores. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        source: "history" | "inputs";
+                        registry_version: number;
+                        totals: {
+                            inputs: number;
+                            replayed: number;
+                            complete: boolean;
+                            moved: number;
+                            llm_calls: number;
+                            would_ask_llm: {
+                                current: number;
+                                draft: number;
+                            };
+                        };
+                        moves: {
+                            from: string;
+                            to: string;
+                            count: number;
+                            examples: string[];
+                        }[];
+                        fallback: {
+                            entered: {
+                                count: number;
+                                examples: string[];
+                            };
+                            left: {
+                                count: number;
+                                examples: string[];
+                            };
+                        };
+                        confidence: {
+                            mean_delta: number;
+                            median_delta: number;
+                            largest: {
+                                input: string;
+                                from: string;
+                                to: string;
+                                before: number;
+                                after: number;
+                                delta: number;
+                            }[];
+                        };
+                        labelled?: {
+                            count: number;
+                            before: {
+                                accuracy: number;
+                                coverage: number;
+                                precision: number | null;
+                            };
+                            after: {
+                                accuracy: number;
+                                coverage: number;
+                                precision: number | null;
+                            };
+                        };
+                        timings: {
+                            build_ms: number;
+                            replay_ms: number;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INVALID_JSON`, `VALIDATION_FAILED`, `JSON_TOO_DEEP`, `INVALID_CONFIG`, `INVALID_PATTERN`, `INVALID_EXPRESSION`, `PATTERN_BUDGET_EXCEEDED`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INVALID_JSON" | "VALIDATION_FAILED" | "JSON_TOO_DEEP" | "INVALID_CONFIG" | "INVALID_PATTERN" | "INVALID_EXPRESSION" | "PATTERN_BUDGET_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AGENT_NOT_FOUND`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AGENT_NOT_FOUND";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `PAYLOAD_TOO_LARGE`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "PAYLOAD_TOO_LARGE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteRouteHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many recorded inputs went. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: number;
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
     getConfigRouting: {
         parameters: {
             query?: never;
@@ -6571,6 +6937,7 @@ export interface operations {
                             /** @enum {string} */
                             fallback?: "none" | "prompt_user" | "default_agent";
                             default_agent?: string | null;
+                            record_inputs?: boolean;
                         } | null;
                         warnings: string[];
                     };
@@ -6667,6 +7034,7 @@ export interface operations {
                     /** @enum {string} */
                     fallback?: "none" | "prompt_user" | "default_agent";
                     default_agent?: string | null;
+                    record_inputs?: boolean;
                 };
             };
         };
@@ -6696,6 +7064,7 @@ export interface operations {
                             /** @enum {string} */
                             fallback?: "none" | "prompt_user" | "default_agent";
                             default_agent?: string | null;
+                            record_inputs?: boolean;
                         } | null;
                         warnings: string[];
                     };
@@ -6835,6 +7204,7 @@ export interface operations {
                             /** @enum {string} */
                             fallback?: "none" | "prompt_user" | "default_agent";
                             default_agent?: string | null;
+                            record_inputs?: boolean;
                         } | null;
                         warnings: string[];
                     };

@@ -63,6 +63,7 @@ import { mcpOperations } from "./mcp-operations";
 import { memoryOperations } from "./memory-operations";
 import type { Answer, Operation } from "./operation";
 import { operatorOperations } from "./operator-operations";
+import { replayOperations } from "./replay-operations";
 import { telemetryOperations } from "./telemetry-operations";
 import { vaultOperations } from "./vault-operations";
 
@@ -298,6 +299,7 @@ export const OPERATIONS: Operation[] = [
     answers: { 200: json("Registry version, size, compile time and memory.", RouteStats) },
     errors: [],
   },
+  ...replayOperations(BODY),
   {
     method: "get",
     path: "/v1/config/routing",

@@ -1,0 +1,55 @@
+import type { HistorySelection, RoutedInput } from "../../src/schemas/replay";
+import { createSql, SchemaGate, type Sql } from "../shared/sql";
+import { ROUTER_MIGRATIONS } from "./schema";
+
+/**
+ * The tenant's routing history (docs/routing.md, Replay): one row per routed session, the
+ * newest `keep` kept. A row's seq only grows and rows go only oldest first (or all at once), so
+ * the rows kept are always the seqs within `keep` of the newest: the bound is one indexed delete.
+ */
+export class RouteHistory {
+  private readonly sql: Sql;
+  private readonly schema: SchemaGate;
+
+  constructor(private readonly storage: DurableObjectStorage) {
+    this.sql = createSql(storage);
+    this.schema = new SchemaGate(storage, this.sql, ROUTER_MIGRATIONS);
+  }
+
+  /** Adds a row and drops the rows past the newest `keep`, in one transaction; the rows held after. */
+  record(row: RoutedInput, keep: number): number {
+    this.schema.ensure();
+    return this.storage.transactionSync(() => {
+      this.sql`INSERT INTO route_history (at, session_id, input, agent, method, confidence, registry_version)
+               VALUES (${Date.parse(row.at)}, ${row.session_id}, ${row.input}, ${row.agent}, ${row.method},
+                       ${row.confidence}, ${row.registry_version})`;
+      this.sql`DELETE FROM route_history WHERE seq <= (SELECT MAX(seq) FROM route_history) - ${keep}`;
+      return this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM route_history`[0]!.n;
+    });
+  }
+
+  /** The newest rows the selection asks for, oldest first. */
+  select(selection: HistorySelection): RoutedInput[] {
+    if (!this.schema.ready()) return [];
+    const since = selection.since === undefined ? null : Date.parse(selection.since);
+    const until = selection.until === undefined ? null : Date.parse(selection.until);
+    const rows = this.sql<RoutedRow>`
+      SELECT at, session_id, input, agent, method, confidence, registry_version FROM route_history
+      WHERE (${since} IS NULL OR at >= ${since}) AND (${until} IS NULL OR at <= ${until})
+        AND (${selection.agent ?? null} IS NULL OR agent = ${selection.agent ?? null})
+      ORDER BY seq DESC LIMIT ${selection.limit}`;
+    return rows.reverse().map((row) => ({ ...row, at: new Date(row.at).toISOString() }));
+  }
+
+  /** Deletes every row; how many there were. */
+  clear(): number {
+    if (!this.schema.ready()) return 0;
+    return this.storage.transactionSync(() => {
+      const n = this.sql<{ n: number }>`SELECT COUNT(*) AS n FROM route_history`[0]!.n;
+      this.sql`DELETE FROM route_history`;
+      return n;
+    });
+  }
+}
+
+type RoutedRow = Omit<RoutedInput, "at"> & { at: number };

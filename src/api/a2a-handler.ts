@@ -40,6 +40,7 @@ import { routeInput } from "../services/routing";
 import { isSessionId, newSessionId } from "../sessions/ids";
 import { incomingTrace } from "../telemetry/propagation";
 import { listA2aTasks } from "./a2a-list";
+import { recordRouted } from "./route-history";
 import { RUN_CALL_DEADLINE_MS } from "./session-result";
 
 /**
@@ -253,6 +254,8 @@ export class RelayA2aHandler implements A2ARequestHandler {
         A2A_ACTOR,
       ),
     );
+    if (route)
+      recordRouted(this.c.env, this.tenant, backgroundOf(this.c), { session_id: id, input: text, decision: route });
     return id;
   }
 

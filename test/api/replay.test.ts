@@ -6,7 +6,9 @@ import { MAX_INPUT_BYTES } from "../../src/schemas/routing";
 import { eventually } from "../eventually";
 import { team } from "../routing/router-fixtures";
 import { shardOf } from "../shards";
+import { rpc, userMessage } from "./a2a-rpc";
 import { BETA_KEY, call, putAgents } from "./helpers";
+import { callTool, MODERN } from "./mcp-rpc";
 
 /**
  * `POST /v1/route/replay` and the routing history it reads, against the real router object and
@@ -256,5 +258,21 @@ describe("recording off, and clearing", () => {
     ]);
     const kept = await beta.routeHistory(HistorySelection.parse({}));
     expect(kept.ok && kept.value.map((r) => r.session_id)).toEqual(["ses_beta"]);
+  });
+});
+
+describe("the other front doors", () => {
+  it("records the sessions the A2A endpoint and the MCP server route, as POST /v1/sessions does", async () => {
+    expect((await call("DELETE", "/v1/route/history")).status).toBe(200);
+    const a2a = await rpc("/a2a", "SendMessage", userMessage("a refund please"));
+    expect(a2a.result?.task?.contextId).toMatch(/^ses_/);
+    const mcp = await callTool(MODERN, "send_message", { content: "why was I charged twice" });
+    expect(mcp.result.isError).not.toBe(true);
+    const rows = await eventually(history, (held) => held.length === 2, { what: "both front doors' sessions" });
+    expect(rows.map((r) => [r.input, r.agent])).toEqual([
+      ["a refund please", "billing"],
+      ["why was I charged twice", "billing"],
+    ]);
+    expect(rows[0]!.session_id).toBe(a2a.result.task.contextId);
   });
 });

@@ -10,6 +10,7 @@ import { agentDirectory } from "../../services/registry-cache";
 import { routeInput } from "../../services/routing";
 import { RUN_CALL_DEADLINE_MS, sessionMissing, sessionValue } from "../../services/session-results";
 import { isSessionId, newSessionId } from "../../sessions/ids";
+import { recordRouted } from "../route-history";
 import { MCP_ACTOR, type McpContext } from "./context";
 import { assertExposed, exposedDecision, isExposed } from "./expose";
 
@@ -103,6 +104,8 @@ export async function startSession(
       },
       MCP_ACTOR,
     );
+    if (route && args.input !== undefined)
+      recordRouted(ctx.env, ctx.tenant, ctx.background, { session_id: id, input: args.input, decision: route });
     return { view: await sessionValue(ctx.env, ctx.tenant, id, created), ...(route ? { route } : {}), admission };
   } catch (error) {
     ctx.background(release(ctx.env, ctx.tenant, admission));

@@ -8,7 +8,7 @@ import { team } from "../routing/router-fixtures";
 import { shardOf } from "../shards";
 import { rpc, userMessage } from "./a2a-rpc";
 import { BETA_KEY, call, putAgents } from "./helpers";
-import { callTool, MODERN } from "./mcp-rpc";
+import { callTool } from "./mcp-rpc";
 
 /**
  * `POST /v1/route/replay` and the routing history it reads, against the real router object and
@@ -266,7 +266,7 @@ describe("the other front doors", () => {
     expect((await call("DELETE", "/v1/route/history")).status).toBe(200);
     const a2a = await rpc("/a2a", "SendMessage", userMessage("a refund please"));
     expect(a2a.result?.task?.contextId).toMatch(/^ses_/);
-    const mcp = await callTool(MODERN, "send_message", { content: "why was I charged twice" });
+    const mcp = await callTool("modern", "send_message", { content: "why was I charged twice" });
     expect(mcp.result.isError).not.toBe(true);
     const rows = await eventually(history, (held) => held.length === 2, { what: "both front doors' sessions" });
     expect(rows.map((r) => [r.input, r.agent])).toEqual([

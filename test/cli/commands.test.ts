@@ -64,7 +64,8 @@ describe("relay config", () => {
     expect(ran.stdout).toMatch(/routing\.threshold\s+80\s+env/);
     expect(ran.stdout).toMatch(/routing\.enabled\s+true\s+default/);
     expect(ran.stdout).toMatch(/routing\.llm\.provider\s+local\s+/);
-    expect(ran.stdout.trim().split("\n")).toHaveLength(9); // a header and eight settings
+    expect(ran.stdout).toMatch(/routing\.record_inputs\s+true\s+default/);
+    expect(ran.stdout.trim().split("\n")).toHaveLength(10); // a header and nine settings
   });
 
   it("sets a value in the tenant's layer, reads it back, and unsets it", async () => {
@@ -83,8 +84,12 @@ describe("relay config", () => {
       /routing\.llm\.timeout_ms\s+2500\s+tenant/,
     );
     expect((await relay(["config", "routing.enabled", "false"])).stdout).toMatch(/routing\.enabled\s+false\s+tenant/);
+    expect((await relay(["config", "routing.record_inputs", "false"])).stdout).toMatch(
+      /routing\.record_inputs\s+false\s+tenant/,
+    );
+    expect((await relay(["config", "routing.record_inputs", "maybe"])).stderr).toMatch(/true or false/);
     const view = JSON.parse((await relay(["config", "--json"])).stdout);
-    expect(view.stored).toEqual({ llm: { timeout_ms: 2500 }, enabled: false });
+    expect(view.stored).toEqual({ llm: { timeout_ms: 2500 }, enabled: false, record_inputs: false });
     const reset = await relay(["config", "--reset", "--json"]);
     expect(JSON.parse(reset.stdout).stored).toBeNull();
   });

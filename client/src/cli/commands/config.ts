@@ -1,12 +1,24 @@
 import type { RelayClient } from "../../client.ts";
-import type { RoutingConfigView } from "../../types.ts";
+import type { components, RoutingConfigView } from "../../types.ts";
 import type { Command } from "../command.ts";
 import { flag } from "../command.ts";
 import { usage } from "../exit.ts";
 import { type Output, table } from "../output.ts";
 import { ROUTING_CONFIG_VIEW, reply } from "../replies.ts";
 
-/** Every routing setting (docs/configuration.md), as `relay config` names them. */
+/** A setting's dotted name in the served RoutingConfig (`threshold`, `llm.model`). */
+type Dotted<T> = {
+  [K in keyof T & string]: NonNullable<T[K]> extends Record<string, unknown>
+    ? `${K}.${keyof NonNullable<T[K]> & string}`
+    : K;
+}[keyof T & string];
+type ServedKey = Dotted<components["schemas"]["RoutingConfig"]>;
+
+/**
+ * Every routing setting (docs/configuration.md), as `relay config` names them. The served
+ * schema is the one source: `satisfies` refuses a name it lacks, and `Unlisted` a setting it
+ * gained that is not here (the typecheck fails after `npm run client:generate`).
+ */
 const KEYS = [
   "enabled",
   "strategy",
@@ -16,9 +28,13 @@ const KEYS = [
   "llm.timeout_ms",
   "fallback",
   "default_agent",
-] as const;
+  "record_inputs",
+] as const satisfies readonly ServedKey[];
 /** A routing setting's name, without the `routing.` prefix. */
 export type Key = (typeof KEYS)[number];
+type Unlisted = Exclude<ServedKey, Key>;
+const everyServedKey: [Unlisted] extends [never] ? true : Unlisted = true;
+void everyServedKey;
 
 /** The setting a typed name names (`routing.threshold` or `threshold`); a usage error for any other. */
 export function keyOf(typed: string): Key {
@@ -30,8 +46,8 @@ export function keyOf(typed: string): Key {
 
 /** A typed value as the API wants it: booleans, numbers and null where the setting takes them. */
 function parseValue(key: Key, typed: string): unknown {
-  if (key === "enabled") {
-    if (typed !== "true" && typed !== "false") throw usage("routing.enabled is true or false");
+  if (key === "enabled" || key === "record_inputs") {
+    if (typed !== "true" && typed !== "false") throw usage(`routing.${key} is true or false`);
     return typed === "true";
   }
   if (key === "threshold" || key === "llm.timeout_ms") {

@@ -4,6 +4,7 @@ import { backgroundOf } from "../auth/middleware";
 import type { Env } from "../env";
 import { RelayError, unwrap } from "../errors";
 import { resolveProvider } from "../providers";
+import { parseAgentFile } from "../registry/agent-file";
 import { checkAgent, patternBudgetError } from "../registry/check-agent";
 import { definitionText, storedDefinition } from "../registry/store";
 import type { LlmOutcome } from "../routing/hybrid";
@@ -13,9 +14,11 @@ import { buildDraftRouter, type DraftRouter } from "../routing/replay/draft-rout
 import { replayReport } from "../routing/replay/report";
 import { type ReplaySide, replayInputs } from "../routing/replay/run";
 import { routerRpc } from "../rpc/stubs";
+import type { AgentDefinition } from "../schemas/agent";
 import {
   HistorySelection,
   type LabelledInput,
+  REPLAY_DRAFT_AGENTS,
   REPLAY_TIME_BUDGET_MS,
   REPLAY_UPLOAD_BYTES,
   type ReplayDraft,
@@ -72,9 +75,28 @@ function checked(body: ReplayRequest): ReplayRequest {
     });
   }
   if (body.inputs !== undefined) checkUpload(body.inputs);
+  const agents = [...body.draft.agents, ...body.draft.files.map(fileAgent)];
+  if (agents.length > REPLAY_DRAFT_AGENTS)
+    throw new RelayError(
+      "VALIDATION_FAILED",
+      `A draft holds at most ${REPLAY_DRAFT_AGENTS} agents and files together.`,
+      {
+        issues: [{ path: "draft.files", message: `at most ${REPLAY_DRAFT_AGENTS} with draft.agents` }],
+      },
+    );
   // The registry write's own checks, in its order: patterns and expressions, then the budget (draftRouter).
-  for (const agent of body.draft.agents) checkAgent(agent);
-  return body;
+  for (const agent of agents) checkAgent(agent);
+  return { ...body, draft: { ...body.draft, agents, files: [] } };
+}
+
+/** A draft's agent file as the registry write reads it, named as the draft names it. */
+function fileAgent(file: ReplayDraft["files"][number], index: number): AgentDefinition {
+  const definition = parseAgentFile(file.markdown, `${file.name}.md`);
+  if (definition.name !== file.name)
+    throw new RelayError("VALIDATION_FAILED", `The file names agent '${definition.name}', the draft '${file.name}'.`, {
+      issues: [{ path: `draft.files.${index}.name`, message: "must equal the name in the file's front matter" }],
+    });
+  return definition;
 }
 
 /** The current router with the tenant's config, and the draft's router with the draft's config. */

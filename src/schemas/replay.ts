@@ -47,6 +47,14 @@ export type HistorySelection = z.infer<typeof HistorySelection>;
 /** The change a replay tries: agents added or replaced, agents removed, a routing config patch. */
 export const ReplayDraft = z.strictObject({
   agents: z.array(AgentDefinition).max(REPLAY_DRAFT_AGENTS).default([]),
+  /**
+   * Agents as Markdown agent files (docs/agents.md, Agent files), read as `PUT /v1/agents/{name}`
+   * with `text/markdown` reads them: each file's front matter must name the agent `name` says.
+   */
+  files: z
+    .array(z.strictObject({ name: AgentName, markdown: z.string() }))
+    .max(REPLAY_DRAFT_AGENTS)
+    .default([]),
   remove: z.array(AgentName).max(REPLAY_DRAFT_AGENTS).default([]),
   config: RoutingConfigPatch.optional(),
 });

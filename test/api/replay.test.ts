@@ -71,6 +71,25 @@ describe("POST /v1/route/replay", () => {
     expect(json.labelled).toBeUndefined();
   });
 
+  it("takes the draft's agents as Markdown agent files too, read as the registry write reads them", async () => {
+    const { instructions, ...front } = salesWithRefund as typeof salesWithRefund & { instructions?: string };
+    // JSON is YAML: the front matter as a flow mapping.
+    const markdown = `---\n${JSON.stringify(front)}\n---\n${instructions ?? ""}\n`;
+    const asFile = await replay({ draft: { files: [{ name: "sales", markdown }] } });
+    expect(asFile.status).toBe(200);
+    expect(asFile.json.moves).toEqual([
+      { from: "billing", to: "sales", count: 2, examples: ["a refund please", "refund"] },
+    ]);
+    const misnamed = await replay({ draft: { files: [{ name: "billing", markdown }] } });
+    expect([misnamed.status, misnamed.json.error.code, misnamed.json.error.details.issues[0].path]).toEqual([
+      400,
+      "VALIDATION_FAILED",
+      "draft.files.0.name",
+    ]);
+    const bad = await replay({ draft: { files: [{ name: "sales", markdown: "no front matter" }] } });
+    expect([bad.status, bad.json.error.code]).toEqual([400, "INVALID_AGENT_FILE"]);
+  });
+
   it("filters the history by agent and takes the newest N", async () => {
     const byAgent = await replay({ draft: {}, history: { agent: "technical" } });
     expect(byAgent.json.totals.inputs).toBe(1);

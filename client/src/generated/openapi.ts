@@ -456,7 +456,7 @@ export interface paths {
         put?: never;
         /**
          * What a draft team would move: recorded or uploaded inputs through both routers
-         * @description Changes nothing: no registry write, no audit record, no history row. The draft (agents to add or replace, agents to remove, a routing config patch) is checked as the registry write checks it. The LLM tier is called only with `llm.max_calls`; otherwise what the rules are unsure of is reported as going to `@llm`.
+         * @description Changes nothing: no registry write, no audit record, no history row. The draft (agents to add or replace, as definitions or Markdown agent files; agents to remove; a routing config patch) is checked as the registry write checks it. The LLM tier is called only with `llm.max_calls`; otherwise what the rules are unsure of is reported as going to `@llm`.
          */
         post: operations["postRouteReplay"];
         delete?: never;
@@ -6592,6 +6592,11 @@ export interface operations {
                     draft: {
                         agents?: components["schemas"]["AgentDefinition"][];
                         /** @default [] */
+                        files?: {
+                            name: string;
+                            markdown: string;
+                        }[];
+                        /** @default [] */
                         remove?: string[];
                         config?: {
                             enabled?: boolean;
@@ -6699,7 +6704,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Error: `INVALID_JSON`, `VALIDATION_FAILED`, `JSON_TOO_DEEP`, `INVALID_CONFIG`, `INVALID_PATTERN`, `INVALID_EXPRESSION`, `PATTERN_BUDGET_EXCEEDED`. */
+            /** @description Error: `INVALID_JSON`, `VALIDATION_FAILED`, `JSON_TOO_DEEP`, `INVALID_CONFIG`, `INVALID_PATTERN`, `INVALID_EXPRESSION`, `INVALID_AGENT_FILE`, `PATTERN_BUDGET_EXCEEDED`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6708,7 +6713,7 @@ export interface operations {
                     "application/json": {
                         error: {
                             /** @enum {string} */
-                            code: "INVALID_JSON" | "VALIDATION_FAILED" | "JSON_TOO_DEEP" | "INVALID_CONFIG" | "INVALID_PATTERN" | "INVALID_EXPRESSION" | "PATTERN_BUDGET_EXCEEDED";
+                            code: "INVALID_JSON" | "VALIDATION_FAILED" | "JSON_TOO_DEEP" | "INVALID_CONFIG" | "INVALID_PATTERN" | "INVALID_EXPRESSION" | "INVALID_AGENT_FILE" | "PATTERN_BUDGET_EXCEEDED";
                             message: string;
                             details?: unknown;
                         };

@@ -14,7 +14,7 @@ export function replayOperations(body: readonly ErrorCode[]): Operation[] {
       tag: "routing",
       summary: "What a draft team would move: recorded or uploaded inputs through both routers",
       description:
-        "Changes nothing: no registry write, no audit record, no history row. The draft (agents to add or replace, agents to remove, a routing config patch) is checked as the registry write checks it. The LLM tier is called only with `llm.max_calls`; otherwise what the rules are unsure of is reported as going to `@llm`.",
+        "Changes nothing: no registry write, no audit record, no history row. The draft (agents to add or replace, as definitions or Markdown agent files; agents to remove; a routing config patch) is checked as the registry write checks it. The LLM tier is called only with `llm.max_calls`; otherwise what the rules are unsure of is reported as going to `@llm`.",
       body: ReplayRequest,
       answers: {
         200: { description: "The moves, fallback changes, confidence shifts and scores.", schema: ReplayReport },
@@ -24,6 +24,7 @@ export function replayOperations(body: readonly ErrorCode[]): Operation[] {
         "INVALID_CONFIG",
         "INVALID_PATTERN",
         "INVALID_EXPRESSION",
+        "INVALID_AGENT_FILE",
         "PATTERN_BUDGET_EXCEEDED",
         "AGENT_NOT_FOUND",
       ],

@@ -1,6 +1,5 @@
 import type { HistorySelection, RoutedInput } from "../../src/schemas/replay";
-import { createSql, SchemaGate, type Sql } from "../shared/sql";
-import { ROUTER_MIGRATIONS } from "./schema";
+import type { SchemaGate, Sql } from "../shared/sql";
 
 /**
  * The tenant's routing history (docs/routing.md, Replay): one row per routed session, the
@@ -8,13 +7,12 @@ import { ROUTER_MIGRATIONS } from "./schema";
  * the rows kept are always the seqs within `keep` of the newest: the bound is one indexed delete.
  */
 export class RouteHistory {
-  private readonly sql: Sql;
-  private readonly schema: SchemaGate;
-
-  constructor(private readonly storage: DurableObjectStorage) {
-    this.sql = createSql(storage);
-    this.schema = new SchemaGate(storage, this.sql, ROUTER_MIGRATIONS);
-  }
+  /** `schema`: the object's one gate, shared by everything that reads its tables (see routerTables). */
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly sql: Sql,
+    private readonly schema: SchemaGate,
+  ) {}
 
   /** Adds a row and drops the rows past the newest `keep`, in one transaction; the rows held after. */
   record(row: RoutedInput, keep: number): number {

@@ -34,6 +34,7 @@ import type { AgentDefinition, StoredAgent } from "../../src/schemas/agent";
 import { HISTORY_ROWS, type HistorySelection, type RoutedInput } from "../../src/schemas/replay";
 import { encoder, joinArrays, sum } from "./agent-lists";
 import { RouteHistory } from "./route-history";
+import { routerTables } from "./schema";
 import { ShardStore } from "./shard-store";
 import { timedCompile } from "./timed-compile";
 import { answerFrom, WARM_DELAY_MS, WarmRouter } from "./warm-router";
@@ -99,9 +100,10 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.store = new ShardStore(ctx.storage);
+    const { sql, schema } = routerTables(ctx.storage);
+    this.store = new ShardStore(ctx.storage, sql, schema);
     this.warm = new WarmRouter(this.store, () => this.built);
-    this.history = new RouteHistory(ctx.storage);
+    this.history = new RouteHistory(ctx.storage, sql, schema);
   }
 
   /** Runs calls one at a time: every write and build sees the one before it done. */

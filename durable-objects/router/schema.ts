@@ -1,4 +1,4 @@
-import type { SchemaMigration } from "../shared/sql";
+import { createSql, SchemaGate, type SchemaMigration, type Sql } from "../shared/sql";
 
 /**
  * The router object's tables, version by version: its built shards' sections and the version
@@ -47,3 +47,13 @@ export const ROUTER_MIGRATIONS: readonly SchemaMigration[] = [
     ],
   },
 ];
+
+/**
+ * The router object's SQL and its one schema gate. One gate per object: a second one caches
+ * its own view of which tables exist, and one that saw a new object empty would make the
+ * tables again after the other had made them.
+ */
+export function routerTables(storage: DurableObjectStorage): { sql: Sql; schema: SchemaGate } {
+  const sql = createSql(storage);
+  return { sql, schema: new SchemaGate(storage, sql, ROUTER_MIGRATIONS) };
+}

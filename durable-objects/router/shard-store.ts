@@ -1,6 +1,6 @@
 import type { ShardSections } from "../../src/routing/router-codec";
-import { createSql, SchemaGate, type Sql } from "../shared/sql";
-import { AGENTS, BUCKET, HEAD, PIECE_BYTES, ROUTER_MIGRATIONS, TEXTS } from "./schema";
+import type { SchemaGate, Sql } from "../shared/sql";
+import { AGENTS, BUCKET, HEAD, PIECE_BYTES, TEXTS } from "./schema";
 
 /**
  * The router object's store of built shards (docs/scaling.md, "How a version is stored"): each
@@ -27,13 +27,12 @@ function joined(pieces: Uint8Array[]): Uint8Array {
 }
 
 export class ShardStore {
-  private readonly sql: Sql;
-  private readonly schema: SchemaGate;
-
-  constructor(private readonly storage: DurableObjectStorage) {
-    this.sql = createSql(storage);
-    this.schema = new SchemaGate(storage, this.sql, ROUTER_MIGRATIONS);
-  }
+  /** `schema`: the object's one gate, shared by everything that reads its tables (see routerTables). */
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly sql: Sql,
+    private readonly schema: SchemaGate,
+  ) {}
 
   /** The version kept last, or null. */
   version<T>(): T | null {

@@ -2,11 +2,12 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { RouteHistory } from "../../../durable-objects/router/route-history";
-import { ROUTER_MIGRATIONS } from "../../../durable-objects/router/schema";
+import { ROUTER_MIGRATIONS, routerTables } from "../../../durable-objects/router/schema";
 import { ShardStore } from "../../../durable-objects/router/shard-store";
 import { createSql, migrate, schemaVersion } from "../../../durable-objects/shared/sql";
 import { routerRpc } from "../../../src/rpc/stubs";
 import { HistorySelection, type RoutedInput } from "../../../src/schemas/replay";
+import { team } from "../../routing/router-fixtures";
 
 let counter = 0;
 const fresh = () => env.ROUTERS.get(env.ROUTERS.idFromName(`history-${++counter}`));
@@ -25,7 +26,8 @@ const select = (s: unknown) => HistorySelection.parse(s);
 describe("the router object's routing history", () => {
   it("keeps the newest rows only, dropping the oldest as each one comes", async () => {
     const kept = await runInDurableObject(fresh(), (_instance, state) => {
-      const history = new RouteHistory(state.storage);
+      const { sql, schema } = routerTables(state.storage);
+      const history = new RouteHistory(state.storage, sql, schema);
       const held = [1, 2, 3, 4, 5].map((n) => history.record(row(n), 3));
       return { held, rows: history.select(select({ limit: 10 })).map((r) => r.session_id) };
     });
@@ -34,7 +36,8 @@ describe("the router object's routing history", () => {
 
   it("selects the newest N, oldest first, within a time range and of one agent", async () => {
     const rows = await runInDurableObject(fresh(), (_instance, state) => {
-      const history = new RouteHistory(state.storage);
+      const { sql, schema } = routerTables(state.storage);
+      const history = new RouteHistory(state.storage, sql, schema);
       for (let n = 1; n <= 6; n++) history.record(row(n, n % 2 === 0 ? "sales" : "billing"), 100);
       const ids = (s: unknown) => history.select(select(s)).map((r) => r.session_id);
       return {
@@ -64,6 +67,15 @@ describe("the router object's routing history", () => {
     expect(await rpc.routeHistory(select({}))).toEqual({ ok: true, value: [] });
   });
 
+  it("a history cleared before the object's first build still records after it", async () => {
+    const tenant = `history-${++counter}`;
+    const rpc = routerRpc(env, tenant);
+    expect(await rpc.clearRouteHistory()).toEqual({ ok: true, value: { deleted: 0 } });
+    // The first registry write makes the object's tables, through the shards' side.
+    expect((await rpc.putAgent(tenant, team[0]!)).ok).toBe(true);
+    expect(await rpc.recordRoute(row(1))).toEqual({ ok: true, value: { held: 1 } });
+  });
+
   it("an object of schema version 1 (shards only) gains the table and keeps its version", async () => {
     const version = { head: { version: 3, stamp: "s" }, version: 3 };
     const out = await runInDurableObject(fresh(), (_instance, state) => {
@@ -71,12 +83,13 @@ describe("the router object's routing history", () => {
       migrate(state.storage, sql, ROUTER_MIGRATIONS.slice(0, 1));
       sql`INSERT INTO router_version (id, data) VALUES (1, ${JSON.stringify(version)})`;
       const before = schemaVersion(createSql(state.storage));
-      const history = new RouteHistory(state.storage);
+      const tables = routerTables(state.storage);
+      const history = new RouteHistory(state.storage, tables.sql, tables.schema);
       history.record(row(1), 10);
       return {
         before,
         after: schemaVersion(createSql(state.storage)),
-        kept: new ShardStore(state.storage).version(),
+        kept: new ShardStore(state.storage, tables.sql, tables.schema).version(),
         rows: history.select(select({})).length,
       };
     });

@@ -101,6 +101,59 @@ describe("relay config", () => {
   });
 });
 
+describe("relay agents push: what the files would move", () => {
+  const dir = tempDir();
+  writeFileSync(
+    join(dir, "refunds.json"),
+    JSON.stringify({
+      name: "cli-refunds",
+      description: "Refunds and double charges.",
+      instructions: "Handle refunds.",
+      // More of billing's own words and its pattern, at a higher priority: these inputs move.
+      triggers: {
+        keywords: ["charged", "subscription", "twice", "charge"],
+        patterns: ["charged\\s+(twice|me twice)", "subscription\\s+charged"],
+        priority: 100,
+      },
+    }),
+  );
+  // The first moves to the draft agent; the second stays with billing.
+  const recorded = ["my subscription charged me twice", "where can I download my invoice"];
+
+  it("--dry-run replays the routing history against the files and pushes nothing", async () => {
+    await client.api.DELETE("/v1/route/history");
+    for (const input of recorded) await client.api.POST("/v1/sessions", { body: { input } });
+    // Sessions are recorded off the request path.
+    await eventually(async () => {
+      const replayed = await client.api.POST("/v1/route/replay", { body: { draft: {} } });
+      return replayed.data?.totals.inputs === recorded.length ? true : undefined;
+    });
+    const ran = await relay(["agents", "push", dir, "--dry-run"]);
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toBe(
+      "replayed 2 of 2 recorded inputs: 1 would move\n" +
+        "  billing → cli-refunds: 1  e.g. “my subscription charged me twice”\n",
+    );
+    expect((await relay(["agents", "get", "cli-refunds"])).code).toBe(4);
+    const json = JSON.parse((await relay(["agents", "push", dir, "--dry-run", "--json"])).stdout);
+    expect(json.moves).toEqual([{ from: "billing", to: "cli-refunds", count: 1, examples: [recorded[0]] }]);
+  });
+
+  it("--max-moved refuses a push that moves more, and pushes one that moves no more", async () => {
+    const refused = await relay(["agents", "push", dir, "--max-moved", "0"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/^replayed 2 of 2 recorded inputs: 1 would move\n/);
+    expect(refused.stderr).toBe(
+      "relay: TOO_MANY_MOVED: nothing pushed: the files would move 1 recorded input, more than --max-moved 0\n",
+    );
+    expect((await relay(["agents", "get", "cli-refunds"])).code).toBe(4);
+    const pushed = await relay(["agents", "push", dir, "--max-moved", "1"]);
+    expect([pushed.code, pushed.stdout]).toEqual([0, "cli-refunds: created\n"]);
+    await relay(["agents", "rm", "cli-refunds"]);
+    expect((await relay(["agents", "push", dir, "--max-moved", "a few"])).code).toBe(2);
+  });
+});
+
 describe("relay agents", () => {
   const dir = tempDir();
   writeFileSync(

@@ -34,6 +34,8 @@ export const CODE = {
   UNREACHABLE: "UNREACHABLE",
   BAD_REPLY: "BAD_REPLY",
   INVALID_AGENT_FILES: "INVALID_AGENT_FILES",
+  /** `relay agents push --max-moved`: the files would move more recorded inputs than allowed. */
+  TOO_MANY_MOVED: "TOO_MANY_MOVED",
   UNEXPECTED: "UNEXPECTED",
   /** Said by client/bin/relay.js itself, before it can load this file. */
   NODE_TOO_OLD: "NODE_TOO_OLD",

@@ -90,6 +90,20 @@ export const ROUTE_DECISION = object({
   ),
 });
 
+/** `POST /v1/route/replay`: what a draft would move. */
+const EXAMPLES = object({ count: number, examples: arrayOf(string) });
+export const REPLAY_REPORT = object({
+  source: string,
+  totals: object({
+    inputs: number,
+    replayed: number,
+    moved: number,
+    would_ask_llm: object({ current: number, draft: number }),
+  }),
+  moves: arrayOf(object({ from: string, to: string, count: number, examples: arrayOf(string) })),
+  fallback: object({ entered: EXAMPLES, left: EXAMPLES }),
+});
+
 export const ROUTING_CONFIG_VIEW = object({
   config: recordOf(unknownValue),
   sources: recordOf(string),

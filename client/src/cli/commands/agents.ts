@@ -3,7 +3,8 @@ import { basename, extname, join, resolve } from "node:path";
 import { unwrap } from "../../client.ts";
 import { RelayApiError } from "../../errors.ts";
 import type { Agent } from "../../types.ts";
-import type { Command, Context } from "../command.ts";
+import { replayFiles, replayLines } from "../agent-replay.ts";
+import { type Command, type Context, flag, text } from "../command.ts";
 import { CliError, CODE, cliErrorOf, EXIT, type ExitCode, oneLine, usage } from "../exit.ts";
 import { table } from "../output.ts";
 import { AGENT, checked, reply } from "../replies.ts";
@@ -181,8 +182,11 @@ export const agents: Command = {
     "relay agents ls                       the tenant's agents",
     "relay agents get <name>               one agent's definition",
     "relay agents push <file|folder…>      create or replace agents from Markdown or JSON files",
+    "  --dry-run                           push nothing: replay the routing history against the files",
+    "  --max-moved <n>                     push only if the replay moves at most n recorded inputs",
     "relay agents rm <name…>               delete agents",
   ].join("\n"),
+  options: { "dry-run": { type: "boolean" }, "max-moved": { type: "string" } },
   async run(ctx) {
     const [sub, ...args] = ctx.positionals;
     if (!sub || !(SUBCOMMANDS as readonly string[]).includes(sub))
@@ -222,6 +226,23 @@ export const agents: Command = {
     if (sub === "push") {
       if (args.length === 0) throw usage("agents push needs files or folders");
       const files = readAgentFiles(args, ctx.cwd);
+      const maxMoved = maxMovedOf(text(ctx, "max-moved"));
+      if (flag(ctx, "dry-run") || maxMoved !== null) {
+        const report = await replayFiles(relay, files);
+        const over = maxMoved !== null && report.totals.moved > maxMoved;
+        if (flag(ctx, "dry-run") || over) {
+          if (ctx.out.json) ctx.out.data(report);
+          else for (const line of replayLines(report)) ctx.out.line(line);
+        }
+        if (over)
+          throw new CliError(
+            `nothing pushed: the files would move ${report.totals.moved} recorded input${report.totals.moved === 1 ? "" : "s"}, more than --max-moved ${maxMoved}`,
+            EXIT.FAILED,
+            CODE.TOO_MANY_MOVED,
+            { details: { moved: report.totals.moved, max_moved: maxMoved } },
+          );
+        if (flag(ctx, "dry-run")) return undefined;
+      }
       const outcomes = await pushAgentFiles(ctx, files, (o) => {
         if (ctx.out.json) return;
         if (o.error)
@@ -251,3 +272,12 @@ export const agents: Command = {
     return worst;
   },
 };
+
+/** `--max-moved`'s value: a whole number of inputs (null: not given). */
+function maxMovedOf(typed: string | undefined): number | null {
+  if (typed === undefined) return null;
+  const n = Number(typed);
+  if (!/^\d+$/.test(typed.trim()) || !Number.isSafeInteger(n))
+    throw usage(`--max-moved is a whole number (got ${JSON.stringify(typed)})`);
+  return n;
+}

@@ -88,7 +88,9 @@ const LIVE_EVENT_DATA = {
   "message.retracted": MessageRetracted,
 } as const;
 
+/** A stored live event's type (`message.delta`, never stored, is LiveDelta's). */
 export type LiveEventType = keyof typeof LIVE_EVENT_DATA;
+/** Every stored live event type, in the order of LIVE_EVENT_DATA. */
 export const LIVE_EVENT_TYPES = Object.keys(LIVE_EVENT_DATA) as [LiveEventType, ...LiveEventType[]];
 export const LiveEventType = z.enum(LIVE_EVENT_TYPES);
 
@@ -104,6 +106,7 @@ const ENVELOPE = {
   at: z.string(),
 };
 
+/** The union's member for one type: the envelope, the type as a literal, its data. */
 function member<T extends LiveEventType>(type: T) {
   return z.object({ id: EVENT_ID, type: z.literal(type), ...ENVELOPE, data: LIVE_EVENT_DATA[type] });
 }

@@ -2,8 +2,8 @@ import type { components, operations, paths } from "./generated/openapi.ts";
 
 /**
  * Names for the shapes a client handles most, all taken from the generated document types,
- * and the live events, which the document describes only as text (an SSE stream, WebSocket
- * frames): their shapes are those of docs/runs.md, Live events.
+ * the live events included (the document's LiveEvent and LiveDelta components: docs/runs.md,
+ * Live events).
  */
 
 export type { components, operations, paths };
@@ -40,75 +40,74 @@ export type InboxResolve = components["schemas"]["InboxResolve"];
 /** What a paused run waits for. */
 export type RunPending = NonNullable<Run["pending"]>;
 
-/** `approval_required`'s data. */
-export interface ApprovalRequired {
-  inbox_id: string;
-  tool_name: string;
-  arguments: unknown;
-  prompt: string;
-  expires_at: string | null;
-}
-
+/** `approval_required`'s data: a tool call waiting for a person's yes or no. */
+export type ApprovalRequired = Schemas["ApprovalRequired"];
 /** `handoff_status`'s data: one step of one handoff, whatever started it. */
-export interface HandoffStatus {
-  handoff_id: string;
-  action: string;
-  from: string | null;
-  status: string | null;
-  source: string | null;
-  target: string | null;
-  mode: string | null;
-  policy: string | null;
-  reason?: string;
-  error_code?: string;
-}
+export type HandoffStatus = Schemas["HandoffStatusChange"];
+/** `message.retracted`'s data: what was streamed of a message is withdrawn. */
+export type MessageRetracted = Schemas["MessageRetracted"];
+/** A `run_*` event's data: the run without its trace events. */
+export type RunSummary = Schemas["RunSummary"];
 
-/** The data of each live event type Relay sends today. */
-export interface LiveEventData {
-  route: TraceEvent;
-  agent_started: TraceEvent;
-  llm_call: TraceEvent;
-  tool_call: TraceEvent;
-  handoff: TraceEvent;
-  guardrail: TraceEvent;
-  agent_completed: TraceEvent;
-  agent_error: TraceEvent;
-  approval_required: ApprovalRequired;
-  message: HistoryItem;
-  run_started: Omit<Run, "events">;
-  run_paused: Omit<Run, "events">;
-  run_resumed: Omit<Run, "events">;
-  run_completed: Omit<Run, "events">;
-  run_failed: Omit<Run, "events">;
-  run_cancelled: Omit<Run, "events">;
-  handoff_status: HandoffStatus;
-  /** A piece of an answer as the model writes it: not stored, so its `id` is "" (docs/runs.md). */
-  "message.delta": { message_id: string; agent: string; index: number; delta: string };
-  /** What was streamed of `message_id` is withdrawn (a guardrail refused it). */
-  "message.retracted": { message_id: string; agent: string; code: string };
-}
-export type KnownLiveEventType = keyof LiveEventData;
+/**
+ * A piece of an answer as the model writes it. It is not stored, so it has no id on the
+ * wire; the client gives it `id: ""` so every event it hands over has one (docs/runs.md).
+ */
+export type LiveDelta = Schemas["LiveDelta"] & { id: string };
 
-interface LiveEventBase<T extends string, D> {
-  /** Sorts in the order the session's events happened: resume after it ("" on a `message.delta`, which is not stored). */
+/** A live event of a type this client knows: the document's LiveEvent, or a piece of an answer. */
+export type KnownLiveEvent = Schemas["LiveEvent"] | LiveDelta;
+export type KnownLiveEventType = KnownLiveEvent["type"];
+
+/** The data of each live event type this client knows. */
+export type LiveEventData = { [T in KnownLiveEventType]: Extract<KnownLiveEvent, { type: T }>["data"] };
+
+/** A live event of a type newer than this client: its data untyped. */
+export interface UnknownLiveEvent {
+  /** Sorts in the order the session's events happened. */
   id: string;
-  type: T;
+  type: string & {};
   session_id: string;
-  /** Null for events outside a run (the router's decision, a handoff's steps). */
   run_id: string | null;
   /** ISO 8601. */
   at: string;
-  data: D;
+  data: unknown;
 }
-
-/** A live event of a type this client knows. */
-export type KnownLiveEvent = { [T in KnownLiveEventType]: LiveEventBase<T, LiveEventData[T]> }[KnownLiveEventType];
 
 /**
  * A live event. Relay may add types (a newer server than this client): those arrive with
  * their data untyped, so a `switch` on `type` must keep a default branch.
  */
-export type LiveEvent = KnownLiveEvent | LiveEventBase<string & {}, unknown>;
+export type LiveEvent = KnownLiveEvent | UnknownLiveEvent;
+
+/** Every known type, checked against the document's: a type missing or extra here does not compile. */
+const KNOWN_LIVE_EVENT_TYPES: Record<KnownLiveEventType, true> = {
+  route: true,
+  agent_started: true,
+  llm_call: true,
+  tool_call: true,
+  handoff: true,
+  guardrail: true,
+  agent_completed: true,
+  agent_error: true,
+  compaction: true,
+  approval_required: true,
+  message: true,
+  run_started: true,
+  run_paused: true,
+  run_resumed: true,
+  run_completed: true,
+  run_failed: true,
+  run_cancelled: true,
+  handoff_status: true,
+  "message.delta": true,
+  "message.retracted": true,
+};
+
+/** True when this client knows the event's type: a `switch` on it then narrows `data` by type. */
+export function isKnownLiveEvent(event: LiveEvent): event is KnownLiveEvent {
+  return Object.hasOwn(KNOWN_LIVE_EVENT_TYPES, event.type);
+}
 
 /** Narrows a live event to a known type. */
 export function isLiveEvent<T extends KnownLiveEventType>(

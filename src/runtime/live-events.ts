@@ -1,12 +1,27 @@
 import type { AuditRecord } from "../audit/record";
 import { ulid } from "../lib/ulid";
-import type { HistoryItem } from "../schemas/handoff";
-import type { LiveDelta, LiveEvent, LiveEventType } from "../schemas/live";
+import { HandoffMode, HandoffPolicy, HandoffStatus, type HistoryItem } from "../schemas/handoff";
+import type {
+  ApprovalRequired,
+  HandoffStatusChange,
+  LiveDelta,
+  LiveEventOf,
+  LiveEventType,
+  MessageRetracted,
+} from "../schemas/live";
 import type { Run, RunStatus, TraceEvent } from "../schemas/run";
 
-/** Live events made from what a run records, pure: the session's object stores and sends them. */
+/**
+ * Live events made from what a run records, pure: the session's object stores and sends them.
+ * Each builder returns the event of its type, typed by the LiveEvent schema (src/schemas/live.ts).
+ */
 
-const TRACE_TYPES: Record<TraceEvent["event_type"], LiveEventType> = {
+/** The live types a trace event becomes: their data is the trace event. */
+type TraceLiveType = {
+  [T in LiveEventType]: LiveEventOf<T>["data"] extends TraceEvent ? T : never;
+}[LiveEventType];
+
+const TRACE_TYPES: Record<TraceEvent["event_type"], TraceLiveType> = {
   route: "route",
   agent_start: "agent_started",
   llm_call: "llm_call",
@@ -19,7 +34,7 @@ const TRACE_TYPES: Record<TraceEvent["event_type"], LiveEventType> = {
 };
 
 /** A trace event as a live event (same id, so trace and live positions agree). */
-export function liveFromTrace(event: TraceEvent): LiveEvent {
+export function liveFromTrace(event: TraceEvent): LiveEventOf<TraceLiveType> {
   const run = event.correlation_id === event.session_id ? null : event.correlation_id;
   return {
     id: event.event_id,
@@ -31,14 +46,17 @@ export function liveFromTrace(event: TraceEvent): LiveEvent {
   };
 }
 
-function live(type: LiveEventType, session_id: string, run_id: string | null, now: number, data: unknown): LiveEvent {
-  return { id: `evt_${ulid(now).toLowerCase()}`, type, session_id, run_id, at: new Date(now).toISOString(), data };
+/** What every new live event shares: a fresh id that sorts by `now`, the session, the run, the time. */
+function envelope(session_id: string, run_id: string | null, now: number) {
+  return { id: `evt_${ulid(now).toLowerCase()}`, session_id, run_id, at: new Date(now).toISOString() };
 }
 
+type RunLiveType = Extract<LiveEventType, `run_${string}`>;
+
 /** The live event of a run's status change (null when the status did not change). */
-export function liveRunChange(run: Run, before: RunStatus | null, now: number): LiveEvent | null {
+export function liveRunChange(run: Run, before: RunStatus | null, now: number): LiveEventOf<RunLiveType> | null {
   if (before === run.status) return null;
-  const type: LiveEventType | null =
+  const type: RunLiveType =
     before === null
       ? "run_started"
       : run.status === "completed"
@@ -51,20 +69,21 @@ export function liveRunChange(run: Run, before: RunStatus | null, now: number): 
               ? "run_resumed"
               : "run_paused";
   const { events: _events, ...summary } = run;
-  return live(type, run.session_id, run.id, now, summary);
+  return { ...envelope(run.session_id, run.id, now), type, data: summary };
 }
 
-export function liveMessage(session_id: string, run_id: string | null, item: HistoryItem, now: number): LiveEvent {
-  return live("message", session_id, run_id, now, item);
+/** A message the conversation gained, as its live event. */
+export function liveMessage(
+  session_id: string,
+  run_id: string | null,
+  item: HistoryItem,
+  now: number,
+): LiveEventOf<"message"> {
+  return { ...envelope(session_id, run_id, now), type: "message", data: item };
 }
 
 /** A piece of the answer `message_id` as the model writes it (not stored; see LiveDelta). */
-export function liveDelta(
-  session_id: string,
-  run_id: string,
-  now: number,
-  data: { message_id: string; agent: string; index: number; delta: string },
-): LiveDelta {
+export function liveDelta(session_id: string, run_id: string, now: number, data: LiveDelta["data"]): LiveDelta {
   return { type: "message.delta", session_id, run_id, at: new Date(now).toISOString(), data };
 }
 
@@ -76,18 +95,19 @@ export function liveRetracted(
   session_id: string,
   run_id: string,
   now: number,
-  data: { message_id: string; agent: string; code: string },
-): LiveEvent {
-  return live("message.retracted", session_id, run_id, now, data);
+  data: MessageRetracted,
+): LiveEventOf<"message.retracted"> {
+  return { ...envelope(session_id, run_id, now), type: "message.retracted", data };
 }
 
+/** A tool call that waits for a person's approval (its inbox item), as its live event. */
 export function liveApproval(
   session_id: string,
   run_id: string,
   now: number,
-  approval: { inbox_id: string; tool_name: string; arguments: unknown; prompt: string; expires_at: string | null },
-): LiveEvent {
-  return live("approval_required", session_id, run_id, now, approval);
+  approval: ApprovalRequired,
+): LiveEventOf<"approval_required"> {
+  return { ...envelope(session_id, run_id, now), type: "approval_required", data: approval };
 }
 
 /**
@@ -95,32 +115,44 @@ export function liveApproval(
  * subscriber can see, whatever started it, is seen at each step). The id derives from the
  * record's, so the event is written once however often the record is appended.
  */
-export function liveHandoffStatus(records: readonly AuditRecord[]): LiveEvent[] {
-  return records
-    .filter((r) => r.handoff_id !== null && r.session_id !== null && r.action.startsWith("handoff."))
-    .map((r) => {
-      const d = r.details;
-      const data = {
-        handoff_id: r.handoff_id,
-        action: r.action,
-        from: d.from ?? null,
-        status: d.to ?? null,
-        source: d.source ?? null,
-        target: d.target ?? null,
-        mode: d.mode ?? null,
-        policy: d.policy ?? null,
-        ...(d.reason === undefined ? {} : { reason: d.reason }),
-        ...(d.error_code === undefined ? {} : { error_code: d.error_code }),
-      };
-      return {
-        id: `evt_${r.id.toLowerCase()}`,
-        type: "handoff_status",
-        session_id: r.session_id!,
-        run_id: null,
-        at: r.at,
-        data,
-      };
+export function liveHandoffStatus(records: readonly AuditRecord[]): LiveEventOf<"handoff_status">[] {
+  const events: LiveEventOf<"handoff_status">[] = [];
+  for (const r of records) {
+    if (r.handoff_id === null || r.session_id === null || !r.action.startsWith("handoff.")) continue;
+    events.push({
+      id: `evt_${r.id.toLowerCase()}`,
+      type: "handoff_status",
+      session_id: r.session_id,
+      run_id: null,
+      at: r.at,
+      data: handoffStep(r.handoff_id, r.action, r.details),
     });
+  }
+  return events;
+}
+
+/**
+ * A handoff record's details as the step's data. The details are the state machine's
+ * (src/handoff/state-machine.ts); a value that is not what the schema says is null, never
+ * passed on as it is.
+ */
+function handoffStep(handoff_id: string, action: string, d: AuditRecord["details"]): HandoffStatusChange {
+  const text = (value: unknown) => (typeof value === "string" ? value : null);
+  const step: HandoffStatusChange = {
+    handoff_id,
+    action,
+    from: HandoffStatus.safeParse(d.from).data ?? null,
+    status: HandoffStatus.safeParse(d.to).data ?? null,
+    source: text(d.source),
+    target: text(d.target),
+    mode: HandoffMode.safeParse(d.mode).data ?? null,
+    policy: HandoffPolicy.safeParse(d.policy).data ?? null,
+  };
+  const reason = text(d.reason);
+  const error_code = text(d.error_code);
+  if (reason !== null) step.reason = reason;
+  if (error_code !== null) step.error_code = error_code;
+  return step;
 }
 
 /** One Server-Sent Events frame: the id (for Last-Event-ID), the type as the event name, the JSON. */

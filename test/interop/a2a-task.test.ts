@@ -92,14 +92,16 @@ describe("runTask", () => {
 });
 
 describe("RunStreamMapper", () => {
-  const event = (type: LiveEvent["type"], data: unknown, id = "evt_1"): LiveEvent => ({
-    id,
-    type,
-    session_id: "ses_1",
-    run_id: "run_1",
-    at: "2026-01-01T00:00:01.000Z",
-    data,
-  });
+  // Events of any type with data as each case needs it (the mapper reads only what it uses).
+  const event = (type: LiveEvent["type"], data: unknown, id = "evt_1"): LiveEvent =>
+    ({
+      id,
+      type,
+      session_id: "ses_1",
+      run_id: "run_1",
+      at: "2026-01-01T00:00:01.000Z",
+      data,
+    }) as LiveEvent;
   it("the task first, pieces appended, the whole answer under the message's id, then COMPLETED; nothing after", () => {
     const mapper = new RunStreamMapper("run_1", "ses_1");
     const out = [

@@ -1,12 +1,12 @@
-import type { HandoffStatus, HistoryItem, LiveEvent, LiveEventData, Run, TraceEvent } from "../types.ts";
+import { type HistoryItem, isKnownLiveEvent, type LiveEvent, type RunSummary, type TraceEvent } from "../types.ts";
 import type { Style } from "./output.ts";
 
 /**
  * Live events as the lines `relay chat` and `relay tail` print (docs/runs.md, Live events).
  * Pure: an event in, a line and its style out, or null for what the mode leaves out. An
  * event type this client does not know is shown by its name rather than dropped. The
- * commands check each event before it gets here (checkedEvent in replies.ts): the casts of
- * `data` below stand on those checks.
+ * commands check each event before it gets here (checkedEvent in replies.ts), so its data
+ * is what the type says.
  */
 
 export type RenderMode = "chat" | "tail";
@@ -80,7 +80,7 @@ function messageLine(m: HistoryItem, mode: RenderMode): Line | null {
   return null;
 }
 
-function pausedLine(run: Omit<Run, "events">): string {
+function pausedLine(run: RunSummary): string {
   const p = run.pending;
   if (!p) return `⏸ the run waits (${run.status})`;
   if (p.kind === "human")
@@ -94,7 +94,9 @@ function pausedLine(run: Omit<Run, "events">): string {
 
 /** The line for one event, or null when the mode leaves it out. */
 export function eventLine(event: LiveEvent, mode: RenderMode): Line | null {
-  const data = event.data as Record<string, unknown> | null;
+  if (!isKnownLiveEvent(event))
+    // A type newer than this client: say it happened.
+    return { text: `· ${event.type}${typeof event.data === "string" ? ` ${short(event.data)}` : ""}`, style: "dim" };
   switch (event.type) {
     case "route":
     case "handoff":
@@ -104,17 +106,17 @@ export function eventLine(event: LiveEvent, mode: RenderMode): Line | null {
     case "agent_started":
     case "agent_completed":
     case "llm_call":
-      return traceLine(event.type, data as unknown as TraceEvent, mode);
+      return traceLine(event.type, event.data, mode);
+    case "compaction":
+      return { text: `· ${event.type}`, style: "dim" };
     case "message":
-      return messageLine(data as unknown as HistoryItem, mode);
+      return messageLine(event.data, mode);
     case "approval_required":
-      return mode === "tail"
-        ? { text: `✋ ${String(data?.prompt ?? "an approval is needed")}`, style: "yellow" }
-        : null;
+      return mode === "tail" ? { text: `✋ ${event.data.prompt ?? "an approval is needed"}`, style: "yellow" } : null;
     case "run_paused":
-      return mode === "tail" ? { text: pausedLine(data as unknown as Run), style: "yellow" } : null;
+      return mode === "tail" ? { text: pausedLine(event.data), style: "yellow" } : null;
     case "run_failed": {
-      const error = (data as unknown as Run).error;
+      const error = event.data.error;
       return {
         text: `✗ the run failed: ${error ? `${error.code}: ${error.message}` : "no reason given"}`,
         style: "red",
@@ -123,10 +125,8 @@ export function eventLine(event: LiveEvent, mode: RenderMode): Line | null {
     case "message.delta":
       // Pieces are written as they come by the chat itself; a tail shows the whole message.
       return null;
-    case "message.retracted": {
-      const r = data as unknown as LiveEventData["message.retracted"];
-      return { text: `⟲ ${r.agent}'s answer was withdrawn (${r.code})`, style: "yellow" };
-    }
+    case "message.retracted":
+      return { text: `⟲ ${event.data.agent}'s answer was withdrawn (${event.data.code})`, style: "yellow" };
     case "run_cancelled":
       return { text: "✗ the run was cancelled", style: "red" };
     case "run_started":
@@ -135,12 +135,9 @@ export function eventLine(event: LiveEvent, mode: RenderMode): Line | null {
       return mode === "tail" ? { text: `· run ${event.type.slice(4)}`, style: "dim" } : null;
     case "handoff_status": {
       if (mode !== "tail") return null;
-      const h = data as unknown as HandoffStatus;
+      const h = event.data;
       const why = h.error_code ? ` (${h.error_code})` : h.reason ? `: ${h.reason}` : "";
       return { text: `⇄ handoff ${h.source ?? "?"} → ${h.target ?? "?"} ${h.status ?? h.action}${why}`, style: "dim" };
     }
-    default:
-      // A type newer than this client: say it happened.
-      return { text: `· ${event.type}${typeof event.data === "string" ? ` ${short(event.data)}` : ""}`, style: "dim" };
   }
 }

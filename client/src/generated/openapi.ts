@@ -1614,6 +1614,13 @@ export interface components {
             };
             max_concurrent_sessions?: number;
         };
+        ApprovalRequired: {
+            inbox_id: string;
+            tool_name: string;
+            arguments: unknown;
+            prompt: string;
+            expires_at: string | null;
+        };
         AuditRecord: {
             id: string;
             /** Format: date-time */
@@ -1936,6 +1943,18 @@ export interface components {
              */
             on_timeout?: "fail" | "escalate";
         };
+        HandoffStatusChange: {
+            handoff_id: string;
+            action: string;
+            from: ("initiated" | "validating" | "pending" | "transferring" | "completed" | "failed" | "rolled_back" | "timed_out" | "cancelled" | "escalated") | null;
+            status: ("initiated" | "validating" | "pending" | "transferring" | "completed" | "failed" | "rolled_back" | "timed_out" | "cancelled" | "escalated") | null;
+            source: string | null;
+            target: string | null;
+            mode: ("transfer" | "return") | null;
+            policy: ("immediate" | "graceful" | "conditional") | null;
+            reason?: string;
+            error_code?: string;
+        };
         HistoryItem: {
             id?: string;
             /** @enum {string} */
@@ -2002,6 +2021,172 @@ export interface components {
             reason?: string;
             by?: string;
         };
+        LiveDelta: {
+            /** @constant */
+            type: "message.delta";
+            session_id: string;
+            run_id: string;
+            at: string;
+            data: {
+                message_id: string;
+                agent: string;
+                index: number;
+                delta: string;
+            };
+        };
+        LiveEvent: {
+            id: string;
+            /** @constant */
+            type: "route";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["TraceEvent"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "agent_started";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["TraceEvent"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "llm_call";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["TraceEvent"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "tool_call";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["TraceEvent"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "handoff";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["TraceEvent"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "guardrail";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["TraceEvent"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "agent_completed";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["TraceEvent"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "agent_error";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["TraceEvent"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "compaction";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["TraceEvent"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "approval_required";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["ApprovalRequired"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "message";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["HistoryItem"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "run_started";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["RunSummary"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "run_paused";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["RunSummary"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "run_resumed";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["RunSummary"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "run_completed";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["RunSummary"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "run_failed";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["RunSummary"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "run_cancelled";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["RunSummary"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "handoff_status";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["HandoffStatusChange"];
+        } | {
+            id: string;
+            /** @constant */
+            type: "message.retracted";
+            session_id: string;
+            run_id: string | null;
+            at: string;
+            data: components["schemas"]["MessageRetracted"];
+        };
         MemoryFact: {
             key: string;
             value: string;
@@ -2016,6 +2201,11 @@ export interface components {
                 value_chars: number;
                 total_chars: number;
             };
+        };
+        MessageRetracted: {
+            message_id: string;
+            agent: string;
+            code: string;
         };
         RouteDecision: {
             agent: string | null;
@@ -2145,6 +2335,74 @@ export interface components {
             updated_at: string;
             ended_at: string | null;
             events: components["schemas"]["TraceEvent"][];
+        };
+        RunSummary: {
+            id: string;
+            session_id: string;
+            trace_id: string;
+            /** @enum {string} */
+            status: "running" | "completed" | "failed" | "awaiting_human" | "awaiting_approval" | "requires_action" | "cancelled";
+            agent: string;
+            turns: number;
+            max_turns: number;
+            output: string | null;
+            output_agent: string | null;
+            error?: {
+                /** @enum {string} */
+                code: "INVALID_JSON" | "VALIDATION_FAILED" | "INVALID_PATTERN" | "PATTERN_BUDGET_EXCEEDED" | "INVALID_CONFIG" | "INVALID_AGENT_FILE" | "INVALID_CONDITION" | "INVALID_EXPRESSION" | "INVALID_CURSOR" | "UNKNOWN_SHARD" | "JSON_TOO_DEEP" | "TOOL_OUTPUTS_MISMATCH" | "INBOX_ANSWER_MISMATCH" | "ENDPOINT_NOT_ALLOWED" | "UNKNOWN_SECRET" | "UNAUTHORIZED" | "WEBHOOK_REJECTED" | "NOT_FOUND" | "AGENT_NOT_FOUND" | "SESSION_NOT_FOUND" | "HANDOFF_NOT_FOUND" | "RUN_NOT_FOUND" | "INBOX_ITEM_NOT_FOUND" | "TOOL_NOT_FOUND" | "WEBHOOK_SOURCE_NOT_FOUND" | "TRIGGER_NOT_FOUND" | "COLLABORATION_NOT_FOUND" | "SECRET_NOT_FOUND" | "TENANT_NOT_FOUND" | "ROUTING_DISABLED" | "HANDOFF_IN_PROGRESS" | "SHARD_MOVE_IN_PROGRESS" | "NOT_CURRENT_AGENT" | "HANDOFF_NOT_CANCELLABLE" | "IDEMPOTENCY_KEY_REUSED" | "INVALID_TRANSITION" | "RUN_IN_PROGRESS" | "INBOX_ITEM_CLOSED" | "RUN_NOT_AWAITING_OUTPUTS" | "RUN_NOT_CANCELLABLE" | "RUN_CANCELLED" | "SECRET_IN_USE" | "VAULT_FULL" | "MEMORY_FULL" | "SESSION_EXPIRED" | "PAYLOAD_TOO_LARGE" | "HANDOFF_NOT_ALLOWED" | "CONDITION_NOT_MET" | "MAX_DEPTH_EXCEEDED" | "CIRCULAR_HANDOFF" | "CAPABILITY_MISMATCH" | "AGENT_UNAVAILABLE" | "NOTHING_TO_RETURN" | "NO_ROUTE" | "MAX_TURNS_EXCEEDED" | "CONTEXT_TOO_LARGE" | "GUARDRAIL_FAILED" | "QUOTA_EXCEEDED" | "INTERNAL" | "RUN_INTERRUPTED" | "MODEL_ERROR" | "WEBHOOK_ERROR" | "WEBHOOK_INVALID_REPLY" | "REMOTE_AGENT_CARD_INVALID" | "REMOTE_AGENT_ERROR" | "MCP_ERROR" | "MODEL_TIMEOUT" | "WEBHOOK_TIMEOUT" | "REMOTE_AGENT_TIMEOUT" | "INPUT_TIMEOUT" | "HUMAN_TIMEOUT" | "TOOL_OUTPUTS_TIMEOUT" | "AUTH_NOT_CONFIGURED" | "VAULT_UNAVAILABLE" | "DEPENDENCY_UNAVAILABLE";
+                message: string;
+                details?: unknown;
+            };
+            pending: ({
+                /** @constant */
+                kind: "human";
+                inbox_id: string;
+                agent: string;
+                tool_call_id: string | null;
+                expires_at: string;
+            } | {
+                /** @constant */
+                kind: "approval";
+                agent: string;
+                approvals: {
+                    inbox_id: string;
+                    tool_call: {
+                        id: string;
+                        name: string;
+                        arguments: string;
+                    };
+                    decision: ("approve" | "deny") | null;
+                }[];
+                expires_at: string;
+            } | {
+                /** @constant */
+                kind: "input";
+                agent: string;
+                task_id: string;
+                context_id: string;
+                question?: string;
+                expires_at: string;
+            } | {
+                /** @constant */
+                kind: "client_tools";
+                agent: string;
+                tool_calls: {
+                    id: string;
+                    name: string;
+                    arguments: string;
+                }[];
+                expires_at: string;
+            }) | null;
+            /** @default [] */
+            warnings: {
+                code: string;
+                message: string;
+                details?: unknown;
+            }[];
+            handoffs: string[];
+            started_at: string;
+            updated_at: string;
+            ended_at: string | null;
         };
         Secret: {
             name: string;
@@ -9071,7 +9329,10 @@ export interface operations {
                         message: components["schemas"]["HistoryItem"];
                         run: components["schemas"]["Run"];
                     };
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["LiveEvent"] | components["schemas"]["LiveDelta"] | {
+                        message: components["schemas"]["HistoryItem"];
+                        run: components["schemas"]["Run"];
+                    };
                 };
             };
             /** @description The message, stored without a run. */
@@ -10014,7 +10275,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Switching protocols: one JSON frame per live event. */
+            /** @description Switching protocols: one JSON text frame per live event, a [LiveEvent](#/components/schemas/LiveEvent) or a [LiveDelta](#/components/schemas/LiveDelta), after a first `{ "type": "subscribed", "after": <id or null> }`. */
             101: {
                 headers: {
                     [name: string]: unknown;

@@ -15,6 +15,14 @@ import {
 import { EventSubscription } from "../../schemas/events";
 import { Handoff, HandoffIndexRow, HandoffRequest, HistoryItem } from "../../schemas/handoff";
 import { InboxIndexRow, InboxItem, InboxResolve } from "../../schemas/inbox";
+import {
+  ApprovalRequired,
+  HandoffStatusChange,
+  LiveDelta,
+  LiveEvent,
+  MessageRetracted,
+  RunSummary,
+} from "../../schemas/live";
 import { MemoryFact, MemoryView } from "../../schemas/memory";
 import { RouteDecision, RoutingConfig } from "../../schemas/routing";
 import { Run, TraceEvent } from "../../schemas/run";
@@ -60,6 +68,12 @@ const NAMED: Record<Io, Record<string, z.ZodType>> = {
     UsageReport,
     MemoryFact,
     MemoryView,
+    LiveEvent,
+    LiveDelta,
+    RunSummary,
+    ApprovalRequired,
+    HandoffStatusChange,
+    MessageRetracted,
   },
   input: {
     AgentDefinition,
@@ -157,13 +171,26 @@ function errorAnswers(operation: Operation, writer: SchemaWriter): Record<string
   return out;
 }
 
+/**
+ * A Server-Sent Events answer. OpenAPI 3.1 has no schema for a stream's items (3.2's
+ * `itemSchema`), so where the frames have one the media type's schema is the JSON of one
+ * frame's `data:`, said so in its description: generated clients get the frame type from it.
+ */
+function streamSchema(description: string, frames: z.ZodType | undefined, writer: SchemaWriter): JsonSchema {
+  if (!frames) return { type: "string", description };
+  return {
+    description: `${description} Server-Sent Events: this schema is the JSON of one frame's \`data:\`, whose \`event:\` is its \`type\` (\`result\` for the answer).`,
+    ...writer.write(frames, "output"),
+  };
+}
+
 function operationObject(operation: Operation, writer: SchemaWriter): JsonSchema {
   const responses: Record<string, JsonSchema> = {};
   for (const [status, answer] of Object.entries(operation.answers)) {
     const content: JsonSchema = {};
     if (answer.schema) content["application/json"] = { schema: writer.write(answer.schema, "output") };
     if (answer.schema && answer.alsoAs) content[answer.alsoAs] = content["application/json"];
-    if (answer.stream) content["text/event-stream"] = { schema: { type: "string", description: answer.stream } };
+    if (answer.stream) content["text/event-stream"] = { schema: streamSchema(answer.stream, answer.frames, writer) };
     responses[status] = { description: answer.description, ...(Object.keys(content).length > 0 ? { content } : {}) };
   }
   Object.assign(responses, errorAnswers(operation, writer));

@@ -15,6 +15,8 @@ export interface Answer {
   schema?: z.ZodType;
   /** What the answer is as Server-Sent Events, for a route that also streams (`Accept: text/event-stream`). */
   stream?: string;
+  /** The JSON one frame's `data:` holds, when the stream's frames have a schema (the live events). */
+  frames?: z.ZodType;
   /** Another media type the same JSON comes in when the client accepts it (A2A's own). */
   alsoAs?: "application/a2a+json";
 }

@@ -32,6 +32,7 @@ import {
 import { EventSubscription, EventSubscriptionInput } from "../../schemas/events";
 import { Handoff, HandoffIndexRow, HandoffRequest } from "../../schemas/handoff";
 import { InboxIndexRow, InboxItem, InboxResolve } from "../../schemas/inbox";
+import { LiveDelta, LiveEvent } from "../../schemas/live";
 import { CompactionList } from "../../schemas/memory";
 import { RouteDecision, RouteRequest, RoutingConfigPatch } from "../../schemas/routing";
 import { Run, ToolOutputs, TraceEvent } from "../../schemas/run";
@@ -513,6 +514,7 @@ export const OPERATIONS: Operation[] = [
       200: {
         ...json("The message and its run, ended or paused.", MessageRun),
         stream: "The run's live events as they happen, then `event: result` with the JSON answer.",
+        frames: z.union([LiveEvent, LiveDelta, MessageRun]),
       },
       201: json("The message, stored without a run.", AddedMessage),
       202: json("The message and its run, still running.", MessageRun),
@@ -573,7 +575,12 @@ export const OPERATIONS: Operation[] = [
     query: z.strictObject({
       after: z.string().regex(EVENT_ID).optional(),
     }),
-    answers: { 101: { description: "Switching protocols: one JSON frame per live event." } },
+    answers: {
+      101: {
+        description:
+          'Switching protocols: one JSON text frame per live event, a [LiveEvent](#/components/schemas/LiveEvent) or a [LiveDelta](#/components/schemas/LiveDelta), after a first `{ "type": "subscribed", "after": <id or null> }`.',
+      },
+    },
     errors: ["VALIDATION_FAILED", "INVALID_CURSOR", ...SESSION],
   },
   {

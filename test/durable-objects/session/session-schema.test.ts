@@ -18,7 +18,7 @@ import {
 } from "../../../durable-objects/shared/sql";
 import { liveFromTrace } from "../../../src/runtime/live-events";
 import { traceEvent } from "../../../src/runtime/run-record";
-import type { LiveEvent } from "../../../src/schemas/live";
+import type { StoredLiveEvent } from "../../../src/schemas/live";
 import { agentStub } from "../helpers";
 import { rowlessTables, type Shape, shapeOf } from "../schema-shape";
 
@@ -220,7 +220,8 @@ describe("the session object's schema", () => {
   it("v20–v21: live events and a run's trace, kept before in both, are answered once each and in order", async () => {
     const trace = traceEvent({ id: "run_1", session_id: "ses_1" }, "agent_start", "support", Date.UTC(2026, 0, 1), {});
     const later = Date.UTC(2026, 0, 2);
-    const change: LiveEvent = {
+    // A row of its day: its data is not what a run_completed carries now, and is read back as it was.
+    const change: StoredLiveEvent = {
       ...{ id: traceEvent({ id: "run_1", session_id: "ses_1" }, "agent_complete", "support", later, {}).event_id },
       ...{ type: "run_completed", session_id: "ses_1", run_id: "run_1", at: new Date(later).toISOString(), data: {} },
     };

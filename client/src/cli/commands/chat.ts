@@ -1,7 +1,7 @@
 import { RelayApiError } from "../../errors.ts";
 import type { RunStream } from "../../run-stream.ts";
-import type { LiveEvent, MessageRun, Run, RunPending } from "../../types.ts";
-import { isLiveEvent } from "../../types.ts";
+import type { KnownLiveEvent, LiveEvent, MessageRun, Run, RunPending } from "../../types.ts";
+import { isKnownLiveEvent, isLiveEvent } from "../../types.ts";
 import { type ChatCommand, parseChatLine } from "../chat-commands.ts";
 import { cancelRun, handOff, routed, startSession } from "../chat-turns.ts";
 import { showView } from "../chat-views.ts";
@@ -24,7 +24,10 @@ import type { Strategy } from "./route.ts";
 type RunView = Omit<Run, "events">;
 
 const PAUSED = new Set(["awaiting_human", "awaiting_approval", "requires_action"]);
-const ENDS = new Set(["run_completed", "run_failed", "run_cancelled", "run_paused"]);
+/** The events a followed run ends or pauses with; their data is the run. */
+const ENDS = ["run_completed", "run_failed", "run_cancelled", "run_paused"] as const;
+const isRunEnd = (event: LiveEvent): event is Extract<KnownLiveEvent, { type: (typeof ENDS)[number] }> =>
+  isKnownLiveEvent(event) && (ENDS as readonly string[]).includes(event.type);
 /** Where chat's live events come from, for a BAD_REPLY's message. */
 const STREAM = "POST /v1/sessions/{id}/messages";
 const SOCKET = "GET /v1/sessions/{id}/ws";
@@ -249,7 +252,8 @@ class Chat {
       for await (const event of sub) {
         if (event.run_id !== run.id) continue;
         // Run events' data were checked as runs by print.
-        if (ENDS.has(this.print(event, SOCKET).type)) return this.finish(event.data as RunView);
+        const seen = this.print(event, SOCKET);
+        if (isRunEnd(seen)) return this.finish(seen.data);
       }
       return answered;
     } finally {

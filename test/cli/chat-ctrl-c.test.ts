@@ -61,7 +61,8 @@ describe("relay chat: Ctrl-C", () => {
     expect(await chat.exited).toBe(0);
 
     const lines = chat.stdout.text().split("\n");
-    expect(lines[0]).toMatch(/^storyteller: Once upon a time (and then )+ ?✂ cut$/);
+    // The story streams a word at a time: the cut may fall after either word.
+    expect(lines[0]).toMatch(/^storyteller: Once upon a time ((and|then) )+ ?✂ cut$/);
     expect(lines[1]).toBe("✗ the run was cancelled");
     // The chat went on to the next line typed.
     expect(lines[2]).toBe("no handoffs yet");

@@ -13,7 +13,9 @@
  * of the pass), so the work a run leaves for the alarm — its audit flush, its export — is
  * inside the figure both ways. After a warm-up pass
  * each way, PASSES pairs of passes run in alternating order; the median pass of each is kept,
- * with workerd's CPU per run. Then, Relay stopped, the platform's floor of one export: the
+ * with workerd's CPU per run. The verdict is the median of the pairs' ratios (on ÷ off of two
+ * passes run back to back): the VM's drift over a minute moves both passes of a pair alike,
+ * where it can put all the slow passes on one side of two medians. Then, Relay stopped, the platform's floor of one export: the
  * smallest object's write with an export queued in the same transaction and sent by its alarm
  * (a POST of as many bytes as a run's export), less the write alone. Then the bundle: the Worker as
  * `wrangler deploy --dry-run --minify` builds it, with and without the bytes the telemetry
@@ -37,7 +39,7 @@ const KEY = "bench-telemetry-key";
 const PORT = 8805;
 const FAKES_PORT = 8806;
 const RUNS = Number(process.env.BENCH_RUNS ?? 150);
-const PASSES = Number(process.env.BENCH_PASSES ?? 5);
+const PASSES = Number(process.env.BENCH_PASSES ?? 7);
 const CONCURRENCY = 4;
 const SPANS_PER_RUN = 8;
 const root = join(import.meta.dirname, "..");
@@ -272,7 +274,10 @@ function report(relay: RelayFigures, floor: { write: number; exported: number })
     [...passes.map((p) => p.cpuPerRun)].sort((a, b) => a - b)[Math.floor(passes.length / 2)]!;
   const mOff = median(relay.off);
   const mOn = median(relay.on);
-  const share = mOn.perSecond / mOff.perSecond;
+  const middle = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  // Pair i is off[i] and on[i], run back to back.
+  const ratios = relay.on.map((p, i) => p.perSecond / relay.off[i]!.perSecond);
+  const share = middle(ratios);
   const fmt = (n: number) => n.toFixed(2);
   const [cpuOff, cpuOn] = [cpuMedian(relay.off), cpuMedian(relay.on)];
   console.log(
@@ -295,17 +300,20 @@ function report(relay: RelayFigures, floor: { write: number; exported: number })
     `passes, runs/s: off ${relay.off.map((p) => p.perSecond.toFixed(1)).join(", ")}; on ${relay.on.map((p) => p.perSecond.toFixed(1)).join(", ")}`,
   );
   console.log(`workerd RSS ${relay.rss} MiB; a run's export ${(relay.bytesPerRun / 1024).toFixed(1)} KiB of OTLP JSON`);
-  const relayAdds = cpuOn - cpuOff;
+  console.log(
+    `pairs, on ÷ off: ${ratios.map((r) => `${(r * 100).toFixed(1)}%`).join(", ")}; workerd CPU on − off: ${relay.on.map((p, i) => `${fmt(p.cpuPerRun - relay.off[i]!.cpuPerRun)} ms`).join(", ")}`,
+  );
+  const relayAdds = middle(relay.on.map((p, i) => p.cpuPerRun - relay.off[i]!.cpuPerRun));
   const floorAdds = floor.exported - floor.write;
   console.log("\n| one run's export, workerd CPU | per run | vs the floor |\n| --- | --- | --- |");
-  console.log(`| Relay: on − off | ${fmt(relayAdds)} ms | ${(relayAdds / floorAdds).toFixed(1)}× |`);
+  console.log(`| Relay: on − off, median pair | ${fmt(relayAdds)} ms | ${(relayAdds / floorAdds).toFixed(1)}× |`);
   console.log(
     `| floor: the smallest object's write with an export queued, its alarm and POST, − the write alone (${fmt(floor.exported)} − ${fmt(floor.write)} ms) | ${fmt(floorAdds)} ms | 1.0× |`,
   );
   const best = cpuOff / (cpuOff + floorAdds);
   console.log(`\n| target, same run | measured | verdict |\n| --- | --- | --- |`);
   console.log(
-    `| handoff throughput with export on ≥ 90% of off | ${(share * 100).toFixed(1)}% (at the floor's cost: ${(best * 100).toFixed(1)}%) | ${share >= 0.9 ? "met" : "MISSED"} |`,
+    `| handoff throughput with export on ≥ 90% of off (median pair) | ${(share * 100).toFixed(1)}%, pairs ${(Math.min(...ratios) * 100).toFixed(1)}–${(Math.max(...ratios) * 100).toFixed(1)}% (at the floor's cost: ${(best * 100).toFixed(1)}%) | ${share >= 0.9 ? "met" : "MISSED"} |`,
   );
 }
 

@@ -39,6 +39,10 @@ export const BASELINES: Record<string, (f: Fixtures) => unknown> = {
   putOperatorTenantsTenantQuotas: () => ({ runs_per_minute: 5, tools: null }),
   putOperatorTenantsTenantShard: () => ({ shard: 0 }),
   postRoute: () => ({ input: "is it going to rain tomorrow?", strategy: "rule", config: { threshold: 50 } }),
+  postRouteReplay: () => ({
+    draft: { config: { threshold: 60 } },
+    inputs: [{ input: "is it going to rain tomorrow?" }],
+  }),
   putConfigRouting: () => ({ enabled: true, strategy: "rule", threshold: 60, default_agent: "w1" }),
   putConfigEvents: () => ({ url: "https://hooks.fuzz.test/relay", types: ["handoff.completed", "run.*"] }),
   postConfigSigningSecretRotate: () => ({ grace_s: 3600 }),

@@ -44,18 +44,23 @@ function events(specs: Spec[]): TraceEvent[] {
   }));
 }
 
+/** The run's spans as the export makes them, under the caller's span when there is one. */
+const runSpans = (list: TraceEvent[], parent?: { trace_id: string; span_id: string }) =>
+  spansFromRun({
+    run_id: RUN_ID,
+    session_id: SESSION,
+    events: list,
+    settings: { capture_content: false },
+    provider: "openai",
+    ...(parent ? { parent } : {}),
+  });
+
 describe("the open turn", () => {
   it("is the turn spansFromRun lists as open, for any run's events", () => {
     fc.assert(
       fc.property(fc.array(eventArb, { maxLength: 30 }), (specs) => {
         const list = events(specs);
-        const spans = spansFromRun({
-          run_id: RUN_ID,
-          session_id: SESSION,
-          events: list,
-          settings: { capture_content: false },
-          provider: "openai",
-        });
+        const spans = runSpans(list);
         const trace = runTrace(RUN_ID, null);
         const expected = spans.open[0] ?? null;
         const named = turnSpanId({ id: RUN_ID, session_id: SESSION }, trace, list);
@@ -73,14 +78,7 @@ describe("the open turn", () => {
     ]);
     const caller = { trace_id: "4bf92f3577b34da6a3ce929d0e0e4736", span_id: "00f067aa0ba902b7", sampled: true };
     const trace = runTrace(RUN_ID, { ...caller, tracestate: [] });
-    const spans = spansFromRun({
-      run_id: RUN_ID,
-      session_id: SESSION,
-      events: list,
-      settings: { capture_content: false },
-      provider: "openai",
-      parent: { trace_id: caller.trace_id, span_id: caller.span_id },
-    });
+    const spans = runSpans(list, { trace_id: caller.trace_id, span_id: caller.span_id });
     expect(spans.open).toHaveLength(1);
     expect(turnSpanId({ id: RUN_ID, session_id: SESSION }, trace, list)).toBe(spans.open[0]);
   });

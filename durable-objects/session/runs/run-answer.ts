@@ -102,7 +102,7 @@ export class RunAnswer {
         models: turn.models,
         turn: current.run.turns,
         tenant: session?.tenant ?? "",
-        writing: writing ?? undefined,
+        writing,
         trace: turnContext(this.steps.store, current),
       });
       this.streams.end(row.run.id);

@@ -19,7 +19,7 @@ export interface TurnToExecute {
   turn: number;
   tenant: string;
   /** Where a streamed answer's text goes (a webhook's reply comes whole). */
-  writing?: Pick<Writing, "onText" | "signal"> | undefined;
+  writing?: Pick<Writing, "onText" | "signal"> | null | undefined;
   /** The session's threads with remote A2A agents. */
   threads?: RemoteThreads | undefined;
   /** The run's trace, as the turn's span sends it. */

@@ -203,7 +203,7 @@ export class RunLoop {
       models,
       turn: started.run.turns,
       tenant: session.tenant,
-      writing: writing ?? undefined,
+      writing,
       threads: this.threads,
       trace: turnContext(this.store, started),
     });

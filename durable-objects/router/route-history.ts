@@ -1,4 +1,4 @@
-import type { HistorySelection, RoutedInput } from "../../src/schemas/replay";
+import type { HistoryPageQuery, HistorySelection, RoutedInput, RoutedInputItem } from "../../src/schemas/replay";
 import type { SchemaGate, Sql } from "../shared/sql";
 
 /**
@@ -37,6 +37,36 @@ export class RouteHistory {
         AND (${selection.agent ?? null} IS NULL OR agent = ${selection.agent ?? null})
       ORDER BY seq DESC LIMIT ${selection.limit}`;
     return rows.reverse().map((row) => ({ ...row, at: new Date(row.at).toISOString() }));
+  }
+
+  /**
+   * A page of rows, newest first, that the query's filters keep; `next` is the last row's seq
+   * when older rows may follow. At most HISTORY_ROWS rows to scan, so the filters need no index
+   * of their own.
+   */
+  page(query: HistoryPageQuery): { items: RoutedInputItem[]; next: number | null } {
+    if (!this.schema.ready()) return { items: [], next: null };
+    const agent = query.agent ?? null;
+    const kind = query.kind ?? null;
+    const rows = this.sql<RoutedRow & { seq: number }>`
+      SELECT seq, at, session_id, input, agent, method, confidence, registry_version FROM route_history
+      WHERE (${query.before ?? null} IS NULL OR seq < ${query.before ?? null})
+        AND (${agent} IS NULL OR agent = ${agent})
+        AND (${kind} IS NULL
+             OR (${kind} = 'fallback' AND method = 'fallback')
+             OR (${kind} = 'low_confidence' AND confidence < ${query.threshold}))
+      ORDER BY seq DESC LIMIT ${query.limit + 1}`;
+    const more = rows.length > query.limit;
+    const kept = rows.slice(0, query.limit);
+    return {
+      items: kept.map(({ seq: _, ...row }) => ({
+        ...row,
+        at: new Date(row.at).toISOString(),
+        fallback: row.method === "fallback",
+        low_confidence: row.confidence < query.threshold,
+      })),
+      next: more ? kept.at(-1)!.seq : null,
+    };
   }
 
   /** Deletes every row; how many there were. */

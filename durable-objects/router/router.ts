@@ -31,7 +31,13 @@ import { patternSpend } from "../../src/routing/router-image";
 import { PATTERN_BUDGET } from "../../src/routing/rules";
 import type { BuildStats, RoutedByObject, RouteNeeds, RouterRpc, RouterVersion } from "../../src/rpc/router";
 import type { AgentDefinition, StoredAgent } from "../../src/schemas/agent";
-import { HISTORY_ROWS, type HistorySelection, type RoutedInput } from "../../src/schemas/replay";
+import {
+  HISTORY_ROWS,
+  type HistoryPageQuery,
+  type HistorySelection,
+  type RoutedInput,
+  type RoutedInputItem,
+} from "../../src/schemas/replay";
 import { encoder, joinArrays, sum } from "./agent-lists";
 import { RouteHistory } from "./route-history";
 import { routerTables } from "./schema";
@@ -200,6 +206,10 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
 
   async routeHistory(selection: HistorySelection): Promise<Result<RoutedInput[]>> {
     return ok(this.history.select(selection));
+  }
+
+  async routeHistoryPage(query: HistoryPageQuery): Promise<Result<{ items: RoutedInputItem[]; next: number | null }>> {
+    return ok(this.history.page(query));
   }
 
   async clearRouteHistory(): Promise<Result<{ deleted: number }>> {

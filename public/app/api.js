@@ -24,14 +24,17 @@ export async function api(method, path, body, options) {
   return (await call(method, path, body, options)).body;
 }
 
-/** Like {@link api}, with the answer's status beside its body, for routes whose status means something (201 stored, 200 replaced). */
-export async function call(method, path, body, { key = apiKey(), signal } = {}) {
+/**
+ * Like {@link api}, with the answer's status beside its body, for routes whose status means something (201 stored, 200 replaced).
+ * `type` other than JSON sends `body`, a string, as it is (an agent as a Markdown file).
+ */
+export async function call(method, path, body, { key = apiKey(), signal, type = "application/json" } = {}) {
   const headers = { Authorization: `Bearer ${key}` };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (body !== undefined) headers["Content-Type"] = type;
   const response = await fetch(path, {
     method,
     headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: body === undefined ? undefined : type === "application/json" ? JSON.stringify(body) : body,
     signal,
   });
   const text = await response.text();

@@ -75,3 +75,6 @@ export const TraceEventPosition = id("a trace event id (evt_…)", (text) => EVE
 
 /** `GET /v1/sessions/:id/ws?after=`: the live event to replay after. */
 export const LiveEventPosition = id("a live event id (evt_…)", (text) => EVENT_ID.test(text));
+
+/** `GET /v1/route/history`: the routing history's rows, newest first. */
+export const RouteHistoryPosition = count("a routing history row's sequence number");

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import * as z from "zod";
 import type { AppEnv } from "../app-env";
 import { writeAuditBatch } from "../audit/d1-store";
 import { auditEvent } from "../audit/events";
@@ -8,10 +9,14 @@ import { RelayError, unwrap } from "../errors";
 import { patchFromVars, resolveConfig } from "../routing/config";
 import { routedInput } from "../routing/replay/history";
 import { HISTORY_CALL_DEADLINE_MS, routerRpc } from "../rpc/stubs";
-import type { HistoryCleared } from "../schemas/replay";
+import { AgentName } from "../schemas/agent";
+import { HISTORY_PAGE_ROWS, type HistoryCleared, HistoryKind, type RoutedInputPage } from "../schemas/replay";
 import type { RouteDecision } from "../schemas/routing";
 import { tenantHead } from "../services/registry-cache";
 import { writeDatabase } from "../services/tenant-shards";
+import { decodeCursor, listPage, pagingQuery } from "./cursor";
+import { RouteHistoryPosition } from "./positions";
+import { readQuery } from "./validate";
 
 /**
  * The tenant's routing history (docs/routing.md, Replay): the inputs of routed sessions, kept
@@ -41,12 +46,39 @@ async function recordNow(
 ): Promise<void> {
   const entry = routedInput(session_id, input, decision, Date.now());
   if (entry === null) return;
-  // The tenant's setting as the route read it (the head is cached per isolate: no extra read).
-  const { tenantConfig } = await tenantHead(env.DB, tenant);
-  const { config } = resolveConfig({ env: patchFromVars(env).patch, tenant: tenantConfig });
-  if (!config.record_inputs) return;
+  if (!(await tenantRouting(env, tenant)).record_inputs) return;
   const held = await routerRpc(env, tenant, HISTORY_CALL_DEADLINE_MS).recordRoute(entry);
   if (!held.ok) console.warn("route history: not recorded", held.error);
+}
+
+/** The tenant's routing config as its routes read it (the head is cached per isolate: no extra read). */
+async function tenantRouting(env: Env, tenant: string) {
+  const { tenantConfig } = await tenantHead(env.DB, tenant);
+  return resolveConfig({ env: patchFromVars(env).patch, tenant: tenantConfig }).config;
+}
+
+export const RouteHistoryQuery = z.strictObject({
+  agent: AgentName.optional().describe("Only inputs the router gave this agent."),
+  kind: HistoryKind.optional().describe(
+    "`low_confidence`: confidence below the tenant's threshold; `fallback`: the fallback's default agent took it.",
+  ),
+  ...pagingQuery(HISTORY_PAGE_ROWS, 50),
+});
+
+/**
+ * `GET /v1/route/history`: recorded inputs with their decisions, newest first. `low_confidence`
+ * is read against the threshold the tenant's routes use now, which the page reports beside its items.
+ */
+export async function listHistory(c: Context<AppEnv>) {
+  const { cursor, ...filters } = readQuery(c, RouteHistoryQuery);
+  const tenant = c.get("tenant");
+  const { threshold } = await tenantRouting(c.env, tenant);
+  const before = decodeCursor(cursor, RouteHistoryPosition);
+  const page = unwrap(
+    await routerRpc(c.env, tenant, HISTORY_CALL_DEADLINE_MS).routeHistoryPage({ ...filters, threshold, before }),
+  );
+  const answer: RoutedInputPage = { ...listPage(page.items, page.next), threshold };
+  return c.json(answer);
 }
 
 /**

@@ -8,7 +8,7 @@ import type { RouteStats as RouteStatsSchema } from "../schemas/api";
 import { MAX_INPUT_BYTES, RouteRequest } from "../schemas/routing";
 import { routeInput, routingContext } from "../services/routing";
 import { replay } from "./replay";
-import { clearHistory } from "./route-history";
+import { clearHistory, listHistory } from "./route-history";
 import { readJson } from "./validate";
 
 type RouteStats = z.infer<typeof RouteStatsSchema>;
@@ -36,6 +36,8 @@ export const route = new Hono<AppEnv>()
   })
   /** A draft team against recorded or uploaded inputs, beside the current one (docs/routing.md, Replay). */
   .post("/replay", replay)
+  /** The tenant's recorded inputs and their decisions, newest first, by agent and kind. */
+  .get("/history", listHistory)
   /** Forgets the tenant's recorded inputs (audited). */
   .delete("/history", clearHistory)
   /** The router this isolate holds for the tenant: version, how it was built and loaded, size, pattern budget. */

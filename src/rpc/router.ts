@@ -1,7 +1,7 @@
 import type { Result } from "../errors";
 import type { RuleDecision } from "../routing/types";
 import type { AgentDefinition, StoredAgent } from "../schemas/agent";
-import type { HistorySelection, RoutedInput } from "../schemas/replay";
+import type { HistoryPageQuery, HistorySelection, RoutedInput, RoutedInputItem } from "../schemas/replay";
 
 /**
  * The RouterDO's RPC contract (durable-objects/router/router.ts implements it): the tenant's
@@ -109,6 +109,8 @@ export interface RouterRpc {
   recordRoute(entry: RoutedInput): Promise<Result<{ held: number }>>;
   /** The newest recorded inputs the selection asks for, oldest first. Changes nothing. */
   routeHistory(selection: HistorySelection): Promise<Result<RoutedInput[]>>;
+  /** A page of recorded inputs, newest first, by agent and kind; `next` is the seq to read before. */
+  routeHistoryPage(query: HistoryPageQuery): Promise<Result<{ items: RoutedInputItem[]; next: number | null }>>;
   /** Deletes the tenant's routing history; how many rows went. */
   clearRouteHistory(): Promise<Result<{ deleted: number }>>;
 }

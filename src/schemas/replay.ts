@@ -142,5 +142,43 @@ export const ReplayReport = z.object({
 });
 export type ReplayReport = z.infer<typeof ReplayReport>;
 
+/**
+ * `GET /v1/route/history`'s filters: `low_confidence` is a decision whose rule-tier confidence is
+ * below the tenant's routing threshold now (the rules alone would not take it: the LLM tier or
+ * the fallback did); `fallback` is one the fallback gave to its default agent.
+ */
+export const HistoryKind = z.enum(["low_confidence", "fallback"]);
+export type HistoryKind = z.infer<typeof HistoryKind>;
+
+/** Rows of the history per page, at most. */
+export const HISTORY_PAGE_ROWS = 200;
+
+/** What the history list reads of the router object: filters, a threshold for `low_confidence`, where to start. */
+export interface HistoryPageQuery {
+  agent?: string;
+  kind?: HistoryKind;
+  threshold: number;
+  limit: number;
+  /** Rows older than this seq (a previous page's last). */
+  before?: number;
+}
+
+/** One recorded input as the list answers it: the decision, and what the filters read of it. */
+export const RoutedInputItem = RoutedInput.extend({
+  /** The fallback took it (and gave it to its default agent). */
+  fallback: z.boolean(),
+  /** Its confidence is below the tenant's threshold (`threshold` beside the items). */
+  low_confidence: z.boolean(),
+});
+export type RoutedInputItem = z.infer<typeof RoutedInputItem>;
+
+export const RoutedInputPage = z.strictObject({
+  items: z.array(RoutedInputItem),
+  next_cursor: z.string().nullable(),
+  /** The tenant's routing threshold now, which `low_confidence` is read against. */
+  threshold: z.number(),
+});
+export type RoutedInputPage = z.infer<typeof RoutedInputPage>;
+
 export const HistoryCleared = z.object({ deleted: z.number().int() });
 export type HistoryCleared = z.infer<typeof HistoryCleared>;

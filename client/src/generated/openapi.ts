@@ -472,7 +472,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The recorded inputs and their decisions, newest first
+         * @description The routing history replays read: each routed session's input (its first 2 KiB), the agent, method, confidence and time. `kind=low_confidence` keeps the decisions whose confidence is below the tenant's threshold now (`threshold` beside the items); `kind=fallback` those the fallback gave to its default agent.
+         */
+        get: operations["getRouteHistory"];
         put?: never;
         post?: never;
         /**
@@ -7020,6 +7024,129 @@ export interface operations {
                         error: {
                             /** @enum {string} */
                             code: "PAYLOAD_TOO_LARGE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `QUOTA_EXCEEDED`. */
+            429: {
+                headers: {
+                    /** @description Seconds until the quota's window ends (details.retry_after_s); absent when the limit is a count (agents, tools). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "QUOTA_EXCEEDED";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `INTERNAL`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "INTERNAL";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `AUTH_NOT_CONFIGURED`, `DEPENDENCY_UNAVAILABLE`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "AUTH_NOT_CONFIGURED" | "DEPENDENCY_UNAVAILABLE";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getRouteHistory: {
+        parameters: {
+            query?: {
+                agent?: string;
+                kind?: "low_confidence" | "fallback";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of recorded inputs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: date-time */
+                            at: string;
+                            session_id: string;
+                            input: string;
+                            agent: string;
+                            /** @enum {string} */
+                            method: "rule" | "llm" | "fallback" | "none";
+                            confidence: number;
+                            registry_version: number;
+                            fallback: boolean;
+                            low_confidence: boolean;
+                        }[];
+                        next_cursor: string | null;
+                        threshold: number;
+                    };
+                };
+            };
+            /** @description Error: `VALIDATION_FAILED`, `INVALID_CURSOR`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "VALIDATION_FAILED" | "INVALID_CURSOR";
+                            message: string;
+                            details?: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description Error: `UNAUTHORIZED`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
                             message: string;
                             details?: unknown;
                         };

@@ -1,11 +1,13 @@
-import { agentMarkdown } from "../agent-file.js";
 import { allPages, api } from "../api.js";
 import { h, table, when } from "../h.js";
 import { agentStatus, edgeLabel, loadText } from "../team.js";
+import { definitionEditor } from "./agent-edit.js";
+import { historyCards, loadHistory } from "./agent-history.js";
 
 /**
  * One agent: its state (status, load and leases, what it waits for), its triggers, tools
- * and handoffs both ways, and its definition, read-only, as a Markdown agent file to copy.
+ * and handoffs both ways, the inputs it took unsure and those the fallback took (to add as
+ * examples), and its definition as a Markdown agent file to copy, or to edit, try and save.
  */
 
 const list = (items) => (items.length ? items.join(", ") : "—");
@@ -69,7 +71,11 @@ function triggers(t) {
       "dd",
       {},
       t.examples.length
-        ? `${t.examples.length}: ${t.examples.slice(0, 5).join(" · ")}${t.examples.length > 5 ? " …" : ""}`
+        ? h(
+            "ul",
+            { class: "examples", "data-testid": "agent-examples", tabindex: "0", "aria-label": "Examples" },
+            t.examples.map((e) => h("li", { "data-testid": "agent-example" }, e)),
+          )
         : "—",
     ),
     h("dt", {}, "Priority"),
@@ -130,55 +136,12 @@ function handoffs(name, definition, definitions) {
   ];
 }
 
-function definitionFile(definition, app) {
-  const markdown = agentMarkdown(definition);
-  const text = h("textarea", {
-    readonly: true,
-    rows: Math.min(30, markdown.split("\n").length + 1),
-    class: "code",
-    "data-testid": "agent-markdown",
-    "aria-label": `${definition.name}.md`,
-  });
-  text.value = markdown;
-  const copy = h("button", { type: "button", "data-testid": "agent-markdown-copy" }, "Copy");
-  copy.addEventListener("click", async () => {
-    try {
-      await navigator.clipboard.writeText(markdown);
-      app.say(`Copied ${definition.name}.md.`);
-    } catch {
-      // No clipboard permission (an embedded or headless browser): select it for Ctrl+C.
-      text.focus();
-      text.select();
-      app.say("Selected: press Ctrl+C (⌘C) to copy.");
-    }
-  });
-  const download = h(
-    "a",
-    {
-      href: `data:text/markdown;charset=utf-8,${encodeURIComponent(markdown)}`,
-      download: `${definition.name}.md`,
-      class: "quiet",
-    },
-    `Download ${definition.name}.md`,
-  );
-  return [
-    h(
-      "p",
-      { class: "muted" },
-      "Read-only. Save it as ",
-      h("code", {}, `agents/${definition.name}.md`),
-      " and push the folder (",
-      h("code", {}, "npm run agents:push -- --url <Relay>"),
-      "), or send it with ",
-      h("code", {}, `PUT /v1/agents/${definition.name}`),
-      " and Content-Type: text/markdown.",
-    ),
-    text,
-    h("div", { class: "tools" }, copy, download),
-  ];
-}
-
 export async function render(view, params, app) {
+  // After a write from this page; not over another view the user has gone on to meanwhile.
+  const shown = location.hash;
+  const redraw = async () => {
+    if (location.hash === shown) await render(view, params, app);
+  };
   const name = params.name;
   const enc = encodeURIComponent(name);
   let stored;
@@ -187,15 +150,18 @@ export async function render(view, params, app) {
   let held = 0;
   let registry = new Map();
   let definitions = [];
+  let history;
   try {
     stored = await api("GET", `/v1/agents/${enc}`);
-    const [l, b, sessions, t, all] = await Promise.all([
+    const [l, b, sessions, t, all, recorded] = await Promise.all([
       api("GET", `/v1/agents/${enc}/load`).catch(() => null),
       api("GET", `/v1/agents/${enc}/blocking`).catch(() => null),
       allPages(`/v1/sessions?status=active&agent=${enc}`, { pages: 5 }),
       allPages("/v1/tools"),
       allPages("/v1/agents"),
+      loadHistory(name),
     ]);
+    history = recorded;
     [load, blocking, held] = [l, b, sessions.items.length];
     registry = new Map(t.items.map((tool) => [tool.name, tool]));
     definitions = all.items.map((a) => a.definition);
@@ -237,12 +203,13 @@ export async function render(view, params, app) {
     ),
     h("section", {}, h("h2", {}, "Tools"), tools(d.tools, registry)),
     h("section", {}, h("h2", {}, "Handoffs"), handoffs(name, d, definitions)),
+    historyCards(name, d.triggers.examples, history, app, redraw),
     h(
       "section",
       { class: "card", "data-testid": "agent-definition" },
       h("h2", {}, "Definition"),
-      definitionFile(d, app),
+      definitionEditor(d, app, { onSaved: redraw }),
     ),
   ];
-  view.replaceChildren(...parts.filter(Boolean));
+  view.replaceChildren(...parts.flat().filter(Boolean));
 }

@@ -300,7 +300,7 @@ export const OPERATIONS: Operation[] = [
     answers: { 200: json("Registry version, size, compile time and memory.", RouteStats) },
     errors: [],
   },
-  ...replayOperations(BODY),
+  ...replayOperations(BODY, LIST),
   {
     method: "get",
     path: "/v1/config/routing",

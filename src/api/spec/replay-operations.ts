@@ -1,12 +1,13 @@
 import type { ErrorCode } from "../../errors/codes";
-import { HistoryCleared, ReplayReport, ReplayRequest } from "../../schemas/replay";
+import { HistoryCleared, ReplayReport, ReplayRequest, RoutedInputPage } from "../../schemas/replay";
+import { RouteHistoryQuery } from "../route-history";
 import type { Operation } from "./operation";
 
 /**
  * Replays of a draft team and the routing history they read (docs/routing.md, Replay). `body`
- * is the table's codes of a bad body.
+ * and `list` are the table's codes of a bad body and of a bad list query.
  */
-export function replayOperations(body: readonly ErrorCode[]): Operation[] {
+export function replayOperations(body: readonly ErrorCode[], list: readonly ErrorCode[]): Operation[] {
   return [
     {
       method: "post",
@@ -28,6 +29,17 @@ export function replayOperations(body: readonly ErrorCode[]): Operation[] {
         "PATTERN_BUDGET_EXCEEDED",
         "AGENT_NOT_FOUND",
       ],
+    },
+    {
+      method: "get",
+      path: "/v1/route/history",
+      tag: "routing",
+      summary: "The recorded inputs and their decisions, newest first",
+      description:
+        "The routing history replays read: each routed session's input (its first 2 KiB), the agent, method, confidence and time. `kind=low_confidence` keeps the decisions whose confidence is below the tenant's threshold now (`threshold` beside the items); `kind=fallback` those the fallback gave to its default agent.",
+      query: RouteHistoryQuery,
+      answers: { 200: { description: "A page of recorded inputs.", schema: RoutedInputPage } },
+      errors: [...list],
     },
     {
       method: "delete",

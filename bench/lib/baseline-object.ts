@@ -37,7 +37,9 @@ import { spawnWranglerDev, workerdCpu, workerdRss } from "./wrangler-dev";
  * storage floor in a long conversation: a live object holding a table of at least N history
  * rows of C characters reads the last N of them and appends one (the first call writes the N
  * rows, in one transaction). `GET /objects/:name` calls the object without touching storage.
- * `POST /exported/:name?to=URL&bytes=B` is one write in a live object with a trace export
+ * `POST /streamed/:name?to=URL` is one write in a live object, then a POST of the request's
+ * body to URL whose streamed answer comes back as it arrives: the floor of a streamed turn's
+ * first token. `POST /exported/:name?to=URL&bytes=B` is one write in a live object with a trace export
  * queued in the same transaction, then the alarm that POSTs B bytes of JSON to URL and removes
  * it: the floor of a run's export.
  * `GET /health` answers from the Worker alone, as Relay's does.
@@ -128,6 +130,13 @@ export class Plain extends DurableObject {
     });
     await this.ctx.storage.setAlarm(Date.now());
     return 1;
+  }
+  // One write in a live object, then the model's streamed answer passed on as it comes: the
+  // floor of a streamed turn's first token (the message stored before the model is called).
+  async streamed(to, body) {
+    await this.touch();
+    const response = await fetch(to, { method: "POST", headers: { "content-type": "application/json" }, body });
+    return response.body;
   }
   async created() {
     const rows = await this.touch();
@@ -235,6 +244,8 @@ export default {
     if (url.pathname.startsWith("/stored/")) return Response.json({ rows: await stub.stored() });
     if (url.pathname.startsWith("/exported/"))
       return Response.json({ rows: await stub.exported(url.searchParams.get("to"), Number(url.searchParams.get("bytes"))) });
+    if (url.pathname.startsWith("/streamed/"))
+      return new Response(await stub.streamed(url.searchParams.get("to"), await request.text()), { headers: { "content-type": "text/event-stream" } });
     if (url.pathname.startsWith("/history/"))
       return Response.json({ chars: await stub.history(Number(url.searchParams.get("n")), Number(url.searchParams.get("chars"))) });
     return Response.json({ rows: request.method === "POST" ? await stub.touch() : await stub.ping() });

@@ -1,11 +1,12 @@
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readSse } from "../../src/lib/sse";
-import { flushOutbox, sessionStub } from "../durable-objects/helpers";
+import { flushOutbox, leaveUnreadableLiveEvents, sessionStub } from "../durable-objects/helpers";
 import { eventually } from "../eventually";
-import { answer, callTool, paced } from "../fakes/openai";
+import { answer, callTool, fakeOpenAI, paced } from "../fakes/openai";
+import { llmServer } from "../fakes/server";
 import { post, rpc, userMessage } from "./a2a-rpc";
-import { ALPHA_KEY, BETA_KEY, call } from "./helpers";
+import { ALPHA_KEY, BETA_KEY, call, newSession } from "./helpers";
 import { script } from "./run-fixtures";
 
 /**
@@ -310,6 +311,29 @@ describe("streaming", () => {
     expect(ids.at(-1)).toMatch(/^evt_/);
     const task = await rpc("/a2a/billing", "GetTask", { id: events[0].task.id });
     expect(task.result.status.state).toBe("TASK_STATE_COMPLETED");
+  });
+
+  it("skips a stored event it cannot read, and streams the rest to COMPLETED with the real answer", async () => {
+    const sessionId = await newSession("billing");
+    const fake = fakeOpenAI({
+      baseUrl: "https://llm.test/v1",
+      // While the run waits for its model, the session's events gain two rows it cannot read.
+      respond: async () => {
+        await leaveUnreadableLiveEvents(sessionStub("alpha", sessionId).stub, sessionId);
+        return paced(answer("Refunded in full."), 0, 5);
+      },
+    });
+    llmServer.use(fake.handler);
+    const res = await post("/a2a/billing", "SendStreamingMessage", userMessage("refund?", { contextId: sessionId }));
+    const events: any[] = [];
+    for await (const frame of readSse(res.body!)) events.push(JSON.parse(frame.data));
+    expect(fake.requests).toHaveLength(1);
+    expect(events.filter((e) => e.error)).toEqual([]);
+    const results = events.map((e) => e.result);
+    expect(results.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+    const whole = results.filter((e) => e.artifactUpdate?.lastChunk);
+    expect(whole.map((e) => e.artifactUpdate.artifact.parts[0].text)).toEqual(["Refunded in full."]);
+    expect(JSON.stringify(results)).not.toContain("not the answer");
   });
 
   it("SubscribeToTask joins a running task (the task first, then what follows) and resumes after Last-Event-ID; CancelTask cancels it", async () => {

@@ -1,13 +1,12 @@
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { readSse } from "../../src/lib/sse";
-import { flushOutbox, leaveUnreadableLiveEvents, sessionStub } from "../durable-objects/helpers";
+import { flushOutbox, sessionStub } from "../durable-objects/helpers";
 import { eventually } from "../eventually";
-import { answer, callTool, fakeOpenAI, paced } from "../fakes/openai";
-import { llmServer } from "../fakes/server";
+import { answer, callTool, paced } from "../fakes/openai";
 import { post, rpc, userMessage } from "./a2a-rpc";
 import { ALPHA_KEY, BETA_KEY, call, newSession } from "./helpers";
-import { script } from "./run-fixtures";
+import { answerAfterUnreadableEvents, script } from "./run-fixtures";
 
 /**
  * Relay's agents as A2A 1.0 agents over JSON-RPC (docs/a2a.md): cards (who may read them),
@@ -315,15 +314,7 @@ describe("streaming", () => {
 
   it("skips a stored event it cannot read, and streams the rest to COMPLETED with the real answer", async () => {
     const sessionId = await newSession("billing");
-    const fake = fakeOpenAI({
-      baseUrl: "https://llm.test/v1",
-      // While the run waits for its model, the session's events gain two rows it cannot read.
-      respond: async () => {
-        await leaveUnreadableLiveEvents(sessionStub("alpha", sessionId).stub, sessionId);
-        return paced(answer("Refunded in full."), 0, 5);
-      },
-    });
-    llmServer.use(fake.handler);
+    const fake = answerAfterUnreadableEvents(sessionId, paced(answer("Refunded in full."), 0, 5));
     const res = await post("/a2a/billing", "SendStreamingMessage", userMessage("refund?", { contextId: sessionId }));
     const events: any[] = [];
     for await (const frame of readSse(res.body!)) events.push(JSON.parse(frame.data));

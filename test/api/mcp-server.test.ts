@@ -2,15 +2,14 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sendMessage } from "../../src/api/mcp-server/send-message";
 import { LiveEvent } from "../../src/schemas/live";
-import { leaveUnreadableLiveEvents, sessionStub } from "../durable-objects/helpers";
 import { eventually } from "../eventually";
-import { answer, delayed, fakeOpenAI, callTool as modelCalls } from "../fakes/openai";
+import { answer, delayed, callTool as modelCalls } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import { fakeWebhookAgent, replyText } from "../fakes/webhook-agent";
 import { newSession } from "./helpers";
 import { AGENTS, setUpTeam } from "./mcp-fixtures";
 import { callTool, type Era, initialize, LEGACY, MODERN, other, request } from "./mcp-rpc";
-import { script } from "./run-fixtures";
+import { answerAfterUnreadableEvents, script } from "./run-fixtures";
 
 /**
  * Relay as an MCP server (docs/mcp-server.md) end to end: /mcp driven with JSON-RPC over fetch
@@ -289,15 +288,7 @@ describe("a run longer than send_message waits", () => {
 describe("send_message reading the run's stream", () => {
   it("skips a stored event it cannot read: every event it passes on is a LiveEvent, and the answer is the run's", async () => {
     const sessionId = await newSession("billing");
-    const fake = fakeOpenAI({
-      baseUrl: "https://llm.test/v1",
-      // While the run waits for its model, the session's events gain two rows it cannot read.
-      respond: async () => {
-        await leaveUnreadableLiveEvents(sessionStub("alpha", sessionId).stub, sessionId);
-        return answer("Refunded in full.");
-      },
-    });
-    llmServer.use(fake.handler);
+    const fake = answerAfterUnreadableEvents(sessionId, answer("Refunded in full."));
     const events: unknown[] = [];
     const sent = await sendMessage(directCtx, { session_id: sessionId, content: "refund please" }, (e) => {
       events.push(e);

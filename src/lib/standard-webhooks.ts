@@ -3,9 +3,9 @@
  * `${id}.${timestamp}.${body}`, carried as `webhook-signature: v1,<base64>` beside
  * `webhook-id` and `webhook-timestamp`. WebCrypto only, so it runs in workerd as is.
  * Signing serves webhook agents (Relay calling out); verification serves signed webhooks in,
- * and the client's `verifyWebhook` (client/src/webhooks.ts), which re-exports this module's
- * checks for those who receive Relay's deliveries. So it imports nothing and uses only what
- * Node, browsers and workerd all have, in erasable TypeScript that Node runs as it is.
+ * and the client's `verifyWebhook` (client/src/webhooks.ts), which runs this module's checks
+ * for those who receive Relay's deliveries. So it imports nothing and uses only what Node,
+ * browsers and workerd all have, in erasable TypeScript that Node runs as it is.
  * Both agree byte for byte with the `standardwebhooks` reference package (tested).
  */
 

@@ -170,6 +170,13 @@ describe("architecture", () => {
     expect(apiToObjects).toEqual([]);
   });
 
+  it("the Standard Webhooks module imports nothing: the client runs it too, in Node as it is", () => {
+    const text = sources["../src/lib/standard-webhooks.ts"] ?? "";
+    expect(text).toContain("export async function verifyWebhook");
+    expect([...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"/gms)].map((m) => m[1])).toEqual([]);
+    expect(text).not.toMatch(/\bimport\s*\(|\brequire\s*\(/);
+  });
+
   it("no import cycles among non-test files", () => {
     const cycles: string[] = [];
     const state = new Map<string, "open" | "done">();

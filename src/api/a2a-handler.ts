@@ -30,9 +30,9 @@ import { readSse } from "../lib/sse";
 import type { SessionRpc } from "../rpc/session";
 import { sessionRpc } from "../rpc/stubs";
 import type { Admission } from "../rpc/tenant";
+import { readLiveFrame } from "../runtime/live-events";
 import { sessionOfRun } from "../runtime/run-record";
 import type { AgentDefinition } from "../schemas/agent";
-import type { LiveDelta, LiveEvent } from "../schemas/live";
 import type { Run } from "../schemas/run";
 import { DEFAULT_TTL_S } from "../schemas/session";
 import { admit, release } from "../services/admissions";
@@ -359,14 +359,15 @@ export class RelayA2aHandler implements A2ARequestHandler {
           break;
         }
         if (mapper.done) continue;
-        const data = JSON.parse(frame.data) as LiveEvent | LiveDelta;
+        const data = readLiveFrame(frame);
+        // One this version cannot read (a newer type, say) is skipped, as a forward-compatible reader does.
+        if (data === null) continue;
         if (!taskId && data.run_id) {
           // The run's id is known from its first event: the task the stream speaks of.
           taskId = data.run_id;
           mapper = new RunStreamMapper(taskId, data.session_id);
         }
-        const responses =
-          frame.event === "message.delta" ? mapper.delta(data as LiveDelta) : mapper.event(data as LiveEvent);
+        const responses = data.type === "message.delta" ? mapper.delta(data) : mapper.event(data);
         yield* out(responses, frame.id ?? null);
       }
     } finally {

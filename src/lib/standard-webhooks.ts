@@ -2,7 +2,10 @@
  * Standard Webhooks v1 (https://www.standardwebhooks.com): HMAC-SHA256 over
  * `${id}.${timestamp}.${body}`, carried as `webhook-signature: v1,<base64>` beside
  * `webhook-id` and `webhook-timestamp`. WebCrypto only, so it runs in workerd as is.
- * Signing serves webhook agents (Relay calling out); verification serves signed webhooks in.
+ * Signing serves webhook agents (Relay calling out); verification serves signed webhooks in,
+ * and the client's `verifyWebhook` (client/src/webhooks.ts), which runs this module's checks
+ * for those who receive Relay's deliveries. So it imports nothing and uses only what Node,
+ * browsers and workerd all have, in erasable TypeScript that Node runs as it is.
  * Both agree byte for byte with the `standardwebhooks` reference package (tested).
  */
 
@@ -18,9 +21,10 @@ const encoder = new TextEncoder();
 
 /**
  * The key bytes of a secret: `whsec_` + base64, or the base64 alone (the reference library
- * accepts both). Null when the text is not base64 or decodes to nothing.
+ * accepts both). Null when the text is not base64 or decodes to nothing. ArrayBuffer-backed,
+ * as DOM's `BufferSource` (the client's type check) asks.
  */
-export function decodeWebhookSecret(secret: string): Uint8Array | null {
+export function decodeWebhookSecret(secret: string): Uint8Array<ArrayBuffer> | null {
   const text = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
   let binary: string;
   try {
@@ -32,12 +36,20 @@ export function decodeWebhookSecret(secret: string): Uint8Array | null {
   return Uint8Array.from(binary, (c) => c.charCodeAt(0));
 }
 
+/** A secret setting split for rotation: comma-separated, blanks ignored, order kept. */
+export function secretList(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
+
 /** True when `secret` can sign and verify (see {@link decodeWebhookSecret}). */
 export function isWebhookSecret(secret: string): boolean {
   return decodeWebhookSecret(secret) !== null;
 }
 
-function keyOf(secret: string): Uint8Array {
+function keyOf(secret: string): Uint8Array<ArrayBuffer> {
   const key = decodeWebhookSecret(secret);
   // Callers check secrets up front (isWebhookSecret); reaching this is a programming error.
   if (key === null) throw new TypeError("not a Standard Webhooks secret (expected whsec_ + base64)");
@@ -50,7 +62,12 @@ function toBase64(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
-async function digest(key: Uint8Array, id: string, timestampSeconds: number, body: string): Promise<string> {
+async function digest(
+  key: Uint8Array<ArrayBuffer>,
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): Promise<string> {
   const hmacKey = await crypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   const mac = await crypto.subtle.sign("HMAC", hmacKey, encoder.encode(`${id}.${timestampSeconds}.${body}`));
   return toBase64(new Uint8Array(mac));
@@ -108,18 +125,33 @@ export type WebhookRefusal =
 /** A verified delivery's id and timestamp (the id is what replay protection keys on), or why it was refused. */
 export type WebhookVerification = { ok: true; id: string; timestamp: number } | { ok: false; reason: WebhookRefusal };
 
-/** Request headers as a `Headers` object or a plain record (any key case). */
-export type HeaderSource = Headers | Readonly<Record<string, string | undefined>>;
+/**
+ * Request headers as a `Headers` object, or a plain record in any key case, such as Node's
+ * `IncomingMessage.headers` (a repeated header's values are joined by spaces).
+ */
+export type HeaderSource = Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
 
 function header(headers: HeaderSource, name: string): string | null {
-  if (headers instanceof Headers) return headers.get(name);
-  for (const [key, value] of Object.entries(headers))
-    if (key.toLowerCase() === name && value !== undefined) return value;
+  // Duck-typed rather than `instanceof`: another realm's or library's Headers is one too.
+  if (typeof (headers as Headers).get === "function") return (headers as Headers).get(name);
+  for (const [key, value] of Object.entries(headers as Record<string, string | readonly string[] | undefined>)) {
+    if (key.toLowerCase() !== name || value === undefined) continue;
+    return typeof value === "string" ? value : value.join(" ");
+  }
   return null;
 }
 
-const equalText = (a: string, b: string): boolean =>
-  crypto.subtle.timingSafeEqual(encoder.encode(a), encoder.encode(b));
+/**
+ * Equal text, in time that depends only on its length. Written out because workerd's
+ * `crypto.subtle.timingSafeEqual` is not in Node or browsers; callers compare digests of
+ * one fixed length only.
+ */
+function equalText(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
 
 /**
  * Verifies a Standard Webhooks v1 delivery against `body` exactly as received. Any of
@@ -150,7 +182,7 @@ export async function verifyWebhook(
     .map((entry) => entry.split(","))
     .filter(([version, signature]) => version === VERSION && signature?.length === SIGNATURE_LENGTH)
     .map(([, signature]) => signature!);
-  for (const key of keys as Uint8Array[]) {
+  for (const key of keys as Uint8Array<ArrayBuffer>[]) {
     const expected = await digest(key, id, timestamp, body);
     // Every candidate is compared, so the time taken does not reveal which one matched.
     let matched = false;

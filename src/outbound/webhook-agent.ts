@@ -64,14 +64,6 @@ export interface WebhookCallOptions {
 /** The `webhook-id` of a run's turn: one per turn number, so a turn resumed after a restart is the same delivery. */
 export const turnDeliveryId = (runId: string, turn: number): string => `turn_${turn}_${runId}`;
 
-/** A secret setting split for rotation: comma-separated, blanks ignored, order kept. */
-export function secretList(value: string | undefined): string[] {
-  return (value ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "");
-}
-
 // Lenient on unknown fields (an endpoint may add its own), strict on the types of known ones.
 // Tool calls come flat, or nested the OpenAI way so a model's answer can be passed through.
 const ReplyArguments = z.union([z.string(), z.record(z.string(), z.unknown())]).optional();

@@ -1,19 +1,22 @@
 import type { AuditRecord } from "../audit/record";
+import type { SseEvent } from "../lib/sse";
 import { ulid } from "../lib/ulid";
 import { HandoffMode, HandoffPolicy, HandoffStatus, type HistoryItem } from "../schemas/handoff";
-import type {
-  ApprovalRequired,
-  HandoffStatusChange,
-  LiveDelta,
-  LiveEventOf,
-  LiveEventType,
-  MessageRetracted,
+import {
+  type ApprovalRequired,
+  type HandoffStatusChange,
+  type LiveDelta,
+  LiveEvent,
+  type LiveEventOf,
+  type LiveEventType,
+  type MessageRetracted,
 } from "../schemas/live";
 import type { Run, RunStatus, TraceEvent } from "../schemas/run";
 
 /**
  * Live events made from what a run records, pure: the session's object stores and sends them.
  * Each builder returns the event of its type, typed by the LiveEvent schema (src/schemas/live.ts).
+ * The frames they go out in are read back by the Worker's readers of a run's stream (A2A, MCP).
  */
 
 /** The live types a trace event becomes: their data is the trace event. */
@@ -158,4 +161,38 @@ function handoffStep(handoff_id: string, action: string, d: AuditRecord["details
 /** One Server-Sent Events frame: the id (for Last-Event-ID), the type as the event name, the JSON. */
 export function sseFrame(event: { id?: string; type: string; data: unknown }): string {
   return `${event.id ? `id: ${event.id}\n` : ""}event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
+}
+
+const isText = (value: unknown): value is string => typeof value === "string";
+
+/**
+ * LiveDelta's checks, written out: a run sends one delta per piece of an answer, and the
+ * schema's parse would cost more than the JSON.parse before it. A test holds the two to the
+ * same answers.
+ */
+export function isLiveDelta(value: unknown): value is LiveDelta {
+  if (typeof value !== "object" || value === null) return false;
+  const { type, session_id, run_id, at, data } = value as Record<string, unknown>;
+  if (type !== "message.delta" || !isText(session_id) || !isText(run_id) || !isText(at)) return false;
+  if (typeof data !== "object" || data === null) return false;
+  const { message_id, agent, index, delta } = data as Record<string, unknown>;
+  return isText(message_id) && isText(agent) && Number.isSafeInteger(index) && (index as number) >= 0 && isText(delta);
+}
+
+/**
+ * One frame of a run's stream (as {@link sseFrame} wrote it), read as a forward-compatible
+ * reader does: the live event or delta it carries, or null for one this version cannot read —
+ * a type it does not know, data not of its type's shape, text that is not JSON — which the
+ * reader skips. A stream still ends at its `result` frame, which callers read themselves.
+ */
+export function readLiveFrame(frame: Pick<SseEvent, "event" | "data">): LiveEvent | LiveDelta | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(frame.data);
+  } catch {
+    return null;
+  }
+  if (frame.event === "message.delta") return isLiveDelta(value) ? value : null;
+  const parsed = LiveEvent.safeParse(value);
+  return parsed.success ? parsed.data : null;
 }

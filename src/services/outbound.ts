@@ -1,5 +1,6 @@
 import type { Env } from "../env";
 import { RelayError } from "../errors";
+import { secretList } from "../lib/standard-webhooks";
 import type { DeliverySigning, OutboundCall, SecretHeaderValues } from "../outbound/fetch";
 import {
   checkOutboundUrl,
@@ -8,7 +9,6 @@ import {
   refusalMessage,
   requestRelayHost,
 } from "../outbound/policy";
-import { secretList } from "../outbound/webhook-agent";
 import { activeSecrets, ensureSigningSecret } from "../registry/signing-secrets";
 import type { Signing } from "../schemas/agent";
 import type { SigningSecret } from "../schemas/signing";

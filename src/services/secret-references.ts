@@ -1,6 +1,5 @@
 import { RelayError } from "../errors";
-import { isWebhookSecret } from "../lib/standard-webhooks";
-import { secretList } from "../outbound/webhook-agent";
+import { isWebhookSecret, secretList } from "../lib/standard-webhooks";
 import { type NamesSecrets, secretReferences } from "../vault/references";
 import { missingSecrets, readSecrets, type VaultEnv } from "../vault/secrets";
 

@@ -1,4 +1,4 @@
-import { secretList } from "../outbound/webhook-agent";
+import { secretList } from "../lib/standard-webhooks";
 
 /**
  * Webhook sources (docs/webhooks.md): a source `crm` is configured by the operator's Worker

@@ -5,8 +5,8 @@ import { flushOutbox, sessionStub } from "../durable-objects/helpers";
 import { eventually } from "../eventually";
 import { answer, callTool, paced } from "../fakes/openai";
 import { post, rpc, userMessage } from "./a2a-rpc";
-import { ALPHA_KEY, BETA_KEY, call } from "./helpers";
-import { script } from "./run-fixtures";
+import { ALPHA_KEY, BETA_KEY, call, newSession } from "./helpers";
+import { answerAfterUnreadableEvents, script } from "./run-fixtures";
 
 /**
  * Relay's agents as A2A 1.0 agents over JSON-RPC (docs/a2a.md): cards (who may read them),
@@ -310,6 +310,21 @@ describe("streaming", () => {
     expect(ids.at(-1)).toMatch(/^evt_/);
     const task = await rpc("/a2a/billing", "GetTask", { id: events[0].task.id });
     expect(task.result.status.state).toBe("TASK_STATE_COMPLETED");
+  });
+
+  it("skips a stored event it cannot read, and streams the rest to COMPLETED with the real answer", async () => {
+    const sessionId = await newSession("billing");
+    const fake = answerAfterUnreadableEvents(sessionId, paced(answer("Refunded in full."), 0, 5));
+    const res = await post("/a2a/billing", "SendStreamingMessage", userMessage("refund?", { contextId: sessionId }));
+    const events: any[] = [];
+    for await (const frame of readSse(res.body!)) events.push(JSON.parse(frame.data));
+    expect(fake.requests).toHaveLength(1);
+    expect(events.filter((e) => e.error)).toEqual([]);
+    const results = events.map((e) => e.result);
+    expect(results.at(-1).statusUpdate.status.state).toBe("TASK_STATE_COMPLETED");
+    const whole = results.filter((e) => e.artifactUpdate?.lastChunk);
+    expect(whole.map((e) => e.artifactUpdate.artifact.parts[0].text)).toEqual(["Refunded in full."]);
+    expect(JSON.stringify(results)).not.toContain("not the answer");
   });
 
   it("SubscribeToTask joins a running task (the task first, then what follows) and resumes after Last-Event-ID; CancelTask cancels it", async () => {

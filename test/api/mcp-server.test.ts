@@ -1,13 +1,15 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sendMessage } from "../../src/api/mcp-server/send-message";
+import { LiveEvent } from "../../src/schemas/live";
 import { eventually } from "../eventually";
 import { answer, delayed, callTool as modelCalls } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 import { fakeWebhookAgent, replyText } from "../fakes/webhook-agent";
+import { newSession } from "./helpers";
 import { AGENTS, setUpTeam } from "./mcp-fixtures";
 import { callTool, type Era, initialize, LEGACY, MODERN, other, request } from "./mcp-rpc";
-import { script } from "./run-fixtures";
+import { answerAfterUnreadableEvents, script } from "./run-fixtures";
 
 /**
  * Relay as an MCP server (docs/mcp-server.md) end to end: /mcp driven with JSON-RPC over fetch
@@ -251,19 +253,21 @@ describe.each(eras)("resources (%s)", (era) => {
   });
 });
 
+/** What the send_message tool hands sendMessage, for the tests that call it directly. */
+const directCtx = {
+  env,
+  tenant: "alpha",
+  exposure: null,
+  background: (work: Promise<unknown>) => void work.catch(() => {}),
+};
+
 describe("a run longer than send_message waits", () => {
   it("is answered running, and goes on without the caller", async () => {
     script({ billing: [delayed(1500, answer("Took a while."))] });
-    const ctx = {
-      env,
-      tenant: "alpha",
-      exposure: null,
-      background: (work: Promise<unknown>) => void work.catch(() => {}),
-    };
     const events: string[] = [];
     // The same function the tool calls, with a wait short enough for a test (the tool's is SEND_WAIT_MS).
     const sent = await sendMessage(
-      ctx,
+      directCtx,
       { agent: "billing", content: "slow invoice question" },
       (e) => {
         events.push(e.type);
@@ -278,5 +282,20 @@ describe("a run longer than send_message waits", () => {
       { what: "the run completed after its caller stopped waiting" },
     );
     expect(done.latest_run).toMatchObject({ output: "Took a while.", answered_by: "billing", still_running: false });
+  });
+});
+
+describe("send_message reading the run's stream", () => {
+  it("skips a stored event it cannot read: every event it passes on is a LiveEvent, and the answer is the run's", async () => {
+    const sessionId = await newSession("billing");
+    const fake = answerAfterUnreadableEvents(sessionId, answer("Refunded in full."));
+    const events: unknown[] = [];
+    const sent = await sendMessage(directCtx, { session_id: sessionId, content: "refund please" }, (e) => {
+      events.push(e);
+    });
+    expect(fake.requests).toHaveLength(1);
+    expect(sent.run).toMatchObject({ status: "completed", output: "Refunded in full." });
+    expect(events.filter((e) => !LiveEvent.safeParse(e).success)).toEqual([]);
+    expect(events.filter((e) => (e as LiveEvent).type === "run_completed")).toHaveLength(1);
   });
 });

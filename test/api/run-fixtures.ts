@@ -1,4 +1,5 @@
 import { countTokens } from "gpt-tokenizer/encoding/cl100k_base";
+import { leaveUnreadableLiveEvents, sessionStub } from "../durable-objects/helpers";
 import { type FakeReply, fakeOpenAI, type RecordedRequest } from "../fakes/openai";
 import { llmServer } from "../fakes/server";
 
@@ -19,6 +20,22 @@ export function script(replies: Record<string, FakeReply[]>) {
       const next = queue?.shift();
       if (!next) throw new Error(`no scripted reply left for ${agentOf(req)}`);
       return next;
+    },
+  });
+  llmServer.use(fake.handler);
+  return fake;
+}
+
+/**
+ * A fake model whose one answer comes after alpha's session `sessionId` gains two live events
+ * this version cannot read (leaveUnreadableLiveEvents): the run's stream meets them mid-run.
+ */
+export function answerAfterUnreadableEvents(sessionId: string, reply: FakeReply) {
+  const fake = fakeOpenAI({
+    baseUrl: "https://llm.test/v1",
+    respond: async () => {
+      await leaveUnreadableLiveEvents(sessionStub("alpha", sessionId).stub, sessionId);
+      return reply;
     },
   });
   llmServer.use(fake.handler);

@@ -1,6 +1,7 @@
 import { Webhook } from "standardwebhooks";
 import { afterAll, describe, expect, it } from "vitest";
 import { type EventNotification, unwrap, verifyWebhook, WebhookVerificationError } from "../../client/src/index.ts";
+import { webhookHeaders } from "../../src/lib/standard-webhooks.ts";
 import { eventually, receiver, runMessage, testClient } from "../cli/run-cli";
 
 /**
@@ -79,6 +80,37 @@ describe("verifyWebhook", () => {
   });
 });
 
+describe("verifyWebhook on what Relay's signer writes", () => {
+  it("accepts the server's signed headers, and refuses them on a tampered body, id or timestamp", async () => {
+    const headers = await webhookHeaders([OTHER, SECRET], "msg_5", now.nowS, body);
+    expect(await verifyWebhook(SECRET, headers, body, now)).toEqual({
+      id: "msg_5",
+      timestamp: now.nowS,
+      payload: JSON.parse(body),
+    });
+    expect(await refusal(verifyWebhook(SECRET, headers, body.replace("x", "y"), now))).toBe("bad_signature");
+    expect(await refusal(verifyWebhook(SECRET, { ...headers, "webhook-id": "msg_6" }, body, now))).toBe(
+      "bad_signature",
+    );
+    const later = String(now.nowS + 1);
+    expect(await refusal(verifyWebhook(SECRET, { ...headers, "webhook-timestamp": later }, body, now))).toBe(
+      "bad_signature",
+    );
+  });
+
+  it("reads Node's headers record, where a repeated header is a list", async () => {
+    const [first, second] = (await webhookHeaders([OTHER, SECRET], "msg_7", now.nowS, body))["webhook-signature"].split(
+      " ",
+    );
+    const node = {
+      "Webhook-Id": "msg_7",
+      "webhook-timestamp": String(now.nowS),
+      "webhook-signature": [first!, second!],
+    };
+    expect((await verifyWebhook(SECRET, node, body, now)).id).toBe("msg_7");
+  });
+});
+
 describe("verifyWebhook on Relay's own deliveries", () => {
   const client = testClient();
   const EVENTS_PORT = 8856;
@@ -113,6 +145,12 @@ describe("verifyWebhook on Relay's own deliveries", () => {
       expect(verified.payload.data.session_id).toBe(session.id);
       expect(verified.id).toBe(verified.payload.data.id);
     }
+    const [first] = deliveries;
+    const tampered = first!.body.replace('"dev"', '"acme"');
+    expect(tampered).not.toBe(first!.body);
+    expect(await refusal(verifyWebhook(subscription.secret, first!.headers as Record<string, string>, tampered))).toBe(
+      "bad_signature",
+    );
     const other = (await unwrap(client.api.GET("/v1/config/signing-secret"))).secret;
     expect(
       await refusal(verifyWebhook(other, deliveries[0]!.headers as Record<string, string>, deliveries[0]!.body)),

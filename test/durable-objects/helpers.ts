@@ -97,6 +97,34 @@ export async function d1Audit(sessionId: string, tenant = "alpha"): Promise<{ id
   return results;
 }
 
+/**
+ * Leaves in a session's live events, just after the newest, two rows of the session's latest
+ * run that this version's LiveEvent schema refuses though their types are known — what a Relay
+ * of another version could have written: a `message` with no data, and a `run_completed` whose
+ * run is no run. The session's stream passes them on as stored (it checks the envelope only),
+ * so a reader of the stream meets them.
+ */
+export async function leaveUnreadableLiveEvents(stub: DurableObjectStub<SessionDO>, sessionId: string): Promise<void> {
+  await runInDurableObject(stub, (_instance: SessionDO, state) => {
+    const sql = state.storage.sql;
+    const newest = sql
+      .exec<{ id: string }>(
+        "SELECT MAX(id) AS id FROM (SELECT id FROM live_events UNION ALL SELECT id FROM run_events)",
+      )
+      .one().id;
+    const runId = sql
+      .exec<{ run_id: string }>("SELECT run_id FROM live_events WHERE run_id IS NOT NULL ORDER BY id DESC LIMIT 1")
+      .one().run_id;
+    const envelope = { session_id: sessionId, run_id: runId, at: new Date().toISOString() };
+    const rows = [
+      { id: `${newest}0`, type: "message", ...envelope, data: null },
+      { id: `${newest}1`, type: "run_completed", ...envelope, data: { status: "completed", output: "not the answer" } },
+    ];
+    for (const row of rows)
+      sql.exec("INSERT INTO live_events (id, run_id, event) VALUES (?, ?, ?)", row.id, runId, JSON.stringify(row));
+  });
+}
+
 /** Pins the object's clock at `ms` (until the object is evicted): timers due by then run on the next alarm. */
 export async function setClock(
   stub: DurableObjectStub<SessionDO> | DurableObjectStub<AgentDO>,

@@ -1,7 +1,9 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { handoffTransitioned } from "../../src/audit/handoff-events";
 import { API_ACTOR, type AuditRecord, SYSTEM_ACTOR } from "../../src/audit/record";
 import {
+  isLiveDelta,
   liveApproval,
   liveDelta,
   liveFromTrace,
@@ -9,6 +11,8 @@ import {
   liveMessage,
   liveRetracted,
   liveRunChange,
+  readLiveFrame,
+  sseFrame,
 } from "../../src/runtime/live-events";
 import { moveRun, newRun, traceEvent } from "../../src/runtime/run-record";
 import type { HistoryItem } from "../../src/schemas/handoff";
@@ -223,5 +227,70 @@ describe("the LiveEvent schema", () => {
       LiveEvent.safeParse({ ...envelope, type: "message.retracted", data: { message_id: "m", agent: "a" } }).success,
     ).toBe(false);
     expect(LiveEvent.safeParse({ ...envelope, type: "message.delta", data: {} }).success).toBe(false);
+  });
+});
+
+describe("reading a run's stream", () => {
+  /** The frame as a reader of the stream gets it: sseFrame's text, split back into its fields. */
+  const frameOf = (event: { id?: string; type: string; data: unknown }) => {
+    const text = sseFrame(event);
+    return { event: /^event: (.*)$/m.exec(text)![1]!, data: /^data: (.*)$/m.exec(text)![1]! };
+  };
+  const delta = liveDelta("ses_1", "run_1", T, { message_id: "msg_2", agent: "desk", index: 3, delta: "Hi" });
+  const message = liveMessage("ses_1", "run_1", { id: "msg_1", role: "user", content: "hello" }, T);
+  const completed = liveRunChange(
+    moveRun(run, "completed", { output: "Done" }, scope, SYSTEM_ACTOR, T)!.run,
+    "running",
+    T,
+  )!;
+
+  it("gives back what the builders sent: events parsed by the schema, deltas as they are", () => {
+    for (const event of [message, completed, liveFromTrace(traceEvent(run, "llm_call", "desk", T, {}))])
+      expect(readLiveFrame(frameOf({ id: event.id, type: event.type, data: event }))).toEqual(event);
+    expect(readLiveFrame(frameOf({ type: delta.type, data: delta }))).toEqual(delta);
+  });
+
+  it("skips (null) a type it does not know, data not of its type, a broken delta and text that is not JSON", () => {
+    const skipped = [
+      frameOf({ id: "evt_9", type: "run_teleported", data: { ...completed, type: "run_teleported" } }),
+      frameOf({ id: message.id, type: "message", data: { ...message, data: null } }),
+      frameOf({ id: completed.id, type: "run_completed", data: { ...completed, data: { status: "completed" } } }),
+      frameOf({ type: "message.delta", data: { ...delta, data: { ...delta.data, delta: 7 } } }),
+      frameOf({ type: "message.delta", data: "a piece" }),
+      // A delta is read as one only from a frame that says so; a stored event is never a delta.
+      frameOf({ type: "message", data: delta }),
+      { event: "message", data: '{"type":"message",' },
+      { event: "message.delta", data: "" },
+    ];
+    for (const frame of skipped) expect(readLiveFrame(frame), frame.data).toBeNull();
+  });
+
+  it("the delta guard answers as the LiveDelta schema does, on deltas with any field changed or gone", () => {
+    const anything = fc.oneof(
+      fc.constant(undefined),
+      fc.constant(null),
+      fc.string(),
+      fc.double(),
+      fc.integer({ min: -3, max: 3 }),
+      fc.constant(Number.MAX_SAFE_INTEGER + 2),
+      fc.boolean(),
+      fc.array(fc.string(), { maxLength: 2 }),
+      fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }),
+    );
+    const top = fc.constantFrom("type", "session_id", "run_id", "at", "data");
+    const inner = fc.constantFrom("message_id", "agent", "index", "delta");
+    const changed = fc.tuple(fc.option(top), fc.option(inner), anything).map(([outer, field, value]) => {
+      const data: Record<string, unknown> = { ...delta.data };
+      const out: Record<string, unknown> = { ...delta, data };
+      if (field !== null) data[field] = value;
+      if (outer !== null) out[outer] = value;
+      return JSON.parse(JSON.stringify(out)) as unknown;
+    });
+    fc.assert(
+      fc.property(changed, (value) => {
+        expect(isLiveDelta(value)).toBe(LiveDelta.safeParse(value).success);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -1,5 +1,6 @@
 import { RelayError } from "../../errors";
 import { readSse } from "../../lib/sse";
+import { readLiveFrame } from "../../runtime/live-events";
 import type { MessageRun } from "../../schemas/api";
 import type { LiveEvent } from "../../schemas/live";
 import type { Run } from "../../schemas/run";
@@ -106,7 +107,9 @@ async function followRun(
       const frame = next.value;
       if (frame.event === "result") return (JSON.parse(frame.data) as MessageRun).run;
       if (frame.event === "message.delta") continue;
-      const event = JSON.parse(frame.data) as LiveEvent;
+      const event = readLiveFrame(frame);
+      // One this version cannot read (a newer type, say) is skipped, as a forward-compatible reader does.
+      if (event === null || event.type === "message.delta") continue;
       runId ??= event.run_id;
       await onEvent(event);
     }

@@ -1,5 +1,6 @@
 import { AgentDO as RelayAgentDO } from "../durable-objects/agent/agent";
 import { CollaborationDO as RelayCollaborationDO } from "../durable-objects/collaboration/collaboration";
+import { RouterDO as RelayRouterDO } from "../durable-objects/router/router";
 import { SessionDO as RelaySessionDO } from "../durable-objects/session/session";
 import type { FlowCheckpoint } from "../durable-objects/session/session-kernel";
 import type { Sql } from "../durable-objects/shared/sql";
@@ -18,7 +19,6 @@ import type { Usage } from "../src/usage/counts";
  * unreachable one does (cloudflare/agents' test workers
  * do the same). Production code has no switch that reaches any of this.
  */
-export { RouterDO } from "../durable-objects/router/router";
 export { default } from "../src/index";
 
 /** A clock the test can move or pin (an evicted object starts again from the real one). */
@@ -118,6 +118,14 @@ export class AgentDO extends RelayAgentDO {
 }
 
 export class CollaborationDO extends RelayCollaborationDO {
+  readonly clock = new TestClock();
+
+  protected override now(): number {
+    return this.clock.now();
+  }
+}
+
+export class RouterDO extends RelayRouterDO {
   readonly clock = new TestClock();
 
   protected override now(): number {

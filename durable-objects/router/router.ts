@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { agentWriteIntent } from "../../src/audit/agent-events";
 import type { Env } from "../../src/env";
 import { err, isRelayError, ok, type Result } from "../../src/errors";
 import { countRefusal, quotaExceeded } from "../../src/quotas/admission";
@@ -38,6 +39,8 @@ import {
   type RoutedInput,
   type RoutedInputItem,
 } from "../../src/schemas/replay";
+import type { SchemaGate } from "../shared/sql";
+import { AgentAudit } from "./agent-audit";
 import { encoder, joinArrays, sum } from "./agent-lists";
 import { RouteHistory } from "./route-history";
 import { routerTables } from "./schema";
@@ -103,13 +106,37 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly warm: WarmRouter;
   private readonly history: RouteHistory;
+  private readonly schema: SchemaGate;
+  private readonly audit: AgentAudit;
+  /** The time of this instance's last registry write: the next one's is later (agent-audit.ts tells writes apart by it). */
+  private lastWriteAt = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const { sql, schema } = routerTables(ctx.storage);
+    this.schema = schema;
     this.store = new ShardStore(ctx.storage, sql, schema);
     this.warm = new WarmRouter(this.store, () => this.built);
     this.history = new RouteHistory(ctx.storage, sql, schema);
+    this.audit = new AgentAudit(ctx.storage, sql, schema, env, () => this.now());
+  }
+
+  /** The object's clock. */
+  protected now(): number {
+    return Date.now();
+  }
+
+  /** Timers: the audit outbox's flush, and the check of a registry write a crash left unsettled. */
+  override async alarm(): Promise<void> {
+    try {
+      if (!this.schema.ready()) return;
+      await this.audit.timers.run(this.audit.handlers((work) => this.inTurn(work)));
+    } catch (error) {
+      // Never throw from an alarm: the platform drops it after six retries.
+      console.error("RouterDO alarm failed; re-arming", error);
+      this.audit.timers.forget();
+      await this.ctx.storage.setAlarm(this.now() + 30_000).catch(() => undefined);
+    }
   }
 
   /** Runs calls one at a time: every write and build sees the one before it done. */
@@ -243,6 +270,7 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
     maxAgents: number | null = null,
   ): Promise<Result<{ created: boolean; agent: StoredAgent }>> {
     return this.inTurn(async () => {
+      await this.audit.recover();
       const before = await registryHead(this.env.DB, tenant);
       await this.sync(tenant, before);
       const { part, ms } = await timedCompile(definition);
@@ -252,24 +280,51 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
       for (const [name, held] of this.parts) if (name !== definition.name) others += held.part.cost;
       const refused = patternBudgetError(definition.name, part.cost, others);
       if (refused) return err(refused.code, refused.message, refused.details);
-      const written = await putAgent(this.env.DB, tenant, definition, maxAgents);
+      // The parts are the registry at `before`, and only this object writes agents: the text held is the one replaced.
+      const intent = agentWriteIntent(
+        tenant,
+        definition.name,
+        this.writeTime(),
+        this.parts.get(definition.name)?.text ?? null,
+        compiled.text,
+      );
+      await this.audit.intend(intent);
+      const at = new Date(intent.at).toISOString();
+      const written = await putAgent(this.env.DB, tenant, definition, maxAgents, at);
       if (!written) {
+        await this.audit.settle(intent, { landed: false });
         const refused = quotaExceeded(countRefusal("agents", maxAgents!, await agentCount(this.env.DB, tenant)));
         return err(refused.code, refused.message, refused.details);
       }
+      const { created, agent, version } = written;
+      await this.audit.settle(intent, { landed: true, created, registry_version: version, recovered: false });
       await this.applied(tenant, before, { name: definition.name, text: compiled.text }, compiled);
-      return ok(written);
+      return ok({ created, agent });
     }).catch(failure);
   }
 
   async deleteAgent(tenant: string, name: string): Promise<Result<{ deleted: boolean }>> {
     return this.inTurn(async () => {
+      await this.audit.recover();
       const before = await registryHead(this.env.DB, tenant);
       await this.sync(tenant, before);
-      const deleted = await deleteAgent(this.env.DB, tenant, name);
+      await this.readParts();
+      const intent = agentWriteIntent(tenant, name, this.writeTime(), this.parts.get(name)?.text ?? null, null);
+      await this.audit.intend(intent);
+      const { deleted, version } = await deleteAgent(this.env.DB, tenant, name);
+      await this.audit.settle(
+        intent,
+        deleted ? { landed: true, created: false, registry_version: version, recovered: false } : { landed: false },
+      );
       await this.applied(tenant, before, { name, text: null });
       return ok({ deleted });
     }).catch(failure);
+  }
+
+  /** A write's time, later than this instance's last: recovery tells a put by the `updated_at` it wrote. */
+  private writeTime(): number {
+    this.lastWriteAt = Math.max(this.now(), this.lastWriteAt + 1);
+    return this.lastWriteAt;
   }
 
   /**

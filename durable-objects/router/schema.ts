@@ -1,9 +1,24 @@
+import { OUTBOX_DDL, OUTBOX_WATERMARK_DDL } from "../shared/outbox";
+import { foldSchemaChanges, withoutRowid } from "../shared/schema-text";
 import { createSql, SchemaGate, type SchemaMigration, type Sql } from "../shared/sql";
+import { TIMERS_DDL, TIMERS_NO_DUE_INDEX_DDL } from "../shared/timers";
 
 /**
  * The router object's tables, version by version: its built shards' sections and the version
- * they make up (shard-store.ts), then the tenant's routing history (route-history.ts).
+ * they make up (shard-store.ts), then the tenant's routing history (route-history.ts), then the
+ * audit of its registry writes (agent-audit.ts): their intents, the audit outbox and the timers.
  */
+
+/** A registry write under way: made before the D1 write, turned into its audit record after it. */
+const AGENT_WRITES_DDL = `CREATE TABLE agent_writes (
+   id       TEXT PRIMARY KEY,
+   at       INTEGER NOT NULL,
+   tenant   TEXT NOT NULL,
+   agent    TEXT NOT NULL,
+   kind     TEXT NOT NULL CHECK (kind IN ('put', 'delete')),
+   existed  INTEGER NOT NULL CHECK (existed IN (0, 1)),
+   changed  TEXT
+ )`;
 
 /** The kinds of a shard's sections (router_sections.kind). */
 export const HEAD = 0;
@@ -45,6 +60,21 @@ export const ROUTER_MIGRATIONS: readonly SchemaMigration[] = [
       "CREATE INDEX route_history_at ON route_history (at)",
       "CREATE INDEX route_history_agent ON route_history (agent, seq)",
     ],
+  },
+  {
+    version: 3,
+    // The outbox and timers as the other objects' newest schemas have them: keyed by id without
+    // a rowid, a flush marking its newest record (a watermark), no due-time index.
+    statements: withoutRowid(
+      foldSchemaChanges([
+        ...OUTBOX_DDL,
+        ...OUTBOX_WATERMARK_DDL,
+        ...TIMERS_DDL,
+        ...TIMERS_NO_DUE_INDEX_DDL,
+        AGENT_WRITES_DDL,
+      ]),
+      ["audit", "timers", "agent_writes"],
+    ),
   },
 ];
 

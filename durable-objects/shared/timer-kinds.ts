@@ -6,7 +6,7 @@ import * as z from "zod";
  * here and its handler registered by the feature that owns it.
  */
 export const TIMER_PAYLOADS = {
-  /** SessionDO: drain the audit outbox to D1. */
+  /** SessionDO, CollaborationDO, RouterDO: drain the audit outbox to D1. */
   "outbox.flush": z.null(),
   /** SessionDO: idle expiry (re-checks and moves itself when the session was touched). */
   "session.expire": z.null(),
@@ -38,6 +38,8 @@ export const TIMER_PAYLOADS = {
   "collab.expire": z.object({ message_id: z.string() }),
   /** AgentDO: a tentative lease lapses. */
   "lease.expire": z.object({ lease_id: z.string() }),
+  /** RouterDO: settle a registry write's intent its call never settled (a crash). */
+  "agent.write_check": z.null(),
 } as const;
 
 export type TimerKind = keyof typeof TIMER_PAYLOADS;
@@ -64,6 +66,7 @@ export const TIMER_KEYS = {
   triggerTimeout: "trigger.timeout",
   inbox: (inboxId: string) => `inbox:${inboxId}`,
   lease: (leaseId: string) => `lease:${leaseId}`,
+  agentWriteCheck: "agent.write_check",
 } as const;
 
 export function isTimerKind(kind: string): kind is TimerKind {

@@ -44,18 +44,21 @@ export function bumpVersionIfChanged(db: D1Database, tenant: string): D1Prepared
 }
 
 /**
- * Creates or replaces an agent; `created` tells which. Null when the tenant holds `limit` agents
- * and `name` is new (its quota, docs/operations.md) — decided in the one statement that writes,
- * so concurrent writes cannot pass the limit together; the version then does not move.
+ * Creates or replaces an agent; `created` tells which, and `version` is the registry's version
+ * the write made (read in the same batch). Null when the tenant holds `limit` agents and `name`
+ * is new (its quota, docs/operations.md) — decided in the one statement that writes, so
+ * concurrent writes cannot pass the limit together; the version then does not move. `now` is
+ * the time written as `updated_at` (and `created_at` for a new agent): the router object names
+ * it before the write, so that after a crash it can tell whether the write landed.
  */
 export async function putAgent(
   db: D1Database,
   tenant: string,
   definition: AgentDefinition,
   limit: number | null = null,
-): Promise<{ created: boolean; agent: StoredAgent } | null> {
-  const now = new Date().toISOString();
-  const [upsert] = await db.batch<AgentRow & { created: number }>([
+  now: string = new Date().toISOString(),
+): Promise<{ created: boolean; agent: StoredAgent; version: number } | null> {
+  const [upsert, , head] = await db.batch<AgentRow & { created: number } & RegistryHead>([
     db
       .prepare(
         `INSERT INTO agents (tenant, name, definition, created_at, updated_at)
@@ -68,9 +71,10 @@ export async function putAgent(
       )
       .bind(tenant, definition.name, definitionText(definition), now, limit),
     bumpVersionIfChanged(db, tenant),
+    registryHeadStatement(db, tenant),
   ]);
   const row = upsert?.results[0];
-  return row ? { created: row.created === 1, agent: toStored(row) } : null;
+  return row ? { created: row.created === 1, agent: toStored(row), version: head?.results[0]?.version ?? 0 } : null;
 }
 
 /** How many agents the tenant holds. */
@@ -137,12 +141,18 @@ export function storedDefinition(text: string): AgentDefinition {
   return parseDefinition(text);
 }
 
-export async function deleteAgent(db: D1Database, tenant: string, name: string): Promise<boolean> {
-  const [deleted] = await db.batch([
+/** Deletes an agent; `deleted` is false when there was none, `version` the registry's version after (read in the same batch). */
+export async function deleteAgent(
+  db: D1Database,
+  tenant: string,
+  name: string,
+): Promise<{ deleted: boolean; version: number }> {
+  const [deleted, , head] = await db.batch<RegistryHead>([
     db.prepare("DELETE FROM agents WHERE tenant = ?1 AND name = ?2").bind(tenant, name),
     bumpVersionIfChanged(db, tenant),
+    registryHeadStatement(db, tenant),
   ]);
-  return (deleted?.meta.changes ?? 0) > 0;
+  return { deleted: (deleted?.meta.changes ?? 0) > 0, version: head?.results[0]?.version ?? 0 };
 }
 
 /** The registry's current version and write stamp, as one statement to batch with others. */

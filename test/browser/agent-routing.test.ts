@@ -8,7 +8,7 @@ import { api, byTestId, launch, screenshot, textOf, type Watched, watchedPage } 
  * to an agent's keywords, replayed over sessions the router really routed, shows what it would
  * move before it is saved (the API's own answer); the inputs an agent took unsure and those the
  * fallback took are listed, and one click adds one to an agent's examples through the registry
- * write. What the page did is checked through the API.
+ * write, which the audit trail records. What the page did is checked through the API.
  */
 
 const url = inject("relayUrl");
@@ -170,7 +170,24 @@ describe("inputs to learn from", () => {
       before.definition,
     );
     expect(after.updated_at).not.toBe(before.updated_at);
-    expect((await api("GET", "/v1/route/stats")).registry_version).toBeGreaterThan(version);
+    const written = (await api("GET", "/v1/route/stats")).registry_version;
+    expect(written).toBeGreaterThan(version);
+    // The write is in the audit trail, as the Audit page reads it: the fields changed, not the example.
+    const audited = await eventually(
+      async () => (await api("GET", "/v1/audit?agent=courier&action=agent.updated")).items as any[],
+      (items) => items.some((r) => r.details.registry_version === written),
+      { what: "the agent.updated record of the example added", timeout: 15_000 },
+    );
+    const record = audited.find((r) => r.details.registry_version === written);
+    expect(record).toMatchObject({
+      action: "agent.updated",
+      agent: "courier",
+      session_id: null,
+      actor: "api",
+      actor_type: "user",
+      details: { registry_version: written, changed: ["triggers"] },
+    });
+    expect(JSON.stringify(record)).not.toContain(UNSURE);
   });
 
   it("adds a fallback input as an example of another agent, from that agent's page", async () => {

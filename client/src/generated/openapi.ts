@@ -228,11 +228,14 @@ export interface paths {
         get: operations["getAgentsName"];
         /**
          * Create or replace an agent
-         * @description JSON, or a Markdown file with YAML front matter (`Content-Type: text/markdown`). The name in the body must equal the one in the path.
+         * @description JSON, or a Markdown file with YAML front matter (`Content-Type: text/markdown`). The name in the body must equal the one in the path. Audited as `agent.created` or `agent.updated` (with the top-level fields it changed, by name); a refused write is not.
          */
         put: operations["putAgentsName"];
         post?: never;
-        /** Delete an agent */
+        /**
+         * Delete an agent
+         * @description Audited as `agent.deleted`.
+         */
         delete: operations["deleteAgentsName"];
         options?: never;
         head?: never;

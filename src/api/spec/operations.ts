@@ -153,7 +153,7 @@ export const OPERATIONS: Operation[] = [
     tag: "agents",
     summary: "Create or replace an agent",
     description:
-      "JSON, or a Markdown file with YAML front matter (`Content-Type: text/markdown`). The name in the body must equal the one in the path.",
+      "JSON, or a Markdown file with YAML front matter (`Content-Type: text/markdown`). The name in the body must equal the one in the path. Audited as `agent.created` or `agent.updated` (with the top-level fields it changed, by name); a refused write is not.",
     params: AgentParam,
     body: AgentDefinition,
     bodyMedia: "text/markdown",
@@ -192,6 +192,7 @@ export const OPERATIONS: Operation[] = [
     path: "/v1/agents/{name}",
     tag: "agents",
     summary: "Delete an agent",
+    description: "Audited as `agent.deleted`.",
     params: AgentParam,
     answers: { 204: noContent },
     errors: ["VALIDATION_FAILED", "AGENT_NOT_FOUND"],

@@ -93,6 +93,6 @@ describe("the router object's routing history", () => {
         rows: history.select(select({})).length,
       };
     });
-    expect(out).toEqual({ before: 1, after: 2, kept: version, rows: 1 });
+    expect(out).toEqual({ before: 1, after: ROUTER_MIGRATIONS.at(-1)!.version, kept: version, rows: 1 });
   });
 });

@@ -1,3 +1,4 @@
+import { globSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import type { Plugin } from "vite";
@@ -81,6 +82,19 @@ const workerd = (vars: Record<string, string> = {}) => [
   }),
 ];
 
+/**
+ * Unit test files: they import nothing but vitest, fast-check, node: modules and the code under
+ * test (src/, public/) — no binding, no object, no D1, no test helper that reaches them. They
+ * share workerd processes (`isolate: false`) where every other file starts its own, which costs
+ * about a second of CPU each (docs/benchmarks.md, The test run).
+ */
+const UNIT_IMPORT = /^(vitest|fast-check|node:.*|(\.\.\/)+(src|public)\/.*)$/;
+const unitFiles = globSync("test/**/*.test.ts").filter((file) => {
+  if (/^test\/(browser|cli|client)\//.test(file) || /\.(local|node|interop)\.test\.ts$/.test(file)) return false;
+  const imports = [...readFileSync(file, "utf8").matchAll(/(?:from|import)\s*\(?\s*"([^"]+)"/g)].map((m) => m[1]!);
+  return imports.every((specifier) => UNIT_IMPORT.test(specifier));
+});
+
 const LOCAL = "test/**/*.local.test.ts";
 /** Scripts that work on real files (modes, a checkout's .dev.vars) run in Node, where the file system is the machine's. */
 const NODE = "test/scripts/**/*.node.test.ts";
@@ -106,10 +120,23 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           // The browser tests run in Node against wrangler dev: `npm run test:browser` (vitest.browser.config.ts);
           // so do the client's and the CLI's (`npm run test:cli`) and the interop suite (`npm run test:interop`).
-          exclude: ["test/browser/**", "test/client/**", "test/cli/**", "**/node_modules/**", LOCAL, INTEROP, NODE],
+          exclude: [
+            "test/browser/**",
+            "test/client/**",
+            "test/cli/**",
+            "**/node_modules/**",
+            LOCAL,
+            INTEROP,
+            NODE,
+            ...unitFiles,
+          ],
           setupFiles: ["./test/setup.ts"],
           testTimeout,
         },
+      },
+      {
+        plugins: workerd(),
+        test: { name: "units", include: unitFiles, setupFiles: ["./test/setup.ts"], testTimeout, isolate: false },
       },
       {
         // A Relay whose operator allows local endpoints (what .dev.vars.example sets for npm run dev).

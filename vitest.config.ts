@@ -71,6 +71,11 @@ const ratelimits = {
   REQUESTS_PER_MINUTE_3: { namespace_id: "9002", simple: { limit: 3, period: 60 as const } },
 };
 
+/** wrangler.toml's `[alias]`, which the pool's bundler does not read: the tests run what deploys. */
+const alias = {
+  "@modelcontextprotocol/server/_shims": new URL("./src/interop/mcp-server-shims.ts", import.meta.url).pathname,
+};
+
 /** The production Worker with test subclasses of its Durable Objects (clock, crash points), with `vars` on top. */
 const workerd = (vars: Record<string, string> = {}) => [
   standardWebhooksWithoutSourceMap,
@@ -115,6 +120,7 @@ export default defineConfig({
     projects: [
       {
         plugins: workerd(),
+        resolve: { alias },
         test: {
           name: "workers",
           include: ["test/**/*.test.ts"],
@@ -141,6 +147,7 @@ export default defineConfig({
       {
         // A Relay whose operator allows local endpoints (what .dev.vars.example sets for npm run dev).
         plugins: workerd({ RELAY_ALLOW_LOCAL_ENDPOINTS: "true", RELAY_HOSTS: "relay.test,127.0.0.1:8787" }),
+        resolve: { alias },
         test: { name: "local-endpoints", include: [LOCAL], setupFiles: ["./test/setup.ts"], testTimeout },
       },
       { test: { name: "node", include: [NODE], environment: "node", testTimeout } },

@@ -8,17 +8,18 @@
  * Cost: the cold import of `gpt-tokenizer/encoding/cl100k_base` in fresh Node processes; the
  * time to count 1,000 characters of each kind of text, on texts never counted before (the
  * library's merge cache cleared) and again, median of TIMING_PASSES passes; the bytes it adds to the Worker, from `wrangler
- * deploy --dry-run`'s bundle and its esbuild metafile; and in workerd, a fresh process each
- * time, the Worker's start with the tokenizer bundled and without, and the first count (its
- * import evaluated then) timed in the Worker across zero-delay timers, as Workers only move
- * the clock at I/O.
+ * deploy --dry-run`'s bundle and its esbuild metafile, and the rank table's (a static asset);
+ * and in workerd, a fresh process each time, a tiny Worker's start with Relay's tokenizer loader
+ * bundled and without, and the first count (the table read through an ASSETS binding, the
+ * encoder built) timed in the Worker across zero-delay timers, as Workers only move the clock
+ * at I/O.
  *
  * Error: cl100k_base's count of each text beside o200k_base's (GPT-4o's vocabulary) and beside
  * the characters / 4 rule, as a mean absolute % and the worst text, on CLINC150's utterances
  * (skipped, saying so, when the data set is absent; bench/lib/clinc.ts says where it looks) and
  * on synthetic tool outputs and prose (bench/lib/synthetic-texts.ts); and how loose the UTF-8
  * length, Relay's bound before it loads the tokenizer, is: bytes per cl100k_base token.
- * Node only, but for the workerd part, which takes a free port of 8870–8879.
+ * Node only, but for the workerd part, which takes a free port of 8870–8879 (BENCH_PORT to start elsewhere).
  */
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -28,6 +29,7 @@ import { gzipSync } from "node:zlib";
 import { countTokens as cl100k, clearMergeCache } from "gpt-tokenizer/encoding/cl100k_base";
 import { countTokens as o200k } from "gpt-tokenizer/encoding/o200k_base";
 import { utf8Length } from "../src/memory/tokens";
+import { RANKS_ASSET } from "../src/services/tokenizer";
 import { CLINC_CREDIT, ClincDataError, loadClinc, repoRoot } from "./lib/clinc";
 import { freePorts } from "./lib/free-port";
 import { collectGarbage } from "./lib/latency-stats";
@@ -113,40 +115,35 @@ function workerBundle() {
     };
     const output = Object.entries(meta.outputs).find(([name]) => name.endsWith("index.js"))![1];
     let tokenizer = 0;
-    let ranks = 0;
-    let ranksFile = "";
-    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
-      if (!input.includes("gpt-tokenizer/")) continue;
-      tokenizer += bytesInOutput;
-      if (input.endsWith("bpeRanks/cl100k_base.js")) {
-        ranks = bytesInOutput;
-        ranksFile = path.resolve(repoRoot, input);
-      }
-    }
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs))
+      if (input.includes("gpt-tokenizer/")) tokenizer += bytesInOutput;
+    const ranks = readFileSync(path.join(repoRoot, "public", RANKS_ASSET));
     return {
       uploadKiB: Number(upload?.[1]),
       gzipKiB: Number(upload?.[2]),
       bundleBytes: output.bytes,
       tokenizer,
-      ranks,
-      ranksGzip: gzipSync(readFileSync(ranksFile)).length,
+      ranks: ranks.length,
+      ranksGzip: gzipSync(ranks).length,
     };
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
 }
 
+/** A tiny Worker; with the tokenizer, Relay's loader, which reads the rank table through ASSETS. */
 const WORKER = (withTokenizer: boolean) => `
+${withTokenizer ? `import { loadTokenizer } from "./src/services/tokenizer";` : ""}
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 export default {
-  async fetch(request) {
+  async fetch(request, env) {
     if (new URL(request.url).pathname !== "/count") return new Response("ok");
     ${
       withTokenizer
         ? `await tick();
     const started = Date.now();
-    const { countTokens } = await import("gpt-tokenizer/encoding/cl100k_base");
-    const tokens = countTokens("Hello, my order has not arrived yet.");
+    const { count, exact } = await loadTokenizer(env.ASSETS);
+    const tokens = exact ? count("Hello, my order has not arrived yet.") : -1;
     await tick();
     return Response.json({ firstCountMs: Date.now() - started, tokens });`
         : `return new Response("no tokenizer", { status: 404 });`
@@ -154,11 +151,26 @@ export default {
   },
 };`;
 
+/**
+ * bench/lib/workerd-compile.ts's config, and an ASSETS binding: workerd's disk service over
+ * `public/`, which answers a GET with the file as the platform's assets service would.
+ */
+const tokensConfig = (port: number) =>
+  workerdConfig(port)
+    .replace(
+      'services = [(name = "main", worker = .bench)],',
+      `services = [(name = "main", worker = .bench), (name = "assets", disk = (path = ${JSON.stringify(path.join(repoRoot, "public"))}, writable = false))],`,
+    )
+    .replace(
+      'compatibilityDate = "2026-08-01",',
+      'compatibilityDate = "2026-08-01",\n  bindings = [(name = "ASSETS", service = "assets")],',
+    );
+
 /** One fresh workerd: ms from its spawn to its first answer, and (with the tokenizer) the first /count. */
 async function workerdRun(script: string, port: number, count: boolean) {
   const dir = mkdtempSync(path.join(tmpdir(), "relay-tokens-workerd-"));
   writeFileSync(path.join(dir, "worker.js"), script);
-  writeFileSync(path.join(dir, "config.capnp"), workerdConfig(port));
+  writeFileSync(path.join(dir, "config.capnp"), tokensConfig(port));
   const started = performance.now();
   const child = spawn(path.join(repoRoot, "node_modules", ".bin", "workerd"), ["serve", "config.capnp"], {
     cwd: dir,
@@ -257,7 +269,8 @@ for (const sample of samples) {
 }
 
 const bundle = workerBundle();
-const [port] = await freePorts(1, 8870, 8879);
+const portBase = Number(process.env.BENCH_PORT ?? 8870);
+const [port] = await freePorts(1, portBase, portBase + 9);
 const withScript = await bundleWorker(WORKER(true));
 const withoutScript = await bundleWorker(WORKER(false));
 const workerd = { with: [] as Awaited<ReturnType<typeof workerdRun>>[], without: [] as number[] };
@@ -286,7 +299,7 @@ console.log(
   `| gpt-tokenizer in it (esbuild metafile) | ${kib(bundle.tokenizer)}, ${((bundle.tokenizer / bundle.bundleBytes) * 100).toFixed(0)}% of the bundle |`,
 );
 console.log(
-  `| of which the cl100k_base ranks module | ${kib(bundle.ranks)}, gzip ${kib(bundle.ranksGzip)} (${((bundle.ranksGzip / 1024 / bundle.gzipKiB) * 100).toFixed(0)}% of the upload's gzip) |`,
+  `| the cl100k_base rank table, a static asset (${RANKS_ASSET}), not in the upload | ${kib(bundle.ranks)}, gzip ${kib(bundle.ranksGzip)} |`,
 );
 console.log(
   `| tiny Worker bundle with / without the tokenizer | ${kib(withScript.length)} / ${kib(withoutScript.length)} |`,
@@ -295,7 +308,7 @@ console.log(
   `| workerd: spawn to first answer, tiny Worker with / without the tokenizer bundled | ${range(workerd.with.map((r) => r.startMs))} / ${range(workerd.without)} ms |`,
 );
 console.log(
-  `| workerd: first count in a fresh isolate, its import evaluated (Worker's clock) | ${range(workerd.with.map((r) => r.firstCountMs))} ms |`,
+  `| workerd: first count in a fresh isolate, the table read through ASSETS and the encoder built (Worker's clock) | ${range(workerd.with.map((r) => r.firstCountMs))} ms |`,
 );
 console.log(
   `| workerd: that request at the client; the next one | ${range(

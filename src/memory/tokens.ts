@@ -5,8 +5,9 @@ import type { HistoryItem } from "../schemas/handoff";
  * Token counts (docs/memory.md, Token accounting). A message's count is the provider's, when
  * it reported one, else the count of gpt-tokenizer's cl100k_base encoding: exact for the GPT-4
  * family, and close for Llama 3 (whose vocabulary is cl100k_base's and 28K more tokens) and
- * GPT-4o (docs/benchmarks.md, Token counts, says by how much on a sample). The tokenizer is
- * loaded only when a conversation nears a budget: before that, a cheap upper bound says it fits.
+ * GPT-4o (docs/benchmarks.md, Token counts, says by how much on a sample). The tokenizer
+ * (src/services/tokenizer.ts) is loaded only when a conversation nears a budget: before that,
+ * a cheap upper bound says it fits.
  */
 
 /** A history item on its way to the store, with its tokens when the provider reported them. */
@@ -21,27 +22,6 @@ export const MESSAGE_OVERHEAD = 4;
 const CALL_OVERHEAD = 3;
 /** What the reply's priming costs (`<|start|>assistant<|message|>`). */
 export const REPLY_OVERHEAD = 3;
-
-let counter: CountTokens | undefined;
-let loading: Promise<CountTokens> | undefined;
-
-/**
- * The tokenizer, loaded once per isolate (its ranks are a megabyte of JavaScript, so a Worker
- * that never needs it never evaluates it).
- */
-export function loadTokenizer(): Promise<CountTokens> {
-  if (counter) return Promise.resolve(counter);
-  loading ??= import("gpt-tokenizer/encoding/cl100k_base").then((module) => {
-    counter = (text: string) => (text === "" ? 0 : module.countTokens(text));
-    return counter;
-  });
-  return loading;
-}
-
-/** The tokenizer when this isolate has loaded it, else undefined. */
-export function loadedTokenizer(): CountTokens | undefined {
-  return counter;
-}
 
 /** The UTF-8 length of a text: an upper bound of its token count (a byte-level BPE token is at least one byte). */
 export function utf8Length(text: string): number {

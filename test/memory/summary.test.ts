@@ -1,7 +1,8 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { summaryChunks, summaryItem, summaryRequest, transcript, trimNote } from "../../src/memory/summary";
-import { loadTokenizer } from "../../src/memory/tokens";
 import type { HistoryItem } from "../../src/schemas/handoff";
+import { loadTokenizer } from "../../src/services/tokenizer";
 
 /** The words of a compaction (docs/memory.md, Compaction), and the pieces a long one is read in. */
 
@@ -34,7 +35,7 @@ describe("summary requests", () => {
   });
 
   it("reads more than a request's worth in pieces, each within the budget, in order, nothing left out", async () => {
-    const count = await loadTokenizer();
+    const { count } = await loadTokenizer(env.ASSETS);
     const chunks = summaryChunks(items, 2000, 300, count);
     expect(chunks.length).toBeGreaterThan(3);
     expect(chunks.flat()).toEqual(items);
@@ -47,7 +48,7 @@ describe("summary requests", () => {
   });
 
   it("cuts an item too long for any piece on its own", async () => {
-    const count = await loadTokenizer();
+    const { count } = await loadTokenizer(env.ASSETS);
     const huge: HistoryItem = { role: "tool", tool_call_id: "c", content: "段落".repeat(4000) };
     const [[piece]] = summaryChunks([huge], 1024, 150, count) as [[HistoryItem]];
     expect(count(transcript([piece]))).toBeLessThanOrEqual(1024 - 150 - 200);

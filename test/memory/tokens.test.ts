@@ -1,16 +1,19 @@
+import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { countTokens } from "gpt-tokenizer/encoding/cl100k_base";
 import { describe, expect, it } from "vitest";
 import { turnBudget } from "../../src/memory/budget";
 import { contextWindow, LOCAL_WINDOW, UNKNOWN_WINDOW, WORKERS_AI_WINDOW } from "../../src/memory/context-windows";
-import { itemTokens, itemTokensAtMost, loadTokenizer, utf8Length } from "../../src/memory/tokens";
+import { itemTokens, itemTokensAtMost, utf8Length } from "../../src/memory/tokens";
+import { loadTokenizer } from "../../src/services/tokenizer";
 
 /** Token accounting (docs/memory.md): the tokenizer, the upper bound that spares it, the budgets. */
 
 describe("token counts", () => {
   it("the tokenizer loads once and counts as cl100k_base does", async () => {
-    const count = await loadTokenizer();
-    expect(await loadTokenizer()).toBe(count);
+    const { count, exact } = await loadTokenizer(env.ASSETS);
+    expect(exact).toBe(true);
+    expect((await loadTokenizer(env.ASSETS)).count).toBe(count);
     expect(count("The locker code is 7319.")).toBe(countTokens("The locker code is 7319."));
     expect(count("")).toBe(0);
   });
@@ -24,7 +27,7 @@ describe("token counts", () => {
   });
 
   it("the upper bound is never below the count, whatever the text", async () => {
-    const count = await loadTokenizer();
+    const { count } = await loadTokenizer(env.ASSETS);
     fc.assert(
       fc.property(fc.string({ unit: "grapheme", maxLength: 400 }), fc.string({ maxLength: 80 }), (content, args) => {
         const item = {

@@ -1,6 +1,7 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { loadTokenizer } from "../../src/memory/tokens";
 import { fitTokens, readToolOutput, viewOutput } from "../../src/memory/tool-output";
+import { loadTokenizer } from "../../src/services/tokenizer";
 
 /** Large tool outputs (docs/memory.md, Tool outputs): cut in the view, read on in pieces. */
 
@@ -9,7 +10,7 @@ const stored = { role: "tool" as const, content: text, tool_call_id: "call_1", t
 
 describe("tool outputs", () => {
   it("fitTokens finds a prefix within the limit", async () => {
-    const count = await loadTokenizer();
+    const { count } = await loadTokenizer(env.ASSETS);
     const chars = fitTokens(text, 100, count);
     expect(count(text.slice(0, chars))).toBeLessThanOrEqual(100);
     expect(chars).toBeGreaterThan(0);
@@ -17,7 +18,7 @@ describe("tool outputs", () => {
   });
 
   it("an output within the limit is shown whole; a larger one is cut with a marker that says how to read on", async () => {
-    const count = await loadTokenizer();
+    const { count } = await loadTokenizer(env.ASSETS);
     expect(viewOutput({ ...stored, content: "small" }, 200, count)).toMatchObject({ cut: false });
     const shown = viewOutput(stored, 200, count);
     expect(shown.cut).toBe(true);
@@ -27,7 +28,7 @@ describe("tool outputs", () => {
   });
 
   it("read_tool_output reads the whole output back in pieces within the limit", async () => {
-    const count = await loadTokenizer();
+    const { count } = await loadTokenizer(env.ASSETS);
     let offset = 0;
     let read = "";
     for (let i = 0; i < 100 && offset < text.length; i++) {
@@ -41,7 +42,7 @@ describe("tool outputs", () => {
   });
 
   it("read_tool_output names what is wrong: no such output, an offset past the end", async () => {
-    const count = await loadTokenizer();
+    const { count } = await loadTokenizer(env.ASSETS);
     expect(readToolOutput({ call_id: "nope", offset: 0 }, undefined, 200, count)).toMatch(
       /^Error: no tool output of call 'nope'/,
     );

@@ -9,7 +9,6 @@ import { summaryChunks, summaryItem, summaryRequest, trimNote } from "../../../s
 import {
   type CountTokens,
   itemTokens,
-  loadTokenizer,
   MESSAGE_OVERHEAD,
   REPLY_OVERHEAD,
   toolsTokens,
@@ -34,6 +33,7 @@ import { COMPACTION_FORMAT, type Compaction } from "../../../src/schemas/memory"
 import type { TraceEvent } from "../../../src/schemas/run";
 import type { AgentModels } from "../../../src/services/agent-models";
 import type { AgentDirectory } from "../../../src/services/registry-cache";
+import { loadTokenizer } from "../../../src/services/tokenizer";
 import { type SessionRecord, touch } from "../../../src/sessions/model";
 import type { RunRow, RunStore } from "../runs/run-store";
 import { turnContext } from "../runs/run-trace";
@@ -98,7 +98,10 @@ function viewStart(agent: string, session: SessionRecord): ViewStart {
 
 export class ConversationMemory {
   constructor(
-    private readonly k: Pick<SessionKernel, "checkpoint" | "commit" | "compactions" | "memory" | "now" | "store">,
+    private readonly k: Pick<
+      SessionKernel,
+      "checkpoint" | "commit" | "compactions" | "env" | "memory" | "now" | "store"
+    >,
     private readonly runs: Pick<RunStore, "addEvents" | "events">,
   ) {}
 
@@ -133,14 +136,15 @@ export class ConversationMemory {
       const view = raw.map((r) => r.item);
       return ok({ plan: plan(view, false), compaction: null, tokens: 0, counted: new Map() });
     }
-    const measure = (count: CountTokens, exact: boolean) => {
+    // `cut`: large tool outputs are cut to their share; `exact`: the counts made are kept with the messages.
+    const measure = (count: CountTokens, { cut: cutting, exact }: { cut: boolean; exact: boolean }) => {
       const counted = new Map<number, number>();
       let cut = false;
       const entries: ViewEntry[] = raw.map((r) => {
         let tokens = r.tokens ?? itemTokens(r.item, count);
         if (exact && r.tokens === null && r.seq !== null) counted.set(r.seq, tokens);
         let item = r.item;
-        if (exact && item.role === "tool" && tokens > budget.max_tool_output_tokens) {
+        if (cutting && item.role === "tool" && tokens > budget.max_tool_output_tokens) {
           const shown = viewOutput(item, budget.max_tool_output_tokens, count);
           if (shown.cut) {
             cut = true;
@@ -160,10 +164,12 @@ export class ConversationMemory {
       return { entries, counted, cut, fixed, summary, summaryTokens: summary ? itemTokens(summary, count) : 0 };
     };
     // The upper bound first: a view that fits by it needs no tokenizer, and has no output to cut.
-    const bound = measure(utf8Length, false);
+    const bound = measure(utf8Length, { cut: false, exact: false });
     const rough = planView({ fixed: bound.fixed, summary: bound.summaryTokens, entries: bound.entries, budget });
     const outputsFit = bound.entries.every((e) => e.item.role !== "tool" || e.tokens <= budget.max_tool_output_tokens);
-    const measured = rough.kind === "fits" && outputsFit ? bound : measure(await loadTokenizer(), true);
+    // Without the tokenizer (its table unreadable) the bound stands in: outputs are cut by it, and no count is kept.
+    const tokenizer = rough.kind === "fits" && outputsFit ? null : await loadTokenizer(this.k.env.ASSETS);
+    const measured = tokenizer ? measure(tokenizer.count, { cut: true, exact: tokenizer.exact }) : bound;
     const view = planView({
       fixed: measured.fixed,
       summary: measured.summaryTokens,
@@ -180,7 +186,7 @@ export class ConversationMemory {
         counted: measured.counted,
       });
     if (view.kind === "too_large") return tooLarge(view.tokens, budget);
-    const count = await loadTokenizer();
+    const { count } = await loadTokenizer(this.k.env.ASSETS);
     const covered = measured.entries.slice(0, view.cut);
     const kept = measured.entries.slice(view.cut);
     const made = await this.compact(input, budget, previous, covered, count);
@@ -290,7 +296,12 @@ export class ConversationMemory {
       if (call.name === READ_TOOL_OUTPUT) {
         const args = JSON.parse(call.arguments) as { call_id: string; offset: number };
         const stored = this.k.store.toolOutput(args.call_id);
-        const text = readToolOutput(args, stored, budget.max_tool_output_tokens, await loadTokenizer());
+        const text = readToolOutput(
+          args,
+          stored,
+          budget.max_tool_output_tokens,
+          (await loadTokenizer(this.k.env.ASSETS)).count,
+        );
         outputs.push(toolOutput(agent.name, call, text));
         continue;
       }

@@ -1,4 +1,4 @@
-import { McpServer } from "@modelcontextprotocol/server";
+import { McpServer, preloadSchemas } from "@modelcontextprotocol/server";
 import type { McpContext } from "./context";
 import { registerResources } from "./resources";
 import { registerRunTools } from "./run-tools";
@@ -9,6 +9,11 @@ import { registerTeamTools } from "./tools";
  * the key named, with its tools and resources. Stateless: everything lives in Relay's own
  * sessions, so any request can reach any isolate.
  */
+// The protocol's schemas are built as the isolate starts, not on its first MCP request: the
+// package's workerd shim did this, and wrangler.toml's alias replaces that shim
+// (src/interop/mcp-server-shims.ts, which cannot call it: the package imports the shim).
+preloadSchemas();
+
 export function relayMcpServer(ctx: McpContext): McpServer {
   const server = new McpServer(
     { name: "relay", title: "Relay", version: "0.1.0" },

@@ -142,6 +142,7 @@ export default defineConfig({
       },
       {
         plugins: workerd(),
+        resolve: { alias },
         test: { name: "units", include: unitFiles, setupFiles: ["./test/setup.ts"], testTimeout, isolate: false },
       },
       {

@@ -29,6 +29,7 @@ import {
 import { encodeShard, packSections, readAgents, readHead, type ShardSections } from "../../src/routing/router-codec";
 import { patternSpend } from "../../src/routing/router-image";
 import { PATTERN_BUDGET } from "../../src/routing/rules";
+import { agentCharge } from "../../src/routing/rules/compile-rules";
 import type { BuildStats, RoutedByObject, RouteNeeds, RouterRpc, RouterVersion } from "../../src/rpc/router";
 import type { AgentDefinition, StoredAgent } from "../../src/schemas/agent";
 import { HISTORY_ROWS, type HistorySelection, type RoutedInput } from "../../src/schemas/replay";
@@ -239,8 +240,8 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
       const compiled: CompiledPart = { text: definitionText(definition), part, compile_ms: ms };
       await this.readParts();
       let others = 0;
-      for (const [name, held] of this.parts) if (name !== definition.name) others += held.part.cost;
-      const refused = patternBudgetError(definition.name, part.cost, others);
+      for (const [name, held] of this.parts) if (name !== definition.name) others += agentCharge(held.part);
+      const refused = patternBudgetError(definition.name, part, others);
       if (refused) return err(refused.code, refused.message, refused.details);
       const written = await putAgent(this.env.DB, tenant, definition, maxAgents);
       if (!written) {

@@ -22,8 +22,9 @@ import { CLASS_ROW, type ClassTable, type PredicateTable } from "./verifier-clas
 
 export { ClassTable, PredicateTable } from "./verifier-classes";
 
-// Consuming ops first, then control flow, then the zero-width assertions (`>= Begin`).
-enum Op {
+// Consuming ops first, then control flow, then the zero-width assertions (`>= Begin`); the
+// work budget charges each by its kind (pattern-cost.ts).
+export enum Op {
   Char = 0,
   Class = 1,
   Any = 2,

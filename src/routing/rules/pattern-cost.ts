@@ -15,26 +15,27 @@ import { Op } from "./pattern-verifier";
 export type CostKind = "literal" | "any" | "class" | "unicode_class" | "branch" | "jump" | "assertion";
 
 /**
- * Charge per instruction step, in quarters of an ASCII literal step (the largest ratio measured
- * for the kind, over ASCII, Latin-1, case variants, CJK and astral input, rounded up to a
- * quarter). `unicode_class` here is the table read of an answer already given at this position.
+ * Charge per instruction step, in ASCII literal steps: the largest ratio measured for the kind
+ * over ASCII, Latin-1, case variants, CJK and astral input, rounded up to a quarter.
+ * `unicode_class` here is the table read of a predicate answered already at this position.
  */
-const STEP_QUARTERS: Record<CostKind, number> = {
-  literal: 4,
-  any: 4,
-  class: 6,
-  unicode_class: 6,
-  branch: 6,
-  jump: 4,
-  assertion: 4,
+export const STEP_CHARGE: Readonly<Record<CostKind, number>> = {
+  literal: 1,
+  any: 1,
+  class: 1.5,
+  unicode_class: 1.5,
+  branch: 1.5,
+  jump: 1,
+  assertion: 1,
 };
 
 /**
  * Charge of answering one distinct predicate at one position (a V8 regex call on one code
- * point), in quarters: the worst measured was a negated property class on astral input, with
- * hundreds of distinct predicates in turn (each regex's code cold), about 48 ASCII steps.
+ * point), in ASCII literal steps, beyond its table read: the worst measured is about 15
+ * (500 distinct `[\p{Lu}…]` in turn on Greek capitals, each regex's code cold), rounded up
+ * with room for a registry holding more of them.
  */
-const PREDICATE_TEST_QUARTERS = 4 * 64;
+export const PREDICATE_TEST_CHARGE = 24;
 
 const KIND_OF: Record<Op, CostKind | null> = {
   [Op.Char]: "literal",
@@ -65,20 +66,21 @@ export interface PatternCharge {
 export function programCharge(code: ArrayLike<number>, from = 0, to = code.length): PatternCharge {
   const extra = new Map<CostKind, number>();
   const predicates = new Set<number>();
-  let quarters = 0;
+  // Quarters of a step are exact in binary, so the sum is too.
+  let total = 0;
   for (let at = from; at < to; at += 3) {
     const op = code[at] as Op;
     const kind = KIND_OF[op];
-    const step = kind === null ? 4 : STEP_QUARTERS[kind];
-    quarters += step;
-    let over = step - 4;
+    const step = kind === null ? 1 : STEP_CHARGE[kind];
+    total += step;
+    let over = step - 1;
     if (op === Op.Predicate && !predicates.has(code[at + 1]!)) {
       predicates.add(code[at + 1]!);
-      quarters += PREDICATE_TEST_QUARTERS;
-      over += PREDICATE_TEST_QUARTERS;
+      total += PREDICATE_TEST_CHARGE;
+      over += PREDICATE_TEST_CHARGE;
     }
     if (kind !== null && over > 0) extra.set(kind, (extra.get(kind) ?? 0) + over);
   }
   const costly = [...extra].sort((a, b) => b[1] - a[1]).map(([kind]) => kind);
-  return { charge: Math.ceil(quarters / 4), instructions: (to - from) / 3, costly };
+  return { charge: Math.ceil(total), instructions: (to - from) / 3, costly };
 }

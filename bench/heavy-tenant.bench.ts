@@ -83,13 +83,13 @@ export const WORST_CASES: { name: string; agents: () => AgentDefinition[]; input
   {
     name: `distinct predicates: \`[^\\p{N}丁]\` × ${DISTINCT} a pattern, on 𝐀`,
     agents: () =>
-      patternSet((_, i) => `${Array.from({ length: DISTINCT }, (_, j) => own("^\\p{N}", i, j)).join("")}\\0`, 0, 40),
+      patternSet((_, i) => `${Array.from({ length: DISTINCT }, (_, j) => own("^\\p{N}", i, j)).join("")}\\0`, 0, 100),
     input: "𝐀",
   },
   {
     name: `distinct predicates: \`[\\p{L}丁]\` × ${DISTINCT} a pattern, on 中`,
     agents: () =>
-      patternSet((_, i) => `${Array.from({ length: DISTINCT }, (_, j) => own("\\p{L}", i, j)).join("")}\\0`, 0, 40),
+      patternSet((_, i) => `${Array.from({ length: DISTINCT }, (_, j) => own("\\p{L}", i, j)).join("")}\\0`, 0, 100),
     input: "中",
   },
 ];

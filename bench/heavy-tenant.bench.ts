@@ -34,11 +34,16 @@ const WORST_ROUTE_MS = 500;
 /** The most patterns a route's worst case is built from (the link keeps what fits the budget). */
 const CANDIDATES = 400;
 
-/** `count` patterns of `shape(k)`, k from `top` down (each k once per agent), 100 per agent. */
-function patternSet(shape: (k: number, i: number) => string, top: number, count = CANDIDATES): AgentDefinition[] {
+/** `count` patterns of `shape(k)`, k from `top` down (each k once per agent), `perAgent` per agent. */
+function patternSet(
+  shape: (k: number, i: number) => string,
+  top: number,
+  count = CANDIDATES,
+  perAgent = 100,
+): AgentDefinition[] {
   const agents: AgentDefinition[] = [];
-  for (let from = 0; from < count; from += 100) {
-    const patterns = Array.from({ length: Math.min(100, count - from) }, (_, j) => shape(top - j, from + j));
+  for (let from = 0; from < count; from += perAgent) {
+    const patterns = Array.from({ length: Math.min(perAgent, count - from) }, (_, j) => shape(top - j, from + j));
     agents.push(AgentDefinition.parse({ name: `heavy-${agents.length}`, triggers: { patterns, priority: 100 } }));
   }
   return agents;
@@ -49,8 +54,8 @@ function patternSet(shape: (k: number, i: number) => string, top: number, count 
  * there: 4k + 2 instructions of work per code unit read. Largest first, 100 per agent; the link
  * keeps those that fit the budget.
  */
-export function worstPatternSet(): AgentDefinition[] {
-  return patternSet((k) => `(.*a){${k}}[^a]`, 249);
+export function worstPatternSet(perAgent = 100): AgentDefinition[] {
+  return patternSet((k) => `(.*a){${k}}[^a]`, 249, CANDIDATES, perAgent);
 }
 
 /** Distinct predicates per pattern (a pattern's source is at most 500 characters). */
@@ -176,7 +181,8 @@ async function main(): Promise<void> {
   );
   worstCases();
   if (process.env.HEAVY_TIER_ONLY === "1") return;
-  const agents = worstPatternSet();
+  // Small agents, so that admission (which takes or refuses an agent whole) fills the budget.
+  const agents = worstPatternSet(5);
   const largest = "a".repeat(MAX_INPUT_BYTES);
   const worst = patternTierWorstCase(agents, largest);
   const port = Number(process.env.HEAVY_PORT ?? 20_000 + Math.floor(Math.random() * 20_000));

@@ -27,7 +27,6 @@ import {
   shardsToSend,
 } from "../../src/routing/router-build";
 import { encodeShard, packSections, readAgents, readHead, type ShardSections } from "../../src/routing/router-codec";
-import { patternSpend } from "../../src/routing/router-image";
 import { PATTERN_BUDGET } from "../../src/routing/rules";
 import { agentCharge } from "../../src/routing/rules/compile-rules";
 import type { BuildStats, RoutedByObject, RouteNeeds, RouterRpc, RouterVersion } from "../../src/rpc/router";
@@ -365,7 +364,7 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
       linked_shards: linked.size,
       link_ms: linkMs,
       build_ms: Date.now() - started,
-      pattern_instructions: patternSpend([...plan.parts.values()].map((p) => p.part)),
+      pattern_instructions: [...plan.parts.values()].reduce((total, p) => total + agentCharge(p.part), 0),
       pattern_budget: PATTERN_BUDGET,
     };
     const version: KeptVersion = { head, version: head.version, stamp: head.stamp, build, shards };

@@ -28,8 +28,8 @@ import {
   shardsToSend,
 } from "../../src/routing/router-build";
 import { encodeShard, packSections, readAgents, readHead, type ShardSections } from "../../src/routing/router-codec";
-import { patternSpend } from "../../src/routing/router-image";
 import { PATTERN_BUDGET } from "../../src/routing/rules";
+import { agentCharge } from "../../src/routing/rules/compile-rules";
 import type { BuildStats, RoutedByObject, RouteNeeds, RouterRpc, RouterVersion } from "../../src/rpc/router";
 import type { AgentDefinition, StoredAgent } from "../../src/schemas/agent";
 import {
@@ -277,8 +277,8 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
       const compiled: CompiledPart = { text: definitionText(definition), part, compile_ms: ms };
       await this.readParts();
       let others = 0;
-      for (const [name, held] of this.parts) if (name !== definition.name) others += held.part.cost;
-      const refused = patternBudgetError(definition.name, part.cost, others);
+      for (const [name, held] of this.parts) if (name !== definition.name) others += agentCharge(held.part);
+      const refused = patternBudgetError(definition.name, part, others);
       if (refused) return err(refused.code, refused.message, refused.details);
       // The parts are the registry at `before`, and only this object writes agents: the text held is the one replaced.
       const intent = agentWriteIntent(
@@ -429,7 +429,7 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
       linked_shards: linked.size,
       link_ms: linkMs,
       build_ms: Date.now() - started,
-      pattern_instructions: patternSpend([...plan.parts.values()].map((p) => p.part)),
+      pattern_instructions: [...plan.parts.values()].reduce((total, p) => total + agentCharge(p.part), 0),
       pattern_budget: PATTERN_BUDGET,
     };
     const version: KeptVersion = { head, version: head.version, stamp: head.stamp, build, shards };

@@ -13,6 +13,7 @@ import { applyDraft } from "../routing/replay/draft";
 import { buildDraftRouter, type DraftRouter } from "../routing/replay/draft-router";
 import { replayReport } from "../routing/replay/report";
 import { type ReplaySide, replayInputs } from "../routing/replay/run";
+import { agentCharge } from "../routing/rules/compile-rules";
 import { routerRpc } from "../rpc/stubs";
 import type { AgentDefinition } from "../schemas/agent";
 import {
@@ -156,12 +157,16 @@ async function draftRouter(current: Parameters<typeof applyDraft>[0], draft: Rep
     definitions.map((d) => ({ name: d.name, text: definitionText(d) })),
     storedDefinition,
   );
-  const cost = (name: string) => built.parts.get(name)?.part.cost ?? 0;
+  const cost = (name: string) => {
+    const part = built.parts.get(name)?.part;
+    return part === undefined ? 0 : agentCharge(part);
+  };
   let spent = 0;
-  for (const { part } of built.parts.values()) spent += part.cost;
+  for (const { part } of built.parts.values()) spent += agentCharge(part);
   for (const { name } of draft.agents) spent -= cost(name);
   for (const { name } of draft.agents) {
-    const refused = patternBudgetError(name, cost(name), spent);
+    const part = built.parts.get(name)?.part;
+    const refused = part === undefined ? null : patternBudgetError(name, part, spent);
     if (refused) throw refused;
     spent += cost(name);
   }

@@ -1,4 +1,5 @@
 import { RelayError } from "../errors";
+import { patternCharge, type RulePart } from "../routing/rules/compile-rules";
 import { PATTERN_BUDGET } from "../routing/rules/pattern-budget";
 import { checkPattern } from "../routing/rules/pattern-safety";
 import type { AgentDefinition } from "../schemas/agent";
@@ -49,21 +50,37 @@ export function checkAgentPatterns(agent: AgentDefinition): void {
 }
 
 /**
- * The tenant's pattern budget (docs/scaling.md): an agent is admitted when its patterns' cost
- * and the other agents' together stay within the budget. Null when admitted, else the error,
- * naming the tenant's total with this agent and the limit.
+ * The tenant's pattern budget (docs/scaling.md): an agent is admitted when its patterns' charge
+ * (pattern-cost.ts, in ASCII literal steps) and the other agents' together stay within the
+ * budget. Null when admitted, else the error, naming the tenant's total with this agent, the
+ * limit, and the agent's costliest pattern with its charge and the kinds that make it costly.
+ * A disabled agent costs nothing (its patterns never run).
  */
 export function patternBudgetError(
   agent: string,
-  cost: number,
+  part: { enabled: boolean; rules: RulePart },
   others: number,
   budget = PATTERN_BUDGET,
 ): RelayError | null {
+  if (!part.enabled) return null;
+  const charges = part.rules.patterns.map((p) => ({ pattern: p.source, ...patternCharge(p) }));
+  const cost = charges.reduce((sum, c) => sum + c.charge, 0);
   const total = others + cost;
   if (total <= budget) return null;
+  const costliest = charges.reduce((a, b) => (b.charge > a.charge ? b : a));
+  const why = costliest.costly.length > 0 ? ` (${costliest.costly.join(", ")})` : "";
   return new RelayError(
     "PATTERN_BUDGET_EXCEEDED",
-    `Agent '${agent}': its patterns take ${cost} instructions, which would bring the tenant's patterns to ${total}; the limit is ${budget}.`,
-    { agent, agent_instructions: cost, tenant_instructions: total, limit: budget },
+    `Agent '${agent}': its patterns charge ${cost} units, which would bring the tenant's patterns to ${total}; the limit is ${budget}. The costliest, ${JSON.stringify(costliest.pattern)}, charges ${costliest.charge} for ${costliest.instructions} instructions${why}.`,
+    {
+      agent,
+      agent_instructions: cost,
+      tenant_instructions: total,
+      limit: budget,
+      pattern: costliest.pattern,
+      charge: costliest.charge,
+      instructions: costliest.instructions,
+      costly: costliest.costly,
+    },
   );
 }

@@ -17,6 +17,7 @@ import { TRAINED_AGENTS_MAX } from "./classifier/classifier-link";
 import { type AgentPart, compileAgentPart, linkRouterImage, type RouterImage } from "./router-image";
 import { PATTERN_BUDGET } from "./rules";
 import { DENSE_CELL_LIMIT } from "./rules/automaton";
+import { patternCharge } from "./rules/compile-rules";
 
 /** Agents per shard, on average, once a registry has more than one. */
 export const SHARD_AGENTS = TRAINED_AGENTS_MAX;
@@ -167,9 +168,10 @@ export function shardBudgets(
   for (const [name, { part }] of parts) {
     if (!part.enabled) continue;
     for (const pattern of part.rules.patterns) {
-      if (pattern.cost > left) continue;
-      left -= pattern.cost;
-      out[shardOf(name, shards)]! += pattern.cost;
+      const { charge } = patternCharge(pattern);
+      if (charge > left) continue;
+      left -= charge;
+      out[shardOf(name, shards)]! += charge;
     }
   }
   return out;

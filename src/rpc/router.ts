@@ -25,7 +25,7 @@ export interface BuildStats {
   link_ms: number;
   /** Wall time of the whole build (reading the registry included). */
   build_ms: number;
-  /** The tenant's admitted pattern instructions, and the budget. */
+  /** The charge of the tenant's admitted patterns (in ASCII literal steps, pattern-cost.ts), and the budget. */
   pattern_instructions: number;
   pattern_budget: number;
 }

@@ -186,8 +186,8 @@ describe("POST /v1/route/replay", () => {
   });
 
   it("refuses drafts whose patterns pass the tenant's pattern budget", async () => {
-    // 100 patterns of ~1,000 instructions fit one agent; two such agents pass the budget.
-    const big = Array.from({ length: 100 }, (_, i) => `(.*a){${150 + i}}`);
+    // One agent of 100 such patterns takes more than half the budget; two pass it.
+    const big = Array.from({ length: 100 }, (_, i) => `(.*a){${60 + i}}`);
     const res = await replay({
       draft: {
         agents: [

@@ -376,8 +376,8 @@ describe("registry head cache", () => {
 
 describe("the tenant's pattern budget", () => {
   it("refuses an agent that would pass it: 400 PATTERN_BUDGET_EXCEEDED with the tenant's total and the limit", async () => {
-    // 100 patterns of 1,000 instructions fit one agent; two such agents pass the budget.
-    const big = Array.from({ length: 100 }, (_, i) => `(.*a){${150 + i}}`);
+    // One agent of 100 such patterns takes more than half the budget; two pass it.
+    const big = Array.from({ length: 100 }, (_, i) => `(.*a){${60 + i}}`);
     const as = { key: BETA_KEY };
     const first = await call("PUT", "/v1/agents/heavy-1", { name: "heavy-1", triggers: { patterns: big } }, as);
     expect(first.status).toBe(201);
@@ -400,6 +400,33 @@ describe("the tenant's pattern budget", () => {
     expect((await call("PUT", "/v1/agents/heavy-2", off, as)).status).toBe(201);
     for (const name of ["heavy-1", "heavy-2"]) await call("DELETE", `/v1/agents/${name}`, undefined, as);
     expect((await call("GET", "/v1/route/stats", undefined, as)).json.pattern_budget.used).toBe(0);
+  });
+
+  it("charges what a step costs: refuses non-ASCII patterns whose ASCII twins of the same size it admits, naming the costliest and why", async () => {
+    const as = { key: BETA_KEY };
+    // The same programs' sizes (k literals and the match); only the alphabet differs.
+    const sizes = Array.from({ length: 100 }, (_, i) => 560 + i);
+    const plain = { name: "plain", triggers: { patterns: sizes.map((k) => `a{${k}}`) } };
+    expect((await call("PUT", "/v1/agents/plain", plain, as)).status).toBe(201);
+    const used = (await call("GET", "/v1/route/stats", undefined, as)).json.pattern_budget.used;
+    expect(used).toBe(sizes.reduce((sum, k) => sum + k + 1, 0));
+    await call("DELETE", "/v1/agents/plain", undefined, as);
+    const accents = { name: "accents", triggers: { patterns: sizes.map((k) => `é{${k}}`) } };
+    const refused = await call("PUT", "/v1/agents/accents", accents, as);
+    expect(refused.status).toBe(400);
+    expect(refused.json.error).toMatchObject({
+      code: "PATTERN_BUDGET_EXCEEDED",
+      details: {
+        agent: "accents",
+        limit: PATTERN_BUDGET,
+        pattern: "é{659}",
+        instructions: 660,
+        costly: ["unicode_class"],
+      },
+    });
+    expect(refused.json.error.details.charge).toBeGreaterThan(660);
+    expect(refused.json.error.details.agent_instructions).toBeGreaterThan(PATTERN_BUDGET);
+    expect(refused.json.error.message).toContain("é{659}");
   });
 });
 

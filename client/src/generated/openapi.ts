@@ -228,7 +228,7 @@ export interface paths {
         get: operations["getAgentsName"];
         /**
          * Create or replace an agent
-         * @description JSON, or a Markdown file with YAML front matter (`Content-Type: text/markdown`). The name in the body must equal the one in the path. Audited as `agent.created` or `agent.updated` (with the top-level fields it changed, by name); a refused write is not.
+         * @description JSON, or a Markdown file with YAML front matter (`Content-Type: text/markdown`). The name in the body must equal the one in the path. Audited as `agent.created` or `agent.updated` (with the top-level fields it changed, by name); a refused write is not. A `PATTERN_BUDGET_EXCEEDED` refusal's details give the agent's charge (`agent_instructions`), the tenant's with it (`tenant_instructions`) and the `limit`, all in ASCII literal steps, and the agent's costliest `pattern` with its `charge`, its `instructions` and the instruction kinds that make it `costly` (`unicode_class`, `class`, `branch`, `jump`, `assertion`).
          */
         put: operations["putAgentsName"];
         post?: never;

@@ -18,6 +18,7 @@ import { buildAutomaton, DENSE_CELL_LIMIT, type PackedAutomaton, packAutomaton, 
 import { nextTurn, SLICE_STEPS } from "./lane";
 import { type PatternFactors, requiredFactors } from "./literal-factors";
 import { PATTERN_BUDGET, PATTERN_PREFIX } from "./pattern-budget";
+import { type PatternCharge, programCharge } from "./pattern-cost";
 import { admitPattern } from "./pattern-safety";
 import { ClassTable, PredicateTable, relocateProgram, resumePoint, type VerifierTables } from "./pattern-verifier";
 import { AGENT_SPAN, RuleScanner, type RuleTables } from "./rule-scanner";
@@ -35,9 +36,9 @@ export interface RuleStats {
   anchoredPatterns: number;
   /** Patterns with no extractable factor: they run on every input. */
   alwaysRunPatterns: number;
-  /** Instructions of the linked patterns (counted after repetition is expanded). */
+  /** Charge of the linked patterns (pattern-cost.ts: an ASCII literal instruction is one unit). */
   patternInstructions: number;
-  /** The tenant's limit on them. */
+  /** The tenant's limit on it. */
   patternBudget: number;
   /** One-code-point classes the matcher tests as predicates (non-ASCII literals, `\p{…}`, …). */
   predicates: number;
@@ -63,7 +64,7 @@ export interface CompiledRuleSet extends CompiledRules {
   match(input: string, limit?: number): RuleMatch[];
   /**
    * `match` for a route that may wait: when this input's pattern work could pass SLICE_STEPS
-   * (the instructions of the patterns its scan calls for × the prefix it reads), it runs on a
+   * (the charge of the patterns its scan calls for × the prefix it reads), it runs on a
    * scanner of its own in slices, awaiting `turn` between them (lane.ts); otherwise it is `match`.
    */
   matchInTurns(input: string, limit?: number, turn?: () => Promise<void>): Promise<RuleMatch[]>;
@@ -119,7 +120,7 @@ function toCsr(lists: number[][]): { start: Int32Array; items: Int32Array } {
 export interface CompileOptions {
   /** Above this many DFA cells the automaton uses its sparse form (tests force it with 0). */
   denseCellLimit?: number;
-  /** The tenant's pattern budget in instructions (tests pass smaller ones). */
+  /** The tenant's pattern budget in charge units (tests pass smaller ones). */
   patternBudget?: number;
 }
 
@@ -133,8 +134,24 @@ export interface PatternPart {
   factors: PatternFactors | null;
   /** Where the program resumes after its single anchored factor (0: from the start). */
   resume: number;
-  /** Instructions, counted after repetition is expanded: what the pattern costs the budget. */
+  /** What the pattern costs the budget: its charge (pattern-cost.ts) when it was compiled. */
   cost: number;
+}
+
+/**
+ * A pattern's charge under the weights of this build: from its program, so a part kept from
+ * before the weights changed is charged like a fresh one.
+ */
+export function patternCharge(pattern: PatternPart): PatternCharge {
+  return programCharge(pattern.program);
+}
+
+/** What an agent's patterns cost the tenant's budget now: 0 when it is disabled (they never run). */
+export function agentCharge(part: { enabled: boolean; rules: RulePart }): number {
+  if (!part.enabled) return 0;
+  let total = 0;
+  for (const pattern of part.rules.patterns) total += patternCharge(pattern).charge;
+  return total;
 }
 
 /**
@@ -183,7 +200,7 @@ export function compileRulePart(agent: AgentDefinition): RulePart {
       predicates: predicates.sources,
       factors,
       resume: single === null ? 0 : resumePoint(program, single, factors!.boundaryBefore),
-      cost: program.length / 3,
+      cost: programCharge(program).charge,
     };
     patterns.push(part);
     cost += part.cost;
@@ -264,15 +281,16 @@ export function linkRuleImage(parts: readonly RulePart[], options: CompileOption
     }
     for (const skipped of part.skippedPatterns) skippedPatterns.push({ agent: part.name, ...skipped });
     for (const pattern of part.patterns) {
-      if (instructions + pattern.cost > budget) {
+      const charge = patternCharge(pattern).charge;
+      if (instructions + charge > budget) {
         skippedPatterns.push({
           agent: part.name,
           pattern: pattern.source,
-          reason: `is past the tenant's pattern budget of ${budget} instructions`,
+          reason: `is past the tenant's pattern budget of ${budget} (charged in ASCII literal steps)`,
         });
         continue;
       }
-      instructions += pattern.cost;
+      instructions += charge;
       const { source, factors } = pattern;
       const id = patternSource.length;
       patternAgent.push(index);

@@ -8,7 +8,7 @@
  * for about one slice of theirs.
  */
 
-/** Instruction steps of pattern work a route may do before it waits for its turn. */
+/** Charged steps of pattern work (pattern-cost.ts) a route may do before it waits for its turn. */
 export const SLICE_STEPS = 1 << 16;
 
 interface Waiter {

@@ -22,8 +22,9 @@ import { CLASS_ROW, type ClassTable, type PredicateTable } from "./verifier-clas
 
 export { ClassTable, PredicateTable } from "./verifier-classes";
 
-// Consuming ops first, then control flow, then the zero-width assertions (`>= Begin`).
-enum Op {
+// Consuming ops first, then control flow, then the zero-width assertions (`>= Begin`); the
+// work budget charges each by its kind (pattern-cost.ts).
+export enum Op {
   Char = 0,
   Class = 1,
   Any = 2,
@@ -195,13 +196,31 @@ let mark = 0;
 let current = new Int32Array(MAX_INSTRUCTIONS);
 let following = new Int32Array(MAX_INSTRUCTIONS);
 let listed = 0;
+// A mark stands for one position of one search: every thread of a step reads the same code
+// point, and every state added in it sits at the same position. So a predicate's answer and
+// the word boundary are worked out once per mark, whatever the number of threads asking — a
+// predicate is a V8 regex call, several times an ASCII step (docs/scaling.md, "The work budget").
+let predicateMarks = new Uint32Array(64);
+let answers = new Uint8Array(64);
+let boundaryMark = 0;
+let boundaryHere = false;
 
 function nextMark(): void {
   if (mark === 0xffffffff) {
     marks.fill(0);
+    predicateMarks.fill(0);
+    boundaryMark = 0;
     mark = 0;
   }
   mark++;
+}
+
+/** Room to remember the answers of `t`'s predicates. */
+function fitPredicates(t: VerifierTables): void {
+  if (predicateMarks.length >= t.predicates.length) return;
+  const size = Math.max(t.predicates.length, 2 * predicateMarks.length);
+  predicateMarks = new Uint32Array(size);
+  answers = new Uint8Array(size);
 }
 
 /** Adds `pc` and what it reaches without consuming input at `pos`; returns true on Match. */
@@ -235,16 +254,28 @@ function addState(t: VerifierTables, base: number, pc: number, text: string, pos
 function assertion(op: Op, text: string, pos: number): boolean {
   if (op === Op.Begin) return pos === 0;
   if (op === Op.End) return pos === text.length;
-  const boundary =
-    isRegexWordUnit(pos > 0 ? text.charCodeAt(pos - 1) : -1) !==
-    isRegexWordUnit(pos < text.length ? text.charCodeAt(pos) : -1);
-  return op === Op.WordBoundary ? boundary : !boundary;
+  if (boundaryMark !== mark) {
+    boundaryMark = mark;
+    boundaryHere =
+      isRegexWordUnit(pos > 0 ? text.charCodeAt(pos - 1) : -1) !==
+      isRegexWordUnit(pos < text.length ? text.charCodeAt(pos) : -1);
+  }
+  return op === Op.WordBoundary ? boundaryHere : !boundaryHere;
+}
+
+/** A predicate's answer on the step's code point, tested once per step. */
+function predicate(t: VerifierTables, id: number, cp: number): boolean {
+  if (predicateMarks[id] !== mark) {
+    predicateMarks[id] = mark;
+    answers[id] = t.predicates[id]!.test(String.fromCodePoint(cp)) ? 1 : 0;
+  }
+  return answers[id] === 1;
 }
 
 function consumes(t: VerifierTables, at: number, cp: number): boolean {
   const op = t.code[at]!;
   if (op === Op.Any) return cp !== 10 && cp !== 13 && cp !== 0x2028 && cp !== 0x2029;
-  if (op === Op.Predicate) return t.predicates[t.code[at + 1]!]!.test(String.fromCodePoint(cp));
+  if (op === Op.Predicate) return predicate(t, t.code[at + 1]!, cp);
   if (op === Op.Char) {
     const c = t.code[at + 1]!;
     if (cp === c) return true;
@@ -286,6 +317,7 @@ export function verifyAt(
   pc = 0,
   end = text.length,
 ): boolean {
+  fitPredicates(t);
   listed = 0;
   nextMark();
   if (addState(t, base, pc, text, pos, current)) return true;
@@ -314,6 +346,7 @@ export function verifyAt(
  * route with such patterns about 15% slower (measured).
  */
 export function searchFrom(t: VerifierTables, base: number, text: string, from: number, end = text.length): boolean {
+  fitPredicates(t);
   listed = 0;
   nextMark();
   let pos = from;
@@ -374,6 +407,7 @@ export function searchSlice(
   end: number,
   positions: number,
 ): boolean | SearchState {
+  fitPredicates(t);
   let pos: number;
   if (state === null) {
     pos = 0;

@@ -15,6 +15,7 @@ import type { RuleMatch } from "../types";
 import type { Automaton } from "./automaton";
 import { deepNext, SPACE_CLASS, stateOfCode } from "./automaton";
 import { PATTERN_PREFIX } from "./pattern-budget";
+import { programCharge } from "./pattern-cost";
 import { type SearchState, searchFrom, searchSlice, type VerifierTables, verifyAt } from "./pattern-verifier";
 import { boundaryAfter, boundaryBefore, foldText, isRegexWordUnit } from "./text";
 import { sortRange } from "./typed-sort";
@@ -95,7 +96,7 @@ export class RuleScanner {
 
   private positions = new Int32Array(256);
   private readonly hasFactors: boolean;
-  /** Instructions of each pattern's program. */
+  /** Each pattern's charge (pattern-cost.ts): its work per code unit, in ASCII literal steps. */
   private readonly patternSize: Int32Array;
   /** Where the pattern work of this route stands: phase (factor hits, always-run, queued), next item, end. */
   private phase = 0;
@@ -126,7 +127,7 @@ export class RuleScanner {
     this.patternSize = new Int32Array(patterns);
     for (let p = 0; p < patterns; p++) {
       const to = p + 1 < patterns ? t.patternVerifier[p + 1]! : t.verifier.code.length;
-      this.patternSize[p] = (to - t.patternVerifier[p]!) / 3;
+      this.patternSize[p] = programCharge(t.verifier.code, t.patternVerifier[p]!, to).charge;
     }
   }
 
@@ -153,7 +154,7 @@ export class RuleScanner {
   }
 
   /**
-   * `match` when this input's pattern work is bounded by `slice` instruction steps once the
+   * `match` when this input's pattern work is bounded by `slice` charged steps once the
    * scan has shown which patterns it needs (always-run ones, and those whose factor occurred
    * within the prefix); null when it could be more, for `matchInTurns` on a scanner of its own.
    */
@@ -183,7 +184,7 @@ export class RuleScanner {
   }
 
   /**
-   * `match`, with the pattern work cut into slices of about `slice` instruction steps and
+   * `match`, with the pattern work cut into slices of about `slice` charged steps and
    * `turn()` awaited between them (lane.ts), so other requests run in between. The scanner's
    * scratch lives across the awaits: the caller gives this route a scanner of its own.
    */
@@ -213,7 +214,7 @@ export class RuleScanner {
 
   /**
    * Runs the patterns this route needs, from where the last call stopped, until about `budget`
-   * instruction steps are done (a pattern is never cut). True when all have run.
+   * charged steps are done (a pattern is never cut). True when all have run.
    */
   private runPatterns(input: string, budget: number): boolean {
     this.work = 0;
@@ -249,7 +250,7 @@ export class RuleScanner {
 
   /**
    * The always-run and queued patterns of a route in turns: each searched in pieces of at most
-   * `budget` instruction steps (a search cut short goes on at the next call).
+   * `budget` charged steps (a search cut short goes on at the next call).
    */
   private runSlices(input: string, budget: number): boolean {
     const t = this.t;

@@ -323,7 +323,11 @@ describe("compileRules — the tenant's pattern budget", () => {
     );
     expect(rules.stats.patternInstructions).toBe(10);
     expect(rules.stats.skippedPatterns).toEqual([
-      { agent: "second", pattern: "ef{3}", reason: "is past the tenant's pattern budget of 10 instructions" },
+      {
+        agent: "second",
+        pattern: "ef{3}",
+        reason: "is past the tenant's pattern budget of 10 (charged in ASCII literal steps)",
+      },
     ]);
     expect(rules.match("abbb cddd efff").map((m) => m.matched_patterns)).toEqual([["ab{3}", "cd{3}"]]);
   });

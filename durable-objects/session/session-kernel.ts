@@ -5,7 +5,7 @@ import type { Result } from "../../src/errors";
 import type { SessionView } from "../../src/schemas/session";
 import type { SessionRecord } from "../../src/sessions/model";
 import type { Outbox } from "../shared/outbox";
-import type { TablesHeld } from "../shared/sql";
+import type { SchemaGate } from "../shared/sql";
 import type { Timers } from "../shared/timers";
 import type { InboxStore } from "./inbox-store";
 import type { LiveDeltas } from "./live/live-hub";
@@ -25,9 +25,10 @@ export interface SessionKernel {
   readonly env: Env;
   /**
    * Which tables the object holds: a session makes most of its tables when a statement
-   * first names them (SESSION_TABLES_DEFERRED), so a read that must not make one asks first.
+   * first names them (SESSION_TABLES_DEFERRED), so a read that must not make one asks first;
+   * a write known to need several makes them in one step (`make`).
    */
-  readonly tables: TablesHeld;
+  readonly tables: Pick<SchemaGate, "has" | "make">;
   readonly store: SessionStore;
   readonly outbox: Outbox;
   readonly timers: Timers;

@@ -1,4 +1,4 @@
-import { EventSourceParserStream } from "eventsource-parser/stream";
+import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser";
 
 /**
  * Server-Sent Events, read with eventsource-parser (the WHATWG parsing rules, whatever the
@@ -19,22 +19,39 @@ export interface SseEvent {
 
 /**
  * Events from `body` as they arrive; ends when the stream ends (a block without a final blank
- * line is dropped). Leaving early cancels the body.
+ * line is dropped). Leaving early cancels the body. The bytes are decoded and parsed as each
+ * read returns them, with no stream between the body and the parser: a piece of a model's
+ * answer is an event as soon as its bytes are read.
  */
 export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
-  const reader = body
-    .pipeThrough(new TextDecoderStream())
-    .pipeThrough(new EventSourceParserStream({ maxBufferSize: MAX_SSE_LINE }))
-    .getReader();
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  const parsed: EventSourceMessage[] = [];
+  let overflow: ParseError | null = null;
+  const parser = createParser({
+    onEvent: (event) => parsed.push(event),
+    // Other parse errors are ignored, as the spec says; an overflow leaves the parser unusable.
+    onError: (error) => {
+      if (error.type === "max-buffer-size-exceeded") overflow ??= error;
+    },
+    maxBufferSize: MAX_SSE_LINE,
+  });
   let ended = false;
   try {
     for (;;) {
       const { value, done } = await reader.read();
+      parser.feed(done ? decoder.decode() : decoder.decode(value, { stream: true }));
+      if (overflow) throw overflow;
+      for (let event = parsed.shift(); event; event = parsed.shift())
+        yield {
+          event: event.event ?? "message",
+          data: event.data,
+          ...(event.id === undefined ? {} : { id: event.id }),
+        };
       if (done) {
         ended = true;
         return;
       }
-      yield { event: value.event ?? "message", data: value.data, ...(value.id === undefined ? {} : { id: value.id }) };
     }
   } finally {
     if (!ended) await reader.cancel().catch(() => undefined);

@@ -44,6 +44,12 @@ import { cutMessage, RunStreams } from "./run-streams";
  *   with nothing driving it; a paused run waits in storage, with a timer for its deadline.
  */
 
+/**
+ * The tables a run's start writes: a session's first run makes them in one step (SchemaGate.make)
+ * rather than one failed statement each, on the way to its first model call.
+ */
+const RUN_START_TABLES = ["runs", "run_events", "messages", "live_events"] as const;
+
 /** Restarts a run survives before it fails with RUN_INTERRUPTED. */
 const MAX_RESUMES = 2;
 
@@ -161,6 +167,7 @@ export class SessionRuns {
       session,
       [runStarted(scope, actor, now, { run_id: run.id, agent: run.agent, message_id: item.id! })],
       () => {
+        this.k.tables.make(RUN_START_TABLES);
         const origin = options.a2a_method
           ? { a2a_method: options.a2a_method, ...(clientId ? { message_id: clientId } : {}) }
           : null;

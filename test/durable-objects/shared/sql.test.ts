@@ -141,6 +141,30 @@ describe("tables made when first needed", () => {
     });
   });
 
+  it("make: the deferred tables named that the object lacks, with their indexes and companions, in one step", async () => {
+    const result = await runInDurableObject(scratch(), (_instance, state) => {
+      const { sql, gate } = gated(state.storage);
+      gate.make(["b"]);
+      const beforeSchema = objects(sql);
+      gate.ensure();
+      sql`INSERT INTO b (y) VALUES (${1})`;
+      // b is held already, a is eager and "nowhere" no schema's: only c's group is made.
+      state.storage.transactionSync(() => gate.make(["a", "b", "c", "nowhere"]));
+      return {
+        beforeSchema,
+        held: ["b", "c", "d"].map((t) => gate.has(t)),
+        last: objects(sql),
+        b: sql`SELECT y FROM b`,
+      };
+    });
+    expect(result).toEqual({
+      beforeSchema: [],
+      held: [true, true, true],
+      last: ["_schema", "a", "b", "b_y", "c", "d"],
+      b: [{ y: 1 }],
+    });
+  });
+
   it("a table no schema has fails as before; a script is not run again; an object with no schema makes nothing", async () => {
     const result = await runInDurableObject(scratch(), (_instance, state) => {
       const { sql, gate } = gated(state.storage);

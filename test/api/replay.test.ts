@@ -187,7 +187,7 @@ describe("POST /v1/route/replay", () => {
 
   it("refuses drafts whose patterns pass the tenant's pattern budget", async () => {
     // One agent of 100 such patterns takes more than half the budget; two pass it.
-    const big = Array.from({ length: 100 }, (_, i) => `(.*a){${60 + i}}`);
+    const big = Array.from({ length: 100 }, (_, i) => `(.*a){${120 + i}}`);
     const res = await replay({
       draft: {
         agents: [

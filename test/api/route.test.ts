@@ -377,7 +377,7 @@ describe("registry head cache", () => {
 describe("the tenant's pattern budget", () => {
   it("refuses an agent that would pass it: 400 PATTERN_BUDGET_EXCEEDED with the tenant's total and the limit", async () => {
     // One agent of 100 such patterns takes more than half the budget; two pass it.
-    const big = Array.from({ length: 100 }, (_, i) => `(.*a){${60 + i}}`);
+    const big = Array.from({ length: 100 }, (_, i) => `(.*a){${120 + i}}`);
     const as = { key: BETA_KEY };
     const first = await call("PUT", "/v1/agents/heavy-1", { name: "heavy-1", triggers: { patterns: big } }, as);
     expect(first.status).toBe(201);
@@ -405,7 +405,7 @@ describe("the tenant's pattern budget", () => {
   it("charges what a step costs: refuses non-ASCII patterns whose ASCII twins of the same size it admits, naming the costliest and why", async () => {
     const as = { key: BETA_KEY };
     // The same programs' sizes (k literals and the match); only the alphabet differs.
-    const sizes = Array.from({ length: 100 }, (_, i) => 560 + i);
+    const sizes = Array.from({ length: 100 }, (_, i) => 900 + i);
     const plain = { name: "plain", triggers: { patterns: sizes.map((k) => `a{${k}}`) } };
     expect((await call("PUT", "/v1/agents/plain", plain, as)).status).toBe(201);
     const used = (await call("GET", "/v1/route/stats", undefined, as)).json.pattern_budget.used;
@@ -419,14 +419,14 @@ describe("the tenant's pattern budget", () => {
       details: {
         agent: "accents",
         limit: PATTERN_BUDGET,
-        pattern: "é{659}",
-        instructions: 660,
+        pattern: "é{999}",
+        instructions: 1000,
         costly: ["unicode_class"],
       },
     });
-    expect(refused.json.error.details.charge).toBeGreaterThan(660);
+    expect(refused.json.error.details.charge).toBeGreaterThan(1000);
     expect(refused.json.error.details.agent_instructions).toBeGreaterThan(PATTERN_BUDGET);
-    expect(refused.json.error.message).toContain("é{659}");
+    expect(refused.json.error.message).toContain("é{999}");
   });
 });
 

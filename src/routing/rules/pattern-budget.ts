@@ -20,7 +20,7 @@
  * within 0.5 s of one isolate's time on the development machine.
  */
 /** Charge of admitted pattern programs per tenant (enabled agents), in ASCII literal steps. */
-export const PATTERN_BUDGET = 65_536;
+export const PATTERN_BUDGET = 131_072;
 
 /** UTF-16 code units of the input the pattern tier reads. */
 export const PATTERN_PREFIX = 1024;

@@ -4,8 +4,8 @@
  * it (parts, shards, link), its shards packed as an isolate receives them, then decoded and
  * wrapped as an isolate's load does. For each size it prints the count a router reports
  * (`memory_bytes` of `GET /v1/route/stats`), its parts, and beside it what the process's heap
- * and array buffers grew by while the router was loaded (after a forced collection): the count
- * is honest when the two agree.
+ * and array buffers grew by from before the shards were packed until the router was loaded, the
+ * packed buffers dropped (after forced collections): the count is honest when the two agree.
  *
  * Run: npx tsx --expose-gc bench/router-memory.bench.ts   (ROUTER_MEMORY_SIZES=1000,10000)
  */
@@ -47,9 +47,10 @@ const MB = (bytes: number) => (bytes / 1e6).toFixed(1);
 const rows: string[] = [];
 let tenK: number | null = null;
 for (const agents of SIZES) {
+  // Measured from before the shards are packed: a buffer a load received and still holds counts.
+  const before = heldBytes();
   let packed = packedShards(agents);
   const packedBytes = packed.reduce((sum, p) => sum + p.byteLength, 0);
-  const before = heldBytes();
   // As an isolate's load: each shard decoded from its buffer and wrapped, then the router over them.
   const wrapped = packed.map((p) => wrapShard(decodeShard(unpackSections(p))));
   packed = [];

@@ -82,15 +82,16 @@ export function routerFromImage(image: RouterImage, options: RuleRouterOptions =
 
 /** One shard's image, wrapped: a router version keeps the wrapped shards it shares with the last. */
 export interface WrappedShard {
-  image: RouterImage;
+  /** What a router reads of the image besides its wrapped tiers (the classifier image is not kept). */
+  image: Pick<RouterImage, "agents" | "rules" | "exampleCounts">;
   rules: ReturnType<typeof rulesFromImage>;
   classifier: LexicalClassifier | null;
 }
 
-/** Wraps a shard's image (its term map and scratch are all that is built). */
+/** Wraps a shard's image (its feature table and scratch are all that is built). */
 export function wrapShard(image: RouterImage): WrappedShard {
   return {
-    image,
+    image: { agents: image.agents, rules: image.rules, exampleCounts: image.exampleCounts },
     rules: rulesFromImage(image.rules),
     classifier: image.classifier === null ? null : classifierFromImage(image.classifier),
   };

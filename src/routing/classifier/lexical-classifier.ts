@@ -17,8 +17,8 @@ import {
   compileClassifierPart,
   linkClassifierImage,
 } from "./classifier-link";
+import { FeatureTable } from "./feature-table";
 import { extractFeatures, surfaceForms, type TextFeatures } from "./features";
-import { IntTable } from "./int-table";
 import { modelFromImage, type SoftmaxOptions } from "./softmax";
 
 /** A query term for explanations: its own weight plus that of its character grams. */
@@ -110,11 +110,11 @@ export function compileClassifier(
 /** The classifier over its image: the term map and per-route scratch are all it builds. */
 export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
   const { idf, unseenIdf, informative, offset, postDoc, postW, exampleAgent, agentStart, texts } = image;
-  const vocab = new Map<string, number>();
-  image.terms.forEach((term, id) => {
-    if (term !== "") vocab.set(term, id);
-  });
-  const gramVocab = IntTable.fromImage(image.grams);
+  // Terms and grams in one table of numeric keys: the image's strings and gram table are not kept.
+  const gramKeys = new Float64Array(image.terms.length);
+  const { keys: gramSlots, values: gramValues } = image.grams;
+  for (let i = 0; i < gramSlots.length; i++) if (gramSlots[i] !== -1) gramKeys[gramValues[i]!] = gramSlots[i]!;
+  const vocab = new FeatureTable(image.terms, (id) => gramKeys[id]!);
   const model = modelFromImage(image.model);
   const counted = image.counted ? modelFromImage(image.counted) : null;
   const agentCount = image.agents.length;
@@ -151,7 +151,7 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
     let norm = 0;
     let known = 0;
     for (const { term, count } of f.terms) {
-      const id = vocab.get(term) ?? -1;
+      const id = vocab.term(term);
       const wt = (1 + Math.log(count)) * (id < 0 ? unseenIdf : (idf[id] as number));
       terms.push({ term, id, weight: wt });
       norm += wt * wt;
@@ -172,11 +172,11 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
     const gramIds = new Array<number>(nGrams + f.phrase.length);
     const gramOwner = new Array<number>(gramIds.length);
     for (let i = 0; i < nGrams; i++) {
-      gramIds[i] = gramVocab.get(f.grams[i] as number);
+      gramIds[i] = vocab.get(f.grams[i] as number);
       gramOwner[i] = f.gramOwner[i] as number;
     }
     for (let i = 0; i < f.phrase.length; i++) {
-      gramIds[nGrams + i] = gramVocab.get(f.phrase[i] as number);
+      gramIds[nGrams + i] = vocab.get(f.phrase[i] as number);
       gramOwner[nGrams + i] = f.phraseOwner[i] as number;
     }
     model.addLogits(termIdArr, featureScale, logits);
@@ -283,8 +283,8 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
   const keywordShare = (keyword: string, a: number): number => {
     let best = -1;
     for (const { term } of extractFeatures(keyword).terms) {
-      const id = vocab.get(term);
-      if (id === undefined) continue;
+      const id = vocab.term(term);
+      if (id < 0) continue;
       if (
         best < 0 ||
         (offset[id + 1] as number) - (offset[id] as number) < (offset[best + 1] as number) - (offset[best] as number)
@@ -322,10 +322,7 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
     return out;
   };
 
-  let bytes = 0;
-  for (const key of vocab.keys()) bytes += 2 * key.length + 48;
-  const df = { length: image.terms.length };
-  bytes += gramVocab.byteLength;
+  let bytes = vocab.byteLength;
   for (const t of texts) bytes += 2 * t.length + 16;
   bytes +=
     model.memoryBytes +
@@ -340,8 +337,7 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
     stamp.byteLength +
     touched.byteLength +
     informative.byteLength +
-    agentStart.byteLength +
-    8 * df.length;
+    agentStart.byteLength;
 
   return {
     agents: image.agents,

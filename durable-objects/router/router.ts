@@ -14,6 +14,7 @@ import {
   storedDefinition,
 } from "../../src/registry/store";
 import { decideFromSections, type PreparedShard, prepareShard } from "../../src/routing/cold-route";
+import { routerBudget } from "../../src/routing/router-budget";
 import {
   type BuiltShard,
   type CompiledPart,
@@ -102,7 +103,7 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
     super(ctx, env);
     const { sql, schema } = routerTables(ctx.storage);
     this.store = new ShardStore(ctx.storage, sql, schema);
-    this.warm = new WarmRouter(this.store, () => this.built);
+    this.warm = new WarmRouter(this.store, () => this.built, routerBudget(env));
     this.history = new RouteHistory(ctx.storage, sql, schema);
   }
 

@@ -56,7 +56,7 @@ export async function decideFromSections(
     images.map((image, k) => ({
       image,
       rules: shards[k]!.rules,
-      classifier: image.classifier === null ? null : classifierFromImage(image.classifier),
+      classifier: image.classifier === null ? null : classifierFromImage(image.classifier, { liveTexts: true }),
     })),
   );
   const decision = await router.decideInTurns(input);

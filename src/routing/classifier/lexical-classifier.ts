@@ -19,6 +19,7 @@ import {
 } from "./classifier-link";
 import { FeatureTable } from "./feature-table";
 import { extractFeatures, surfaceForms, type TextFeatures } from "./features";
+import { narrowIndex, TextTable } from "./narrow";
 import { modelFromImage, type SoftmaxOptions } from "./softmax";
 
 /** A query term for explanations: its own weight plus that of its character grams. */
@@ -107,9 +108,25 @@ export function compileClassifier(
   return classifierFromImage(linkClassifierImage(sets.map(compileClassifierPart), options));
 }
 
-/** The classifier over its image: the term map and per-route scratch are all it builds. */
-export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
-  const { idf, unseenIdf, informative, offset, postDoc, postW, exampleAgent, agentStart, texts } = image;
+/**
+ * The classifier over its image: its feature table, narrowed index arrays, the texts as one
+ * table and per-route scratch are all it builds (the image's own strings are not kept).
+ * `liveTexts`: read the texts from the image's array when asked instead (a sliced image whose
+ * texts are filled in after it is wrapped, cold-route.ts).
+ */
+export function classifierFromImage(image: ClassifierImage, options: { liveTexts?: boolean } = {}): LexicalClassifier {
+  const { unseenIdf, informative, postW, agentStart } = image;
+  // Index arrays as narrow as their values allow; idf is computed from a term's postings (its
+  // document frequency), as the link computed it, rather than kept per feature.
+  const offset = narrowIndex(image.offset);
+  const postDoc = narrowIndex(image.postDoc);
+  const exampleAgent = narrowIndex(image.exampleAgent);
+  // The closures below must not read `image`: that would keep the whole image alive.
+  const liveTexts = options.liveTexts === true ? image.texts : null;
+  const texts = liveTexts === null ? new TextTable(image.texts) : null;
+  const n = image.texts.length;
+  const idfOf = (t: number): number =>
+    Math.fround(Math.log((n + 1) / ((offset[t + 1] as number) - (offset[t] as number) + 1)) + 1);
   // Terms and grams in one table of numeric keys: the image's strings and gram table are not kept.
   const gramKeys = new Float64Array(image.terms.length);
   const { keys: gramSlots, values: gramValues } = image.grams;
@@ -118,7 +135,6 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
   const model = modelFromImage(image.model);
   const counted = image.counted ? modelFromImage(image.counted) : null;
   const agentCount = image.agents.length;
-  const n = texts.length;
   const acc = new Float64Array(n);
   const stamp = new Uint32Array(n);
   const touched = new Uint32Array(n);
@@ -152,7 +168,7 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
     let known = 0;
     for (const { term, count } of f.terms) {
       const id = vocab.term(term);
-      const wt = (1 + Math.log(count)) * (id < 0 ? unseenIdf : (idf[id] as number));
+      const wt = (1 + Math.log(count)) * (id < 0 ? unseenIdf : idfOf(id));
       terms.push({ term, id, weight: wt });
       norm += wt * wt;
       if (id >= 0) known += wt * wt;
@@ -322,15 +338,8 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
     return out;
   };
 
-  let bytes = vocab.byteLength;
-  for (const t of texts) bytes += 2 * t.length + 16;
-  bytes +=
-    model.memoryBytes +
-    (counted?.memoryBytes ?? 0) +
-    idf.byteLength +
-    offset.byteLength +
-    postDoc.byteLength +
-    postW.byteLength;
+  let bytes = vocab.byteLength + (texts?.byteLength ?? 0);
+  bytes += model.memoryBytes + (counted?.memoryBytes ?? 0) + offset.byteLength + postDoc.byteLength + postW.byteLength;
   bytes +=
     exampleAgent.byteLength +
     acc.byteLength +
@@ -347,7 +356,7 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
     nearestByAgent,
     keywordShare,
     similarity,
-    exampleText: (i) => texts[i] ?? "",
+    exampleText: (i) => (texts === null ? (liveTexts?.[i] ?? "") : texts.at(i)),
     exampleAgent: (i) => exampleAgent[i] ?? -1,
     termContributions,
     memoryBytes: bytes,

@@ -17,6 +17,7 @@
  * CLINC150 train less its unseen split (`npx tsx bench/tune-classifier.ts`), never on val.
  */
 import { seededRandom } from "../../lib/prng";
+import { narrowIndex } from "./narrow";
 
 /** Examples as CSR rows of feature ids, one label (agent index) each. */
 export interface TrainingSet {
@@ -246,8 +247,11 @@ export function countModelImage(set: TrainingSet): ModelImage {
   return { agentCount: a, w, start, agent };
 }
 
-/** The model over its image (no copy). */
-export function modelFromImage({ agentCount: a, w, start, agent }: ModelImage): SoftmaxModel {
+/** The model over its image (its index arrays narrowed where their values allow, see narrow.ts). */
+export function modelFromImage(image: ModelImage): SoftmaxModel {
+  const { agentCount: a, w } = image;
+  const start = image.start === null ? null : narrowIndex(image.start);
+  const agent = image.agent === null ? null : narrowIndex(image.agent);
   return {
     agentCount: a,
     addLogits(ids, x, out) {

@@ -65,7 +65,7 @@ for (const agents of SIZES) {
   }
   if (agents === 10_000) tenK = router.memoryBytes;
   rows.push(
-    `| ${agents.toLocaleString("en")} | ${wrapped.length} | ${MB(packedBytes)} | **${MB(router.memoryBytes)}** | ${MB(rules)} | ${MB(classifier)} | ${MB(grown)} |`,
+    `| ${agents.toLocaleString("en")} | ${wrapped.length} | ${MB(packedBytes)} | **${MB(router.memoryBytes)}** | ${MB(rules)} | ${MB(classifier)} | ${MB(router.memoryBytes - rules - classifier)} | ${MB(grown)} |`,
   );
   // Kept alive until measured.
   if (router.agents.length !== agents) throw new Error("the router lost agents");
@@ -76,9 +76,9 @@ console.log(
 );
 console.log("The churn registry (2 keywords, 1 pattern, 3 examples an agent), loaded as an isolate loads it.\n");
 console.log(
-  "| agents | shards | packed, MB | memory_bytes, MB | rule tier | classifiers | heap + array buffers grown, MB |",
+  "| agents | shards | packed, MB | memory_bytes, MB | rule tier | classifiers | agent lists, per-agent arrays | heap + array buffers grown, MB |",
 );
-console.log("| --- | --- | --- | --- | --- | --- | --- |");
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
 for (const row of rows) console.log(row);
 if (tenK !== null)
   console.log(

@@ -57,6 +57,8 @@ export async function decideFromSections(
       image,
       rules: shards[k]!.rules,
       classifier: image.classifier === null ? null : classifierFromImage(image.classifier, { liveTexts: true }),
+      // One route's slice, never held: its size is not counted.
+      bytes: 0,
     })),
   );
   const decision = await router.decideInTurns(input);

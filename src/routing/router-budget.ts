@@ -40,7 +40,7 @@ let heldBytes = 0;
 
 /** A wrapped shard's bytes, as its router counts them. */
 export function shardBytes(shard: WrappedShard): number {
-  return shard.rules.stats.memoryBytes + (shard.classifier?.memoryBytes ?? 0);
+  return shard.bytes;
 }
 
 function take(shards: readonly WrappedShard[]): void {

@@ -109,6 +109,17 @@ export function compileClassifier(
 }
 
 /**
+ * Terms and grams in one table of numeric keys: the image's strings and gram table are not kept.
+ * Built apart, so that the closures of the classifier do not keep its scratch alive.
+ */
+function featureTableOf(image: ClassifierImage): FeatureTable {
+  const gramKeys = new Float64Array(image.terms.length);
+  const { keys: gramSlots, values: gramValues } = image.grams;
+  for (let i = 0; i < gramSlots.length; i++) if (gramSlots[i] !== -1) gramKeys[gramValues[i]!] = gramSlots[i]!;
+  return new FeatureTable(image.terms, (id) => gramKeys[id]!);
+}
+
+/**
  * The classifier over its image: its feature table, narrowed index arrays, the texts as one
  * table and per-route scratch are all it builds (the image's own strings are not kept).
  * `liveTexts`: read the texts from the image's array when asked instead (a sliced image whose
@@ -127,11 +138,7 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
   const n = image.texts.length;
   const idfOf = (t: number): number =>
     Math.fround(Math.log((n + 1) / ((offset[t + 1] as number) - (offset[t] as number) + 1)) + 1);
-  // Terms and grams in one table of numeric keys: the image's strings and gram table are not kept.
-  const gramKeys = new Float64Array(image.terms.length);
-  const { keys: gramSlots, values: gramValues } = image.grams;
-  for (let i = 0; i < gramSlots.length; i++) if (gramSlots[i] !== -1) gramKeys[gramValues[i]!] = gramSlots[i]!;
-  const vocab = new FeatureTable(image.terms, (id) => gramKeys[id]!);
+  const vocab = featureTableOf(image);
   const model = modelFromImage(image.model);
   const counted = image.counted ? modelFromImage(image.counted) : null;
   const agentCount = image.agents.length;

@@ -7,13 +7,29 @@
  * and array buffers grew by from before the shards were packed until the router was loaded, the
  * packed buffers dropped (after forced collections): the count is honest when the two agree.
  *
- * Run: npx tsx --expose-gc bench/router-memory.bench.ts   (ROUTER_MEMORY_SIZES=1000,10000)
+ * Then one isolate serving three 10,000-agent tenants in turn, twice round: Relay on workerd
+ * through Miniflare's API (bench/lib/workerd-server.ts; the Worker and the router objects share
+ * one isolate there, as they may in production, and one router budget), each tenant's registry
+ * written to D1 in bulk. For each turn: a route (answered by the tenant's router object while
+ * the isolate holds none), `GET /v1/route/stats` (which waits for the isolate's load) for the
+ * router's memory and the isolate's router budget, and the isolate's JS heap in use (workerd's
+ * inspector; garbage included). The held routers must stay within the budget, and a tenant
+ * whose router was let go must decide its input the same when it comes round again.
+ *
+ * Run: npx tsx --expose-gc bench/router-memory.bench.ts   (ROUTER_MEMORY_SIZES=1000,10000;
+ * ROUTER_MEMORY_TENANT_AGENTS=10000 the tenants' size, 0 to skip the isolate part). Ports 8870–8879.
  */
+
+import { rmSync } from "node:fs";
 import { type CompiledPart, linkShard, shardBudgets, shardCount, shardOf } from "../src/routing/router-build";
 import { decodeShard, encodeShard, packSections, unpackSections } from "../src/routing/router-codec";
 import { type AgentPart, compileAgentPart } from "../src/routing/router-image";
 import { routerFromShards, wrapShard } from "../src/routing/rule-router";
-import { churnAgent } from "./lib/churn-registry";
+import { apiClient } from "./lib/api-client";
+import { churnAgent, seedChurnTenant } from "./lib/churn-registry";
+import { freePorts } from "./lib/free-port";
+import { inspector } from "./lib/inspector";
+import { memoryStateFolder, startWorkerdServer } from "./lib/workerd-server";
 
 const SIZES = (process.env.ROUTER_MEMORY_SIZES ?? "1000,10000").split(",").map(Number);
 /** The target for a loaded 10,000-agent router. */
@@ -84,3 +100,68 @@ if (tenK !== null)
   console.log(
     `\nA loaded 10,000-agent router: ${MB(tenK)} MB, target ≤ ${TARGET_MB} MB ${tenK <= TARGET_MB * 1e6 ? "✅ met" : "❌ MISSED"}`,
   );
+
+/** Three tenants of TENANT_AGENTS agents, served in turn by one isolate, twice round. */
+const TENANT_AGENTS = Number(process.env.ROUTER_MEMORY_TENANT_AGENTS ?? 10_000);
+const TENANTS = ["mem-a", "mem-b", "mem-c"];
+const keyOf = (tenant: string) => `bench-${tenant}-key`;
+
+async function isolateInTurn(): Promise<void> {
+  const [port, inspectorPort] = await freePorts(2, 8870, 8879);
+  const state = memoryStateFolder("relay-router-memory-");
+  const vars = { RELAY_API_KEYS: ["dev:bench-dev-key", ...TENANTS.map((t) => `${t}:${keyOf(t)}`)].join(",") };
+  const seed = async (db: D1Database) => {
+    for (const tenant of TENANTS) await seedChurnTenant(db, tenant, TENANT_AGENTS);
+  };
+  const server = await startWorkerdServer(port!, "bench-dev-key", vars, inspectorPort, state, seed);
+  try {
+    const devtools = await inspector(inspectorPort!);
+    const heapMB = async () => ((await devtools.send("Runtime.getHeapUsage")) as { usedSize: number }).usedSize / 1e6;
+    const input = `${churnAgent(7).triggers.examples[0]} tk7-1234`;
+    const rows: string[] = [];
+    const decided = new Map<string, string>();
+    let maxHeld = 0;
+    let budget = 0;
+    let same = true;
+    for (let round = 1; round <= 2; round++) {
+      for (const tenant of TENANTS) {
+        const api = apiClient(server.url, keyOf(tenant));
+        const started = performance.now();
+        const first = await api.ok("POST", "/v1/route", { input, strategy: "rule", config: { fallback: "none" } });
+        const firstMs = performance.now() - started;
+        const stats = await api.ok("GET", "/v1/route/stats");
+        const routed = await api.ok("POST", "/v1/route", { input, strategy: "rule", config: { fallback: "none" } });
+        const decision = JSON.stringify([routed.agent, routed.confidence, routed.method]);
+        if (JSON.stringify([first.agent, first.confidence, first.method]) !== decision) same = false;
+        if (decided.has(tenant) && decided.get(tenant) !== decision) same = false;
+        decided.set(tenant, decision);
+        const after = await api.ok("GET", "/v1/route/stats");
+        budget = after.router_budget.bytes;
+        maxHeld = Math.max(maxHeld, stats.router_budget.held_bytes, after.router_budget.held_bytes);
+        rows.push(
+          `| ${round} | ${tenant} | ${firstMs.toFixed(0)} | ${MB(stats.memory_bytes)} | ${stats.load_ms} | ${after.router_budget.held ? "yes" : "no"} | ${MB(after.router_budget.held_bytes)} | ${(await heapMB()).toFixed(1)} | ${routed.agent ?? "—"} ${routed.confidence} |`,
+        );
+      }
+    }
+    devtools.close();
+    console.log(
+      `
+## One isolate, three ${TENANT_AGENTS.toLocaleString("en")}-agent tenants in turn (workerd; Worker and router objects in one isolate)
+`,
+    );
+    console.log(
+      "| round | tenant | first route, ms (the object answers) | its router, MB | isolate's load, ms | held after | routers held in the isolate, MB | isolate JS heap in use, MB | decision |",
+    );
+    console.log("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    for (const row of rows) console.log(row);
+    console.log(
+      `
+Routers held in the isolate: at most ${MB(maxHeld)} MB, budget ${MB(budget)} MB ${maxHeld <= budget ? "✅ within" : "❌ PAST IT"}; each tenant decided the same every turn ${same ? "✅" : "❌ NO"}`,
+    );
+  } finally {
+    await server.stop();
+    rmSync(state, { recursive: true, force: true });
+  }
+}
+
+if (TENANT_AGENTS > 0) await isolateInTurn();

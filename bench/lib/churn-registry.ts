@@ -25,3 +25,29 @@ export function churnAgent(i: number, version = 0): AgentDefinition {
     },
   });
 }
+
+/** A registry of `agents` agents straight into D1, 50 rows a batch, and the version bumped once. */
+export async function seedChurnTenant(db: D1Database, tenant: string, agents: number): Promise<void> {
+  const now = new Date().toISOString();
+  for (let start = 0; start < agents; start += 50) {
+    const batch: D1PreparedStatement[] = [];
+    for (let i = start; i < Math.min(agents, start + 50); i++) {
+      const definition = churnAgent(i);
+      batch.push(
+        db
+          .prepare(
+            "INSERT OR REPLACE INTO agents (tenant, name, definition, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)",
+          )
+          .bind(tenant, definition.name, JSON.stringify(definition), now),
+      );
+    }
+    await db.batch(batch);
+  }
+  await db
+    .prepare(
+      `INSERT INTO registry_versions (tenant, version, stamp) VALUES (?1, 1, ?2)
+       ON CONFLICT (tenant) DO UPDATE SET version = version + 1, stamp = excluded.stamp`,
+    )
+    .bind(tenant, crypto.randomUUID())
+    .run();
+}

@@ -139,8 +139,8 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
   const idfOf = (t: number): number =>
     Math.fround(Math.log((n + 1) / ((offset[t + 1] as number) - (offset[t] as number) + 1)) + 1);
   const vocab = featureTableOf(image);
-  const model = modelFromImage(image.model);
-  const counted = image.counted ? modelFromImage(image.counted) : null;
+  const model = modelFromImage(image.model, { counted: !image.trained });
+  const counted = image.counted ? modelFromImage(image.counted, { counted: true }) : null;
   const agentCount = image.agents.length;
   const acc = new Float64Array(n);
   const stamp = new Uint32Array(n);

@@ -158,7 +158,7 @@ export function routerFromShards(
   const shards: Shard[] = [];
   let tableBytes = 0;
   for (const shard of wrapped) {
-    const { image, rules, classifier } = shard;
+    const { image } = shard;
     shards.push({ ...shard, offset: names.length, count: image.rules.tables.names.length });
     names.push(...image.rules.tables.names);
     exampleCount.push(...image.exampleCounts);

@@ -92,9 +92,8 @@ export class FeatureTable {
     return this.find(key);
   }
 
-  /** The id of a term, or −1. */
-  term(term: string): number {
-    const key = termKey(term);
+  /** The id of a term, or −1; `key`: its termKey, when the caller has it (a route's shards share one). */
+  term(term: string, key = termKey(term)): number {
     const texts = this.clashed.get(key);
     return texts === undefined ? this.find(key) : (texts.get(term) ?? -1);
   }
@@ -105,4 +104,17 @@ export class FeatureTable {
     for (const texts of this.clashed.values()) for (const t of texts.keys()) clashed += 2 * t.length + 64;
     return this.keys.byteLength + this.slots.byteLength + clashed;
   }
+}
+
+/** The term keys of an input's features, computed once for all the shards a route asks. */
+const keysOf = new WeakMap<object, Float64Array>();
+
+/** The termKey of each of `terms`, cached on the array (a route's features are one object). */
+export function termKeys(terms: readonly { term: string }[]): Float64Array {
+  let keys = keysOf.get(terms);
+  if (keys === undefined) {
+    keys = Float64Array.from(terms, (t) => termKey(t.term));
+    keysOf.set(terms, keys);
+  }
+  return keys;
 }

@@ -17,7 +17,7 @@ import {
   compileClassifierPart,
   linkClassifierImage,
 } from "./classifier-link";
-import { FeatureTable } from "./feature-table";
+import { FeatureTable, termKeys } from "./feature-table";
 import { extractFeatures, surfaceForms, type TextFeatures } from "./features";
 import { narrowIndex, TextTable } from "./narrow";
 import { modelFromImage, type SoftmaxOptions } from "./softmax";
@@ -173,8 +173,10 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
     const terms: QueryTerm[] = [];
     let norm = 0;
     let known = 0;
-    for (const { term, count } of f.terms) {
-      const id = vocab.term(term);
+    const keys = termKeys(f.terms);
+    for (let i = 0; i < f.terms.length; i++) {
+      const { term, count } = f.terms[i]!;
+      const id = vocab.term(term, keys[i]);
       const wt = (1 + Math.log(count)) * (id < 0 ? unseenIdf : idfOf(id));
       terms.push({ term, id, weight: wt });
       norm += wt * wt;

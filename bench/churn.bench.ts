@@ -31,10 +31,9 @@ import { readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { seededRandom } from "../src/lib/prng";
 import { compileAgentPart } from "../src/routing/router-image";
-import { AgentDefinition } from "../src/schemas/agent";
 import type { RouteDecision } from "../src/schemas/routing";
 import { apiClient } from "./lib/api-client";
-import { corpus } from "./lib/rules-synthetic-registry";
+import { churnAgent as agent, seedChurnTenant, sentence, words } from "./lib/churn-registry";
 import { memoryStateFolder, startWorkerdServer } from "./lib/workerd-server";
 import { percentile } from "./lib/wrangler-dev";
 
@@ -56,53 +55,9 @@ const FIRST_ROUTES = 3;
  */
 const PROBES = Number(process.env.CHURN_PROBES ?? 5);
 
-const words = corpus();
-const sentence = (rand: ReturnType<typeof seededRandom>, n: number) =>
-  Array.from({ length: n }, () => rand.pick(rand.int(2) === 0 ? words.vocabulary : words.filler)).join(" ");
-
-/** Agent i of the registry (`version` > 0: a changed definition of it). */
-function agent(i: number, version = 0): AgentDefinition {
-  const rand = seededRandom(1000 + i + 7919 * version);
-  return AgentDefinition.parse({
-    name: `agent-${String(i).padStart(5, "0")}`,
-    description: `synthetic agent ${i}`,
-    triggers: {
-      keywords: [rand.pick(words.vocabulary), rand.pick(words.vocabulary)],
-      patterns: [`tk${i.toString(36)}-\\d{4}`],
-      examples: [sentence(rand, 8), sentence(rand, 8), sentence(rand, 8)],
-    },
-  });
-}
-
-/** A registry of `agents` agents straight into D1, 50 rows a batch, and the version bumped once. */
-async function seedTenant(db: D1Database, tenant: string, agents: number): Promise<void> {
-  const now = new Date().toISOString();
-  for (let start = 0; start < agents; start += 50) {
-    const batch: D1PreparedStatement[] = [];
-    for (let i = start; i < Math.min(agents, start + 50); i++) {
-      const definition = agent(i);
-      batch.push(
-        db
-          .prepare(
-            "INSERT OR REPLACE INTO agents (tenant, name, definition, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)",
-          )
-          .bind(tenant, definition.name, JSON.stringify(definition), now),
-      );
-    }
-    await db.batch(batch);
-  }
-  await db
-    .prepare(
-      `INSERT INTO registry_versions (tenant, version, stamp) VALUES (?1, 1, ?2)
-       ON CONFLICT (tenant) DO UPDATE SET version = version + 1, stamp = excluded.stamp`,
-    )
-    .bind(tenant, crypto.randomUUID())
-    .run();
-}
-
 async function seed(db: D1Database): Promise<void> {
-  await seedTenant(db, TENANT, AGENTS);
-  await seedTenant(db, SMALL, SMALL_AGENTS);
+  await seedChurnTenant(db, TENANT, AGENTS);
+  await seedChurnTenant(db, SMALL, SMALL_AGENTS);
 }
 
 /**

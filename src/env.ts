@@ -64,6 +64,12 @@ export interface Env extends RoutingVars, QuotaVars {
   /** The archive bucket's name, as `GET /v1/audit` reports where older records are. */
   AUDIT_ARCHIVE_BUCKET?: string;
 
+  /**
+   * Megabytes of tenants' routers one isolate holds at most (default 64): past it, the least
+   * recently used are let go and reloaded when next asked (docs/scaling.md, "Memory").
+   */
+  RELAY_ROUTER_BUDGET_MB?: string;
+
   /** OpenAI-compatible provider's base URL (default https://api.openai.com/v1); its key is in RoutingVars. */
   OPENAI_BASE_URL?: string;
 }

@@ -15,6 +15,7 @@ import {
   storedDefinition,
 } from "../../src/registry/store";
 import { decideFromSections, type PreparedShard, prepareShard } from "../../src/routing/cold-route";
+import { routerBudget } from "../../src/routing/router-budget";
 import {
   type BuiltShard,
   type CompiledPart,
@@ -116,7 +117,7 @@ export class RouterDO extends DurableObject<Env> implements RouterRpc {
     const { sql, schema } = routerTables(ctx.storage);
     this.schema = schema;
     this.store = new ShardStore(ctx.storage, sql, schema);
-    this.warm = new WarmRouter(this.store, () => this.built);
+    this.warm = new WarmRouter(this.store, () => this.built, routerBudget(env));
     this.history = new RouteHistory(ctx.storage, sql, schema);
     this.audit = new AgentAudit(ctx.storage, sql, schema, env, () => this.now());
   }

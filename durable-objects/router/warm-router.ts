@@ -1,3 +1,4 @@
+import { holdRouter, ROUTER_BUDGET_BYTES, touchRouter } from "../../src/routing/router-budget";
 import { decodeShard } from "../../src/routing/router-codec";
 import type { RouteAgent } from "../../src/routing/router-image";
 import { type CompiledRuleRouter, routerFromShards, type WrappedShard, wrapShard } from "../../src/routing/rule-router";
@@ -50,16 +51,24 @@ const encoder = new TextEncoder();
 export class WarmRouter {
   private held: WarmVersion | null = null;
   private loadingKey: string | null = null;
+  /** The version whose router is bigger than the isolate's whole router budget: never loaded again. */
+  private oversized: string | null = null;
 
-  /** `kept`: the version the object keeps now (its shards' rows are that version's). */
+  /**
+   * `kept`: the version the object keeps now (its shards' rows are that version's); `budget`:
+   * the isolate's router budget (src/routing/router-budget.ts), which this router shares.
+   */
   constructor(
     private readonly store: ShardStore,
     private readonly kept: () => VersionShape | null,
+    private readonly budget = ROUTER_BUDGET_BYTES,
   ) {}
 
   /** The loaded router of `version`, when it is the one held. */
   of(version: VersionShape): WarmVersion | null {
-    return this.held !== null && this.held.key === keyOf(version) ? this.held : null;
+    if (this.held === null || this.held.key !== keyOf(version)) return null;
+    touchRouter(this);
+    return this.held;
   }
 
   /** The memory of the router held (its tables, as /v1/route/stats counts an isolate's), and its version. */
@@ -75,7 +84,7 @@ export class WarmRouter {
     const target = this.kept();
     if (target === null) return;
     const key = keyOf(target);
-    if (this.held?.key === key || this.loadingKey === key) return;
+    if (this.held?.key === key || this.loadingKey === key || this.oversized === key) return;
     this.loadingKey = key;
     new Promise((resolve) => setTimeout(resolve, afterMs))
       .then(() => this.load(tenant, target, key))
@@ -105,6 +114,21 @@ export class WarmRouter {
         shareShard(tenant, stamp, shard);
       }
       wrapped.push(shard);
+    }
+    // Past the budget, the least recently used routers of the isolate are let go, this one
+    // included when its turn comes (routes are then decided from the sections until reloaded).
+    const kept = holdRouter(
+      this,
+      wrapped,
+      () => {
+        this.held = null;
+      },
+      this.budget,
+    );
+    if (!kept) {
+      this.held = null;
+      this.oversized = key;
+      return;
     }
     const router = routerFromShards(wrapped);
     const agents = wrapped.flatMap((w) => w.image.agents);

@@ -2,10 +2,12 @@ import { type Context, Hono } from "hono";
 import type * as z from "zod";
 import type { AppEnv } from "../app-env";
 import { RelayError } from "../errors";
+import { heldRouters, routerBudget } from "../routing/router-budget";
 import { PATTERN_PREFIX } from "../routing/rules";
 import { routerRpc } from "../rpc/stubs";
 import type { RouteStats as RouteStatsSchema } from "../schemas/api";
 import { MAX_INPUT_BYTES, RouteRequest } from "../schemas/routing";
+import { holdsRouter } from "../services/registry-cache";
 import { routeInput, routingContext } from "../services/routing";
 import { replay } from "./replay";
 import { clearHistory, listHistory } from "./route-history";
@@ -57,6 +59,11 @@ export const route = new Hono<AppEnv>()
       load_ms: registry.load_ms,
       memory_bytes: registry.rules.memoryBytes,
       object_memory_bytes: await objectMemory(c.env, c.get("tenant")),
+      router_budget: {
+        bytes: routerBudget(c.env),
+        held_bytes: heldRouters().bytes,
+        held: holdsRouter(c.get("tenant"), registry),
+      },
       pattern_budget: { used: build.pattern_instructions, limit: build.pattern_budget, prefix: PATTERN_PREFIX },
     };
     return c.json(stats);

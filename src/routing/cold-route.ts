@@ -56,7 +56,9 @@ export async function decideFromSections(
     images.map((image, k) => ({
       image,
       rules: shards[k]!.rules,
-      classifier: image.classifier === null ? null : classifierFromImage(image.classifier),
+      classifier: image.classifier === null ? null : classifierFromImage(image.classifier, { liveTexts: true }),
+      // One route's slice, never held: its size is not counted.
+      bytes: 0,
     })),
   );
   const decision = await router.decideInTurns(input);

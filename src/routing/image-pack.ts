@@ -4,7 +4,9 @@
  * arrays, and a buffer crosses storage and RPC as one copy, where structured clone walks every
  * object and string of the shape.
  *
- * - Unpacking makes views on the buffer, no copies, where the array's place in it is aligned.
+ * - Unpacking copies each array out of the buffer: a view would keep the whole buffer alive (a
+ *   shard's buffer is mostly its buckets, which a load copies into the classifier's arrays), and
+ *   the arrays a head holds are small.
  * - Integer arrays whose values fit a narrower type travel narrow and are widened on unpacking
  *   (a copy, of arrays that are small: indexes and counts within one shard).
  * - NaN and ±Infinity survive (JSON alone would make them null); `undefined` properties are
@@ -101,7 +103,7 @@ export function packValue(value: unknown): Uint8Array {
   return out;
 }
 
-/** Unpacks what `packValue` packed; typed arrays are views on `bytes` where they can be. */
+/** Unpacks what `packValue` packed; its typed arrays are copies, none a view on `bytes`. */
 export function unpackValue<T>(bytes: Uint8Array): T {
   const length = new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true);
   const start = align8(4 + length);
@@ -113,11 +115,7 @@ export function unpackValue<T>(bytes: Uint8Array): T {
     else {
       const [code, storedCode, offset, count] = what;
       const Stored = TYPES[storedCode]!;
-      const at = bytes.byteOffset + start + offset;
-      const view =
-        at % Stored.BYTES_PER_ELEMENT === 0
-          ? new Stored(bytes.buffer as ArrayBuffer, at, count)
-          : new Stored(bytes.slice(start + offset, start + offset + count * Stored.BYTES_PER_ELEMENT).buffer);
+      const view = new Stored(bytes.slice(start + offset, start + offset + count * Stored.BYTES_PER_ELEMENT).buffer);
       value = code === storedCode ? view : new TYPES[code]!(view);
     }
     if (path.length === 0) root = value;

@@ -49,7 +49,7 @@ import { type Calibration, type CandidateEvidence, confidenceOf } from "./classi
 import { CALIBRATION_PARAMS } from "./classifier/calibration-params";
 import { extractFeatures } from "./classifier/features";
 import { type Classification, classifierFromImage, type LexicalClassifier } from "./classifier/lexical-classifier";
-import { compileAgentPart, type LinkOptions, linkRouterImage, type RouterImage } from "./router-image";
+import { compileAgentPart, type LinkOptions, linkRouterImage, type RouteAgent, type RouterImage } from "./router-image";
 import { decisionOf, type RuleEvidence, type ScoredCandidate } from "./rule-decision";
 import { type RuleStats, rulesFromImage } from "./rules";
 import type { RuleDecision, RuleMatch, RuleRouter } from "./types";
@@ -82,18 +82,44 @@ export function routerFromImage(image: RouterImage, options: RuleRouterOptions =
 
 /** One shard's image, wrapped: a router version keeps the wrapped shards it shares with the last. */
 export interface WrappedShard {
-  image: RouterImage;
+  /** What a router reads of the image besides its wrapped tiers (the classifier image is not kept). */
+  image: Pick<RouterImage, "agents" | "rules" | "exampleCounts">;
   rules: ReturnType<typeof rulesFromImage>;
   classifier: LexicalClassifier | null;
+  /** What it holds: its rule tier, its classifier and its agents' list (docs/scaling.md, "Memory"). */
+  bytes: number;
 }
 
-/** Wraps a shard's image (its term map and scratch are all that is built). */
+/** Wraps a shard's image (its feature table and scratch are all that is built). */
 export function wrapShard(image: RouterImage): WrappedShard {
+  const rules = rulesFromImage(image.rules);
+  const classifier = image.classifier === null ? null : classifierFromImage(image.classifier);
   return {
-    image,
-    rules: rulesFromImage(image.rules),
-    classifier: image.classifier === null ? null : classifierFromImage(image.classifier),
+    image: { agents: image.agents, rules: image.rules, exampleCounts: image.exampleCounts },
+    rules,
+    classifier,
+    bytes: rules.stats.memoryBytes + (classifier?.memoryBytes ?? 0) + agentListBytes(image.agents),
   };
+}
+
+/**
+ * The agents' list as V8 holds it, about: each agent's objects and arrays, its strings (one
+ * byte a code unit for Latin-1, as nearly all are, two otherwise) — 270 bytes an agent of the
+ * churn bench's registry, as measured in Node.
+ */
+function agentListBytes(agents: readonly RouteAgent[]): number {
+  const text = (s: string | undefined) => {
+    if (s === undefined) return 0;
+    let wide = false;
+    for (let i = 0; i < s.length && !wide; i++) wide = s.charCodeAt(i) > 0xff;
+    return 16 + (wide ? 2 : 1) * s.length;
+  };
+  let bytes = 0;
+  for (const a of agents) {
+    bytes += 120 + text(a.name) + text(a.title) + text(a.description);
+    for (const k of a.triggers.keywords) bytes += 8 + text(k);
+  }
+  return bytes;
 }
 
 /** A route's working arrays over all agents. */
@@ -132,11 +158,11 @@ export function routerFromShards(
   const shards: Shard[] = [];
   let tableBytes = 0;
   for (const shard of wrapped) {
-    const { image, rules, classifier } = shard;
+    const { image } = shard;
     shards.push({ ...shard, offset: names.length, count: image.rules.tables.names.length });
     names.push(...image.rules.tables.names);
     exampleCount.push(...image.exampleCounts);
-    tableBytes += rules.stats.memoryBytes + (classifier?.memoryBytes ?? 0);
+    tableBytes += shard.bytes;
   }
   // An agent's keywords are also examples of its classifier: the more real examples it has,
   // the more its logit already holds what they say, so its rule score weighs less.
@@ -319,7 +345,8 @@ export function routerFromShards(
     evidence,
     agents: names,
     rules: mergeStats(shards.map((s) => s.rules.stats)),
-    memoryBytes: tableBytes + 16 * count,
+    // Per agent: its name's place, examples, weights and a route's scratch (about 230 bytes in Node).
+    memoryBytes: tableBytes + 230 * count,
   };
 }
 

@@ -55,6 +55,17 @@ export const RouteStats = z.strictObject({
    * object did not answer).
    */
   object_memory_bytes: z.number().int().min(0).nullable(),
+  /**
+   * This isolate's budget for the routers it holds (docs/scaling.md, "Memory"): its size, what
+   * the routers of every tenant it holds take of it now (a shard two share counted once), and
+   * whether it holds this tenant's router (false: let go as the least recently used, or bigger
+   * than the whole budget; it is loaded again when next asked).
+   */
+  router_budget: z.strictObject({
+    bytes: z.number().int().min(0),
+    held_bytes: z.number().int().min(0),
+    held: z.boolean(),
+  }),
   pattern_budget: z.strictObject({
     /** Instructions of the tenant's admitted patterns (enabled agents, after expansion). */
     used: z.number().int().min(0),

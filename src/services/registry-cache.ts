@@ -5,6 +5,7 @@ import { subscribedStatement } from "../registry/event-subscriptions";
 import { loadDefinitions, type RegistryHead, registryHeadStatement } from "../registry/store";
 import { parseTelemetryConfig, telemetryConfigStatement } from "../registry/telemetry-config-store";
 import { loadTools } from "../registry/tool-store";
+import { holdRouter, routerBudget, touchRouter } from "../routing/router-budget";
 import { decodeShard, unpackSections } from "../routing/router-codec";
 import type { RouteAgent } from "../routing/router-image";
 import { NO_DECISION } from "../routing/rule-decision";
@@ -138,10 +139,31 @@ interface RouterSlot {
   loading: Promise<CompiledRegistry> | null;
   /** The head the load under way was started for. */
   loadingFor: string;
+  /** The head whose router is bigger than the isolate's whole router budget: served, never held. */
+  oversized: string | null;
 }
 const routers = new Map<string, RouterSlot>();
 
 const headKey = (head: RegistryHead) => `${head.version}:${head.stamp}`;
+
+/** Whether this isolate holds `registry` as the tenant's router (not let go, not past the budget). */
+export function holdsRouter(tenant: string, registry: CompiledRegistry): boolean {
+  return routers.get(tenant)?.current === registry;
+}
+
+/** Keeps a loaded router as the tenant's current one, within the isolate's router budget. */
+function keep(slot: RouterSlot, loaded: CompiledRegistry, budget: number): void {
+  const held = holdRouter(
+    slot,
+    loaded.shards.map((s) => s.wrapped),
+    () => {
+      slot.current = null;
+    },
+    budget,
+  );
+  slot.current = held ? loaded : null;
+  slot.oversized = held ? null : headKey(loaded);
+}
 
 /**
  * The tenant's router for a route (docs/scaling.md, "Serving while the next version builds"):
@@ -151,7 +173,7 @@ const headKey = (head: RegistryHead) => `${head.version}:${head.stamp}`;
  * response (`ctx.waitUntil`).
  */
 export function routerAt(
-  env: Pick<Env, "ROUTERS">,
+  env: Pick<Env, "ROUTERS" | "RELAY_ROUTER_BUDGET_MB">,
   tenant: string,
   head: RegistryHead,
   background?: (work: Promise<unknown>) => void,
@@ -159,10 +181,11 @@ export function routerAt(
 ): Promise<CompiledRegistry> {
   let slot = routers.get(tenant);
   if (!slot) {
-    slot = { current: null, loading: null, loadingFor: "" };
+    slot = { current: null, loading: null, loadingFor: "", oversized: null };
     routers.set(tenant, slot);
   }
   const current = slot.current;
+  touchRouter(slot);
   if (current !== null && headKey(current) === headKey(head)) return Promise.resolve(current);
   if (slot.loading === null || slot.loadingFor !== headKey(head)) {
     const loading = loadRouter(env, tenant, current);
@@ -171,7 +194,7 @@ export function routerAt(
     entry.loadingFor = headKey(head);
     loading.then(
       (loaded) => {
-        if (entry.current === null || loaded.version >= entry.current.version) entry.current = loaded;
+        if (entry.current === null || loaded.version >= entry.current.version) keep(entry, loaded, routerBudget(env));
         if (entry.loading === loading) entry.loading = null;
       },
       () => {
@@ -184,14 +207,17 @@ export function routerAt(
 }
 
 /** Loads the tenant's current router now (after a write through this isolate: read your writes). */
-export async function refreshRouter(env: Pick<Env, "ROUTERS" | "DB">, tenant: string): Promise<void> {
+export async function refreshRouter(
+  env: Pick<Env, "ROUTERS" | "DB" | "RELAY_ROUTER_BUDGET_MB">,
+  tenant: string,
+): Promise<void> {
   invalidateTenant(tenant);
   const { head } = await tenantHead(env.DB, tenant);
   await routerAt(env, tenant, head, undefined, true);
 }
 
 async function loadRouter(
-  env: Pick<Env, "ROUTERS">,
+  env: Pick<Env, "ROUTERS" | "RELAY_ROUTER_BUDGET_MB">,
   tenant: string,
   held: CompiledRegistry | null,
 ): Promise<CompiledRegistry> {
@@ -261,20 +287,23 @@ export const LOAD_DELAY_MS = 50;
  * the load instead.
  */
 export async function routerFor(
-  env: Pick<Env, "ROUTERS">,
+  env: Pick<Env, "ROUTERS" | "RELAY_ROUTER_BUDGET_MB">,
   tenant: string,
   head: RegistryHead,
   input: string,
   needs: RouteNeeds,
   background?: (work: Promise<unknown>) => void,
 ): Promise<RoutingRegistry> {
-  if (routers.get(tenant)?.current != null) return routerAt(env, tenant, head, background);
+  const slot = routers.get(tenant);
+  if (slot?.current != null) return routerAt(env, tenant, head, background);
   let answer: RoutedByObject;
   try {
     answer = unwrap(await routerRpc(env, tenant).route(tenant, input, needs));
   } catch {
     return routerAt(env, tenant, head, background, true);
   }
+  // A router past the whole budget is not loaded again for the next route: the object decides.
+  if (slot?.oversized === headKey(head)) return answeredRegistry(answer);
   // The load starts a little later (a request that needs the router sooner starts it at once),
   // so that neither it nor the object's answers to it hold up this route's response.
   const load = new Promise((resolve) => setTimeout(resolve, LOAD_DELAY_MS)).then(() =>

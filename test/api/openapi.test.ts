@@ -144,6 +144,7 @@ describe("the conformance check on every API test's response", () => {
       load_ms: 0,
       memory_bytes: 0,
       object_memory_bytes: 0,
+      router_budget: { bytes: 64_000_000, held_bytes: 0, held: true },
       pattern_budget: { used: 0, limit: 131_072, prefix: 1024 },
     };
     expect(() =>

@@ -36,11 +36,15 @@ describe("packValue / unpackValue", () => {
     expect(back).toEqual(small);
   });
 
-  it("makes views on the buffer, not copies, where they are aligned; reads a buffer at any offset", () => {
+  it("copies arrays out, so nothing unpacked keeps the buffer alive; reads a buffer at any offset", () => {
     const f64 = Float64Array.from({ length: 100 }, (_, i) => i / 3);
-    const packed = packValue({ f64 });
-    const back = unpackValue<{ f64: Float64Array }>(packed).f64;
-    expect(back.buffer).toBe(packed.buffer);
+    const bytes = Uint8Array.from({ length: 100 }, (_, i) => i);
+    const packed = packValue({ f64, bytes });
+    const back = unpackValue<{ f64: Float64Array; bytes: Uint8Array }>(packed);
+    expect(back.f64).toEqual(f64);
+    expect(back.bytes).toEqual(bytes);
+    expect(back.f64.buffer).not.toBe(packed.buffer);
+    expect(back.bytes.buffer.byteLength).toBe(bytes.byteLength);
     const shifted = new Uint8Array(packed.byteLength + 3);
     shifted.set(packed, 3);
     expect(unpackValue<{ f64: Float64Array }>(shifted.subarray(3)).f64).toEqual(f64);

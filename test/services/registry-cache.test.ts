@@ -1,12 +1,16 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { unwrap } from "../../src/errors";
+import type { RegistryHead } from "../../src/registry/store";
+import { heldRouters, routerBudget, shardBytes } from "../../src/routing/router-budget";
 import { routerRpc } from "../../src/rpc/stubs";
 import {
   agentDirectory,
   HEAD_TTL_MS,
+  holdsRouter,
   invalidateTenant,
   knownDirectory,
+  routerAt,
   routerFor,
   tenantHead,
 } from "../../src/services/registry-cache";
@@ -130,4 +134,71 @@ describe("a route answered by a warm router object", () => {
       expect(first.decision.method).toBe(fallback === "none" ? "none" : "fallback");
     },
   );
+});
+
+describe("the isolate's router budget", () => {
+  /** A tenant with the test team, and a route that loads its router (awaited) in an isolate of `budgetMB`. */
+  async function tenantWithTeam(prefix: string) {
+    const tenant = `${prefix}-${++counter}`;
+    for (const agent of team) unwrap(await routerRpc(env, tenant).putAgent(tenant, agent));
+    const { head } = await tenantHead(env.DB, tenant, Date.now());
+    return { tenant, head };
+  }
+  const needs = { decide: true, threshold: 80 };
+  const input = "I want a refund for my order";
+  const plain = (value: unknown) => JSON.parse(JSON.stringify(value));
+
+  async function route(budget: typeof env, tenant: string, head: RegistryHead) {
+    const loads: Promise<unknown>[] = [];
+    const registry = await routerFor(budget, tenant, head, input, needs, (work) => loads.push(work));
+    // The loads this route started (a load's own pieces join later).
+    const started = loads.length;
+    const decision = plain(await registry.rules.decideInTurns(input));
+    await Promise.all(loads);
+    await Promise.all(loads);
+    return { registry, decision, loads: started };
+  }
+
+  it("lets go of the least recently used tenant's router; its next route reloads it and decides the same", async () => {
+    const a = await tenantWithTeam("budget-a");
+    const b = await tenantWithTeam("budget-b");
+    const loaded = await routerAt(env, a.tenant, a.head, undefined, true);
+    const size = loaded.shards.reduce((sum, s) => sum + shardBytes(s.wrapped), 0);
+    // Room for one router like these, not two: holding one lets go of every other.
+    const small = { ...env, RELAY_ROUTER_BUDGET_MB: String((1.5 * size) / 1e6) };
+    const first = await route(small, a.tenant, a.head);
+    expect(first.registry.source).toBe("isolate");
+    expect(holdsRouter(a.tenant, loaded)).toBe(true);
+
+    await route(small, b.tenant, b.head);
+    const heldB = await routerAt(small, b.tenant, b.head);
+    expect(holdsRouter(b.tenant, heldB)).toBe(true);
+    expect(holdsRouter(a.tenant, loaded)).toBe(false);
+    expect(heldRouters().bytes).toBeLessThanOrEqual(routerBudget(small));
+
+    // A's next route is answered by the router object while the isolate loads A's router again.
+    const again = await route(small, a.tenant, a.head);
+    expect(again.registry.source).toBe("object");
+    expect(again.loads).toBe(1);
+    expect(again.decision).toEqual(first.decision);
+    const reloaded = await route(small, a.tenant, a.head);
+    expect(reloaded.registry.source).toBe("isolate");
+    expect(reloaded.decision).toEqual(first.decision);
+    expect(heldRouters().bytes).toBeLessThanOrEqual(routerBudget(small));
+  });
+
+  it("serves a router bigger than the whole budget from the router object, without holding or reloading it", async () => {
+    const c = await tenantWithTeam("budget-c");
+    const tiny = { ...env, RELAY_ROUTER_BUDGET_MB: "0.001" };
+    const first = await route(tiny, c.tenant, c.head);
+    expect(first.registry.source).toBe("object");
+    expect(first.loads).toBe(1);
+    // The load found it past the budget: the next routes ask the object and load nothing.
+    for (let i = 0; i < 2; i++) {
+      const next = await route(tiny, c.tenant, c.head);
+      expect(next.registry.source).toBe("object");
+      expect(next.loads).toBe(0);
+      expect(next.decision).toEqual(first.decision);
+    }
+  });
 });

@@ -6768,6 +6768,11 @@ export interface operations {
                         load_ms: number;
                         memory_bytes: number;
                         object_memory_bytes: number | null;
+                        router_budget: {
+                            bytes: number;
+                            held_bytes: number;
+                            held: boolean;
+                        };
                         pattern_budget: {
                             used: number;
                             limit: number;

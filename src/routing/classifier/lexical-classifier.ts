@@ -17,8 +17,9 @@ import {
   compileClassifierPart,
   linkClassifierImage,
 } from "./classifier-link";
+import { FeatureTable, termKeys } from "./feature-table";
 import { extractFeatures, surfaceForms, type TextFeatures } from "./features";
-import { IntTable } from "./int-table";
+import { narrowIndex, TextTable } from "./narrow";
 import { modelFromImage, type SoftmaxOptions } from "./softmax";
 
 /** A query term for explanations: its own weight plus that of its character grams. */
@@ -107,18 +108,40 @@ export function compileClassifier(
   return classifierFromImage(linkClassifierImage(sets.map(compileClassifierPart), options));
 }
 
-/** The classifier over its image: the term map and per-route scratch are all it builds. */
-export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
-  const { idf, unseenIdf, informative, offset, postDoc, postW, exampleAgent, agentStart, texts } = image;
-  const vocab = new Map<string, number>();
-  image.terms.forEach((term, id) => {
-    if (term !== "") vocab.set(term, id);
-  });
-  const gramVocab = IntTable.fromImage(image.grams);
-  const model = modelFromImage(image.model);
-  const counted = image.counted ? modelFromImage(image.counted) : null;
+/**
+ * Terms and grams in one table of numeric keys: the image's strings and gram table are not kept.
+ * Built apart, so that the closures of the classifier do not keep its scratch alive.
+ */
+function featureTableOf(image: ClassifierImage): FeatureTable {
+  const gramKeys = new Float64Array(image.terms.length);
+  const { keys: gramSlots, values: gramValues } = image.grams;
+  for (let i = 0; i < gramSlots.length; i++) if (gramSlots[i] !== -1) gramKeys[gramValues[i]!] = gramSlots[i]!;
+  return new FeatureTable(image.terms, (id) => gramKeys[id]!);
+}
+
+/**
+ * The classifier over its image: its feature table, narrowed index arrays, the texts as one
+ * table and per-route scratch are all it builds (the image's own strings are not kept).
+ * `liveTexts`: read the texts from the image's array when asked instead (a sliced image whose
+ * texts are filled in after it is wrapped, cold-route.ts).
+ */
+export function classifierFromImage(image: ClassifierImage, options: { liveTexts?: boolean } = {}): LexicalClassifier {
+  const { unseenIdf, informative, postW, agentStart } = image;
+  // Index arrays as narrow as their values allow; idf is computed from a term's postings (its
+  // document frequency), as the link computed it, rather than kept per feature.
+  const offset = narrowIndex(image.offset);
+  const postDoc = narrowIndex(image.postDoc);
+  const exampleAgent = narrowIndex(image.exampleAgent);
+  // The closures below must not read `image`: that would keep the whole image alive.
+  const liveTexts = options.liveTexts === true ? image.texts : null;
+  const texts = liveTexts === null ? new TextTable(image.texts) : null;
+  const n = image.texts.length;
+  const idfOf = (t: number): number =>
+    Math.fround(Math.log((n + 1) / ((offset[t + 1] as number) - (offset[t] as number) + 1)) + 1);
+  const vocab = featureTableOf(image);
+  const model = modelFromImage(image.model, { counted: !image.trained });
+  const counted = image.counted ? modelFromImage(image.counted, { counted: true }) : null;
   const agentCount = image.agents.length;
-  const n = texts.length;
   const acc = new Float64Array(n);
   const stamp = new Uint32Array(n);
   const touched = new Uint32Array(n);
@@ -150,9 +173,11 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
     const terms: QueryTerm[] = [];
     let norm = 0;
     let known = 0;
-    for (const { term, count } of f.terms) {
-      const id = vocab.get(term) ?? -1;
-      const wt = (1 + Math.log(count)) * (id < 0 ? unseenIdf : (idf[id] as number));
+    const keys = termKeys(f.terms);
+    for (let i = 0; i < f.terms.length; i++) {
+      const { term, count } = f.terms[i]!;
+      const id = vocab.term(term, keys[i]);
+      const wt = (1 + Math.log(count)) * (id < 0 ? unseenIdf : idfOf(id));
       terms.push({ term, id, weight: wt });
       norm += wt * wt;
       if (id >= 0) known += wt * wt;
@@ -172,11 +197,11 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
     const gramIds = new Array<number>(nGrams + f.phrase.length);
     const gramOwner = new Array<number>(gramIds.length);
     for (let i = 0; i < nGrams; i++) {
-      gramIds[i] = gramVocab.get(f.grams[i] as number);
+      gramIds[i] = vocab.get(f.grams[i] as number);
       gramOwner[i] = f.gramOwner[i] as number;
     }
     for (let i = 0; i < f.phrase.length; i++) {
-      gramIds[nGrams + i] = gramVocab.get(f.phrase[i] as number);
+      gramIds[nGrams + i] = vocab.get(f.phrase[i] as number);
       gramOwner[nGrams + i] = f.phraseOwner[i] as number;
     }
     model.addLogits(termIdArr, featureScale, logits);
@@ -283,8 +308,8 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
   const keywordShare = (keyword: string, a: number): number => {
     let best = -1;
     for (const { term } of extractFeatures(keyword).terms) {
-      const id = vocab.get(term);
-      if (id === undefined) continue;
+      const id = vocab.term(term);
+      if (id < 0) continue;
       if (
         best < 0 ||
         (offset[id + 1] as number) - (offset[id] as number) < (offset[best + 1] as number) - (offset[best] as number)
@@ -322,26 +347,15 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
     return out;
   };
 
-  let bytes = 0;
-  for (const key of vocab.keys()) bytes += 2 * key.length + 48;
-  const df = { length: image.terms.length };
-  bytes += gramVocab.byteLength;
-  for (const t of texts) bytes += 2 * t.length + 16;
-  bytes +=
-    model.memoryBytes +
-    (counted?.memoryBytes ?? 0) +
-    idf.byteLength +
-    offset.byteLength +
-    postDoc.byteLength +
-    postW.byteLength;
+  let bytes = vocab.byteLength + (texts?.byteLength ?? 0);
+  bytes += model.memoryBytes + (counted?.memoryBytes ?? 0) + offset.byteLength + postDoc.byteLength + postW.byteLength;
   bytes +=
     exampleAgent.byteLength +
     acc.byteLength +
     stamp.byteLength +
     touched.byteLength +
     informative.byteLength +
-    agentStart.byteLength +
-    8 * df.length;
+    agentStart.byteLength;
 
   return {
     agents: image.agents,
@@ -351,7 +365,7 @@ export function classifierFromImage(image: ClassifierImage): LexicalClassifier {
     nearestByAgent,
     keywordShare,
     similarity,
-    exampleText: (i) => texts[i] ?? "",
+    exampleText: (i) => (texts === null ? (liveTexts?.[i] ?? "") : texts.at(i)),
     exampleAgent: (i) => exampleAgent[i] ?? -1,
     termContributions,
     memoryBytes: bytes,

@@ -17,6 +17,7 @@
  * CLINC150 train less its unseen split (`npx tsx bench/tune-classifier.ts`), never on val.
  */
 import { seededRandom } from "../../lib/prng";
+import { narrowIndex } from "./narrow";
 
 /** Examples as CSR rows of feature ids, one label (agent index) each. */
 export interface TrainingSet {
@@ -246,8 +247,52 @@ export function countModelImage(set: TrainingSet): ModelImage {
   return { agentCount: a, w, start, agent };
 }
 
-/** The model over its image (no copy). */
-export function modelFromImage({ agentCount: a, w, start, agent }: ModelImage): SoftmaxModel {
+/**
+ * A counted model's weights as the counts they were computed from (docs/scaling.md, "Memory"):
+ * entry p of feature f weighs log(T + α) − log(T − n + α), n its agent's examples holding f and
+ * T the sum of n over f's entries (every example holding f belongs to an entry's agent). The
+ * counts are recovered from the weights and kept when every weight they give back is the one
+ * stored, bit for bit, and every count fits a byte; else null (the weights stay).
+ */
+function countsOf(w: Float32Array, start: ArrayLike<number>, features: number): Uint8Array | null {
+  const n = new Uint8Array(w.length);
+  for (let f = 0; f < features; f++) {
+    const from = start[f]!;
+    const to = start[f + 1]!;
+    // T from the weights: with S = Σ (1 − e^−w), T = α·S / (1 − S).
+    let sum = 0;
+    for (let p = from; p < to; p++) sum += 1 - Math.exp(-w[p]!);
+    const t = Math.round((COUNT_ALPHA * sum) / (1 - sum));
+    let total = 0;
+    for (let p = from; p < to; p++) {
+      const c = Math.round((t + COUNT_ALPHA) * (1 - Math.exp(-w[p]!)));
+      if (c < 1 || c > 255) return null;
+      n[p] = c;
+      total += c;
+    }
+    if (total !== t) return null;
+    for (let p = from; p < to; p++) if (Math.fround(countWeight(t, n[p]!)) !== w[p]) return null;
+  }
+  return n;
+}
+
+/** A counted weight from its counts, as countModelImage computes it. */
+function countWeight(t: number, n: number): number {
+  return Math.log(t + COUNT_ALPHA) - Math.log(t - n + COUNT_ALPHA);
+}
+
+/**
+ * The model over its image (its index arrays narrowed where their values allow, see narrow.ts).
+ * `counted`: the image is a counted model's (countModelImage), whose weights may be kept as
+ * their counts, a byte an entry instead of four, giving the same weights.
+ */
+export function modelFromImage(image: ModelImage, options: { counted?: boolean } = {}): SoftmaxModel {
+  const { agentCount: a } = image;
+  const start = image.start === null ? null : narrowIndex(image.start);
+  const agent = image.agent === null ? null : narrowIndex(image.agent);
+  const counts = options.counted === true && start !== null ? countsOf(image.w, start, start.length - 1) : null;
+  if (counts !== null && start !== null && agent !== null) return countedModel(a, start, agent, counts);
+  const { w } = image;
   return {
     agentCount: a,
     addLogits(ids, x, out) {
@@ -272,5 +317,45 @@ export function modelFromImage({ agentCount: a, w, start, agent }: ModelImage): 
       return 0;
     },
     memoryBytes: w.byteLength + (start?.byteLength ?? 0) + (agent?.byteLength ?? 0),
+  };
+}
+
+/** A counted model over its counts: each feature's total is the sum of its row, its weights computed as read. */
+function countedModel(
+  a: number,
+  start: Uint8Array | Uint16Array | Uint32Array,
+  agent: Uint8Array | Uint16Array | Uint32Array,
+  counts: Uint8Array,
+): SoftmaxModel {
+  const totalOf = (f: number): number => {
+    let t = 0;
+    for (let p = start[f]!; p < start[f + 1]!; p++) t += counts[p]!;
+    return t;
+  };
+  // log(k + α) for every total a feature has: a weight is then two reads, a subtraction and the
+  // float32 rounding it was stored with — the same value, bit for bit.
+  let most = 0;
+  for (let f = 0; f + 1 < start.length; f++) most = Math.max(most, totalOf(f));
+  const logs = new Float64Array(most + 1);
+  for (let k = 0; k <= most; k++) logs[k] = Math.log(k + COUNT_ALPHA);
+  const weightOf = (t: number, n: number): number => Math.fround(logs[t]! - logs[t - n]!);
+  return {
+    agentCount: a,
+    addLogits(ids, x, out) {
+      for (let i = 0; i < ids.length; i++) {
+        const f = ids[i] as number;
+        if (f < 0) continue;
+        const t = totalOf(f);
+        for (let p = start[f]!; p < start[f + 1]!; p++) {
+          const k = agent[p]!;
+          out[k] = (out[k] as number) + weightOf(t, counts[p]!) * x;
+        }
+      }
+    },
+    weight(f, k) {
+      for (let p = start[f]!; p < start[f + 1]!; p++) if (agent[p] === k) return weightOf(totalOf(f), counts[p]!);
+      return 0;
+    },
+    memoryBytes: counts.byteLength + start.byteLength + agent.byteLength + logs.byteLength,
   };
 }

@@ -19,8 +19,12 @@ import { WHITESPACE } from "./text";
 
 /** The built automaton; entry ids are indexes into the `entries` given to {@link buildAutomaton}. */
 export interface Automaton {
-  /** Code unit → class (0 = in no entry, 1 = whitespace). */
-  readonly classOf: Uint16Array;
+  /**
+   * Code unit → class (0 = in no entry, 1 = whitespace). Unpacked, it ends after the last unit
+   * of an entry's class (past it, a unit is whitespace by WHITESPACE, else class 0; see
+   * {@link classOfUnit}) and is a Uint8Array when the classes fit.
+   */
+  readonly classOf: Uint8Array | Uint16Array;
   readonly classCount: number;
   readonly stateCount: number;
   /** States 0 … denseStates − 1 have a row in `dense`. */
@@ -270,15 +274,20 @@ export function deepNext(a: Automaton, code: number, cls: number): number {
  * when it is unpacked, and the dense rows are most of its bytes), with the class map as its
  * non-zero entries (it is mostly zeros).
  */
+/** The class of a code unit (the scanner's hot loop inlines the same). */
+export function classOfUnit(a: Pick<Automaton, "classOf">, unit: number): number {
+  return unit < a.classOf.length ? a.classOf[unit]! : WHITESPACE[unit] === 1 ? SPACE_CLASS : 0;
+}
+
 export type PackedAutomaton = Omit<Core, "classOf"> & { classUnits: Uint16Array; classIds: Uint16Array };
 
 export function packAutomaton(a: Automaton): PackedAutomaton {
   const units: number[] = [];
-  for (let unit = 0; unit < 65536; unit++) if (a.classOf[unit] !== 0) units.push(unit);
+  for (let unit = 0; unit < 65536; unit++) if (classOfUnit(a, unit) !== 0) units.push(unit);
   const { classCount, stateCount, denseStates, fail, childStart, childClass, stateEntry, entryLength } = a;
   return {
     classUnits: Uint16Array.from(units),
-    classIds: Uint16Array.from(units, (u) => a.classOf[u]!),
+    classIds: Uint16Array.from(units, (u) => classOfUnit(a, u)),
     classCount,
     stateCount,
     denseStates,
@@ -292,8 +301,13 @@ export function packAutomaton(a: Automaton): PackedAutomaton {
 
 /** The automaton from its packed core; `denseStates` fewer than it was built with saves rebuilding rows. */
 export function unpackAutomaton(p: PackedAutomaton, denseStates = p.denseStates): Automaton {
-  const classOf = new Uint16Array(65536);
-  for (let k = 0; k < p.classUnits.length; k++) classOf[p.classUnits[k]!] = p.classIds[k]!;
+  // A full table per shard was 128 KiB: only as long as the last unit of an entry's class (the
+  // whitespace past it is the shared WHITESPACE table's), and narrow.
+  let end = 0;
+  for (let k = 0; k < p.classUnits.length; k++)
+    if (p.classIds[k] !== SPACE_CLASS) end = Math.max(end, p.classUnits[k]! + 1);
+  const classOf = p.classCount <= 256 ? new Uint8Array(end) : new Uint16Array(end);
+  for (let k = 0; k < p.classUnits.length; k++) if (p.classUnits[k]! < end) classOf[p.classUnits[k]!] = p.classIds[k]!;
   const { classUnits: _units, classIds: _ids, ...core } = p;
   return withDerived({ ...core, classOf, denseStates: Math.max(1, Math.min(denseStates, p.denseStates)) });
 }

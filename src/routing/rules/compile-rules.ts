@@ -387,13 +387,22 @@ export function linkRuleImage(parts: readonly RulePart[], options: CompileOption
  * failure links), for a router that serves a few short inputs (docs/scaling.md).
  */
 export function rulesFromImage(image: RuleImage, options: { sparse?: boolean } = {}): CompiledRuleSet {
+  const packed = image.tables.automaton;
+  const automaton = unpackAutomaton(packed, options.sparse === true ? 1 : undefined);
   const tables: RuleTables = {
     ...image.tables,
-    automaton: unpackAutomaton(image.tables.automaton, options.sparse === true ? 1 : undefined),
+    automaton,
     verifier: { ...image.tables.verifier, predicates: predicateRegExps(image.predicateSources) },
   };
   const scanner = new RuleScanner(tables);
-  const stats: RuleStats = { ...image.stats, memoryBytes: image.tableBytes + scanner.scratchBytes };
+  // The link counted its own automaton (a full Uint16 class map, every dense row): this one's instead.
+  const linked =
+    automaton.memoryBytes -
+    automaton.classOf.byteLength +
+    2 * 65536 +
+    4 * packed.classCount * (packed.denseStates - automaton.denseStates);
+  const memoryBytes = image.tableBytes - linked + automaton.memoryBytes + scanner.scratchBytes;
+  const stats: RuleStats = { ...image.stats, memoryBytes };
   const instructions = image.stats.patternInstructions;
   return {
     stats,

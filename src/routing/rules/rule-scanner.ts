@@ -17,7 +17,7 @@ import { deepNext, SPACE_CLASS, stateOfCode } from "./automaton";
 import { PATTERN_PREFIX } from "./pattern-budget";
 import { programCharge } from "./pattern-cost";
 import { type SearchState, searchFrom, searchSlice, type VerifierTables, verifyAt } from "./pattern-verifier";
-import { boundaryAfter, boundaryBefore, foldText, isRegexWordUnit } from "./text";
+import { boundaryAfter, boundaryBefore, foldText, isRegexWordUnit, WHITESPACE } from "./text";
 import { sortRange } from "./typed-sort";
 
 /** Everything the scanner reads, built by `compileRules`; agent and pattern ids are indexes. */
@@ -318,7 +318,7 @@ export class RuleScanner {
     for (let i = 0; i < text.length; i++) {
       const unit = text.charCodeAt(i);
       if (unit >= 128 && asciiOnly) return false;
-      const cls = classOf[unit]!;
+      const cls = unit < classOf.length ? classOf[unit]! : WHITESPACE[unit] === 1 ? SPACE_CLASS : 0;
       if (cls === SPACE_CLASS) {
         if (previousSpace) continue;
         previousSpace = true;

@@ -66,3 +66,49 @@ describe("counted model (complement naive Bayes)", () => {
     expect(model.weight(3, 0)).toBeCloseTo(model.weight(3, 1), 9);
   });
 });
+
+describe("a counted model kept as its counts", () => {
+  /** Many agents and features, each example holding a few of them: rows of several counts. */
+  function larger(): TrainingSet {
+    const rows: number[][] = [];
+    const labels: number[] = [];
+    for (let d = 0; d < 600; d++) {
+      labels.push(d % 40);
+      rows.push([...new Set([d % 7, 7 + ((d * 13) % 50), 57 + (d % 40), 100 + ((d * d) % 97)])]);
+    }
+    const rowStart = new Uint32Array(rows.length + 1);
+    rows.forEach((r, i) => {
+      rowStart[i + 1] = rowStart[i]! + r.length;
+    });
+    return {
+      rowStart,
+      features: Uint32Array.from(rows.flat()),
+      labels: Uint32Array.from(labels),
+      featureCount: 197,
+      agentCount: 40,
+    };
+  }
+
+  it("gives every weight and logit back bit for bit, in fewer bytes", () => {
+    const image = countModelImage(larger());
+    const asWeights = modelFromImage(image);
+    const asCounts = modelFromImage(image, { counted: true });
+    for (let f = 0; f < 197; f++)
+      for (let k = 0; k < 40; k++) expect(asCounts.weight(f, k)).toBe(asWeights.weight(f, k));
+    const a = new Array<number>(40).fill(0);
+    const b = new Array<number>(40).fill(0);
+    asWeights.addLogits([0, 3, 9, 60, 150, -1], 0.5, a);
+    asCounts.addLogits([0, 3, 9, 60, 150, -1], 0.5, b);
+    expect(b).toEqual(a);
+    expect(asCounts.memoryBytes).toBeLessThan(asWeights.memoryBytes);
+  });
+
+  it("keeps the weights of a model that was trained, not counted", () => {
+    const image = countModelImage(set());
+    const trained = { ...image, w: image.w.map((x) => x + 0.1) };
+    const model = modelFromImage(trained, { counted: true });
+    // Feature 0's one entry (agent 0's) is the first.
+    expect(model.weight(0, 0)).toBe(trained.w[0]!);
+    expect(model.memoryBytes).toBeGreaterThanOrEqual(trained.w.byteLength);
+  });
+});

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   type Automaton,
   buildAutomaton,
+  classOfUnit,
   deepNext,
   packAutomaton,
   SPACE_CLASS,
@@ -15,7 +16,7 @@ function occurrences(a: Automaton, text: string): string[] {
   const found: string[] = [];
   let code = 0;
   for (let i = 0; i < text.length; i++) {
-    const cls = a.classOf[text.charCodeAt(i)]!;
+    const cls = classOfUnit(a, text.charCodeAt(i));
     const next = code < a.denseStates * a.classCount ? a.dense[code + cls]! : deepNext(a, code, cls);
     code = next < 0 ? ~next : next;
     const state = stateOfCode(a, code);
@@ -97,7 +98,14 @@ describe("buildAutomaton", () => {
       const built = buildAutomaton(entries, rand.int(2) === 0 ? undefined : 4 * (2 + alphabet.length));
       const packed = packAutomaton(built);
       expect(Object.keys(packed)).not.toContain("dense");
-      expect(unpackAutomaton(packed)).toEqual(built);
+      const unpacked = unpackAutomaton(packed);
+      const { classOf: shortMap, memoryBytes: _a, ...rest } = unpacked;
+      const { classOf: fullMap, memoryBytes: _b, ...builtRest } = built;
+      expect(rest).toEqual(builtRest);
+      // The class map ends after its last entry unit, narrow; whitespace past it is still class 1.
+      expect(shortMap).toBeInstanceOf(Uint8Array);
+      expect(shortMap.length).toBeLessThanOrEqual("退".charCodeAt(0) + 1);
+      expect(Array.from({ length: 65536 }, (_, u) => classOfUnit(unpacked, u))).toEqual([...fullMap]);
       const sparse = unpackAutomaton(packed, 1);
       expect(sparse.denseStates).toBe(1);
       for (let n = 0; n < 10; n++) {

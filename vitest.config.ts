@@ -74,6 +74,7 @@ const ratelimits = {
 /** wrangler.toml's `[alias]`, which the pool's bundler does not read: the tests run what deploys. */
 const alias = {
   "@modelcontextprotocol/server/_shims": new URL("./src/interop/mcp-server-shims.ts", import.meta.url).pathname,
+  "eventsource-parser/stream": new URL("./node_modules/eventsource-parser/dist/stream.js", import.meta.url).pathname,
 };
 
 /** The production Worker with test subclasses of its Durable Objects (clock, crash points), with `vars` on top. */

@@ -15,7 +15,6 @@ import { secrets } from "./api/secrets";
 import { securityHeaders } from "./api/security-headers";
 import { sessionMemory } from "./api/session-memory";
 import { sessions } from "./api/sessions";
-import { openApiJson } from "./api/spec/document";
 import { tools } from "./api/tools";
 import { usage } from "./api/usage";
 import { webhookStats, webhooks } from "./api/webhooks";
@@ -23,9 +22,10 @@ import type { AppEnv } from "./app-env";
 import { apiKeyAuth } from "./auth/middleware";
 
 /**
- * The Hono app: public health check and API description, then everything under /v1 behind
- * tenant auth. The dashboard and /docs are static assets (public/, with their headers in
- * public/_headers), served before the Worker.
+ * The Hono app: public health check, then everything under /v1 behind tenant auth. The
+ * dashboard, /docs and the API's description (/openapi.json, written by `npm run
+ * client:generate`) are static assets (public/, with their headers in public/_headers),
+ * served before the Worker.
  * Sub-apps are mounted per resource; errors meet HTTP only in `onError`.
  */
 export function createApp() {
@@ -53,13 +53,6 @@ export function createApp() {
       // First, so every answer has them: errors and not-found included (docs/security.md).
       .use(securityHeaders())
       .get("/health", (c) => c.json({ ok: true, service: "relay" }))
-      // The API's description, public like the reference page (/docs) and dashboard (/) built on it.
-      .get("/openapi.json", (c) =>
-        c.body(openApiJson(), 200, {
-          "Content-Type": "application/json; charset=utf-8",
-          "Cache-Control": "public, max-age=300",
-        }),
-      )
       // A2A 1.0 (docs/a2a.md): cards readable without a key (they then tell nothing), calls with it.
       .route("/a2a", a2a)
       .get("/.well-known/agent-card.json", rootAgentCard)

@@ -1,32 +1,40 @@
 /**
- * Writes the client's types from Relay's OpenAPI document: `npm run client:generate`.
- * The document is built in Node from the same operation table and zod schemas the Worker
- * serves at `/openapi.json` (src/api/spec), so this needs no running server and no network.
- * `--check` writes nothing and exits 1 when the committed file is not what the document gives
- * (the client tests check the served document the same way: docs/client.md, Regenerating).
+ * Writes Relay's OpenAPI document and the client's types from it: `npm run client:generate`.
+ * The document is built in Node from the operation table and zod schemas of src/api/spec, once,
+ * and written twice: as `public/openapi.json`, the static asset served at `/openapi.json`
+ * (scripts/openapi.ts), and as the client's types. So this needs no running server and no
+ * network. `--check` writes nothing and exits 1 when a committed file is not what the document
+ * gives (the tests check both the same way: docs/client.md, Regenerating).
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { relative } from "node:path";
-import { buildOpenApiDocument } from "../../src/api/spec/document";
+import { buildOpenApiDocument, OPENAPI_PATH, openApiJson } from "../../scripts/openapi";
 import { GENERATED_PATH, typesOf } from "./openapi-types";
 
-const text = await typesOf(buildOpenApiDocument());
-const shown = relative(process.cwd(), GENERATED_PATH);
-let current = "";
-try {
-  current = readFileSync(GENERATED_PATH, "utf8");
-} catch {
-  // not generated yet
-}
-if (process.argv.includes("--check")) {
-  if (current !== text) {
-    console.error(`${shown} is out of date with the OpenAPI document: run npm run client:generate and commit it.`);
-    process.exit(1);
+const document = buildOpenApiDocument();
+const files: [path: string, text: string][] = [
+  [OPENAPI_PATH, openApiJson(document)],
+  [GENERATED_PATH, await typesOf(document)],
+];
+
+const check = process.argv.includes("--check");
+let stale = false;
+for (const [path, text] of files) {
+  const shown = relative(process.cwd(), path);
+  let current = "";
+  try {
+    current = readFileSync(path, "utf8");
+  } catch {
+    // not generated yet
   }
-  console.log(`${shown} matches the OpenAPI document.`);
-} else if (current === text) {
-  console.log(`${shown} is up to date.`);
-} else {
-  writeFileSync(GENERATED_PATH, text);
-  console.log(`Wrote ${shown}.`);
+  if (current === text) {
+    console.log(`${shown} ${check ? "matches the OpenAPI document" : "is up to date"}.`);
+  } else if (check) {
+    console.error(`${shown} is out of date with the OpenAPI document: run npm run client:generate and commit it.`);
+    stale = true;
+  } else {
+    writeFileSync(path, text);
+    console.log(`Wrote ${shown}.`);
+  }
 }
+if (stale) process.exit(1);

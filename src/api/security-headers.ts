@@ -2,10 +2,11 @@ import type { MiddlewareHandler } from "hono";
 
 /**
  * The security headers of everything the Worker answers (docs/security.md): the API, its
- * errors, /openapi.json, /health, A2A. None of it is a page to render, so its policy allows
- * nothing — a JSON body opened in a tab, or a response an attacker frames, runs no script
- * and loads nothing. The dashboard and /docs are static assets with their own headers
- * (public/_headers), since the platform serves them before the Worker runs.
+ * errors, /health, A2A. None of it is a page to render, so its policy allows nothing — a
+ * JSON body opened in a tab, or a response an attacker frames, runs no script and loads
+ * nothing. The dashboard, /docs and /openapi.json are static assets with their headers in
+ * public/_headers (the document's are these), since the platform serves them before the
+ * Worker runs.
  */
 export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",

@@ -89,4 +89,10 @@ export function checkResponse(
   }
 }
 
+/**
+ * Documented routes the platform answers from `public/` before the Worker runs (wrangler.toml,
+ * `[assets]`); in the test pool, which calls the Worker directly, they are asked of `env.ASSETS`.
+ */
+export const STATIC_ROUTES: readonly string[] = ["GET /openapi.json"];
+
 export { document as openApiDocument };

@@ -6,8 +6,9 @@ import { call, putAgents } from "./helpers";
 
 /**
  * The security headers (docs/security.md): the Worker's on everything it answers, errors
- * and pass-through answers included; the static pages' from public/_headers, as the
- * platform's assets service (the ASSETS binding) serves them.
+ * and pass-through answers included; the static files' from public/_headers, as the
+ * platform's assets service (the ASSETS binding) serves them: the pages' policy, and the
+ * Worker's own headers on the OpenAPI document.
  */
 
 function expectApiHeaders(headers: Headers, what: string): void {
@@ -31,26 +32,20 @@ beforeAll(async () => {
 });
 
 describe("the Worker's answers", () => {
-  it("allow nothing to load or frame them: JSON, the API description, health, A2A cards", async () => {
+  it("allow nothing to load or frame them: JSON, health, A2A cards", async () => {
     expect(directives(API_SECURITY_HEADERS["Content-Security-Policy"]!)).toEqual({
       "default-src": ["'none'"],
       "frame-ancestors": ["'none'"],
     });
-    for (const path of [
-      "/health",
-      "/openapi.json",
-      "/v1/agents",
-      "/v1/sessions?limit=1",
-      "/a2a/desk/.well-known/agent-card.json",
-    ]) {
+    for (const path of ["/health", "/v1/agents", "/v1/sessions?limit=1", "/a2a/desk/.well-known/agent-card.json"]) {
       const res = await call("GET", path);
       expect(res.status, path).toBe(200);
       expectApiHeaders(res.headers, path);
     }
     // Set beside what a route sets itself, not instead of it.
-    const openapi = await call("GET", "/openapi.json");
-    expect(openapi.headers.get("Cache-Control")).toBe("public, max-age=300");
-    expect(openapi.headers.get("Content-Type")).toMatch(/^application\/json/);
+    const card = await call("GET", "/a2a/desk/.well-known/agent-card.json");
+    expect(card.headers.get("Cache-Control")).toBe("private, max-age=60");
+    expect(card.headers.get("Content-Type")).toMatch(/^application\/json/);
   });
 
   it("errors have them too: no key, a bad query, an unknown path, a refused cursor, a bad body", async () => {
@@ -111,7 +106,7 @@ describe("the Worker's answers", () => {
   });
 });
 
-describe("the static pages, as the platform serves them (public/_headers)", () => {
+describe("the static files, as the platform serves them (public/_headers)", () => {
   const asset = (path: string) => env.ASSETS.fetch(new Request(`http://relay.test${path}`));
 
   it.each(["/", "/docs"])(
@@ -147,6 +142,15 @@ describe("the static pages, as the platform serves them (public/_headers)", () =
     expect(response.status).toBe(200);
     expect(response.headers.get("Content-Type")).toMatch(type);
     expect(response.headers.get("X-Content-Type-Options")).toBe("nosniff");
+  });
+
+  it("/openapi.json, an answer of the API and not a page, has exactly the Worker's headers", async () => {
+    const response = await asset("/openapi.json");
+    expect(response.status).toBe(200);
+    expectApiHeaders(response.headers, "/openapi.json");
+    expect(response.headers.get("Content-Type")).toBe("application/json; charset=utf-8");
+    expect(response.headers.get("Cache-Control")).toBe("public, max-age=300");
+    await response.body?.cancel();
   });
 
   it("the rules file itself is not served", async () => {

@@ -6,9 +6,9 @@ import type { components, MessageRun, paths, RouteDecision } from "../../client/
 
 /**
  * The generated types are the document's: the committed file is what the generator makes
- * of the document the Worker serves (`GET /openapi.json` on wrangler dev), so a changed schema
- * without `npm run client:generate` fails here; the type assertions below are checked by
- * `npm run typecheck`.
+ * of the document served at `GET /openapi.json` on wrangler dev (public/openapi.json, which
+ * the same command writes), so a changed schema without `npm run client:generate` fails here;
+ * the type assertions below are checked by `npm run typecheck`.
  */
 
 let document: { paths: Record<string, unknown> };

@@ -45,6 +45,8 @@ export interface FakeMcpOptions {
    * (`elicit`) or with server state alone to send back (`state`).
    */
   inputRequired?: "elicit" | "state";
+  /** 2025-11-25: answer each POST as a Server-Sent Events stream rather than as JSON. */
+  sse?: boolean;
 }
 
 interface FakeTool {
@@ -100,7 +102,9 @@ export function fakeMcpServer(url: string, options: FakeMcpOptions = {}): FakeMc
     },
   };
   const serve =
-    options.revision === "2025-11-25" ? legacyServer(handlers) : modernServer(handlers, options.inputRequired);
+    options.revision === "2025-11-25"
+      ? legacyServer(handlers, options.sse ?? false)
+      : modernServer(handlers, options.inputRequired);
   const handler = http.all(url, async ({ request }) => {
     let method: string | undefined;
     if (request.method === "POST") {
@@ -132,7 +136,7 @@ function modernServer({ list, run }: Handlers, ask?: "elicit" | "state"): (reque
 }
 
 /** The 1.x `@modelcontextprotocol/sdk` server with sessions: a transport per `Mcp-Session-Id`. */
-function legacyServer({ list, run }: Handlers): (request: Request) => Promise<Response> {
+function legacyServer({ list, run }: Handlers, sse: boolean): (request: Request) => Promise<Response> {
   const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
   return async (request) => {
     const known = sessions.get(request.headers.get("mcp-session-id") ?? "");
@@ -144,7 +148,7 @@ function legacyServer({ list, run }: Handlers): (request: Request) => Promise<Re
     );
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
-      enableJsonResponse: true,
+      enableJsonResponse: !sse,
       onsessioninitialized: (id) => void sessions.set(id, transport),
       onsessionclosed: (id) => void sessions.delete(id),
     });

@@ -1,10 +1,10 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import fc from "fast-check";
 import { HttpResponse, http } from "msw";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { BETA_KEY, call } from "../api/helpers";
-import { checkResponse } from "../api/openapi-conformance";
+import { checkResponse, STATIC_ROUTES } from "../api/openapi-conformance";
 import { fakeMcpServer } from "../fakes/mcp-server";
 import { llmServer } from "../fakes/server";
 import { AIMED_BODIES, BASELINES, BODY_LIMITS, EXTRA_BODIES, paramArbitrary } from "./cases";
@@ -14,10 +14,10 @@ import { watch } from "./leaks";
 import { snapshot, vaultRows } from "./snapshot";
 
 /**
- * Every operation in the served /openapi.json, sent generated invalid and boundary input
- * (./inputs.ts: wrong types, missing and unknown fields, empty, oversized, NUL and lone-
- * surrogate strings, deep JSON, numbers out of range; ids of another tenant or of nothing;
- * no key or a wrong one). For every answer: never a 5xx; the status and error code are ones
+ * Every operation in the served /openapi.json (public/openapi.json, read from the assets as the
+ * platform serves it), sent generated invalid and boundary input (./inputs.ts: wrong types,
+ * missing and unknown fields, empty, oversized, NUL and lone-surrogate strings, deep JSON,
+ * numbers out of range; ids of another tenant or of nothing; no key or a wrong one). For every answer: never a 5xx; the status and error code are ones
  * the document lists for the operation, and the body fits its schema; a refused write changed
  * nothing (./snapshot.ts, before and after); no answer, header or error holds a value stored in
  * a vault or a Worker secret (./leaks.ts); no write changes beta's vault. A fixed seed and a
@@ -32,7 +32,11 @@ const RUNS = { body: 64, other: 22 };
 type Json = Record<string, any>;
 const worker = () => (exports as unknown as { default: Fetcher }).default;
 
-const doc: Json = await (await worker().fetch("http://relay.test/openapi.json")).json();
+/** The platform answers a static file's route from the assets, before the Worker (wrangler.toml, `[assets]`). */
+const servedBy = (method: string, template: string): Fetcher =>
+  STATIC_ROUTES.includes(`${method} ${template}`) ? env.ASSETS : worker();
+
+const doc: Json = await (await env.ASSETS.fetch("http://relay.test/openapi.json")).json();
 const components: Json = doc.components.schemas;
 const operations = Object.entries(doc.paths as Json).flatMap(([template, item]) =>
   Object.entries(item as Json).map(([method, op]) => ({ template, method: method.toUpperCase(), op: op as Json })),
@@ -183,7 +187,7 @@ async function check(template: string, method: string, op: Json, c: Case): Promi
   // The state a refusal left is the state the next case starts from: taken again only after an accepted write.
   const before = write ? (unchanged ?? (await snapshot(fixtures))) : null;
   unchanged = null;
-  const response = await worker().fetch(new Request(url, init));
+  const response = await servedBy(method, template).fetch(new Request(url, init));
   response.webSocket?.accept();
   response.webSocket?.close(1000, "fuzz");
   const text = await response.text();

@@ -139,6 +139,15 @@ describe("a 2025-11-25 server (the 1.x SDK)", () => {
     expect(fake.calls[0]!.meta).toEqual({ [IDEMPOTENCY_META_KEY]: "ses_1:call_1" });
   });
 
+  it("answers sent as Server-Sent Events are read as the JSON ones are", async () => {
+    const { fake, server } = serverAt("2025-11-25", { sse: true });
+    const listed = await listMcpTools(server, options());
+    expect(listed).toMatchObject({ ok: true, tools: [{ name: "lookup_order" }, { name: "echo" }] });
+    const called = await callMcpTool(server, echo, { text: "hi" }, "ses_1:call_1", options());
+    expect(called).toMatchObject({ ok: true, output: "hi" });
+    expect(fake.calls.map((c) => c.tool)).toEqual(["echo"]);
+  });
+
   it("the legacy verdict is kept: the next connection goes straight to initialize", async () => {
     const { fake, server } = serverAt("2025-11-25");
     await callMcpTool(server, echo, { text: "1" }, "k1", options());

@@ -77,6 +77,21 @@ if (process.env.BENCH_ROLE === "model") {
   await main();
 }
 
+/** Reads a streamed answer to its end: its text, and when `first` was first in it (0: never). */
+async function readStream(response: Response, first: string): Promise<{ text: string; firstDelta: number }> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let firstDelta = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+    if (firstDelta === 0 && text.includes(first)) firstDelta = clock();
+  }
+  return { text, firstDelta };
+}
+
 async function startModel() {
   const child = await spawnRole(import.meta.filename, "model");
   return {
@@ -109,16 +124,7 @@ async function main(): Promise<void> {
         headers: { Authorization: `Bearer ${KEY}`, "Content-Type": "application/json", Accept: "text/event-stream" },
         body: JSON.stringify({ role: "user", content: "stream please" }),
       });
-      const reader = response.body!.getReader();
-      const decoder = new TextDecoder();
-      let text = "";
-      let firstDelta = 0;
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        text += decoder.decode(value, { stream: true });
-        if (firstDelta === 0 && text.includes("event: message.delta")) firstDelta = clock();
-      }
+      const { text, firstDelta } = await readStream(response, "event: message.delta");
       if (firstDelta === 0 || !text.includes('"status":"completed"'))
         throw new Error(`the run did not stream to its end: ${text.slice(-400)}`);
       return { sent, firstDelta };
@@ -139,16 +145,7 @@ async function main(): Promise<void> {
           messages: [{ role: "user", content: "stream please" }],
         }),
       });
-      const reader = response.body!.getReader();
-      const decoder = new TextDecoder();
-      let text = "";
-      let firstDelta = 0;
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        text += decoder.decode(value, { stream: true });
-        if (firstDelta === 0 && text.includes("Piece 0.")) firstDelta = clock();
-      }
+      const { text, firstDelta } = await readStream(response, "Piece 0.");
       if (firstDelta === 0 || !text.includes("[DONE]"))
         throw new Error(`the floor did not stream: ${text.slice(-400)}`);
       return { sent, firstDelta };

@@ -1,7 +1,7 @@
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { eventually } from "../eventually";
-import { api, byTestId, launch, screenshot, textOf, type Watched, watchedPage } from "./browser";
+import { api, byTestId, launch, screenshot, signIn, textOf, type Watched, watchedPage } from "./browser";
 
 /**
  * An agent's page and the routing history in headless Chromium against `wrangler dev`: an edit
@@ -58,10 +58,7 @@ beforeAll(async () => {
   browser = await launch();
   watched = await watchedPage(browser);
   page = watched.page;
-  await page.goto(`${url}/`, { waitUntil: "networkidle0" });
-  await page.type(byTestId("api-key"), key);
-  await page.keyboard.press("Enter");
-  await page.waitForSelector(byTestId("sessions-table"));
+  await signIn(page, url, key);
 });
 
 afterAll(async () => {

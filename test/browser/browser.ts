@@ -85,6 +85,14 @@ export async function textOf(page: Page, testId: string, timeout = 15_000): Prom
 
 export const byTestId = (id: string) => `[data-testid="${id}"]`;
 
+/** Opens the dashboard at `url` and signs in with `key`, as a person would: the sessions list shows. */
+export async function signIn(page: Page, url: string, key: string): Promise<void> {
+  await page.goto(`${url}/`, { waitUntil: "networkidle0" });
+  await page.type(byTestId("api-key"), key);
+  await page.keyboard.press("Enter");
+  await page.waitForSelector(byTestId("sessions-table"));
+}
+
 /** Calls the suite's Relay as its tenant: the status and the parsed body (null when not JSON). */
 export async function relayCall(
   method: string,

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { api, byTestId, launch, relayCall, screenshot, textOf, type Watched, watchedPage } from "./browser";
+import { api, byTestId, launch, relayCall, screenshot, signIn, textOf, type Watched, watchedPage } from "./browser";
 
 /**
  * The Secrets page in headless Chromium against `wrangler dev`, served under a policy that
@@ -66,10 +66,7 @@ beforeAll(async () => {
     if (request.method() === "PUT") puts.push(request.postData() ?? "");
     if (request.method() === "DELETE") deletes.push(path);
   });
-  await page.goto(`${url}/`, { waitUntil: "networkidle0" });
-  await page.type(byTestId("api-key"), key);
-  await page.keyboard.press("Enter");
-  await page.waitForSelector(byTestId("sessions-table"));
+  await signIn(page, url, key);
 });
 
 afterAll(async () => {

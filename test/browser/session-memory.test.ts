@@ -1,6 +1,6 @@
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { api, byTestId, launch, screenshot, textOf, type Watched, watchedPage } from "./browser";
+import { api, byTestId, launch, screenshot, signIn, textOf, type Watched, watchedPage } from "./browser";
 
 /**
  * The session page's Memory panel in headless Chromium against `wrangler dev`: add a fact
@@ -20,10 +20,7 @@ beforeAll(async () => {
   browser = await launch();
   watched = await watchedPage(browser);
   page = watched.page;
-  await page.goto(`${url}/`, { waitUntil: "networkidle0" });
-  await page.type(byTestId("api-key"), key);
-  await page.keyboard.press("Enter");
-  await page.waitForSelector(byTestId("sessions-table"));
+  await signIn(page, url, key);
   sessionId = (await api("POST", "/v1/sessions", { agent: "triage" })).id;
   await page.goto(`${url}/#/sessions/${sessionId}`, { waitUntil: "networkidle0" });
   await page.waitForSelector(byTestId("memory-panel"));

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { api, byTestId, launch, SCREENSHOTS, screenshot, textOf, type Watched, watchedPage } from "./browser";
+import { api, byTestId, launch, SCREENSHOTS, screenshot, signIn, textOf, type Watched, watchedPage } from "./browser";
 
 /**
  * The team pages in headless Chromium against `wrangler dev`: the handoff graph of the demo
@@ -51,10 +51,7 @@ beforeAll(async () => {
   watched = await watchedPage(browser);
   page = watched.page;
   page.on("request", (request) => requested.add(request.url()));
-  await page.goto(`${url}/`, { waitUntil: "networkidle0" });
-  await page.type(byTestId("api-key"), key);
-  await page.keyboard.press("Enter");
-  await page.waitForSelector(byTestId("sessions-table"));
+  await signIn(page, url, key);
 });
 
 afterAll(async () => {

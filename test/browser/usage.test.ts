@@ -1,7 +1,7 @@
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { eventually } from "../eventually";
-import { api, byTestId, launch, screenshot, textOf, type Watched, watchedPage } from "./browser";
+import { api, byTestId, launch, screenshot, signIn, textOf, type Watched, watchedPage } from "./browser";
 
 /**
  * The Usage page in headless Chromium against `wrangler dev`, under the pages' own policy
@@ -35,10 +35,7 @@ beforeAll(async () => {
   page.on("console", (message) => {
     if (/Content Security Policy|Trusted Type/i.test(message.text())) blocked.push(message.text());
   });
-  await page.goto(`${url}/`, { waitUntil: "networkidle0" });
-  await page.type(byTestId("api-key"), key);
-  await page.keyboard.press("Enter");
-  await page.waitForSelector(byTestId("sessions-table"));
+  await signIn(page, url, key);
 });
 
 afterAll(async () => {

@@ -10,7 +10,7 @@
  * map); a term no example holds finds one with odds of about features / 2^48 per lookup
  * (3 × 10⁻¹¹ for a shard of 10,000 features): a route's word counted as one it never saw.
  */
-import { stemHashes } from "./features";
+import { mix, stemHashes } from "./features";
 
 const TERM_BASE = 2 ** 50;
 
@@ -18,14 +18,6 @@ const TERM_BASE = 2 ** 50;
 export function termKey(term: string): number {
   const [a, b] = stemHashes(term);
   return TERM_BASE + mix(a ^ Math.imul(b, 0x27d4eb2f)) * 65536 + (mix(b ^ 0x5bd1e995) & 0xffff);
-}
-
-function mix(h: number): number {
-  let x = h ^ (h >>> 16);
-  x = Math.imul(x, 0x85ebca6b);
-  x ^= x >>> 13;
-  x = Math.imul(x, 0xc2b2ae35);
-  return (x ^ (x >>> 16)) >>> 0;
 }
 
 /** The 32-bit hash a key is placed by. */

@@ -109,7 +109,7 @@ function fnv(text: string, basis: number): number {
 }
 
 /** A 32-bit finaliser (MurmurHash3's), so nearby inputs spread over all bits. */
-function mix(h: number): number {
+export function mix(h: number): number {
   let x = h ^ (h >>> 16);
   x = Math.imul(x, 0x85ebca6b);
   x ^= x >>> 13;

@@ -186,6 +186,11 @@ async function main(): Promise<void> {
     const healthMs = await runConcurrent(RUNS * 10, CONCURRENCY, health);
     const healthPerSecond = (RUNS * 10) / ((performance.now() - healthStart) / 1000);
     const wire = await receiverStats();
+    // What the tenant's export counted: a failed POST waits out a retry's delay, which a pass waits for too.
+    const counters = (await api("GET", "/config/telemetry")).json.stats;
+    console.log(
+      `export counters: ${JSON.stringify({ exported: counters.exported_spans, dropped: counters.dropped_spans, last_error: counters.last_error, last_error_at: counters.last_error_at, requests: wire.requests })}`,
+    );
     relay = {
       off,
       on,

@@ -103,10 +103,3 @@ export function linkRouterImage(parts: readonly AgentPart[], options: LinkOption
     exampleCounts: Int32Array.from(enabled.map((p) => p.exampleCount)),
   };
 }
-
-/** The total an image's registry spends of its pattern budget, and the agents' parts' share. */
-export function patternSpend(parts: Iterable<AgentPart>): number {
-  let total = 0;
-  for (const part of parts) total += part.cost;
-  return total;
-}

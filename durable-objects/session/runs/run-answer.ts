@@ -47,10 +47,6 @@ export class RunAnswer {
     });
   }
 
-  private get store() {
-    return this.steps.store;
-  }
-
   /**
    * A final answer: through the agent's output guardrail (reject, one repair, or warn), then
    * the run completes (or fails with GUARDRAIL_FAILED).

@@ -8,12 +8,17 @@
  *   npx tsx bench/telemetry.bench.ts
  *
  * Each run is one user message on a fresh session: agent a hands off to b, b to c, c answers
- * (3 model calls, 2 handoffs, 8 spans). A pass times RUNS runs, CONCURRENCY in flight; its
- * window ends when workerd is idle again (and, with export on, the receiver holds every span
- * of the pass), so the work a run leaves for the alarm — its audit flush, its export — is
- * inside the figure both ways. After a warm-up pass
- * each way, PASSES pairs of passes run in alternating order; the median pass of each is kept,
- * with workerd's CPU per run. The verdict is the median of the pairs' ratios (on ÷ off of two
+ * (3 model calls, 2 handoffs, 8 spans). A pass runs RUNS runs, CONCURRENCY in flight, and
+ * ends when workerd is idle again (and, with export on, the receiver holds every span of the
+ * pass), so nothing a pass leaves for an alarm spills into the next. Its throughput is the
+ * sustained rate: the runs completed between its first and last quarter marks over that
+ * time, during which the alarms of earlier runs — their audit flush and, on, their export —
+ * compete with the runs as they do under a steady stream. The whole window's rate is printed
+ * too; it adds the pass's tail, which is mostly timers waiting (the flush half a second after
+ * the last run, the export counters' write a second after the first export) and, on this VM,
+ * V8 collecting a heap that grows by every session a pass leaves in memory. After a warm-up
+ * pass each way, PASSES pairs of passes run in alternating order, with workerd's CPU per run
+ * over the whole window. The verdict is the median of the pairs' ratios (on ÷ off of two
  * passes run back to back): the VM's drift over a minute moves both passes of a pair alike,
  * where it can put all the slow passes on one side of two medians. Then, Relay stopped, the platform's floor of one export: the
  * smallest object's write with an export queued in the same transaction and sent by its alarm
@@ -45,7 +50,14 @@ const SPANS_PER_RUN = 8;
 const root = join(import.meta.dirname, "..");
 
 interface Pass {
+  /**
+   * Runs per second under sustained load: the runs completed between the pass's first and
+   * last quarter marks over that time. The alarms of the runs before the window (their audit
+   * flush and, on, their export) run inside it, as they would in a steady stream.
+   */
   perSecond: number;
+  /** Runs per second over the whole window, the drain after the last run included. */
+  whole: number;
   ms: number[];
   /** workerd's CPU over the pass (every process), per run. */
   cpuPerRun: number;
@@ -140,6 +152,7 @@ async function main(): Promise<void> {
       const before = await received();
       const cpuBefore = server.workerdCpuMs();
       const start = performance.now();
+      const done: number[] = [];
       const ms = await runConcurrent(RUNS, CONCURRENCY, async (i) => {
         const res = await api("POST", `/sessions/${sessions[i]}/messages`, { role: "user", content: "hello" });
         const handoffs = (res.json?.run?.events ?? []).filter(
@@ -147,7 +160,10 @@ async function main(): Promise<void> {
         );
         if (res.json?.run?.status !== "completed" || handoffs.length !== 2)
           throw new Error(`run not as scripted: ${JSON.stringify(res.json).slice(0, 400)}`);
+        done.push(performance.now());
       });
+      const ran = performance.now();
+      const cpuRan = server.workerdCpuMs();
       const want = on ? before + RUNS * SPANS_PER_RUN : before;
       while ((await received()) < want) {
         if (performance.now() - start > 120_000)
@@ -156,11 +172,20 @@ async function main(): Promise<void> {
       }
       // Both ways, the pass ends when workerd is idle again: its runs' audit flush (and, on, their
       // exports, which go in the same alarm) counted in the pass, never spilling into the next.
+      const arrived = performance.now();
       await quiet(server);
+      const end = performance.now();
       const seconds = (performance.now() - start) / 1000;
       const cpuPerRun = (server.workerdCpuMs() - cpuBefore) / RUNS;
       if (!on && (await received()) !== before) throw new Error("spans were exported with export off");
-      return { perSecond: RUNS / seconds, ms, cpuPerRun };
+      const [first, last] = [Math.floor(RUNS / 4), Math.floor((RUNS * 3) / 4)];
+      const perSecond = (last - first) / ((done[last]! - done[first]!) / 1000);
+      // Seconds running, then waiting for the spans, then for workerd to go idle.
+      const phases = [(ran - start) / 1000, (arrived - ran) / 1000, (end - arrived) / 1000];
+      console.log(
+        `pass, export ${on ? "on " : "off"}: ${perSecond.toFixed(1)} runs/s steady, ${(RUNS / seconds).toFixed(1)} whole; running, spans, idle ${phases.map((s) => s.toFixed(2)).join(" / ")} s; CPU/run ${((cpuRan - cpuBefore) / RUNS).toFixed(2)} + ${((server.workerdCpuMs() - cpuRan) / RUNS).toFixed(2)} ms; RSS ${server.workerdRssMiB()} MiB`,
+      );
+      return { perSecond, whole: RUNS / seconds, ms, cpuPerRun };
     }
 
     const health = async () => {
@@ -283,26 +308,27 @@ function report(relay: RelayFigures, floor: { write: number; exported: number })
   // Pair i is off[i] and on[i], run back to back.
   const ratios = relay.on.map((p, i) => p.perSecond / relay.off[i]!.perSecond);
   const share = middle(ratios);
+  const wholeShare = middle(relay.on.map((p, i) => p.whole / relay.off[i]!.whole));
   const fmt = (n: number) => n.toFixed(2);
   const [cpuOff, cpuOn] = [cpuMedian(relay.off), cpuMedian(relay.on)];
   console.log(
     `\nTrace export on workerd via Miniflare's API: ${RUNS} runs a pass (3 model calls, 2 handoffs each), ${CONCURRENCY} in flight, ${PASSES} passes each way, median pass`,
   );
   console.log(
-    "| measure | runs/s | handoffs/s | run p50 | run p99 | workerd CPU per run |\n| --- | --- | --- | --- | --- | --- |",
+    "| measure | runs/s, sustained | runs/s, whole pass | handoffs/s, sustained | run p50 | run p99 | workerd CPU per run |\n| --- | --- | --- | --- | --- | --- | --- |",
   );
   console.log(
-    `| baseline: GET /health, same load | ${relay.healthPerSecond.toFixed(0)} req/s | | ${fmt(percentile(relay.healthMs, 50))} ms | ${fmt(percentile(relay.healthMs, 99))} ms | |`,
+    `| baseline: GET /health, same load | ${relay.healthPerSecond.toFixed(0)} req/s | | | ${fmt(percentile(relay.healthMs, 50))} ms | ${fmt(percentile(relay.healthMs, 99))} ms | |`,
   );
   for (const [name, m, cpu] of [
     ["export off", mOff, cpuOff],
     ["export on (every span at the receiver before the pass ends)", mOn, cpuOn],
   ] as const)
     console.log(
-      `| ${name} | ${m.perSecond.toFixed(1)} | ${(m.perSecond * 2).toFixed(1)} | ${fmt(percentile(m.ms, 50))} ms | ${fmt(percentile(m.ms, 99))} ms | ${cpu.toFixed(1)} ms |`,
+      `| ${name} | ${m.perSecond.toFixed(1)} | ${m.whole.toFixed(1)} | ${(m.perSecond * 2).toFixed(1)} | ${fmt(percentile(m.ms, 50))} ms | ${fmt(percentile(m.ms, 99))} ms | ${cpu.toFixed(1)} ms |`,
     );
   console.log(
-    `passes, runs/s: off ${relay.off.map((p) => p.perSecond.toFixed(1)).join(", ")}; on ${relay.on.map((p) => p.perSecond.toFixed(1)).join(", ")}`,
+    `passes, runs/s sustained (whole): off ${relay.off.map((p) => `${p.perSecond.toFixed(1)} (${p.whole.toFixed(1)})`).join(", ")}; on ${relay.on.map((p) => `${p.perSecond.toFixed(1)} (${p.whole.toFixed(1)})`).join(", ")}`,
   );
   console.log(`workerd RSS ${relay.rss} MiB; a run's export ${(relay.bytesPerRun / 1024).toFixed(1)} KiB of OTLP JSON`);
   console.log(
@@ -318,7 +344,7 @@ function report(relay: RelayFigures, floor: { write: number; exported: number })
   const best = cpuOff / (cpuOff + floorAdds);
   console.log(`\n| target, same run | measured | verdict |\n| --- | --- | --- |`);
   console.log(
-    `| handoff throughput with export on ≥ 90% of off (median pair) | ${(share * 100).toFixed(1)}%, pairs ${(Math.min(...ratios) * 100).toFixed(1)}–${(Math.max(...ratios) * 100).toFixed(1)}% (at the floor's cost: ${(best * 100).toFixed(1)}%) | ${share >= 0.9 ? "met" : "MISSED"} |`,
+    `| handoff throughput with export on ≥ 90% of off (sustained, median pair) | ${(share * 100).toFixed(1)}%, pairs ${(Math.min(...ratios) * 100).toFixed(1)}–${(Math.max(...ratios) * 100).toFixed(1)}% (at the floor's cost: ${(best * 100).toFixed(1)}%; whole passes ${(wholeShare * 100).toFixed(1)}%) | ${share >= 0.9 ? "met" : "MISSED"} |`,
   );
 }
 

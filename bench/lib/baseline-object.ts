@@ -21,7 +21,11 @@ import { spawnWranglerDev, workerdCpu, workerdRss } from "./wrangler-dev";
  * handoff must: four rows in Relay's `audit_log` (its real schema and indexes), sent as one
  * batch per ten writes, off the request as Relay's flush is — the least an audited handoff
  * can cost here, with no index upserts, no flow and no Relay code (`GET /audit-rows`
- * counts the handoff rows that reached D1). `POST /created/:name` makes a new object with one table and
+ * counts the handoff rows that reached D1). `POST /durable-audited/:name` is that write kept
+ * through a crash, as Relay keeps a handoff's: its four audit rows written to an outbox table
+ * in the same transaction, an alarm half a second later (set once per flush) that sends the
+ * pending rows to D1 in one batch and then deletes them — the floor of a durable audited
+ * handoff (`GET /audit-rows?tenant=durable` counts its rows in D1). `POST /created/:name` makes a new object with one table and
  * one row and sends that creation's one audit row to D1 off the request, as a session's
  * creation must (Relay's `session.created`): the floor of an audited creation, without the
  * sessions index Relay writes with it. `POST /durable/:name` is the least a session that
@@ -86,9 +90,17 @@ const DURABLE_TABLES = "CREATE TABLE session (id INTEGER PRIMARY KEY, v TEXT NOT
 const DAY_MS = 86400000;
 // Sixteen rows a statement (six binds each, under D1's 100), as Relay writes several rows a statement.
 const AUDIT_ROWS_PER_STATEMENT = 16;
-const insertAudit = (rows) =>
+const insertAudit = (rows, tenant = "dev") =>
   "INSERT INTO audit_log (id, at, tenant, session_id, handoff_id, action, agent, actor, actor_type, details) VALUES " +
-  rows.map(() => "(?, ?, 'dev', ?, ?, ?, 'billing', 'api', 'user', ?)").join(", ");
+  rows.map(() => "(?, ?, '" + tenant + "', ?, ?, ?, 'billing', 'api', 'user', ?)").join(", ");
+const auditBatch = (db, batch, tenant) => {
+  const statements = [];
+  for (let from = 0; from < batch.length; from += AUDIT_ROWS_PER_STATEMENT) {
+    const some = batch.slice(from, from + AUDIT_ROWS_PER_STATEMENT);
+    statements.push(db.prepare(insertAudit(some, tenant)).bind(...some.flat()));
+  }
+  return db.batch(statements);
+};
 export class Plain extends DurableObject {
   pending = [];
   filled = false;
@@ -105,8 +117,10 @@ export class Plain extends DurableObject {
   async ping() {
     return 0;
   }
-  // The expiry the durable floors set: nothing to expire here. After \`exported\`: its queued exports.
+  // The expiry the durable floors set: nothing to expire here. After \`durableAudited\`: its
+  // outbox; after \`exported\`: its queued exports.
   async alarm() {
+    if (this.flushAt !== undefined) await this.flushAudit();
     if (!this.exportTo) return;
     const sql = this.ctx.storage.sql;
     const due = sql.exec("SELECT id FROM exports WHERE next_at <= ? ORDER BY id", Date.now()).toArray();
@@ -210,6 +224,34 @@ export class Plain extends DurableObject {
     sql.exec("INSERT INTO history (item) VALUES (?)", item);
     return read;
   }
+  // One write and its four audit rows in an outbox, in one transaction; the alarm sends them.
+  async durableAudited() {
+    const sql = this.ctx.storage.sql;
+    const at = new Date().toISOString();
+    const handoff = crypto.randomUUID();
+    this.ctx.storage.transactionSync(() => {
+      sql.exec("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v TEXT)");
+      sql.exec("CREATE TABLE IF NOT EXISTS audit_outbox (seq INTEGER PRIMARY KEY, id TEXT NOT NULL, at TEXT NOT NULL, handoff TEXT NOT NULL, action TEXT NOT NULL, details TEXT NOT NULL)");
+      sql.exec("INSERT INTO t (v) VALUES (?)", "x".repeat(200));
+      for (const [action, from, to] of TRANSITIONS) {
+        const details = JSON.stringify({ from, to, source: "triage", target: "billing", mode: "transfer", policy: "immediate", created_at: at });
+        sql.exec("INSERT INTO audit_outbox (id, at, handoff, action, details) VALUES (?, ?, ?, ?, ?)", crypto.randomUUID(), at, handoff, action, details);
+      }
+    });
+    if (this.flushAt === undefined) {
+      this.flushAt = Date.now() + 500;
+      await this.ctx.storage.setAlarm(this.flushAt);
+    }
+    return 1;
+  }
+  async flushAudit() {
+    this.flushAt = undefined;
+    const sql = this.ctx.storage.sql;
+    const rows = sql.exec("SELECT seq, id, at, handoff, action, details FROM audit_outbox ORDER BY seq").toArray();
+    if (rows.length === 0) return;
+    await auditBatch(this.env.DB, rows.map((r) => [r.id, r.at, this.ctx.id.toString(), r.handoff, r.action, r.details]), "durable");
+    sql.exec("DELETE FROM audit_outbox WHERE seq <= ?", rows.at(-1).seq);
+  }
   async audited() {
     const rows = await this.touch();
     const at = new Date().toISOString();
@@ -219,14 +261,7 @@ export class Plain extends DurableObject {
       this.pending.push([crypto.randomUUID(), at, this.ctx.id.toString(), handoff, action, details]);
     }
     if (this.pending.length >= ${AUDIT_ROWS_PER_WRITE * AUDITED_WRITES_PER_BATCH}) {
-      const db = this.env.DB;
-      const batch = this.pending.splice(0);
-      const statements = [];
-      for (let from = 0; from < batch.length; from += AUDIT_ROWS_PER_STATEMENT) {
-        const some = batch.slice(from, from + AUDIT_ROWS_PER_STATEMENT);
-        statements.push(db.prepare(insertAudit(some)).bind(...some.flat()));
-      }
-      this.ctx.waitUntil(db.batch(statements));
+      this.ctx.waitUntil(auditBatch(this.env.DB, this.pending.splice(0), "dev"));
     }
     return rows;
   }
@@ -235,9 +270,11 @@ export default {
   async fetch(request, env) {
     const url = new URL(request.url);
     if (url.pathname === "/health") return new Response("ok");
-    if (url.pathname === "/audit-rows") return Response.json({ rows: (await env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE action LIKE 'handoff.%'").first()).n });
+    if (url.pathname === "/audit-rows")
+      return Response.json({ rows: (await env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE action LIKE 'handoff.%' AND tenant = ?").bind(url.searchParams.get("tenant") ?? "dev").first()).n });
     const stub = env.PLAIN.get(env.PLAIN.idFromName(url.pathname.split("/").pop()));
     if (url.pathname.startsWith("/schemas/")) return Response.json({ rows: await stub.schema() });
+    if (url.pathname.startsWith("/durable-audited/")) return Response.json({ rows: await stub.durableAudited() });
     if (url.pathname.startsWith("/audited/")) return Response.json({ rows: await stub.audited() });
     if (url.pathname.startsWith("/created/")) return Response.json({ rows: await stub.created() });
     if (url.pathname.startsWith("/durable/")) return Response.json({ rows: await stub.durable() });

@@ -17,10 +17,10 @@ import {
   compileClassifierPart,
   linkClassifierImage,
 } from "./classifier-link";
-import { FeatureTable, termKeys } from "./feature-table";
+import { type BuiltFeatureTable, FeatureTable, termKeys } from "./feature-table";
 import { extractFeatures, surfaceForms, type TextFeatures } from "./features";
 import { narrowIndex, TextTable } from "./narrow";
-import { modelFromImage, type SoftmaxOptions } from "./softmax";
+import { modelFromImage, renumberModel, type SoftmaxOptions } from "./softmax";
 
 /** A query term for explanations: its own weight plus that of its character grams. */
 export interface QueryTerm {
@@ -109,14 +109,38 @@ export function compileClassifier(
 }
 
 /**
- * Terms and grams in one table of numeric keys: the image's strings and gram table are not kept.
- * Built apart, so that the closures of the classifier do not keep its scratch alive.
+ * Terms and grams in one table of numeric keys, which numbers them anew (terms first): the
+ * image's strings and gram table are not kept. Built apart, so that the closures of the
+ * classifier do not keep its scratch alive.
  */
-function featureTableOf(image: ClassifierImage): FeatureTable {
+function featureTableOf(image: ClassifierImage): BuiltFeatureTable {
   const gramKeys = new Float64Array(image.terms.length);
   const { keys: gramSlots, values: gramValues } = image.grams;
   for (let i = 0; i < gramSlots.length; i++) if (gramSlots[i] !== -1) gramKeys[gramValues[i]!] = gramSlots[i]!;
-  return new FeatureTable(image.terms, (id) => gramKeys[id]!);
+  return FeatureTable.build(image.terms, (id) => gramKeys[id]!);
+}
+
+/**
+ * The per-feature arrays of an image in the feature table's numbering (`order[id]`: the image's
+ * id). Postings and the informative flags are the terms' only: an integer-keyed feature is in no
+ * posting list (classifier-link.ts gives it none), and the terms come first.
+ */
+function renumbered(image: ClassifierImage, order: Uint32Array, termCount: number) {
+  const offset = new Uint32Array(termCount + 1);
+  for (let t = 0; t < termCount; t++) {
+    const old = order[t]!;
+    offset[t + 1] = offset[t]! + image.offset[old + 1]! - image.offset[old]!;
+  }
+  const postDoc = new Uint32Array(offset[termCount]!);
+  const postW = new Float32Array(postDoc.length);
+  const informative = new Uint8Array(termCount);
+  for (let t = 0; t < termCount; t++) {
+    const old = order[t]!;
+    postDoc.set(image.postDoc.subarray(image.offset[old]!, image.offset[old + 1]!), offset[t]!);
+    postW.set(image.postW.subarray(image.offset[old]!, image.offset[old + 1]!), offset[t]!);
+    informative[t] = image.informative[old]!;
+  }
+  return { offset, postDoc, postW, informative };
 }
 
 /**
@@ -126,11 +150,14 @@ function featureTableOf(image: ClassifierImage): FeatureTable {
  * texts are filled in after it is wrapped, cold-route.ts).
  */
 export function classifierFromImage(image: ClassifierImage, options: { liveTexts?: boolean } = {}): LexicalClassifier {
-  const { unseenIdf, informative, postW, agentStart } = image;
+  const { unseenIdf, agentStart } = image;
+  const { table: vocab, order } = featureTableOf(image);
+  const terms = renumbered(image, order, vocab.termCount);
+  const { informative, postW } = terms;
   // Index arrays as narrow as their values allow; idf is computed from a term's postings (its
   // document frequency), as the link computed it, rather than kept per feature.
-  const offset = narrowIndex(image.offset);
-  const postDoc = narrowIndex(image.postDoc);
+  const offset = narrowIndex(terms.offset);
+  const postDoc = narrowIndex(terms.postDoc);
   const exampleAgent = narrowIndex(image.exampleAgent);
   // The closures below must not read `image`: that would keep the whole image alive.
   const liveTexts = options.liveTexts === true ? image.texts : null;
@@ -138,9 +165,8 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
   const n = image.texts.length;
   const idfOf = (t: number): number =>
     Math.fround(Math.log((n + 1) / ((offset[t + 1] as number) - (offset[t] as number) + 1)) + 1);
-  const vocab = featureTableOf(image);
-  const model = modelFromImage(image.model, { counted: !image.trained });
-  const counted = image.counted ? modelFromImage(image.counted, { counted: true }) : null;
+  const model = modelFromImage(renumberModel(image.model, order), { counted: !image.trained });
+  const counted = image.counted ? modelFromImage(renumberModel(image.counted, order), { counted: true }) : null;
   const agentCount = image.agents.length;
   const acc = new Float64Array(n);
   const stamp = new Uint32Array(n);

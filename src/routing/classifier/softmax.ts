@@ -281,6 +281,27 @@ function countWeight(t: number, n: number): number {
   return Math.log(t + COUNT_ALPHA) - Math.log(t - n + COUNT_ALPHA);
 }
 
+/** The model with its features renumbered: feature f of the result is feature order[f] of `image`. */
+export function renumberModel(image: ModelImage, order: Uint32Array): ModelImage {
+  const { agentCount: a, w, start, agent } = image;
+  if (start === null || agent === null) {
+    const out = new Float32Array(w.length);
+    for (let f = 0; f < order.length; f++) out.set(w.subarray(order[f]! * a, order[f]! * a + a), f * a);
+    return { agentCount: a, w: out, start: null, agent: null };
+  }
+  const outStart = new Uint32Array(order.length + 1);
+  const outAgent = agent instanceof Uint16Array ? new Uint16Array(agent.length) : new Uint32Array(agent.length);
+  const outW = new Float32Array(w.length);
+  for (let f = 0; f < order.length; f++) {
+    const from = start[order[f]!]!;
+    const to = start[order[f]! + 1]!;
+    outStart[f + 1] = outStart[f]! + to - from;
+    outAgent.set(agent.subarray(from, to), outStart[f]!);
+    outW.set(w.subarray(from, to), outStart[f]!);
+  }
+  return { agentCount: a, w: outW, start: outStart, agent: outAgent };
+}
+
 /**
  * The model over its image (its index arrays narrowed where their values allow, see narrow.ts).
  * `counted`: the image is a counted model's (countModelImage), whose weights may be kept as

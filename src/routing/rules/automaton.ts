@@ -25,10 +25,16 @@ import { WHITESPACE } from "./text";
 export interface Automaton {
   /**
    * Code unit → class (0 = in no entry, 1 = whitespace). Unpacked, it ends after the last unit
-   * of an entry's class (past it, a unit is whitespace by WHITESPACE, else class 0; see
-   * {@link classOfUnit}) and is a Uint8Array when the classes fit.
+   * of an entry's class but the Kelvin sign (past it, a unit is whitespace by WHITESPACE, the
+   * Kelvin sign `kelvinClass`, else class 0; see {@link classOfUnit}) and is a Uint8Array when
+   * the classes fit.
    */
   readonly classOf: Uint8Array | Uint16Array;
+  /**
+   * The class of U+212A (K, folded into k): kept apart, since a map reaching it would be 8 KiB
+   * for every shard whose entries hold a k.
+   */
+  readonly kelvinClass: number;
   readonly classCount: number;
   readonly stateCount: number;
   /** States 0 … denseStates − 1 have a row in `dense`. */
@@ -57,6 +63,9 @@ export interface Automaton {
 export const SPACE_CLASS = 1;
 /** Dense rows beyond this many cells (4 bytes each) are not built; deeper states stay sparse. */
 export const DENSE_CELL_LIMIT = 2_000_000;
+
+/** The Kelvin sign, U+212A. */
+export const KELVIN = 0x212a;
 
 const FOLDED_INTO: ReadonlyArray<[from: number, to: number]> = [
   [0x017f, 0x73], // ſ → s
@@ -163,6 +172,7 @@ export function buildAutomaton(entries: readonly string[], denseCellLimit = DENS
   return withDerived(
     {
       classOf,
+      kelvinClass: classOf[KELVIN]!,
       classCount,
       stateCount,
       denseStates,
@@ -180,6 +190,7 @@ export function buildAutomaton(entries: readonly string[], denseCellLimit = DENS
 type Core = Pick<
   Automaton,
   | "classOf"
+  | "kelvinClass"
   | "classCount"
   | "stateCount"
   | "denseStates"
@@ -285,11 +296,15 @@ export function deepNext(a: Automaton, code: number, cls: number): number {
  * non-zero entries (it is mostly zeros).
  */
 /** The class of a code unit (the scanner's hot loop inlines the same). */
-export function classOfUnit(a: Pick<Automaton, "classOf">, unit: number): number {
-  return unit < a.classOf.length ? a.classOf[unit]! : WHITESPACE[unit] === 1 ? SPACE_CLASS : 0;
+export function classOfUnit(a: Pick<Automaton, "classOf" | "kelvinClass">, unit: number): number {
+  if (unit < a.classOf.length) return a.classOf[unit]!;
+  return unit === KELVIN ? a.kelvinClass : WHITESPACE[unit] === 1 ? SPACE_CLASS : 0;
 }
 
-export type PackedAutomaton = Omit<Core, "classOf"> & { classUnits: Uint16Array; classIds: Uint16Array };
+export type PackedAutomaton = Omit<Core, "classOf" | "kelvinClass"> & {
+  classUnits: Uint16Array;
+  classIds: Uint16Array;
+};
 
 export function packAutomaton(a: Automaton): PackedAutomaton {
   const units: number[] = [];
@@ -312,15 +327,18 @@ export function packAutomaton(a: Automaton): PackedAutomaton {
 /** The automaton from its packed core; `denseStates` fewer than it was built with saves rebuilding rows. */
 export function unpackAutomaton(p: PackedAutomaton, denseStates = p.denseStates): Automaton {
   // A full table per shard was 128 KiB: only as long as the last unit of an entry's class (the
-  // whitespace past it is the shared WHITESPACE table's), and narrow.
+  // whitespace past it is the shared WHITESPACE table's; the Kelvin sign is kept apart), and narrow.
   let end = 0;
-  for (let k = 0; k < p.classUnits.length; k++)
-    if (p.classIds[k] !== SPACE_CLASS) end = Math.max(end, p.classUnits[k]! + 1);
+  let kelvinClass = 0;
+  for (let k = 0; k < p.classUnits.length; k++) {
+    if (p.classUnits[k] === KELVIN) kelvinClass = p.classIds[k]!;
+    else if (p.classIds[k] !== SPACE_CLASS) end = Math.max(end, p.classUnits[k]! + 1);
+  }
   const classOf = p.classCount <= 256 ? new Uint8Array(end) : new Uint16Array(end);
   for (let k = 0; k < p.classUnits.length; k++) if (p.classUnits[k]! < end) classOf[p.classUnits[k]!] = p.classIds[k]!;
   const { classUnits: _units, classIds: _ids, ...core } = p;
   const rows = Math.max(1, Math.min(denseStates, p.denseStates));
-  return withDerived({ ...core, classOf, denseStates: fitted(rows, p.classCount, p.stateCount) }, true);
+  return withDerived({ ...core, classOf, kelvinClass, denseStates: fitted(rows, p.classCount, p.stateCount) }, true);
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   buildAutomaton,
   classOfUnit,
   deepNext,
+  KELVIN,
   packAutomaton,
   SPACE_CLASS,
   stateOfCode,
@@ -123,6 +124,16 @@ describe("buildAutomaton", () => {
         expect(occurrences(sparse, text), `${entries} in ${text}`).toEqual(naive(entries, text));
       }
     }
+  });
+
+  it("keeps the Kelvin sign's class apart: an unpacked map ends after the entries' units, and K still reads as k", () => {
+    const entries = ["kb", "ok"];
+    const unpacked = unpackAutomaton(packAutomaton(buildAutomaton(entries)));
+    expect(unpacked.classOf.length).toBeLessThanOrEqual(0x80);
+    expect(classOfUnit(unpacked, KELVIN)).toBe(classOfUnit(unpacked, "k".charCodeAt(0)));
+    expect(classOfUnit(unpacked, KELVIN)).not.toBe(0);
+    const text = "o\u212ab OK \u212AB";
+    expect(occurrences(unpacked, text)).toEqual(["0@2", "0@8", "1@1", "1@5"].sort());
   });
 
   it("trims the deepest dense rows when that lets every code fit 16 bits, and stays 32-bit when it would cost more", () => {

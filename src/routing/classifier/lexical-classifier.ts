@@ -133,12 +133,13 @@ function renumbered(image: ClassifierImage, order: Uint32Array, termCount: numbe
   }
   const postDoc = new Uint32Array(offset[termCount]!);
   const postW = new Float32Array(postDoc.length);
-  const informative = new Uint8Array(termCount);
+  // A bit a term: whether the neighbour search uses it.
+  const informative = new Uint8Array((termCount + 7) >>> 3);
   for (let t = 0; t < termCount; t++) {
     const old = order[t]!;
     postDoc.set(image.postDoc.subarray(image.offset[old]!, image.offset[old + 1]!), offset[t]!);
     postW.set(image.postW.subarray(image.offset[old]!, image.offset[old + 1]!), offset[t]!);
-    informative[t] = image.informative[old]!;
+    if (image.informative[old] !== 0) informative[t >>> 3]! |= 1 << (t & 7);
   }
   return { offset, postDoc, postW, informative };
 }
@@ -282,7 +283,7 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
     nextEpoch();
     let nTouched = 0;
     for (const t of c.terms) {
-      if (t.id < 0 || informative[t.id] === 0) continue;
+      if (t.id < 0 || (informative[t.id >>> 3]! & (1 << (t.id & 7))) === 0) continue;
       let from = offset[t.id] as number;
       let end = offset[t.id + 1] as number;
       if (agent !== undefined) {

@@ -20,6 +20,7 @@ import {
 import { type BuiltFeatureTable, FeatureTable, termKeys } from "./feature-table";
 import { extractFeatures, surfaceForms, type TextFeatures } from "./features";
 import { narrowIndex, TextTable } from "./narrow";
+import { postingWeights } from "./posting-weights";
 import { modelFromImage, renumberModel, type SoftmaxOptions } from "./softmax";
 
 /** A query term for explanations: its own weight plus that of its character grams. */
@@ -154,7 +155,7 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
   const { unseenIdf, agentStart } = image;
   const { table: vocab, order } = featureTableOf(image);
   const terms = renumbered(image, order, vocab.termCount);
-  const { informative, postW } = terms;
+  const { informative } = terms;
   // Index arrays as narrow as their values allow; idf is computed from a term's postings (its
   // document frequency), as the link computed it, rather than kept per feature.
   const offset = narrowIndex(terms.offset);
@@ -166,6 +167,7 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
   const n = image.texts.length;
   const idfOf = (t: number): number =>
     Math.fround(Math.log((n + 1) / ((offset[t + 1] as number) - (offset[t] as number) + 1)) + 1);
+  const postW = postingWeights(terms.postW, offset, postDoc, n, idfOf);
   const model = modelFromImage(renumberModel(image.model, order), { counted: !image.trained });
   const counted = image.counted ? modelFromImage(renumberModel(image.counted, order), { counted: true }) : null;
   const agentCount = image.agents.length;
@@ -188,7 +190,7 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
       const d = postDoc[mid] as number;
-      if (d === i) return postW[mid] as number;
+      if (d === i) return postW.weight(mid, idfOf(t));
       if (d < i) lo = mid + 1;
       else hi = mid - 1;
     }
@@ -286,6 +288,7 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
       if (t.id < 0 || (informative[t.id >>> 3]! & (1 << (t.id & 7))) === 0) continue;
       let from = offset[t.id] as number;
       let end = offset[t.id + 1] as number;
+      const idf = idfOf(t.id);
       if (agent !== undefined) {
         end = lowerBound(from, end, agentStart[agent + 1] as number);
         from = lowerBound(from, end, agentStart[agent] as number);
@@ -297,7 +300,7 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
           acc[d] = 0;
           touched[nTouched++] = d;
         }
-        acc[d] = (acc[d] as number) + t.weight * (postW[p] as number);
+        acc[d] = (acc[d] as number) + t.weight * postW.weight(p, idf);
       }
     }
     return nTouched;

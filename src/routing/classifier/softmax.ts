@@ -18,6 +18,7 @@
  */
 import { seededRandom } from "../../lib/prng";
 import { narrowIndex } from "./narrow";
+import { type RowStarts, rowStarts } from "./row-starts";
 
 /** Examples as CSR rows of feature ids, one label (agent index) each. */
 export interface TrainingSet {
@@ -312,7 +313,7 @@ export function modelFromImage(image: ModelImage, options: { counted?: boolean }
   const start = image.start === null ? null : narrowIndex(image.start);
   const agent = image.agent === null ? null : narrowIndex(image.agent);
   const counts = options.counted === true && start !== null ? countsOf(image.w, start, start.length - 1) : null;
-  if (counts !== null && start !== null && agent !== null) return countedModel(a, start, agent, counts);
+  if (counts !== null && start !== null && agent !== null) return countedModel(a, rowStarts(start), agent, counts);
   const { w } = image;
   return {
     agentCount: a,
@@ -344,19 +345,23 @@ export function modelFromImage(image: ModelImage, options: { counted?: boolean }
 /** A counted model over its counts: each feature's total is the sum of its row, its weights computed as read. */
 function countedModel(
   a: number,
-  start: Uint8Array | Uint16Array | Uint32Array,
+  rows: RowStarts,
   agent: Uint8Array | Uint16Array | Uint32Array,
   counts: Uint8Array,
 ): SoftmaxModel {
-  const totalOf = (f: number): number => {
+  const totalOf = (from: number, to: number): number => {
     let t = 0;
-    for (let p = start[f]!; p < start[f + 1]!; p++) t += counts[p]!;
+    for (let p = from; p < to; p++) t += counts[p]!;
     return t;
   };
   // log(k + α) for every total a feature has: a weight is then two reads, a subtraction and the
   // float32 rounding it was stored with — the same value, bit for bit.
   let most = 0;
-  for (let f = 0; f + 1 < start.length; f++) most = Math.max(most, totalOf(f));
+  for (let f = 0, from = 0; f < rows.rows; f++) {
+    const to = from + rows.count(f);
+    most = Math.max(most, totalOf(from, to));
+    from = to;
+  }
   const logs = new Float64Array(most + 1);
   for (let k = 0; k <= most; k++) logs[k] = Math.log(k + COUNT_ALPHA);
   const weightOf = (t: number, n: number): number => Math.fround(logs[t]! - logs[t - n]!);
@@ -366,17 +371,21 @@ function countedModel(
       for (let i = 0; i < ids.length; i++) {
         const f = ids[i] as number;
         if (f < 0) continue;
-        const t = totalOf(f);
-        for (let p = start[f]!; p < start[f + 1]!; p++) {
+        const from = rows.at(f);
+        const to = from + rows.count(f);
+        const t = totalOf(from, to);
+        for (let p = from; p < to; p++) {
           const k = agent[p]!;
           out[k] = (out[k] as number) + weightOf(t, counts[p]!) * x;
         }
       }
     },
     weight(f, k) {
-      for (let p = start[f]!; p < start[f + 1]!; p++) if (agent[p] === k) return weightOf(totalOf(f), counts[p]!);
+      const from = rows.at(f);
+      const to = from + rows.count(f);
+      for (let p = from; p < to; p++) if (agent[p] === k) return weightOf(totalOf(from, to), counts[p]!);
       return 0;
     },
-    memoryBytes: counts.byteLength + start.byteLength + agent.byteLength + logs.byteLength,
+    memoryBytes: counts.byteLength + rows.byteLength + agent.byteLength + logs.byteLength,
   };
 }

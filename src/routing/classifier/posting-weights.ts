@@ -2,14 +2,17 @@
  * The neighbour index's posting weights as what they were computed from (docs/scaling.md,
  * "Memory"): the link weighs term t in example d (classifier-link.ts) as
  * (1 + ln tf) × idf(t) / ‖d‖, rounded to float32. The idf comes from the postings, so a wrapped
- * classifier can keep each example's norm (8 bytes an example) and each posting's count (a byte,
- * or nothing when every count is 1) instead of 4 bytes a posting, and compute a weight as read.
+ * classifier can keep each example's norm (8 bytes an example) and each posting's count (2 bits
+ * while counts stay below 4, packed-counts.ts; nothing when every count is 1) instead of 4 bytes
+ * a posting, and compute a weight as read.
  *
  * The counts and norms are recovered from the weights: within an example, the ratio weight / idf
  * is (1 + ln tf) / ‖d‖, so the least ratio is a count of 1 when the example has one. They are kept
  * only when every weight they give back is the stored one, bit for bit; else the weights stay
  * (e.g. an image sliced to a route's features, whose examples lack terms the norm counted).
  */
+
+import { PackedCounts } from "./packed-counts";
 
 /** Posting weights, stored or computed. */
 export interface PostingWeights {
@@ -32,18 +35,19 @@ export function postingWeights(
 ): PostingWeights {
   const derived = derive(postW, offset, postDoc, examples, idfOf);
   // Built apart: closures made in one scope share its context, which would keep `postW` alive.
-  return derived === null ? stored(postW) : computed(derived.norms, derived.counts, postDoc);
+  if (derived === null) return stored(postW);
+  return computed(derived.norms, derived.counts === null ? null : new PackedCounts(derived.counts), postDoc);
 }
 
 function stored(postW: Float32Array): PostingWeights {
   return { weight: (p) => postW[p]!, byteLength: postW.byteLength };
 }
 
-function computed(norms: Float64Array, counts: Uint8Array | null, postDoc: ArrayLike<number>): PostingWeights {
+function computed(norms: Float64Array, counts: PackedCounts | null, postDoc: ArrayLike<number>): PostingWeights {
   if (counts === null)
     return { weight: (p, idf) => Math.fround(idf / norms[postDoc[p]!]!), byteLength: norms.byteLength };
   return {
-    weight: (p, idf) => Math.fround(((1 + Math.log(counts[p]!)) * idf) / norms[postDoc[p]!]!),
+    weight: (p, idf) => Math.fround(((1 + Math.log(counts.at(p))) * idf) / norms[postDoc[p]!]!),
     byteLength: norms.byteLength + counts.byteLength,
   };
 }

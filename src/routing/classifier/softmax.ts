@@ -18,6 +18,7 @@
  */
 import { seededRandom } from "../../lib/prng";
 import { narrowIndex } from "./narrow";
+import { PackedCounts } from "./packed-counts";
 import { type RowStarts, rowStarts } from "./row-starts";
 
 /** Examples as CSR rows of feature ids, one label (agent index) each. */
@@ -313,7 +314,8 @@ export function modelFromImage(image: ModelImage, options: { counted?: boolean }
   const start = image.start === null ? null : narrowIndex(image.start);
   const agent = image.agent === null ? null : narrowIndex(image.agent);
   const counts = options.counted === true && start !== null ? countsOf(image.w, start, start.length - 1) : null;
-  if (counts !== null && start !== null && agent !== null) return countedModel(a, rowStarts(start), agent, counts);
+  if (counts !== null && start !== null && agent !== null)
+    return countedModel(a, rowStarts(start), agent, new PackedCounts(counts));
   const { w } = image;
   return {
     agentCount: a,
@@ -347,11 +349,11 @@ function countedModel(
   a: number,
   rows: RowStarts,
   agent: Uint8Array | Uint16Array | Uint32Array,
-  counts: Uint8Array,
+  counts: PackedCounts,
 ): SoftmaxModel {
   const totalOf = (from: number, to: number): number => {
     let t = 0;
-    for (let p = from; p < to; p++) t += counts[p]!;
+    for (let p = from; p < to; p++) t += counts.at(p);
     return t;
   };
   // log(k + α) for every total a feature has: a weight is then two reads, a subtraction and the
@@ -376,14 +378,14 @@ function countedModel(
         const t = totalOf(from, to);
         for (let p = from; p < to; p++) {
           const k = agent[p]!;
-          out[k] = (out[k] as number) + weightOf(t, counts[p]!) * x;
+          out[k] = (out[k] as number) + weightOf(t, counts.at(p)) * x;
         }
       }
     },
     weight(f, k) {
       const from = rows.at(f);
       const to = from + rows.count(f);
-      for (let p = from; p < to; p++) if (agent[p] === k) return weightOf(totalOf(from, to), counts[p]!);
+      for (let p = from; p < to; p++) if (agent[p] === k) return weightOf(totalOf(from, to), counts.at(p));
       return 0;
     },
     memoryBytes: counts.byteLength + rows.byteLength + agent.byteLength + logs.byteLength,

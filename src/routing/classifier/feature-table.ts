@@ -32,14 +32,13 @@ let mixedHi = 0;
 let mixedLo = 0;
 
 /**
- * An invertible mix of a key below 2^52 (three Feistel rounds over its top 20 and low 32 bits),
- * so that distinct keys stay distinct and any key's top bits are evenly spread over the buckets.
+ * An invertible mix of a key below 2^52 (two Feistel rounds over its top 20 and low 32 bits), so
+ * that distinct keys stay distinct and any key's top bits are evenly spread over the buckets.
  */
 function mixKey(key: number): void {
   const hi = Math.floor(key / TWO_32);
-  const lo = (key ^ mix(hi ^ 0x9e3779b9)) >>> 0;
-  mixedHi = (hi ^ (mix(lo) >>> 12)) & 0xfffff;
-  mixedLo = (lo ^ mix(mixedHi + 0x7f4a7c15)) >>> 0;
+  mixedLo = (key ^ Math.imul(hi, 0x9e3779b1)) >>> 0;
+  mixedHi = (hi ^ (mix(mixedLo) >>> 12)) & 0xfffff;
 }
 
 /** The number of bits that count n − 1 (0 for n ≤ 1). */
@@ -170,7 +169,7 @@ export class FeatureTable {
 
   /** The id of a term, or −1; `key`: its termKey, when the caller has it (a route's shards share one). */
   term(term: string, key = termKey(term)): number {
-    const texts = this.clashed.get(key);
+    const texts = this.clashed.size === 0 ? undefined : this.clashed.get(key);
     return texts === undefined ? this.terms.find(key) : (texts.get(term) ?? -1);
   }
 

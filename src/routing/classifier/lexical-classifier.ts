@@ -20,7 +20,7 @@ import {
 import { type BuiltFeatureTable, FeatureTable, termKeys } from "./feature-table";
 import { extractFeatures, surfaceForms, type TextFeatures } from "./features";
 import { narrowIndex, TextTable } from "./narrow";
-import { postingWeights } from "./posting-weights";
+import { PostingWeights } from "./posting-weights";
 import { modelFromImage, renumberModel, type SoftmaxOptions } from "./softmax";
 
 /** A query term for explanations: its own weight plus that of its character grams. */
@@ -167,7 +167,7 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
   const n = image.texts.length;
   const idfOf = (t: number): number =>
     Math.fround(Math.log((n + 1) / ((offset[t + 1] as number) - (offset[t] as number) + 1)) + 1);
-  const postW = postingWeights(terms.postW, offset, postDoc, n, idfOf);
+  const postW = PostingWeights.of(terms.postW, offset, postDoc, n, idfOf);
   const model = modelFromImage(renumberModel(image.model, order), { counted: !image.trained });
   const counted = image.counted ? modelFromImage(renumberModel(image.counted, order), { counted: true }) : null;
   const agentCount = image.agents.length;
@@ -190,7 +190,7 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
       const d = postDoc[mid] as number;
-      if (d === i) return postW.weight(mid, idfOf(t));
+      if (d === i) return postW.weight(mid, d, idfOf(t));
       if (d < i) lo = mid + 1;
       else hi = mid - 1;
     }
@@ -300,7 +300,7 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
           acc[d] = 0;
           touched[nTouched++] = d;
         }
-        acc[d] = (acc[d] as number) + t.weight * postW.weight(p, idf);
+        acc[d] = (acc[d] as number) + t.weight * postW.weight(p, d, idf);
       }
     }
     return nTouched;

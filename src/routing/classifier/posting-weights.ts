@@ -14,42 +14,49 @@
 
 import { PackedCounts } from "./packed-counts";
 
-/** Posting weights, stored or computed. */
-export interface PostingWeights {
-  /** The weight of posting p, of term t with inverse document frequency `idf` (idfOf(t)). */
-  weight(p: number, idf: number): number;
-  readonly byteLength: number;
-}
+/** 1 + ln tf for every count a posting can have, as the link computes it: a read, not a log. */
+const TF_SCALE = new Float64Array(256);
+for (let tf = 1; tf < 256; tf++) TF_SCALE[tf] = 1 + Math.log(tf);
 
 /**
- * The weights over their counts and norms when those give every weight back, else over the
- * weights themselves. `offset`/`postDoc`: the postings of each term, in CSR form;
- * `idfOf(t)`: as the link computed it.
+ * Posting weights, stored or computed (one class, not closures: a route reads a weight per
+ * posting it walks, and one shape keeps that call inlined).
  */
-export function postingWeights(
-  postW: Float32Array,
-  offset: ArrayLike<number>,
-  postDoc: ArrayLike<number>,
-  examples: number,
-  idfOf: (t: number) => number,
-): PostingWeights {
-  const derived = derive(postW, offset, postDoc, examples, idfOf);
-  // Built apart: closures made in one scope share its context, which would keep `postW` alive.
-  if (derived === null) return stored(postW);
-  return computed(derived.norms, derived.counts === null ? null : new PackedCounts(derived.counts), postDoc);
-}
+export class PostingWeights {
+  private constructor(
+    private readonly stored: Float32Array | null,
+    private readonly norms: Float64Array,
+    private readonly counts: PackedCounts | null,
+  ) {}
 
-function stored(postW: Float32Array): PostingWeights {
-  return { weight: (p) => postW[p]!, byteLength: postW.byteLength };
-}
+  /**
+   * The weights over their counts and norms when those give every weight back, else over the
+   * weights themselves. `offset`/`postDoc`: the postings of each term, in CSR form;
+   * `idfOf(t)`: as the link computed it.
+   */
+  static of(
+    postW: Float32Array,
+    offset: ArrayLike<number>,
+    postDoc: ArrayLike<number>,
+    examples: number,
+    idfOf: (t: number) => number,
+  ): PostingWeights {
+    const derived = derive(postW, offset, postDoc, examples, idfOf);
+    if (derived === null) return new PostingWeights(postW, new Float64Array(0), null);
+    const counts = derived.counts === null ? null : new PackedCounts(derived.counts);
+    return new PostingWeights(null, derived.norms, counts);
+  }
 
-function computed(norms: Float64Array, counts: PackedCounts | null, postDoc: ArrayLike<number>): PostingWeights {
-  if (counts === null)
-    return { weight: (p, idf) => Math.fround(idf / norms[postDoc[p]!]!), byteLength: norms.byteLength };
-  return {
-    weight: (p, idf) => Math.fround(((1 + Math.log(counts.at(p))) * idf) / norms[postDoc[p]!]!),
-    byteLength: norms.byteLength + counts.byteLength,
-  };
+  /** The weight of posting p, of example d and of a term with inverse document frequency `idf` (idfOf). */
+  weight(p: number, d: number, idf: number): number {
+    if (this.stored !== null) return this.stored[p]!;
+    const scaled = this.counts === null ? idf : TF_SCALE[this.counts.at(p)]! * idf;
+    return Math.fround(scaled / this.norms[d]!);
+  }
+
+  get byteLength(): number {
+    return (this.stored?.byteLength ?? 0) + this.norms.byteLength + (this.counts?.byteLength ?? 0);
+  }
 }
 
 function derive(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { compileClassifierPart, linkClassifierImage } from "../../../src/routing/classifier/classifier-link";
-import { postingWeights } from "../../../src/routing/classifier/posting-weights";
+import { PostingWeights } from "../../../src/routing/classifier/posting-weights";
 
 function imageOf(examples: string[][]) {
   return linkClassifierImage(examples.map((e, a) => compileClassifierPart({ agent: `agent-${a}`, examples: e })));
@@ -10,10 +10,11 @@ function imageOf(examples: string[][]) {
 function readBack(image: ReturnType<typeof imageOf>, postW = image.postW) {
   const n = image.texts.length;
   const idfOf = (t: number) => Math.fround(Math.log((n + 1) / (image.offset[t + 1]! - image.offset[t]! + 1)) + 1);
-  const weights = postingWeights(postW, image.offset, image.postDoc, n, idfOf);
+  const weights = PostingWeights.of(postW, image.offset, image.postDoc, n, idfOf);
   const read: number[] = [];
   for (let t = 0; t + 1 < image.offset.length; t++)
-    for (let p = image.offset[t]!; p < image.offset[t + 1]!; p++) read.push(weights.weight(p, idfOf(t)));
+    for (let p = image.offset[t]!; p < image.offset[t + 1]!; p++)
+      read.push(weights.weight(p, image.postDoc[p]!, idfOf(t)));
   return { read, bytes: weights.byteLength };
 }
 

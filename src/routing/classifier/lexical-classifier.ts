@@ -90,6 +90,22 @@ export interface LexicalClassifier {
    */
   termContributions(c: Classification, a: number, b: number): { term: string; weight: number }[];
   readonly memoryBytes: number;
+  /** What memoryBytes is made of (bench/router-memory.bench.ts prints it). */
+  readonly memoryParts: ClassifierMemory;
+}
+
+/** A wrapped classifier's bytes by part. */
+export interface ClassifierMemory {
+  /** The feature table. */
+  vocabulary: number;
+  /** The model's weights or counts, row starts and agent ids (and the counted model's beside a trained one). */
+  model: number;
+  /** The neighbour index: posting offsets, examples and weights, informative flags. */
+  postings: number;
+  /** The examples' texts, for explanations. */
+  texts: number;
+  /** Per example: its agent, and a search's scratch; per agent: where its examples start. */
+  examples: number;
 }
 
 /**
@@ -377,15 +393,14 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
     return out;
   };
 
-  let bytes = vocab.byteLength + (texts?.byteLength ?? 0);
-  bytes += model.memoryBytes + (counted?.memoryBytes ?? 0) + offset.byteLength + postDoc.byteLength + postW.byteLength;
-  bytes +=
-    exampleAgent.byteLength +
-    acc.byteLength +
-    stamp.byteLength +
-    touched.byteLength +
-    informative.byteLength +
-    agentStart.byteLength;
+  const memoryParts: ClassifierMemory = {
+    vocabulary: vocab.byteLength,
+    model: model.memoryBytes + (counted?.memoryBytes ?? 0),
+    postings: offset.byteLength + postDoc.byteLength + postW.byteLength + informative.byteLength,
+    texts: texts?.byteLength ?? 0,
+    examples: exampleAgent.byteLength + agentStart.byteLength + acc.byteLength + stamp.byteLength + touched.byteLength,
+  };
+  const bytes = Object.values(memoryParts).reduce((sum, b) => sum + b, 0);
 
   return {
     agents: image.agents,
@@ -399,5 +414,6 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
     exampleAgent: (i) => exampleAgent[i] ?? -1,
     termContributions,
     memoryBytes: bytes,
+    memoryParts,
   };
 }

@@ -69,6 +69,8 @@ export interface CompiledRuleSet extends CompiledRules {
    */
   matchInTurns(input: string, limit?: number, turn?: () => Promise<void>): Promise<RuleMatch[]>;
   readonly stats: RuleStats;
+  /** Of stats.memoryBytes, the automaton's (its dense rows most of it). */
+  readonly automatonBytes: number;
 }
 
 class EntryTable {
@@ -416,6 +418,7 @@ export function rulesFromImage(image: RuleImage, options: { sparse?: boolean } =
   const instructions = image.stats.patternInstructions;
   return {
     stats,
+    automatonBytes: automaton.memoryBytes,
     match: (input: string, limit = Number.POSITIVE_INFINITY): RuleMatch[] => scanner.match(input, limit),
     matchInTurns: async (input, limit = Number.POSITIVE_INFINITY, turn = nextTurn) => {
       if (instructions * Math.min(input.length, PATTERN_PREFIX) <= SLICE_STEPS) return scanner.match(input, limit);

@@ -6,12 +6,13 @@
 
 /** Counts (0–255) packed as narrow as the largest allows: 2, 4 or 8 bits each. */
 export class PackedCounts {
-  private readonly data: Uint8Array;
+  // Read by hot loops directly (softmax.ts), as `at` does.
+  readonly data: Uint8Array;
   /** log2 of the counts a byte holds. */
-  private readonly indexShift: number;
+  readonly indexShift: number;
   /** log2 of the bits a count takes. */
-  private readonly bitShift: number;
-  private readonly mask: number;
+  readonly bitShift: number;
+  readonly mask: number;
   readonly length: number;
 
   constructor(counts: Uint8Array) {

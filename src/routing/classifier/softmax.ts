@@ -19,7 +19,7 @@
 import { seededRandom } from "../../lib/prng";
 import { narrowIndex } from "./narrow";
 import { PackedCounts } from "./packed-counts";
-import { type RowStarts, rowStarts } from "./row-starts";
+import { RowStarts } from "./row-starts";
 
 /** Examples as CSR rows of feature ids, one label (agent index) each. */
 export interface TrainingSet {
@@ -315,7 +315,7 @@ export function modelFromImage(image: ModelImage, options: { counted?: boolean }
   const agent = image.agent === null ? null : narrowIndex(image.agent);
   const counts = options.counted === true && start !== null ? countsOf(image.w, start, start.length - 1) : null;
   if (counts !== null && start !== null && agent !== null)
-    return countedModel(a, rowStarts(start), agent, new PackedCounts(counts));
+    return countedModel(a, new RowStarts(start), agent, new PackedCounts(counts));
   const { w } = image;
   return {
     agentCount: a,
@@ -351,9 +351,12 @@ function countedModel(
   agent: Uint8Array | Uint16Array | Uint32Array,
   counts: PackedCounts,
 ): SoftmaxModel {
+  // The counts' bits read inline (PackedCounts.at): a route reads every entry of its features' rows twice.
+  const { data, indexShift, bitShift, mask } = counts;
+  const within = (1 << indexShift) - 1;
   const totalOf = (from: number, to: number): number => {
     let t = 0;
-    for (let p = from; p < to; p++) t += counts.at(p);
+    for (let p = from; p < to; p++) t += (data[p >>> indexShift]! >>> ((p & within) << bitShift)) & mask;
     return t;
   };
   // log(k + α) for every total a feature has: a weight is then two reads, a subtraction and the
@@ -378,7 +381,8 @@ function countedModel(
         const t = totalOf(from, to);
         for (let p = from; p < to; p++) {
           const k = agent[p]!;
-          out[k] = (out[k] as number) + weightOf(t, counts.at(p)) * x;
+          const n = (data[p >>> indexShift]! >>> ((p & within) << bitShift)) & mask;
+          out[k] = (out[k] as number) + weightOf(t, n) * x;
         }
       }
     },

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { rowStarts } from "../../../src/routing/classifier/row-starts";
+import { RowStarts } from "../../../src/routing/classifier/row-starts";
 
 /** CSR starts from row lengths. */
 const startsOf = (lengths: number[]) => {
@@ -18,7 +18,7 @@ describe("rowStarts", () => {
         fc.array(fc.oneof(fc.integer({ min: 0, max: 4 }), fc.integer({ min: 0, max: 300 })), { maxLength: 200 }),
         (lengths) => {
           const start = startsOf(lengths);
-          const rows = rowStarts(start);
+          const rows = new RowStarts(start);
           expect(rows.rows).toBe(lengths.length);
           for (let i = 0; i < lengths.length; i++) {
             expect(rows.at(i)).toBe(start[i]);
@@ -32,9 +32,9 @@ describe("rowStarts", () => {
   });
 
   it("holds short rows in about a byte a row, and longer ones as their starts", () => {
-    const short = rowStarts(startsOf(Array.from({ length: 16_000 }, (_, i) => i % 7)));
+    const short = new RowStarts(startsOf(Array.from({ length: 16_000 }, (_, i) => i % 7)));
     expect(short.byteLength).toBeLessThanOrEqual(1.125 * 16_000 + 2);
-    const long = rowStarts(startsOf([1, 256, 2]));
+    const long = new RowStarts(startsOf([1, 256, 2]));
     expect(long.byteLength).toBe(4 * 2);
   });
 });

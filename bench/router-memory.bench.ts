@@ -62,6 +62,7 @@ function packedShards(agents: number): Uint8Array[] {
 
 const MB = (bytes: number) => (bytes / 1e6).toFixed(1);
 const rows: string[] = [];
+const partRows: string[] = [];
 let tenK: number | null = null;
 for (const agents of SIZES) {
   // Measured from before the shards are packed: a buffer a load received and still holds counts.
@@ -76,10 +77,17 @@ for (const agents of SIZES) {
   const grown = heldBytes() - before;
   let rules = 0;
   let classifier = 0;
+  let automaton = 0;
+  const parts = { vocabulary: 0, model: 0, postings: 0, texts: 0, examples: 0 };
   for (const w of wrapped) {
     rules += w.rules.stats.memoryBytes;
+    automaton += w.rules.automatonBytes;
     classifier += w.classifier?.memoryBytes ?? 0;
+    for (const k of Object.keys(parts) as (keyof typeof parts)[]) parts[k] += w.classifier?.memoryParts[k] ?? 0;
   }
+  partRows.push(
+    `| ${agents.toLocaleString("en")} | ${MB(automaton)} | ${MB(rules - automaton)} | ${MB(parts.vocabulary)} | ${MB(parts.model)} | ${MB(parts.postings)} | ${MB(parts.texts)} | ${MB(parts.examples)} |`,
+  );
   if (agents === 10_000) tenK = router.memoryBytes;
   rows.push(
     `| ${agents.toLocaleString("en")} | ${wrapped.length} | ${MB(packedBytes)} | **${MB(router.memoryBytes)}** | ${MB(rules)} | ${MB(classifier)} | ${MB(router.memoryBytes - rules - classifier)} | ${MB(grown)} |`,
@@ -97,6 +105,12 @@ console.log(
 );
 console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
 for (const row of rows) console.log(row);
+console.log("\nThe rule tier and the classifiers by part, MB:\n");
+console.log(
+  "| agents | automaton | rest of the rule tier (keywords, patterns, names, scanner) | feature tables | models | postings (offsets, examples, weights, flags) | texts | per example (agent, scratch) |",
+);
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
+for (const row of partRows) console.log(row);
 if (tenK !== null)
   console.log(
     `\nA loaded 10,000-agent router: ${MB(tenK)} MB, target ≤ ${TARGET_MB} MB ${tenK <= TARGET_MB * 1e6 ? "✅ met" : "❌ MISSED"}`,

@@ -54,7 +54,7 @@ export async function decideFromSections(
   const images: RouterImage[] = shards.map(({ head }, k) => sliceShard(head, read.get(k) ?? new Map(), features));
   const router = routerFromShards(
     images.map((image, k) => ({
-      image,
+      image: { agents: image.agents, names: image.rules.tables.names, exampleCounts: image.exampleCounts },
       rules: shards[k]!.rules,
       classifier: image.classifier === null ? null : classifierFromImage(image.classifier, { liveTexts: true }),
       // One route's slice, never held: its size is not counted.

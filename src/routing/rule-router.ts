@@ -82,8 +82,12 @@ export function routerFromImage(image: RouterImage, options: RuleRouterOptions =
 
 /** One shard's image, wrapped: a router version keeps the wrapped shards it shares with the last. */
 export interface WrappedShard {
-  /** What a router reads of the image besides its wrapped tiers (the classifier image is not kept). */
-  image: Pick<RouterImage, "agents" | "rules" | "exampleCounts">;
+  /**
+   * What a router reads of the image besides its wrapped tiers: the agents, the enabled ones'
+   * names and example counts (the rule and classifier images are not kept: their wrapped forms
+   * hold narrower copies of some of their arrays).
+   */
+  image: Pick<RouterImage, "agents" | "exampleCounts"> & { names: readonly string[] };
   rules: ReturnType<typeof rulesFromImage>;
   classifier: LexicalClassifier | null;
   /** What it holds: its rule tier, its classifier and its agents' list (docs/scaling.md, "Memory"). */
@@ -95,7 +99,7 @@ export function wrapShard(image: RouterImage): WrappedShard {
   const rules = rulesFromImage(image.rules);
   const classifier = image.classifier === null ? null : classifierFromImage(image.classifier);
   return {
-    image: { agents: image.agents, rules: image.rules, exampleCounts: image.exampleCounts },
+    image: { agents: image.agents, names: image.rules.tables.names, exampleCounts: image.exampleCounts },
     rules,
     classifier,
     bytes: rules.stats.memoryBytes + (classifier?.memoryBytes ?? 0) + agentListBytes(image.agents),
@@ -159,8 +163,8 @@ export function routerFromShards(
   let tableBytes = 0;
   for (const shard of wrapped) {
     const { image } = shard;
-    shards.push({ ...shard, offset: names.length, count: image.rules.tables.names.length });
-    names.push(...image.rules.tables.names);
+    shards.push({ ...shard, offset: names.length, count: image.names.length });
+    names.push(...image.names);
     exampleCount.push(...image.exampleCounts);
     tableBytes += shard.bytes;
   }

@@ -17,10 +17,11 @@ import {
   compileClassifierPart,
   linkClassifierImage,
 } from "./classifier-link";
-import { FeatureTable, termKeys } from "./feature-table";
+import { type BuiltFeatureTable, FeatureTable, termKeys } from "./feature-table";
 import { extractFeatures, surfaceForms, type TextFeatures } from "./features";
 import { narrowIndex, TextTable } from "./narrow";
-import { modelFromImage, type SoftmaxOptions } from "./softmax";
+import { PostingWeights } from "./posting-weights";
+import { modelFromImage, renumberModel, type SoftmaxOptions } from "./softmax";
 
 /** A query term for explanations: its own weight plus that of its character grams. */
 export interface QueryTerm {
@@ -89,6 +90,22 @@ export interface LexicalClassifier {
    */
   termContributions(c: Classification, a: number, b: number): { term: string; weight: number }[];
   readonly memoryBytes: number;
+  /** What memoryBytes is made of (bench/router-memory.bench.ts prints it). */
+  readonly memoryParts: ClassifierMemory;
+}
+
+/** A wrapped classifier's bytes by part. */
+export interface ClassifierMemory {
+  /** The feature table. */
+  vocabulary: number;
+  /** The model's weights or counts, row starts and agent ids (and the counted model's beside a trained one). */
+  model: number;
+  /** The neighbour index: posting offsets, examples and weights, informative flags. */
+  postings: number;
+  /** The examples' texts, for explanations. */
+  texts: number;
+  /** Per example: its agent, and a search's scratch; per agent: where its examples start. */
+  examples: number;
 }
 
 /**
@@ -109,14 +126,39 @@ export function compileClassifier(
 }
 
 /**
- * Terms and grams in one table of numeric keys: the image's strings and gram table are not kept.
- * Built apart, so that the closures of the classifier do not keep its scratch alive.
+ * Terms and grams in one table of numeric keys, which numbers them anew (terms first): the
+ * image's strings and gram table are not kept. Built apart, so that the closures of the
+ * classifier do not keep its scratch alive.
  */
-function featureTableOf(image: ClassifierImage): FeatureTable {
+function featureTableOf(image: ClassifierImage): BuiltFeatureTable {
   const gramKeys = new Float64Array(image.terms.length);
   const { keys: gramSlots, values: gramValues } = image.grams;
   for (let i = 0; i < gramSlots.length; i++) if (gramSlots[i] !== -1) gramKeys[gramValues[i]!] = gramSlots[i]!;
-  return new FeatureTable(image.terms, (id) => gramKeys[id]!);
+  return FeatureTable.build(image.terms, (id) => gramKeys[id]!);
+}
+
+/**
+ * The per-feature arrays of an image in the feature table's numbering (`order[id]`: the image's
+ * id). Postings and the informative flags are the terms' only: an integer-keyed feature is in no
+ * posting list (classifier-link.ts gives it none), and the terms come first.
+ */
+function renumbered(image: ClassifierImage, order: Uint32Array, termCount: number) {
+  const offset = new Uint32Array(termCount + 1);
+  for (let t = 0; t < termCount; t++) {
+    const old = order[t]!;
+    offset[t + 1] = offset[t]! + image.offset[old + 1]! - image.offset[old]!;
+  }
+  const postDoc = new Uint32Array(offset[termCount]!);
+  const postW = new Float32Array(postDoc.length);
+  // A bit a term: whether the neighbour search uses it.
+  const informative = new Uint8Array((termCount + 7) >>> 3);
+  for (let t = 0; t < termCount; t++) {
+    const old = order[t]!;
+    postDoc.set(image.postDoc.subarray(image.offset[old]!, image.offset[old + 1]!), offset[t]!);
+    postW.set(image.postW.subarray(image.offset[old]!, image.offset[old + 1]!), offset[t]!);
+    if (image.informative[old] !== 0) informative[t >>> 3]! |= 1 << (t & 7);
+  }
+  return { offset, postDoc, postW, informative };
 }
 
 /**
@@ -126,11 +168,14 @@ function featureTableOf(image: ClassifierImage): FeatureTable {
  * texts are filled in after it is wrapped, cold-route.ts).
  */
 export function classifierFromImage(image: ClassifierImage, options: { liveTexts?: boolean } = {}): LexicalClassifier {
-  const { unseenIdf, informative, postW, agentStart } = image;
+  const { unseenIdf, agentStart } = image;
+  const { table: vocab, order } = featureTableOf(image);
+  const terms = renumbered(image, order, vocab.termCount);
+  const { informative } = terms;
   // Index arrays as narrow as their values allow; idf is computed from a term's postings (its
   // document frequency), as the link computed it, rather than kept per feature.
-  const offset = narrowIndex(image.offset);
-  const postDoc = narrowIndex(image.postDoc);
+  const offset = narrowIndex(terms.offset);
+  const postDoc = narrowIndex(terms.postDoc);
   const exampleAgent = narrowIndex(image.exampleAgent);
   // The closures below must not read `image`: that would keep the whole image alive.
   const liveTexts = options.liveTexts === true ? image.texts : null;
@@ -138,9 +183,9 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
   const n = image.texts.length;
   const idfOf = (t: number): number =>
     Math.fround(Math.log((n + 1) / ((offset[t + 1] as number) - (offset[t] as number) + 1)) + 1);
-  const vocab = featureTableOf(image);
-  const model = modelFromImage(image.model, { counted: !image.trained });
-  const counted = image.counted ? modelFromImage(image.counted, { counted: true }) : null;
+  const postW = PostingWeights.of(terms.postW, offset, postDoc, n, idfOf);
+  const model = modelFromImage(renumberModel(image.model, order), { counted: !image.trained });
+  const counted = image.counted ? modelFromImage(renumberModel(image.counted, order), { counted: true }) : null;
   const agentCount = image.agents.length;
   const acc = new Float64Array(n);
   const stamp = new Uint32Array(n);
@@ -161,7 +206,7 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
       const d = postDoc[mid] as number;
-      if (d === i) return postW[mid] as number;
+      if (d === i) return postW.weight(mid, d, idfOf(t));
       if (d < i) lo = mid + 1;
       else hi = mid - 1;
     }
@@ -256,9 +301,10 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
     nextEpoch();
     let nTouched = 0;
     for (const t of c.terms) {
-      if (t.id < 0 || informative[t.id] === 0) continue;
+      if (t.id < 0 || (informative[t.id >>> 3]! & (1 << (t.id & 7))) === 0) continue;
       let from = offset[t.id] as number;
       let end = offset[t.id + 1] as number;
+      const idf = idfOf(t.id);
       if (agent !== undefined) {
         end = lowerBound(from, end, agentStart[agent + 1] as number);
         from = lowerBound(from, end, agentStart[agent] as number);
@@ -270,7 +316,7 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
           acc[d] = 0;
           touched[nTouched++] = d;
         }
-        acc[d] = (acc[d] as number) + t.weight * (postW[p] as number);
+        acc[d] = (acc[d] as number) + t.weight * postW.weight(p, d, idf);
       }
     }
     return nTouched;
@@ -347,15 +393,14 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
     return out;
   };
 
-  let bytes = vocab.byteLength + (texts?.byteLength ?? 0);
-  bytes += model.memoryBytes + (counted?.memoryBytes ?? 0) + offset.byteLength + postDoc.byteLength + postW.byteLength;
-  bytes +=
-    exampleAgent.byteLength +
-    acc.byteLength +
-    stamp.byteLength +
-    touched.byteLength +
-    informative.byteLength +
-    agentStart.byteLength;
+  const memoryParts: ClassifierMemory = {
+    vocabulary: vocab.byteLength,
+    model: model.memoryBytes + (counted?.memoryBytes ?? 0),
+    postings: offset.byteLength + postDoc.byteLength + postW.byteLength + informative.byteLength,
+    texts: texts?.byteLength ?? 0,
+    examples: exampleAgent.byteLength + agentStart.byteLength + acc.byteLength + stamp.byteLength + touched.byteLength,
+  };
+  const bytes = Object.values(memoryParts).reduce((sum, b) => sum + b, 0);
 
   return {
     agents: image.agents,
@@ -369,5 +414,6 @@ export function classifierFromImage(image: ClassifierImage, options: { liveTexts
     exampleAgent: (i) => exampleAgent[i] ?? -1,
     termContributions,
     memoryBytes: bytes,
+    memoryParts,
   };
 }

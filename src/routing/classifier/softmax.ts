@@ -18,6 +18,8 @@
  */
 import { seededRandom } from "../../lib/prng";
 import { narrowIndex } from "./narrow";
+import { PackedCounts } from "./packed-counts";
+import { RowStarts } from "./row-starts";
 
 /** Examples as CSR rows of feature ids, one label (agent index) each. */
 export interface TrainingSet {
@@ -281,6 +283,27 @@ function countWeight(t: number, n: number): number {
   return Math.log(t + COUNT_ALPHA) - Math.log(t - n + COUNT_ALPHA);
 }
 
+/** The model with its features renumbered: feature f of the result is feature order[f] of `image`. */
+export function renumberModel(image: ModelImage, order: Uint32Array): ModelImage {
+  const { agentCount: a, w, start, agent } = image;
+  if (start === null || agent === null) {
+    const out = new Float32Array(w.length);
+    for (let f = 0; f < order.length; f++) out.set(w.subarray(order[f]! * a, order[f]! * a + a), f * a);
+    return { agentCount: a, w: out, start: null, agent: null };
+  }
+  const outStart = new Uint32Array(order.length + 1);
+  const outAgent = agent instanceof Uint16Array ? new Uint16Array(agent.length) : new Uint32Array(agent.length);
+  const outW = new Float32Array(w.length);
+  for (let f = 0; f < order.length; f++) {
+    const from = start[order[f]!]!;
+    const to = start[order[f]! + 1]!;
+    outStart[f + 1] = outStart[f]! + to - from;
+    outAgent.set(agent.subarray(from, to), outStart[f]!);
+    outW.set(w.subarray(from, to), outStart[f]!);
+  }
+  return { agentCount: a, w: outW, start: outStart, agent: outAgent };
+}
+
 /**
  * The model over its image (its index arrays narrowed where their values allow, see narrow.ts).
  * `counted`: the image is a counted model's (countModelImage), whose weights may be kept as
@@ -291,7 +314,8 @@ export function modelFromImage(image: ModelImage, options: { counted?: boolean }
   const start = image.start === null ? null : narrowIndex(image.start);
   const agent = image.agent === null ? null : narrowIndex(image.agent);
   const counts = options.counted === true && start !== null ? countsOf(image.w, start, start.length - 1) : null;
-  if (counts !== null && start !== null && agent !== null) return countedModel(a, start, agent, counts);
+  if (counts !== null && start !== null && agent !== null)
+    return countedModel(a, new RowStarts(start), agent, new PackedCounts(counts));
   const { w } = image;
   return {
     agentCount: a,
@@ -323,19 +347,26 @@ export function modelFromImage(image: ModelImage, options: { counted?: boolean }
 /** A counted model over its counts: each feature's total is the sum of its row, its weights computed as read. */
 function countedModel(
   a: number,
-  start: Uint8Array | Uint16Array | Uint32Array,
+  rows: RowStarts,
   agent: Uint8Array | Uint16Array | Uint32Array,
-  counts: Uint8Array,
+  counts: PackedCounts,
 ): SoftmaxModel {
-  const totalOf = (f: number): number => {
+  // The counts' bits read inline (PackedCounts.at): a route reads every entry of its features' rows twice.
+  const { data, indexShift, bitShift, mask } = counts;
+  const within = (1 << indexShift) - 1;
+  const totalOf = (from: number, to: number): number => {
     let t = 0;
-    for (let p = start[f]!; p < start[f + 1]!; p++) t += counts[p]!;
+    for (let p = from; p < to; p++) t += (data[p >>> indexShift]! >>> ((p & within) << bitShift)) & mask;
     return t;
   };
   // log(k + α) for every total a feature has: a weight is then two reads, a subtraction and the
   // float32 rounding it was stored with — the same value, bit for bit.
   let most = 0;
-  for (let f = 0; f + 1 < start.length; f++) most = Math.max(most, totalOf(f));
+  for (let f = 0, from = 0; f < rows.rows; f++) {
+    const to = from + rows.count(f);
+    most = Math.max(most, totalOf(from, to));
+    from = to;
+  }
   const logs = new Float64Array(most + 1);
   for (let k = 0; k <= most; k++) logs[k] = Math.log(k + COUNT_ALPHA);
   const weightOf = (t: number, n: number): number => Math.fround(logs[t]! - logs[t - n]!);
@@ -345,17 +376,22 @@ function countedModel(
       for (let i = 0; i < ids.length; i++) {
         const f = ids[i] as number;
         if (f < 0) continue;
-        const t = totalOf(f);
-        for (let p = start[f]!; p < start[f + 1]!; p++) {
+        const from = rows.at(f);
+        const to = from + rows.count(f);
+        const t = totalOf(from, to);
+        for (let p = from; p < to; p++) {
           const k = agent[p]!;
-          out[k] = (out[k] as number) + weightOf(t, counts[p]!) * x;
+          const n = (data[p >>> indexShift]! >>> ((p & within) << bitShift)) & mask;
+          out[k] = (out[k] as number) + weightOf(t, n) * x;
         }
       }
     },
     weight(f, k) {
-      for (let p = start[f]!; p < start[f + 1]!; p++) if (agent[p] === k) return weightOf(totalOf(f), counts[p]!);
+      const from = rows.at(f);
+      const to = from + rows.count(f);
+      for (let p = from; p < to; p++) if (agent[p] === k) return weightOf(totalOf(from, to), counts.at(p));
       return 0;
     },
-    memoryBytes: counts.byteLength + start.byteLength + agent.byteLength + logs.byteLength,
+    memoryBytes: counts.byteLength + rows.byteLength + agent.byteLength + logs.byteLength,
   };
 }

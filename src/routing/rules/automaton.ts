@@ -14,6 +14,10 @@
  * reach a dense row. Values in the table are "codes": the target's row offset (`state ×
  * classCount`, no multiply on the hot path) or, for deep states, an id past the dense region;
  * bit-inverted (negative) when the target ends an entry, so one load tells the scanner both.
+ *
+ * Unpacked (what a router holds), the arrays are 16-bit when their values fit (docs/scaling.md,
+ * "Memory"): a shard of a large registry has a few thousand states, and its codes fit 16 bits
+ * once its dense rows are trimmed by the few states that would overflow them.
  */
 import { WHITESPACE } from "./text";
 
@@ -21,28 +25,37 @@ import { WHITESPACE } from "./text";
 export interface Automaton {
   /**
    * Code unit → class (0 = in no entry, 1 = whitespace). Unpacked, it ends after the last unit
-   * of an entry's class (past it, a unit is whitespace by WHITESPACE, else class 0; see
-   * {@link classOfUnit}) and is a Uint8Array when the classes fit.
+   * of an entry's class but the Kelvin sign (past it, a unit is whitespace by WHITESPACE, the
+   * Kelvin sign `kelvinClass`, else class 0; see {@link classOfUnit}) and is a Uint8Array when
+   * the classes fit.
    */
   readonly classOf: Uint8Array | Uint16Array;
+  /**
+   * The class of U+212A (K, folded into k): kept apart, since a map reaching it would be 8 KiB
+   * for every shard whose entries hold a k.
+   */
+  readonly kelvinClass: number;
   readonly classCount: number;
   readonly stateCount: number;
   /** States 0 … denseStates − 1 have a row in `dense`. */
   readonly denseStates: number;
   /** `dense[code + class]` is the next state's code (negative = bit-inverted, the state has output). */
-  readonly dense: Int32Array;
-  readonly fail: Int32Array;
-  readonly childStart: Int32Array;
+  readonly dense: Int16Array | Int32Array;
+  readonly fail: Int16Array | Int32Array;
+  /**
+   * State s's children are the states childStart[s] + 1 … childStart[s + 1] (breadth-first
+   * numbering makes them a contiguous run), on the classes childClass[childStart[s] …].
+   */
+  readonly childStart: Int16Array | Int32Array;
   readonly childClass: Uint16Array;
-  readonly childTarget: Int32Array;
   /** The entry ending exactly at a state, or −1. */
-  readonly stateEntry: Int32Array;
+  readonly stateEntry: Int16Array | Int32Array;
   /** The nearest state on the failure chain that ends an entry, or −1. */
-  readonly dictLink: Int32Array;
+  readonly dictLink: Int16Array | Int32Array;
   /** First state of a state's output chain (itself or its dictionary link), or −1. */
-  readonly outFirst: Int32Array;
+  readonly outFirst: Int16Array | Int32Array;
   /** Entry length in code units. */
-  readonly entryLength: Int32Array;
+  readonly entryLength: Int16Array | Int32Array;
   readonly memoryBytes: number;
 }
 
@@ -50,6 +63,9 @@ export interface Automaton {
 export const SPACE_CLASS = 1;
 /** Dense rows beyond this many cells (4 bytes each) are not built; deeper states stay sparse. */
 export const DENSE_CELL_LIMIT = 2_000_000;
+
+/** The Kelvin sign, U+212A. */
+export const KELVIN = 0x212a;
 
 const FOLDED_INTO: ReadonlyArray<[from: number, to: number]> = [
   [0x017f, 0x73], // ſ → s
@@ -117,7 +133,6 @@ function buildTrie(entries: readonly string[], classOf: Uint16Array, classCount:
   }
   const childStart = new Int32Array(stateCount + 1);
   const childClass = new Uint16Array(stateCount - 1);
-  const childTarget = new Int32Array(stateCount - 1);
   const stateEntry = new Int32Array(stateCount);
   // BFS numbering makes each state's children a contiguous, class-sorted run: the ids after its
   // predecessors' children.
@@ -127,28 +142,21 @@ function buildTrie(entries: readonly string[], classOf: Uint16Array, classCount:
     stateEntry[s] = entryAt[old]!;
     childStart[s] = next - 1;
     const count = firstChild[old + 1]! - firstChild[old]!;
-    for (let k = 0; k < count; k++, next++) {
-      childClass[next - 1] = classIn[order[next]!]!;
-      childTarget[next - 1] = next;
-    }
+    for (let k = 0; k < count; k++, next++) childClass[next - 1] = classIn[order[next]!]!;
   }
   childStart[stateCount] = stateCount - 1;
-  return { stateCount, childStart, childClass, childTarget, stateEntry, entryLength };
+  return { stateCount, childStart, childClass, stateEntry, entryLength };
 }
 
 /** Builds the automaton for distinct, non-empty entries (already normalised by the caller). */
 export function buildAutomaton(entries: readonly string[], denseCellLimit = DENSE_CELL_LIMIT): Automaton {
   const { classOf, classCount } = buildClassMap(entries);
-  const { stateCount, childStart, childClass, childTarget, stateEntry, entryLength } = buildTrie(
-    entries,
-    classOf,
-    classCount,
-  );
-  const partial = { childStart, childClass, childTarget };
+  const { stateCount, childStart, childClass, stateEntry, entryLength } = buildTrie(entries, classOf, classCount);
+  const partial = { childStart, childClass };
   const fail = new Int32Array(stateCount);
   for (let state = 0; state < stateCount; state++) {
     for (let c = childStart[state]!; c < childStart[state + 1]!; c++) {
-      const child = childTarget[c]!;
+      const child = c + 1;
       if (state !== 0) {
         let f = fail[state]!;
         let target = childOf(partial, f, childClass[c]!);
@@ -161,23 +169,28 @@ export function buildAutomaton(entries: readonly string[], denseCellLimit = DENS
     }
   }
   const denseStates = Math.max(1, Math.min(stateCount, Math.floor(denseCellLimit / classCount)));
-  return withDerived({
-    classOf,
-    classCount,
-    stateCount,
-    denseStates,
-    fail,
-    childStart,
-    childClass,
-    stateEntry,
-    entryLength,
-  });
+  return withDerived(
+    {
+      classOf,
+      kelvinClass: classOf[KELVIN]!,
+      classCount,
+      stateCount,
+      denseStates,
+      fail,
+      childStart,
+      childClass,
+      stateEntry,
+      entryLength,
+    },
+    false,
+  );
 }
 
 /** What an automaton cannot cheaply recompute: the trie, its failure links and the class map. */
 type Core = Pick<
   Automaton,
   | "classOf"
+  | "kelvinClass"
   | "classCount"
   | "stateCount"
   | "denseStates"
@@ -188,18 +201,35 @@ type Core = Pick<
   | "entryLength"
 >;
 
+/** Int16Array when every value in lo … hi fits 16 bits (and `narrow`), else Int32Array. */
+function signed(length: number, lo: number, hi: number, narrow: boolean): Int16Array | Int32Array {
+  return narrow && lo >= -0x8000 && hi <= 0x7fff ? new Int16Array(length) : new Int32Array(length);
+}
+
+/** `a` as signed(…) would hold it. */
+function narrowed(a: Int16Array | Int32Array, lo: number, hi: number, narrow: boolean): Int16Array | Int32Array {
+  const out = signed(0, lo, hi, narrow);
+  return out instanceof Int16Array && a instanceof Int32Array ? Int16Array.from(a) : a;
+}
+
 /**
- * The rest from the core, in one pass each: child targets (breadth-first numbering makes state
- * s's children the run after its predecessors' children, so the c-th child overall is state
- * c + 1), dictionary links and output chains (a state's failure link is shallower, so numbered
- * before it), and the dense rows (a row starts as a copy of its failure link's row).
+ * The rest from the core, in one pass each: dictionary links and output chains (a state's
+ * failure link is shallower, so numbered before it), and the dense rows (a row starts as a copy
+ * of its failure link's row). The c-th child overall is state c + 1 (breadth-first numbering makes
+ * a state's children the run after its predecessors' children), so child targets are not kept.
+ * `narrow`: 16-bit arrays where the values fit (an unpacked automaton; the link's is packed as is).
  */
-function withDerived(core: Core): Automaton {
-  const { classCount, stateCount, denseStates, fail, childStart, childClass, stateEntry } = core;
-  const childTarget = new Int32Array(Math.max(0, stateCount - 1));
-  for (let c = 0; c < childTarget.length; c++) childTarget[c] = c + 1;
-  const dictLink = new Int32Array(stateCount).fill(-1);
-  const outFirst = new Int32Array(stateCount);
+function withDerived(core: Core, narrow: boolean): Automaton {
+  const { classCount, stateCount, denseStates, childClass } = core;
+  const fail = narrowed(core.fail, 0, stateCount, narrow);
+  const childStart = narrowed(core.childStart, 0, stateCount, narrow);
+  const entries = core.entryLength.length;
+  const stateEntry = narrowed(core.stateEntry, -1, entries, narrow);
+  let longest = 0;
+  for (let e = 0; e < entries; e++) longest = Math.max(longest, core.entryLength[e]!);
+  const entryLength = narrowed(core.entryLength, 0, longest, narrow);
+  const dictLink = signed(stateCount, -1, stateCount, narrow).fill(-1);
+  const outFirst = signed(stateCount, -1, stateCount, narrow);
   for (let s = 0; s < stateCount; s++) {
     if (s > 0) {
       const suffix = fail[s]!;
@@ -207,41 +237,32 @@ function withDerived(core: Core): Automaton {
     }
     outFirst[s] = stateEntry[s]! >= 0 ? s : dictLink[s]!;
   }
+  const denseEnd = denseStates * classCount;
   const code = (state: number): number => {
-    const base = state < denseStates ? state * classCount : denseStates * classCount + (state - denseStates);
+    const base = state < denseStates ? state * classCount : denseEnd + (state - denseStates);
     return outFirst[state]! >= 0 ? ~base : base;
   };
-  const dense = new Int32Array(denseStates * classCount);
+  // Codes run from ~(the largest base) to the largest base.
+  const topBase = denseEnd + Math.max(0, stateCount - 1 - denseStates);
+  const dense = signed(denseEnd, ~topBase, topBase, narrow);
   for (let state = 0; state < denseStates; state++) {
     const row = state * classCount;
     if (state !== 0) dense.copyWithin(row, fail[state]! * classCount, fail[state]! * classCount + classCount);
-    for (let c = childStart[state]!; c < childStart[state + 1]!; c++)
-      dense[row + childClass[c]!] = code(childTarget[c]!);
+    for (let c = childStart[state]!; c < childStart[state + 1]!; c++) dense[row + childClass[c]!] = code(c + 1);
   }
-  const arrays = [
-    core.classOf,
-    dense,
-    fail,
-    childStart,
-    childClass,
-    childTarget,
-    stateEntry,
-    dictLink,
-    outFirst,
-    core.entryLength,
-  ];
+  const arrays = [core.classOf, dense, fail, childStart, childClass, stateEntry, dictLink, outFirst, entryLength];
   const memoryBytes = arrays.reduce((sum, a) => sum + a.byteLength, 0);
-  return { ...core, dense, childTarget, dictLink, outFirst, memoryBytes };
+  return { ...core, fail, childStart, stateEntry, entryLength, dense, dictLink, outFirst, memoryBytes };
 }
 
 /** The child of `state` on `cls`, or −1 (binary search in the sorted child list). */
-function childOf(a: Pick<Automaton, "childStart" | "childClass" | "childTarget">, state: number, cls: number): number {
+function childOf(a: Pick<Automaton, "childStart" | "childClass">, state: number, cls: number): number {
   let lo = a.childStart[state]!;
   let hi = a.childStart[state + 1]! - 1;
   while (lo <= hi) {
     const mid = (lo + hi) >>> 1;
     const c = a.childClass[mid]!;
-    if (c === cls) return a.childTarget[mid]!;
+    if (c === cls) return mid + 1;
     if (c < cls) lo = mid + 1;
     else hi = mid - 1;
   }
@@ -275,11 +296,15 @@ export function deepNext(a: Automaton, code: number, cls: number): number {
  * non-zero entries (it is mostly zeros).
  */
 /** The class of a code unit (the scanner's hot loop inlines the same). */
-export function classOfUnit(a: Pick<Automaton, "classOf">, unit: number): number {
-  return unit < a.classOf.length ? a.classOf[unit]! : WHITESPACE[unit] === 1 ? SPACE_CLASS : 0;
+export function classOfUnit(a: Pick<Automaton, "classOf" | "kelvinClass">, unit: number): number {
+  if (unit < a.classOf.length) return a.classOf[unit]!;
+  return unit === KELVIN ? a.kelvinClass : WHITESPACE[unit] === 1 ? SPACE_CLASS : 0;
 }
 
-export type PackedAutomaton = Omit<Core, "classOf"> & { classUnits: Uint16Array; classIds: Uint16Array };
+export type PackedAutomaton = Omit<Core, "classOf" | "kelvinClass"> & {
+  classUnits: Uint16Array;
+  classIds: Uint16Array;
+};
 
 export function packAutomaton(a: Automaton): PackedAutomaton {
   const units: number[] = [];
@@ -302,12 +327,28 @@ export function packAutomaton(a: Automaton): PackedAutomaton {
 /** The automaton from its packed core; `denseStates` fewer than it was built with saves rebuilding rows. */
 export function unpackAutomaton(p: PackedAutomaton, denseStates = p.denseStates): Automaton {
   // A full table per shard was 128 KiB: only as long as the last unit of an entry's class (the
-  // whitespace past it is the shared WHITESPACE table's), and narrow.
+  // whitespace past it is the shared WHITESPACE table's; the Kelvin sign is kept apart), and narrow.
   let end = 0;
-  for (let k = 0; k < p.classUnits.length; k++)
-    if (p.classIds[k] !== SPACE_CLASS) end = Math.max(end, p.classUnits[k]! + 1);
+  let kelvinClass = 0;
+  for (let k = 0; k < p.classUnits.length; k++) {
+    if (p.classUnits[k] === KELVIN) kelvinClass = p.classIds[k]!;
+    else if (p.classIds[k] !== SPACE_CLASS) end = Math.max(end, p.classUnits[k]! + 1);
+  }
   const classOf = p.classCount <= 256 ? new Uint8Array(end) : new Uint16Array(end);
   for (let k = 0; k < p.classUnits.length; k++) if (p.classUnits[k]! < end) classOf[p.classUnits[k]!] = p.classIds[k]!;
   const { classUnits: _units, classIds: _ids, ...core } = p;
-  return withDerived({ ...core, classOf, denseStates: Math.max(1, Math.min(denseStates, p.denseStates)) });
+  const rows = Math.max(1, Math.min(denseStates, p.denseStates));
+  return withDerived({ ...core, classOf, kelvinClass, denseStates: fitted(rows, p.classCount, p.stateCount) }, true);
+}
+
+/**
+ * `rows` dense states, or a few fewer when that lets every code fit 16 bits: the codes run up to
+ * rows × classes + the deep states, and trimming the deepest dense rows (at most an eighth of
+ * them) halves the table's bytes at the cost of a few more steps along child lists.
+ */
+function fitted(rows: number, classCount: number, stateCount: number): number {
+  const topBase = (d: number) => d * classCount + Math.max(0, stateCount - 1 - d);
+  if (topBase(rows) <= 0x7fff || classCount < 2) return rows;
+  const fit = Math.floor((0x7fff - (stateCount - 1)) / (classCount - 1));
+  return fit >= 1 && fit >= rows - Math.floor(rows / 8) ? fit : rows;
 }

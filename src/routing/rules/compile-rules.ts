@@ -69,6 +69,8 @@ export interface CompiledRuleSet extends CompiledRules {
    */
   matchInTurns(input: string, limit?: number, turn?: () => Promise<void>): Promise<RuleMatch[]>;
   readonly stats: RuleStats;
+  /** Of stats.memoryBytes, the automaton's (its dense rows most of it). */
+  readonly automatonBytes: number;
 }
 
 class EntryTable {
@@ -360,7 +362,12 @@ export function linkRuleImage(parts: readonly RulePart[], options: CompileOption
   return {
     tables,
     predicateSources: predicates.sources,
-    tableBytes: automaton.memoryBytes + typedBytes + stringBytes + 4 * verifierCode.length + 32 * keywordText.length,
+    tableBytes:
+      linkedAutomatonBytes(tables.automaton) +
+      typedBytes +
+      stringBytes +
+      4 * verifierCode.length +
+      32 * keywordText.length,
     stats: {
       agents: names.length,
       keywords: keywordText.length,
@@ -382,6 +389,16 @@ export function linkRuleImage(parts: readonly RulePart[], options: CompileOption
 }
 
 /**
+ * What `tableBytes` counts for the automaton, as links have always counted it (stored images
+ * keep the figure): a full Uint16 class map, every dense row, and the per-state and per-entry
+ * arrays in 32 bits, child targets included (an unpacked automaton no longer holds them).
+ */
+function linkedAutomatonBytes(p: PackedAutomaton): number {
+  const states = p.stateCount;
+  return 2 * 65536 + 4 * p.classCount * p.denseStates + 4 * 6 * states + 2 * (states - 1) + 4 * p.entryLength.length;
+}
+
+/**
  * The rule tier from its image: the automaton's rows, the predicates' regexes and the scanner's
  * scratch are all it builds. `sparse`: build the root's row only (the rest step through
  * failure links), for a router that serves a few short inputs (docs/scaling.md).
@@ -395,17 +412,13 @@ export function rulesFromImage(image: RuleImage, options: { sparse?: boolean } =
     verifier: { ...image.tables.verifier, predicates: predicateRegExps(image.predicateSources) },
   };
   const scanner = new RuleScanner(tables);
-  // The link counted its own automaton (a full Uint16 class map, every dense row): this one's instead.
-  const linked =
-    automaton.memoryBytes -
-    automaton.classOf.byteLength +
-    2 * 65536 +
-    4 * packed.classCount * (packed.denseStates - automaton.denseStates);
-  const memoryBytes = image.tableBytes - linked + automaton.memoryBytes + scanner.scratchBytes;
+  // The link counted its own automaton: this one's instead.
+  const memoryBytes = image.tableBytes - linkedAutomatonBytes(packed) + automaton.memoryBytes + scanner.scratchBytes;
   const stats: RuleStats = { ...image.stats, memoryBytes };
   const instructions = image.stats.patternInstructions;
   return {
     stats,
+    automatonBytes: automaton.memoryBytes,
     match: (input: string, limit = Number.POSITIVE_INFINITY): RuleMatch[] => scanner.match(input, limit),
     matchInTurns: async (input, limit = Number.POSITIVE_INFINITY, turn = nextTurn) => {
       if (instructions * Math.min(input.length, PATTERN_PREFIX) <= SLICE_STEPS) return scanner.match(input, limit);

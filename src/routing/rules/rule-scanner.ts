@@ -13,7 +13,7 @@
  */
 import type { RuleMatch } from "../types";
 import type { Automaton } from "./automaton";
-import { deepNext, SPACE_CLASS, stateOfCode } from "./automaton";
+import { deepNext, KELVIN, SPACE_CLASS, stateOfCode } from "./automaton";
 import { PATTERN_PREFIX } from "./pattern-budget";
 import { programCharge } from "./pattern-cost";
 import { type SearchState, searchFrom, searchSlice, type VerifierTables, verifyAt } from "./pattern-verifier";
@@ -307,7 +307,7 @@ export class RuleScanner {
    */
   private scan(text: string, mode: number, asciiOnly: boolean): boolean {
     const a = this.t.automaton;
-    const { dense, classOf } = a;
+    const { dense, classOf, kelvinClass } = a;
     const denseEnd = a.denseStates * a.classCount;
     if (this.positions.length < text.length)
       this.positions = new Int32Array(Math.max(text.length, 2 * this.positions.length));
@@ -318,7 +318,14 @@ export class RuleScanner {
     for (let i = 0; i < text.length; i++) {
       const unit = text.charCodeAt(i);
       if (unit >= 128 && asciiOnly) return false;
-      const cls = unit < classOf.length ? classOf[unit]! : WHITESPACE[unit] === 1 ? SPACE_CLASS : 0;
+      const cls =
+        unit < classOf.length
+          ? classOf[unit]!
+          : unit === KELVIN
+            ? kelvinClass
+            : WHITESPACE[unit] === 1
+              ? SPACE_CLASS
+              : 0;
       if (cls === SPACE_CLASS) {
         if (previousSpace) continue;
         previousSpace = true;

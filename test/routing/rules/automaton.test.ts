@@ -4,6 +4,7 @@ import {
   buildAutomaton,
   classOfUnit,
   deepNext,
+  KELVIN,
   packAutomaton,
   SPACE_CLASS,
   stateOfCode,
@@ -24,6 +25,13 @@ function occurrences(a: Automaton, text: string): string[] {
     for (let s = a.outFirst[state]!; s >= 0; s = a.dictLink[s]!) found.push(`${a.stateEntry[s]}@${i}`);
   }
   return found.sort();
+}
+
+/** An automaton's fields with typed arrays as plain arrays (to compare values, not widths). */
+function plain(fields: object): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(fields).map(([k, v]) => [k, ArrayBuffer.isView(v) ? Array.from(v as Int32Array) : v]),
+  );
 }
 
 function naive(entries: string[], text: string): string[] {
@@ -101,7 +109,10 @@ describe("buildAutomaton", () => {
       const unpacked = unpackAutomaton(packed);
       const { classOf: shortMap, memoryBytes: _a, ...rest } = unpacked;
       const { classOf: fullMap, memoryBytes: _b, ...builtRest } = built;
-      expect(rest).toEqual(builtRest);
+      // The same values, in 16 bits where they fit (all of them here).
+      expect(plain(rest)).toEqual(plain(builtRest));
+      expect(unpacked.dense).toBeInstanceOf(Int16Array);
+      expect(unpacked.fail).toBeInstanceOf(Int16Array);
       // The class map ends after its last entry unit, narrow; whitespace past it is still class 1.
       expect(shortMap).toBeInstanceOf(Uint8Array);
       expect(shortMap.length).toBeLessThanOrEqual("退".charCodeAt(0) + 1);
@@ -112,6 +123,44 @@ describe("buildAutomaton", () => {
         const text = Array.from({ length: rand.int(30) }, () => rand.pick([...alphabet, "A", "x"])).join("");
         expect(occurrences(sparse, text), `${entries} in ${text}`).toEqual(naive(entries, text));
       }
+    }
+  });
+
+  it("keeps the Kelvin sign's class apart: an unpacked map ends after the entries' units, and K still reads as k", () => {
+    const entries = ["kb", "ok"];
+    const unpacked = unpackAutomaton(packAutomaton(buildAutomaton(entries)));
+    expect(unpacked.classOf.length).toBeLessThanOrEqual(0x80);
+    expect(classOfUnit(unpacked, KELVIN)).toBe(classOfUnit(unpacked, "k".charCodeAt(0)));
+    expect(classOfUnit(unpacked, KELVIN)).not.toBe(0);
+    const text = "o\u212ab OK \u212AB";
+    expect(occurrences(unpacked, text)).toEqual(["0@2", "0@8", "1@1", "1@5"].sort());
+  });
+
+  it("trims the deepest dense rows when that lets every code fit 16 bits, and stays 32-bit when it would cost more", () => {
+    // Every 2-letter word, and each followed by q or r: 2,055 states on 28 classes.
+    const letters = "abcdefghijklmnopqrstuvwxyz";
+    const entries: string[] = [];
+    for (const x of letters) for (const y of letters) entries.push(x + y, `${x}${y}q`, `${x}${y}r`);
+    const built = buildAutomaton(entries);
+    expect(built.denseStates).toBe(built.stateCount);
+    // Every state dense: codes up to stateCount × classCount, past 16 bits.
+    expect(built.stateCount * built.classCount).toBeGreaterThan(0x7fff);
+    const fit = Math.floor((0x8000 - built.stateCount) / (built.classCount - 1));
+    const packed = packAutomaton(built);
+    // Asked for a few rows more than fit: trimmed to what fits, 16-bit.
+    const trimmed = unpackAutomaton(packed, fit + 3);
+    expect(trimmed.denseStates).toBe(fit);
+    expect(trimmed.dense).toBeInstanceOf(Int16Array);
+    // Asked for all of them: trimming would drop more than an eighth, so 32-bit rows for all.
+    const wide = unpackAutomaton(packed);
+    expect(wide.denseStates).toBe(built.stateCount);
+    expect(wide.dense).toBeInstanceOf(Int32Array);
+    const rand = prng(5);
+    for (let n = 0; n < 40; n++) {
+      const text = Array.from({ length: rand.int(40) }, () => rand.pick([...letters, "Q", "z"])).join("");
+      const expected = naive(entries, text);
+      expect(occurrences(trimmed, text), text).toEqual(expected);
+      expect(occurrences(wide, text), text).toEqual(expected);
     }
   });
 });

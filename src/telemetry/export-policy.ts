@@ -23,6 +23,15 @@ export const MAX_QUEUED_EXPORTS = 8;
 /** Runs sent in one request to one destination (each run's spans are one trace). */
 export const EXPORT_BATCH_RUNS = 8;
 
+/**
+ * How long a session's export waits in its isolate for other sessions' exports to the same
+ * destination, to go in one request with them (src/services/telemetry-batches.ts).
+ */
+export const EXPORT_LINGER_MS = 50;
+
+/** Spans one request carries at most, however many sessions' exports join it. */
+export const EXPORT_BATCH_SPANS = 2_000;
+
 /** A request to a collector gives up after this long (the alarm is not held longer). */
 export const EXPORT_TIMEOUT_MS = 10_000;
 
@@ -77,6 +86,24 @@ export function partialSuccessOf(text: string, sentSpans: number): { spans: numb
     spans: Math.min(rejected, sentSpans),
     error: `the collector rejected ${rejected} spans${message}`.slice(0, 300),
   };
+}
+
+/** One session's spans in a request that carries several sessions' (src/services/telemetry-batches.ts). */
+export interface Share {
+  /** Where its spans start in the request. */
+  offset: number;
+  count: number;
+}
+
+/**
+ * A caller's part of a batch's outcome: a failure is everyone's; a partial success's
+ * rejected spans are counted against the batch's spans in order, so that the callers'
+ * counts add up to the collector's.
+ */
+export function shareOf(outcome: ExportOutcome, share: Share): ExportOutcome {
+  if (outcome.type !== "sent" || !outcome.rejected) return outcome;
+  const spans = Math.min(Math.max(outcome.rejected.spans - share.offset, 0), share.count);
+  return spans === 0 ? { type: "sent" } : { type: "sent", rejected: { spans, error: outcome.rejected.error } };
 }
 
 export type NextExport = { type: "retry"; attempts: number; at: number } | { type: "drop"; attempts: number };

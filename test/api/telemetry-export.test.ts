@@ -57,8 +57,8 @@ beforeEach(() => {
 const configure = (body: Record<string, unknown> = {}) =>
   call("PUT", "/v1/config/telemetry", { endpoint: ENDPOINT, headers: { Authorization: "otel-token" }, ...body });
 
-/** A routed session whose run calls the tool, hands off, and is answered; drained. */
-async function conversation(): Promise<{ id: string; stub: DurableObjectStub<SessionDO> }> {
+/** A routed session whose run calls the tool, hands off, and is answered; drained unless asked not to. */
+async function conversation(drain = true): Promise<{ id: string; stub: DurableObjectStub<SessionDO> }> {
   script({
     desk: [callTool("lookup_order", { order_id: "o-1" }), callTool("transfer_to_billing", { reason: "a refund" })],
     billing: [answer("Refunded.")],
@@ -69,7 +69,7 @@ async function conversation(): Promise<{ id: string; stub: DurableObjectStub<Ses
   const res = await call("POST", `/v1/sessions/${id}/messages`, { role: "user", content: "order o-1, please refund" });
   expect(res.json.run.status).toBe("completed");
   const { stub } = sessionStub("alpha", id);
-  await drainExports(stub);
+  if (drain) await drainExports(stub);
   return { id, stub };
 }
 
@@ -138,6 +138,46 @@ describe("trace export", () => {
     // Nothing more later: the export was sent once.
     await advanceClock(stub, 3_600_000);
     await drainExports(stub);
+    expect(receiver.exports).toHaveLength(1);
+  });
+
+  it("sessions exporting at the same time share one request, each its own trace, and each counts its own spans", async () => {
+    expect((await configure()).status).toBe(200);
+    const before = await stats();
+    const receiver = fakeOtlpReceiver(ENDPOINT);
+    const sessions = [await conversation(false), await conversation(false), await conversation(false)];
+    expect(receiver.exports).toHaveLength(0);
+    await Promise.all(sessions.map(({ stub }) => drainExports(stub)));
+    expect(receiver.exports).toHaveLength(1);
+    const spans = spansOf(receiver.exports[0]!);
+    const conversations = new Set(spans.map((s) => attr(s, GEN_AI.conversationId)));
+    expect(conversations).toEqual(new Set(sessions.map((s) => s.id)));
+    expect(new Set(spans.map((s) => s.traceId)).size).toBe(3);
+    for (const { stub } of sessions) expect(await exportRows(stub)).toBe(0);
+    await advanceClock(sessions[0]!.stub, STATS_FLUSH_MS);
+    await Promise.all(sessions.map(({ stub }) => drainExports(stub)));
+    expect((await stats()).exported_spans).toBe(before.exported_spans + spans.length);
+  });
+
+  it("a partial success of a shared request is counted once, against the spans in the order sent", async () => {
+    expect((await configure()).status).toBe(200);
+    const before = await stats();
+    const receiver = fakeOtlpReceiver(
+      ENDPOINT,
+      () => 200,
+      () => ({ rejectedSpans: "5", errorMessage: "too many" }),
+    );
+    const sessions = [await conversation(false), await conversation(false)];
+    await Promise.all(sessions.map(({ stub }) => drainExports(stub)));
+    expect(receiver.exports).toHaveLength(1);
+    const sent = spansOf(receiver.exports[0]!).length;
+    for (const { stub } of sessions) expect(await exportRows(stub)).toBe(0);
+    const after = await stats();
+    expect(after.dropped_spans).toBe(before.dropped_spans + 5);
+    expect(after.exported_spans).toBe(before.exported_spans + sent - 5);
+    expect(after.last_error).toContain("too many");
+    // Nothing is sent again.
+    await Promise.all(sessions.map(({ stub }) => drainExports(stub)));
     expect(receiver.exports).toHaveLength(1);
   });
 

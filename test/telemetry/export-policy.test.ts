@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   afterExportFailure,
@@ -6,6 +7,7 @@ import {
   outcomeOfStatus,
   partialSuccessOf,
   sampled,
+  shareOf,
 } from "../../src/telemetry/export-policy";
 import { derivedTraceId } from "../../src/telemetry/span-ids";
 
@@ -92,5 +94,47 @@ describe("an OTLP answer's partial success", () => {
       expect(partialSuccessOf(text, 5), text).toBeNull();
     expect(partialSuccessOf('{"partialSuccess":{"rejectedSpans":"-1"}}', 5)).toBeNull();
     expect(partialSuccessOf('{"partialSuccess":{"rejectedSpans":"99"}}', 5)?.spans).toBe(5);
+  });
+});
+
+describe("a session's share of a request that carries several sessions' spans", () => {
+  it("a failure is every session's; a full success too", () => {
+    const failed = { type: "retryable" as const, error: "HTTP 503" };
+    expect(shareOf(failed, { offset: 8, count: 8 })).toBe(failed);
+    expect(shareOf({ type: "sent" }, { offset: 0, count: 8 })).toEqual({ type: "sent" });
+  });
+
+  it("rejected spans are counted against the request's spans in order", () => {
+    const partial = { type: "sent" as const, rejected: { spans: 10, error: "the collector rejected 10 spans" } };
+    expect(shareOf(partial, { offset: 0, count: 8 })).toEqual({
+      type: "sent",
+      rejected: { ...partial.rejected, spans: 8 },
+    });
+    expect(shareOf(partial, { offset: 8, count: 8 })).toEqual({
+      type: "sent",
+      rejected: { ...partial.rejected, spans: 2 },
+    });
+    expect(shareOf(partial, { offset: 16, count: 8 })).toEqual({ type: "sent" });
+  });
+
+  it("the sessions' shares add up to what the collector rejected", () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 50 }), { minLength: 1, maxLength: 20 }), fc.nat(), (counts, r) => {
+        const total = counts.reduce((a, b) => a + b, 0);
+        const rejected = total === 0 ? 0 : (r % total) + 1;
+        const outcome = { type: "sent" as const, rejected: { spans: rejected, error: "rejected" } };
+        let offset = 0;
+        let sum = 0;
+        for (const count of counts) {
+          const share = shareOf(outcome, { offset, count });
+          const spans = share.type === "sent" ? (share.rejected?.spans ?? 0) : -1;
+          expect(spans).toBeGreaterThanOrEqual(0);
+          expect(spans).toBeLessThanOrEqual(count);
+          sum += spans;
+          offset += count;
+        }
+        expect(sum).toBe(Math.min(rejected, total));
+      }),
+    );
   });
 });

@@ -8,12 +8,8 @@ import type { RunTrace, TraceEvent } from "../../../src/schemas/run";
 import type { TelemetryConfig } from "../../../src/schemas/telemetry";
 import { agentModels } from "../../../src/services/agent-models";
 import { agentDirectory, knownTelemetryRatio, tenantHead } from "../../../src/services/registry-cache";
-import {
-  type ExportDestination,
-  operatorEndpoint,
-  postSpans,
-  tenantDestination,
-} from "../../../src/services/telemetry-export";
+import { exportSpans } from "../../../src/services/telemetry-batches";
+import { type ExportDestination, operatorEndpoint, tenantDestination } from "../../../src/services/telemetry-export";
 import { countExport, flushHeldStats, STATS_FLUSH_MS } from "../../../src/services/telemetry-stats";
 import {
   afterExportFailure,
@@ -244,7 +240,7 @@ export class SessionTelemetry {
     const sending = prepared.filter((p) => !p.e.evicted && p.spans.length > 0);
     const outcome: ExportOutcome =
       sending.length > 0 && destination
-        ? await postSpans(
+        ? await exportSpans(
             this.k.env,
             tenant,
             destination,

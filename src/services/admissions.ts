@@ -2,7 +2,7 @@ import type { Env } from "../env";
 import { ok, type Result } from "../errors";
 import type { Ask } from "../quotas/admission";
 import { DEMAND_MS, LEASE_MS, leaseWanted, MAX_LEASE } from "../quotas/lease";
-import { tenantRpc } from "../rpc/stubs";
+import { TENANT_CALL_DEADLINE_MS, tenantRpc } from "../rpc/stubs";
 import type { Admission, Granted } from "../rpc/tenant";
 import { countRefused, tokensCounted } from "./usage-meter";
 
@@ -90,38 +90,63 @@ export async function admit(
     const taken = take(env, tenant, pool, background);
     if (taken) return ok(taken);
     if (!pool.asking || pool.denied) break;
-    await pool.asking;
+    // That ask belongs to another request: should it never settle, this one asks by itself.
+    if (!(await settlesWithin(pool.asking, TENANT_CALL_DEADLINE_MS))) break;
   }
   const wanted = pool.asking ? 0 : leaseWanted(asks);
-  const since = { at: Date.now(), tokens: tokensCounted(tenant) };
-  const asked = tenantRpc(env, tenant)
-    .admit(tenant, ask, wanted)
-    .then((granted) => {
-      if (wanted > 0) {
-        if (pool.asking === asking) pool.asking = null;
-        const grant = granted.ok ? granted.value.grant : undefined;
-        pool.denied = !grant;
-        if (granted.ok && grant) hold(env, tenant, pool, kind, granted.value, since, background);
-      }
-      return granted;
-    });
-  // What waiting asks wait for: settled once the lease (if any) is held, or the call failed.
-  const settled: Promise<void> = asked.then(
-    () => undefined,
-    () => {
-      if (pool.asking === asking) pool.asking = null;
-    },
-  );
-  const asking = wanted > 0 ? settled : null;
-  if (asking) pool.asking = asking;
-  const answer = await asked;
+  const answer = await fromObject(env, tenant, pool, kind, ask, wanted, background);
   if (!answer.ok && answer.error.code === "QUOTA_EXCEEDED") {
     // This isolate's own lease, granted while this ask was under way, holds what it was refused.
-    if (pool.asking) await pool.asking;
+    if (pool.asking) await settlesWithin(pool.asking, TENANT_CALL_DEADLINE_MS);
     const late = take(env, tenant, pool, background);
     if (late) return ok(late);
   }
   return refusalCounted(env, tenant, answer, background);
+}
+
+/**
+ * The object's admission of `ask`, with a lease of up to `wanted` more asked for. While that is
+ * under way, the pool's other asks wait for it; the lease is held before any of them resumes.
+ */
+function fromObject(
+  env: Pick<Env, "TENANTS">,
+  tenant: string,
+  pool: Pool,
+  kind: Kind,
+  ask: Ask,
+  wanted: number,
+  background?: Background,
+): Promise<Result<Granted>> {
+  const since = { at: Date.now(), tokens: tokensCounted(tenant) };
+  const asked = tenantRpc(env, tenant).admit(tenant, ask, wanted);
+  if (wanted > 0) {
+    const asking: Promise<void> = asked.then(
+      (granted) => {
+        if (pool.asking === asking) pool.asking = null;
+        const grant = granted.ok ? granted.value.grant : undefined;
+        pool.denied = !grant;
+        if (granted.ok && grant) hold(env, tenant, pool, kind, granted.value, since, background);
+      },
+      () => {
+        if (pool.asking === asking) pool.asking = null;
+      },
+    );
+    pool.asking = asking;
+  }
+  return asked;
+}
+
+/** Whether `work` settles within `ms`. */
+async function settlesWithin(work: Promise<void>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

@@ -33,6 +33,8 @@ interface Held {
   tokensAt: number;
   tokensLeft: number | null;
   ended: boolean;
+  /** Stops the wait for its time to be up, once it ended sooner. */
+  stopTimer: () => void;
 }
 
 /** One tenant's asks of one kind in this isolate. */
@@ -179,6 +181,7 @@ export async function release(env: Pick<Env, "TENANTS">, tenant: string, admissi
   }
 }
 
+/** The object's answer as callers see it, without a lease's grant; a QUOTA_EXCEEDED refusal is counted in usage. */
 function refusalCounted(
   env: Pick<Env, "TENANTS">,
   tenant: string,
@@ -237,9 +240,16 @@ function hold(
     tokensAt: since.tokens,
     tokensLeft: grant.tokens,
     ended: false,
+    stopTimer: () => {},
   };
   pool.lease = lease;
-  const expiry = new Promise((resolve) => setTimeout(resolve, Math.max(0, lease.until - Date.now())));
+  const expiry = new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, Math.max(0, lease.until - Date.now()));
+    lease.stopTimer = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
   const ending = expiry.then(() => end(env, tenant, pool, lease));
   if (background) background(ending);
 }
@@ -257,6 +267,7 @@ function end(
 ): Promise<void> {
   if (lease.ended) return Promise.resolve();
   lease.ended = true;
+  lease.stopTimer();
   if (pool.lease === lease) pool.lease = null;
   const unused = Math.max(0, lease.left);
   lease.left = 0;

@@ -33,8 +33,6 @@ interface Held {
   tokensAt: number;
   tokensLeft: number | null;
   ended: boolean;
-  /** Stops the wait for its time to be up, once it ended sooner. */
-  stopTimer: () => void;
 }
 
 /** One tenant's asks of one kind in this isolate. */
@@ -91,9 +89,14 @@ export async function admit(
   for (;;) {
     const taken = take(env, tenant, pool, background);
     if (taken) return ok(taken);
-    if (!pool.asking || pool.denied) break;
-    // That ask belongs to another request: should it never settle, this one asks by itself.
-    if (!(await settlesWithin(pool.asking, TENANT_CALL_DEADLINE_MS))) break;
+    const asking = pool.asking;
+    if (!asking || pool.denied) break;
+    // That ask belongs to another request: should it never settle (that request cancelled),
+    // this one stops waiting for it and asks by itself.
+    if (!(await settlesWithin(asking, TENANT_CALL_DEADLINE_MS))) {
+      if (pool.asking === asking) pool.asking = null;
+      break;
+    }
   }
   const wanted = pool.asking ? 0 : leaseWanted(asks);
   const answer = await fromObject(env, tenant, pool, kind, ask, wanted, background);
@@ -240,16 +243,11 @@ function hold(
     tokensAt: since.tokens,
     tokensLeft: grant.tokens,
     ended: false,
-    stopTimer: () => {},
   };
   pool.lease = lease;
-  const expiry = new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, Math.max(0, lease.until - Date.now()));
-    lease.stopTimer = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-  });
+  // The timer is this request's, and runs its course even when the lease ends sooner: the
+  // runtime refuses to settle a promise one request waits on from another request.
+  const expiry = new Promise((resolve) => setTimeout(resolve, Math.max(0, lease.until - Date.now())));
   const ending = expiry.then(() => end(env, tenant, pool, lease));
   if (background) background(ending);
 }
@@ -267,7 +265,6 @@ function end(
 ): Promise<void> {
   if (lease.ended) return Promise.resolve();
   lease.ended = true;
-  lease.stopTimer();
   if (pool.lease === lease) pool.lease = null;
   const unused = Math.max(0, lease.left);
   lease.left = 0;

@@ -99,7 +99,8 @@ describe("leases", () => {
     expect(results.filter((r) => !r.ok && r.error.code === "QUOTA_EXCEEDED")).toHaveLength(100);
     const leased = admitted.filter((r) => r.value.lease !== undefined).length;
     expect(leased).toBeGreaterThan(100);
-    expect(await calls(name)).toBeLessThan(300 - leased + 1);
+    // Every ask not given out from a lease is a call (an ask refused may then take from one).
+    expect(await calls(name)).toBeLessThan(200);
     const after = await eventually(
       () => usage(name),
       (u) => u.sessions === 200,

@@ -7,9 +7,10 @@ import type { Sql } from "../durable-objects/shared/sql";
 import { TenantDO as RelayTenantDO } from "../durable-objects/tenant/tenant";
 import type { Actor } from "../src/audit/record";
 import { err, type Result } from "../src/errors";
+import type { Ask } from "../src/quotas/admission";
 import type { Lease } from "../src/rpc/agent";
 import type { HandoffAccepted, StartHandoffArgs } from "../src/rpc/session";
-import type { Admission, TenantLimits } from "../src/rpc/tenant";
+import type { Admission, Granted, TenantLimits } from "../src/rpc/tenant";
 import type { Usage } from "../src/usage/counts";
 
 /**
@@ -139,6 +140,8 @@ export class TenantDO extends RelayTenantDO {
   private unreachable = false;
   /** How many times `limits` was asked. */
   limitReads = 0;
+  /** How many times `admit` was asked (an admission given out from a lease asks nothing). */
+  admits = 0;
 
   protected override now(): number {
     return this.clock.now();
@@ -151,6 +154,11 @@ export class TenantDO extends RelayTenantDO {
   override async limits(tenant: string): Promise<Result<TenantLimits>> {
     this.limitReads++;
     return this.unreachable ? missed("limits") : super.limits(tenant);
+  }
+
+  override async admit(tenant: string, ask: Ask, lease?: number): Promise<Result<Granted>> {
+    this.admits++;
+    return super.admit(tenant, ask, lease);
   }
 
   override async record(tenant: string, hours: { hour: number; usage: Usage }[]): Promise<Result<TenantLimits>> {

@@ -1,11 +1,15 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../src/env";
 import { ok, type Result } from "../../src/errors";
-import { type Ask, quotaExceeded, refusalOf } from "../../src/quotas/admission";
+import { type Ask, quotaExceeded, refusalOf, type Used } from "../../src/quotas/admission";
+import { leaseOf } from "../../src/quotas/lease";
 import { effectiveLimits, limitsFromVars } from "../../src/quotas/limits";
 import { DAY_MS, hourOf, MINUTE_MS, windowStart } from "../../src/quotas/windows";
 import {
   type Admission,
+  type EndedLease,
+  type Granted,
+  LEASE_END_GRACE_MS,
   MAX_RECENT_RUNS,
   RECENT_RUNS_MS,
   type RecentRun,
@@ -27,6 +31,11 @@ import { type HourRow, TENANT_MIGRATIONS, TENANT_SCHEMA, TenantStore } from "./t
  * a refusal writes nothing. Usage that isolates counted arrives at most once a second from each.
  * Admissions are counted here too: a session's or a run's count is its admission. It also
  * remembers the runs its sessions started in the last seconds, which D1 may not have yet.
+ *
+ * An admission may come with a lease: more admissions of its kind, counted with it, that the
+ * asking isolate gives out itself for up to a second (src/quotas/lease.ts). The leases not yet
+ * ended are kept in memory only, so that usage views leave out what was leased and not yet
+ * given out; after a restart those show as used until their end arrives.
  */
 export class TenantDO extends DurableObject<Env> implements TenantRpc {
   protected readonly sql: Sql;
@@ -34,6 +43,8 @@ export class TenantDO extends DurableObject<Env> implements TenantRpc {
   private readonly store: TenantStore;
   /** The day (since the epoch) usage was last pruned to USAGE_RETENTION_DAYS by this instance. */
   private prunedDay = -1;
+  /** Leases granted and not yet ended, by id; forgotten LEASE_END_GRACE_MS after their end. */
+  private readonly leases = new Map<string, OpenLease>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -42,41 +53,51 @@ export class TenantDO extends DurableObject<Env> implements TenantRpc {
     this.store = new TenantStore(this.sql);
   }
 
-  async admit(_tenant: string, ask: Ask): Promise<Result<Admission>> {
+  async admit(_tenant: string, ask: Ask, lease = 0): Promise<Result<Granted>> {
     this.schema.ensure();
     const now = this.now();
     const limits = this.currentLimits().limits;
+    this.forgetLeases(now);
     return this.ctx.storage.transactionSync(() => {
       const hour = this.store.hour(hourOf(now)) ?? blankHour(hourOf(now));
-      const refusal = refusalOf(ask, limits, this.windowUse(now, hour), now);
+      const used = this.windowUse(now, hour);
+      const refusal = refusalOf(ask, limits, used, now);
       // Refused: nothing is written (the caller counts the refusal with its usage).
       if (refusal) return { ok: false as const, error: quotaExceeded(refusal) };
+      const terms = lease > 0 ? leaseOf(ask, lease, limits, withAsk(used, ask), now) : null;
+      // The lease's admissions are counted now, with the one asked: windows stay strict.
+      const n = 1 + (terms?.count ?? 0);
       const minute = Math.floor(now / MINUTE_MS);
       const usage = emptyUsage();
-      if (ask.sessions) usage.counts.sessions = 1;
-      if (ask.runs) usage.counts.runs = 1;
-      const runs = ask.runs ? (hour.run_minute === minute ? hour.minute_runs : 0) + 1 : null;
+      if (ask.sessions) usage.counts.sessions = n;
+      if (ask.runs) usage.counts.runs = n;
+      const runs = ask.runs ? (hour.run_minute === minute ? hour.minute_runs : 0) + n : null;
       this.count(runs === null ? hour : { ...hour, run_minute: minute, minute_runs: runs }, usage);
-      return ok({ hour: hour.hour, minute, sessions: !!ask.sessions, runs: !!ask.runs });
+      const admission = { hour: hour.hour, minute, sessions: !!ask.sessions, runs: !!ask.runs };
+      if (!terms) return ok(admission);
+      const id = crypto.randomUUID();
+      this.leases.set(id, {
+        hour: hour.hour,
+        minute,
+        sessions: ask.sessions ? terms.count : 0,
+        runs: ask.runs ? terms.count : 0,
+        forgetAt: now + terms.ms + LEASE_END_GRACE_MS,
+      });
+      return ok({ ...admission, grant: { id, ...terms } });
     });
   }
 
   async release(_tenant: string, admission: Admission): Promise<Result<{ released: boolean }>> {
     if (!this.schema.ready()) return ok({ released: false });
-    return this.ctx.storage.transactionSync(() => {
-      const row = this.store.hour(admission.hour);
-      if (!row) return ok({ released: false });
-      const counts = { ...row.usage.counts };
-      if (admission.sessions) counts.sessions = Math.max(0, (counts.sessions ?? 0) - 1);
-      if (admission.runs) counts.runs = Math.max(0, (counts.runs ?? 0) - 1);
-      const sameMinute = admission.runs && row.run_minute === admission.minute;
-      this.store.save({
-        ...row,
-        usage: { ...row.usage, counts },
-        minute_runs: sameMinute ? Math.max(0, row.minute_runs - 1) : row.minute_runs,
-      });
-      return ok({ released: true });
-    });
+    const released = this.takeBack(admission.hour, admission.minute, +admission.sessions, +admission.runs);
+    return ok({ released });
+  }
+
+  async endLease(_tenant: string, lease: EndedLease): Promise<Result<{ ended: boolean }>> {
+    this.leases.delete(lease.id);
+    if (!this.schema.ready()) return ok({ ended: false });
+    if (lease.sessions > 0 || lease.runs > 0) this.takeBack(lease.hour, lease.minute, lease.sessions, lease.runs);
+    return ok({ ended: true });
   }
 
   async record(_tenant: string, hours: { hour: number; usage: Usage }[]): Promise<Result<TenantLimits>> {
@@ -103,8 +124,14 @@ export class TenantDO extends DurableObject<Env> implements TenantRpc {
       const windows = { sessions_today: 0, runs_this_minute: 0, tokens_today: 0 };
       return ok({ ...limits, hours: [], windows, d1_bytes_since: 0, at: now });
     }
-    const hours = this.store.hours(fromHour, toHour).map(({ hour, usage }) => ({ hour, usage }));
-    const windows = this.windowUse(now, this.store.hour(hourOf(now)) ?? blankHour(hourOf(now)));
+    this.forgetLeases(now);
+    const hours = this.store
+      .hours(fromHour, toHour)
+      .map(({ hour, usage }) => ({ hour, usage: this.unleased(hour, usage) }));
+    const windows = this.unleasedWindows(
+      now,
+      this.windowUse(now, this.store.hour(hourOf(now)) ?? blankHour(hourOf(now))),
+    );
     return ok({ ...limits, hours, windows, d1_bytes_since: this.store.bytesSince(storedFromHour), at: now });
   }
 
@@ -152,6 +179,62 @@ export class TenantDO extends DurableObject<Env> implements TenantRpc {
     };
   }
 
+  /** Takes `sessions` and `runs` back from the hour's row (and its minute's runs, if still that minute). */
+  private takeBack(hour: number, minute: number, sessions: number, runs: number): boolean {
+    return this.ctx.storage.transactionSync(() => {
+      const row = this.store.hour(hour);
+      if (!row) return false;
+      const counts = { ...row.usage.counts };
+      if (sessions > 0) counts.sessions = Math.max(0, (counts.sessions ?? 0) - sessions);
+      if (runs > 0) counts.runs = Math.max(0, (counts.runs ?? 0) - runs);
+      const sameMinute = runs > 0 && row.run_minute === minute;
+      this.store.save({
+        ...row,
+        usage: { ...row.usage, counts },
+        minute_runs: sameMinute ? Math.max(0, row.minute_runs - runs) : row.minute_runs,
+      });
+      return true;
+    });
+  }
+
+  /** The hour's usage without the admissions of open leases counted in it. */
+  private unleased(hour: number, usage: Usage): Usage {
+    let sessions = 0;
+    let runs = 0;
+    for (const lease of this.leases.values())
+      if (lease.hour === hour) {
+        sessions += lease.sessions;
+        runs += lease.runs;
+      }
+    if (!sessions && !runs) return usage;
+    const counts = { ...usage.counts };
+    if (sessions) counts.sessions = Math.max(0, (counts.sessions ?? 0) - sessions);
+    if (runs) counts.runs = Math.max(0, (counts.runs ?? 0) - runs);
+    return { ...usage, counts };
+  }
+
+  /** The window uses without the admissions of open leases counted in them. */
+  private unleasedWindows(now: number, use: WindowUse): WindowUse {
+    const today = hourOf(windowStart("day", now));
+    const minute = Math.floor(now / MINUTE_MS);
+    let sessions = 0;
+    let runs = 0;
+    for (const lease of this.leases.values()) {
+      if (lease.hour >= today && lease.hour <= hourOf(now)) sessions += lease.sessions;
+      if (lease.minute === minute) runs += lease.runs;
+    }
+    return {
+      ...use,
+      sessions_today: Math.max(0, use.sessions_today - sessions),
+      runs_this_minute: Math.max(0, use.runs_this_minute - runs),
+    };
+  }
+
+  /** Forgets the leases whose end never arrived: their admissions count as used from then on. */
+  private forgetLeases(now: number): void {
+    for (const [id, lease] of this.leases) if (lease.forgetAt <= now) this.leases.delete(id);
+  }
+
   /** Adds `usage` to the hour's row and writes it; prunes old hours once a day. Inside a transaction. */
   private count(row: HourRow, usage: Usage): void {
     this.store.save({ ...row, usage: addUsage(structuredClone(row.usage), usage) });
@@ -162,5 +245,22 @@ export class TenantDO extends DurableObject<Env> implements TenantRpc {
     }
   }
 }
+
+/** A lease the object granted and has not heard the end of. */
+interface OpenLease {
+  hour: number;
+  minute: number;
+  sessions: number;
+  runs: number;
+  /** When to stop waiting for its end (the object's clock). */
+  forgetAt: number;
+}
+
+/** The windows' use with `ask` counted in it. */
+const withAsk = (used: Used, ask: Ask): Used => ({
+  ...used,
+  sessions_today: used.sessions_today + (ask.sessions ? 1 : 0),
+  runs_this_minute: used.runs_this_minute + (ask.runs ? 1 : 0),
+});
 
 const blankHour = (hour: number): HourRow => ({ hour, usage: emptyUsage(), run_minute: 0, minute_runs: 0 });

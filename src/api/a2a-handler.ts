@@ -213,11 +213,12 @@ export class RelayA2aHandler implements A2ARequestHandler {
    * then the session. Its run then starts without asking again.
    */
   private async newSession(text: string): Promise<{ id: string; admission: Admission }> {
-    const admission = this.unwrap(await admit(this.c.env, this.tenant, { sessions: true, runs: true }));
+    const background = backgroundOf(this.c);
+    const admission = this.unwrap(await admit(this.c.env, this.tenant, { sessions: true, runs: true }, background));
     try {
       return { id: await this.makeSession(text), admission };
     } catch (error) {
-      backgroundOf(this.c)(release(this.c.env, this.tenant, admission));
+      background(release(this.c.env, this.tenant, admission));
       throw error;
     }
   }

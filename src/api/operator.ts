@@ -1,12 +1,14 @@
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../app-env";
 import { parseApiKeys } from "../auth/api-keys";
+import { backgroundOf } from "../auth/middleware";
 import { operatorAuth } from "../auth/operator";
 import { RelayError, unwrap } from "../errors";
 import { tenantRpc } from "../rpc/stubs";
 import type { TenantLimits } from "../rpc/tenant";
 import { QuotaOverrides, type TenantQuotas } from "../schemas/quotas";
 import type { TenantsUsage } from "../schemas/usage";
+import { endLeases } from "../services/admissions";
 import { requestTiers, tierBinding } from "../services/request-rate";
 import { freshLimits } from "../services/tenant-limits";
 import { usageReport } from "../services/usage-report";
@@ -61,11 +63,15 @@ function checkTier(c: Ctx, overrides: QuotaOverrides): void {
     );
 }
 
-/** Sets a tenant's overrides; this isolate's copy of its limits follows at once, the others within a TTL. */
+/**
+ * Sets a tenant's overrides; this isolate's copy of its limits follows at once, the others within
+ * a TTL. This isolate's admission leases of the tenant end (others' within their second).
+ */
 async function setOverrides(c: Ctx, overrides: QuotaOverrides | null): Promise<Response> {
   const tenant = tenantOf(c);
   const limits = unwrap(await tenantRpc(c.env, tenant).setOverrides(tenant, overrides));
   freshLimits(tenant, limits);
+  endLeases(c.env, tenant, backgroundOf(c));
   return c.json(quotasView(c, tenant, limits));
 }
 

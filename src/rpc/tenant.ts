@@ -1,5 +1,6 @@
 import type { Result } from "../errors";
 import type { Ask } from "../quotas/admission";
+import type { LeaseTerms } from "../quotas/lease";
 import type { LimitName, LimitSource, Limits, QuotaOverrides } from "../schemas/quotas";
 import type { Usage } from "../usage/counts";
 
@@ -15,7 +16,37 @@ export interface Admission {
   minute: number;
   sessions: boolean;
   runs: boolean;
+  /** The lease it was given out from by this isolate, if any (src/services/admissions.ts). */
+  lease?: string;
 }
+
+/**
+ * A lease granted with an admission (docs/operations.md, Quotas): `count` more admissions of
+ * the same kind, counted where the admission was, that the isolate gives out itself for `ms`.
+ */
+export interface LeaseGrant extends LeaseTerms {
+  id: string;
+}
+
+/** An admission as the tenant's object answers it: with a lease when one was asked for and granted. */
+export interface Granted extends Admission {
+  grant?: LeaseGrant;
+}
+
+/** A lease that ended: where it was counted, and how many of its admissions were not given out. */
+export interface EndedLease {
+  id: string;
+  hour: number;
+  minute: number;
+  sessions: number;
+  runs: number;
+}
+
+/**
+ * How long after a lease's end the tenant's object waits for its unused admissions before its
+ * usage views count them as used (a lease's end is one call, with the object's deadline).
+ */
+export const LEASE_END_GRACE_MS = 5_000;
 
 /** The tenant's limits now: the defaults under its overrides, and what is stored. */
 export interface TenantLimits {
@@ -64,11 +95,14 @@ export const MAX_RECENT_RUNS = 100;
 export interface TenantRpc {
   /**
    * Counts a session, a run or both when the tenant's quotas allow them, in one synchronous
-   * step; QUOTA_EXCEEDED (nothing counted) when one does not.
+   * step; QUOTA_EXCEEDED (nothing counted) when one does not. With `lease` > 0, up to that many
+   * more may be granted and counted with it (src/quotas/lease.ts).
    */
-  admit(tenant: string, ask: Ask): Promise<Result<Admission>>;
+  admit(tenant: string, ask: Ask, lease?: number): Promise<Result<Granted>>;
   /** Takes back an admission whose session or run was not made after all. */
   release(tenant: string, admission: Admission): Promise<Result<{ released: boolean }>>;
+  /** Takes back a lease's admissions that were not given out; its usage views then count the rest. */
+  endLease(tenant: string, lease: EndedLease): Promise<Result<{ ended: boolean }>>;
   /** Adds what isolates counted; answers the limits, so a caller's cache of them stays fresh. */
   record(tenant: string, hours: { hour: number; usage: Usage }[]): Promise<Result<TenantLimits>>;
   limits(tenant: string): Promise<Result<TenantLimits>>;

@@ -73,6 +73,17 @@ export function countToolCalls(env: Pick<Env, "TENANTS">, tenant: string, calls:
   if (calls > 0) usageMeter.add(env, tenant, counted({ tool_calls: calls }));
 }
 
+/** Tokens of the model calls this isolate counted, by tenant, since it started. */
+const tokensByTenant = new Map<string, number>();
+
+/**
+ * The tokens of `tenant`'s model calls this isolate has counted so far: a lease of runs ends
+ * once those it may spend are used here (src/services/admissions.ts).
+ */
+export function tokensCounted(tenant: string): number {
+  return tokensByTenant.get(tenant) ?? 0;
+}
+
 /**
  * `provider` with every call counted for `tenant`: one model call of the request's model,
  * with the tokens the provider reported (none when it reported none, or the call failed).
@@ -87,6 +98,7 @@ export function meteredProvider(env: Pick<Env, "TENANTS">, tenant: string, provi
     } finally {
       const tokens = usage ? { input: usage.prompt_tokens, output: usage.completion_tokens } : undefined;
       usageMeter.add(env, tenant, modelCall(provider.name, req.model, tokens));
+      if (tokens) tokensByTenant.set(tenant, tokensCounted(tenant) + tokens.input + tokens.output);
     }
   };
   const stream = provider.stream?.bind(provider);

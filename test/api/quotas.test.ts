@@ -121,6 +121,33 @@ describe("sessions a day", () => {
   });
 });
 
+describe("leases", () => {
+  it("admits a burst of creations mostly from leases; the limit holds and each is counted once", async () => {
+    // Alpha, untouched by the other tests here: its object's counts start at zero.
+    const alpha = (method: string, path: string, body?: unknown) => call(method, path, body, { key: "alpha-test-key" });
+    const object = env.TENANTS.get(env.TENANTS.idFromName("alpha")) as unknown as DurableObjectStub<TenantDO>;
+    expect((await alpha("PUT", "/v1/agents/desk", { name: "desk", description: "Front desk" })).status).toBe(201);
+    const set = await call("PUT", "/v1/operator/tenants/alpha/quotas", { sessions_per_day: 60 }, { key: OPERATOR_KEY });
+    expect(set.status).toBe(200);
+    const created = await Promise.all(
+      Array.from({ length: 80 }, () => alpha("POST", "/v1/sessions", { agent: "desk" })),
+    );
+    expect(created.filter((r) => r.status === 201)).toHaveLength(60);
+    expect(created.filter((r) => r.status === 429 && r.json.error.code === "QUOTA_EXCEEDED")).toHaveLength(20);
+    expect(await runInDurableObject(object, (instance: TenantDO) => instance.admits)).toBeLessThan(80);
+    const hour = hourOf(Date.now());
+    await eventually(
+      async () => {
+        const read = await tenantRpc(env, "alpha").usage("alpha", hour - 1, hour + 2);
+        if (!read.ok) throw new Error(read.error.message);
+        return read.value.hours.reduce((n, h) => n + (h.usage.counts.sessions ?? 0), 0);
+      },
+      (sessions) => sessions === 60,
+      { what: "the 60 sessions made counted, and only those" },
+    );
+  });
+});
+
 describe("runs a minute", () => {
   it("refuses the run past the limit; the refused message is not stored", async () => {
     // Pinned inside a minute: the two messages below are in the same window whatever the time.

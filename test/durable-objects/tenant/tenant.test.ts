@@ -1,4 +1,4 @@
-import { runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { hourOf } from "../../../src/quotas/windows";
@@ -113,6 +113,76 @@ describe("admissions", () => {
     await rpc.setOverrides(name, { sessions_per_day: null, runs_per_minute: 0 });
     for (let i = 0; i < 30; i++) expect((await rpc.admit(name, { sessions: true })).ok).toBe(true);
     expect((await rpc.admit(name, { runs: true })).ok).toBe(false);
+  });
+});
+
+describe("leases", () => {
+  /** Sessions as the object counted them, leases included (what its windows are checked against). */
+  const stored = async (stub: DurableObjectStub<TenantDO>) =>
+    (await rows(stub)).reduce((n, r) => n + Number(r.sessions ?? 0), 0);
+  const sessionsUsed = async (rpc: TenantRpc, name: string) => {
+    const usage = await rpc.usage(name, hourOf(T0) - 1, hourOf(T0) + 1);
+    if (!usage.ok) throw new Error(usage.error.message);
+    return { hours: usage.value.hours[0]?.usage.counts.sessions ?? 0, today: usage.value.windows.sessions_today };
+  };
+
+  it("grants one with an admission, counted with it; usage leaves it out; its end takes back the unused", async () => {
+    const { name, rpc, stub } = await tenant();
+    await rpc.setOverrides(name, { sessions_per_day: 100 });
+    // 99 left after the ask: an eighth is 12, and 8 were asked for.
+    const admitted = await rpc.admit(name, { sessions: true }, 8);
+    if (!admitted.ok) throw new Error(admitted.error.message);
+    const grant = admitted.value.grant!;
+    expect(grant).toMatchObject({ count: 8, ms: 1_000, tokens: null });
+    expect(await stored(stub)).toBe(9);
+    expect(await sessionsUsed(rpc, name)).toEqual({ hours: 1, today: 1 });
+    // Three were given out, five were not.
+    const { hour, minute } = admitted.value;
+    expect(await rpc.endLease(name, { id: grant.id, hour, minute, sessions: 5, runs: 0 })).toEqual({
+      ok: true,
+      value: { ended: true },
+    });
+    expect(await stored(stub)).toBe(4);
+    expect(await sessionsUsed(rpc, name)).toEqual({ hours: 4, today: 4 });
+  });
+
+  it("grants none near a limit, nor when none is asked for", async () => {
+    const { name, rpc, stub } = await tenant();
+    await rpc.setOverrides(name, { sessions_per_day: 9, runs_per_minute: 100, model_tokens_per_day: 80 });
+    for (let i = 0; i < 2; i++) {
+      const plain = await rpc.admit(name, { sessions: true });
+      expect(plain.ok && plain.value.grant).toBeUndefined();
+    }
+    // 9 - 3 = 6 left after the ask: under an eighth's worth.
+    const near = await rpc.admit(name, { sessions: true }, 32);
+    expect(near.ok && near.value.grant).toBeUndefined();
+    expect(await stored(stub)).toBe(3);
+    // Runs under a tokens limit with only an eighth of the tokens left: none either.
+    await rpc.record(name, [{ hour: hourOf(T0), usage: modelCall("openai", "m", { input: 70, output: 0 }) }]);
+    const run = await rpc.admit(name, { runs: true }, 32);
+    expect(run.ok && run.value.grant).toBeUndefined();
+  });
+
+  it("ends a lease of runs with the minute, and counts it in the minute's runs", async () => {
+    const { name, rpc } = await tenant(Date.parse("2026-03-04T10:20:59.750Z"));
+    await rpc.setOverrides(name, { runs_per_minute: 100 });
+    const admitted = await rpc.admit(name, { runs: true }, 4);
+    expect(admitted.ok && admitted.value.grant).toMatchObject({ count: 4, ms: 250 });
+    // Five counted in the minute: 95 more, then refused.
+    for (let i = 0; i < 95; i++) expect((await rpc.admit(name, { runs: true })).ok).toBe(true);
+    expect((await rpc.admit(name, { runs: true })).ok).toBe(false);
+  });
+
+  it("after a restart, what an open lease holds shows as used until its end arrives", async () => {
+    const { name, rpc, stub } = await tenant();
+    const admitted = await rpc.admit(name, { sessions: true }, 8);
+    if (!admitted.ok) throw new Error(admitted.error.message);
+    await evictDurableObject(stub);
+    await runInDurableObject(stub, (instance: TenantDO) => instance.clock.pin(T0));
+    expect(await sessionsUsed(rpc, name)).toEqual({ hours: 9, today: 9 });
+    const { hour, minute, grant } = admitted.value;
+    await rpc.endLease(name, { id: grant!.id, hour, minute, sessions: 8, runs: 0 });
+    expect(await sessionsUsed(rpc, name)).toEqual({ hours: 1, today: 1 });
   });
 });
 

@@ -127,6 +127,8 @@ export class SessionRuns {
 
   /** What sendMessage answers once the run has stopped running (ended or paused); null while it runs. */
   settled(runId: string, message: HistoryItem): MessageRun | null {
+    // Asked after every commit while a run streams: the record is read and parsed once it has stopped.
+    if (this.store.status(runId) === "running") return null;
     const row = this.store.get(runId);
     return !row || row.run.status === "running" ? null : { message, run: this.store.withEvents(row.run) };
   }

@@ -14,6 +14,9 @@
  *   model's own   = first chunk sent − request received by the model
  *   Relay's added = client wait − model's own (Relay's work before the model call, and
  *                   between the model's chunk and the client)
+ * and the two halves of Relay's added latency, each against the floor's:
+ *   to the model  = request received by the model − request sent
+ *   to the client = first delta at the client − first chunk sent
  */
 
 import { createServer } from "node:http";
@@ -176,6 +179,11 @@ async function main(): Promise<void> {
     const added: number[] = [];
     const floorClient: number[] = [];
     const floorAdded: number[] = [];
+    // The halves of the added latency: before the model has the request, after its first chunk.
+    const toModel: number[] = [];
+    const toClient: number[] = [];
+    const floorToModel: number[] = [];
+    const floorToClient: number[] = [];
     for (const [i, r] of runs.entries()) {
       const wait = r.firstDelta - r.sent;
       const modelOwn = stamps[2 * i]!.firstChunk - stamps[2 * i]!.received;
@@ -186,6 +194,10 @@ async function main(): Promise<void> {
       const floorStamp = stamps[2 * i + 1]!;
       floorClient.push(floor.firstDelta - floor.sent);
       floorAdded.push(floor.firstDelta - floor.sent - (floorStamp.firstChunk - floorStamp.received));
+      toModel.push(stamps[2 * i]!.received - r.sent);
+      toClient.push(r.firstDelta - stamps[2 * i]!.firstChunk);
+      floorToModel.push(floorStamp.received - floor.sent);
+      floorToClient.push(floor.firstDelta - floorStamp.firstChunk);
     }
     const row = (name: string, values: number[]) =>
       `| ${name} | ${percentile(values, 50).toFixed(2)} ms | ${percentile(values, 99).toFixed(2)} ms |`;
@@ -200,6 +212,10 @@ async function main(): Promise<void> {
     console.log(row("`GET /health`, same load", health));
     console.log(row("floor: request → first chunk", floorClient));
     console.log(row("floor's added latency (one write, the model called from the object)", floorAdded));
+    console.log(row("Relay: request sent → the fake model has it", toModel));
+    console.log(row("Relay: the fake's first chunk → first `message.delta` at the client", toClient));
+    console.log(row("floor: request sent → the fake model has it", floorToModel));
+    console.log(row("floor: the fake's first chunk → the client", floorToClient));
     const relayTimes = percentile(added, 50) / h50;
     const floorTimes = percentile(floorAdded, 50) / h50;
     console.log(

@@ -74,7 +74,10 @@ export class SessionMessages {
       return started;
     }
     const { message, run } = started.value;
-    const noting = this.noteRun(run);
+    // Sent now and not waited for: the note leaves before the stream is handed back, and the
+    // tenant's object takes its calls in the order they come, so a client that read the stream's
+    // first event and lists the tenant's tasks finds the run (docs/a2a.md, ListTasks across contexts).
+    void this.noteRun(run);
     // A client that goes away mid-run, with nobody else listening, cancels the run (and its model
     // call) — unless the run is detached from its stream.
     const stream: ReadableStream<Uint8Array> = this.hub.streamRun(
@@ -87,7 +90,6 @@ export class SessionMessages {
       run.id === paused ? from : "",
     );
     this.runs.driveInBackground(run.id);
-    await noting;
     return ok({ stream });
   }
 

@@ -1,5 +1,5 @@
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { tenantRpc } from "../../src/rpc/stubs";
 import { RECENT_RUNS_MS } from "../../src/rpc/tenant";
@@ -7,7 +7,7 @@ import { flushOutbox, sessionStub, setClock } from "../durable-objects/helpers";
 import { answer, httpError } from "../fakes/openai";
 import type { TenantDO } from "../worker";
 import { rpc, userMessage } from "./a2a-rpc";
-import { call, putAgents } from "./helpers";
+import { ALPHA_KEY, call, putAgents } from "./helpers";
 import { script } from "./run-fixtures";
 
 /**
@@ -22,6 +22,7 @@ const AGENTS = [
   { name: "desk", description: "Answers" },
   { name: "lister", description: "Answers in one context" },
   { name: "fresh", description: "Answers across contexts" },
+  { name: "streamer", description: "Streams its answers" },
   { name: "clerk", kind: "human", description: "A person at the desk", timeout_s: 3600 },
 ];
 
@@ -156,6 +157,36 @@ describe("ListTasks filters before it pages", () => {
       next: "",
       total: 3,
     });
+  });
+});
+
+describe("ListTasks across contexts, a streamed task", () => {
+  it("is listed as soon as its client has the stream's first event, before D1 hears of it", async () => {
+    script({ streamer: [answer("Streamed.")] });
+    const id = (await call("POST", "/v1/sessions", { agent: "streamer" })).json.id as string;
+    // The session's clock an hour ahead: its outbox does not flush while the test lists, so only
+    // the tenant's object can name the run.
+    await setClock(sessionStub("alpha", id).stub, Date.now() + 3_600_000);
+    const response = await (exports as unknown as { default: Fetcher }).default.fetch(
+      `http://relay.test/v1/sessions/${id}/messages`,
+      {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${ALPHA_KEY}`,
+          "Content-Type": "application/json",
+          Accept: "text/event-stream",
+        },
+        body: JSON.stringify({ role: "user", content: "stream it" }),
+      },
+    );
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const first = (await reader.read()).value!;
+    const runId = /"run_id":"(run_[^"]+)"/.exec(first)?.[1];
+    expect(runId).toBeDefined();
+    expect(await list("/a2a/streamer", {})).toEqual({ ids: [runId], next: "", total: 1 });
+    let rest = first;
+    for (let part = await reader.read(); !part.done; part = await reader.read()) rest += part.value;
+    expect(rest).toContain("event: result");
   });
 });
 

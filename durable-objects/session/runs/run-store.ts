@@ -166,6 +166,12 @@ export class RunStore {
     return row ? toRow(row) : null;
   }
 
+  /** A run's status alone (null: no such run), for a caller that asks often and needs the record only once it has changed. */
+  status(id: string): RunStatus | null {
+    if (!this.tables.has("runs")) return null;
+    return this.sql<{ status: RunStatus }>`SELECT status FROM runs WHERE id = ${id}`[0]?.status ?? null;
+  }
+
   /** The run that is running or waiting, if any (one at a time per session). */
   active(): RunRow | null {
     if (!this.tables.has("runs")) return null;

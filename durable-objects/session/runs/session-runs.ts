@@ -7,7 +7,7 @@ import { isActiveRun, maxTurnsOf, newRun, newRunId, traceEvent } from "../../../
 import { interruptedStep, interruptedTrace, turnsTaken } from "../../../src/runtime/run-recovery";
 import { withCallsDone } from "../../../src/runtime/tool-work";
 import type { HistoryItem } from "../../../src/schemas/handoff";
-import type { Run, TracePage } from "../../../src/schemas/run";
+import type { Run, TraceEvent, TracePage } from "../../../src/schemas/run";
 import { type SessionRecord, toHistoryItem, touch } from "../../../src/sessions/model";
 import { resumedByOf, runTrace } from "../../../src/telemetry/propagation";
 import type { TraceContext } from "../../../src/telemetry/trace-context";
@@ -127,6 +127,8 @@ export class SessionRuns {
 
   /** What sendMessage answers once the run has stopped running (ended or paused); null while it runs. */
   settled(runId: string, message: HistoryItem): MessageRun | null {
+    // Asked after every commit while a run streams: the record is read and parsed once it has stopped.
+    if (this.store.status(runId) === "running") return null;
     const row = this.store.get(runId);
     return !row || row.run.status === "running" ? null : { message, run: this.store.withEvents(row.run) };
   }
@@ -163,6 +165,7 @@ export class SessionRuns {
       now,
       trace_id: trace.trace_id,
     });
+    let begun: TraceEvent | undefined;
     await this.k.commit(
       session,
       [runStarted(scope, actor, now, { run_id: run.id, agent: run.agent, message_id: item.id! })],
@@ -174,12 +177,14 @@ export class SessionRuns {
         this.store.save({ run, step: null, resumes: 0, work: null, trace_parent: trace.parent, origin });
         this.steps.append(session, [{ ...item, client_message_id: clientId }], now, run.id);
         // Made here, after the run's own event, so live subscribers see the run start first.
-        this.store.addEvents([traceEvent(run, "agent_start", run.agent, now, { outcome: "run started" })]);
+        begun = traceEvent(run, "agent_start", run.agent, now, { outcome: "run started" });
+        this.store.addEvents([begun]);
         this.steps.watch(run.id, now);
       },
     );
     await this.k.timers.arm();
-    return ok({ message: item, run: this.steps.view(run.id)! });
+    // What was just written, not read back: a new run holds this one event.
+    return ok({ message: item, run: { ...run, events: [begun!] } });
   }
 
   /** The user's message answers a remote agent's request for input: stored, and the run goes on (the message continues the remote task). */

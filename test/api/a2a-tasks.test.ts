@@ -1,5 +1,5 @@
 import { runInDurableObject } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { tenantRpc } from "../../src/rpc/stubs";
 import { RECENT_RUNS_MS } from "../../src/rpc/tenant";
@@ -7,7 +7,7 @@ import { flushOutbox, sessionStub, setClock } from "../durable-objects/helpers";
 import { answer, httpError } from "../fakes/openai";
 import type { TenantDO } from "../worker";
 import { rpc, userMessage } from "./a2a-rpc";
-import { ALPHA_KEY, call, putAgents } from "./helpers";
+import { call, putAgents, streamed } from "./helpers";
 import { script } from "./run-fixtures";
 
 /**
@@ -167,18 +167,7 @@ describe("ListTasks across contexts, a streamed task", () => {
     // The session's clock an hour ahead: its outbox does not flush while the test lists, so only
     // the tenant's object can name the run.
     await setClock(sessionStub("alpha", id).stub, Date.now() + 3_600_000);
-    const response = await (exports as unknown as { default: Fetcher }).default.fetch(
-      `http://relay.test/v1/sessions/${id}/messages`,
-      {
-        method: "POST",
-        headers: {
-          Authorization: `Bearer ${ALPHA_KEY}`,
-          "Content-Type": "application/json",
-          Accept: "text/event-stream",
-        },
-        body: JSON.stringify({ role: "user", content: "stream it" }),
-      },
-    );
+    const response = await streamed(id, "stream it");
     const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
     const first = (await reader.read()).value!;
     const runId = /"run_id":"(run_[^"]+)"/.exec(first)?.[1];

@@ -59,6 +59,17 @@ export async function newSession(agent: string): Promise<string> {
 export const say = (id: string, content: string) =>
   call("POST", `/v1/sessions/${id}/messages`, { role: "user", content });
 
+/**
+ * A user message asking for Server-Sent Events (`POST /v1/sessions/:id/messages` with
+ * `Accept: text/event-stream`): the raw response, its stream not read.
+ */
+export const streamed = (id: string, content: string, key: string = ALPHA_KEY): Promise<Response> =>
+  (exports as unknown as { default: Fetcher }).default.fetch(`http://relay.test/v1/sessions/${id}/messages`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json", Accept: "text/event-stream" },
+    body: JSON.stringify({ role: "user", content }),
+  });
+
 /** Stores a secret in a tenant's vault (alpha's unless `key` says otherwise), failing the set-up on a refusal. */
 export async function putSecret(name: string, value: string, key: string = ALPHA_KEY): Promise<void> {
   const res = await call("PUT", `/v1/secrets/${name}`, { value }, { key });

@@ -3,7 +3,7 @@ import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sessionStub } from "../durable-objects/helpers";
 import { answer, callTool, delayed } from "../fakes/openai";
-import { ALPHA_KEY, BETA_KEY, call } from "./helpers";
+import { ALPHA_KEY, BETA_KEY, call, streamed } from "./helpers";
 import { script } from "./run-fixtures";
 
 /**
@@ -101,15 +101,7 @@ describe("Server-Sent Events", () => {
   it("streams the run's events in order as they happen, ending with the JSON response's object", async () => {
     script({ front: [callTool("transfer_to_back", { reason: "deep" })], back: [answer("Done.")] });
     const id = await session();
-    const response = await worker().fetch(`http://relay.test/v1/sessions/${id}/messages`, {
-      method: "POST",
-      headers: {
-        Authorization: `Bearer ${ALPHA_KEY}`,
-        "Content-Type": "application/json",
-        Accept: "text/event-stream",
-      },
-      body: JSON.stringify({ role: "user", content: "help" }),
-    });
+    const response = await streamed(id, "help");
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toContain("text/event-stream");
     const frames = await readSse(response);

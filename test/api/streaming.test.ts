@@ -2,7 +2,7 @@ import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "../eventually";
 import { answer, paced, rawStream, sayAndCall, streamChunks, whole } from "../fakes/openai";
-import { ALPHA_KEY, call } from "./helpers";
+import { ALPHA_KEY, call, streamed } from "./helpers";
 import { script } from "./run-fixtures";
 
 /**
@@ -54,13 +54,6 @@ function parseFrames(text: string): Frame[] {
       return frame as Frame;
     });
 }
-
-const streamed = (id: string, content: string) =>
-  worker().fetch(`http://relay.test/v1/sessions/${id}/messages`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${ALPHA_KEY}`, "Content-Type": "application/json", Accept: "text/event-stream" },
-    body: JSON.stringify({ role: "user", content }),
-  });
 
 async function subscribe(id: string) {
   const response = await worker().fetch(`http://relay.test/v1/sessions/${id}/ws`, {

@@ -1,5 +1,4 @@
 import { evictDurableObject } from "cloudflare:test";
-import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { advanceClock, d1Audit, drainDue, flushOutbox, sessionStub } from "../durable-objects/helpers";
 import { eventually } from "../eventually";
@@ -8,7 +7,7 @@ import { llmServer } from "../fakes/server";
 import { delayed, fakeWebhookAgent, replyText, type WebhookDelivery, type WebhookReply } from "../fakes/webhook-agent";
 import { shardOf } from "../shards";
 import { expectForgedCursorsRefused } from "./forged-cursors";
-import { ALPHA_KEY, call, putSecret } from "./helpers";
+import { call, putSecret, streamed } from "./helpers";
 import { protocolErrors, script, toolNames } from "./run-fixtures";
 
 /**
@@ -414,18 +413,7 @@ describe("approvals", () => {
   it("streamed, the run's pause shows as approval_required and the stream ends with the paused run", async () => {
     script({ desk: [callTool("refund", { order_id: "o-9", amount: 40 })] });
     const id = await session();
-    const response = await (exports as unknown as { default: Fetcher }).default.fetch(
-      `http://relay.test/v1/sessions/${id}/messages`,
-      {
-        method: "POST",
-        headers: {
-          Authorization: `Bearer ${ALPHA_KEY}`,
-          "Content-Type": "application/json",
-          Accept: "text/event-stream",
-        },
-        body: JSON.stringify({ role: "user", content: "refund o-9" }),
-      },
-    );
+    const response = await streamed(id, "refund o-9");
     const frames = (await response.text()).split("\n\n").filter((b) => b.startsWith("id:") || b.startsWith("event:"));
     const names = frames.map((b) => /^event: (.+)$/m.exec(b)![1]);
     expect(names.slice(-3)).toEqual(["approval_required", "run_paused", "result"]);

@@ -1,8 +1,15 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../src/env";
 import { ok, type Result } from "../../src/errors";
-import { type Ask, quotaExceeded, refusalOf, type Used } from "../../src/quotas/admission";
-import { leaseOf } from "../../src/quotas/lease";
+import { type Ask, quotaExceeded, refusalOf } from "../../src/quotas/admission";
+import {
+  leaseOf,
+  lessCounts,
+  type OpenLease,
+  usageLessLeases,
+  windowsLessLeases,
+  withAsk,
+} from "../../src/quotas/lease";
 import { effectiveLimits, limitsFromVars } from "../../src/quotas/limits";
 import { DAY_MS, hourOf, MINUTE_MS, windowStart } from "../../src/quotas/windows";
 import {
@@ -127,10 +134,11 @@ export class TenantDO extends DurableObject<Env> implements TenantRpc {
     this.forgetLeases(now);
     const hours = this.store
       .hours(fromHour, toHour)
-      .map(({ hour, usage }) => ({ hour, usage: this.unleased(hour, usage) }));
-    const windows = this.unleasedWindows(
+      .map(({ hour, usage }) => ({ hour, usage: usageLessLeases(hour, usage, this.leases.values()) }));
+    const windows = windowsLessLeases(
       now,
       this.windowUse(now, this.store.hour(hourOf(now)) ?? blankHour(hourOf(now))),
+      this.leases.values(),
     );
     return ok({ ...limits, hours, windows, d1_bytes_since: this.store.bytesSince(storedFromHour), at: now });
   }
@@ -184,50 +192,14 @@ export class TenantDO extends DurableObject<Env> implements TenantRpc {
     return this.ctx.storage.transactionSync(() => {
       const row = this.store.hour(hour);
       if (!row) return false;
-      const counts = { ...row.usage.counts };
-      if (sessions > 0) counts.sessions = Math.max(0, (counts.sessions ?? 0) - sessions);
-      if (runs > 0) counts.runs = Math.max(0, (counts.runs ?? 0) - runs);
       const sameMinute = runs > 0 && row.run_minute === minute;
       this.store.save({
         ...row,
-        usage: { ...row.usage, counts },
+        usage: { ...row.usage, counts: lessCounts(row.usage.counts, sessions, runs) },
         minute_runs: sameMinute ? Math.max(0, row.minute_runs - runs) : row.minute_runs,
       });
       return true;
     });
-  }
-
-  /** The hour's usage without the admissions of open leases counted in it. */
-  private unleased(hour: number, usage: Usage): Usage {
-    let sessions = 0;
-    let runs = 0;
-    for (const lease of this.leases.values())
-      if (lease.hour === hour) {
-        sessions += lease.sessions;
-        runs += lease.runs;
-      }
-    if (!sessions && !runs) return usage;
-    const counts = { ...usage.counts };
-    if (sessions) counts.sessions = Math.max(0, (counts.sessions ?? 0) - sessions);
-    if (runs) counts.runs = Math.max(0, (counts.runs ?? 0) - runs);
-    return { ...usage, counts };
-  }
-
-  /** The window uses without the admissions of open leases counted in them. */
-  private unleasedWindows(now: number, use: WindowUse): WindowUse {
-    const today = hourOf(windowStart("day", now));
-    const minute = Math.floor(now / MINUTE_MS);
-    let sessions = 0;
-    let runs = 0;
-    for (const lease of this.leases.values()) {
-      if (lease.hour >= today && lease.hour <= hourOf(now)) sessions += lease.sessions;
-      if (lease.minute === minute) runs += lease.runs;
-    }
-    return {
-      ...use,
-      sessions_today: Math.max(0, use.sessions_today - sessions),
-      runs_this_minute: Math.max(0, use.runs_this_minute - runs),
-    };
   }
 
   /** Forgets the leases whose end never arrived: their admissions count as used from then on. */
@@ -245,22 +217,5 @@ export class TenantDO extends DurableObject<Env> implements TenantRpc {
     }
   }
 }
-
-/** A lease the object granted and has not heard the end of. */
-interface OpenLease {
-  hour: number;
-  minute: number;
-  sessions: number;
-  runs: number;
-  /** When to stop waiting for its end (the object's clock). */
-  forgetAt: number;
-}
-
-/** The windows' use with `ask` counted in it. */
-const withAsk = (used: Used, ask: Ask): Used => ({
-  ...used,
-  sessions_today: used.sessions_today + (ask.sessions ? 1 : 0),
-  runs_this_minute: used.runs_this_minute + (ask.runs ? 1 : 0),
-});
 
 const blankHour = (hour: number): HourRow => ({ hour, usage: emptyUsage(), run_minute: 0, minute_runs: 0 });

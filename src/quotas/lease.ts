@@ -1,6 +1,7 @@
 import type { Limits } from "../schemas/quotas";
+import type { Usage } from "../usage/counts";
 import type { Ask, Used } from "./admission";
-import { HOUR_MS, hourOf, windowEnd } from "./windows";
+import { HOUR_MS, hourOf, MINUTE_MS, windowEnd, windowStart } from "./windows";
 
 /**
  * Admission leases (docs/operations.md, Quotas): with an admission, the tenant's object may
@@ -62,3 +63,57 @@ export function leaseOf(ask: Ask, wanted: number, limits: Limits, used: Used, no
   if (ms <= 0) return null;
   return { count, ms, tokens: ask.runs && tokens !== null ? tokens - used.tokens_today : null };
 }
+
+/** A lease the tenant's object granted and has not heard the end of: what it counted, and where. */
+export interface OpenLease {
+  hour: number;
+  minute: number;
+  sessions: number;
+  runs: number;
+  /** When to stop waiting for its end (the object's clock). */
+  forgetAt: number;
+}
+
+/** `counts` less `sessions` and `runs`, none below zero: an admission or a lease's unused part taken back. */
+export function lessCounts(counts: Usage["counts"], sessions: number, runs: number): Usage["counts"] {
+  const less = { ...counts };
+  if (sessions > 0) less.sessions = Math.max(0, (less.sessions ?? 0) - sessions);
+  if (runs > 0) less.runs = Math.max(0, (less.runs ?? 0) - runs);
+  return less;
+}
+
+/** The hour's usage without the admissions open leases counted in it (not given out yet, as far as is known). */
+export function usageLessLeases(hour: number, usage: Usage, leases: Iterable<OpenLease>): Usage {
+  let sessions = 0;
+  let runs = 0;
+  for (const lease of leases)
+    if (lease.hour === hour) {
+      sessions += lease.sessions;
+      runs += lease.runs;
+    }
+  return sessions || runs ? { ...usage, counts: lessCounts(usage.counts, sessions, runs) } : usage;
+}
+
+/** The window uses at `now` without the admissions open leases counted in them. */
+export function windowsLessLeases<T extends Used>(now: number, use: T, leases: Iterable<OpenLease>): T {
+  const today = hourOf(windowStart("day", now));
+  const minute = Math.floor(now / MINUTE_MS);
+  let sessions = 0;
+  let runs = 0;
+  for (const lease of leases) {
+    if (lease.hour >= today && lease.hour <= hourOf(now)) sessions += lease.sessions;
+    if (lease.minute === minute) runs += lease.runs;
+  }
+  return {
+    ...use,
+    sessions_today: Math.max(0, use.sessions_today - sessions),
+    runs_this_minute: Math.max(0, use.runs_this_minute - runs),
+  };
+}
+
+/** The windows' use with `ask` counted in it (the use a lease granted with it is measured against). */
+export const withAsk = (used: Used, ask: Ask): Used => ({
+  ...used,
+  sessions_today: used.sessions_today + (ask.sessions ? 1 : 0),
+  runs_this_minute: used.runs_this_minute + (ask.runs ? 1 : 0),
+});

@@ -17,3 +17,16 @@ export function deadline(ms: number): Deadline {
   );
   return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }
+
+/**
+ * `work`'s value, or `late()`'s once `ms` pass first, for a wait on work this call does not own
+ * (another request's): it is not cancelled, only no longer waited for. The timer is cleared
+ * the moment either settles, for the same reason as above.
+ */
+export function orAfter<T>(work: Promise<T>, ms: number, late: () => T): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const lateValue = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(late()), ms);
+  });
+  return Promise.race([work, lateValue]).finally(() => clearTimeout(timer));
+}

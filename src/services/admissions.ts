@@ -1,5 +1,6 @@
 import type { Env } from "../env";
 import { ok, type Result } from "../errors";
+import { orAfter } from "../lib/deadline";
 import type { Ask } from "../quotas/admission";
 import { DEMAND_MS, LEASE_MS, leaseWanted, MAX_LEASE } from "../quotas/lease";
 import { TENANT_CALL_DEADLINE_MS, tenantRpc } from "../rpc/stubs";
@@ -142,17 +143,12 @@ function fromObject(
 }
 
 /** Whether `work` settles within `ms`. */
-async function settlesWithin(work: Promise<void>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([work.then(() => true as const), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const settlesWithin = (work: Promise<void>, ms: number): Promise<boolean> =>
+  orAfter(
+    work.then(() => true),
+    ms,
+    () => false,
+  );
 
 /**
  * Ends this isolate's leases of the tenant now, handing back what they did not give out: its

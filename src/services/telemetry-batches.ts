@@ -1,4 +1,5 @@
 import type { Env } from "../env";
+import { orAfter } from "../lib/deadline";
 import {
   EXPORT_BATCH_SPANS,
   EXPORT_LINGER_MS,
@@ -59,7 +60,8 @@ export async function exportSpans(
 ): Promise<ExportOutcome> {
   const key = keyOf(tenant, destination);
   const joined = open.get(key);
-  if (joined && joined.spans.length + spans.length <= EXPORT_BATCH_SPANS) return withDeadline(joined.join(spans));
+  if (joined && joined.spans.length + spans.length <= EXPORT_BATCH_SPANS)
+    return orAfter(joined.join(spans), JOIN_DEADLINE_MS, notAnswered);
   const batch = new Batch();
   open.set(key, batch);
   const mine = batch.join(spans);
@@ -72,13 +74,7 @@ export async function exportSpans(
 /** The sender's alarm may end before it answers (its object evicted): its joiners do not wait for ever. */
 const JOIN_DEADLINE_MS = EXPORT_LINGER_MS + EXPORT_TIMEOUT_MS + 1_000;
 
-function withDeadline(outcome: Promise<ExportOutcome>): Promise<ExportOutcome> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<ExportOutcome>((resolve) => {
-    timer = setTimeout(
-      () => resolve({ type: "retryable", error: "the batch this export joined was not answered in time" }),
-      JOIN_DEADLINE_MS,
-    );
-  });
-  return Promise.race([outcome, late]).finally(() => clearTimeout(timer));
-}
+const notAnswered = (): ExportOutcome => ({
+  type: "retryable",
+  error: "the batch this export joined was not answered in time",
+});

@@ -1,4 +1,5 @@
 import type { Env } from "../env";
+import { deadline } from "../lib/deadline";
 import { readCapped } from "../lib/read-capped";
 import { outboundFetch } from "../outbound/fetch";
 import { parseRelayHosts } from "../outbound/policy";
@@ -68,20 +69,26 @@ export async function postSpans(
       ? outboundPolicy(env)
       : { allowLocal: true, relayHosts: parseRelayHosts(env.RELAY_HOSTS) };
   const body = JSON.stringify(exportTraceRequest(spans, { tenant }));
-  const result = await outboundFetch(
-    destination.endpoint,
-    { method: "POST", headers, body, signal: AbortSignal.timeout(EXPORT_TIMEOUT_MS) },
-    policy,
-  );
-  if (result.kind === "refused") return { type: "refused", error: result.message };
-  if (result.kind === "failed") return { type: "retryable", error: result.message };
-  const outcome = outcomeOfStatus(result.response.status);
-  if (outcome.type !== "sent") {
-    await result.response.body?.cancel();
-    return outcome;
+  // Cleared once the answer is read: a timer left running keeps the sending object awake.
+  const timeout = deadline(EXPORT_TIMEOUT_MS);
+  try {
+    const result = await outboundFetch(
+      destination.endpoint,
+      { method: "POST", headers, body, signal: timeout.signal },
+      policy,
+    );
+    if (result.kind === "refused") return { type: "refused", error: result.message };
+    if (result.kind === "failed") return { type: "retryable", error: result.message };
+    const outcome = outcomeOfStatus(result.response.status);
+    if (outcome.type !== "sent") {
+      await result.response.body?.cancel();
+      return outcome;
+    }
+    // A 2xx may be a partial success: the ExportTraceServiceResponse names the spans rejected.
+    const answer = await readCapped(result.response, EXPORT_ANSWER_CAP, "refuse");
+    const rejected = answer.ok ? partialSuccessOf(answer.text, spans.length) : null;
+    return rejected ? { type: "sent", rejected } : outcome;
+  } finally {
+    timeout.clear();
   }
-  // A 2xx may be a partial success: the ExportTraceServiceResponse names the spans rejected.
-  const answer = await readCapped(result.response, EXPORT_ANSWER_CAP, "refuse");
-  const rejected = answer.ok ? partialSuccessOf(answer.text, spans.length) : null;
-  return rejected ? { type: "sent", rejected } : outcome;
 }

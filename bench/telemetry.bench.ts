@@ -1,7 +1,7 @@
 /**
  * What trace export costs (docs/benchmarks.md, Trace export; docs/observability.md): runs
  * with handoffs on workerd through Miniflare's API, with the tenant's export off and on, in
- * interleaved passes of the same server — a fake OpenAI-compatible model and an OTLP/HTTP
+ * pairs of passes, each pair on a workerd of its own — a fake OpenAI-compatible model and an OTLP/HTTP
  * receiver, each in a process of its own and answering at once — beside `GET /health` under
  * the same load.
  *
@@ -16,9 +16,10 @@
  * compete with the runs as they do under a steady stream. The whole window's rate is printed
  * too; it adds the pass's tail, which is mostly timers waiting (the flush half a second after
  * the last run, the export counters' write a second after the first export) and, on this VM,
- * V8 collecting a heap that grows by every session a pass leaves in memory. After a warm-up
- * pass each way, PASSES pairs of passes run in alternating order, with workerd's CPU per run
- * over the whole window. The verdict is the median of the pairs' ratios (on ÷ off of two
+ * V8 collecting a heap that grows by every session a pass leaves in memory. PASSES pairs run
+ * in alternating order (off-on, on-off, …), each on a fresh workerd after a warm-up pass each
+ * way there, so that the sessions earlier pairs left in memory weigh on none; workerd's CPU
+ * per run is over the whole window. The verdict is the median of the pairs' ratios (on ÷ off of two
  * passes run back to back): the VM's drift over a minute moves both passes of a pair alike,
  * where it can put all the slow passes on one side of two medians. Then, Relay stopped, the platform's floor of one export: the
  * smallest object's write with an export queued in the same transaction and sent by its alarm
@@ -127,123 +128,43 @@ async function main(): Promise<void> {
   const receiver = await spawnRole(import.meta.filename, "receiver");
   const fakesUrl = `http://127.0.0.1:${FAKES_PORT}`;
   const receiverUrl = `http://127.0.0.1:${RECEIVER_PORT}`;
-  const server = await startWorkerdServer(PORT, KEY, {
-    OPENAI_BASE_URL: `${fakesUrl}/v1`,
-    OPENAI_API_KEY: "sk-bench",
-    RELAY_ALLOW_LOCAL_ENDPOINTS: "true",
-  });
-  const api = apiClient(`${server.url}/v1`, KEY).call;
-  let relay: RelayFigures;
   const receiverStats = async () =>
     (await (await fetch(`${receiverUrl}/stats`)).json()) as { spans: number; requests: number; bytes: number };
   const received = async () => (await receiverStats()).spans;
-  try {
-    for (const agent of [
-      { name: "bench-a", description: "First", handoffs: ["bench-b"] },
-      { name: "bench-b", description: "Second", handoffs: ["bench-c"] },
-      { name: "bench-c", description: "Third" },
-    ]) {
-      const res = await api("PUT", `/agents/${agent.name}`, agent);
-      if (res.status >= 300) throw new Error(`PUT ${agent.name}: ${JSON.stringify(res.json)}`);
-    }
-    const config = await api("PUT", "/config/routing", { llm: { provider: "openai", model: "fake-0ms" } });
-    if (config.status !== 200) throw new Error(`config: ${JSON.stringify(config.json)}`);
-    const exportOn = async (on: boolean) => {
-      const res = on
-        ? await api("PUT", "/config/telemetry", { endpoint: `${receiverUrl}/v1/traces` })
-        : await api("DELETE", "/config/telemetry");
-      if (res.status >= 300) throw new Error(`telemetry config: ${JSON.stringify(res.json)}`);
-      // Past the isolate's one-second cache of the settings (docs/observability.md, What is sent).
-      await new Promise((r) => setTimeout(r, 1_100));
-    };
-
-    /** One pass: RUNS chains; with export on, until the receiver has all their spans. Runs per second. */
-    async function pass(on: boolean): Promise<Pass> {
-      const sessions: string[] = [];
-      for (let i = 0; i < RUNS; i++) {
-        const created = await api("POST", "/sessions", { agent: "bench-a", ttl_s: 600 });
-        if (created.status !== 201) throw new Error(`session: ${JSON.stringify(created.json)}`);
-        sessions.push(created.json.id);
+  const off: Pass[] = [];
+  const on: Pass[] = [];
+  let last: Pick<RelayFigures, "healthMs" | "healthPerSecond" | "rss"> | undefined;
+  // Each pair on a workerd of its own: the sessions earlier passes leave in memory (some 600
+  // MiB after a dozen passes) would weigh on later pairs, and on one side more than the other.
+  for (let pair = 0; pair < PASSES; pair++) {
+    const server = await startWorkerdServer(PORT, KEY, {
+      OPENAI_BASE_URL: `${fakesUrl}/v1`,
+      OPENAI_API_KEY: "sk-bench",
+      RELAY_ALLOW_LOCAL_ENDPOINTS: "true",
+    });
+    try {
+      const { pass, health, counters } = await setUp(server, receiverUrl, received);
+      await runConcurrent(200, CONCURRENCY, health);
+      // A warm-up pass each way, then the pair, in alternating order (off-on, on-off, …) so a
+      // drift of the machine weighs on both sides alike.
+      const order = pair % 2 === 0 ? [false, true] : [true, false];
+      for (const exporting of order) await pass(exporting);
+      for (const exporting of order) (exporting ? on : off).push(await pass(exporting));
+      if (pair === PASSES - 1) {
+        const healthStart = performance.now();
+        const healthMs = await runConcurrent(RUNS * 10, CONCURRENCY, health);
+        const healthPerSecond = (RUNS * 10) / ((performance.now() - healthStart) / 1000);
+        last = { healthMs, healthPerSecond, rss: server.workerdRssMiB() };
+        // What this server's tenant counted: a failed POST waits out a retry's delay, which a pass waits for too.
+        console.log(`export counters, last pair: ${JSON.stringify(await counters())}`);
       }
-      const before = await received();
-      const cpuBefore = server.workerdCpuMs();
-      const start = performance.now();
-      const done: number[] = [];
-      const ms = await runConcurrent(RUNS, CONCURRENCY, async (i) => {
-        const res = await api("POST", `/sessions/${sessions[i]}/messages`, { role: "user", content: "hello" });
-        const handoffs = (res.json?.run?.events ?? []).filter(
-          (e: { event_type: string }) => e.event_type === "handoff",
-        );
-        if (res.json?.run?.status !== "completed" || handoffs.length !== 2)
-          throw new Error(`run not as scripted: ${JSON.stringify(res.json).slice(0, 400)}`);
-        done.push(performance.now());
-      });
-      const ran = performance.now();
-      const cpuRan = server.workerdCpuMs();
-      const want = on ? before + RUNS * SPANS_PER_RUN : before;
-      while ((await received()) < want) {
-        if (performance.now() - start > 120_000)
-          throw new Error(`spans: ${(await received()) - before} of ${want - before}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      // Both ways, the pass ends when workerd is idle again: its runs' audit flush (and, on, their
-      // exports, which go in the same alarm) counted in the pass, never spilling into the next.
-      const arrived = performance.now();
-      await quiet(server);
-      const end = performance.now();
-      const seconds = (performance.now() - start) / 1000;
-      const cpuPerRun = (server.workerdCpuMs() - cpuBefore) / RUNS;
-      if (!on && (await received()) !== before) throw new Error("spans were exported with export off");
-      const [first, last] = [Math.floor(RUNS / 4), Math.floor((RUNS * 3) / 4)];
-      const perSecond = (last - first) / ((done[last]! - done[first]!) / 1000);
-      // Seconds running, then waiting for the spans, then for workerd to go idle.
-      const phases = [(ran - start) / 1000, (arrived - ran) / 1000, (end - arrived) / 1000];
-      console.log(
-        `pass, export ${on ? "on " : "off"}: ${perSecond.toFixed(1)} runs/s steady, ${(RUNS / seconds).toFixed(1)} whole; running, spans, idle ${phases.map((s) => s.toFixed(2)).join(" / ")} s; CPU/run ${((cpuRan - cpuBefore) / RUNS).toFixed(2)} + ${((server.workerdCpuMs() - cpuRan) / RUNS).toFixed(2)} ms; RSS ${server.workerdRssMiB()} MiB`,
-      );
-      return { perSecond, whole: RUNS / seconds, ms, cpuPerRun };
+    } finally {
+      await server.stop();
     }
-
-    const health = async () => {
-      await (await fetch(`${server.url}/health`)).text();
-    };
-    await runConcurrent(200, CONCURRENCY, health);
-    // A warm-up pass each way, then pairs in alternating order (off-on, on-off, …) so a drift
-    // of the machine or of workerd over the run weighs on both sides alike.
-    const off: Pass[] = [];
-    const on: Pass[] = [];
-    const measure = async (exporting: boolean, keep: boolean) => {
-      await exportOn(exporting);
-      const result = await pass(exporting);
-      if (keep) (exporting ? on : off).push(result);
-    };
-    await measure(false, false);
-    await measure(true, false);
-    for (let i = 0; i < PASSES; i++) {
-      const order = i % 2 === 0 ? [false, true] : [true, false];
-      for (const exporting of order) await measure(exporting, true);
-    }
-    const healthStart = performance.now();
-    const healthMs = await runConcurrent(RUNS * 10, CONCURRENCY, health);
-    const healthPerSecond = (RUNS * 10) / ((performance.now() - healthStart) / 1000);
-    const wire = await receiverStats();
-    // What the tenant's export counted: a failed POST waits out a retry's delay, which a pass waits for too.
-    const counters = (await api("GET", "/config/telemetry")).json.stats;
-    console.log(
-      `export counters: ${JSON.stringify({ exported: counters.exported_spans, dropped: counters.dropped_spans, last_error: counters.last_error, last_error_at: counters.last_error_at, requests: wire.requests })}`,
-    );
-    relay = {
-      off,
-      on,
-      healthMs,
-      healthPerSecond,
-      rss: server.workerdRssMiB(),
-      // Every span the receiver got came from an on pass: 8 a run.
-      bytesPerRun: wire.bytes / (wire.spans / SPANS_PER_RUN),
-    };
-  } finally {
-    await server.stop();
   }
+  const wire = await receiverStats();
+  // Every span the receiver got came from an on pass: 8 a run.
+  const relay: RelayFigures = { off, on, ...last!, bytesPerRun: wire.bytes / (wire.spans / SPANS_PER_RUN) };
   let floor: { write: number; exported: number };
   try {
     floor = await exportFloor(receiverUrl, relay.bytesPerRun);
@@ -253,6 +174,86 @@ async function main(): Promise<void> {
   }
   report(relay, floor);
   bundle();
+}
+
+/** A fresh server's agents and settings; its pass (which first sets the export on or off) and its /health call. */
+async function setUp(
+  server: Awaited<ReturnType<typeof startWorkerdServer>>,
+  receiverUrl: string,
+  received: () => Promise<number>,
+): Promise<{ pass: (on: boolean) => Promise<Pass>; health: () => Promise<void>; counters: () => Promise<unknown> }> {
+  const api = apiClient(`${server.url}/v1`, KEY).call;
+  for (const agent of [
+    { name: "bench-a", description: "First", handoffs: ["bench-b"] },
+    { name: "bench-b", description: "Second", handoffs: ["bench-c"] },
+    { name: "bench-c", description: "Third" },
+  ]) {
+    const res = await api("PUT", `/agents/${agent.name}`, agent);
+    if (res.status >= 300) throw new Error(`PUT ${agent.name}: ${JSON.stringify(res.json)}`);
+  }
+  const config = await api("PUT", "/config/routing", { llm: { provider: "openai", model: "fake-0ms" } });
+  if (config.status !== 200) throw new Error(`config: ${JSON.stringify(config.json)}`);
+  const exportOn = async (on: boolean) => {
+    const res = on
+      ? await api("PUT", "/config/telemetry", { endpoint: `${receiverUrl}/v1/traces` })
+      : await api("DELETE", "/config/telemetry");
+    if (res.status >= 300) throw new Error(`telemetry config: ${JSON.stringify(res.json)}`);
+    // Past the isolate's one-second cache of the settings (docs/observability.md, What is sent).
+    await new Promise((r) => setTimeout(r, 1_100));
+  };
+  /** One pass: RUNS chains; with export on, until the receiver has all their spans. Runs per second. */
+  async function pass(on: boolean): Promise<Pass> {
+    await exportOn(on);
+    const sessions: string[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const created = await api("POST", "/sessions", { agent: "bench-a", ttl_s: 600 });
+      if (created.status !== 201) throw new Error(`session: ${JSON.stringify(created.json)}`);
+      sessions.push(created.json.id);
+    }
+    const before = await received();
+    const cpuBefore = server.workerdCpuMs();
+    const start = performance.now();
+    const done: number[] = [];
+    const ms = await runConcurrent(RUNS, CONCURRENCY, async (i) => {
+      const res = await api("POST", `/sessions/${sessions[i]}/messages`, { role: "user", content: "hello" });
+      const handoffs = (res.json?.run?.events ?? []).filter((e: { event_type: string }) => e.event_type === "handoff");
+      if (res.json?.run?.status !== "completed" || handoffs.length !== 2)
+        throw new Error(`run not as scripted: ${JSON.stringify(res.json).slice(0, 400)}`);
+      done.push(performance.now());
+    });
+    const ran = performance.now();
+    const cpuRan = server.workerdCpuMs();
+    const want = on ? before + RUNS * SPANS_PER_RUN : before;
+    while ((await received()) < want) {
+      if (performance.now() - start > 120_000)
+        throw new Error(`spans: ${(await received()) - before} of ${want - before}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // Both ways, the pass ends when workerd is idle again: its runs' audit flush (and, on, their
+    // exports, which go in the same alarm) counted in the pass, never spilling into the next.
+    const arrived = performance.now();
+    await quiet(server);
+    const end = performance.now();
+    const seconds = (performance.now() - start) / 1000;
+    const cpuPerRun = (server.workerdCpuMs() - cpuBefore) / RUNS;
+    if (!on && (await received()) !== before) throw new Error("spans were exported with export off");
+    const [first, last] = [Math.floor(RUNS / 4), Math.floor((RUNS * 3) / 4)];
+    const perSecond = (last - first) / ((done[last]! - done[first]!) / 1000);
+    // Seconds running, then waiting for the spans, then for workerd to go idle.
+    const phases = [(ran - start) / 1000, (arrived - ran) / 1000, (end - arrived) / 1000];
+    console.log(
+      `pass, export ${on ? "on " : "off"}: ${perSecond.toFixed(1)} runs/s steady, ${(RUNS / seconds).toFixed(1)} whole; running, spans, idle ${phases.map((s) => s.toFixed(2)).join(" / ")} s; CPU/run ${((cpuRan - cpuBefore) / RUNS).toFixed(2)} + ${((server.workerdCpuMs() - cpuRan) / RUNS).toFixed(2)} ms; RSS ${server.workerdRssMiB()} MiB`,
+    );
+    return { perSecond, whole: RUNS / seconds, ms, cpuPerRun };
+  }
+  const health = async () => {
+    await (await fetch(`${server.url}/health`)).text();
+  };
+  const counters = async () => {
+    const { stats } = (await api("GET", "/config/telemetry")).json;
+    return { exported: stats.exported_spans, dropped: stats.dropped_spans, last_error: stats.last_error };
+  };
+  return { pass, health, counters };
 }
 
 /** Waits until workerd's CPU time stops growing (200 ms without a clock tick of it). */

@@ -87,7 +87,7 @@ export class SessionTelemetry {
     if (started && this.mayExport(started.tenant)) {
       // Made with the run's own tables (the same commit makes them), not when the run ends:
       // a table made there changes the schema under every statement the run has cached,
-      // and each is prepared again (docs/benchmarks.md, Trace export).
+      // and each is prepared again (docs/observability.md, What is sent, and when).
       this.k.tables.make(["telemetry_exports"]);
     }
     const settled = records.filter((r) => SETTLED.has(r.action) && typeof r.details.run_id === "string");

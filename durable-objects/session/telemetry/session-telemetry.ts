@@ -83,8 +83,13 @@ export class SessionTelemetry {
    * isolate knows the tenant exports nothing, or does not sample the run's trace.
    */
   onAudit(records: readonly AuditRecord[]): void {
-    const started = records.find((r) => r.action === "run.started");
-    if (started && this.mayExport(started.tenant)) {
+    const tenant = records[0]?.tenant;
+    if (tenant === undefined) return;
+    const ratio = knownTelemetryRatio(tenant);
+    const operator = operatorEndpoint(this.k.env) !== null;
+    // Known to export nothing: no table to make, no run to queue.
+    if (ratio === null && !operator) return;
+    if (records.some((r) => r.action === "run.started")) {
       // Made with the run's own tables (the same commit makes them), not when the run ends:
       // a table made there changes the schema under every statement the run has cached,
       // and each is prepared again (docs/observability.md, What is sent, and when).
@@ -93,13 +98,12 @@ export class SessionTelemetry {
     const settled = records.filter((r) => SETTLED.has(r.action) && typeof r.details.run_id === "string");
     if (settled.length === 0) return;
     const now = this.k.now();
-    const ratio = knownTelemetryRatio(settled[0]!.tenant);
     let queued = false;
     for (const record of settled) {
       const runId = record.details.run_id as string;
       const targets: ExportTarget[] = [];
       if (ratio === undefined || (ratio !== null && runSampled(this.traceOf(runId), ratio))) targets.push("tenant");
-      if (operatorEndpoint(this.k.env)) targets.push("operator");
+      if (operator) targets.push("operator");
       for (const target of targets) this.queue.add(runId, target, now);
       queued ||= targets.length > 0;
     }
@@ -109,11 +113,6 @@ export class SessionTelemetry {
     // A flush waiting out a D1 backoff does not hold the export back.
     const at = Math.min(this.k.timers.get(TIMER_KEYS.flush)?.due_at ?? Number.POSITIVE_INFINITY, nextFlushAt(now));
     this.k.timers.schedule("telemetry.export", at, null, { key: TIMER_KEYS.telemetryExport, ifExists: "earliest" });
-  }
-
-  /** Whether a run of the tenant may queue an export, as far as this isolate knows. */
-  private mayExport(tenant: string): boolean {
-    return knownTelemetryRatio(tenant) !== null || operatorEndpoint(this.k.env) !== null;
   }
 
   /** A run's trace as stored with it (derived for a run this object no longer holds). */
